@@ -1,0 +1,74 @@
+package store
+
+import "context"
+
+// Role is the kind of writer: a person (editor) or a program (system).
+type Role string
+
+// Roles. Field ownership is checked against the role.
+const (
+	RoleEditor Role = "editor"
+	RoleSystem Role = "system"
+)
+
+// ParseRole returns the role named s.
+func ParseRole(s string) (Role, error) {
+	switch Role(s) {
+	case RoleEditor, RoleSystem:
+		return Role(s), nil
+	}
+	return "", Errorf(EINVALID, "unknown role %q (want editor or system)", s)
+}
+
+// Actor is who writes: a user name and a role. Every write needs one in its context.
+type Actor struct {
+	Name string
+	Role Role
+}
+
+type ctxKey int
+
+const (
+	actorKey ctxKey = iota
+	historyKey
+)
+
+// WithActor returns a context whose writes are made by a.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey, a)
+}
+
+// ActorFrom returns the actor of ctx, or an EINVALID error when there is none.
+func ActorFrom(ctx context.Context) (Actor, error) {
+	a, ok := ctx.Value(actorKey).(Actor)
+	if !ok || a.Name == "" {
+		return Actor{}, Errorf(EINVALID, "no user: set --user, $TANDEM_USER or $USER")
+	}
+	if a.Role == "" {
+		a.Role = RoleEditor
+	}
+	return a, nil
+}
+
+// WithoutHistory returns a context in which editor writes add an operation-log entry instead
+// of a history version (seed 000's scoped version guard). The scope is the context: it ends
+// where the context is no longer used, nests, and never affects a concurrent writer.
+func WithoutHistory(ctx context.Context) context.Context {
+	return context.WithValue(ctx, historyKey, false)
+}
+
+// WithHistory returns a context in which editor writes add history versions again, undoing
+// an enclosing WithoutHistory for this scope only.
+func WithHistory(ctx context.Context) context.Context {
+	return context.WithValue(ctx, historyKey, true)
+}
+
+// KeepsHistory reports whether a write by a in ctx adds a history version. System writes
+// never do; editor writes do unless the innermost scope is WithoutHistory.
+func KeepsHistory(ctx context.Context, a Actor) bool {
+	if a.Role == RoleSystem {
+		return false
+	}
+	on, ok := ctx.Value(historyKey).(bool)
+	return !ok || on
+}

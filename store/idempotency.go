@@ -1,0 +1,47 @@
+package store
+
+import "time"
+
+// KeyStatus is the state of an idempotency key.
+type KeyStatus string
+
+// Idempotency key states (seed 000).
+const (
+	KeyPending   KeyStatus = "PENDING"   // claimed; the work is under way
+	KeyCompleted KeyStatus = "COMPLETED" // done; Result replays it
+	KeyFailed    KeyStatus = "FAILED"    // failed for good; a new claim may try again
+)
+
+// Idempotency scopes. API keys (CLI and editor saves) and job keys (workers) never collide.
+const (
+	ScopeAPI = "api"
+	ScopeJob = "job"
+)
+
+// Key lifetimes: a PENDING claim is short-lived so a dead owner's claim is taken over soon;
+// a COMPLETED result is kept long enough for any sane retry.
+const (
+	DefaultPendingTTL   = 30 * time.Second
+	DefaultCompletedTTL = 7 * 24 * time.Hour
+)
+
+// KeyRecord is the state of one idempotency key.
+type KeyRecord struct {
+	Scope       string
+	Key         string
+	Status      KeyStatus
+	RequestHash string
+	Result      []byte
+	Owner       string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// Claim is the answer to ClaimKey.
+type Claim struct {
+	// Claimed is true when the caller now owns the key (new, FAILED or stale PENDING taken
+	// over) and must do the work, then CompleteKey or FailKey.
+	Claimed bool
+	// Record is the key's state; for a COMPLETED key, Record.Result replays the first result.
+	Record KeyRecord
+}

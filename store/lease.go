@@ -1,0 +1,43 @@
+package store
+
+import "time"
+
+// Lease is a business lock on one field group of one record (seeds 000 and 004): held by one
+// person or worker until ExpiresAt, on the database clock. The token proves ownership; the
+// fencing number grows with every new grant of the same scope, so a holder whose lease was
+// taken over can never write again.
+type Lease struct {
+	Kind       Kind
+	RecordID   int64
+	Group      string
+	Holder     string
+	Token      string // secret; only returned to the holder by AcquireLease
+	Fence      int64
+	AcquiredAt time.Time
+	ExpiresAt  time.Time
+	Released   bool
+}
+
+// Live reports whether the lease is held at now (database time).
+func (l Lease) Live(now time.Time) bool { return !l.Released && now.Before(l.ExpiresAt) }
+
+// LeaseRequest asks for a lease on one group of a record for TTL. The holder is the actor.
+type LeaseRequest struct {
+	Kind     Kind
+	RecordID int64
+	Group    string
+	TTL      time.Duration
+}
+
+// LeaseFilter selects leases for FindLeases.
+type LeaseFilter struct {
+	Kind     Kind          // "" for all kinds
+	RecordID int64         // 0 for all records
+	Expired  time.Duration // also list leases that ended (expired or released) within this long
+}
+
+// Limits for leases.
+const (
+	MinLeaseTTL = time.Second
+	MaxLeaseTTL = 24 * time.Hour
+)

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// Record is one product or document: its identity, the metadata only the store writes, and
+// the values of every registry field.
+type Record struct {
+	Kind      Kind
+	ID        int64
+	Version   int64 // incremented by one per committed write, only by the store
+	UpdatedBy string
+	UpdatedAt time.Time
+	Fields    Values
+}
+
+// Clone returns a deep copy of r.
+func (r *Record) Clone() *Record {
+	c := *r
+	c.Fields = r.Fields.Clone()
+	return &c
+}
+
+// Title returns the record's name (products) or title (documents).
+func (r *Record) Title() string {
+	for _, f := range []string{"name", "title"} {
+		if s, ok := r.Fields[f].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// Update is a save: the changed fields only, the version they were edited from, and what
+// makes it safe to send twice. Fields not named are never written.
+type Update struct {
+	// BaseVersion is the version the edit started from. The store writes only if the record
+	// is still at this version, else it returns a *ConflictError. It may be 0 only for an
+	// update made of relative changes alone, which applies to whatever version is current.
+	BaseVersion int64
+	// Set holds absolute new values of changed fields.
+	Set Values
+	// Add holds relative changes of counter fields (stock += d): operations, not values.
+	Add map[string]int64
+	// IdempotencyKey, when set, makes the update apply at most once: a second update with the
+	// same key and the same request replays the first result; with another request it fails.
+	IdempotencyKey string
+	// LeaseToken presents a lease; the store checks it, its expiry and its fencing number in
+	// the same transaction as the write.
+	LeaseToken string
+}
+
+// Relative reports whether the update is made of relative changes only (safe to retry
+// automatically on a conflict).
+func (u Update) Relative() bool { return len(u.Set) == 0 && len(u.Add) > 0 }
+
+// FieldNames returns the fields the update writes, sorted.
+func (u Update) FieldNames() []string {
+	out := make([]string, 0, len(u.Set)+len(u.Add))
+	for f := range u.Set {
+		out = append(out, f)
+	}
+	for f := range u.Add {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RequestHash is a stable digest of what an update asks for, stored with its idempotency key
+// so that reusing a key for a different request is detected.
+func RequestHash(kind Kind, id int64, u Update) string {
+	// encoding/json sorts map keys, so equal requests hash equally.
+	b, _ := json.Marshal(struct {
+		Kind Kind             `json:"k"`
+		ID   int64            `json:"i"`
+		Base int64            `json:"b"`
+		Set  Values           `json:"s"`
+		Add  map[string]int64 `json:"a"`
+	}{kind, id, u.BaseVersion, u.Set, u.Add})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// UpdateResult is what a save returns.
+type UpdateResult struct {
+	Record *Record // the record after the save
+	// Replayed is set when the idempotency key had already been applied: nothing was written
+	// this time, and Record is the record as it is now.
+	Replayed bool
+}
+
+// CheckUpdate validates an update against the registry before any SQL runs: known fields,
+// right types and limits, ownership for role, counters only for relative changes, and a base
+// version for absolute changes. Both stores call it so they refuse exactly the same things.
+func (r *Registry) CheckUpdate(kind Kind, role Role, u Update) error {
+	if len(u.Set) == 0 && len(u.Add) == 0 {
+		return Errorf(EINVALID, "nothing to change")
+	}
+	if len(u.Set) > 0 && u.BaseVersion <= 0 {
+		return Errorf(EINVALID, "an absolute change needs the version it was made from (--expect-version)")
+	}
+	if u.BaseVersion < 0 {
+		return Errorf(EINVALID, "version %d is not a version", u.BaseVersion)
+	}
+	for name, v := range u.Set {
+		f, err := r.writable(kind, role, name)
+		if err != nil {
+			return err
+		}
+		if err := f.Check(v); err != nil {
+			return err
+		}
+	}
+	for name := range u.Add {
+		f, err := r.writable(kind, role, name)
+		if err != nil {
+			return err
+		}
+		if f.Rule != RuleCounter {
+			return Errorf(EINVALID, "%s.%s is not a counter: relative changes work only on counters", kind, name)
+		}
+		if _, both := u.Set[name]; both {
+			return Errorf(EINVALID, "%s.%s is both set and adjusted in one update", kind, name)
+		}
+	}
+	if len(u.IdempotencyKey) > 200 {
+		return Errorf(EINVALID, "idempotency key over 200 characters")
+	}
+	return nil
+}
+
+// CheckCreate validates the values of a new record: known, writable by role, well typed,
+// required fields present. It returns the values with defaults for missing fields.
+func (r *Registry) CheckCreate(kind Kind, role Role, vals Values) (Values, error) {
+	if _, ok := r.kinds[kind]; !ok {
+		return nil, Errorf(EINVALID, "unknown kind %q", kind)
+	}
+	out := make(Values, len(r.kinds[kind]))
+	for name, v := range vals {
+		f, err := r.Field(kind, name)
+		if err != nil {
+			return nil, err
+		}
+		if !f.Writable(role) {
+			return nil, &OwnershipError{Kind: kind, Field: name, Owner: f.Owner, Role: role}
+		}
+		if err := f.Check(v); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	for _, f := range r.kinds[kind] {
+		if _, ok := out[f.Name]; ok {
+			continue
+		}
+		if f.Required {
+			return nil, Errorf(EINVALID, "%s.%s is required", kind, f.Name)
+		}
+		out[f.Name] = f.Zero()
+	}
+	return out, nil
+}
+
+// Zero returns the value a field has when nothing was written to it.
+func (f *Field) Zero() any {
+	switch f.Type {
+	case TypeString, TypeText:
+		return ""
+	case TypeEnum:
+		return f.Values[0]
+	case TypeInt, TypeMoney:
+		return int64(0)
+	case TypeSet:
+		return []string{}
+	}
+	return nil
+}
+
+func (r *Registry) writable(kind Kind, role Role, name string) (*Field, error) {
+	f, err := r.Field(kind, name)
+	if err != nil {
+		return nil, err
+	}
+	if f.ReadOnly {
+		return nil, &OwnershipError{Kind: kind, Field: name, Owner: f.Owner, Role: role, ReadOnly: true}
+	}
+	if !f.Writable(role) {
+		return nil, &OwnershipError{Kind: kind, Field: name, Owner: f.Owner, Role: role}
+	}
+	return f, nil
+}
+
+// UpdateGroups returns the lease groups an update touches, sorted.
+func (r *Registry) UpdateGroups(kind Kind, u Update) []string {
+	var gs []string
+	for _, name := range u.FieldNames() {
+		if f, err := r.Field(kind, name); err == nil && !slices.Contains(gs, f.Group) {
+			gs = append(gs, f.Group)
+		}
+	}
+	slices.Sort(gs)
+	return gs
+}
+
+// Filter selects records for FindRecords.
+type Filter struct {
+	Kind    Kind
+	Search  string  // case-insensitive substring of sku, name or title; "" for all
+	IDs     []int64 // only these ids, when non-empty
+	AfterID int64   // keyset paging: only ids greater than this
+	Limit   int     // at most this many, 0 for no limit
+}

@@ -1,0 +1,148 @@
+// Package store is tandem's domain: record kinds and the field registry, records and
+// updates, versions, history, leases, idempotency keys, change events, errors, and the Store
+// interface every database implements. It holds no SQL and imports no driver; store/sqlite
+// and store/postgres implement it, and store/storetest is the contract both must pass.
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Store is a tandem database. Every method is safe for concurrent use. Writes take their
+// actor from the context (WithActor) and refuse to run without one (EINVALID).
+type Store interface {
+	Records
+	Documents
+	History
+	Idempotency
+	Leases
+	Feed
+	// Registry returns the field registry the store was opened with.
+	Registry() *Registry
+	// Close releases the store's connections and background work.
+	Close() error
+}
+
+// Records reads and writes products and documents.
+type Records interface {
+	// FindRecord returns one record. ENOTFOUND if there is none.
+	FindRecord(ctx context.Context, kind Kind, id int64) (*Record, error)
+	// FindRecords returns the records matching f, ordered by id.
+	FindRecords(ctx context.Context, f Filter) ([]*Record, error)
+	// CountRecords returns how many records of kind exist.
+	CountRecords(ctx context.Context, kind Kind) (int, error)
+	// CreateRecord inserts a record at version 1 and returns it. Missing fields get their
+	// zero value. EINVALID for bad values or a duplicate sku, EFORBIDDEN for fields the
+	// actor's role may not write. A document's parent_id may be set here (checked to exist).
+	CreateRecord(ctx context.Context, kind Kind, vals Values) (*Record, error)
+	// UpdateRecord applies a partial, version-checked update in one transaction: one UPDATE
+	// of the changed fields with "version = version + 1 WHERE id = ? AND version = ?" (no
+	// version condition for a purely relative update), the lease check, the idempotency key,
+	// the history version or operation-log entry, and the change-log entry.
+	// ECONFLICT (*ConflictError with the current record) when the base version is stale,
+	// ENOTFOUND, EINVALID, EFORBIDDEN (*OwnershipError), ELEASE (*LeaseError) when another
+	// holder's live lease covers a written group or the presented token is no longer valid,
+	// EBUSY when the database stayed locked past the retry budget.
+	UpdateRecord(ctx context.Context, kind Kind, id int64, u Update) (*UpdateResult, error)
+	// LockedUpdate is the system writer's read-modify-write under a short database lock
+	// (SELECT ... FOR UPDATE on PostgreSQL, BEGIN IMMEDIATE on SQLite): it reads the record,
+	// calls fn with it, and applies the update fn returns, checked against the version read,
+	// all in one transaction. fn may return a zero Update to write nothing (result nil), and
+	// may be called more than once when the transaction is retried after a deadlock or busy
+	// database, so it must not have side effects. Same errors as UpdateRecord.
+	LockedUpdate(ctx context.Context, kind Kind, id int64, fn func(*Record) (Update, error)) (*UpdateResult, error)
+}
+
+// Documents holds the operations on the document tree.
+type Documents interface {
+	// MoveDocument puts document id under parent (nil: at the root). Hierarchy changes are
+	// serialized against each other, then the cycle and depth checks (WITH RECURSIVE) run on
+	// the locked state, then the write, all in one transaction; a move takes no base version
+	// and writes a change-log entry. EINVALID naming the path when the move would create a
+	// cycle or a tree deeper than MaxDepth, ENOTFOUND for a missing document or parent,
+	// ELEASE when another holder leases the document's editor group.
+	MoveDocument(ctx context.Context, id int64, parent *int64) (*Record, error)
+}
+
+// History reads what was written.
+type History interface {
+	// FindHistory returns the history versions of a record, newest first.
+	FindHistory(ctx context.Context, kind Kind, id int64) ([]Version, error)
+	// FindOps returns the operation log of a record: the writes that added no history
+	// version (system writes and writes inside WithoutHistory), newest first.
+	FindOps(ctx context.Context, kind Kind, id int64) ([]Change, error)
+}
+
+// Idempotency is the general idempotency store for work that spans more than one
+// transaction (worker jobs). UpdateRecord handles Update.IdempotencyKey itself, atomically.
+type Idempotency interface {
+	// ClaimKey claims (scope, key) for a request with the given hash. A new, FAILED or stale
+	// PENDING key (past its pending TTL: its owner died) is claimed by the caller as PENDING
+	// for pendingTTL. A COMPLETED key is returned for replay (Claimed false). EINVALID when
+	// the key was used for a request with another hash; EBUSY when a live PENDING claim of
+	// another owner holds it.
+	ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*Claim, error)
+	// CompleteKey marks a claimed key COMPLETED with its result, kept for keep.
+	// ENOTFOUND when the caller does not hold the claim (it was taken over).
+	CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error
+	// FailKey marks a claimed key FAILED so a later claim may try again.
+	FailKey(ctx context.Context, scope, key string) error
+	// FindKey returns the state of a key. ENOTFOUND if there is none.
+	FindKey(ctx context.Context, scope, key string) (*KeyRecord, error)
+	// PurgeKeys deletes keys whose lifetime ended and returns how many.
+	PurgeKeys(ctx context.Context) (int, error)
+}
+
+// Leases grants and checks leases. Expiry is decided by the database clock.
+type Leases interface {
+	// AcquireLease grants a lease to the actor, taking over an expired or released one
+	// with a higher fencing number. ELEASE (*LeaseError naming the holder) when a live lease
+	// of anyone, including the same user from another terminal, holds the scope. EINVALID
+	// for an unknown group or a TTL outside [MinLeaseTTL, MaxLeaseTTL]; ENOTFOUND for a
+	// missing record.
+	AcquireLease(ctx context.Context, r LeaseRequest) (*Lease, error)
+	// ExtendLease moves a live lease's expiry to now + ttl. ELEASE (Lost) when the token's
+	// lease expired, was released or taken over; ENOTFOUND for an unknown token.
+	ExtendLease(ctx context.Context, token string, ttl time.Duration) (*Lease, error)
+	// ReleaseLease ends a lease. Releasing an already ended lease is not an error.
+	// ENOTFOUND for an unknown token.
+	ReleaseLease(ctx context.Context, token string) error
+	// FindLeases returns live leases (and recently ended ones, see LeaseFilter) without their
+	// tokens, and the database clock's now to judge them by.
+	FindLeases(ctx context.Context, f LeaseFilter) ([]Lease, time.Time, error)
+}
+
+// Feed is the live change feed.
+type Feed interface {
+	// Changes returns up to limit change-log entries with ID > after, oldest first.
+	Changes(ctx context.Context, after int64, limit int) ([]Change, error)
+	// LastChangeID returns the newest change-log ID (0 when empty): where a new subscriber
+	// that wants only future changes starts.
+	LastChangeID(ctx context.Context) (int64, error)
+	// Subscribe delivers every change with ID > after, in order, until ctx ends; then the
+	// channel is closed. It wakes on the database's notification (LISTEN/NOTIFY, or SQLite's
+	// data_version) but reads the change log from its cursor, so nothing is lost across a
+	// reconnect. Delivery is within about a second of the commit.
+	Subscribe(ctx context.Context, after int64) (<-chan Change, error)
+}
+
+// Options configure a store when it is opened.
+type Options struct {
+	// Registry is the field registry; nil means DefaultRegistry().
+	Registry *Registry
+	// Now is the clock for Go-side timestamps (updated_at, history); nil means time.Now.
+	// Lease expiry never uses it: it is decided by the database clock.
+	Now func() time.Time
+}
+
+// WithDefaults returns o with nil members filled in.
+func (o Options) WithDefaults() Options {
+	if o.Registry == nil {
+		o.Registry = DefaultRegistry()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
