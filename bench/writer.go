@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // the raw baseline talks to SQLite without tandem in between
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// errGaveUp marks an operation abandoned after the retry limit.
+var errGaveUp = errors.New("gave up after the retry limit")
+
+// Writer increments the stock of one product per call, by one strategy.
+type Writer interface {
+	// Increment adds one to the product's stock and reports how many attempts were retried
+	// and how many of them were version conflicts. errGaveUp after maxRetries attempts.
+	Increment(ctx context.Context, id int64, maxRetries int) (retries, conflicts int, err error)
+	// Close releases the writer's connections.
+	Close() error
+}
+
+// NewWriter returns a writer for strategy with connections of its own. open opens a tandem
+// store on dsn; raw ignores it and opens a plain database connection.
+func NewWriter(ctx context.Context, dsn, strategy string, open func(context.Context) (store.Store, error)) (Writer, error) {
+	if strategy == "raw" {
+		return newRawWriter(ctx, dsn)
+	}
+	st, err := open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w := &storeWriter{st: st, strategy: strategy}
+	w.ctx = store.WithActor(ctx, store.Actor{Name: "bench", Role: store.RoleSystem})
+	if strategy == "lease" {
+		// The lease strategy is a person's path: lease the editor group, write, release.
+		w.ctx = store.WithActor(ctx, store.Actor{Name: "bench", Role: store.RoleEditor})
+	}
+	return w, nil
+}
+
+type storeWriter struct {
+	st       store.Store
+	strategy string
+	ctx      context.Context
+	n        int
+}
+
+func (w *storeWriter) Close() error { return w.st.Close() }
+
+func (w *storeWriter) Increment(_ context.Context, id int64, maxRetries int) (int, int, error) {
+	ctx := w.ctx
+	w.n++
+	key := fmt.Sprintf("bench-%d-%d-%d", time.Now().UnixNano(), id, w.n)
+	retries, conflicts := 0, 0
+	for attempt := 0; ; attempt++ {
+		if attempt >= maxRetries {
+			return retries, conflicts, errGaveUp
+		}
+		if attempt > 0 {
+			retries++
+			backoff(attempt)
+		}
+		var err error
+		switch w.strategy {
+		case "relative":
+			_, err = w.st.UpdateRecord(ctx, store.KindProduct, id, store.Update{
+				Add: map[string]int64{"stock": 1}, IdempotencyKey: key})
+		case "optimistic":
+			var rec *store.Record
+			if rec, err = w.st.FindRecord(ctx, store.KindProduct, id); err == nil {
+				_, err = w.st.UpdateRecord(ctx, store.KindProduct, id, store.Update{
+					BaseVersion: rec.Version, Set: store.Values{"stock": rec.Fields["stock"].(int64) + 1}})
+			}
+		case "pessimistic":
+			_, err = w.st.LockedUpdate(ctx, store.KindProduct, id, func(r *store.Record) (store.Update, error) {
+				return store.Update{BaseVersion: r.Version, Set: store.Values{"stock": r.Fields["stock"].(int64) + 1}}, nil
+			})
+		case "lease":
+			err = w.leased(ctx, id)
+		default:
+			return 0, 0, store.Errorf(store.EINVALID, "unknown strategy %q", w.strategy)
+		}
+		switch store.ErrorCode(err) {
+		case "":
+			return retries, conflicts, nil
+		case store.ECONFLICT:
+			conflicts++
+		case store.ELEASE, store.EBUSY:
+		default:
+			return retries, conflicts, err
+		}
+	}
+}
+
+// leased takes the editor lease, writes under it with a version check, and releases it.
+func (w *storeWriter) leased(ctx context.Context, id int64) error {
+	l, err := w.st.AcquireLease(ctx, store.LeaseRequest{Kind: store.KindProduct, RecordID: id,
+		Group: store.GroupEditor, TTL: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer w.st.ReleaseLease(context.WithoutCancel(ctx), l.Token)
+	rec, err := w.st.FindRecord(ctx, store.KindProduct, id)
+	if err != nil {
+		return err
+	}
+	_, err = w.st.UpdateRecord(ctx, store.KindProduct, id, store.Update{BaseVersion: rec.Version,
+		Set: store.Values{"stock": rec.Fields["stock"].(int64) + 1}, LeaseToken: l.Token})
+	return err
+}
+
+// backoff sleeps a random time that grows with the attempt, capped at 50 ms, so retrying
+// writers spread out instead of colliding again in step.
+func backoff(attempt int) {
+	ceiling := time.Millisecond << min(attempt, 6)
+	time.Sleep(time.Duration(rand.Int64N(int64(min(ceiling, 50*time.Millisecond))) + 1))
+}
+
+// rawWriter is the baseline: one plain UPDATE per increment, no tandem code.
+type rawWriter struct {
+	sqlite *sql.DB
+	pg     *pgx.Conn
+}
+
+func isPostgres(dsn string) bool {
+	l := strings.ToLower(dsn)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+func newRawWriter(ctx context.Context, dsn string) (*rawWriter, error) {
+	if isPostgres(dsn) {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
+		}
+		return &rawWriter{pg: conn}, nil
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	db, err := sql.Open("sqlite", "file:"+dsn+"?"+q.Encode())
+	if err != nil {
+		return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
+	}
+	db.SetMaxOpenConns(1)
+	return &rawWriter{sqlite: db}, nil
+}
+
+func (w *rawWriter) Increment(ctx context.Context, id int64, maxRetries int) (int, int, error) {
+	const q = `UPDATE products SET stock = stock + 1 WHERE id = `
+	var err error
+	if w.pg != nil {
+		_, err = w.pg.Exec(ctx, q+`$1`, id)
+	} else {
+		_, err = w.sqlite.ExecContext(ctx, q+`?`, id)
+	}
+	return 0, 0, err
+}
+
+func (w *rawWriter) Close() error {
+	if w.pg != nil {
+		return w.pg.Close(context.Background())
+	}
+	return w.sqlite.Close()
+}
