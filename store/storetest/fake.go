@@ -58,8 +58,7 @@ type leaseScope struct {
 
 type fakeLease struct {
 	store.Lease
-	releasedAt time.Time
-	takenBy    string // holder of the lease that took this one over
+	takenBy string // holder of the lease that took this one over
 }
 
 type keyID struct{ scope, key string }
@@ -359,6 +358,9 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 		return nil, err
 	}
 	now := f.dbNow()
+	if err := f.checkLeases(actor, kind, id, f.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
+		return nil, err
+	}
 	var hash string
 	if u.IdempotencyKey != "" {
 		hash = store.RequestHash(kind, id, u)
@@ -372,9 +374,6 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 				return nil, store.Errorf(store.EBUSY, "idempotency key %q is in progress elsewhere; try again later", u.IdempotencyKey)
 			}
 		}
-	}
-	if err := f.checkLeases(actor, kind, id, f.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
-		return nil, err
 	}
 	base := u.BaseVersion
 	if lockedVersion >= 0 {
@@ -443,15 +442,14 @@ func (f *Fake) checkLeases(actor store.Actor, kind store.Kind, id int64, groups 
 	if token != "" {
 		l, ok := f.tokens[token]
 		if !ok {
-			return &store.LeaseError{Lost: true, Now: now, Reason: "unknown lease token",
+			return &store.LeaseError{Lost: true, Now: now, Reason: "the token is not a lease token of this store",
 				Lease: store.Lease{Kind: kind, RecordID: id, Holder: actor.Name}}
+		}
+		if l.Kind != kind || l.RecordID != id {
+			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", l.Kind, l.RecordID, kind, id)
 		}
 		if reason := f.lostReason(l, now); reason != "" {
 			return &store.LeaseError{Lease: l.public(), Lost: true, Now: now, Reason: reason}
-		}
-		if l.Kind != kind || l.RecordID != id {
-			return &store.LeaseError{Lease: l.public(), Lost: true, Now: now,
-				Reason: fmt.Sprintf("the lease is for %s %d, not %s %d", l.Kind, l.RecordID, kind, id)}
 		}
 	}
 	for _, g := range groups {
@@ -671,8 +669,8 @@ func (f *Fake) ClaimKey(ctx context.Context, scope, key, requestHash string, pen
 		return nil, err
 	}
 	defer f.mu.Unlock()
-	if scope == "" || key == "" {
-		return nil, store.Errorf(store.EINVALID, "an idempotency key needs a scope and a key")
+	if err := checkKeyArgs(scope, key); err != nil {
+		return nil, err
 	}
 	if pendingTTL <= 0 {
 		pendingTTL = store.DefaultPendingTTL
@@ -682,7 +680,7 @@ func (f *Fake) ClaimKey(ctx context.Context, scope, key, requestHash string, pen
 	if k, ok := f.keys[id]; ok {
 		live := now.Before(k.ExpiresAt)
 		switch {
-		case k.Status == store.KeyCompleted && !live:
+		case !live && k.Status != store.KeyPending:
 			// Its lifetime ended: as good as purged.
 		case k.RequestHash != requestHash:
 			return nil, store.Errorf(store.EINVALID, "idempotency key %s/%s was already used for a different request", scope, key)
@@ -697,6 +695,18 @@ func (f *Fake) ClaimKey(ctx context.Context, scope, key, requestHash string, pen
 		Owner: actor.Name, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
 	f.keys[id] = k
 	return &store.Claim{Claimed: true, Record: cloneKey(*k)}, nil
+}
+
+func checkKeyArgs(scope, key string) error {
+	switch {
+	case scope == "":
+		return store.Errorf(store.EINVALID, "idempotency key without a scope")
+	case key == "":
+		return store.Errorf(store.EINVALID, "empty idempotency key")
+	case len(key) > 200:
+		return store.Errorf(store.EINVALID, "idempotency key over 200 characters")
+	}
+	return nil
 }
 
 // heldKey returns the key the actor holds as PENDING, or ENOTFOUND.
@@ -726,6 +736,9 @@ func (f *Fake) CompleteKey(ctx context.Context, scope, key string, result []byte
 	if keep <= 0 {
 		keep = store.DefaultCompletedTTL
 	}
+	if result == nil {
+		result = []byte{}
+	}
 	k.Status, k.Result, k.ExpiresAt = store.KeyCompleted, slices.Clone(result), f.dbNow().Add(keep)
 	return nil
 }
@@ -741,7 +754,7 @@ func (f *Fake) FailKey(ctx context.Context, scope, key string) error {
 	if err != nil {
 		return err
 	}
-	k.Status = store.KeyFailed
+	k.Status, k.ExpiresAt = store.KeyFailed, f.dbNow().Add(store.DefaultCompletedTTL)
 	return nil
 }
 
@@ -815,6 +828,8 @@ func (f *Fake) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store
 	}
 	if ok && !old.Released {
 		old.takenBy = actor.Name
+		f.appendChange(store.Change{Event: store.EventLeaseExpired, Kind: req.Kind, RecordID: req.RecordID,
+			Actor: old.Holder, Group: req.Group, Fence: old.Fence, At: now})
 	}
 	f.fences[scope]++
 	l := &fakeLease{Lease: store.Lease{Kind: req.Kind, RecordID: req.RecordID, Group: req.Group, Holder: actor.Name,
@@ -848,21 +863,20 @@ func (f *Fake) ExtendLease(ctx context.Context, token string, ttl time.Duration)
 		return nil, err
 	}
 	defer f.mu.Unlock()
+	if err := checkTTL(ttl); err != nil {
+		return nil, err
+	}
 	l, ok := f.tokens[token]
 	if !ok {
 		return nil, store.Errorf(store.ENOTFOUND, "no lease with this token")
-	}
-	if err := checkTTL(ttl); err != nil {
-		return nil, err
 	}
 	now := f.dbNow()
 	if reason := f.lostReason(l, now); reason != "" {
 		return nil, &store.LeaseError{Lease: l.public(), Lost: true, Now: now, Reason: reason}
 	}
 	l.ExpiresAt = now.Add(ttl)
-	actor := actorOr(ctx, l.Holder)
 	f.appendChange(store.Change{Event: store.EventLeaseRenewed, Kind: l.Kind, RecordID: l.RecordID,
-		Actor: actor.Name, Role: actor.Role, Group: l.Group, Fence: l.Fence, At: now})
+		Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: now})
 	out := l.Lease
 	return &out, nil
 }
@@ -882,20 +896,10 @@ func (f *Fake) ReleaseLease(ctx context.Context, token string) error {
 	if f.lostReason(l, now) != "" {
 		return nil
 	}
-	l.Released, l.releasedAt = true, now
-	actor := actorOr(ctx, l.Holder)
+	l.Released, l.ExpiresAt = true, now
 	f.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,
-		Actor: actor.Name, Role: actor.Role, Group: l.Group, Fence: l.Fence, At: now})
+		Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: now})
 	return nil
-}
-
-// actorOr returns the context's actor, or an editor named holder when there is none: a
-// lease's token is its proof of ownership, so extending and releasing need no actor.
-func actorOr(ctx context.Context, holder string) store.Actor {
-	if a, err := store.ActorFrom(ctx); err == nil {
-		return a
-	}
-	return store.Actor{Name: holder, Role: store.RoleEditor}
 }
 
 // FindLeases returns the live leases matching flt, and those that ended within flt.Expired,
@@ -911,11 +915,8 @@ func (f *Fake) FindLeases(ctx context.Context, flt store.LeaseFilter) ([]store.L
 		if flt.Kind != "" && scope.kind != flt.Kind || flt.RecordID != 0 && scope.id != flt.RecordID {
 			continue
 		}
-		ended := l.ExpiresAt
-		if l.Released {
-			ended = l.releasedAt
-		}
-		if l.Live(now) || flt.Expired > 0 && now.Sub(ended) <= flt.Expired {
+		// A released lease's ExpiresAt is the moment it was released.
+		if l.Live(now) || flt.Expired > 0 && now.Sub(l.ExpiresAt) < flt.Expired {
 			out = append(out, l.public())
 		}
 	}

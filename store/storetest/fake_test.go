@@ -323,7 +323,7 @@ func TestFake_Leases(t *testing.T) {
 			events = append(events, c.Event)
 		}
 	}
-	if fmt.Sprint(events) != "[lease_granted lease_granted lease_renewed lease_released]" {
+	if fmt.Sprint(events) != "[lease_granted lease_expired lease_granted lease_renewed lease_released]" {
 		t.Errorf("lease events = %v", events)
 	}
 }
