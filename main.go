@@ -50,6 +50,10 @@ func commands(a *app) []*cobra.Command {
 		newAdjustCmd(a),
 		newHistoryCmd(a),
 		newMoveCmd(a),
+		newLeaseCmd(a),
+		newLocksCmd(a),
+		newWatchCmd(a),
+		newWorkerCmd(a),
 	}
 }
 
