@@ -35,6 +35,7 @@ type Fake struct {
 	offset   time.Duration
 	failNext []error
 	failure  func(op string) error
+	calls    map[string]int
 	closed   bool
 	closedCh chan struct{}
 	records  map[store.Kind]map[int64]*store.Record
@@ -90,6 +91,7 @@ func NewFake(opts store.Options) *Fake {
 		tokens:     map[string]*fakeLease{},
 		fences:     map[leaseScope]int64{},
 		keys:       map[keyID]*store.KeyRecord{},
+		calls:      map[string]int{},
 	}
 	for _, k := range store.Kinds {
 		f.records[k] = map[int64]*store.Record{}
@@ -141,6 +143,14 @@ func (f *Fake) SetFailure(fn func(op string) error) {
 	f.failure = fn
 }
 
+// Calls returns how often the method op ("ExtendLease", ...) was called, counting calls
+// that failed, so tests can see that a heartbeat kept trying.
+func (f *Fake) Calls(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
+}
+
 // Registry returns the field registry the fake was made with.
 func (f *Fake) Registry() *store.Registry { return f.reg }
 
@@ -164,6 +174,7 @@ func (f *Fake) begin(ctx context.Context, op string) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	f.mu.Lock()
+	f.calls[op]++
 	if err := f.injected(op); err != nil {
 		f.mu.Unlock()
 		return err

@@ -447,6 +447,9 @@ func TestFake_Failures(t *testing.T) {
 	})
 	_, err = f.ExtendLease(as(alice), l.Token, time.Minute)
 	wantCode(t, err, store.EUNAVAILABLE)
+	if got := f.Calls("ExtendLease"); got != 1 {
+		t.Errorf("Calls(ExtendLease) = %d, want 1", got)
+	}
 	if _, err := f.FindRecord(as(alice), store.KindProduct, p.ID); err != nil {
 		t.Fatalf("other op: %v", err)
 	}
@@ -544,4 +547,43 @@ func atoi(v any) (int, error) {
 	var n int
 	_, err := fmt.Sscan(s, &n)
 	return n, err
+}
+
+func TestFake_LockedUpdate(t *testing.T) {
+	f := NewFake(store.Options{})
+	p := mustProduct(t, f, "A1")
+	ctx := as(worker)
+	res, err := f.LockedUpdate(ctx, store.KindProduct, p.ID, func(*store.Record) (store.Update, error) { return store.Update{}, nil })
+	if res != nil || err != nil {
+		t.Fatalf("zero update = %+v, %v; want nil, nil", res, err)
+	}
+	boom := errors.New("boom")
+	if _, err := f.LockedUpdate(ctx, store.KindProduct, p.ID, func(*store.Record) (store.Update, error) { return store.Update{}, boom }); !errors.Is(err, boom) {
+		t.Fatalf("fn error = %v, want boom", err)
+	}
+	_, err = f.LockedUpdate(ctx, store.KindProduct, p.ID, func(r *store.Record) (store.Update, error) {
+		return store.Update{Set: store.Values{"name": "x"}}, nil
+	})
+	wantCode(t, err, store.EFORBIDDEN)
+	_, err = f.LockedUpdate(ctx, store.KindProduct, 42, func(r *store.Record) (store.Update, error) { return store.Update{}, nil })
+	wantCode(t, err, store.ENOTFOUND)
+	if r, _ := f.FindRecord(ctx, store.KindProduct, p.ID); r.Version != 1 {
+		t.Fatalf("version = %d after writes that failed, want 1", r.Version)
+	}
+}
+
+func TestFake_LeaseTokenOfAnotherRecord(t *testing.T) {
+	f := NewFake(store.Options{})
+	p, q := mustProduct(t, f, "A1"), mustProduct(t, f, "B2")
+	l, err := f.AcquireLease(as(alice), store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.UpdateRecord(as(alice), store.KindProduct, q.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "x"}, LeaseToken: l.Token})
+	wantCode(t, err, store.EINVALID)
+	_, err = f.UpdateRecord(as(alice), store.KindProduct, p.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "x"}, LeaseToken: "forged"})
+	var le *store.LeaseError
+	if !errors.As(err, &le) || !le.Lost {
+		t.Fatalf("forged token: %v, want a lost lease", err)
+	}
 }
