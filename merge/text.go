@@ -114,12 +114,11 @@ func TextDiff3(base, ours, theirs []byte) Result {
 // mergeEntry is xdiff's xdmerge_t: one change region, in ours (i1, chg1),
 // theirs (i2, chg2) and base (i0, chg0) coordinates.
 type mergeEntry struct {
-	mode       int // modeConflict, modeOurs, modeTheirs or modeSame
-	i0, chg0   int
-	i1, chg1   int
-	i2, chg2   int
-	baseStale  bool // i0/chg0 no longer describe the region (after refinement)
-	refinedOut bool
+	mode      int // modeConflict, modeOurs, modeTheirs or modeSame
+	i0, chg0  int
+	i1, chg1  int
+	i2, chg2  int
+	baseStale bool // i0/chg0 no longer describe the region (after refinement)
 }
 
 const (

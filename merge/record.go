@@ -1,0 +1,353 @@
+package merge
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// FieldState says how a field came out of a record merge.
+type FieldState int
+
+const (
+	// FieldUnchanged means neither side changed the field.
+	FieldUnchanged FieldState = iota
+	// FieldClean means exactly one side changed it; that side's value wins.
+	FieldClean
+	// FieldMerged means both sides changed it and the rule combined them:
+	// the same value on both sides, text edits that do not overlap, set
+	// additions and removals, counter deltas.
+	FieldMerged
+	// FieldConflict means both sides changed it and the rule cannot combine
+	// them; someone must resolve it.
+	FieldConflict
+)
+
+// String returns the state's name for the merge view.
+func (s FieldState) String() string {
+	switch s {
+	case FieldUnchanged:
+		return "unchanged"
+	case FieldClean:
+		return "clean"
+	case FieldMerged:
+		return "merged"
+	case FieldConflict:
+		return "conflict"
+	}
+	return fmt.Sprintf("FieldState(%d)", int(s))
+}
+
+// FieldMerge is the three-way merge of one field.
+type FieldMerge struct {
+	Field *store.Field
+	State FieldState
+	// Base, Mine and Theirs are the field's values in the loaded record, the
+	// local edit and the current stored record; nil when absent.
+	Base, Mine, Theirs any
+	// Text is set for conflicting text fields: the line merge of the three
+	// versions, to be resolved per hunk. Its "ours" is Mine.
+	Text *Resolution
+
+	merged   any  // the value when not a conflict, or once resolved
+	resolved bool // a conflict has been resolved as a whole field
+}
+
+// Resolved reports whether the field has a value: it never conflicted, it was
+// resolved as a whole, or it is a text field whose hunks are all picked.
+func (f *FieldMerge) Resolved() bool {
+	return f.State != FieldConflict || f.resolved || (f.Text != nil && f.Text.Done())
+}
+
+// Value returns the merged value and whether there is one yet (see Resolved).
+func (f *FieldMerge) Value() (any, bool) {
+	switch {
+	case f.State != FieldConflict || f.resolved:
+		return f.merged, true
+	case f.Text != nil && f.Text.Done():
+		return string(f.Text.Bytes(RenderOptions{})), true
+	}
+	return nil, false
+}
+
+// RecordResult is the field-by-field merge of one record, in registry order,
+// with the resolutions made so far.
+type RecordResult struct {
+	Kind   store.Kind
+	Fields []*FieldMerge
+	undo   []fieldUndo
+}
+
+type fieldUndo struct {
+	field    *FieldMerge
+	merged   any
+	resolved bool
+}
+
+// Records merges a record field by field by each field's registry rule: base
+// is the version the edit started from, mine the local edit, theirs the
+// version now stored. Fields of kind absent from all three are skipped, so a
+// partial record merges only what it holds. Values must have the Go types
+// store.Values documents; a value of an unexpected type never panics, it
+// makes its field a conflict.
+func Records(reg *store.Registry, kind store.Kind, base, mine, theirs store.Values) *RecordResult {
+	r := &RecordResult{Kind: kind}
+	for _, f := range reg.Fields(kind) {
+		b, okB := base[f.Name]
+		m, okM := mine[f.Name]
+		t, okT := theirs[f.Name]
+		if !okB && !okM && !okT {
+			continue
+		}
+		r.Fields = append(r.Fields, mergeField(f, b, m, t))
+	}
+	return r
+}
+
+// mergeField applies f's rule to one field.
+func mergeField(f *store.Field, b, m, t any) *FieldMerge {
+	fm := &FieldMerge{Field: f, Base: b, Mine: m, Theirs: t}
+	mineChanged, theirsChanged := !store.Equal(b, m), !store.Equal(b, t)
+	switch {
+	case !mineChanged && !theirsChanged:
+		fm.State, fm.merged = FieldUnchanged, t
+		return fm
+	case !theirsChanged:
+		fm.State, fm.merged = FieldClean, m
+		return fm
+	case !mineChanged:
+		fm.State, fm.merged = FieldClean, t
+		return fm
+	case store.Equal(m, t):
+		fm.State, fm.merged = FieldMerged, t
+		return fm
+	}
+	fm.State = FieldConflict
+	switch f.Rule {
+	case store.RuleCounter:
+		if v, ok := mergeCounter(b, m, t); ok {
+			fm.State, fm.merged = FieldMerged, v
+		}
+	case store.RuleSet:
+		if v, ok := mergeSet(b, m, t); ok {
+			fm.State, fm.merged = FieldMerged, v
+		}
+	case store.RuleText:
+		bs, ok1 := textValue(b)
+		ms, ok2 := textValue(m)
+		ts, ok3 := textValue(t)
+		if !ok1 || !ok2 || !ok3 {
+			break
+		}
+		res := Text([]byte(bs), []byte(ms), []byte(ts))
+		if res.Conflicts == 0 {
+			fm.State, fm.merged = FieldMerged, string(res.Render(RenderOptions{}))
+		} else {
+			fm.Text = NewResolution(res)
+		}
+	}
+	return fm
+}
+
+// mergeCounter adds both sides' deltas to base; it refuses on wrong types and
+// on int64 overflow, which would silently lose an update.
+func mergeCounter(b, m, t any) (int64, bool) {
+	bi, ok1 := b.(int64)
+	mi, ok2 := m.(int64)
+	ti, ok3 := t.(int64)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	d := mi - bi
+	if (mi >= 0) != (bi >= 0) && (d >= 0) != (mi >= 0) {
+		return 0, false // mi - bi overflowed
+	}
+	sum := ti + d
+	if (d > 0 && sum < ti) || (d < 0 && sum > ti) {
+		return 0, false
+	}
+	return sum, true
+}
+
+// mergeSet applies mine's additions and removals (relative to base) to
+// theirs. A nil set counts as empty.
+func mergeSet(b, m, t any) ([]string, bool) {
+	bs, ok1 := setValue(b)
+	ms, ok2 := setValue(m)
+	ts, ok3 := setValue(t)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	out := slices.Clone(ts)
+	for _, x := range ms {
+		if !slices.Contains(bs, x) {
+			out = append(out, x)
+		}
+	}
+	out = slices.DeleteFunc(out, func(x string) bool {
+		return slices.Contains(bs, x) && !slices.Contains(ms, x)
+	})
+	return store.NormalizeSet(out), true
+}
+
+func setValue(v any) ([]string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return nil, true
+	case []string:
+		return v, true
+	}
+	return nil, false
+}
+
+func textValue(v any) (string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, true
+	}
+	return "", false
+}
+
+// Field returns the merge of the named field, or nil.
+func (r *RecordResult) Field(name string) *FieldMerge {
+	for _, f := range r.Fields {
+		if f.Field.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Conflicts returns how many fields still need a resolution.
+func (r *RecordResult) Conflicts() int {
+	n := 0
+	for _, f := range r.Fields {
+		if !f.Resolved() {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *RecordResult) conflictField(name string) (*FieldMerge, error) {
+	f := r.Field(name)
+	if f == nil {
+		return nil, store.Errorf(store.EINVALID, "merge: no field %q in this %s merge", name, r.Kind)
+	}
+	if f.State != FieldConflict {
+		return nil, store.Errorf(store.EINVALID, "merge: field %s has no conflict to resolve (%s)", name, f.State)
+	}
+	return f, nil
+}
+
+// Resolve settles a conflicting field as a whole: PickOurs takes mine,
+// PickTheirs theirs, PickBase the base value; PickBoth takes the union of two
+// sets, or mine's text then theirs' for each hunk of a text field.
+func (r *RecordResult) Resolve(name string, p Pick) error {
+	f, err := r.conflictField(name)
+	if err != nil {
+		return err
+	}
+	var v any
+	switch p {
+	case PickOurs:
+		v = f.Mine
+	case PickTheirs:
+		v = f.Theirs
+	case PickBase:
+		v = f.Base
+	case PickBoth:
+		switch {
+		case f.Text != nil:
+			v = string(f.Text.Result().Render(RenderOptions{Favor: FavorUnion}))
+		case f.Field.Rule == store.RuleSet || f.Field.Type == store.TypeSet:
+			ms, ok1 := setValue(f.Mine)
+			ts, ok2 := setValue(f.Theirs)
+			if !ok1 || !ok2 {
+				return store.Errorf(store.EINVALID, "merge: field %s: cannot join values of types %T and %T", name, f.Mine, f.Theirs)
+			}
+			v = store.NormalizeSet(append(slices.Clone(ms), ts...))
+		default:
+			return store.Errorf(store.EINVALID, "merge: field %s: both sides cannot be combined for a %s field; pick one or edit", name, f.Field.Type)
+		}
+	default:
+		return store.Errorf(store.EINVALID, "merge: field %s: %v is not a side (use ResolveValue to edit)", name, p)
+	}
+	r.setResolution(f, v)
+	return nil
+}
+
+// ResolveValue settles a conflicting field with an edited value, checked
+// against the field's type and limits.
+func (r *RecordResult) ResolveValue(name string, v any) error {
+	f, err := r.conflictField(name)
+	if err != nil {
+		return err
+	}
+	if err := f.Field.Check(v); err != nil {
+		return fmt.Errorf("merge: resolve %s: %w", name, err)
+	}
+	if s, ok := v.([]string); ok {
+		v = slices.Clone(s)
+	}
+	r.setResolution(f, v)
+	return nil
+}
+
+func (r *RecordResult) setResolution(f *FieldMerge, v any) {
+	r.undo = append(r.undo, fieldUndo{field: f, merged: f.merged, resolved: f.resolved})
+	f.merged, f.resolved = v, true
+}
+
+// Undo reverts the last Resolve or ResolveValue; per-hunk picks of a text
+// field are undone with its Text's own Undo. It reports false when there is
+// nothing to undo.
+func (r *RecordResult) Undo() bool {
+	if len(r.undo) == 0 {
+		return false
+	}
+	u := r.undo[len(r.undo)-1]
+	r.undo = r.undo[:len(r.undo)-1]
+	u.field.merged, u.field.resolved = u.merged, u.resolved
+	return true
+}
+
+// Values returns the merged record. It fails with an ECONFLICT error naming
+// the fields still unresolved.
+func (r *RecordResult) Values() (store.Values, error) {
+	out := store.Values{}
+	var open []string
+	for _, f := range r.Fields {
+		v, ok := f.Value()
+		if !ok {
+			open = append(open, f.Field.Name)
+			continue
+		}
+		out[f.Field.Name] = v
+	}
+	if len(open) > 0 {
+		return nil, store.Errorf(store.ECONFLICT, "merge: unresolved fields: %s", strings.Join(open, ", "))
+	}
+	return out.Clone(), nil
+}
+
+// Changes returns the merged fields whose value differs from theirs: what a
+// save based on theirs' version must send. Fields a merge did not need to
+// touch are left out, so they are never rewritten.
+func (r *RecordResult) Changes() (store.Values, error) {
+	vals, err := r.Values()
+	if err != nil {
+		return nil, err
+	}
+	out := store.Values{}
+	for _, f := range r.Fields {
+		if v := vals[f.Field.Name]; !store.Equal(v, f.Theirs) {
+			out[f.Field.Name] = v
+		}
+	}
+	return out, nil
+}
