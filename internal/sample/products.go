@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 )
 
 // Product is one sample product, in the units tandem stores: price in integer cents.
@@ -43,42 +42,52 @@ The arm locks in any position with a knurled brass knob; no springs to wear out.
 }
 
 type family struct {
-	category string   // first category; also the SKU prefix's source
-	prefix   string   // SKU prefix
-	items    []string // base names
-	extra    []string // further categories a product may carry
-	minCents int64
-	maxCents int64
-	use      string // a sentence on how the item is used
+	category  string   // first category; also the SKU prefix's source
+	prefix    string   // SKU prefix
+	items     []string // base names
+	materials []string // what the family's items are made of
+	extra     []string // further categories a product may carry
+	minCents  int64
+	maxCents  int64
+	use       string // a sentence on how the item is used
 }
 
 var families = []family{
 	{"lighting", "LGT", []string{"desk lamp", "floor lamp", "pendant light", "wall sconce", "reading light", "table lamp"},
+		[]string{"brass", "oak", "ash", "steel", "ceramic"},
 		[]string{"office", "living"}, 2900, 24900, "Gives a warm, even light for reading and work."},
-	{"kitchen", "KIT", []string{"chef's knife", "cutting board", "saucepan", "cast iron skillet", "pepper mill", "bread bin", "teapot"},
+	{"kitchen", "KIT", []string{"chef's knife", "cutting board", "saucepan", "serving bowl", "pepper mill", "bread bin", "teapot"},
+		[]string{"olive wood", "stainless steel", "enamel", "stoneware", "beech"},
 		[]string{"gifts", "dining"}, 1200, 14900, "Made for daily use and easy to clean."},
-	{"office", "OFF", []string{"notebook", "desk organiser", "monitor stand", "letter tray", "fountain pen", "desk mat"},
+	{"office", "OFF", []string{"notebook", "desk organiser", "monitor stand", "letter tray", "pen tray", "desk mat"},
+		[]string{"walnut", "oak", "leather", "recycled paper", "aluminium"},
 		[]string{"gifts", "stationery"}, 600, 12900, "Keeps a desk tidy without getting in the way."},
-	{"outdoor", "OUT", []string{"folding chair", "garden bench", "planter", "lantern", "picnic blanket", "watering can"},
+	{"outdoor", "OUT", []string{"folding chair", "garden bench", "planter", "lantern", "plant stand", "side table"},
+		[]string{"teak", "acacia", "galvanised steel", "zinc", "cotton canvas"},
 		[]string{"garden", "living"}, 1500, 32900, "Weatherproof and happy to stay outside all summer."},
 	{"textiles", "TEX", []string{"throw", "cushion cover", "tea towel set", "bath towel", "table runner", "duvet cover"},
+		[]string{"linen", "wool", "organic cotton", "waffle cotton", "alpaca"},
 		[]string{"living", "gifts"}, 900, 11900, "Washes at 40 °C and softens with every wash."},
 	{"storage", "STO", []string{"storage box", "shelf", "coat rack", "shoe rack", "basket", "wall hook set"},
+		[]string{"birch plywood", "seagrass", "oak", "powder-coated steel", "felt"},
 		[]string{"living", "hallway"}, 1400, 18900, "Holds more than it looks and assembles in minutes."},
 }
 
-var materials = []string{"oak", "walnut", "ash", "brass", "steel", "linen", "wool", "stoneware", "enamel", "cotton", "beech", "copper"}
+// series are the product lines names start with, as in a real catalogue.
+var series = []string{"Halden", "Mora", "Linde", "Aster", "Corvo", "Tessa", "Brio", "Nordby", "Solvik", "Umbra"}
 
 var finishes = []string{"natural", "matt black", "sage green", "warm white", "slate grey", "terracotta", "oiled", "brushed"}
 
 var origins = []string{"Portugal", "Lithuania", "Denmark", "northern Italy", "Poland", "the Black Forest", "Yorkshire", "Catalonia"}
 
-var care = []string{
-	"wipe clean with a damp cloth",
-	"oil once a year with food-safe oil",
-	"machine wash at 40 °C, do not tumble dry",
-	"hand wash only; dry at once",
-	"keep out of direct sunlight",
+// care is the care advice per category.
+var care = map[string][]string{
+	"lighting": {"dust with a dry cloth; unplug before cleaning", "wipe the shade with a lint roller"},
+	"kitchen":  {"hand wash and dry at once", "dishwasher safe", "oil the wood now and then with food-safe oil"},
+	"office":   {"wipe clean with a damp cloth", "keep out of direct sunlight"},
+	"outdoor":  {"oil once a year", "cover or bring in over winter"},
+	"textiles": {"machine wash at 40 °C, do not tumble dry", "hand wash cold, dry flat"},
+	"storage":  {"wipe clean with a damp cloth", "tighten the screws after the first month"},
 }
 
 // Products returns n sample products, deterministic for n and start. start offsets the SKU
@@ -97,7 +106,7 @@ func Products(n, start int) []Product {
 		}
 		fam := families[seq%len(families)]
 		item := fam.items[r.IntN(len(fam.items))]
-		mat := materials[r.IntN(len(materials))]
+		mat := fam.materials[r.IntN(len(fam.materials))]
 		fin := finishes[r.IntN(len(finishes))]
 		cats := []string{fam.category}
 		if r.IntN(3) > 0 {
@@ -116,9 +125,9 @@ func Products(n, start int) []Product {
 		case stock < 8:
 			avail = "backorder"
 		}
-		name := fmt.Sprintf("%s %s %s", titleCase(fin), mat, item)
+		name := fmt.Sprintf("%s %s %s, %s", series[r.IntN(len(series))], mat, item, fin)
 		desc := fmt.Sprintf("%s\nThis %s %s is made in %s.\n\n- Material: %s\n- Finish: %s\n- Care: %s",
-			fam.use, mat, item, origins[r.IntN(len(origins))], mat, fin, care[r.IntN(len(care))])
+			fam.use, mat, item, origins[r.IntN(len(origins))], mat, fin, care[fam.category][r.IntN(len(care[fam.category]))])
 		out = append(out, Product{
 			SKU:          fmt.Sprintf("%s-%04d", fam.prefix, 1001+seq),
 			Name:         name,
@@ -130,19 +139,4 @@ func Products(n, start int) []Product {
 		})
 	}
 	return out
-}
-
-func titleCase(s string) string {
-	words := strings.Fields(s)
-	for i, w := range words {
-		words[i] = capitalize(w)
-	}
-	return strings.Join(words, " ")
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
