@@ -50,6 +50,7 @@ func commands(a *app) []*cobra.Command {
 		newAdjustCmd(a),
 		newHistoryCmd(a),
 		newMoveCmd(a),
+		newMergeFileCmd(a),
 		newLeaseCmd(a),
 		newLocksCmd(a),
 		newWatchCmd(a),
