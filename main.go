@@ -24,6 +24,9 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
+// defaultDB is the store tandem uses without --db or TANDEM_DB.
+const defaultDB = "./tandem.db"
+
 // version is the release version; set with -ldflags "-X main.version=v1.2.3".
 var version = ""
 
@@ -55,6 +58,8 @@ func commands(a *app) []*cobra.Command {
 		newLocksCmd(a),
 		newWatchCmd(a),
 		newWorkerCmd(a),
+		newBenchCmd(a),
+		newTortureCmd(a),
 	}
 }
 
@@ -188,6 +193,11 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			a.started = true
+			if a.dsn == "" && !cmd.Flags().Changed("db") {
+				// Read here, not as the flag's default, so that --help never shows a
+				// password from TANDEM_DB.
+				a.dsn = envOr("TANDEM_DB", defaultDB)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -201,8 +211,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.dsn, "db", envOr("TANDEM_DB", "./tandem.db"),
-		"store: a SQLite file path or a postgres:// DSN (env TANDEM_DB)")
+	pf.StringVar(&a.dsn, "db", "",
+		"store: a SQLite file path or a postgres:// DSN (default $TANDEM_DB, then "+defaultDB+")")
 	pf.StringVar(&a.user, "user", envOr("TANDEM_USER", os.Getenv("USER")),
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
