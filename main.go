@@ -58,8 +58,6 @@ func commands(a *app) []*cobra.Command {
 		newLocksCmd(a),
 		newWatchCmd(a),
 		newWorkerCmd(a),
-		newBenchCmd(a),
-		newTortureCmd(a),
 	}
 }
 
