@@ -58,6 +58,8 @@ func commands(a *app) []*cobra.Command {
 		newLocksCmd(a),
 		newWatchCmd(a),
 		newWorkerCmd(a),
+		newBenchCmd(a),
+		newTortureCmd(a),
 	}
 }
 
@@ -286,7 +288,8 @@ func openStore(ctx context.Context, dsn string, opts store.Options) (store.Store
 		st, err = openSQLite(ctx, dsn, opts)
 	}
 	if err != nil {
-		return nil, redactErr(fmt.Errorf("open %s: %w", redact(dsn), err))
+		// The stores' messages name the file or server (without a password) already.
+		return nil, redactErr(err)
 	}
 	return st, nil
 }

@@ -1,0 +1,400 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Check is one invariant and whether it held.
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// String formats the check as one line: "PASS name: detail".
+func (c Check) String() string {
+	verdict := "PASS"
+	if !c.OK {
+		verdict = "FAIL"
+	}
+	if c.Detail == "" {
+		return fmt.Sprintf("%s %s", verdict, c.Name)
+	}
+	return fmt.Sprintf("%s %s: %s", verdict, c.Name, c.Detail)
+}
+
+// checker accumulates the problems found for one invariant; a few are named, the rest counted.
+type checker struct {
+	name     string
+	problems []string
+	checked  int
+}
+
+func (c *checker) fail(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+func (c *checker) result(what string) Check {
+	if len(c.problems) == 0 {
+		return Check{Name: c.name, OK: true, Detail: fmt.Sprintf("%d %s checked", c.checked, what)}
+	}
+	shown := c.problems[:min(len(c.problems), 3)]
+	more := ""
+	if n := len(c.problems) - len(shown); n > 0 {
+		more = fmt.Sprintf(" (and %d more)", n)
+	}
+	return Check{Name: c.name, Detail: strings.Join(shown, "; ") + more}
+}
+
+func check(ctx context.Context, s store.Store, fx *fixtures, entries []Entry) []Check {
+	changes, err := allChanges(ctx, s)
+	if err != nil {
+		return []Check{{Name: "read the change log", Detail: err.Error()}}
+	}
+	current := map[int64]*store.Record{}
+	for _, id := range fx.products {
+		r, err := s.FindRecord(ctx, store.KindProduct, id)
+		if err != nil {
+			return []Check{{Name: "read the products", Detail: err.Error()}}
+		}
+		current[id] = r
+	}
+	docs, err := s.FindRecords(ctx, store.Filter{Kind: store.KindDocument, IDs: fx.docs})
+	if err != nil {
+		return []Check{{Name: "read the documents", Detail: err.Error()}}
+	}
+	return []Check{
+		checkCounterLog(fx, current, changes),
+		checkAdjusts(fx, current, entries),
+		checkIncrements(fx, current, entries),
+		checkVersions(current, docs, changes),
+		checkHistory(ctx, s, changes),
+		checkLeases(changes),
+		checkKeys(ctx, s, entries),
+		checkTree(docs),
+	}
+}
+
+// allChanges reads the whole change log.
+func allChanges(ctx context.Context, s store.Store) ([]store.Change, error) {
+	var out []store.Change
+	var after int64
+	for {
+		page, err := s.Changes(ctx, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			return out, nil
+		}
+		out = append(out, page...)
+		after = page[len(page)-1].ID
+	}
+}
+
+// checkCounterLog: every counter equals its start plus the committed deltas in the log.
+func checkCounterLog(fx *fixtures, current map[int64]*store.Record, changes []store.Change) Check {
+	c := &checker{name: "counters = start + committed deltas in the operation log"}
+	sum := map[int64]int64{}
+	for _, ch := range changes {
+		if ch.Kind == store.KindProduct {
+			sum[ch.RecordID] += ch.Deltas["stock"]
+		}
+	}
+	for _, id := range fx.products {
+		c.checked++
+		got, want := current[id].Fields["stock"].(int64), fx.startStock[id]+sum[id]
+		if got != want {
+			c.fail("product %d stock is %d, start %d + logged deltas %d = %d", id, got, fx.startStock[id], sum[id], want)
+		}
+	}
+	return c.result("counters")
+}
+
+// bounds sums a journal's acknowledged and unacknowledged effects per product.
+func bounds(entries []Entry, op string) (acked, maybe map[int64]int64, n int) {
+	acked, maybe = map[int64]int64{}, map[int64]int64{}
+	type attempt struct {
+		id    int64
+		delta int64
+		ok    bool
+	}
+	tries := map[string]*attempt{}
+	anon := 0
+	for _, e := range entries {
+		if e.Op != op {
+			continue
+		}
+		key := e.Key
+		if key == "" {
+			// Increments carry no key: pair each "ok" with a "try" of the same product.
+			if e.State == "try" {
+				anon++
+				key = fmt.Sprintf("#%d", anon)
+			} else {
+				for k, a := range tries {
+					if strings.HasPrefix(k, "#") && a.id == e.ID && !a.ok {
+						key = k
+						break
+					}
+				}
+			}
+		}
+		d := e.Delta
+		if op == "inc" {
+			d = 1
+		}
+		switch e.State {
+		case "try":
+			tries[key] = &attempt{id: e.ID, delta: d}
+		case "ok":
+			if a := tries[key]; a != nil {
+				a.ok = true
+			}
+		}
+	}
+	for _, a := range tries {
+		n++
+		if a.ok {
+			acked[a.id] += a.delta
+		} else {
+			maybe[a.id] += a.delta
+		}
+	}
+	return acked, maybe, n
+}
+
+// checkAdjusts: no acknowledged relative change was lost, and none was applied twice (the
+// applied total never exceeds what was acknowledged plus what was in flight when its writer died).
+func checkAdjusts(fx *fixtures, current map[int64]*store.Record, entries []Entry) Check {
+	c := &checker{name: "relative changes: none lost, none applied twice"}
+	acked, maybe, n := bounds(entries, "adjust")
+	c.checked = n
+	for _, id := range fx.products {
+		applied := current[id].Fields["stock"].(int64) - fx.startStock[id]
+		if applied < acked[id] {
+			c.fail("product %d: %d acknowledged but only %d applied (lost update)", id, acked[id], applied)
+		}
+		if applied > acked[id]+maybe[id] {
+			c.fail("product %d: %d applied but at most %d sent (applied twice)", id, applied, acked[id]+maybe[id])
+		}
+	}
+	return c.result("idempotent adjusts")
+}
+
+// checkIncrements: version-checked read-modify-writes lose nothing.
+func checkIncrements(fx *fixtures, current map[int64]*store.Record, entries []Entry) Check {
+	c := &checker{name: "version-checked increments: none lost"}
+	acked, maybe, n := bounds(entries, "inc")
+	c.checked = n
+	for _, id := range fx.products {
+		applied := current[id].Fields["price"].(int64) - fx.startPrice[id]
+		if applied < acked[id] {
+			c.fail("product %d: %d increments acknowledged but price rose by %d (lost update)", id, acked[id], applied)
+		}
+		if applied > acked[id]+maybe[id] {
+			c.fail("product %d: price rose by %d but at most %d increments were sent", id, applied, acked[id]+maybe[id])
+		}
+	}
+	return c.result("increments")
+}
+
+// checkVersions: each record's writes in the log carry versions 1, 2, … up to its current one.
+func checkVersions(current map[int64]*store.Record, docs []*store.Record, changes []store.Change) Check {
+	c := &checker{name: "versions are contiguous"}
+	type rk struct {
+		kind store.Kind
+		id   int64
+	}
+	want := map[rk]int64{}
+	for id, r := range current {
+		want[rk{store.KindProduct, id}] = r.Version
+	}
+	for _, d := range docs {
+		want[rk{store.KindDocument, d.ID}] = d.Version
+	}
+	seen := map[rk][]int64{}
+	for _, ch := range changes {
+		switch ch.Event {
+		case store.EventCreated, store.EventSaved, store.EventMoved:
+			k := rk{ch.Kind, ch.RecordID}
+			if _, ok := want[k]; ok {
+				seen[k] = append(seen[k], ch.Version)
+			}
+		}
+	}
+	for k, last := range want {
+		c.checked++
+		vs := seen[k]
+		for i, v := range vs {
+			if v != int64(i+1) {
+				c.fail("%s %d: write %d of the log has version %d, want %d", k.kind, k.id, i+1, v, i+1)
+				break
+			}
+		}
+		if int64(len(vs)) != last {
+			c.fail("%s %d is at version %d but the log has %d writes", k.kind, k.id, last, len(vs))
+		}
+	}
+	return c.result("records")
+}
+
+// checkHistory: every editor save is in history, and no system write is.
+func checkHistory(ctx context.Context, s store.Store, changes []store.Change) Check {
+	c := &checker{name: "every editor save is in history, no system write is"}
+	type rk struct {
+		kind store.Kind
+		id   int64
+	}
+	logged := map[rk]map[int64]store.Change{}
+	for _, ch := range changes {
+		if ch.Event != store.EventCreated && ch.Event != store.EventSaved && ch.Event != store.EventMoved {
+			continue
+		}
+		k := rk{ch.Kind, ch.RecordID}
+		if logged[k] == nil {
+			logged[k] = map[int64]store.Change{}
+		}
+		logged[k][ch.Version] = ch
+	}
+	for k, byVersion := range logged {
+		hist, err := s.FindHistory(ctx, k.kind, k.id)
+		if err != nil {
+			c.fail("%s %d: %v", k.kind, k.id, err)
+			continue
+		}
+		inHistory := map[int64]bool{}
+		for _, v := range hist {
+			inHistory[v.Version] = true
+			if ch, ok := byVersion[v.Version]; ok && ch.Role == store.RoleSystem {
+				c.fail("%s %d v%d: a system write by %s has a history version", k.kind, k.id, v.Version, ch.Actor)
+			}
+		}
+		for v, ch := range byVersion {
+			c.checked++
+			if ch.History && !inHistory[v] {
+				c.fail("%s %d v%d: an editor save by %s is missing from history", k.kind, k.id, v, ch.Actor)
+			}
+			if ch.Role == store.RoleEditor && ch.Event != store.EventMoved && !ch.History {
+				c.fail("%s %d v%d: an editor save by %s kept no history", k.kind, k.id, v, ch.Actor)
+			}
+		}
+	}
+	return c.result("writes")
+}
+
+// checkLeases: on each scope, grants carry strictly increasing fencing numbers and a new grant
+// comes only after the previous lease was released or expired.
+func checkLeases(changes []store.Change) Check {
+	c := &checker{name: "no two leases on one scope were valid at once"}
+	type scope struct {
+		kind  store.Kind
+		id    int64
+		group string
+	}
+	type state struct {
+		fence int64
+		open  bool
+	}
+	st := map[scope]*state{}
+	for _, ch := range changes {
+		k := scope{ch.Kind, ch.RecordID, ch.Group}
+		s := st[k]
+		if s == nil {
+			s = &state{}
+			st[k] = s
+		}
+		switch ch.Event {
+		case store.EventLeaseGranted:
+			c.checked++
+			if ch.Fence <= s.fence {
+				c.fail("%s %d %s: fence %d granted after fence %d", k.kind, k.id, k.group, ch.Fence, s.fence)
+			}
+			if s.open {
+				c.fail("%s %d %s: fence %d granted while fence %d was neither released nor expired", k.kind, k.id, k.group, ch.Fence, s.fence)
+			}
+			s.fence, s.open = ch.Fence, true
+		case store.EventLeaseReleased, store.EventLeaseExpired:
+			if ch.Fence == 0 || ch.Fence == s.fence {
+				s.open = false
+			}
+		}
+	}
+	return c.result("grants")
+}
+
+// checkKeys: no idempotency key is left PENDING past its lifetime: each such key can be taken over.
+func checkKeys(ctx context.Context, s store.Store, entries []Entry) Check {
+	c := &checker{name: "no idempotency key is stuck PENDING"}
+	keys := map[string]bool{}
+	for _, e := range entries {
+		if e.Op == "job" {
+			keys[e.Key] = true
+		}
+	}
+	ectx := store.WithActor(ctx, store.Actor{Name: "torture-check", Role: store.RoleSystem})
+	for key := range keys {
+		c.checked++
+		rec, err := s.FindKey(ectx, store.ScopeJob, key)
+		if err != nil {
+			c.fail("key %s: %v", key, err)
+			continue
+		}
+		if rec.Status != store.KeyPending {
+			continue
+		}
+		if wait := time.Until(rec.ExpiresAt); wait > 0 {
+			if wait > time.Minute {
+				c.fail("key %s: PENDING until %s", key, rec.ExpiresAt.Format(time.RFC3339))
+				continue
+			}
+			time.Sleep(wait + 100*time.Millisecond)
+		}
+		claim, err := s.ClaimKey(ectx, store.ScopeJob, key, rec.RequestHash, time.Second)
+		if err != nil || !claim.Claimed {
+			c.fail("key %s: stale PENDING could not be taken over: %v", key, err)
+			continue
+		}
+		if err := s.FailKey(ectx, store.ScopeJob, key); err != nil {
+			c.fail("key %s: %v", key, err)
+		}
+	}
+	return c.result("job keys")
+}
+
+// checkTree: no cycle, and no document deeper than store.MaxDepth.
+func checkTree(docs []*store.Record) Check {
+	c := &checker{name: "the tree has no cycle and respects the depth limit"}
+	parent := map[int64]int64{}
+	for _, d := range docs {
+		if p, ok := d.Fields["parent_id"].(int64); ok {
+			parent[d.ID] = p
+		}
+	}
+	for _, d := range docs {
+		c.checked++
+		path := []int64{d.ID}
+		for id := d.ID; ; {
+			p, ok := parent[id]
+			if !ok {
+				break
+			}
+			if slices.Contains(path, p) {
+				c.fail("cycle through document %d: %v", d.ID, append(path, p))
+				break
+			}
+			path = append(path, p)
+			id = p
+		}
+		if len(path) > store.MaxDepth {
+			c.fail("document %d is %d levels deep (max %d)", d.ID, len(path), store.MaxDepth)
+		}
+	}
+	return c.result("documents")
+}

@@ -1,0 +1,230 @@
+package torture
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// WorkerConfig is what one torture worker needs.
+type WorkerConfig struct {
+	Name     string // user name of the worker, also its key prefix
+	Seed     uint64
+	Products []int64
+	Docs     []int64
+	Journal  string // path of the worker's journal file
+}
+
+// Work runs one worker's random mix against s until ctx ends: relative adjusts with
+// idempotency keys, version-checked read-modify-writes, leased edits, system writes under a
+// short database lock, and tree moves. It journals every counted write (see Entry).
+func Work(ctx context.Context, s store.Store, cfg WorkerConfig) error {
+	j, err := openJournal(cfg.Journal)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	w := &worker{s: s, cfg: cfg, j: j, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(time.Now().UnixNano())))}
+	w.editor = store.WithActor(ctx, store.Actor{Name: cfg.Name, Role: store.RoleEditor})
+	w.system = store.WithActor(ctx, store.Actor{Name: cfg.Name + "-sys", Role: store.RoleSystem})
+	for ctx.Err() == nil {
+		var err error
+		switch p := w.rng.IntN(100); {
+		case p < 40:
+			err = w.adjust()
+		case p < 65:
+			err = w.increment(false)
+		case p < 75:
+			err = w.increment(true)
+		case p < 88:
+			err = w.checksum()
+		default:
+			err = w.move()
+		}
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type worker struct {
+	s              store.Store
+	cfg            WorkerConfig
+	j              *journal
+	rng            *rand.Rand
+	editor, system context.Context
+	seq            int
+}
+
+const attempts = 30
+
+// transient reports whether err leaves the write certainly not applied and worth another try.
+func transient(err error) bool {
+	switch store.ErrorCode(err) {
+	case store.ECONFLICT, store.EBUSY, store.ELEASE:
+		return true
+	}
+	return false
+}
+
+// fatal reports whether err means the worker itself is wrong, as opposed to the store being
+// unreachable for a moment (which a torture run provokes on purpose).
+func fatal(err error) bool {
+	switch store.ErrorCode(err) {
+	case "", store.ECONFLICT, store.EBUSY, store.ELEASE, store.EUNAVAILABLE, store.ENOTFOUND:
+		return false
+	case store.EINTERNAL:
+		return false // connection resets surface here on some drivers
+	}
+	return true
+}
+
+func (w *worker) pause(attempt int) {
+	time.Sleep(time.Duration(w.rng.Int64N(int64(time.Millisecond)<<min(attempt, 5))) + time.Millisecond)
+}
+
+func (w *worker) product() int64 { return w.cfg.Products[w.rng.IntN(len(w.cfg.Products))] }
+
+// adjust adds 1..5 to a product's stock with an idempotency key, retrying with the same key
+// after any error: the key makes a retry of an applied change a replay.
+func (w *worker) adjust() error {
+	w.seq++
+	id, key, delta := w.product(), fmt.Sprintf("%s-%d", w.cfg.Name, w.seq), int64(1+w.rng.IntN(5))
+	if err := w.j.write(Entry{Op: "adjust", State: "try", ID: id, Key: key, Delta: delta}); err != nil {
+		return err
+	}
+	for a := range attempts {
+		_, err := w.s.UpdateRecord(w.editor, store.KindProduct, id, store.Update{
+			Add: map[string]int64{"stock": delta}, IdempotencyKey: key})
+		if err == nil {
+			return w.j.write(Entry{Op: "adjust", State: "ok", ID: id, Key: key, Delta: delta})
+		}
+		if fatal(err) {
+			return fmt.Errorf("adjust product %d: %w", id, err)
+		}
+		w.pause(a)
+	}
+	return nil
+}
+
+// increment raises a product's price by one cent with a version-checked read-modify-write,
+// optionally under an editor lease. A store that dropped the version check would lose some of
+// these increments, and the price check would catch it.
+func (w *worker) increment(leased bool) error {
+	id := w.product()
+	if err := w.j.write(Entry{Op: "inc", State: "try", ID: id}); err != nil {
+		return err
+	}
+	for a := range attempts {
+		err := w.incrementOnce(id, leased)
+		if err == nil {
+			return w.j.write(Entry{Op: "inc", State: "ok", ID: id})
+		}
+		if !transient(err) {
+			// Unreachable, or cut off mid-commit: the increment may or may not have landed,
+			// and without a key a retry could apply it twice. Leave the "try" alone.
+			if fatal(err) {
+				return fmt.Errorf("increment product %d: %w", id, err)
+			}
+			return nil
+		}
+		w.pause(a)
+	}
+	return nil
+}
+
+func (w *worker) incrementOnce(id int64, leased bool) error {
+	var token string
+	if leased {
+		l, err := w.s.AcquireLease(w.editor, store.LeaseRequest{Kind: store.KindProduct, RecordID: id,
+			Group: store.GroupEditor, TTL: 2 * time.Second})
+		if err != nil {
+			return err
+		}
+		token = l.Token
+		defer w.s.ReleaseLease(context.WithoutCancel(w.editor), token)
+	}
+	rec, err := w.s.FindRecord(w.editor, store.KindProduct, id)
+	if err != nil {
+		return err
+	}
+	_, err = w.s.UpdateRecord(w.editor, store.KindProduct, id, store.Update{
+		BaseVersion: rec.Version,
+		Set: store.Values{
+			"price":       rec.Fields["price"].(int64) + 1,
+			"description": fmt.Sprintf("touched by %s at v%d", w.cfg.Name, rec.Version),
+		},
+		LeaseToken: token,
+	})
+	return err
+}
+
+// checksum is a worker's job: claim a job key for the record's current version, recompute
+// the checksum under a short database lock, complete the key. A writer killed in between
+// leaves the key PENDING, which must become claimable again after its short lifetime.
+func (w *worker) checksum() error {
+	id := w.product()
+	rec, err := w.s.FindRecord(w.system, store.KindProduct, id)
+	if err != nil {
+		return w.tolerate("checksum", id, err)
+	}
+	key := fmt.Sprintf("checksum:product:%d:v%d", id, rec.Version)
+	claim, err := w.s.ClaimKey(w.system, store.ScopeJob, key, key, 2*time.Second)
+	if err != nil || !claim.Claimed {
+		return w.tolerate("claim job", id, err)
+	}
+	if err := w.j.write(Entry{Op: "job", State: "try", ID: id, Key: key}); err != nil {
+		return err
+	}
+	for a := range attempts {
+		_, err = w.s.LockedUpdate(w.system, store.KindProduct, id, func(r *store.Record) (store.Update, error) {
+			sum := sha256.Sum256(fmt.Appendf(nil, "%v|%v|%v", r.Fields["name"], r.Fields["description"], r.Fields["price"]))
+			c := hex.EncodeToString(sum[:8])
+			if r.Fields["checksum"] == c {
+				return store.Update{}, nil
+			}
+			return store.Update{BaseVersion: r.Version, Set: store.Values{"checksum": c}}, nil
+		})
+		if err == nil || !transient(err) {
+			break
+		}
+		w.pause(a)
+	}
+	if err != nil {
+		_ = w.s.FailKey(w.system, store.ScopeJob, key)
+		return w.tolerate("checksum", id, err)
+	}
+	return w.tolerate("complete job", id, w.s.CompleteKey(w.system, store.ScopeJob, key, nil, time.Hour))
+}
+
+// tolerate returns nil for the errors a torture run provokes on purpose (conflicts, busy,
+// leases, cut connections) and the error itself, with context, for anything else.
+func (w *worker) tolerate(what string, id int64, err error) error {
+	if err == nil || !fatal(err) {
+		return nil
+	}
+	return fmt.Errorf("%s product %d: %w", what, id, err)
+}
+
+// move puts a random document under another random document or at the root. Moves that
+// would make a cycle or a tree too deep are refused by the store; that is expected.
+func (w *worker) move() error {
+	docs := w.cfg.Docs
+	id := docs[w.rng.IntN(len(docs))]
+	var parent *int64
+	if w.rng.IntN(4) > 0 {
+		p := docs[w.rng.IntN(len(docs))]
+		parent = &p
+	}
+	_, err := w.s.MoveDocument(w.editor, id, parent)
+	if err != nil && store.ErrorCode(err) != store.EINVALID && fatal(err) {
+		return fmt.Errorf("move document %d: %w", id, err)
+	}
+	return nil
+}
