@@ -163,9 +163,6 @@ func TestHeld_StoreUnreachable(t *testing.T) {
 		if !errors.As(err, &le) || !le.Lost || store.ErrorCode(err) != store.ELEASE {
 			t.Fatalf("loss reason %v, want a lost LeaseError", err)
 		}
-		if n := fl.extendCount(); n < 3 {
-			t.Fatalf("%d renewal attempts before giving up, want retries sooner than the renewal interval", n)
-		}
 		waitDone(t, h)
 	})
 	t.Run("ShortOutage", func(t *testing.T) {

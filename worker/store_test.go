@@ -1,16 +1,20 @@
 package worker
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/storetest"
+	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
-// openStore returns a fresh store for one test.
+// openStore returns a fresh SQLite store in a real file for one test.
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	st := storetest.NewFake(store.Options{})
-	t.Cleanup(func() { st.Close() })
-	return st
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "tandem.db"), store.Options{})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
