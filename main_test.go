@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,9 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store/postgres"
 )
 
 // binary is the tandem binary built once by TestMain; the CLI tests run it as real OS
@@ -129,49 +127,13 @@ func backends(t *testing.T) []backend {
 	t.Helper()
 	bs := []backend{{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "tandem.db") }}}
 	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
-		bs = append(bs, backend{"postgres", postgresDSN})
+		bs = append(bs, backend{"postgres", func(t *testing.T) string { return postgres.TestDSN(t) }})
 	} else if os.Getenv("CI") == "true" {
 		t.Fatal("TANDEM_TEST_POSTGRES is not set under CI=true: the PostgreSQL CLI tests must run in CI")
 	} else {
 		t.Log("PostgreSQL CLI tests skipped: set TANDEM_TEST_POSTGRES=postgres://… to run them")
 	}
 	return bs
-}
-
-// postgresDSN creates a fresh schema on the TANDEM_TEST_POSTGRES server, drops it when the
-// test ends, and returns a DSN whose search_path is that schema.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("TANDEM_TEST_POSTGRES")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to TANDEM_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("tandem_cli_%d_%d", os.Getpid(), time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
 }
 
 // TestCLI_AdjustConcurrent runs 4 OS processes at once, each doing 250 "adjust product ID

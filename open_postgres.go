@@ -4,9 +4,15 @@ import (
 	"context"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
 )
 
-// openPostgres opens the PostgreSQL store at dsn. Placeholder until store/postgres builds.
+// openPostgres opens the PostgreSQL store at dsn: EINVALID for a DSN that cannot be parsed,
+// EUNAVAILABLE for a server that cannot be reached (store/postgres gives up within seconds).
 func openPostgres(ctx context.Context, dsn string, opts store.Options) (store.Store, error) {
-	return nil, store.Errorf(store.EUNAVAILABLE, "this build has no PostgreSQL store yet")
+	db, err := postgres.Open(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
 }
