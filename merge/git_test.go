@@ -117,7 +117,13 @@ func mangle(rng *rand.Rand, b []byte) []byte {
 // reports conflicts, tandem must report at least one.
 func TestText_MatchesGit(t *testing.T) {
 	mustGit(t)
-	t.Run("small", func(t *testing.T) { compareWithGit(t, 1500, 40, 3) })
+	t.Run("small", func(t *testing.T) {
+		iters := 1500
+		if testing.Short() {
+			iters = 200
+		}
+		compareWithGit(t, iters, 40, 3)
+	})
 	t.Run("large", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("short")
