@@ -6,6 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/tui"
 )
 
 // runDefault is what tandem does without a subcommand: on a SQLite file that does not exist
@@ -35,10 +41,36 @@ func runDefault(ctx context.Context, a *app) error {
 	return startTUI(actx, a)
 }
 
-// startTUI opens the terminal UI on the app's store. The TUI (package tui) is wired here;
-// until it exists tandem says what to use instead.
+// tuiFlags are the root command's own flags: they configure the TUI.
+type tuiFlags struct {
+	lease      bool
+	leaseTTL   time.Duration
+	onConflict string
+}
+
+// addTUIFlags defines the TUI's flags on the root command.
+func addTUIFlags(root *cobra.Command, f *tuiFlags) {
+	root.Flags().BoolVar(&f.lease, "lease", false, "take a lease on every record you open, so others see it read-only")
+	root.Flags().DurationVar(&f.leaseTTL, "lease-ttl", tui.DefaultLeaseTTL, "lifetime of the TUI's leases (renewed at half of it)")
+	root.Flags().StringVar(&f.onConflict, "on-conflict", tui.OnConflictAsk,
+		"what a conflicting save does: ask, reload, retry (relative changes only) or merge")
+}
+
+// startTUI opens the terminal UI on the app's store.
 func startTUI(ctx context.Context, a *app) error {
-	fmt.Fprintln(a.stderr, `tandem: the terminal UI is not part of this build yet.
-Use the CLI meanwhile: "tandem list products", "tandem get product 42", "tandem --help".`)
-	return nil
+	act, err := store.ActorFrom(ctx)
+	if err != nil {
+		return usageErr(err)
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	return tui.Run(ctx, st, tui.Options{
+		User:       act.Name,
+		Role:       act.Role,
+		Lease:      a.tui.lease,
+		LeaseTTL:   a.tui.leaseTTL,
+		OnConflict: a.tui.onConflict,
+	})
 }

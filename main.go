@@ -166,6 +166,7 @@ type app struct {
 	as     string // --as
 	fields string // --fields
 
+	tui     tuiFlags        // the root command's own flags, for the TUI
 	started bool            // a command's RunE was reached (flags and arguments were accepted)
 	reg     *store.Registry // loaded by registry()
 	st      store.Store     // opened by store()
@@ -210,6 +211,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 
+	addTUIFlags(root, &a.tui)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dsn, "db", "",
 		"store: a SQLite file path or a postgres:// DSN (default $TANDEM_DB, then "+defaultDB+")")
