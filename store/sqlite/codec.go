@@ -1,0 +1,209 @@
+package sqlite
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// table returns the table of a kind. Table and column names in SQL come only from here and
+// from the registry, never from input.
+func table(kind store.Kind) (string, error) {
+	switch kind {
+	case store.KindProduct:
+		return "products", nil
+	case store.KindDocument:
+		return "documents", nil
+	}
+	return "", store.Errorf(store.EINVALID, "unknown kind %q (want product or document)", kind)
+}
+
+// columns returns the select list of a kind: id, every registry field, and the metadata.
+func (db *DB) columns(kind store.Kind) string {
+	var b strings.Builder
+	b.WriteString("id")
+	for _, f := range db.reg.Fields(kind) {
+		b.WriteString(", ")
+		b.WriteString(f.Name)
+	}
+	b.WriteString(", version, updated_at, updated_by")
+	return b.String()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRecord reads one row selected with columns(kind).
+func (db *DB) scanRecord(kind store.Kind, sc scanner) (*store.Record, error) {
+	fields := db.reg.Fields(kind)
+	raw := make([]any, len(fields))
+	r := &store.Record{Kind: kind, Fields: make(store.Values, len(fields))}
+	var at string
+	dest := make([]any, 0, len(fields)+4)
+	dest = append(dest, &r.ID)
+	for i := range raw {
+		dest = append(dest, &raw[i])
+	}
+	dest = append(dest, &r.Version, &at, &r.UpdatedBy)
+	if err := sc.Scan(dest...); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.UpdatedAt, err = parseTime(at); err != nil {
+		return nil, err
+	}
+	for i, f := range fields {
+		if r.Fields[f.Name], err = decodeColumn(f, raw[i]); err != nil {
+			return nil, fmt.Errorf("%s %d: %w", kind, r.ID, err)
+		}
+	}
+	return r, nil
+}
+
+// encodeColumn converts a field value to its column value: sets as JSON arrays, times as
+// millisecond UTC text, nil as NULL.
+func encodeColumn(f *store.Field, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch f.Type {
+	case store.TypeSet:
+		items, _ := v.([]string)
+		if items == nil {
+			items = []string{}
+		}
+		b, err := json.Marshal(items)
+		return string(b), err
+	case store.TypeTime:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("%s: want a time, got %T", f.Name, v)
+		}
+		return formatTime(t), nil
+	}
+	return v, nil
+}
+
+// decodeColumn converts a column value read by the driver into the field's Go value.
+func decodeColumn(f *store.Field, v any) (any, error) {
+	if b, ok := v.([]byte); ok {
+		v = string(b)
+	}
+	if v == nil {
+		switch f.Type {
+		case store.TypeTime, store.TypeRef:
+			return nil, nil
+		}
+		return f.Zero(), nil
+	}
+	bad := func() error { return fmt.Errorf("column %s holds %T %v, not a %s", f.Name, v, v, f.Type) }
+	switch f.Type {
+	case store.TypeString, store.TypeText, store.TypeEnum:
+		s, ok := v.(string)
+		if !ok {
+			return nil, bad()
+		}
+		return s, nil
+	case store.TypeInt, store.TypeMoney, store.TypeRef:
+		n, ok := v.(int64)
+		if !ok {
+			return nil, bad()
+		}
+		return n, nil
+	case store.TypeSet:
+		s, ok := v.(string)
+		if !ok {
+			return nil, bad()
+		}
+		var items []string
+		if err := json.Unmarshal([]byte(s), &items); err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		return store.NormalizeSet(items), nil
+	case store.TypeTime:
+		s, ok := v.(string)
+		if !ok {
+			return nil, bad()
+		}
+		return parseTime(s)
+	}
+	return nil, bad()
+}
+
+// encodeSnapshot writes every field of a record as a JSON object for the history table:
+// ints and cents as numbers, sets as arrays, times as text.
+func (db *DB) encodeSnapshot(r *store.Record) (string, error) {
+	m := make(map[string]any, len(r.Fields))
+	for _, f := range db.reg.Fields(r.Kind) {
+		v := r.Fields[f.Name]
+		if t, ok := v.(time.Time); ok {
+			v = formatTime(t)
+		}
+		m[f.Name] = v
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// decodeSnapshot reads a snapshot written by encodeSnapshot. Fields the registry does not
+// know are skipped.
+func (db *DB) decodeSnapshot(kind store.Kind, s string) (store.Values, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("history snapshot: %w", err)
+	}
+	out := make(store.Values, len(m))
+	for _, f := range db.reg.Fields(kind) {
+		v, ok := m[f.Name]
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case nil:
+			out[f.Name] = nil
+			if f.Type != store.TypeTime && f.Type != store.TypeRef {
+				out[f.Name] = f.Zero()
+			}
+		case json.Number:
+			n, err := x.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("history snapshot %s: %w", f.Name, err)
+			}
+			out[f.Name] = n
+		case []any:
+			items := make([]string, 0, len(x))
+			for _, it := range x {
+				if s, ok := it.(string); ok {
+					items = append(items, s)
+				}
+			}
+			out[f.Name] = store.NormalizeSet(items)
+		case string:
+			if f.Type == store.TypeTime {
+				t, err := parseTime(x)
+				if err != nil {
+					return nil, err
+				}
+				out[f.Name] = t
+			} else {
+				out[f.Name] = x
+			}
+		default:
+			return nil, fmt.Errorf("history snapshot %s: unexpected %T", f.Name, v)
+		}
+	}
+	return out, nil
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only string slices and int maps come here
+	}
+	return string(b)
+}

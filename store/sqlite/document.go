@@ -1,0 +1,183 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// MoveDocument puts document id under parent (nil: at the root). The write transaction is
+// BEGIN IMMEDIATE, so it holds SQLite's single writer lock before the cycle and depth checks
+// read the tree: no other move (or any write) can slip in between check and write.
+// MoveDocument takes no lease token, so a live lease on the document's parent_id group
+// blocks it unless the actor is that lease's holder.
+func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store.Record, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := db.reg.Field(store.KindDocument, "parent_id")
+	if err != nil {
+		return nil, err
+	}
+	if !f.Writable(actor.Role) {
+		return nil, &store.OwnershipError{Kind: store.KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
+	}
+	keep := store.KeepsHistory(ctx, actor)
+	what := fmt.Sprintf("move document %d", id)
+	var rec *store.Record
+	err = db.writeTx(ctx, what, func(tx *tx) error {
+		if _, err := db.findRecord(ctx, tx, store.KindDocument, id); err != nil {
+			return err
+		}
+		if err := db.checkMoveLease(ctx, tx, id, f.Group, actor); err != nil {
+			return err
+		}
+		var newParent any
+		if parent != nil {
+			newParent = *parent
+			if err := db.checkMove(ctx, tx, id, *parent); err != nil {
+				return err
+			}
+		}
+		var err error
+		rec, err = db.scanRecord(store.KindDocument, tx.QueryRowContext(ctx,
+			`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
+			 WHERE id = ? RETURNING `+db.columns(store.KindDocument),
+			newParent, formatTime(tx.now), actor.Name, id))
+		if err != nil {
+			return err
+		}
+		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil)
+	})
+	if err != nil {
+		return nil, mapErr(what, err)
+	}
+	return rec, nil
+}
+
+// checkMoveLease refuses a move while someone other than the actor holds a live lease on the
+// group of parent_id.
+func (db *DB) checkMoveLease(ctx context.Context, tx *tx, id int64, group string, actor store.Actor) error {
+	now, err := tx.clock(ctx)
+	if err != nil {
+		return err
+	}
+	l, err := findLease(ctx, tx, store.KindDocument, id, group)
+	if err != nil {
+		return err
+	}
+	if l != nil && l.Live(now) && l.Holder != actor.Name {
+		return &store.LeaseError{Lease: l.Lease, Now: now}
+	}
+	return nil
+}
+
+// checkMove runs the cycle and depth checks of moving id under parent on the locked tree.
+func (db *DB) checkMove(ctx context.Context, tx *tx, id, parent int64) error {
+	up, err := ancestors(ctx, tx, parent)
+	if err != nil {
+		return err
+	}
+	if len(up) == 0 {
+		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	}
+	if i := slices.Index(up, id); i >= 0 {
+		path := up[:i+1]
+		if parent == id {
+			path = []int64{id, id}
+		}
+		return store.Errorf(store.EINVALID, "moving %d under %d would create a cycle: %s", id, parent, joinPath(path))
+	}
+	down, err := deepestPath(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if depth := len(up) + len(down); depth > store.MaxDepth {
+		path := slices.Clone(up)
+		slices.Reverse(path)
+		path = append(path, down...)
+		return store.Errorf(store.EINVALID, "moving %d under %d would be %d levels deep (max %d): %s",
+			id, parent, depth, store.MaxDepth, joinPath(path))
+	}
+	return nil
+}
+
+// checkNewChild checks that a new document may be created under parent.
+func (db *DB) checkNewChild(ctx context.Context, tx *tx, parent int64) error {
+	up, err := ancestors(ctx, tx, parent)
+	if err != nil {
+		return err
+	}
+	if len(up) == 0 {
+		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	}
+	if depth := len(up) + 1; depth > store.MaxDepth {
+		path := slices.Clone(up)
+		slices.Reverse(path)
+		return store.Errorf(store.EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
+			parent, depth, store.MaxDepth, joinPath(path))
+	}
+	return nil
+}
+
+// maxWalk bounds the recursive queries, so a damaged tree cannot make them loop forever.
+const maxWalk = 64
+
+// ancestors returns id and its ancestors, nearest first (id, its parent, ..., the root);
+// empty when id does not exist.
+func ancestors(ctx context.Context, q queryer, id int64) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, `WITH RECURSIVE up(id, parent_id, n) AS (
+			SELECT id, parent_id, 1 FROM documents WHERE id = ?
+			UNION ALL
+			SELECT d.id, d.parent_id, up.n + 1 FROM documents d JOIN up ON d.id = up.parent_id WHERE up.n < ?
+		) SELECT id FROM up ORDER BY n`, id, maxWalk)
+	if err != nil {
+		return nil, fmt.Errorf("ancestors of %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var x int64
+		if err := rows.Scan(&x); err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// deepestPath returns the longest downward path from id (id first) to a leaf of its subtree.
+func deepestPath(ctx context.Context, q queryer, id int64) ([]int64, error) {
+	var path string
+	err := q.QueryRowContext(ctx, `WITH RECURSIVE down(id, n, path) AS (
+			SELECT id, 1, CAST(id AS TEXT) FROM documents WHERE id = ?
+			UNION ALL
+			SELECT d.id, down.n + 1, down.path || ',' || d.id FROM documents d JOIN down ON d.parent_id = down.id
+			WHERE down.n < ?
+		) SELECT path FROM down ORDER BY n DESC, id LIMIT 1`, id, maxWalk).Scan(&path)
+	if err != nil {
+		return nil, fmt.Errorf("subtree of %d: %w", id, err)
+	}
+	var out []int64
+	for _, s := range strings.Split(path, ",") {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("subtree of %d: %w", id, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinPath(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, " → ")
+}

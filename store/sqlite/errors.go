@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// mapErr is the one place where SQLite result codes become store error codes. Typed store
+// errors (conflict, lease, ownership, *store.Error) pass through unchanged; anything else is
+// wrapped in a *store.Error whose message starts with what and keeps the cause.
+func mapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		ce *store.ConflictError
+		le *store.LeaseError
+		oe *store.OwnershipError
+		se *store.Error
+	)
+	if errors.As(err, &ce) || errors.As(err, &le) || errors.As(err, &oe) || errors.As(err, &se) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return store.Errorf(store.EBUSY, "%s: %w", what, err)
+	}
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return store.Errorf(store.EINTERNAL, "%s: %w", what, err)
+	}
+	switch code := e.Code(); {
+	case code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return store.Errorf(store.EINVALID, "%s: a record with this value already exists: %w", what, err)
+	case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return store.Errorf(store.ENOTFOUND, "%s: the referenced record does not exist: %w", what, err)
+	case code&0xff == sqlite3.SQLITE_CONSTRAINT:
+		return store.Errorf(store.EINVALID, "%s: %w", what, err)
+	case code&0xff == sqlite3.SQLITE_BUSY, code&0xff == sqlite3.SQLITE_LOCKED:
+		return store.Errorf(store.EBUSY, "%s: the database stayed locked by another writer; try again: %w", what, err)
+	case code&0xff == sqlite3.SQLITE_NOTADB, code&0xff == sqlite3.SQLITE_CORRUPT:
+		return store.Errorf(store.EINVALID, "%s: the file is not a tandem (SQLite) database: %w", what, err)
+	case code&0xff == sqlite3.SQLITE_CANTOPEN, code&0xff == sqlite3.SQLITE_PERM,
+		code&0xff == sqlite3.SQLITE_READONLY, code&0xff == sqlite3.SQLITE_IOERR,
+		code&0xff == sqlite3.SQLITE_FULL:
+		return store.Errorf(store.EUNAVAILABLE, "%s: %w", what, err)
+	}
+	return store.Errorf(store.EINTERNAL, "%s: %w", what, err)
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED: the transaction may be retried.
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	c := e.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}

@@ -1,0 +1,238 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Key lifetimes are judged by the database clock, like leases.
+
+type keyRow struct {
+	store.KeyRecord
+	expired bool
+}
+
+func (db *DB) findKey(ctx context.Context, q queryer, scope, key string, now time.Time) (*keyRow, error) {
+	var (
+		k                keyRow
+		status, cat, eat string
+	)
+	err := q.QueryRowContext(ctx, `SELECT status, request_hash, result, owner, created_at, expires_at
+		FROM idempotency WHERE scope = ? AND key = ?`, scope, key).
+		Scan(&status, &k.RequestHash, &k.Result, &k.Owner, &cat, &eat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	k.Scope, k.Key, k.Status = scope, key, store.KeyStatus(status)
+	if k.CreatedAt, err = parseTime(cat); err != nil {
+		return nil, err
+	}
+	if k.ExpiresAt, err = parseTime(eat); err != nil {
+		return nil, err
+	}
+	k.expired = !now.Before(k.ExpiresAt)
+	return &k, nil
+}
+
+// claimOwner names the caller of ClaimKey: the actor plus this process's random id, so that
+// a paused process cannot complete a claim another process took over.
+func (db *DB) claimOwner(ctx context.Context) (string, error) {
+	a, err := store.ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return a.Name + "@" + db.owner, nil
+}
+
+func checkKeyArgs(scope, key string) error {
+	switch {
+	case scope == "":
+		return store.Errorf(store.EINVALID, "idempotency key without a scope")
+	case key == "":
+		return store.Errorf(store.EINVALID, "empty idempotency key")
+	case len(key) > 200:
+		return store.Errorf(store.EINVALID, "idempotency key over 200 characters")
+	}
+	return nil
+}
+
+// checkUpdateKey looks up an update's idempotency key (scope api) inside the update's
+// transaction: replay is true when the same request already completed.
+func (db *DB) checkUpdateKey(ctx context.Context, tx *tx, key, hash string) (replay bool, err error) {
+	now, err := tx.clock(ctx)
+	if err != nil {
+		return false, err
+	}
+	k, err := db.findKey(ctx, tx, store.ScopeAPI, key, now)
+	if err != nil || k == nil || k.expired {
+		return false, err
+	}
+	if k.RequestHash != hash {
+		return false, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
+	}
+	switch k.Status {
+	case store.KeyCompleted:
+		return true, nil
+	case store.KeyPending:
+		return false, store.Errorf(store.EBUSY, "idempotency key %s is in progress elsewhere; try again later", key)
+	}
+	return false, nil
+}
+
+// completeUpdateKey records an update's key as COMPLETED in the update's transaction.
+func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, rec *store.Record, actor store.Actor) error {
+	now, err := tx.clock(ctx)
+	if err != nil {
+		return err
+	}
+	result, _ := json.Marshal(map[string]any{"kind": rec.Kind, "id": rec.ID, "version": rec.Version})
+	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at)
+		VALUES (?, ?, 'COMPLETED', ?, ?, ?, ?, ?)
+		ON CONFLICT (scope, key) DO UPDATE SET status = 'COMPLETED', request_hash = excluded.request_hash,
+			result = excluded.result, owner = excluded.owner, created_at = excluded.created_at,
+			expires_at = excluded.expires_at`,
+		store.ScopeAPI, key, hash, result, actor.Name, formatTime(now), formatTime(now.Add(store.DefaultCompletedTTL)))
+	if err != nil {
+		return fmt.Errorf("record idempotency key: %w", err)
+	}
+	return nil
+}
+
+// ClaimKey claims (scope, key) for a request with the given hash.
+func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
+	if err := checkKeyArgs(scope, key); err != nil {
+		return nil, err
+	}
+	owner, err := db.claimOwner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if pendingTTL <= 0 {
+		pendingTTL = store.DefaultPendingTTL
+	}
+	var claim *store.Claim
+	what := fmt.Sprintf("claim idempotency key %s/%s", scope, key)
+	err = db.writeTx(ctx, what, func(tx *tx) error {
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		k, err := db.findKey(ctx, tx, scope, key, now)
+		if err != nil {
+			return err
+		}
+		if k != nil && !k.expired || k != nil && k.Status == store.KeyPending {
+			if k.RequestHash != requestHash {
+				return store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
+			}
+			switch {
+			case k.Status == store.KeyCompleted:
+				claim = &store.Claim{Record: k.KeyRecord}
+				return nil
+			case k.Status == store.KeyPending && !k.expired && k.Owner != owner:
+				return store.Errorf(store.EBUSY, "idempotency key %s is being worked on by %s since %s",
+					key, k.Owner, k.CreatedAt.Format(time.RFC3339))
+			}
+			// FAILED, our own PENDING, or a stale PENDING whose owner died: claim it.
+		}
+		rec := store.KeyRecord{Scope: scope, Key: key, Status: store.KeyPending, RequestHash: requestHash,
+			Owner: owner, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
+		_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at)
+			VALUES (?, ?, 'PENDING', ?, NULL, ?, ?, ?)
+			ON CONFLICT (scope, key) DO UPDATE SET status = 'PENDING', request_hash = excluded.request_hash,
+				result = NULL, owner = excluded.owner, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+			scope, key, requestHash, owner, formatTime(now), formatTime(rec.ExpiresAt))
+		if err != nil {
+			return err
+		}
+		claim = &store.Claim{Claimed: true, Record: rec}
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(what, err)
+	}
+	return claim, nil
+}
+
+// CompleteKey marks a key the caller claimed COMPLETED with its result, kept for keep.
+func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
+	if keep <= 0 {
+		keep = store.DefaultCompletedTTL
+	}
+	if result == nil {
+		result = []byte{}
+	}
+	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
+}
+
+// FailKey marks a key the caller claimed FAILED, so a later claim may try again.
+func (db *DB) FailKey(ctx context.Context, scope, key string) error {
+	return db.finishKey(ctx, scope, key, store.KeyFailed, nil, store.DefaultCompletedTTL)
+}
+
+func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
+	if err := checkKeyArgs(scope, key); err != nil {
+		return err
+	}
+	owner, err := db.claimOwner(ctx)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("finish idempotency key %s/%s", scope, key)
+	return db.writeTx(ctx, what, func(tx *tx) error {
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE idempotency SET status = ?, result = ?, expires_at = ?
+			WHERE scope = ? AND key = ? AND status = 'PENDING' AND owner = ?`,
+			string(status), result, formatTime(now.Add(keep)), scope, key, owner)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
+		}
+		return nil
+	})
+}
+
+// FindKey returns the state of a key. ENOTFOUND if there is none.
+func (db *DB) FindKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
+	what := fmt.Sprintf("find idempotency key %s/%s", scope, key)
+	k, err := db.findKey(ctx, db.read, scope, key, time.Time{})
+	if err != nil {
+		return nil, mapErr(what, err)
+	}
+	if k == nil {
+		return nil, store.Errorf(store.ENOTFOUND, "idempotency key %s/%s not found", scope, key)
+	}
+	return &k.KeyRecord, nil
+}
+
+// PurgeKeys deletes keys whose lifetime ended (by the database clock) and returns how many.
+func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
+	var n int64
+	err := db.writeTx(ctx, "purge idempotency keys", func(tx *tx) error {
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE expires_at <= ?`, formatTime(now))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}

@@ -1,0 +1,361 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// newToken returns a lease token: 32 random bytes, hex.
+func newToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("lease token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// hashToken is what the database stores instead of the token.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+const leaseColumns = "kind, record_id, grp, holder, token_hash, fence, acquired_at, expires_at, released"
+
+type leaseRow struct {
+	store.Lease
+	tokenHash string
+}
+
+func scanLease(sc scanner) (*leaseRow, error) {
+	var (
+		l        leaseRow
+		kind     string
+		acq, exp string
+	)
+	if err := sc.Scan(&kind, &l.RecordID, &l.Group, &l.Holder, &l.tokenHash, &l.Fence, &acq, &exp, &l.Released); err != nil {
+		return nil, err
+	}
+	l.Kind = store.Kind(kind)
+	var err error
+	if l.AcquiredAt, err = parseTime(acq); err != nil {
+		return nil, err
+	}
+	if l.ExpiresAt, err = parseTime(exp); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// findLease returns the current lease row of one scope, or nil.
+func findLease(ctx context.Context, q queryer, kind store.Kind, id int64, group string) (*leaseRow, error) {
+	l, err := scanLease(q.QueryRowContext(ctx, "SELECT "+leaseColumns+
+		" FROM leases WHERE kind = ? AND record_id = ? AND grp = ?", string(kind), id, group))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return l, err
+}
+
+// grant is a token's entry in lease_grants.
+type grant struct {
+	kind  store.Kind
+	id    int64
+	group string
+	fence int64
+}
+
+func findGrant(ctx context.Context, q queryer, token string) (*grant, error) {
+	var (
+		g    grant
+		kind string
+	)
+	err := q.QueryRowContext(ctx, `SELECT kind, record_id, grp, fence FROM lease_grants WHERE token_hash = ?`,
+		hashToken(token)).Scan(&kind, &g.id, &g.group, &g.fence)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	g.kind = store.Kind(kind)
+	return &g, err
+}
+
+// tokenState checks a presented token against the current lease of its scope and returns the
+// lease, or a *LeaseError (Lost) saying why it is no longer valid.
+func tokenState(ctx context.Context, q queryer, g *grant, now time.Time) (*leaseRow, error) {
+	cur, err := findLease(ctx, q, g.kind, g.id, g.group)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is missing", g.kind, g.id, g.group)
+	}
+	lost := func(reason string) error {
+		l := cur.Lease
+		l.Fence = g.fence
+		return &store.LeaseError{Lease: l, Lost: true, Now: now, Reason: reason}
+	}
+	switch {
+	case cur.Fence != g.fence:
+		return nil, lost("taken over by " + cur.Holder)
+	case cur.Released:
+		return nil, lost("released")
+	case !now.Before(cur.ExpiresAt):
+		return nil, lost("expired")
+	}
+	return cur, nil
+}
+
+// checkLeases is the lease check of a write, inside its transaction: every group the write
+// touches must be free of other holders' live leases, and a presented token must be live
+// and carry the current fencing number. A write without a token under a live lease is
+// refused even when the lease holder has the actor's name: the token is the proof.
+func (db *DB) checkLeases(ctx context.Context, tx *tx, kind store.Kind, id int64, groups []string, token string) error {
+	now, err := tx.clock(ctx)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		g, err := findGrant(ctx, tx, token)
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			return &store.LeaseError{Lease: store.Lease{Kind: kind, RecordID: id}, Lost: true, Now: now,
+				Reason: "the token is not a lease token of this database"}
+		}
+		if g.kind != kind || g.id != id {
+			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", g.kind, g.id, kind, id)
+		}
+		if _, err := tokenState(ctx, tx, g, now); err != nil {
+			return err
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	args := []any{string(kind), id}
+	for _, g := range groups {
+		args = append(args, g)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+leaseColumns+" FROM leases WHERE kind = ? AND record_id = ? AND grp IN ("+
+		strings.TrimSuffix(strings.Repeat("?, ", len(groups)), ", ")+") ORDER BY grp", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	th := ""
+	if token != "" {
+		th = hashToken(token)
+	}
+	for rows.Next() {
+		l, err := scanLease(rows)
+		if err != nil {
+			return err
+		}
+		if l.Live(now) && l.tokenHash != th {
+			return &store.LeaseError{Lease: l.Lease, Now: now}
+		}
+	}
+	return rows.Err()
+}
+
+// AcquireLease grants a lease to the actor, taking over an expired or released one.
+func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Lease, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := table(r.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if !db.reg.HasGroup(r.Kind, r.Group) {
+		return nil, store.Errorf(store.EINVALID, "unknown lease group %q for %s (groups: %s)",
+			r.Group, r.Kind, strings.Join(db.reg.Groups(r.Kind), ", "))
+	}
+	if r.TTL < store.MinLeaseTTL || r.TTL > store.MaxLeaseTTL {
+		return nil, store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", r.TTL, store.MinLeaseTTL, store.MaxLeaseTTL)
+	}
+	token, err := newToken()
+	if err != nil {
+		return nil, store.Errorf(store.EINTERNAL, "%v", err)
+	}
+	var out *store.Lease
+	what := fmt.Sprintf("acquire lease on %s %d (%s)", r.Kind, r.RecordID, r.Group)
+	err = db.writeTx(ctx, what, func(tx *tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t+" WHERE id = ?", r.RecordID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return store.Errorf(store.ENOTFOUND, "%s %d not found", r.Kind, r.RecordID)
+		} else if err != nil {
+			return err
+		}
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		cur, err := findLease(ctx, tx, r.Kind, r.RecordID, r.Group)
+		if err != nil {
+			return err
+		}
+		l := store.Lease{Kind: r.Kind, RecordID: r.RecordID, Group: r.Group, Holder: actor.Name, Token: token,
+			Fence: 1, AcquiredAt: now, ExpiresAt: now.Add(r.TTL)}
+		if cur != nil {
+			if cur.Live(now) {
+				return &store.LeaseError{Lease: cur.Lease, Now: now}
+			}
+			l.Fence = cur.Fence + 1
+			if !cur.Released {
+				if err := logLease(ctx, tx, store.EventLeaseExpired, cur.Lease, cur.Holder, ""); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (`+leaseColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+			ON CONFLICT (kind, record_id, grp) DO UPDATE SET holder = excluded.holder, token_hash = excluded.token_hash,
+				fence = excluded.fence, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, released = 0`,
+			string(l.Kind), l.RecordID, l.Group, l.Holder, hashToken(token), l.Fence, formatTime(l.AcquiredAt), formatTime(l.ExpiresAt))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lease_grants (token_hash, kind, record_id, grp, fence) VALUES (?, ?, ?, ?, ?)`,
+			hashToken(token), string(l.Kind), l.RecordID, l.Group, l.Fence); err != nil {
+			return err
+		}
+		if err := logLease(ctx, tx, store.EventLeaseGranted, l, actor.Name, actor.Role); err != nil {
+			return err
+		}
+		out = &l
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(what, err)
+	}
+	return out, nil
+}
+
+// ExtendLease moves a live lease's expiry to now + ttl (database clock).
+func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
+	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
+		return nil, store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
+	}
+	var out *store.Lease
+	err := db.writeTx(ctx, "extend lease", func(tx *tx) error {
+		g, err := findGrant(ctx, tx, token)
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			return store.Errorf(store.ENOTFOUND, "no lease has this token")
+		}
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		cur, err := tokenState(ctx, tx, g, now)
+		if err != nil {
+			return err
+		}
+		l := cur.Lease
+		l.Token = token
+		l.ExpiresAt = now.Add(ttl)
+		if _, err := tx.ExecContext(ctx, `UPDATE leases SET expires_at = ? WHERE kind = ? AND record_id = ? AND grp = ? AND fence = ?`,
+			formatTime(l.ExpiresAt), string(l.Kind), l.RecordID, l.Group, l.Fence); err != nil {
+			return err
+		}
+		if err := logLease(ctx, tx, store.EventLeaseRenewed, l, l.Holder, ""); err != nil {
+			return err
+		}
+		out = &l
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr("extend lease", err)
+	}
+	return out, nil
+}
+
+// ReleaseLease ends a lease; releasing an ended lease is not an error.
+func (db *DB) ReleaseLease(ctx context.Context, token string) error {
+	return db.writeTx(ctx, "release lease", func(tx *tx) error {
+		g, err := findGrant(ctx, tx, token)
+		if err != nil {
+			return err
+		}
+		if g == nil {
+			return store.Errorf(store.ENOTFOUND, "no lease has this token")
+		}
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		cur, err := tokenState(ctx, tx, g, now)
+		var le *store.LeaseError
+		if errors.As(err, &le) {
+			return nil // already ended or taken over: nothing to release
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE leases SET released = 1, expires_at = ? WHERE kind = ? AND record_id = ? AND grp = ? AND fence = ?`,
+			formatTime(now), string(cur.Kind), cur.RecordID, cur.Group, cur.Fence); err != nil {
+			return err
+		}
+		return logLease(ctx, tx, store.EventLeaseReleased, cur.Lease, cur.Holder, "")
+	})
+}
+
+// FindLeases returns live leases, and those that ended within f.Expired, without tokens,
+// ordered by kind, record and group, with the database clock's now.
+func (db *DB) FindLeases(ctx context.Context, f store.LeaseFilter) ([]store.Lease, time.Time, error) {
+	var nowS string
+	if err := db.read.QueryRowContext(ctx, `SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`).Scan(&nowS); err != nil {
+		return nil, time.Time{}, mapErr("find leases", err)
+	}
+	now, err := parseTime(nowS)
+	if err != nil {
+		return nil, time.Time{}, mapErr("find leases", err)
+	}
+	// A released lease's expires_at is the moment it was released, so "ended at" is
+	// expires_at for every lease.
+	where := []string{"expires_at > ?"}
+	args := []any{formatTime(now.Add(-f.Expired))}
+	if f.Expired <= 0 {
+		where = []string{"released = 0 AND expires_at > ?"}
+		args = []any{formatTime(now)}
+	}
+	if f.Kind != "" {
+		where = append(where, "kind = ?")
+		args = append(args, string(f.Kind))
+	}
+	if f.RecordID != 0 {
+		where = append(where, "record_id = ?")
+		args = append(args, f.RecordID)
+	}
+	rows, err := db.read.QueryContext(ctx, "SELECT "+leaseColumns+" FROM leases WHERE "+strings.Join(where, " AND ")+
+		" ORDER BY kind, record_id, grp", args...)
+	if err != nil {
+		return nil, now, mapErr("find leases", err)
+	}
+	defer rows.Close()
+	var out []store.Lease
+	for rows.Next() {
+		l, err := scanLease(rows)
+		if err != nil {
+			return nil, now, mapErr("find leases", err)
+		}
+		out = append(out, l.Lease)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, now, mapErr("find leases", err)
+	}
+	return out, now, nil
+}

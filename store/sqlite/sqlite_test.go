@@ -1,0 +1,23 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	"github.com/tandem-editor/tandem/store/storetest"
+)
+
+func openTemp(t *testing.T) store.Store {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), store.Options{})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return db
+}
+
+func TestDB(t *testing.T) { storetest.Run(t, openTemp) }
+
+func TestDB_Concurrency(t *testing.T) { storetest.RunConcurrency(t, openTemp) }
