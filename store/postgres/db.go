@@ -1,0 +1,430 @@
+// Package postgres is tandem's store on a shared PostgreSQL server (pgx/v5, pgxpool). It
+// implements store.Store with PostgreSQL's own tools: version-checked UPDATEs with an
+// affected-rows check, SELECT ... FOR UPDATE for the system writer's read-modify-write, a
+// transaction-scoped advisory lock that serializes tree moves, leases decided by the
+// database clock, and LISTEN/NOTIFY as the wake-up of a change feed whose truth is the change
+// log. The schema is taken from the DSN's search_path, so one database can hold several
+// independent tandem stores (the tests use one fresh schema each).
+package postgres
+
+import (
+	"context"
+	crand "crypto/rand"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// latestSchemaVersion is the database schema version this build writes and understands. A
+// database with a higher version was written by a newer tandem and is refused. It is the
+// same number as the SQLite store's: one schema version per tandem release.
+const latestSchemaVersion = 1
+
+// LatestSchemaVersion is the schema version this binary migrates databases to.
+func LatestSchemaVersion() int { return latestSchemaVersion }
+
+// Timeouts that keep every wait bounded. They are session defaults of every pooled
+// connection (runtime parameters, no round trip per transaction); a DSN may override them.
+const (
+	connectTimeout       = 5 * time.Second
+	lockTimeout          = "5s"  // a row, advisory or table lock wait ends with 55P03
+	statementTimeout     = "60s" // no statement runs forever (57014)
+	idleInTxTimeout      = "60s" // a client that hangs inside a transaction frees its locks
+	lockRetryBudget      = 15 * time.Second
+	connRetryBudget      = 15 * time.Second
+	maxLockRetries       = 10
+	listenWait           = time.Second // Subscribe reads the change log at least this often
+	listenAppNamePrefix  = "tandem-listen "
+	clientAppNamePrefix  = "tandem "
+	maxIdentifierLength  = 63
+	channelPrefix        = "tandem_changes_"
+	migrationLockPurpose = "tandem.migrate."
+	treeLockPurpose      = "tandem.tree."
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// DB is a tandem store on PostgreSQL. It is safe for concurrent use.
+type DB struct {
+	pool      *pgxpool.Pool
+	reg       *store.Registry
+	now       func() time.Time
+	schema    string // the schema the store lives in (current_schema())
+	channel   string // the NOTIFY channel of this schema's change feed
+	treeKey   int64  // advisory lock key that serializes this schema's tree moves
+	where     string // user@host:port/db, for messages; never the password
+	password  string // only to scrub it from driver messages
+	listenCfg *pgx.ConnConfig
+	instance  string // identifies this DB value as an idempotency claimer
+	version   int
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open connects to the PostgreSQL server dsn names (postgres://user@host:port/db?...),
+// migrates the schema named by the DSN's search_path (default: the role's default schema) and
+// returns the store. An unreachable server is an EUNAVAILABLE error within about five seconds;
+// a database written by a newer tandem is refused with EINVALID. No error contains the password.
+func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
+	opts = opts.WithDefaults()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, store.Errorf(store.EINVALID, "open store: not a usable PostgreSQL DSN: %s", redactSecret(err.Error(), dsnPassword(dsn)))
+	}
+	cc := cfg.ConnConfig
+	db := &DB{
+		reg:      opts.Registry,
+		now:      opts.Now,
+		where:    describe(cc.Config),
+		password: cc.Password,
+		instance: randomHex(8),
+	}
+	if cc.ConnectTimeout == 0 {
+		cc.ConnectTimeout = connectTimeout
+	}
+	setDefault(cc.RuntimeParams, "lock_timeout", lockTimeout)
+	setDefault(cc.RuntimeParams, "statement_timeout", statementTimeout)
+	setDefault(cc.RuntimeParams, "idle_in_transaction_session_timeout", idleInTxTimeout)
+	schemaHint := cc.RuntimeParams["search_path"]
+	db.listenCfg = cc.Copy()
+	setDefault(cc.RuntimeParams, "application_name", appName(clientAppNamePrefix, schemaHint))
+	db.listenCfg.RuntimeParams["application_name"] = appName(listenAppNamePrefix, schemaHint)
+
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, store.Errorf(store.EINVALID, "open store at %s: %s", db.where, db.redact(err.Error()))
+	}
+	db.pool = pool
+	if err := db.init(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) init(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, connectTimeout+time.Second)
+	defer cancel()
+	if err := db.pool.Ping(pctx); err != nil {
+		return store.Errorf(store.EUNAVAILABLE, "open store: cannot reach PostgreSQL at %s: %s", db.where, db.redact(err.Error()))
+	}
+	var schema *string
+	if err := db.pool.QueryRow(pctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return db.mapErr("open store", err)
+	}
+	if schema == nil {
+		var path string
+		_ = db.pool.QueryRow(pctx, "SHOW search_path").Scan(&path)
+		return store.Errorf(store.EINVALID, "open store at %s: the search_path (%s) names no existing schema; create it first (CREATE SCHEMA ...)", db.where, path)
+	}
+	db.schema = *schema
+	db.channel = channelName(db.schema)
+	db.treeKey = lockKey(treeLockPurpose + db.schema)
+	if err := db.migrate(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Registry returns the field registry the store was opened with.
+func (db *DB) Registry() *store.Registry { return db.reg }
+
+// SchemaVersion returns the schema version of the open database.
+func (db *DB) SchemaVersion() int { return db.version }
+
+// Schema returns the PostgreSQL schema the store lives in.
+func (db *DB) Schema() string { return db.schema }
+
+// Close closes every pooled connection. Subscriptions end when their contexts do.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// migration is one embedded schema step.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, f := range files {
+		base := strings.TrimPrefix(f, "migrations/")
+		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with its version number", base)
+		}
+		b, err := migrationFiles.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: n, name: base, sql: string(b)})
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	return out, nil
+}
+
+// migrate brings the schema to SchemaVersion. An up-to-date schema is only read, so a role
+// with plain SELECT/INSERT/UPDATE/DELETE rights can use a pre-migrated schema. Concurrent
+// first openings serialize on a transaction-scoped advisory lock for this schema.
+func (db *DB) migrate(ctx context.Context) error {
+	v, err := readSchemaVersion(ctx, db.pool)
+	if err != nil {
+		return db.mapErr("open store: read schema version", err)
+	}
+	if err := checkNotNewer(v); err != nil {
+		return err
+	}
+	if v == latestSchemaVersion {
+		db.version = v
+		return nil
+	}
+	ms, err := migrations()
+	if err != nil {
+		return store.Errorf(store.EINTERNAL, "open store: %v", err)
+	}
+	err = db.inTx(ctx, "migrate schema "+db.schema, true, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(migrationLockPurpose+db.schema)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+			return err
+		}
+		v, err := readSchemaVersion(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := checkNotNewer(v); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.version <= v || m.version > latestSchemaVersion {
+				continue
+			}
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if store.ErrorCode(err) == store.EINTERNAL {
+			return db.mapErr("open store: migrate schema "+db.schema, err)
+		}
+		return err
+	}
+	db.version = latestSchemaVersion
+	return nil
+}
+
+func checkNotNewer(v int) error {
+	if v > latestSchemaVersion {
+		return store.Errorf(store.EINVALID, "database schema version %d is newer than this tandem (%d); upgrade tandem", v, latestSchemaVersion)
+	}
+	return nil
+}
+
+func readSchemaVersion(ctx context.Context, q querier) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	err := q.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+	return v, err
+}
+
+// querier is what pgx.Tx, *pgx.Conn and *pgxpool.Pool have in common.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// inTx runs fn in a transaction and commits, rerunning the whole transaction (fn included)
+// after a deadlock, serialization failure, lock timeout, an idempotency-key race (errRetry)
+// or a connection lost before COMMIT (nothing was applied then), with jittered backoff and
+// bounded attempts. A connection lost during COMMIT leaves the outcome unknown: the
+// transaction is rerun only when repeatable says that is safe (reads, keyed saves, claims that
+// recognise themselves), else the caller gets EUNAVAILABLE saying so. repeatable is read after
+// fn ran, so fn may decide it (LockedUpdate knows its key only then).
+func (db *DB) inTx(ctx context.Context, what string, repeatable bool, fn func(pgx.Tx) error) error {
+	return db.inTxFlag(ctx, what, &repeatable, fn)
+}
+
+func (db *DB) inTxFlag(ctx context.Context, what string, repeatable *bool, fn func(pgx.Tx) error) error {
+	start := time.Now()
+	lockRetries := 0
+	for attempt := 0; ; attempt++ {
+		err, committing := db.runTx(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return db.mapErr(what, ctx.Err())
+		}
+		elapsed := time.Since(start)
+		switch {
+		case errors.Is(err, errRetry):
+			// A concurrent transaction committed the same key; the rerun replays it.
+		case isLockErr(err) && lockRetries < maxLockRetries && elapsed < lockRetryBudget:
+			lockRetries++
+		case isLockErr(err):
+			return store.Errorf(store.EBUSY, "%s: the database stayed locked after %d attempts (%s); try again", what, lockRetries+1, pgMessage(err))
+		case isConnErr(err) && committing && !*repeatable:
+			return db.errLostDuringSave(what, err)
+		case isConnErr(err) && elapsed < connRetryBudget:
+		default:
+			return db.mapErr(what, err)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return db.mapErr(what, err)
+		}
+	}
+}
+
+// runTx runs one attempt. committing reports that the error came from COMMIT itself.
+func (db *DB) runTx(ctx context.Context, fn func(pgx.Tx) error) (err error, committing bool) {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return err, false
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return err, false
+	}
+	if err := tx.Commit(ctx); err != nil {
+		// A server-side error at COMMIT (40001 under SERIALIZABLE) means nothing was
+		// applied; only a lost connection leaves the outcome open.
+		return err, isConnErr(err)
+	}
+	return nil, false
+}
+
+// read runs a read on the pool, repeating it after a lost connection.
+func (db *DB) read(ctx context.Context, what string, fn func(q querier) error) error {
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		err := fn(db.pool)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || !isConnErr(err) || time.Since(start) > connRetryBudget {
+			return db.mapErr(what, err)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return db.mapErr(what, err)
+		}
+	}
+}
+
+// backoff returns a jittered wait that grows with the attempt, capped at one second.
+func backoff(attempt int) time.Duration {
+	d := 10 * time.Millisecond << min(attempt, 7)
+	d = min(d, time.Second)
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// txNow is the Go-side timestamp of one transaction (updated_at, history), at the
+// microsecond precision PostgreSQL keeps.
+func (db *DB) txNow() time.Time { return db.now().UTC().Truncate(time.Microsecond) }
+
+// describe names a server for messages: user@host:port/database, never the password.
+func describe(c pgconn.Config) string {
+	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// dsnPassword digs the password out of a DSN that failed to parse, to scrub it from the
+// parser's message.
+func dsnPassword(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			return p
+		}
+	}
+	for _, f := range strings.Fields(dsn) {
+		if p, ok := strings.CutPrefix(f, "password="); ok {
+			return strings.Trim(p, "'")
+		}
+	}
+	return ""
+}
+
+func setDefault(m map[string]string, k, v string) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
+	}
+}
+
+func appName(prefix, schema string) string {
+	s := prefix + schema
+	if len(s) > maxIdentifierLength {
+		s = s[:maxIdentifierLength]
+	}
+	return s
+}
+
+// channelName is the NOTIFY channel of a schema: the schema is part of it so that stores in
+// different schemas of one database never wake each other.
+func channelName(schema string) string {
+	c := channelPrefix + schema
+	if len(c) > maxIdentifierLength {
+		h := fnv.New64a()
+		h.Write([]byte(schema))
+		c = fmt.Sprintf("%s%x", channelPrefix, h.Sum64())
+	}
+	return c
+}
+
+// lockKey turns a purpose and schema into an advisory lock key (the same in every process).
+func lockKey(s string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return int64(h.Sum64())
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
+}

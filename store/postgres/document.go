@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Tree moves are serialized by a transaction-scoped advisory lock per schema (DESIGN.md point
+// 7): locking the moved row and the new parent is not enough, because moving A under a
+// descendant of B while B moves under a descendant of A locks four different rows, both
+// cycle checks pass, and the two commits form a cycle. With the advisory lock held, the
+// WITH RECURSIVE checks see every earlier move committed (READ COMMITTED: each statement
+// takes a fresh snapshot after the lock was granted).
+
+// walkLimit stops a recursive walk in a damaged tree instead of running forever.
+const walkLimit = 4 * store.MaxDepth
+
+// lockTree takes this schema's hierarchy lock until the transaction ends.
+func (db *DB) lockTree(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", db.treeKey)
+	return err
+}
+
+// ancestors returns id and its ancestors, nearest first (id, its parent, ..., the root);
+// empty when id does not exist.
+func ancestors(ctx context.Context, q querier, id int64) ([]int64, error) {
+	var path []int64
+	err := q.QueryRow(ctx, `WITH RECURSIVE up (id, parent_id, depth) AS (
+			SELECT id, parent_id, 1 FROM documents WHERE id = $1
+			UNION ALL
+			SELECT d.id, d.parent_id, up.depth + 1 FROM documents d JOIN up ON d.id = up.parent_id
+			WHERE up.depth < $2
+		)
+		SELECT coalesce(array_agg(id ORDER BY depth), '{}') FROM up`, id, walkLimit).Scan(&path)
+	return path, err
+}
+
+// deepestBelow returns the longest downward path starting at id (id first).
+func deepestBelow(ctx context.Context, q querier, id int64) ([]int64, error) {
+	var path []int64
+	err := q.QueryRow(ctx, `WITH RECURSIVE down (id, path) AS (
+			SELECT id, ARRAY[id] FROM documents WHERE id = $1
+			UNION ALL
+			SELECT d.id, down.path || d.id FROM documents d JOIN down ON d.parent_id = down.id
+			WHERE cardinality(down.path) < $2
+		)
+		SELECT path FROM down ORDER BY cardinality(path) DESC, id LIMIT 1`, id, walkLimit).Scan(&path)
+	return path, err
+}
+
+func pathString(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, " → ")
+}
+
+// checkNewChild checks that a new document may be created under parent: the parent exists
+// and is not at the deepest level. It takes the tree lock first.
+func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, parent int64) error {
+	if err := db.lockTree(ctx, tx); err != nil {
+		return err
+	}
+	up, err := ancestors(ctx, tx, parent)
+	if err != nil {
+		return err
+	}
+	if len(up) == 0 {
+		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	}
+	if depth := len(up) + 1; depth > store.MaxDepth {
+		path := slices.Clone(up)
+		slices.Reverse(path)
+		return store.Errorf(store.EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
+			parent, depth, store.MaxDepth, pathString(path))
+	}
+	return nil
+}
+
+// checkMove runs the cycle and depth checks of moving id under parent on the locked tree.
+func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, id, parent int64) error {
+	up, err := ancestors(ctx, tx, parent)
+	if err != nil {
+		return err
+	}
+	if len(up) == 0 {
+		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	}
+	if i := slices.Index(up, id); i >= 0 {
+		path := up[:i+1]
+		if parent == id {
+			path = []int64{id, id}
+		}
+		return store.Errorf(store.EINVALID, "moving %d under %d would create a cycle: %s", id, parent, pathString(path))
+	}
+	down, err := deepestBelow(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if depth := len(up) + len(down); depth > store.MaxDepth {
+		path := slices.Clone(up)
+		slices.Reverse(path)
+		path = append(path, down...)
+		return store.Errorf(store.EINVALID, "moving %d under %d would be %d levels deep (max %d): %s",
+			id, parent, depth, store.MaxDepth, pathString(path))
+	}
+	return nil
+}
+
+// MoveDocument puts document id under parent (nil: at the root): under the tree lock, the
+// lease check (a live lease on parent_id's group blocks unless the actor holds it: a move
+// takes no token), the cycle and depth checks, the UPDATE, a history version for an editor
+// (as any editor write) and the change-log entry. See store.Documents for the error codes.
+func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store.Record, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := db.reg.Field(store.KindDocument, "parent_id")
+	if err != nil {
+		return nil, err
+	}
+	if !f.Writable(actor.Role) {
+		return nil, &store.OwnershipError{Kind: store.KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
+	}
+	keep := store.KeepsHistory(ctx, actor)
+	var rec *store.Record
+	err = db.inTx(ctx, fmt.Sprintf("move document %d", id), false, func(tx pgx.Tx) error {
+		now := db.txNow()
+		if err := db.lockTree(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := db.findRecordTx(ctx, tx, store.KindDocument, id, true); err != nil {
+			return err
+		}
+		if err := db.checkLeasesTx(ctx, tx, store.KindDocument, id, []string{f.Group}, "", actor.Name); err != nil {
+			return err
+		}
+		var newParent any
+		if parent != nil {
+			if err := db.checkMove(ctx, tx, id, *parent); err != nil {
+				return err
+			}
+			newParent = *parent
+		}
+		r, err := db.scanRecord(store.KindDocument, tx.QueryRow(ctx, `UPDATE documents SET parent_id = $2, version = version + 1,
+			updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+db.selectList(store.KindDocument), id, newParent, now, actor.Name))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Errorf(store.ENOTFOUND, "document %d not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		fields := []string{f.Name}
+		if keep {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+				return err
+			}
+		}
+		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id,
+			Version: r.Version, Actor: actor.Name, Role: actor.Role, Fields: fields, History: keep, At: now})
+		rec = r
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}

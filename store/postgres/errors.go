@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// SQLSTATEs tandem reacts to. Everything PostgreSQL-specific about errors lives in this file.
+const (
+	sqlstateUniqueViolation     = "23505"
+	sqlstateForeignKeyViolation = "23503"
+	sqlstateCheckViolation      = "23514"
+	sqlstateNumericOutOfRange   = "22003"
+	sqlstateSerialization       = "40001"
+	sqlstateDeadlock            = "40P01"
+	sqlstateLockNotAvailable    = "55P03" // lock_timeout or NOWAIT
+	sqlstateQueryCanceled       = "57014" // statement_timeout
+	sqlstateAdminShutdown       = "57P01" // pg_terminate_backend, server shutdown
+	sqlstateCrashShutdown       = "57P02"
+	sqlstateCannotConnectNow    = "57P03" // server starting up or shutting down
+	sqlstateInvalidSchema       = "3F000"
+	sqlstateUndefinedTable      = "42P01"
+	sqlstateInsufficientPriv    = "42501"
+)
+
+// errRetry marks a transaction that must run again from the start: a concurrent transaction
+// inserted the same idempotency key, and the rerun will replay its result.
+var errRetry = errors.New("transaction must be retried")
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func pgConstraint(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.ConstraintName
+	}
+	return ""
+}
+
+// isLockErr reports a deadlock, serialization failure or lock timeout: the transaction was
+// rolled back as a whole and may run again.
+func isLockErr(err error) bool {
+	switch pgCode(err) {
+	case sqlstateSerialization, sqlstateDeadlock, sqlstateLockNotAvailable:
+		return true
+	}
+	return false
+}
+
+// isConnErr reports an error that means the connection (or the server) went away.
+func isConnErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	code := pgCode(err)
+	switch {
+	case strings.HasPrefix(code, "08"), code == sqlstateAdminShutdown, code == sqlstateCrashShutdown,
+		code == sqlstateCannotConnectNow:
+		return true
+	case code != "":
+		return false
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, net.ErrClosed), errors.Is(err, pgconn.ErrConnClosed), pgconn.SafeToRetry(err):
+		return true
+	}
+	// pgconn reports a connection that died under a query as "conn closed" or
+	// "unexpected EOF" without always wrapping a typed error.
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") ||
+		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe")
+}
+
+// mapErr turns a driver error into a tandem error. Typed store errors pass through; what is
+// left is mapped by SQLSTATE. what says what was being done ("save product 42").
+func (db *DB) mapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *store.Error
+	var ce *store.ConflictError
+	var le *store.LeaseError
+	var oe *store.OwnershipError
+	if errors.As(err, &se) || errors.As(err, &ce) || errors.As(err, &le) || errors.As(err, &oe) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// As in the SQLite store: the caller gave up or ran out of time; safe to try again.
+		return &store.Error{Code: store.EBUSY, Message: what + ": " + db.redact(err.Error()), Err: err}
+	}
+	code := pgCode(err)
+	switch {
+	case code == sqlstateUniqueViolation && strings.Contains(pgConstraint(err), "sku"):
+		return store.Errorf(store.EINVALID, "%s: that sku already exists", what)
+	case code == sqlstateUniqueViolation:
+		return store.Errorf(store.EINVALID, "%s: a unique value already exists (%s)", what, pgConstraint(err))
+	case code == sqlstateForeignKeyViolation:
+		return store.Errorf(store.ENOTFOUND, "%s: a referenced record does not exist (%s)", what, pgConstraint(err))
+	case code == sqlstateCheckViolation, code == sqlstateNumericOutOfRange:
+		return store.Errorf(store.EINVALID, "%s: value out of range: %s", what, pgMessage(err))
+	case isLockErr(err), code == sqlstateQueryCanceled:
+		return store.Errorf(store.EBUSY, "%s: the database stayed locked (%s); try again", what, pgMessage(err))
+	case code == sqlstateInsufficientPriv:
+		return store.Errorf(store.EUNAVAILABLE, "%s: the database role lacks a right tandem needs: %s", what, pgMessage(err))
+	case code == sqlstateInvalidSchema, code == sqlstateUndefinedTable:
+		return store.Errorf(store.EUNAVAILABLE, "%s: %s (is the search_path right and the schema migrated?)", what, pgMessage(err))
+	case isConnErr(err):
+		return store.Errorf(store.EUNAVAILABLE, "%s: cannot reach PostgreSQL at %s: %s", what, db.where, db.redact(err.Error()))
+	}
+	// Keep the cause (errors.Is/As still find an error returned by a caller's function),
+	// with a message that never shows the password.
+	return &store.Error{Code: store.EINTERNAL, Message: what + ": " + db.redact(err.Error()), Err: err}
+}
+
+func pgMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message + " (SQLSTATE " + pe.Code + ")"
+	}
+	return err.Error()
+}
+
+// errLostDuringSave is the answer when the connection died while COMMIT was under way: the
+// save may or may not have been applied, and only an idempotency key makes a retry safe.
+func (db *DB) errLostDuringSave(what string, err error) error {
+	return store.Errorf(store.EUNAVAILABLE, "%s: connection lost during save; the save may or may not have been applied — retry with the same idempotency key (%s)",
+		what, db.redact(err.Error()))
+}
+
+// redact removes the password from a message, whatever the driver put into it.
+func (db *DB) redact(msg string) string {
+	return redactSecret(msg, db.password)
+}
+
+func redactSecret(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, secret, "xxxxx")
+}

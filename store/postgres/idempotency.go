@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Idempotency keys live in the idempotency table, keyed by (scope, key). A claim's owner is
+// the actor plus this DB value's random id ("alice@3f9c..."), so a paused process cannot
+// complete a claim another process took over. Lifetimes are judged by the database clock,
+// like leases (as in the SQLite store).
+
+const keyColumns = "scope, key, status, request_hash, result, owner, created_at, expires_at"
+
+func scanKey(row scanner, extra ...any) (store.KeyRecord, error) {
+	var k store.KeyRecord
+	var status string
+	err := row.Scan(append([]any{&k.Scope, &k.Key, &status, &k.RequestHash, &k.Result, &k.Owner, &k.CreatedAt, &k.ExpiresAt}, extra...)...)
+	k.Status = store.KeyStatus(status)
+	k.CreatedAt, k.ExpiresAt = k.CreatedAt.UTC(), k.ExpiresAt.UTC()
+	return k, err
+}
+
+func checkKey(scope, key string) error {
+	switch {
+	case scope == "":
+		return store.Errorf(store.EINVALID, "idempotency key without a scope")
+	case key == "":
+		return store.Errorf(store.EINVALID, "empty idempotency key")
+	case len(key) > 200:
+		return store.Errorf(store.EINVALID, "idempotency key over 200 characters")
+	}
+	return nil
+}
+
+// claimOwner names the caller of ClaimKey: the actor and this DB value.
+func (db *DB) claimOwner(ctx context.Context) (string, error) {
+	a, err := store.ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return a.Name + "@" + db.instance, nil
+}
+
+// ClaimKey claims (scope, key) for a request with the given hash. See store.Idempotency for
+// the states and error codes.
+func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
+	if err := checkKey(scope, key); err != nil {
+		return nil, err
+	}
+	owner, err := db.claimOwner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if pendingTTL <= 0 {
+		pendingTTL = store.DefaultPendingTTL
+	}
+	var out *store.Claim
+	// A rerun after a lost COMMIT finds its own PENDING claim and claims it again: repeatable.
+	err = db.inTx(ctx, fmt.Sprintf("claim idempotency key %s/%s", scope, key), true, func(tx pgx.Tx) error {
+		k, err := scanKey(tx.QueryRow(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at)
+			VALUES ($1, $2, 'PENDING', $3, $4, clock_timestamp(), clock_timestamp() + $5 * interval '1 microsecond')
+			ON CONFLICT (scope, key) DO NOTHING RETURNING `+keyColumns,
+			scope, key, requestHash, owner, pendingTTL.Microseconds()))
+		if err == nil {
+			out = &store.Claim{Claimed: true, Record: k}
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var expired bool
+		k, err = scanKey(tx.QueryRow(ctx, "SELECT "+keyColumns+`, expires_at <= clock_timestamp()
+			FROM idempotency WHERE scope = $1 AND key = $2 FOR UPDATE`, scope, key), &expired)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errRetry // purged in between
+		}
+		if err != nil {
+			return err
+		}
+		if !expired || k.Status == store.KeyPending {
+			if k.RequestHash != requestHash {
+				return store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
+			}
+			switch {
+			case k.Status == store.KeyCompleted:
+				out = &store.Claim{Record: k}
+				return nil
+			case k.Status == store.KeyPending && !expired && k.Owner != owner:
+				return store.Errorf(store.EBUSY, "idempotency key %s is being worked on by %s since %s",
+					key, k.Owner, k.CreatedAt.Format(time.RFC3339))
+			}
+		}
+		// FAILED, our own PENDING, or a stale PENDING whose owner died: claim it.
+		k, err = scanKey(tx.QueryRow(ctx, `UPDATE idempotency SET status = 'PENDING', request_hash = $3, result = NULL,
+			owner = $4, created_at = clock_timestamp(), expires_at = clock_timestamp() + $5 * interval '1 microsecond'
+			WHERE scope = $1 AND key = $2 RETURNING `+keyColumns,
+			scope, key, requestHash, owner, pendingTTL.Microseconds()))
+		if err != nil {
+			return err
+		}
+		out = &store.Claim{Claimed: true, Record: k}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// finishKey moves a key claimed by this caller from PENDING to status.
+func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
+	if err := checkKey(scope, key); err != nil {
+		return err
+	}
+	owner, err := db.claimOwner(ctx)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, fmt.Sprintf("finish idempotency key %s/%s", scope, key), true, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE idempotency SET status = $3, result = $4,
+			expires_at = clock_timestamp() + $5 * interval '1 microsecond'
+			WHERE scope = $1 AND key = $2 AND status = 'PENDING' AND owner = $6`,
+			scope, key, string(status), result, keep.Microseconds(), owner)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			// A rerun after a lost COMMIT finds its own first attempt done.
+			var st string
+			err := tx.QueryRow(ctx, `SELECT status FROM idempotency WHERE scope = $1 AND key = $2 AND owner = $3`,
+				scope, key, owner).Scan(&st)
+			if err == nil && st == string(status) {
+				return nil
+			}
+			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
+		}
+		return nil
+	})
+}
+
+// CompleteKey marks a claimed key COMPLETED with its result, kept for keep. ENOTFOUND when
+// the caller does not hold the claim.
+func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
+	if keep <= 0 {
+		keep = store.DefaultCompletedTTL
+	}
+	if result == nil {
+		result = []byte{}
+	}
+	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
+}
+
+// FailKey marks a claimed key FAILED so a later claim may try again. ENOTFOUND when the
+// caller does not hold the claim.
+func (db *DB) FailKey(ctx context.Context, scope, key string) error {
+	return db.finishKey(ctx, scope, key, store.KeyFailed, nil, store.DefaultCompletedTTL)
+}
+
+// FindKey returns the state of a key. ENOTFOUND if there is none.
+func (db *DB) FindKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
+	var k store.KeyRecord
+	err := db.read(ctx, fmt.Sprintf("find key %s/%s", scope, key), func(q querier) (err error) {
+		k, err = scanKey(q.QueryRow(ctx, "SELECT "+keyColumns+" FROM idempotency WHERE scope = $1 AND key = $2", scope, key))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s not found", scope, key)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// PurgeKeys deletes keys whose lifetime ended and returns how many.
+func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
+	var n int64
+	err := db.inTx(ctx, "purge keys", true, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM idempotency WHERE expires_at <= clock_timestamp()")
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
+}

@@ -1,0 +1,366 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Leases are rows of the leases table, one per scope (kind, record, group): the current grant.
+// A takeover rewrites the row with a higher fence; every grant is also kept in lease_grants so
+// that an old token is recognised ("taken over by bob") instead of being unknown. Only the
+// SHA-256 of a token is stored. Every expiry decision uses clock_timestamp(), the database's
+// clock, never the terminal's.
+
+const leaseColumns = "kind, record_id, grp, holder, token_hash, fence, acquired_at, expires_at, released_at"
+
+// leaseRow is a leases row.
+type leaseRow struct {
+	store.Lease
+	hash string
+}
+
+func scanLease(row scanner, extra ...any) (leaseRow, error) {
+	var l leaseRow
+	var kind string
+	var released *time.Time
+	dest := append([]any{&kind, &l.RecordID, &l.Group, &l.Holder, &l.hash, &l.Fence, &l.AcquiredAt, &l.ExpiresAt, &released}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return l, err
+	}
+	l.Kind = store.Kind(kind)
+	l.AcquiredAt, l.ExpiresAt = l.AcquiredAt.UTC(), l.ExpiresAt.UTC()
+	if released != nil {
+		l.Released = true
+		if released.Before(l.ExpiresAt) {
+			l.ExpiresAt = released.UTC() // a released lease ended when it was released
+		}
+	}
+	return l, nil
+}
+
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// checkLeasesTx is the lease check of a save, inside the save's transaction. The lease rows
+// of the written groups (and the presented token's row) are locked FOR SHARE, so a takeover
+// waits until this save has committed: a holder whose lease ended can never write after the
+// new holder got it. token is the presented lease token ("" for none). A live lease of
+// another token on a written group is an ELEASE *LeaseError naming its holder, unless its
+// holder is exempt (a move by the lease's own holder, which cannot present a token).
+func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token, exempt string) error {
+	hash := ""
+	if token != "" {
+		hash = tokenHash(token)
+	}
+	var now time.Time
+	rows, err := tx.Query(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
+		WHERE (kind = $1 AND record_id = $2 AND grp = ANY($3)) OR token_hash = $4
+		ORDER BY kind, record_id, grp FOR SHARE`, string(kind), id, groups, hash)
+	if err != nil {
+		return err
+	}
+	var ls []leaseRow
+	for rows.Next() {
+		l, err := scanLease(rows, &now)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		ls = append(ls, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if token != "" {
+		i := slices.IndexFunc(ls, func(l leaseRow) bool { return l.hash == hash })
+		if i < 0 {
+			err := db.lostLease(ctx, tx, hash, kind, id)
+			var se *store.Error
+			if errors.As(err, &se) && se.Code == store.ENOTFOUND {
+				return &store.LeaseError{Lease: store.Lease{Kind: kind, RecordID: id}, Lost: true, Now: now.UTC(),
+					Reason: "the token is not a lease token of this database"}
+			}
+			return err
+		}
+		mine := ls[i]
+		if mine.Kind != kind || mine.RecordID != id {
+			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", mine.Kind, mine.RecordID, kind, id)
+		}
+		if err := mine.valid(now); err != nil {
+			return err
+		}
+	}
+	for _, l := range ls {
+		if l.Kind != kind || l.RecordID != id || !slices.Contains(groups, l.Group) {
+			continue
+		}
+		if l.hash == hash || !l.Live(now) || (exempt != "" && l.Holder == exempt) {
+			continue
+		}
+		return &store.LeaseError{Lease: l.public(), Now: now.UTC()}
+	}
+	return nil
+}
+
+// public returns the lease without anything secret.
+func (l leaseRow) public() store.Lease {
+	p := l.Lease
+	p.Token = ""
+	return p
+}
+
+// valid returns nil for a live lease and a *LeaseError (Lost) saying why it ended otherwise.
+func (l leaseRow) valid(now time.Time) error {
+	switch {
+	case l.Released:
+		return &store.LeaseError{Lease: l.public(), Lost: true, Now: now.UTC(), Reason: "released"}
+	case !now.Before(l.ExpiresAt):
+		return &store.LeaseError{Lease: l.public(), Lost: true, Now: now.UTC(), Reason: "expired"}
+	}
+	return nil
+}
+
+// lostLease explains a token that is not the current grant of its scope: ELEASE (Lost,
+// "taken over by bob") for a token that was granted once, EINVALID when it belongs to another
+// record than kind/id (kind "" skips that check), ENOTFOUND "no lease has this token" for a
+// token never granted.
+func (db *DB) lostLease(ctx context.Context, q querier, hash string, kind store.Kind, id int64) error {
+	var gkind string
+	var gid, fence int64
+	var group string
+	err := q.QueryRow(ctx, `SELECT kind, record_id, grp, fence FROM lease_grants WHERE token_hash = $1`, hash).
+		Scan(&gkind, &gid, &group, &fence)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Errorf(store.ENOTFOUND, "no lease has this token")
+	}
+	if err != nil {
+		return err
+	}
+	if kind != "" && (store.Kind(gkind) != kind || gid != id) {
+		return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", gkind, gid, kind, id)
+	}
+	var now time.Time
+	cur, err := scanLease(q.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
+		WHERE kind = $1 AND record_id = $2 AND grp = $3`, gkind, gid, group), &now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is missing", gkind, gid, group)
+	}
+	if err != nil {
+		return err
+	}
+	l := cur.public()
+	l.Fence = fence
+	return &store.LeaseError{Lease: l, Lost: true, Now: now.UTC(), Reason: "taken over by " + cur.Holder}
+}
+
+// AcquireLease grants a lease to the actor, taking over an expired or released one with a
+// higher fencing number. See store.Leases for the error codes.
+func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Lease, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := table(r.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if !db.reg.HasGroup(r.Kind, r.Group) {
+		return nil, store.Errorf(store.EINVALID, "unknown lease group %q for %s (groups: %s)",
+			r.Group, r.Kind, strings.Join(db.reg.Groups(r.Kind), ", "))
+	}
+	if err := checkTTL(r.TTL); err != nil {
+		return nil, err
+	}
+	token := randomHex(32)
+	hash := tokenHash(token)
+	var out *store.Lease
+	what := fmt.Sprintf("acquire lease on %s %d (%s)", r.Kind, r.RecordID, r.Group)
+	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", r.RecordID).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return store.Errorf(store.ENOTFOUND, "%s %d not found", r.Kind, r.RecordID)
+		}
+		var now time.Time
+		old, err := scanLease(tx.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
+			WHERE kind = $1 AND record_id = $2 AND grp = $3 FOR UPDATE`, string(r.Kind), r.RecordID, r.Group), &now)
+		found := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var l leaseRow
+		if found {
+			if old.Live(now) {
+				return &store.LeaseError{Lease: old.public(), Now: now.UTC()}
+			}
+			l, err = scanLease(tx.QueryRow(ctx, `UPDATE leases SET holder = $4, token_hash = $5, fence = fence + 1,
+				acquired_at = clock_timestamp(), expires_at = clock_timestamp() + $6 * interval '1 microsecond', released_at = NULL
+				WHERE kind = $1 AND record_id = $2 AND grp = $3 RETURNING `+leaseColumns,
+				string(r.Kind), r.RecordID, r.Group, actor.Name, hash, r.TTL.Microseconds()))
+			if err != nil {
+				return err
+			}
+			if !old.Released {
+				if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseExpired, Kind: r.Kind, RecordID: r.RecordID,
+					Actor: old.Holder, Group: r.Group, Fence: old.Fence, At: db.txNow()}); err != nil {
+					return err
+				}
+			}
+		} else {
+			l, err = scanLease(tx.QueryRow(ctx, `INSERT INTO leases (kind, record_id, grp, holder, token_hash, fence, acquired_at, expires_at)
+				VALUES ($1, $2, $3, $4, $5, 1, clock_timestamp(), clock_timestamp() + $6 * interval '1 microsecond')
+				ON CONFLICT (kind, record_id, grp) DO NOTHING RETURNING `+leaseColumns,
+				string(r.Kind), r.RecordID, r.Group, actor.Name, hash, r.TTL.Microseconds()))
+			if errors.Is(err, pgx.ErrNoRows) {
+				return errRetry // a concurrent acquire inserted the scope first; look again
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO lease_grants (token_hash, kind, record_id, grp, holder, fence, acquired_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, hash, string(r.Kind), r.RecordID, r.Group, actor.Name, l.Fence, l.AcquiredAt); err != nil {
+			return err
+		}
+		if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseGranted, Kind: r.Kind, RecordID: r.RecordID,
+			Actor: actor.Name, Role: actor.Role, Group: r.Group, Fence: l.Fence, At: db.txNow()}); err != nil {
+			return err
+		}
+		lease := l.public()
+		lease.Token = token
+		out = &lease
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func checkTTL(ttl time.Duration) error {
+	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
+		return store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
+	}
+	return nil
+}
+
+// currentLeaseTx returns the current grant for token, locked FOR UPDATE, and the database
+// clock. A token that is not current is explained by lostLease (ELEASE or unknown).
+func (db *DB) currentLeaseTx(ctx context.Context, tx pgx.Tx, hash string) (leaseRow, time.Time, error) {
+	var now time.Time
+	l, err := scanLease(tx.QueryRow(ctx, "SELECT "+leaseColumns+", clock_timestamp() FROM leases WHERE token_hash = $1 FOR UPDATE", hash), &now)
+	return l, now.UTC(), err
+}
+
+// ExtendLease moves a live lease's expiry to now + ttl on the database clock. ELEASE (Lost)
+// when the lease expired, was released or taken over; ENOTFOUND for an unknown token.
+func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
+	if err := checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	hash := tokenHash(token)
+	var out *store.Lease
+	err := db.inTx(ctx, "extend lease", true, func(tx pgx.Tx) error {
+		l, now, err := db.currentLeaseTx(ctx, tx, hash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return db.lostLease(ctx, tx, hash, "", 0)
+		}
+		if err != nil {
+			return err
+		}
+		if err := l.valid(now); err != nil {
+			return err
+		}
+		l, err = scanLease(tx.QueryRow(ctx, `UPDATE leases SET expires_at = clock_timestamp() + $2 * interval '1 microsecond'
+			WHERE token_hash = $1 RETURNING `+leaseColumns, hash, ttl.Microseconds()))
+		if err != nil {
+			return err
+		}
+		if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseRenewed, Kind: l.Kind, RecordID: l.RecordID,
+			Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: db.txNow()}); err != nil {
+			return err
+		}
+		lease := l.public()
+		lease.Token = token
+		out = &lease
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReleaseLease ends a lease. Releasing an already ended lease is not an error; ENOTFOUND for
+// an unknown token.
+func (db *DB) ReleaseLease(ctx context.Context, token string) error {
+	hash := tokenHash(token)
+	return db.inTx(ctx, "release lease", true, func(tx pgx.Tx) error {
+		l, now, err := db.currentLeaseTx(ctx, tx, hash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err := db.lostLease(ctx, tx, hash, "", 0)
+			var le *store.LeaseError
+			if errors.As(err, &le) {
+				return nil // taken over: it ended already
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if l.Released || !now.Before(l.ExpiresAt) {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE leases SET released_at = clock_timestamp(), expires_at = least(expires_at, clock_timestamp())
+			WHERE token_hash = $1`, hash); err != nil {
+			return err
+		}
+		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,
+			Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: db.txNow()})
+		return err
+	})
+}
+
+// FindLeases returns live leases, and those that ended within f.Expired, without their
+// tokens, with the database clock's now.
+func (db *DB) FindLeases(ctx context.Context, f store.LeaseFilter) ([]store.Lease, time.Time, error) {
+	var out []store.Lease
+	var now time.Time
+	err := db.read(ctx, "find leases", func(q querier) error {
+		out = out[:0]
+		if err := q.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&now); err != nil {
+			return err
+		}
+		rows, err := q.Query(ctx, "SELECT "+leaseColumns+` FROM leases
+			WHERE ($1 = '' OR kind = $1) AND ($2 = 0 OR record_id = $2)
+			AND expires_at > $3::timestamptz - $4 * interval '1 microsecond' AND ($4 > 0 OR released_at IS NULL)
+			ORDER BY kind, record_id, grp`, string(f.Kind), f.RecordID, now, max(f.Expired, 0).Microseconds())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			l, err := scanLease(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, l.public())
+		}
+		return rows.Err()
+	})
+	return out, now.UTC(), err
+}

@@ -1,0 +1,23 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/tandem-editor/tandem/store/storetest"
+)
+
+// openFresh opens a store in a fresh schema of the test server (dropped when the test ends).
+func openFresh(t *testing.T) store.Store {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), postgres.TestDSN(t), store.Options{})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return db
+}
+
+func TestDB(t *testing.T) { storetest.Run(t, openFresh) }
+
+func TestDB_Concurrency(t *testing.T) { storetest.RunConcurrency(t, openFresh) }
