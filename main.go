@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"os/user"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -215,7 +216,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dsn, "db", "",
 		"store: a SQLite file path or a postgres:// DSN (default $TANDEM_DB, then "+defaultDB+")")
-	pf.StringVar(&a.user, "user", envOr("TANDEM_USER", os.Getenv("USER")),
+	pf.StringVar(&a.user, "user", defaultUser(),
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
 	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the built-in registry)")
@@ -325,6 +326,18 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// defaultUser is $TANDEM_USER, then $USER, then the name of the operating system account
+// (containers often have no $USER).
+func defaultUser() string {
+	if u := envOr("TANDEM_USER", os.Getenv("USER")); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
 
 // versionString is what --version prints: the release and the schema version.
