@@ -70,6 +70,7 @@ func (k *keystrokeBench) step() string {
 	if k.typedRun == 64 {
 		k.m.lines[k.m.line] = k.line
 		k.m.col = k.col
+		k.m.edited(k.m.line)
 		k.m.scrollToCursor()
 		k.typedRun = 0
 	}

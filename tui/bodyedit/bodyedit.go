@@ -116,6 +116,7 @@ func (m *Model) MarkSaved() { m.savedRev = m.rev }
 // width cells each.
 func (m *Model) SetSize(width, height int) {
 	m.width, m.height = max(width, 0), max(height, 0)
+	m.fixTop()
 	if m.width > 0 && m.topOff > 0 {
 		// The old top row may not be a row boundary at the new width.
 		m.topOff, _ = rowOf(m.lines[m.topLine], m.topOff, m.width)
@@ -133,8 +134,12 @@ func (m Model) Width() int { return m.width }
 // Height returns the height of the view in rows.
 func (m Model) Height() int { return m.height }
 
-// Focus gives the editor focus: it answers keys and draws its cursor.
-func (m *Model) Focus() { m.focused = true }
+// Focus gives the editor focus: it answers keys and draws its cursor. It returns no command
+// (the cursor does not blink); the result is there to match the bubbles components.
+func (m *Model) Focus() tea.Cmd {
+	m.focused = true
+	return nil
+}
 
 // Blur takes focus away: Update ignores messages and View draws no cursor.
 func (m *Model) Blur() { m.focused = false }

@@ -110,13 +110,28 @@ func (m *Model) clampTop() {
 	}
 }
 
+// fixTop keeps the top row inside the text after lines were removed.
+func (m *Model) fixTop() {
+	if m.topLine >= len(m.lines) {
+		m.topLine, m.topOff = len(m.lines)-1, 0
+	}
+	m.topOff = min(m.topOff, len(m.lines[m.topLine]))
+}
+
 // scrollToCursor moves the top row so the cursor is on screen, scrolling as little as
 // possible. It looks at no more than a screenful of rows around the top and the cursor.
 func (m *Model) scrollToCursor() {
+	m.fixTop()
 	if m.width <= 0 || m.height <= 0 {
 		return
 	}
-	cs, _ := rowOf(m.lines[m.line], m.col, m.width)
+	from := 0
+	if m.line == m.topLine && m.topOff <= m.col {
+		// The top row is a row start (edits and resizes re-align it), so wrapping can start
+		// there: in a very long line this skips everything above the screen.
+		from = m.topOff
+	}
+	cs, _ := rowOfFrom(m.lines[m.line], from, m.col, m.width)
 	if m.line < m.topLine || (m.line == m.topLine && cs < m.topOff) {
 		m.topLine, m.topOff = m.line, cs
 		return
@@ -193,6 +208,12 @@ func (m Model) renderRow(b *strings.Builder, s string, st, end, cur int) {
 	}
 	x, drawn := 0, false
 	for i := st; i < end; {
+		if j := asciiRun(s, i, min(end, i+limit-x), cur); j > i {
+			b.WriteString(s[i:j])
+			x += j - i
+			i = j
+			continue
+		}
 		cend, text, cw := cluster(s, i)
 		cw = advance(text, cw, x)
 		if x+cw > limit {
@@ -215,4 +236,18 @@ func (m Model) renderRow(b *strings.Builder, s string, st, end, cur int) {
 		x++
 	}
 	b.WriteString(spaces(m.width - x))
+}
+
+// asciiRun returns the end of the run of printable ASCII bytes of s from i, stopping at limit,
+// at the cursor byte cur and before a byte a following non-ASCII byte may combine with. Such a
+// run is drawn as it is, one cell per byte.
+func asciiRun(s string, i, limit, cur int) int {
+	j := i
+	for j < limit && j != cur && s[j] >= 0x20 && s[j] < 0x7f {
+		j++
+	}
+	if j > i && j < len(s) && s[j] >= 0x80 {
+		j--
+	}
+	return j
 }

@@ -66,6 +66,18 @@ func advance(text string, w, x int) int {
 func rowBreak(s string, start, width int) (end, rowWidth int) {
 	x, lastBreak, breakWidth := 0, -1, 0
 	for i := start; i < len(s); {
+		if c := s[i]; c > ' ' && c < 0x7f && (i+1 == len(s) || s[i+1] < 0x80) {
+			// Printable ASCII other than space, inlined: long lines are scanned byte by byte.
+			if x+1 > width && i > start {
+				if lastBreak > start {
+					return lastBreak, breakWidth
+				}
+				return i, x
+			}
+			x++
+			i++
+			continue
+		}
 		cend, text, cw := cluster(s, i)
 		cw = advance(text, cw, x)
 		if x+cw > width && i > start {
@@ -114,7 +126,13 @@ func nextRowStart(s string, start, width int) (int, bool) {
 // rowOf returns the start of the screen row of line s holding byte offset p, and the start of
 // the row before it (-1 for the first row). It wraps s from its beginning up to p.
 func rowOf(s string, p, width int) (start, prev int) {
-	start, prev = 0, -1
+	return rowOfFrom(s, 0, p, width)
+}
+
+// rowOfFrom is rowOf wrapping from from, which must be the start of a row at or before p; the
+// row before from counts as -1.
+func rowOfFrom(s string, from, p, width int) (start, prev int) {
+	start, prev = from, -1
 	for {
 		next, ok := nextRowStart(s, start, width)
 		if !ok || p < next {
@@ -188,10 +206,16 @@ func prevBoundary(s string, p int) int {
 	}
 }
 
+// blanks is a row of spaces to pad with, without allocating for common widths.
+const blanks = "                                                                                                                                                                                                                                                                "
+
 // spaces returns n spaces.
 func spaces(n int) string {
 	if n <= 0 {
 		return ""
+	}
+	if n <= len(blanks) {
+		return blanks[:n]
 	}
 	return strings.Repeat(" ", n)
 }
