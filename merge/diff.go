@@ -54,10 +54,16 @@ func (f *file) changed(i int) bool { return f.rchg[i+1] }
 func (f *file) set(i int, v bool)  { f.rchg[i+1] = v }
 func (f *file) n() int             { return len(f.ids) }
 
-// diffIDs diffs two sequences of line ids and returns the hunks in order.
-func diffIDs(a, b []int32) []hunk {
+// diffIDs diffs two sequences of line ids, all below nids, and returns the
+// hunks in order.
+func diffIDs(a, b []int32, nids int) []hunk {
+	if nids > 4*(len(a)+len(b))+1024 {
+		// A small diff inside a large file (conflict refinement): renumber
+		// so the per-id tables below stay proportional to the input.
+		a, b, nids = densify(a, b)
+	}
 	fa, fb := newFile(a), newFile(b)
-	markChanges(fa, fb)
+	markChanges(fa, fb, nids)
 	compact(fa, fb)
 	compact(fb, fa)
 	return buildScript(fa, fb)
@@ -65,7 +71,7 @@ func diffIDs(a, b []int32) []hunk {
 
 // markChanges sets rchg on both files so that the unchanged lines form a
 // longest common subsequence (modulo xdiff's discard heuristics).
-func markChanges(fa, fb *file) {
+func markChanges(fa, fb *file, nids int) {
 	a, b := fa.ids, fb.ids
 	// Trim common ends: cheap, and most merges touch a small part of a file.
 	start := 0
@@ -82,7 +88,7 @@ func markChanges(fa, fb *file) {
 	}
 
 	// Count occurrences over the whole files, as xdiff's classifier does.
-	countA, countB := countIDs(a, b)
+	countA, countB := countIDs(a, b, nids)
 
 	disA := classify(a, start, endA, countB)
 	disB := classify(b, start, endB, countA)
@@ -91,11 +97,10 @@ func markChanges(fa, fb *file) {
 	xdlDiff(fa, fb, keepA, keepB)
 }
 
-// countIDs returns, per id, how often it occurs in a and in b. Ids are
-// densified locally so a small diff inside a large file stays small.
-func countIDs(a, b []int32) (countA, countB map[int32]int) {
-	countA = make(map[int32]int, len(a))
-	countB = make(map[int32]int, len(b))
+// countIDs returns, per id, how often it occurs in a and in b.
+func countIDs(a, b []int32, nids int) (countA, countB []int32) {
+	countA = make([]int32, nids)
+	countB = make([]int32, nids)
 	for _, id := range a {
 		countA[id]++
 	}
@@ -105,16 +110,35 @@ func countIDs(a, b []int32) (countA, countB map[int32]int) {
 	return countA, countB
 }
 
+// densify renumbers the ids of a and b to 0..n-1.
+func densify(a, b []int32) (da, db []int32, n int) {
+	m := make(map[int32]int32, len(a)+len(b))
+	re := func(ids []int32) []int32 {
+		out := make([]int32, len(ids))
+		for i, id := range ids {
+			d, ok := m[id]
+			if !ok {
+				d = int32(len(m))
+				m[id] = d
+			}
+			out[i] = d
+		}
+		return out
+	}
+	da, db = re(a), re(b)
+	return da, db, len(m)
+}
+
 // classify marks each line of ids[start:end] as disNo, disYes or disMaybe by
 // how often it occurs in the other file.
-func classify(ids []int32, start, end int, other map[int32]int) []byte {
+func classify(ids []int32, start, end int, other []int32) []byte {
 	mlim := bogosqrt(len(ids))
 	if mlim > maxEqLimit {
 		mlim = maxEqLimit
 	}
 	dis := make([]byte, len(ids))
 	for i := start; i < end; i++ {
-		switch nm := other[ids[i]]; {
+		switch nm := int(other[ids[i]]); {
 		case nm == 0:
 			dis[i] = disNo
 		case nm >= mlim:

@@ -1,5 +1,10 @@
 package merge
 
+import (
+	"bytes"
+	"unsafe"
+)
+
 // splitLines cuts b into lines that keep their terminating '\n' (and any
 // '\r' before it); the last line may lack one. The lines alias b, so no byte is
 // copied or re-encoded: invalid UTF-8 and NUL bytes pass through untouched.
@@ -7,22 +12,14 @@ func splitLines(b []byte) [][]byte {
 	if len(b) == 0 {
 		return nil
 	}
-	n := 0
-	for _, c := range b {
-		if c == '\n' {
-			n++
+	lines := make([][]byte, 0, bytes.Count(b, []byte{'\n'})+1)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			i = len(b) - 1
 		}
-	}
-	lines := make([][]byte, 0, n+1)
-	start := 0
-	for i, c := range b {
-		if c == '\n' {
-			lines = append(lines, b[start:i+1:i+1])
-			start = i + 1
-		}
-	}
-	if start < len(b) {
-		lines = append(lines, b[start:len(b):len(b)])
+		lines = append(lines, b[:i+1:i+1])
+		b = b[i+1:]
 	}
 	return lines
 }
@@ -33,6 +30,9 @@ type interner struct {
 	ids map[string]int32
 }
 
+// size returns the number of distinct lines seen so far: every id is below it.
+func (t *interner) size() int { return len(t.ids) }
+
 func newInterner(sizeHint int) *interner {
 	return &interner{ids: make(map[string]int32, sizeHint)}
 }
@@ -41,11 +41,16 @@ func newInterner(sizeHint int) *interner {
 func (t *interner) intern(lines [][]byte) []int32 {
 	out := make([]int32, len(lines))
 	for i, l := range lines {
-		// The map lookup with string(l) does not allocate; only new keys do.
-		id, ok := t.ids[string(l)]
+		if len(l) == 0 {
+			continue // splitLines never yields empty lines
+		}
+		// The key aliases the input instead of copying it: the table lives
+		// only for one merge, during which the input must not change anyway.
+		key := unsafe.String(&l[0], len(l))
+		id, ok := t.ids[key]
 		if !ok {
 			id = int32(len(t.ids))
-			t.ids[string(l)] = id
+			t.ids[key] = id
 		}
 		out[i] = id
 	}

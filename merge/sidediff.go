@@ -34,7 +34,8 @@ type Edit struct {
 // delete followed by an insert).
 func DiffLines(old, new [][]byte) []Edit {
 	in := newInterner(len(old) + len(new))
-	hs := diffIDs(in.intern(old), in.intern(new))
+	ia, ib := in.intern(old), in.intern(new)
+	hs := diffIDs(ia, ib, in.size())
 	var out []Edit
 	i := 0
 	for _, h := range hs {

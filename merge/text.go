@@ -133,8 +133,8 @@ func text(base, ours, theirs []byte, lvl level) Result {
 	in := newInterner(len(bl) + len(ol)/8 + 16)
 	bi, oi, ti := in.intern(bl), in.intern(ol), in.intern(tl)
 
-	h1 := diffIDs(bi, oi) // base -> ours
-	h2 := diffIDs(bi, ti) // base -> theirs
+	h1 := diffIDs(bi, oi, in.size()) // base -> ours
+	h2 := diffIDs(bi, ti, in.size()) // base -> theirs
 	r := Result{base: bl, ours: ol, theirs: tl}
 	if len(h1) == 0 || len(h2) == 0 {
 		// One side did not change anything: the other side is the result,
@@ -142,7 +142,7 @@ func text(base, ours, theirs []byte, lvl level) Result {
 		r.Chunks = cleanOnly(bl, ol, tl, h1, h2)
 		return r
 	}
-	entries := doMerge(bi, oi, ti, ol, h1, h2, lvl)
+	entries := doMerge(bi, oi, ti, ol, h1, h2, lvl, in.size())
 	r.Chunks = buildChunks(bl, ol, tl, h1, h2, entries)
 	for _, c := range r.Chunks {
 		if c.Kind == Conflict {
@@ -204,7 +204,7 @@ func appendMerge(list []mergeEntry, mode, i0, chg0, i1, chg1, i2, chg2 int) []me
 // doMerge walks both diffs against base together and classifies every change
 // region, as xdl_do_merge does. Changes that overlap or touch (end of one
 // equals start of the other) conflict, unless they are identical.
-func doMerge(bi, oi, ti []int32, ol [][]byte, x1, x2 []hunk, lvl level) []mergeEntry {
+func doMerge(bi, oi, ti []int32, ol [][]byte, x1, x2 []hunk, lvl level, nids int) []mergeEntry {
 	var list []mergeEntry
 	a, b := 0, 0
 	for a < len(x1) && b < len(x2) {
@@ -262,7 +262,7 @@ func doMerge(bi, oi, ti []int32, ol [][]byte, x1, x2 []hunk, lvl level) []mergeE
 			s2.i1, s2.chg1, s2.i1+len(oi)-len(bi), s2.chg1, s2.i2, s2.chg2)
 	}
 	if lvl >= levelZealous {
-		list = refineConflicts(oi, ti, list)
+		list = refineConflicts(oi, ti, list, nids)
 		list = simplifyNonConflicts(ol, list)
 	}
 	return list
@@ -283,14 +283,14 @@ func equalIDs(a, b []int32) bool {
 // refineConflicts diffs ours against theirs inside each conflict and keeps
 // only the differing parts as conflicts (xdl_refine_conflicts): two sides that
 // made the same edit, aligned differently against base, then merge cleanly.
-func refineConflicts(oi, ti []int32, list []mergeEntry) []mergeEntry {
+func refineConflicts(oi, ti []int32, list []mergeEntry, nids int) []mergeEntry {
 	out := make([]mergeEntry, 0, len(list))
 	for _, m := range list {
 		if m.mode != modeConflict || m.chg1 == 0 || m.chg2 == 0 {
 			out = append(out, m)
 			continue
 		}
-		hs := diffIDs(oi[m.i1:m.i1+m.chg1], ti[m.i2:m.i2+m.chg2])
+		hs := diffIDs(oi[m.i1:m.i1+m.chg1], ti[m.i2:m.i2+m.chg2], nids)
 		if len(hs) == 0 {
 			m.mode = modeSame
 			out = append(out, m)
