@@ -288,3 +288,34 @@ func sameJSON(t *testing.T, a, b record) bool {
 	}
 	return string(ja) == string(jb)
 }
+
+// TestCLI_MergeFile checks that merge-file keeps git merge-file's conventions: the merged
+// text on stdout with -p, exit 0 for a clean merge and the number of conflicts otherwise,
+// global flags before the command ignored.
+func TestCLI_MergeFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := write("base", "one\ntwo\nthree\nfour\nfive\n")
+	mine := write("mine", "ONE\ntwo\nthree\nfour\nfive\n")
+	clean := write("clean", "one\ntwo\nthree\nfour\nFIVE\n")
+	clash := write("clash", "uno\ntwo\nthree\nfour\nfive\n")
+
+	r := tandem(t, "", "--user", "x", "merge-file", "-p", mine, base, clean)
+	if r.code != 0 || r.stdout != "ONE\ntwo\nthree\nfour\nFIVE\n" {
+		t.Errorf("clean merge: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = tandem(t, "", "merge-file", "-p", "-L", "mine", "-L", "base", "-L", "theirs", mine, base, clash)
+	if r.code != 1 || !strings.Contains(r.stdout, "<<<<<<< mine\nONE\n=======\nuno\n>>>>>>> theirs\n") {
+		t.Errorf("one conflict: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "tandem: ") {
+		t.Errorf("a conflict count is not an error message: %q", r.stderr)
+	}
+}

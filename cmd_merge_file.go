@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/merge"
@@ -26,6 +28,11 @@ Options: -p/--stdout, --diff3, --ours, --theirs, --union, --marker-size N, -q/--
 		// git merge-file's own flags pass through untouched, and its exit status is kept.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Cobra hands over global flags given before the command too; git's arguments
+			// are only those after it.
+			if i := slices.Index(a.args, cmd.Name()); i >= 0 {
+				args = a.args[i+1:]
+			}
 			for _, arg := range args {
 				if arg == "-h" || arg == "--help" {
 					return cmd.Help()

@@ -74,7 +74,7 @@ func main() {
 // run executes tandem with args and returns the exit code. It never calls os.Exit, so
 // tests may call it in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -159,6 +159,7 @@ func (e *exitCodeError) Error() string { return e.msg }
 // app is the state shared by all commands: global flags, streams and the store, opened on
 // first use.
 type app struct {
+	args           []string // the command line, without the program name
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
