@@ -143,6 +143,10 @@ func (f *Fake) SetFailure(fn func(op string) error) {
 	f.failure = fn
 }
 
+// SchemaVersion returns 1. The fake has no schema; the method gives it the same optional
+// interface the real stores have, so code (and the contract) that asks for it works.
+func (f *Fake) SchemaVersion() int { return 1 }
+
 // Calls returns how often the method op ("ExtendLease", ...) was called, counting calls
 // that failed, so tests can see that a heartbeat kept trying.
 func (f *Fake) Calls(op string) int {
@@ -309,12 +313,8 @@ func (f *Fake) CreateRecord(ctx context.Context, kind store.Kind, vals store.Val
 		}
 	}
 	if p, ok := fields["parent_id"].(int64); ok && kind == store.KindDocument {
-		if _, ok := f.records[kind][p]; !ok {
-			return nil, store.Errorf(store.EINVALID, "create document: parent document %d does not exist", p)
-		}
-		if path := f.pathTo(p); len(path)+1 > store.MaxDepth {
-			return nil, store.Errorf(store.EINVALID, "create document: under %s it would sit at depth %d, deeper than the limit of %d",
-				pathString(path), len(path)+1, store.MaxDepth)
+		if err := f.checkNewChild(p); err != nil {
+			return nil, err
 		}
 	}
 	f.lastID[kind]++
@@ -337,7 +337,7 @@ func (f *Fake) checkSKU(id int64, sku any) error {
 	s, _ := sku.(string)
 	for oid, o := range f.records[store.KindProduct] {
 		if oid != id && o.Fields["sku"] == s {
-			return store.Errorf(store.EINVALID, "sku %q is already used by product %d", s, oid)
+			return store.Errorf(store.EINVALID, "sku %s already exists (product %d)", s, oid)
 		}
 	}
 	return nil
@@ -378,12 +378,17 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 		if k, ok := f.keys[keyID{store.ScopeAPI, u.IdempotencyKey}]; ok && now.Before(k.ExpiresAt) {
 			switch {
 			case k.RequestHash != hash:
-				return nil, store.Errorf(store.EINVALID, "idempotency key %q was already used for a different request", u.IdempotencyKey)
+				return nil, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", u.IdempotencyKey)
 			case k.Status == store.KeyCompleted:
 				return &store.UpdateResult{Record: r.Clone(), Replayed: true}, nil
 			case k.Status == store.KeyPending:
-				return nil, store.Errorf(store.EBUSY, "idempotency key %q is in progress elsewhere; try again later", u.IdempotencyKey)
+				return nil, store.Errorf(store.EBUSY, "idempotency key %s is in progress elsewhere; try again later", u.IdempotencyKey)
 			}
+		}
+	}
+	if sku, ok := u.Set["sku"]; ok && kind == store.KindProduct {
+		if err := f.checkSKU(id, sku); err != nil {
+			return nil, err
 		}
 	}
 	base := u.BaseVersion
@@ -393,11 +398,6 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 	// A purely relative update carries no version condition: it applies to whatever is current.
 	if (lockedVersion >= 0 || !u.Relative()) && base != r.Version {
 		return nil, f.conflict(r, base)
-	}
-	if sku, ok := u.Set["sku"]; ok && kind == store.KindProduct {
-		if err := f.checkSKU(id, sku); err != nil {
-			return nil, err
-		}
 	}
 	for name, d := range u.Add {
 		cur, _ := r.Fields[name].(int64)
@@ -538,87 +538,142 @@ func (f *Fake) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn f
 	return nil, store.Errorf(store.EBUSY, "%s %d kept changing during a locked update; try again later", kind, id)
 }
 
-// MoveDocument puts document id under parent (nil: the root), version-incrementing it and
-// logging an EventMoved change. EINVALID naming the path for a cycle or a tree deeper than
-// store.MaxDepth, ENOTFOUND for a missing document or parent, ELEASE when another holder's
-// live lease covers the group of parent_id.
+// MoveDocument puts document id under parent (nil: the root), version-incrementing it, with a
+// history version for an editor move that keeps history and an EventMoved change.
+// EFORBIDDEN when the actor's role may not write parent_id; ENOTFOUND for a missing document
+// or parent; ELEASE when someone other than the actor holds a live lease on parent_id's
+// group (a move carries no token); EINVALID naming the path for a cycle or a tree deeper
+// than store.MaxDepth.
 func (f *Fake) MoveDocument(ctx context.Context, id int64, parent *int64) (*store.Record, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
+	const kind = store.KindDocument
+	fd, err := f.reg.Field(kind, "parent_id")
+	if err != nil {
+		return nil, err
+	}
+	if !fd.Writable(actor.Role) {
+		return nil, &store.OwnershipError{Kind: kind, Field: fd.Name, Owner: fd.Owner, Role: actor.Role}
+	}
 	if err := f.begin(ctx, "MoveDocument"); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
-	const kind = store.KindDocument
 	r, err := f.find(kind, id)
 	if err != nil {
 		return nil, err
 	}
+	now := f.dbNow()
+	if l, ok := f.leases[leaseScope{kind, id, fd.Group}]; ok && l.Live(now) && l.Holder != actor.Name {
+		return nil, &store.LeaseError{Lease: l.public(), Now: now}
+	}
 	var newParent any
 	if parent != nil {
-		p := *parent
-		if _, ok := f.records[kind][p]; !ok {
-			return nil, store.Errorf(store.ENOTFOUND, "move document %d: parent document %d not found", id, p)
+		if err := f.checkMove(id, *parent); err != nil {
+			return nil, err
 		}
-		path := f.pathTo(p) // root ... p
-		if i := slices.Index(path, id); i >= 0 {
-			return nil, store.Errorf(store.EINVALID, "move document %d under %d would make a cycle: %d is inside %d (%s)",
-				id, p, p, id, pathString(append(path[i:], id)))
-		}
-		if depth := len(path) + f.height(id); depth > store.MaxDepth {
-			return nil, store.Errorf(store.EINVALID, "move document %d under %s would make the tree %d levels deep, over the limit of %d",
-				id, pathString(path), depth, store.MaxDepth)
-		}
-		newParent = p
-	}
-	group := store.GroupEditor
-	if fd, err := f.reg.Field(kind, "parent_id"); err == nil {
-		group = fd.Group
-	}
-	now := f.dbNow()
-	if l, ok := f.leases[leaseScope{kind, id, group}]; ok && l.Live(now) && l.Holder != actor.Name {
-		return nil, &store.LeaseError{Lease: l.public(), Now: now}
+		newParent = *parent
 	}
 	stamp := f.stamp()
 	r.Fields["parent_id"] = newParent
 	r.Version++
 	r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
+	keep := store.KeepsHistory(ctx, actor)
+	names := []string{fd.Name}
+	if keep {
+		f.history = append(f.history, store.Version{Kind: kind, RecordID: id, Version: r.Version, Actor: actor.Name,
+			At: stamp, Fields: names, Snapshot: r.Fields.Clone()})
+	}
 	f.appendChange(store.Change{Event: store.EventMoved, Kind: kind, RecordID: id, Version: r.Version,
-		Actor: actor.Name, Role: actor.Role, Fields: []string{"parent_id"}, At: stamp})
+		Actor: actor.Name, Role: actor.Role, Fields: slices.Clone(names), History: keep, At: stamp})
 	return r.Clone(), nil
 }
 
-// pathTo returns the ids from the root down to document id. It stops at a repeated id, which
-// only a corrupted tree could have.
-func (f *Fake) pathTo(id int64) []int64 {
+// checkMove runs the cycle and depth checks of moving id under parent.
+func (f *Fake) checkMove(id, parent int64) error {
+	up := f.ancestors(parent)
+	if len(up) == 0 {
+		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	}
+	if i := slices.Index(up, id); i >= 0 {
+		path := up[:i+1]
+		if parent == id {
+			path = []int64{id, id}
+		}
+		return store.Errorf(store.EINVALID, "moving %d under %d would create a cycle: %s", id, parent, pathString(path))
+	}
+	down := f.deepestPath(id)
+	if depth := len(up) + len(down); depth > store.MaxDepth {
+		path := slices.Clone(up)
+		slices.Reverse(path)
+		return store.Errorf(store.EINVALID, "moving %d under %d would be %d levels deep (max %d): %s",
+			id, parent, depth, store.MaxDepth, pathString(append(path, down...)))
+	}
+	return nil
+}
+
+// checkNewChild checks that a new document may be created under parent.
+func (f *Fake) checkNewChild(parent int64) error {
+	up := f.ancestors(parent)
+	if len(up) == 0 {
+		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	}
+	if depth := len(up) + 1; depth > store.MaxDepth {
+		path := slices.Clone(up)
+		slices.Reverse(path)
+		return store.Errorf(store.EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
+			parent, depth, store.MaxDepth, pathString(path))
+	}
+	return nil
+}
+
+// ancestors returns document id and its ancestors, nearest first (id, its parent, ..., the
+// root); empty when id does not exist. It stops at a repeated id, which only a corrupted tree
+// could have.
+func (f *Fake) ancestors(id int64) []int64 {
 	var up []int64
 	for cur := id; !slices.Contains(up, cur); {
-		up = append(up, cur)
 		r, ok := f.records[store.KindDocument][cur]
 		if !ok {
 			break
 		}
+		up = append(up, cur)
 		p, ok := r.Fields["parent_id"].(int64)
 		if !ok {
 			break
 		}
 		cur = p
 	}
-	slices.Reverse(up)
 	return up
 }
 
-// height returns the number of levels of the subtree rooted at id (1 for a leaf).
-func (f *Fake) height(id int64) int {
-	h := 1
+// deepestPath returns the longest downward path from id (id first) to a leaf of its subtree;
+// of equally long paths, the one ending in the smallest id (as the SQL stores order them).
+func (f *Fake) deepestPath(id int64) []int64 {
+	children := map[int64][]int64{}
 	for cid, c := range f.records[store.KindDocument] {
-		if p, ok := c.Fields["parent_id"].(int64); ok && p == id && cid != id {
-			h = max(h, 1+f.height(cid))
+		if p, ok := c.Fields["parent_id"].(int64); ok && p != cid {
+			children[p] = append(children[p], cid)
 		}
 	}
-	return h
+	best := []int64{id}
+	var walk func(path []int64)
+	walk = func(path []int64) {
+		if len(path) > store.MaxDepth*8 {
+			return // a corrupted tree; the real stores bound their walk too
+		}
+		last := path[len(path)-1]
+		if len(path) > len(best) || len(path) == len(best) && last < best[len(best)-1] {
+			best = slices.Clone(path)
+		}
+		for _, c := range children[last] {
+			walk(append(path, c))
+		}
+	}
+	walk([]int64{id})
+	return best
 }
 
 func pathString(ids []int64) string {
@@ -626,7 +681,7 @@ func pathString(ids []int64) string {
 	for i, id := range ids {
 		s[i] = strconv.FormatInt(id, 10)
 	}
-	return strings.Join(s, " > ")
+	return strings.Join(s, " → ")
 }
 
 // FindHistory returns the history versions of a record, newest first (empty when it has
@@ -694,7 +749,7 @@ func (f *Fake) ClaimKey(ctx context.Context, scope, key, requestHash string, pen
 		case !live && k.Status != store.KeyPending:
 			// Its lifetime ended: as good as purged.
 		case k.RequestHash != requestHash:
-			return nil, store.Errorf(store.EINVALID, "idempotency key %s/%s was already used for a different request", scope, key)
+			return nil, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
 		case k.Status == store.KeyCompleted:
 			return &store.Claim{Record: cloneKey(*k)}, nil
 		case k.Status == store.KeyPending && live && k.Owner != actor.Name:
@@ -861,7 +916,7 @@ func checkTTL(ttl time.Duration) error {
 }
 
 func newToken() string {
-	b := make([]byte, 16)
+	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)
 }

@@ -220,8 +220,8 @@ func TestFake_MoveDocument(t *testing.T) {
 	t.Run("ErrCycle", func(t *testing.T) {
 		_, err := f.MoveDocument(as(bob), a.ID, &c.ID)
 		wantCode(t, err, store.EINVALID)
-		if !strings.Contains(err.Error(), "1 > 2 > 3 > 1") {
-			t.Errorf("message %q does not name the path 1 > 2 > 3 > 1", err)
+		if !strings.Contains(err.Error(), "3 → 2 → 1") {
+			t.Errorf("message %q does not name the path 3 → 2 → 1", err)
 		}
 		_, err = f.MoveDocument(as(bob), a.ID, &a.ID)
 		wantCode(t, err, store.EINVALID)
@@ -235,7 +235,7 @@ func TestFake_MoveDocument(t *testing.T) {
 		wantCode(t, err, store.EINVALID)
 		_, err = f.MoveDocument(as(bob), d.ID, &last.ID)
 		wantCode(t, err, store.EINVALID)
-		if !strings.Contains(err.Error(), "1 > 2 > 3") {
+		if !strings.Contains(err.Error(), "1 → 2 → 3") {
 			t.Errorf("message %q does not name the path", err)
 		}
 	})
@@ -586,4 +586,12 @@ func TestFake_LeaseTokenOfAnotherRecord(t *testing.T) {
 	if !errors.As(err, &le) || !le.Lost {
 		t.Fatalf("forged token: %v, want a lost lease", err)
 	}
+}
+
+func TestFake_Contract(t *testing.T) {
+	Run(t, func(t *testing.T) store.Store { return NewFake(store.Options{}) })
+}
+
+func TestFake_ContractConcurrency(t *testing.T) {
+	RunConcurrency(t, func(t *testing.T) store.Store { return NewFake(store.Options{}) })
 }
