@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -93,7 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var ec *exitCodeError
 	if !errors.As(err, &ec) || ec.msg != "" {
-		fmt.Fprintf(stderr, "tandem: %s\n", redact(err.Error()))
+		// Messages quote database text (who changed a record, a lease holder): defuse it.
+		fmt.Fprintf(stderr, "tandem: %s\n", safe.Text(redact(err.Error())))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
 		fmt.Fprintln(stderr, "Run 'tandem --help' for usage.")
