@@ -60,6 +60,7 @@ func TestCLI_ExitCodes(t *testing.T) {
 		{"adjust a non-counter", []string{"adjust", "product", pid, "price", "1"}, exitUsage},
 		{"create without required name", []string{"create", "product", "sku=NEW-1"}, exitUsage},
 		{"duplicate sku", []string{"create", "product", "sku=EXIT-1", "name=Twin"}, exitUsage},
+		{"control character in user", []string{"--user", "eve\x1b[2J", "adjust", "product", pid, "stock", "1"}, exitUsage},
 		{"bad role", []string{"--as", "robot", "adjust", "product", pid, "stock", "1"}, exitUsage},
 		{"broken field registry", []string{"--fields", badFields, "get", "product", pid}, exitUsage},
 		{"missing directory", []string{"--db", filepath.Join(dir, "no", "such", "dir.db"), "list", "products"}, exitUsage},

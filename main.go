@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -267,6 +269,10 @@ func (a *app) actor(ctx context.Context) (context.Context, error) {
 	}
 	if strings.TrimSpace(a.user) == "" {
 		return nil, usagef("no user: set --user, $TANDEM_USER or $USER")
+	}
+	if !utf8.ValidString(a.user) || utf8.RuneCountInString(a.user) > 200 ||
+		strings.ContainsFunc(a.user, unicode.IsControl) {
+		return nil, usagef("--user: a name is up to 200 characters of valid UTF-8 without control characters")
 	}
 	return store.WithActor(ctx, store.Actor{Name: a.user, Role: role}), nil
 }
