@@ -27,7 +27,7 @@ mean something on a shared machine: write strategies against a raw UPDATE,
 tandem merge-file against git merge-file, and editor keystrokes on long bodies
 against short ones. BENCHMARKS.md has the numbers and what they mean.`,
 	}
-	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchWriterCmd(a))
+	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchEditorCmd(a), newBenchWriterCmd(a))
 	return cmd
 }
 
@@ -235,6 +235,35 @@ how the cost grows from 10k to 100k lines. Without git on PATH only tandem is ti
 	}
 	cmd.Flags().IntVar(&runs, "runs", 5, "runs per size and tool; the best is kept")
 	cmd.Flags().StringVar(&sizes, "sizes", "1000,10000,100000", "comma-separated line counts")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func newBenchEditorCmd(a *app) *cobra.Command {
+	var (
+		n      int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "editor",
+		Short: "Keystroke cost of the body editor on long documents against short ones",
+		Long: `editor types --keys keystrokes (each one key press plus one redraw at 80x24) into the
+body editor holding documents of 100, 1,000 and 20,000 lines, and prints each cost as
+a ratio to the 100-line one. The editor draws only what is on screen, so the ratio
+should stay near 1 (the goal is under 2).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n < 1 {
+				return usagef("--keys must be at least 1")
+			}
+			results := bench.Editor(bench.EditorSizes, n)
+			if asJSON {
+				return writeJSON(a.stdout, results)
+			}
+			return bench.WriteEditor(a.stdout, results)
+		},
+	}
+	cmd.Flags().IntVar(&n, "keys", 20000, "keystrokes per document size")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }
