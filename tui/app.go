@@ -1,0 +1,447 @@
+// Package tui is tandem's terminal user interface: the record list, the editor with its
+// conflict dialog and three-way merge view, history, the locks overview and help. It talks to
+// the database only through store.Store, and only inside tea.Cmds; the live change feed
+// arrives as messages from a command that waits on the feed channel and is re-armed.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Conflict policies for Options.OnConflict.
+const (
+	OnConflictAsk    = "ask"
+	OnConflictReload = "reload"
+	OnConflictRetry  = "retry"
+	OnConflictMerge  = "merge"
+)
+
+// DefaultLeaseTTL is how long a lease taken by the editor lasts between renewals.
+const DefaultLeaseTTL = 2 * time.Minute
+
+// Options configure the TUI.
+type Options struct {
+	// User is who edits; required.
+	User string
+	// Role is the writer's role; empty means editor.
+	Role store.Role
+	// Lease makes every open take a lease (--lease), as if opened with `e`.
+	Lease bool
+	// LeaseTTL is the lease lifetime; renewed at half of it. Zero means DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// OnConflict decides a conflicting save without asking: ask (default), reload, retry or merge.
+	OnConflict string
+	// DraftDir is where unsaved edits are kept; empty means os.UserCacheDir()/tandem/drafts.
+	DraftDir string
+	// NoColor draws without colour, as NO_COLOR does.
+	NoColor bool
+	// Input and Output replace the terminal (tests); nil means stdin/stdout.
+	Input  io.Reader
+	Output io.Writer
+	// Editor is the external editor command for ctrl+e; empty means $VISUAL, $EDITOR, vi.
+	Editor string
+	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
+	// database clock.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.User == "" {
+		return o, store.Errorf(store.EINVALID, "no user: set --user, $TANDEM_USER or $USER")
+	}
+	if o.Role == "" {
+		o.Role = store.RoleEditor
+	}
+	switch o.OnConflict {
+	case "":
+		o.OnConflict = OnConflictAsk
+	case OnConflictAsk, OnConflictReload, OnConflictRetry, OnConflictMerge:
+	default:
+		return o, store.Errorf(store.EINVALID, "--on-conflict %q: want ask, reload, retry or merge", o.OnConflict)
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.DraftDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		o.DraftDir = filepath.Join(dir, "tandem", "drafts")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Editor == "" {
+		o.Editor = os.Getenv("VISUAL")
+	}
+	if o.Editor == "" {
+		o.Editor = os.Getenv("EDITOR")
+	}
+	if o.Editor == "" {
+		o.Editor = "vi"
+	}
+	return o, nil
+}
+
+// Run opens the TUI on s and returns when the user quits or ctx ends.
+func Run(ctx context.Context, s store.Store, opts Options) error {
+	app, err := New(ctx, s, opts)
+	if err != nil {
+		return err
+	}
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if app.c.opts.Input != nil {
+		popts = append(popts, tea.WithInput(app.c.opts.Input))
+	}
+	if app.c.opts.Output != nil {
+		popts = append(popts, tea.WithOutput(app.c.opts.Output))
+	}
+	if app.c.opts.NoColor || os.Getenv("NO_COLOR") != "" {
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	_, err = tea.NewProgram(app, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+// common is what every screen shares: the store, who is editing, sizes, styles and keys.
+type common struct {
+	ctx    context.Context // carries the actor
+	st     store.Store
+	reg    *store.Registry
+	opts   Options
+	user   string
+	styles Styles
+	keys   KeyMap
+	help   help.Model
+	width  int
+	height int
+	skew   time.Duration // database clock minus local clock, learnt from FindLeases
+	drafts *draftStore
+}
+
+// dbNow is the current time on the database clock, as well as the TUI knows it.
+func (c *common) dbNow() time.Time { return c.opts.Now().Add(c.skew) }
+
+// footer renders the key help for bindings on one line.
+func (c *common) footer(bindings []key.Binding) string {
+	c.help.SetWidth(c.width)
+	return c.help.ShortHelpView(bindings)
+}
+
+// clip cuts s to the screen width.
+func (c *common) clip(s string) string { return ansi.Truncate(s, max(c.width, 1), "…") }
+
+// errText says a store error in words, with what was being done.
+func errText(op string, err error) string {
+	msg := err.Error()
+	switch store.ErrorCode(err) {
+	case store.EUNAVAILABLE:
+		msg = "the database cannot be reached: " + msg
+	case store.EBUSY:
+		msg = "the database is busy, try again: " + msg
+	}
+	return op + ": " + msg
+}
+
+type screenID int
+
+const (
+	scrList screenID = iota
+	scrEditor
+	scrHistory
+	scrLocks
+)
+
+// App is the root model: it routes messages to the current screen, owns the live feed and
+// the one-second tick, and handles the global keys.
+type App struct {
+	c        *common
+	screen   screenID
+	showHelp bool
+	list     *listModel
+	editor   *editorModel
+	history  *historyModel
+	locks    *locksModel
+	feedCh   <-chan store.Change
+	cursor   int64 // the last change seen, where a resubscription continues
+	quitting bool
+}
+
+// New returns the root model without starting a program (tests drive it directly).
+func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &common{
+		ctx:    store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
+		st:     s,
+		reg:    s.Registry(),
+		opts:   opts,
+		user:   opts.User,
+		styles: NewStyles(),
+		keys:   DefaultKeyMap(),
+		help:   help.New(),
+		width:  80,
+		height: 24,
+		drafts: &draftStore{dir: opts.DraftDir, user: opts.User},
+	}
+	return &App{c: c, list: newList(c)}, nil
+}
+
+// Init starts the list, the feed and the tick.
+func (a *App) Init() tea.Cmd {
+	return tea.Batch(a.list.Init(), a.subscribe(), tick())
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// subscribe starts the change feed from the newest change (or from the cursor after a loss).
+func (a *App) subscribe() tea.Cmd {
+	c, after := a.c, a.cursor
+	return func() tea.Msg {
+		if after == 0 {
+			last, err := c.st.LastChangeID(c.ctx)
+			if err != nil {
+				return feedReadyMsg{err: err}
+			}
+			after = last
+		}
+		ch, err := c.st.Subscribe(c.ctx, after)
+		return feedReadyMsg{ch: ch, err: err}
+	}
+}
+
+// waitChange waits for the next change on the feed; the app re-arms it after each one.
+func waitChange(ch <-chan store.Change) tea.Cmd {
+	return func() tea.Msg {
+		ch2, ok := <-ch
+		if !ok {
+			return feedClosedMsg{}
+		}
+		return changeMsg{c: ch2}
+	}
+}
+
+// Update routes msg.
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.c.width, a.c.height = msg.Width, msg.Height
+		return a, a.broadcast(msg)
+	case feedReadyMsg:
+		if msg.err != nil {
+			a.list.status.fail("live updates", msg.err)
+			return a, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} })
+		}
+		a.feedCh = msg.ch
+		return a, waitChange(msg.ch)
+	case resubscribeMsg:
+		if a.c.ctx.Err() != nil {
+			return a, nil
+		}
+		return a, a.subscribe()
+	case feedClosedMsg:
+		a.feedCh = nil
+		if a.c.ctx.Err() != nil {
+			return a, nil
+		}
+		return a, tea.Tick(time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} })
+	case changeMsg:
+		if msg.c.ID > a.cursor {
+			a.cursor = msg.c.ID
+		}
+		cmds := []tea.Cmd{waitChange(a.feedCh), a.broadcast(msg)}
+		return a, tea.Batch(cmds...)
+	case tickMsg:
+		return a, tea.Batch(tick(), a.broadcast(msg))
+	case pageMsg, refreshedMsg, leasesMsg:
+		return a, a.list.Update(msg)
+	case historyMsg:
+		if a.history != nil {
+			return a, a.history.Update(msg)
+		}
+		return a, nil
+	case locksMsg:
+		if a.locks != nil {
+			return a, a.locks.Update(msg)
+		}
+		return a, nil
+	case errMsg:
+		if a.editor != nil && a.screen == scrEditor {
+			a.editor.status.fail(msg.op, msg.err)
+		} else {
+			a.list.status.fail(msg.op, msg.err)
+		}
+		return a, nil
+	case openEditorMsg:
+		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease || a.c.opts.Lease)
+		a.screen = scrEditor
+		return a, a.editor.Init()
+	case openHistoryMsg:
+		a.history = newHistory(a.c, msg.kind, msg.id)
+		a.screen = scrHistory
+		return a, a.history.Init()
+	case openLocksMsg:
+		a.locks = newLocks(a.c)
+		a.screen = scrLocks
+		return a, a.locks.Init()
+	case backMsg:
+		a.screen = scrList
+		a.editor, a.history, a.locks = nil, nil, nil
+		if msg.status != "" {
+			a.list.status.ok(msg.status)
+		}
+		return a, a.list.refreshVisible()
+	case tea.KeyPressMsg:
+		if msg.String() == "ctrl+c" {
+			return a, a.quit()
+		}
+		if a.showHelp {
+			if key.Matches(msg, a.c.keys.Help, a.c.keys.Back, a.c.keys.Quit) {
+				a.showHelp = false
+			}
+			return a, nil
+		}
+		if a.acceptsGlobalKeys() {
+			switch {
+			case key.Matches(msg, a.c.keys.Help):
+				a.showHelp = true
+				return a, nil
+			case a.screen == scrList && key.Matches(msg, a.c.keys.Quit):
+				return a, a.quit()
+			}
+		}
+	}
+	return a, a.route(msg)
+}
+
+// acceptsGlobalKeys reports whether ? and q mean help and quit now, rather than text typed
+// into a field or the filter.
+func (a *App) acceptsGlobalKeys() bool {
+	switch a.screen {
+	case scrList:
+		return !a.list.filtering
+	case scrEditor:
+		return a.editor != nil && !a.editor.typing()
+	}
+	return true
+}
+
+func (a *App) quit() tea.Cmd {
+	a.quitting = true
+	if a.editor != nil {
+		return tea.Sequence(a.editor.leaveCmd(), tea.Quit)
+	}
+	return tea.Quit
+}
+
+// route sends msg to the current screen.
+func (a *App) route(msg tea.Msg) tea.Cmd {
+	switch a.screen {
+	case scrEditor:
+		if a.editor != nil {
+			return a.editor.Update(msg)
+		}
+	case scrHistory:
+		if a.history != nil {
+			return a.history.Update(msg)
+		}
+	case scrLocks:
+		if a.locks != nil {
+			return a.locks.Update(msg)
+		}
+	}
+	return a.list.Update(msg)
+}
+
+// broadcast sends msg to every open screen: sizes, ticks and feed changes concern them all.
+func (a *App) broadcast(msg tea.Msg) tea.Cmd {
+	cmds := []tea.Cmd{a.list.Update(msg)}
+	if a.editor != nil {
+		cmds = append(cmds, a.editor.Update(msg))
+	}
+	if a.locks != nil {
+		cmds = append(cmds, a.locks.Update(msg))
+	}
+	return tea.Batch(cmds...)
+}
+
+// View draws the current screen.
+func (a *App) View() tea.View {
+	v := tea.NewView(a.Render())
+	v.AltScreen = true
+	v.WindowTitle = "tandem"
+	return v
+}
+
+// Render returns the screen as text (the View's content), for tests and golden files.
+func (a *App) Render() string {
+	if a.quitting {
+		return ""
+	}
+	var body string
+	switch {
+	case a.showHelp:
+		body = a.helpView()
+	case a.screen == scrEditor && a.editor != nil:
+		body = a.editor.View()
+	case a.screen == scrHistory && a.history != nil:
+		body = a.history.View()
+	case a.screen == scrLocks && a.locks != nil:
+		body = a.locks.View()
+	default:
+		body = a.list.View()
+	}
+	return fitScreen(body, a.c.width, a.c.height)
+}
+
+func (a *App) helpView() string {
+	c := a.c
+	h := c.help
+	h.ShowAll = true
+	h.SetWidth(c.width)
+	title := c.styles.Title.Render("tandem · keys")
+	return lipgloss.JoinVertical(lipgloss.Left, title, "", h.FullHelpView(fullHelp{c.keys}.FullHelp()),
+		"", c.styles.Dim.Render("columns: list · editor · conflict dialog · merge view"), "",
+		c.styles.Footer.Render("? or esc: close help"))
+}
+
+// fitScreen cuts body to width×height so that no line wraps and nothing scrolls.
+func fitScreen(body string, width, height int) string {
+	lines := strings.Split(body, "\n")
+	if height > 0 && len(lines) > height {
+		lines = lines[:height]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "…")
+		}
+	}
+	return strings.Join(lines, "\n")
+}

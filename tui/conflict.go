@@ -1,0 +1,184 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// conflictState is what a save that met a newer version leaves behind: the error with the
+// current record, my update, the field-level merge, and my version of the form.
+type conflictState struct {
+	ce       *store.ConflictError
+	u        store.Update
+	rm       *recordMerge
+	base     *store.Record // the version I edited
+	mine     store.Values
+	deltas   map[string]int64
+	mineText draft // my form, to keep as a draft on reload
+}
+
+// who names the writers since my base version.
+func (cs *conflictState) who() string {
+	if a := cs.ce.Actors(); len(a) > 0 {
+		return safe.Line(strings.Join(a, ", "))
+	}
+	if cs.ce.Current.UpdatedBy != "" {
+		return safe.Line(cs.ce.Current.UpdatedBy)
+	}
+	return "someone"
+}
+
+// retryable returns why retry is not available, or "" when all my changes are relative.
+func (cs *conflictState) retryable() string {
+	if cs.u.Relative() {
+		return ""
+	}
+	abs := make([]string, 0, len(cs.u.Set))
+	for _, f := range cs.u.FieldNames() {
+		if _, ok := cs.u.Set[f]; ok {
+			abs = append(abs, f)
+		}
+	}
+	if len(abs) == 1 {
+		return abs[0] + " is an absolute change"
+	}
+	return strings.Join(abs, ", ") + " are absolute changes"
+}
+
+type choice int
+
+const (
+	choiceBack choice = iota
+	choiceReload
+	choiceRetry
+	choiceMerge
+)
+
+// conflictChoiceMsg is the person's (or the policy's) answer to the conflict dialog.
+type conflictChoiceMsg struct{ choice choice }
+
+// conflictModel is the conflict dialog.
+type conflictModel struct {
+	c      *common
+	cs     *conflictState
+	status statusLine
+}
+
+func newConflict(c *common, cs *conflictState) *conflictModel { return &conflictModel{c: c, cs: cs} }
+
+// Update maps r, a, m and esc to a choice.
+func (m *conflictModel) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	keys := m.c.keys
+	var ch choice
+	switch {
+	case key.Matches(k, keys.Reload):
+		ch = choiceReload
+	case key.Matches(k, keys.Retry):
+		ch = choiceRetry
+	case key.Matches(k, keys.Merge):
+		ch = choiceMerge
+	case key.Matches(k, keys.Back):
+		ch = choiceBack
+	default:
+		return nil
+	}
+	return func() tea.Msg { return conflictChoiceMsg{choice: ch} }
+}
+
+// View draws the dialog: who changed what, which fields collide, and the three choices.
+func (m *conflictModel) View() string {
+	c, st, cs := m.c, m.c.styles, m.cs
+	w := min(c.width-2, 76)
+	inner := w - 4
+	var b strings.Builder
+	line := func(s string) { b.WriteString(ansi.Truncate(s, inner, "…") + "\n") }
+
+	line(st.Warn.Render(fmt.Sprintf("%s %d changed while you were editing", cs.ce.Kind, cs.ce.ID)))
+	line(fmt.Sprintf("%s saved v%d; you edited v%d", cs.who(), cs.ce.Current.Version, cs.base.Version))
+	line("")
+	line(st.Theirs.Render("they changed: ") + orNone(cs.rm.theirFields()))
+	line(st.Mine.Render("you changed:  ") + orNone(cs.rm.mineFields()))
+	line(st.Conflict.Render("collide:      ") + orNone(cs.rm.conflictFields()))
+	line("")
+	for _, fm := range cs.rm.fields {
+		if fm.state != stateConflict {
+			continue
+		}
+		if fm.f.Type == store.TypeText {
+			line(fmt.Sprintf("  %-12s %d conflicting hunks", fm.f.Label, fm.text.total()))
+			continue
+		}
+		line(fmt.Sprintf("  %-12s base %s · %s · %s", fm.f.Label, short(fm.f, fm.base),
+			st.Mine.Render("yours "+short(fm.f, fm.mine)), st.Theirs.Render("theirs "+short(fm.f, fm.theirs))))
+	}
+	line("")
+	line(st.Focused.Render("r") + "  reload theirs (your edits are kept as a draft)")
+	if why := cs.retryable(); why != "" {
+		line(st.Disabled.Render("a  retry") + st.Dim.Render(" — not available: "+why))
+	} else {
+		line(st.Focused.Render("a") + "  retry: apply " + deltaText(cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
+	}
+	line(st.Focused.Render("m") + "  merge field by field")
+	line(st.Focused.Render("esc") + " back to editing")
+
+	box := st.Dialog.Width(w).Render(strings.TrimRight(b.String(), "\n"))
+	title := st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · conflict", cs.ce.Kind, cs.ce.ID))
+	body := lipgloss.JoinVertical(lipgloss.Left, title, "", box)
+	n := strings.Count(body, "\n") + 1
+	n = strings.Count(body, "\n") + 1
+	if n < c.height-2 {
+		body += strings.Repeat("\n", c.height-2-n)
+	}
+	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(c.keys.ConflictKeys())
+}
+
+func orNone(fs []string) string {
+	if len(fs) == 0 {
+		return "—"
+	}
+	return strings.Join(fs, ", ")
+}
+
+// short formats a value for one cell of a dialog.
+func short(f *store.Field, v any) string {
+	s := safe.Line(f.Format(v))
+	if s == "" {
+		s = "∅"
+	}
+	return ansi.Truncate(s, 16, "…")
+}
+
+// changeLines describes base→theirs field by field, text fields as a line diff.
+func changeLines(reg *store.Registry, kind store.Kind, base, theirs store.Values) []string {
+	var out []string
+	for _, f := range reg.Fields(kind) {
+		b, t := base[f.Name], theirs[f.Name]
+		if store.Equal(b, t) {
+			continue
+		}
+		if f.Type != store.TypeText {
+			out = append(out, fmt.Sprintf("%-14s %s → %s", f.Label, safe.Line(f.Format(b)), safe.Line(f.Format(t))))
+			continue
+		}
+		out = append(out, f.Label+":")
+		for _, d := range lineDiff(splitText(f.Format(b)), splitText(f.Format(t))) {
+			out = append(out, "  "+d)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "no field differs from the version you loaded")
+	}
+	return out
+}

@@ -1,0 +1,1299 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/uuid"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/locks"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// draftEvery is how often unsaved edits are written to the draft file while typing.
+const draftEvery = 3 * time.Second
+
+// maxAutoSaves bounds the saves one ctrl+s may make on its own (clean merges, retries)
+// before it stops and asks.
+const maxAutoSaves = 5
+
+type editorMode int
+
+const (
+	modeLoading      editorMode = iota
+	modeEdit                    // the form
+	modeConfirmLeave            // esc with unsaved changes: discard?
+	modeOfferDraft              // a draft from an earlier session exists
+	modeConflict                // the conflict dialog
+	modeMerge                   // the merge view
+	modeTheirChanges            // after a reload: what they changed
+)
+
+// fieldInput is one field of the form.
+type fieldInput struct {
+	f        *store.Field
+	readOnly string // why the field cannot be edited; "" when it can
+	line     lineField
+	body     *bodyField // text fields
+	delta    int64      // counter fields: the relative change recorded with +/-
+	shown    string     // read-only fields: the sanitised text shown
+}
+
+func (fi *fieldInput) text() string {
+	if fi.body != nil {
+		return fi.body.Value()
+	}
+	return fi.line.Value()
+}
+
+func (fi *fieldInput) setText(s string) {
+	if fi.body != nil {
+		fi.body.SetValue(s)
+	} else {
+		fi.line.SetValue(s)
+		fi.line.CursorEnd()
+	}
+}
+
+// editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
+// (through conflict.go and mergeview.go) the conflict dialog and merge view.
+type editorModel struct {
+	c         *common
+	kind      store.Kind
+	id        int64 // 0 until a new record is created
+	wantLease bool
+	mode      editorMode
+
+	rec    *store.Record // the base: the version the edit started from
+	fields []*fieldInput
+	focus  int
+
+	readOnly string // why the whole record is read-only ("held by alice since 10:05")
+	status   statusLine
+
+	held       *locks.Held
+	leaseStop  context.CancelFunc
+	leaseLost  string       // why our lease was lost; saves fall back to optimistic
+	otherLease *store.Lease // someone else's lease on the record, for the indicator
+
+	others []store.Change // saves by others after the base version (the live banner)
+
+	offered    *draft // modeOfferDraft: the draft found on open
+	kept       *draft // after a reload: my version, to bring back with ctrl+r
+	theirLines []string
+
+	conflict *conflictModel
+	merge    *mergeModel
+
+	saving     bool
+	autoSaves  int    // saves made by one ctrl+s on its own (merge, retry)
+	mergedNote string // said after the next successful save: "merged with bob's v8 (price)"
+
+	lastDraft  time.Time
+	draftDirty bool
+}
+
+// Editor messages; each carries the editor that asked, so a late answer to a closed editor
+// is dropped.
+type (
+	recordLoadedMsg struct {
+		ed     *editorModel
+		rec    *store.Record
+		leases []store.Lease
+		dbNow  time.Time
+		draft  *draft
+		err    error
+	}
+	leaseAcquiredMsg struct {
+		ed   *editorModel
+		held *locks.Held
+		err  error
+	}
+	leaseLostMsg struct {
+		ed  *editorModel
+		err error
+	}
+	savedMsg struct {
+		ed      *editorModel
+		u       store.Update
+		res     *store.UpdateResult
+		created *store.Record
+		err     error
+	}
+	editorLeasesMsg struct {
+		ed     *editorModel
+		leases []store.Lease
+		dbNow  time.Time
+		err    error
+	}
+	extEditedMsg struct {
+		ed    *editorModel
+		field int
+		value string
+		err   error
+	}
+	draftErrMsg struct {
+		ed  *editorModel
+		err error
+	}
+)
+
+func newEditor(c *common, kind store.Kind, id int64, lease bool) *editorModel {
+	return &editorModel{c: c, kind: kind, id: id, wantLease: lease && id != 0}
+}
+
+// Init loads the record, its leases and any draft.
+func (e *editorModel) Init() tea.Cmd {
+	if e.id == 0 {
+		e.buildForm(nil)
+		e.mode = modeEdit
+		return e.focusCmd()
+	}
+	c, kind, id := e.c, e.kind, e.id
+	return func() tea.Msg {
+		rec, err := c.st.FindRecord(c.ctx, kind, id)
+		if err != nil {
+			return recordLoadedMsg{ed: e, err: err}
+		}
+		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
+		if err != nil {
+			return recordLoadedMsg{ed: e, err: err}
+		}
+		d, derr := c.drafts.Load(kind, id)
+		if derr != nil {
+			d = nil // an unreadable draft is reported by saving a new one over it
+		}
+		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, draft: d}
+	}
+}
+
+// typing reports whether keys go into a text field (so ? and q are text, not commands).
+func (e *editorModel) typing() bool {
+	switch e.mode {
+	case modeEdit:
+		return true
+	case modeMerge:
+		return e.merge != nil && e.merge.editing
+	}
+	return false
+}
+
+// buildForm makes the inputs from the registry and fills them from rec (nil: a new record).
+func (e *editorModel) buildForm(rec *store.Record) {
+	e.fields = e.fields[:0]
+	for _, f := range e.c.reg.Fields(e.kind) {
+		fi := &fieldInput{f: f}
+		switch {
+		case f.ReadOnly:
+			fi.readOnly = "changed only by a move"
+		case !f.Writable(e.c.opts.Role):
+			fi.readOnly = "owned by " + string(f.Owner)
+		}
+		if f.Type == store.TypeText {
+			fi.body = newBodyField()
+		} else {
+			ti := newLineField()
+			ti.Prompt = ""
+			fi.line = ti
+		}
+		e.fields = append(e.fields, fi)
+	}
+	e.fill(rec)
+	e.focus = e.nextEditable(-1, 1)
+	e.layout()
+}
+
+// fill puts rec's values into the inputs and clears the relative changes.
+func (e *editorModel) fill(rec *store.Record) {
+	for _, fi := range e.fields {
+		var v any
+		if rec != nil {
+			v = rec.Fields[fi.f.Name]
+		} else {
+			v = fi.f.Zero()
+		}
+		s := fi.f.Format(v)
+		fi.delta = 0
+		clean := safe.Line(s)
+		if fi.body != nil {
+			clean = safe.Text(s)
+		}
+		fi.shown = clean
+		if clean != s && fi.readOnly == "" {
+			// Text another program wrote with control characters is shown escaped; editing
+			// it would write the escaped form back, so the field stays read-only.
+			fi.readOnly = "contains control characters"
+		}
+		fi.setText(s)
+		if fi.readOnly != "" {
+			fi.setText(clean)
+		}
+	}
+}
+
+func (e *editorModel) nextEditable(from, dir int) int {
+	n := len(e.fields)
+	for i := 1; i <= n; i++ {
+		j := ((from+dir*i)%n + n) % n
+		if e.fields[j].readOnly == "" {
+			return j
+		}
+	}
+	return max(from, 0)
+}
+
+func (e *editorModel) focusCmd() tea.Cmd {
+	var cmd tea.Cmd
+	for i, fi := range e.fields {
+		if i == e.focus && e.readOnly == "" && fi.readOnly == "" {
+			if fi.body != nil {
+				cmd = fi.body.Focus()
+			} else {
+				cmd = fi.line.Focus()
+			}
+			continue
+		}
+		if fi.body != nil {
+			fi.body.Blur()
+		} else {
+			fi.line.Blur()
+		}
+	}
+	return cmd
+}
+
+// layout sizes the inputs for the window.
+func (e *editorModel) layout() {
+	w := max(e.c.width-labelWidth-3, 10)
+	for _, fi := range e.fields {
+		if fi.body != nil {
+			fi.body.SetSize(w, e.bodyHeight())
+		} else {
+			fi.line.SetWidth(w)
+		}
+	}
+}
+
+const labelWidth = 14
+
+// bodyHeight is the height of the focused text field: what the screen has left.
+func (e *editorModel) bodyHeight() int {
+	return max(e.c.height-6-len(e.fields), 3)
+}
+
+// Update handles editor messages and keys.
+func (e *editorModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		e.layout()
+		if e.merge != nil {
+			e.merge.layout()
+		}
+		return nil
+	case recordLoadedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onLoaded(msg)
+	case leaseAcquiredMsg:
+		if msg.ed != e {
+			if msg.held != nil {
+				return releaseCmd(e.c, msg.held, nil)
+			}
+			return nil
+		}
+		return e.onLeaseAcquired(msg)
+	case leaseLostMsg:
+		if msg.ed != e || e.held == nil {
+			return nil
+		}
+		e.leaseLost = leaseLostReason(msg.err)
+		e.held = nil
+		e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
+		return nil
+	case editorLeasesMsg:
+		if msg.ed != e || msg.err != nil {
+			return nil
+		}
+		e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
+		e.otherLease = othersLease(msg.leases, e.c.user, e.held, msg.dbNow)
+		return nil
+	case savedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onSaved(msg)
+	case extEditedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		if msg.err != nil {
+			e.status.fail("external editor", msg.err)
+			return nil
+		}
+		if msg.field < len(e.fields) {
+			e.fields[msg.field].setText(msg.value)
+			e.fieldChanged()
+			e.status.info("took the text back from " + e.c.opts.Editor)
+		}
+		return e.writeDraftCmd()
+	case draftErrMsg:
+		if msg.ed == e && msg.err != nil {
+			e.status.fail("draft", msg.err)
+		}
+		return nil
+	case changeMsg:
+		return e.onChange(msg.c)
+	case tickMsg:
+		return e.onTick()
+	case conflictChoiceMsg:
+		return e.onConflictChoice(msg)
+	case mergeDoneMsg:
+		return e.onMergeDone(msg)
+	case tea.KeyPressMsg:
+		return e.onKey(msg)
+	}
+	if e.mode == modeEdit {
+		return e.forward(msg)
+	}
+	return nil
+}
+
+func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
+	if msg.err != nil {
+		e.mode = modeEdit
+		e.status.fail(fmt.Sprintf("open %s %d", e.kind, e.id), msg.err)
+		if e.fields == nil {
+			e.readOnly = "could not be loaded"
+		}
+		return nil
+	}
+	e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
+	e.rec = msg.rec
+	e.buildForm(msg.rec)
+	e.mode = modeEdit
+	e.otherLease = othersLease(msg.leases, e.c.user, nil, msg.dbNow)
+	if e.otherLease != nil {
+		e.readOnly = "held by " + safe.Line(e.otherLease.Holder) + " since " + e.otherLease.AcquiredAt.Local().Format("15:04")
+		e.status.warn("read-only: " + e.readOnly)
+		e.focusCmd()
+		return nil
+	}
+	var cmds []tea.Cmd
+	if msg.draft != nil && e.draftDiffers(msg.draft) {
+		e.offered = msg.draft
+		e.mode = modeOfferDraft
+	}
+	if e.wantLease {
+		cmds = append(cmds, e.acquireCmd())
+	}
+	cmds = append(cmds, e.focusCmd())
+	return tea.Batch(cmds...)
+}
+
+// draftDiffers reports whether d holds edits that differ from the loaded record.
+func (e *editorModel) draftDiffers(d *draft) bool {
+	for _, fi := range e.fields {
+		if s, ok := d.Values[fi.f.Name]; ok && fi.readOnly == "" && s != fi.text() {
+			return true
+		}
+		if d.Deltas[fi.f.Name] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// othersLease returns the live lease someone else (or this user in another terminal: any
+// lease that is not ours) holds on the record's editor group.
+func othersLease(ls []store.Lease, user string, mine *locks.Held, now time.Time) *store.Lease {
+	for _, l := range ls {
+		if !l.Live(now) || l.Group != store.GroupEditor {
+			continue
+		}
+		if mine != nil && mine.Lease().Fence == l.Fence {
+			continue
+		}
+		l := l
+		return &l
+	}
+	return nil
+}
+
+func (e *editorModel) acquireCmd() tea.Cmd {
+	c, kind, id := e.c, e.kind, e.id
+	ctx, cancel := context.WithCancel(c.ctx)
+	e.leaseStop = cancel
+	return func() tea.Msg {
+		h, err := locks.Acquire(ctx, c.st, store.LeaseRequest{Kind: kind, RecordID: id, Group: store.GroupEditor,
+			TTL: c.opts.LeaseTTL}, locks.Options{TTL: c.opts.LeaseTTL})
+		return leaseAcquiredMsg{ed: e, held: h, err: err}
+	}
+}
+
+func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
+	if msg.err != nil {
+		var le *store.LeaseError
+		if errors.As(msg.err, &le) && !le.Lost {
+			l := le.Lease
+			e.otherLease = &l
+			e.readOnly = "held by " + safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04")
+			e.status.warn("read-only: " + e.readOnly)
+			e.focusCmd()
+			return nil
+		}
+		e.status.fail("take the lease", msg.err)
+		return nil
+	}
+	e.held = msg.held
+	e.leaseLost = ""
+	e.status.ok("lease taken: others see this record read-only until you leave")
+	return waitLost(e, msg.held)
+}
+
+// waitLost waits for the lease's loss signal; it ends quietly when the lease is released.
+func waitLost(e *editorModel, h *locks.Held) tea.Cmd {
+	return func() tea.Msg {
+		err, ok := <-h.Lost()
+		if !ok {
+			return nil
+		}
+		return leaseLostMsg{ed: e, err: err}
+	}
+}
+
+func leaseLostReason(err error) string {
+	var le *store.LeaseError
+	if errors.As(err, &le) && le.Reason != "" {
+		return le.Reason
+	}
+	if err == nil {
+		return "ended"
+	}
+	return err.Error()
+}
+
+// releaseCmd ends a held lease and stops its heartbeat.
+func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
+		defer cancel()
+		err := h.Release(ctx)
+		if stop != nil {
+			stop()
+		}
+		if err != nil {
+			return errMsg{op: "release the lease", err: err}
+		}
+		return nil
+	}
+}
+
+// leaveCmd releases what the editor holds; unsaved edits stay in the draft.
+func (e *editorModel) leaveCmd() tea.Cmd {
+	var cmds []tea.Cmd
+	if e.dirty() {
+		cmds = append(cmds, e.writeDraftCmd())
+	}
+	if e.held != nil {
+		cmds = append(cmds, releaseCmd(e.c, e.held, e.leaseStop))
+		e.held = nil
+	} else if e.leaseStop != nil {
+		e.leaseStop()
+	}
+	return tea.Sequence(cmds...)
+}
+
+func (e *editorModel) onChange(ch store.Change) tea.Cmd {
+	if ch.Kind != e.kind || ch.RecordID != e.id || e.id == 0 {
+		return nil
+	}
+	switch ch.Event {
+	case store.EventSaved, store.EventMoved, store.EventCreated:
+		if e.rec != nil && ch.Version > e.rec.Version {
+			e.others = append(e.others, ch)
+		}
+		return nil
+	case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired:
+		c, kind, id := e.c, e.kind, e.id
+		return func() tea.Msg {
+			ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
+			return editorLeasesMsg{ed: e, leases: ls, dbNow: now, err: err}
+		}
+	}
+	return nil
+}
+
+// banner is the live line: "bob saved v8 (price, stock); you are editing v7".
+func (e *editorModel) banner() string {
+	if e.rec == nil {
+		return ""
+	}
+	var who []string
+	var fields []string
+	var last int64
+	for _, ch := range e.others {
+		if ch.Version <= e.rec.Version {
+			continue
+		}
+		if !slices.Contains(who, ch.Actor) {
+			who = append(who, ch.Actor)
+		}
+		for _, f := range ch.Fields {
+			if !slices.Contains(fields, f) {
+				fields = append(fields, f)
+			}
+		}
+		last = max(last, ch.Version)
+	}
+	if last == 0 {
+		return ""
+	}
+	what := ""
+	if len(fields) > 0 {
+		what = " (" + strings.Join(fields, ", ") + ")"
+	}
+	return fmt.Sprintf("%s saved v%d%s; you are editing v%d", safe.Line(strings.Join(who, ", ")), last, what, e.rec.Version)
+}
+
+func (e *editorModel) onTick() tea.Cmd {
+	if e.held != nil {
+		if s := e.held.Status(); s.State == locks.StateFailing {
+			e.status.warn(fmt.Sprintf("lease renewal failing: %s left — %v", s.Remaining.Round(time.Second), s.Err))
+		}
+	}
+	if e.draftDirty && e.c.opts.Now().Sub(e.lastDraft) >= draftEvery {
+		return e.writeDraftCmd()
+	}
+	return nil
+}
+
+// fieldChanged notes an edit for the draft writer.
+func (e *editorModel) fieldChanged() { e.draftDirty = true }
+
+// currentDraft captures the form as a draft.
+func (e *editorModel) currentDraft() draft {
+	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now(), Values: map[string]string{}, Deltas: map[string]int64{}}
+	if e.rec != nil {
+		d.BaseVersion = e.rec.Version
+	}
+	for _, fi := range e.fields {
+		if fi.readOnly != "" {
+			continue
+		}
+		d.Values[fi.f.Name] = fi.text()
+		if fi.delta != 0 {
+			d.Deltas[fi.f.Name] = fi.delta
+		}
+	}
+	return d
+}
+
+func (e *editorModel) writeDraftCmd() tea.Cmd {
+	if e.readOnly != "" || len(e.fields) == 0 {
+		return nil
+	}
+	d := e.currentDraft()
+	e.lastDraft, e.draftDirty = e.c.opts.Now(), false
+	ds := e.c.drafts
+	return func() tea.Msg {
+		return draftErrMsg{ed: e, err: ds.Save(d)}
+	}
+}
+
+func (e *editorModel) deleteDraftCmd() tea.Cmd {
+	ds, kind, id := e.c.drafts, e.kind, e.id
+	e.draftDirty = false
+	return func() tea.Msg {
+		return draftErrMsg{ed: e, err: ds.Delete(kind, id)}
+	}
+}
+
+// applyDraft puts a draft's values into the form.
+func (e *editorModel) applyDraft(d *draft) {
+	for _, fi := range e.fields {
+		if fi.readOnly != "" {
+			continue
+		}
+		if s, ok := d.Values[fi.f.Name]; ok {
+			fi.setText(s)
+		}
+		fi.delta = d.Deltas[fi.f.Name]
+	}
+	e.draftDirty = true
+}
+
+func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := e.c.keys
+	switch e.mode {
+	case modeLoading:
+		if key.Matches(msg, k.Back) {
+			return e.leave("")
+		}
+		return nil
+	case modeConfirmLeave:
+		switch {
+		case key.Matches(msg, k.Yes):
+			return tea.Batch(e.deleteDraftCmd(), e.leave("edits discarded"))
+		case key.Matches(msg, k.No):
+			e.mode = modeEdit
+			e.status.info("")
+		}
+		return nil
+	case modeOfferDraft:
+		switch {
+		case key.Matches(msg, k.Yes):
+			e.applyDraft(e.offered)
+			e.status.ok(fmt.Sprintf("draft from %s restored (made on v%d; you are on v%d)",
+				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, e.rec.Version))
+			e.offered = nil
+			e.mode = modeEdit
+		case key.Matches(msg, k.No):
+			e.offered = nil
+			e.mode = modeEdit
+			e.status.info("draft discarded")
+			return e.deleteDraftCmd()
+		}
+		return nil
+	case modeConflict:
+		return e.conflict.Update(msg)
+	case modeMerge:
+		return e.merge.Update(msg)
+	case modeTheirChanges:
+		switch {
+		case key.Matches(msg, k.RestoreDraft):
+			e.mode = modeEdit
+			return e.restoreKept()
+		case key.Matches(msg, k.Back), key.Matches(msg, k.Open):
+			e.mode = modeEdit
+		}
+		return nil
+	}
+
+	switch {
+	case key.Matches(msg, k.Save):
+		e.autoSaves = 0
+		e.mergedNote = ""
+		return e.save()
+	case key.Matches(msg, k.Back):
+		if e.dirty() {
+			e.mode = modeConfirmLeave
+			return nil
+		}
+		return e.leave("")
+	case key.Matches(msg, k.NextField), key.Matches(msg, k.PrevField):
+		dir := 1
+		if key.Matches(msg, k.PrevField) {
+			dir = -1
+		}
+		if e.readOnly != "" {
+			e.focus = (e.focus + dir + len(e.fields)) % len(e.fields)
+			return nil
+		}
+		e.focus = e.nextEditable(e.focus, dir)
+		cmd := e.focusCmd()
+		if e.draftDirty {
+			return tea.Batch(cmd, e.writeDraftCmd())
+		}
+		return cmd
+	case key.Matches(msg, k.RestoreDraft):
+		return e.restoreKept()
+	case key.Matches(msg, k.ExtEditor):
+		return e.externalEdit()
+	}
+	if e.readOnly != "" {
+		return nil
+	}
+	fi := e.fields[e.focus]
+	if fi.readOnly != "" {
+		return nil
+	}
+	if fi.f.Rule == store.RuleCounter && (key.Matches(msg, k.Inc) || key.Matches(msg, k.Dec)) {
+		if e.rec != nil {
+			fi.setText(fi.f.Format(e.rec.Fields[fi.f.Name]))
+		}
+		if key.Matches(msg, k.Inc) {
+			fi.delta++
+		} else {
+			fi.delta--
+		}
+		e.fieldChanged()
+		return nil
+	}
+	return e.forward(msg)
+}
+
+// forward sends a message to the focused input.
+func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
+	if e.readOnly != "" || e.focus >= len(e.fields) {
+		return nil
+	}
+	fi := e.fields[e.focus]
+	if fi.readOnly != "" {
+		return nil
+	}
+	before := fi.text()
+	var cmd tea.Cmd
+	if fi.body != nil {
+		cmd = fi.body.Update(msg)
+	} else {
+		fi.line, cmd = fi.line.Update(msg)
+	}
+	if fi.text() != before {
+		if fi.f.Rule == store.RuleCounter {
+			fi.delta = 0 // typing a value makes it an absolute change
+		}
+		e.fieldChanged()
+	}
+	return cmd
+}
+
+func (e *editorModel) leave(status string) tea.Cmd {
+	cmd := e.leaveCmd()
+	return tea.Sequence(cmd, func() tea.Msg { return backMsg{status: status} })
+}
+
+// restoreKept brings back the version kept by a reload.
+func (e *editorModel) restoreKept() tea.Cmd {
+	if e.kept == nil {
+		e.status.info("no kept draft to bring back")
+		return nil
+	}
+	e.applyDraft(e.kept)
+	e.status.ok(fmt.Sprintf("your edits are back on top of v%d; ctrl+s saves them", e.rec.Version))
+	e.kept = nil
+	return e.writeDraftCmd()
+}
+
+func (e *editorModel) externalEdit() tea.Cmd {
+	if e.readOnly != "" || e.fields[e.focus].readOnly != "" {
+		return nil
+	}
+	idx := e.focus
+	f, err := os.CreateTemp("", "tandem-*.txt")
+	if err != nil {
+		e.status.fail("external editor", err)
+		return nil
+	}
+	name := f.Name()
+	_, werr := f.WriteString(e.fields[idx].text())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(name)
+		e.status.fail("external editor", werr)
+		return nil
+	}
+	argv := strings.Fields(e.c.opts.Editor)
+	cmd := exec.Command(argv[0], append(argv[1:], name)...)
+	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+		defer os.Remove(name)
+		if err != nil {
+			return extEditedMsg{ed: e, field: idx, err: err}
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return extEditedMsg{ed: e, field: idx, err: err}
+		}
+		v := string(data)
+		if e.fields[idx].body == nil {
+			v = strings.TrimRight(v, "\r\n")
+		}
+		return extEditedMsg{ed: e, field: idx, value: v}
+	})
+}
+
+// values returns my version of every field: the base with my edits applied (a counter as
+// base plus my delta). Fields that do not parse keep the base value.
+func (e *editorModel) values() store.Values {
+	out := store.Values{}
+	if e.rec != nil {
+		out = e.rec.Fields.Clone()
+	}
+	for _, fi := range e.fields {
+		if fi.readOnly != "" {
+			continue
+		}
+		name := fi.f.Name
+		if fi.delta != 0 && e.rec != nil && fi.text() == fi.f.Format(e.rec.Fields[name]) {
+			n, _ := e.rec.Fields[name].(int64)
+			out[name] = n + fi.delta
+			continue
+		}
+		if v, err := fi.f.Parse(fi.text()); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// buildUpdate makes the save: only the changed fields, counters as relative changes.
+func (e *editorModel) buildUpdate() (store.Update, error) {
+	u := store.Update{BaseVersion: e.rec.Version, Set: store.Values{}, Add: map[string]int64{}}
+	for _, fi := range e.fields {
+		if fi.readOnly != "" {
+			continue
+		}
+		name := fi.f.Name
+		base := e.rec.Fields[name]
+		if fi.delta != 0 && fi.text() == fi.f.Format(base) {
+			u.Add[name] = fi.delta
+			continue
+		}
+		v, err := fi.f.Parse(fi.text())
+		if err != nil {
+			return u, err
+		}
+		if !store.Equal(v, base) {
+			u.Set[name] = v
+		}
+	}
+	if len(u.Set) == 0 {
+		u.Set = nil
+	}
+	if len(u.Add) == 0 {
+		u.Add = nil
+	}
+	return u, nil
+}
+
+// dirty reports unsaved edits.
+func (e *editorModel) dirty() bool {
+	if e.readOnly != "" || len(e.fields) == 0 {
+		return false
+	}
+	if e.rec == nil {
+		for _, fi := range e.fields {
+			if fi.readOnly == "" && fi.text() != fi.f.Format(fi.f.Zero()) {
+				return true
+			}
+		}
+		return false
+	}
+	u, err := e.buildUpdate()
+	return err != nil || len(u.Set) > 0 || len(u.Add) > 0
+}
+
+// save starts a version-checked save of the changed fields.
+func (e *editorModel) save() tea.Cmd {
+	if e.readOnly != "" {
+		e.status.warn("read-only: " + e.readOnly)
+		return nil
+	}
+	if e.saving {
+		return nil
+	}
+	c, kind := e.c, e.kind
+	if e.rec == nil {
+		vals := store.Values{}
+		for _, fi := range e.fields {
+			if fi.readOnly != "" {
+				continue
+			}
+			v, err := fi.f.Parse(fi.text())
+			if err != nil {
+				e.status.fail("check", err)
+				return nil
+			}
+			vals[fi.f.Name] = v
+		}
+		e.saving = true
+		e.status.info("creating…")
+		return func() tea.Msg {
+			r, err := c.st.CreateRecord(c.ctx, kind, vals)
+			return savedMsg{ed: e, created: r, err: err}
+		}
+	}
+	u, err := e.buildUpdate()
+	if err != nil {
+		e.status.fail("check", err)
+		return nil
+	}
+	if len(u.Set) == 0 && len(u.Add) == 0 {
+		e.status.info("nothing to save")
+		return nil
+	}
+	u.IdempotencyKey = uuid.NewString() // one key per save attempt
+	if e.held != nil {
+		u.LeaseToken = e.held.Token()
+	}
+	e.saving = true
+	e.status.info("saving…")
+	id := e.id
+	return func() tea.Msg {
+		res, err := c.st.UpdateRecord(c.ctx, kind, id, u)
+		return savedMsg{ed: e, u: u, res: res, err: err}
+	}
+}
+
+func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
+	e.saving = false
+	if msg.err == nil {
+		rec := msg.created
+		if msg.res != nil {
+			rec = msg.res.Record
+		}
+		first := e.rec == nil
+		if first {
+			// The draft of a new record was kept under id 0.
+			e.id = 0
+		}
+		cmd := e.deleteDraftCmd()
+		e.id, e.rec = rec.ID, rec
+		e.fill(rec)
+		e.mode = modeEdit
+		e.conflict, e.merge = nil, nil
+		note := fmt.Sprintf("saved v%d", rec.Version)
+		if first {
+			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
+		}
+		if e.mergedNote != "" {
+			note = e.mergedNote + "; " + note
+		}
+		e.mergedNote = ""
+		e.status.ok(note)
+		return tea.Batch(cmd, e.focusCmd())
+	}
+	var ce *store.ConflictError
+	if errors.As(msg.err, &ce) {
+		return e.onConflict(ce, msg.u)
+	}
+	var le *store.LeaseError
+	if errors.As(msg.err, &le) {
+		if le.Lost {
+			e.leaseLost = leaseLostReason(msg.err)
+			if e.held != nil {
+				cmd := releaseCmd(e.c, e.held, e.leaseStop)
+				e.held = nil
+				e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
+				return cmd
+			}
+			e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
+			return nil
+		}
+		l := le.Lease
+		e.otherLease = &l
+		e.status.warn(fmt.Sprintf("not saved: held by %s since %s; your edits are kept", safe.Line(l.Holder), l.AcquiredAt.Local().Format("15:04")))
+		return e.writeDraftCmd()
+	}
+	e.status.fail("save", msg.err)
+	return e.writeDraftCmd()
+}
+
+// rebase makes cur the new base version, with the form holding vals (my merged version) and
+// the counter deltas kept as relative changes.
+func (e *editorModel) rebase(cur *store.Record, vals store.Values, deltas map[string]int64) {
+	e.rec = cur
+	for _, fi := range e.fields {
+		if fi.readOnly != "" {
+			fi.setText(safe.Line(fi.f.Format(cur.Fields[fi.f.Name])))
+			continue
+		}
+		if d := deltas[fi.f.Name]; d != 0 {
+			fi.setText(fi.f.Format(cur.Fields[fi.f.Name]))
+			fi.delta = d
+			continue
+		}
+		fi.delta = 0
+		fi.setText(fi.f.Format(vals[fi.f.Name]))
+	}
+	e.draftDirty = true
+}
+
+// deltas returns the relative changes in the form.
+func (e *editorModel) deltas() map[string]int64 {
+	out := map[string]int64{}
+	for _, fi := range e.fields {
+		if fi.delta != 0 && fi.readOnly == "" && e.rec != nil && fi.text() == fi.f.Format(e.rec.Fields[fi.f.Name]) {
+			out[fi.f.Name] = fi.delta
+		}
+	}
+	return out
+}
+
+// onConflict handles a save that met a newer version: merge the fields; without collisions
+// save the merge at once; otherwise decide by policy or ask.
+func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
+	rm := mergeRecord(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields, e.deltas())
+	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
+	if u.Relative() && e.autoSaves < maxAutoSaves && e.c.opts.OnConflict != OnConflictReload {
+		// Relative changes are operations: re-applying them on the fresh record is always
+		// right (seed 001), so they are retried without asking, a bounded number of times.
+		e.conflict = newConflict(e.c, cs)
+		return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
+	}
+	if rm.conflicts() == 0 && e.autoSaves < maxAutoSaves {
+		e.autoSaves++
+		e.mergedNote = fmt.Sprintf("merged with %s's v%d (%s)", cs.who(), ce.Current.Version, strings.Join(rm.theirFields(), ", "))
+		e.rebase(ce.Current, rm.result(), cs.deltas)
+		return e.save()
+	}
+	e.conflict = newConflict(e.c, cs)
+	switch e.c.opts.OnConflict {
+	case OnConflictReload:
+		return e.onConflictChoice(conflictChoiceMsg{choice: choiceReload})
+	case OnConflictMerge:
+		return e.onConflictChoice(conflictChoiceMsg{choice: choiceMerge})
+	case OnConflictRetry:
+		if cs.retryable() == "" {
+			return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
+		}
+	}
+	e.mode = modeConflict
+	return e.writeDraftCmd()
+}
+
+func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
+	cs := e.conflict.cs
+	switch msg.choice {
+	case choiceBack:
+		e.mode = modeEdit
+		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; ctrl+s to try again", cs.who(), cs.ce.Current.Version))
+		return e.focusCmd()
+	case choiceReload:
+		kept := cs.mineText
+		e.kept = &kept
+		e.theirLines = changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
+		e.rec = cs.ce.Current
+		e.fill(cs.ce.Current)
+		e.mode = modeTheirChanges
+		e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: ctrl+r brings them back", cs.who(), cs.ce.Current.Version))
+		ds := e.c.drafts
+		return tea.Batch(e.focusCmd(), func() tea.Msg { return draftErrMsg{ed: e, err: ds.Save(kept)} })
+	case choiceRetry:
+		if why := cs.retryable(); why != "" {
+			e.conflict.status.warn("retry is not available: " + why)
+			return nil
+		}
+		if e.autoSaves >= maxAutoSaves {
+			e.mode = modeConflict
+			e.status.warn("gave up retrying after several collisions")
+			return nil
+		}
+		e.autoSaves++
+		e.rebase(cs.ce.Current, cs.ce.Current.Fields, cs.deltas)
+		e.mode = modeEdit
+		e.mergedNote = fmt.Sprintf("retried %s on %s's v%d", deltaText(cs.deltas), cs.who(), cs.ce.Current.Version)
+		backoff := time.Duration(10+rand.IntN(90)) * time.Millisecond
+		save := e.save()
+		return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
+	case choiceMerge:
+		e.merge = newMergeView(e.c, cs)
+		e.mode = modeMerge
+		return nil
+	}
+	return nil
+}
+
+func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
+	if msg.cancel {
+		e.mode = modeConflict
+		return nil
+	}
+	cs := e.conflict.cs
+	e.rebase(cs.ce.Current, msg.values, cs.deltas)
+	e.mode = modeEdit
+	e.autoSaves = 0
+	e.mergedNote = fmt.Sprintf("merged with %s's v%d", cs.who(), cs.ce.Current.Version)
+	return e.save()
+}
+
+// deltaText says relative changes the way the form shows them: "stock -3".
+func deltaText(d map[string]int64) string {
+	names := make([]string, 0, len(d))
+	for n := range d {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %+d", n, d[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// View draws the editor, or the dialog or merge view over it.
+func (e *editorModel) View() string {
+	switch e.mode {
+	case modeConflict:
+		return e.conflict.View()
+	case modeMerge:
+		return e.merge.View()
+	case modeTheirChanges:
+		return e.theirChangesView()
+	}
+	c, st := e.c, e.c.styles
+	var b strings.Builder
+	what := fmt.Sprintf("new %s", e.kind)
+	if e.id != 0 {
+		what = fmt.Sprintf("%s %d", e.kind, e.id)
+		if e.rec != nil {
+			what += fmt.Sprintf(" · v%d", e.rec.Version)
+		}
+	}
+	mode := "optimistic"
+	if e.wantLease {
+		mode = "lease"
+	}
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))
+	b.WriteByte('\n')
+	b.WriteString(c.clip(e.lockLine()))
+	b.WriteByte('\n')
+	if bn := e.banner(); bn != "" {
+		b.WriteString(st.Warn.Render(c.clip("● " + bn)))
+	}
+	b.WriteByte('\n')
+
+	lines := 3
+	if e.mode == modeLoading {
+		b.WriteString(st.Dim.Render("  loading…"))
+		b.WriteByte('\n')
+		lines++
+	}
+	valW := max(c.width-labelWidth-3, 10)
+	for i, fi := range e.fields {
+		focused := i == e.focus && e.mode == modeEdit
+		label := padRight(ansi.Truncate(fi.f.Label, labelWidth, "…"), labelWidth)
+		marker := "  "
+		if focused {
+			marker = st.Focused.Render("▸ ")
+			label = st.Focused.Render(label)
+		} else {
+			label = st.Label.Render(label)
+		}
+		var val string
+		switch {
+		case fi.readOnly != "" || e.readOnly != "":
+			val = st.Dim.Render(ansi.Truncate(firstLine(fi.shownText()), valW, "…"))
+		case fi.body != nil && focused:
+			b.WriteString(marker + label + "\n")
+			b.WriteString(indent(fi.body.View(), labelWidth+3))
+			b.WriteByte('\n')
+			lines += 1 + e.bodyHeight()
+			continue
+		case fi.body != nil:
+			text := fi.text()
+			val = ansi.Truncate(safe.Line(firstLine(text)), valW-12, "…")
+			if n := strings.Count(strings.TrimSuffix(text, "\n"), "\n"); n > 0 {
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+			}
+		case focused:
+			val = fi.line.View()
+		default:
+			val = ansi.Truncate(safe.Line(fi.text()), valW, "…")
+		}
+		if fi.delta != 0 {
+			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Name, fi.delta))
+		}
+		b.WriteString(marker + label + " " + val + "\n")
+		lines++
+	}
+	for ; lines < c.height-2; lines++ {
+		b.WriteByte('\n')
+	}
+	switch e.mode {
+	case modeConfirmLeave:
+		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  y discard · n keep editing")))
+	case modeOfferDraft:
+		b.WriteString(st.Warn.Render(c.clip(fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  y restore · n discard",
+			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion))))
+	default:
+		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
+	}
+	b.WriteByte('\n')
+	keys := c.keys.EditorKeys()
+	if e.readOnly != "" {
+		keys = []key.Binding{c.keys.NextField, c.keys.Back}
+	}
+	b.WriteString(c.footer(keys))
+	return b.String()
+}
+
+func (fi *fieldInput) shownText() string {
+	if fi.shown != "" || fi.readOnly != "" {
+		return fi.shown
+	}
+	return safe.Line(fi.text())
+}
+
+// lockLine is the editor's lock indicator.
+func (e *editorModel) lockLine() string {
+	st := e.c.styles
+	switch {
+	case e.held != nil:
+		s := e.held.Status()
+		switch s.State {
+		case locks.StateFailing:
+			return st.Warn.Render(fmt.Sprintf("lease: renewal failing, %s left", s.Remaining.Round(time.Second)))
+		case locks.StateLost:
+			return st.Error.Render("lease lost: " + leaseLostReason(s.Err))
+		}
+		return st.LockYou.Render(fmt.Sprintf("lease: you, %s left", s.Remaining.Round(time.Second)))
+	case e.leaseLost != "":
+		return st.Error.Render("lease lost: " + safe.Line(e.leaseLost) + " — saving optimistically")
+	case e.readOnly != "":
+		return st.LockOther.Render("read-only: " + e.readOnly)
+	case e.otherLease != nil:
+		ind, _ := lockIndicator(*e.otherLease, e.c.user, e.c.dbNow())
+		return st.LockOther.Render("lock: " + ind)
+	case e.wantLease && e.id != 0:
+		return st.Dim.Render("lease: taking…")
+	}
+	return st.Dim.Render("lock: free · saves check the version")
+}
+
+func (e *editorModel) theirChangesView() string {
+	c, st := e.c, e.c.styles
+	var b strings.Builder
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version)))
+	b.WriteString("\n\n")
+	n := 2
+	for _, l := range e.theirLines {
+		if n >= c.height-3 {
+			b.WriteString(st.Dim.Render("  …") + "\n")
+			break
+		}
+		b.WriteString(c.clip(l) + "\n")
+		n++
+	}
+	for ; n < c.height-2; n++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(e.status.style(st).Render(c.clip(e.status.text)))
+	b.WriteByte('\n')
+	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "edit their version"))}))
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = pad + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// itoa is strconv.FormatInt for ids and versions.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

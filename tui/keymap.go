@@ -1,0 +1,158 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is every key binding of the TUI. It drives key matching, the footer of each screen
+// and the help screen, so the three never disagree. The keys are a contract (issue 6): tests
+// and the README rely on them.
+type KeyMap struct {
+	// Global.
+	Help key.Binding
+	Quit key.Binding
+
+	// List.
+	Up         key.Binding
+	Down       key.Binding
+	PageUp     key.Binding
+	PageDown   key.Binding
+	SwitchKind key.Binding
+	Filter     key.Binding
+	Open       key.Binding
+	OpenLease  key.Binding
+	New        key.Binding
+	History    key.Binding
+	Locks      key.Binding
+
+	// Editor.
+	NextField    key.Binding
+	PrevField    key.Binding
+	Inc          key.Binding
+	Dec          key.Binding
+	Save         key.Binding
+	Back         key.Binding
+	ExtEditor    key.Binding
+	RestoreDraft key.Binding
+
+	// Yes/no questions (unsaved changes, a draft to restore).
+	Yes key.Binding
+	No  key.Binding
+
+	// Conflict dialog.
+	Reload key.Binding
+	Retry  key.Binding
+	Merge  key.Binding
+
+	// Merge view.
+	PickMine   key.Binding
+	PickTheirs key.Binding
+	PickBase   key.Binding
+	PickBoth   key.Binding
+	EditValue  key.Binding
+	NextHunk   key.Binding
+	PrevHunk   key.Binding
+	AllMine    key.Binding
+	AllTheirs  key.Binding
+	Undo       key.Binding
+
+	// History.
+	SwitchTab key.Binding
+}
+
+// DefaultKeyMap returns tandem's keys.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	return KeyMap{
+		Help: b([]string{"?"}, "?", "help"),
+		Quit: b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		Up:         b([]string{"k", "up"}, "k/↑", "up"),
+		Down:       b([]string{"j", "down"}, "j/↓", "down"),
+		PageUp:     b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
+		PageDown:   b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
+		SwitchKind: b([]string{"tab"}, "tab", "products/documents"),
+		Filter:     b([]string{"/"}, "/", "filter"),
+		Open:       b([]string{"enter"}, "enter", "edit"),
+		OpenLease:  b([]string{"e"}, "e", "edit with lease"),
+		New:        b([]string{"n"}, "n", "new"),
+		History:    b([]string{"h"}, "h", "history"),
+		Locks:      b([]string{"L"}, "L", "locks"),
+
+		NextField:    b([]string{"tab"}, "tab", "next field"),
+		PrevField:    b([]string{"shift+tab"}, "shift+tab", "prev field"),
+		Inc:          b([]string{"+"}, "+/-", "stock ±1"),
+		Dec:          b([]string{"-"}, "-", "stock -1"),
+		Save:         b([]string{"ctrl+s"}, "ctrl+s", "save"),
+		Back:         b([]string{"esc"}, "esc", "back"),
+		ExtEditor:    b([]string{"ctrl+e"}, "ctrl+e", "$EDITOR"),
+		RestoreDraft: b([]string{"ctrl+r"}, "ctrl+r", "bring back my draft"),
+
+		Yes: b([]string{"y"}, "y", "yes"),
+		No:  b([]string{"n", "esc"}, "n", "no"),
+
+		Reload: b([]string{"r"}, "r", "reload theirs"),
+		Retry:  b([]string{"a"}, "a", "retry"),
+		Merge:  b([]string{"m"}, "m", "merge"),
+
+		PickMine:   b([]string{"1"}, "1", "mine"),
+		PickTheirs: b([]string{"2"}, "2", "theirs"),
+		PickBase:   b([]string{"3"}, "3", "base"),
+		PickBoth:   b([]string{"b"}, "b", "both"),
+		EditValue:  b([]string{"enter"}, "enter", "edit value"),
+		NextHunk:   b([]string{"n"}, "n/p", "next/prev hunk"),
+		PrevHunk:   b([]string{"p"}, "p", "prev hunk"),
+		AllMine:    b([]string{"M"}, "M/T", "all mine/theirs"),
+		AllTheirs:  b([]string{"T"}, "T", "all theirs"),
+		Undo:       b([]string{"u"}, "u", "undo"),
+
+		SwitchTab: b([]string{"tab"}, "tab", "versions/op log"),
+	}
+}
+
+// ListKeys are the list's keys, in footer order.
+func (k KeyMap) ListKeys() []key.Binding {
+	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Up, k.Down, k.Help, k.Quit}
+}
+
+// EditorKeys are the editor's keys, in footer order.
+func (k KeyMap) EditorKeys() []key.Binding {
+	return []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back, k.Help}
+}
+
+// ConflictKeys are the conflict dialog's keys.
+func (k KeyMap) ConflictKeys() []key.Binding {
+	return []key.Binding{k.Reload, k.Retry, k.Merge, k.Back}
+}
+
+// MergeKeys are the merge view's keys.
+func (k KeyMap) MergeKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo, k.Save, k.Back}
+}
+
+// HistoryKeys are the history screen's keys.
+func (k KeyMap) HistoryKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.SwitchTab, k.Back}
+}
+
+// LocksKeys are the locks overview's keys.
+func (k KeyMap) LocksKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Open, k.Back}
+}
+
+// fullHelp groups every key by screen for the help screen.
+type fullHelp struct{ k KeyMap }
+
+// ShortHelp implements help.KeyMap.
+func (f fullHelp) ShortHelp() []key.Binding { return []key.Binding{f.k.Help, f.k.Back} }
+
+// FullHelp implements help.KeyMap: one column per screen.
+func (f fullHelp) FullHelp() [][]key.Binding {
+	k := f.k
+	return [][]key.Binding{
+		{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Up, k.Down, k.Quit},
+		{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back},
+		{k.Reload, k.Retry, k.Merge},
+		{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo},
+	}
+}

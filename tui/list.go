@@ -1,0 +1,532 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// pageSize is how many products one keyset page loads. The list loads the next page only when
+// the cursor comes near the end of what is loaded, so 100,000 products open like 100.
+const pageSize = 200
+
+// maxDocuments bounds the documents loaded for the tree view.
+const maxDocuments = 20000
+
+// listModel is the record list: products (paged) or documents (as a tree).
+type listModel struct {
+	c      *common
+	kind   store.Kind
+	rows   []*store.Record
+	depth  map[int64]int // documents: depth in the tree (0 at the root)
+	total  int
+	more   bool // products: there may be rows after the last loaded
+	gen    int  // load generation: results of an older load are dropped
+	loaded bool
+
+	cursor, offset int
+
+	filtering bool
+	filter    lineField
+	search    string
+
+	leases map[store.Kind]map[int64]store.Lease
+	status statusLine
+}
+
+// pageMsg is one page of records.
+type pageMsg struct {
+	kind   store.Kind
+	gen    int
+	append bool
+	recs   []*store.Record
+	depth  map[int64]int
+	total  int
+	more   bool
+	err    error
+}
+
+// refreshedMsg carries records re-read after a change on the feed.
+type refreshedMsg struct {
+	kind store.Kind
+	recs []*store.Record
+	err  error
+}
+
+func newList(c *common) *listModel {
+	ti := newLineField()
+	ti.Prompt = "/"
+	ti.Placeholder = "sku, name or title"
+	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{}}
+}
+
+// Init loads the first page and the leases.
+func (l *listModel) Init() tea.Cmd { return tea.Batch(l.load(), l.loadLeases()) }
+
+// visibleRows is how many rows fit on screen.
+func (l *listModel) visibleRows() int { return max(l.c.height-4, 1) }
+
+// load starts a fresh load of the current kind and search.
+func (l *listModel) load() tea.Cmd {
+	l.gen++
+	c, kind, gen, search := l.c, l.kind, l.gen, l.search
+	if kind == store.KindDocument {
+		return func() tea.Msg {
+			recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: maxDocuments})
+			if err != nil {
+				return pageMsg{kind: kind, gen: gen, err: err}
+			}
+			ordered, depth := treeOrder(recs, search == "")
+			return pageMsg{kind: kind, gen: gen, recs: ordered, depth: depth, total: len(ordered)}
+		}
+	}
+	return func() tea.Msg {
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: pageSize})
+		if err != nil {
+			return pageMsg{kind: kind, gen: gen, err: err}
+		}
+		total := len(recs)
+		if search == "" {
+			if n, err := c.st.CountRecords(c.ctx, kind); err == nil {
+				total = n
+			}
+		}
+		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == pageSize}
+	}
+}
+
+// loadMore fetches the next keyset page after the last loaded row.
+func (l *listModel) loadMore() tea.Cmd {
+	if !l.more || len(l.rows) == 0 || l.kind != store.KindProduct {
+		return nil
+	}
+	l.more = false // one page in flight at a time
+	c, kind, gen, search, after := l.c, l.kind, l.gen, l.search, l.rows[len(l.rows)-1].ID
+	total := l.total
+	return func() tea.Msg {
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, AfterID: after, Limit: pageSize})
+		if err != nil {
+			return pageMsg{kind: kind, gen: gen, append: true, err: err, more: true}
+		}
+		return pageMsg{kind: kind, gen: gen, append: true, recs: recs, total: total, more: len(recs) == pageSize}
+	}
+}
+
+// loadLeases reads the live and recently ended leases of the current kind.
+func (l *listModel) loadLeases() tea.Cmd {
+	return findLeases(l.c, l.kind, 0)
+}
+
+func findLeases(c *common, kind store.Kind, id int64) tea.Cmd {
+	return func() tea.Msg {
+		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
+		return leasesMsg{kind: kind, leases: ls, dbNow: now, err: err}
+	}
+}
+
+// refreshVisible re-reads the rows on screen (after returning from the editor).
+func (l *listModel) refreshVisible() tea.Cmd {
+	if len(l.rows) == 0 {
+		return tea.Batch(l.load(), l.loadLeases())
+	}
+	end := min(l.offset+l.visibleRows(), len(l.rows))
+	ids := make([]int64, 0, end-l.offset)
+	for _, r := range l.rows[l.offset:end] {
+		ids = append(ids, r.ID)
+	}
+	return tea.Batch(l.refresh(ids), l.loadLeases())
+}
+
+func (l *listModel) refresh(ids []int64) tea.Cmd {
+	c, kind := l.c, l.kind
+	return func() tea.Msg {
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, IDs: ids})
+		return refreshedMsg{kind: kind, recs: recs, err: err}
+	}
+}
+
+func (l *listModel) indexOf(id int64) int {
+	i, ok := slices.BinarySearchFunc(l.rows, id, func(r *store.Record, id int64) int {
+		return int(r.ID - id)
+	})
+	if ok && l.kind == store.KindProduct {
+		return i
+	}
+	// Documents are in tree order, not id order.
+	for i, r := range l.rows {
+		if r.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (l *listModel) selected() *store.Record {
+	if l.cursor >= 0 && l.cursor < len(l.rows) {
+		return l.rows[l.cursor]
+	}
+	return nil
+}
+
+// Update handles list keys, pages, refreshes and feed changes.
+func (l *listModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		l.clampOffset()
+		return nil
+	case pageMsg:
+		if msg.kind != l.kind || msg.gen != l.gen {
+			return nil
+		}
+		if msg.err != nil {
+			l.status.fail("load "+string(msg.kind)+"s", msg.err)
+			l.more = msg.more
+			return nil
+		}
+		l.loaded = true
+		if msg.append {
+			l.rows = append(l.rows, msg.recs...)
+		} else {
+			l.rows, l.depth = msg.recs, msg.depth
+			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+		}
+		l.total, l.more = max(msg.total, len(l.rows)), msg.more
+		l.clampOffset()
+		return nil
+	case refreshedMsg:
+		if msg.err != nil {
+			l.status.fail("refresh", msg.err)
+			return nil
+		}
+		if msg.kind != l.kind {
+			return nil
+		}
+		for _, r := range msg.recs {
+			if i := l.indexOf(r.ID); i >= 0 {
+				l.rows[i] = r
+			} else if l.kind == store.KindProduct && !l.more && l.search == "" &&
+				(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
+				l.rows = append(l.rows, r)
+				l.total++
+			}
+		}
+		return nil
+	case leasesMsg:
+		if msg.err != nil {
+			l.status.fail("read leases", msg.err)
+			return nil
+		}
+		l.c.skew = msg.dbNow.Sub(l.c.opts.Now())
+		if msg.kind == l.kind {
+			l.leases[msg.kind] = leaseIndex(msg.leases, msg.dbNow)
+		}
+		return nil
+	case changeMsg:
+		return l.onChange(msg.c)
+	case tea.KeyPressMsg:
+		return l.onKey(msg)
+	}
+	return nil
+}
+
+// leaseIndex keeps, per record, the lease that matters for the indicator: the live lease of
+// the editor group if any, else the newest one.
+func leaseIndex(ls []store.Lease, now time.Time) map[int64]store.Lease {
+	out := map[int64]store.Lease{}
+	for _, x := range ls {
+		cur, ok := out[x.RecordID]
+		better := !ok ||
+			(x.Live(now) && !cur.Live(now)) ||
+			(x.Live(now) == cur.Live(now) && x.Group == store.GroupEditor && cur.Group != store.GroupEditor) ||
+			(x.Live(now) == cur.Live(now) && x.Group == cur.Group && x.Fence > cur.Fence)
+		if better {
+			out[x.RecordID] = x
+		}
+	}
+	return out
+}
+
+func (l *listModel) onChange(ch store.Change) tea.Cmd {
+	if ch.Kind != l.kind {
+		return nil
+	}
+	switch ch.Event {
+	case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired, store.EventLeaseRenewed:
+		return l.loadLeases()
+	case store.EventCreated, store.EventMoved:
+		if l.kind == store.KindDocument {
+			return l.load()
+		}
+		return l.refresh([]int64{ch.RecordID})
+	}
+	if l.indexOf(ch.RecordID) >= 0 {
+		return l.refresh([]int64{ch.RecordID})
+	}
+	return nil
+}
+
+func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := l.c.keys
+	if l.filtering {
+		switch msg.String() {
+		case "enter":
+			l.filtering = false
+			l.filter.Blur()
+			l.search = strings.TrimSpace(l.filter.Value())
+			l.cursor, l.offset = 0, 0
+			return l.load()
+		case "esc":
+			l.filtering = false
+			l.filter.Blur()
+			if l.search != "" {
+				l.search = ""
+				l.filter.SetValue("")
+				l.cursor, l.offset = 0, 0
+				return l.load()
+			}
+			return nil
+		}
+		var cmd tea.Cmd
+		l.filter, cmd = l.filter.Update(msg)
+		return cmd
+	}
+	switch {
+	case key.Matches(msg, k.Down):
+		l.move(1)
+	case key.Matches(msg, k.Up):
+		l.move(-1)
+	case key.Matches(msg, k.PageDown):
+		l.move(l.visibleRows())
+	case key.Matches(msg, k.PageUp):
+		l.move(-l.visibleRows())
+	case key.Matches(msg, k.SwitchKind):
+		if l.kind == store.KindProduct {
+			l.kind = store.KindDocument
+		} else {
+			l.kind = store.KindProduct
+		}
+		l.rows, l.cursor, l.offset, l.loaded, l.status = nil, 0, 0, false, statusLine{}
+		return tea.Batch(l.load(), l.loadLeases())
+	case key.Matches(msg, k.Filter):
+		l.filtering = true
+		l.filter.SetValue(l.search)
+		l.filter.CursorEnd()
+		return l.filter.Focus()
+	case key.Matches(msg, k.Back):
+		if l.search != "" {
+			l.search = ""
+			l.filter.SetValue("")
+			l.cursor, l.offset = 0, 0
+			return l.load()
+		}
+	case key.Matches(msg, k.Open), key.Matches(msg, k.OpenLease):
+		if r := l.selected(); r != nil {
+			lease := key.Matches(msg, k.OpenLease)
+			return func() tea.Msg { return openEditorMsg{kind: r.Kind, id: r.ID, lease: lease} }
+		}
+	case key.Matches(msg, k.New):
+		kind := l.kind
+		return func() tea.Msg { return openEditorMsg{kind: kind} }
+	case key.Matches(msg, k.History):
+		if r := l.selected(); r != nil {
+			return func() tea.Msg { return openHistoryMsg{kind: r.Kind, id: r.ID} }
+		}
+	case key.Matches(msg, k.Locks):
+		return func() tea.Msg { return openLocksMsg{} }
+	}
+	if l.kind == store.KindProduct && l.more && l.cursor >= len(l.rows)-l.visibleRows() {
+		return l.loadMore()
+	}
+	return nil
+}
+
+func (l *listModel) move(d int) {
+	if len(l.rows) == 0 {
+		return
+	}
+	l.cursor = max(0, min(l.cursor+d, len(l.rows)-1))
+	l.clampOffset()
+}
+
+func (l *listModel) clampOffset() {
+	n := l.visibleRows()
+	if l.cursor < l.offset {
+		l.offset = l.cursor
+	}
+	if l.cursor >= l.offset+n {
+		l.offset = l.cursor - n + 1
+	}
+	l.offset = max(0, min(l.offset, max(len(l.rows)-n, 0)))
+}
+
+// View draws the title, the visible rows only, the status line and the footer.
+func (l *listModel) View() string {
+	c, st := l.c, l.c.styles
+	var b strings.Builder
+
+	tabs := ""
+	for _, k := range store.Kinds {
+		name := " " + string(k) + "s "
+		if k == l.kind {
+			tabs += st.Selected.Render("[" + name + "]")
+		} else {
+			tabs += st.Dim.Render(" " + name + " ")
+		}
+	}
+	pos := "empty"
+	if len(l.rows) > 0 {
+		pos = fmt.Sprintf("%d of %s", l.cursor+1, thousands(l.total))
+	}
+	if !l.loaded {
+		pos = "loading…"
+	}
+	if l.search != "" {
+		pos += " matching " + strconv.Quote(safe.Line(l.search))
+	}
+	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
+	b.WriteByte('\n')
+
+	nameW := max(c.width-2-7-5-11-22-1, 10)
+	nameHdr := "name"
+	if l.kind == store.KindDocument {
+		nameHdr = "title"
+	}
+	b.WriteString(st.Header.Render(fmt.Sprintf("  %6s %-*s %4s %-10s %s", "id", nameW, nameHdr, "ver", "writer", "lock")))
+	b.WriteByte('\n')
+
+	n := l.visibleRows()
+	end := min(l.offset+n, len(l.rows))
+	now := c.dbNow()
+	for i := l.offset; i < end; i++ {
+		r := l.rows[i]
+		title := safe.Line(r.Title())
+		if l.kind == store.KindDocument && l.search == "" {
+			title = strings.Repeat("  ", l.depth[r.ID]) + title
+		}
+		title = padRight(ansi.Truncate(title, nameW, "…"), nameW)
+		lk, held := "free", 0
+		if ls, ok := l.leases[l.kind][r.ID]; ok {
+			lk, held = lockIndicator(ls, c.user, now)
+		}
+		writer := padRight(ansi.Truncate(safe.Line(r.UpdatedBy), 10, "…"), 10)
+		line := fmt.Sprintf("%6d %s %4s %s ", r.ID, title, "v"+strconv.FormatInt(r.Version, 10), writer)
+		if i == l.cursor {
+			line = "▸ " + line
+		} else {
+			line = "  " + line
+		}
+		switch {
+		case i == l.cursor:
+			line = st.Selected.Render(padRight(line+lk, c.width))
+		case held == heldByYou:
+			line = st.Row.Render(line) + st.LockYou.Render(lk)
+		case held == heldByOther:
+			line = st.Row.Render(line) + st.LockOther.Render(lk)
+		default:
+			line = st.Row.Render(line) + st.Dim.Render(lk)
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	for i := end - l.offset; i < n; i++ {
+		if i == 0 && l.loaded && len(l.rows) == 0 {
+			b.WriteString(st.Dim.Render("  nothing here — n creates a record"))
+		}
+		b.WriteByte('\n')
+	}
+	switch {
+	case l.filtering:
+		b.WriteString(l.filter.View())
+	case l.status.text != "":
+		b.WriteString(l.status.style(st).Render(c.clip(safe.Line(l.status.text))))
+	}
+	b.WriteByte('\n')
+	b.WriteString(c.footer(c.keys.ListKeys()))
+	return b.String()
+}
+
+// Lock indicator states.
+const (
+	heldByNobody = iota
+	heldByYou
+	heldByOther
+)
+
+// lockIndicator says who holds a record: "free", "you, 1m40s left", "alice since 10:05" or
+// "expired", judged at now on the database clock.
+func lockIndicator(l store.Lease, user string, now time.Time) (string, int) {
+	switch {
+	case l.Released:
+		return "free", heldByNobody
+	case !l.Live(now):
+		return "expired", heldByNobody
+	case l.Holder == user:
+		left := l.ExpiresAt.Sub(now).Round(time.Second)
+		return "you, " + left.String() + " left", heldByYou
+	}
+	return safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04"), heldByOther
+}
+
+// treeOrder puts documents in depth-first tree order with their depths; orphans (a parent
+// not loaded) are shown at the root. Without tree (a search), the order is by id, flat.
+func treeOrder(recs []*store.Record, tree bool) ([]*store.Record, map[int64]int) {
+	depth := map[int64]int{}
+	if !tree {
+		return recs, depth
+	}
+	byID := map[int64]bool{}
+	for _, r := range recs {
+		byID[r.ID] = true
+	}
+	children := map[int64][]*store.Record{}
+	var roots []*store.Record
+	for _, r := range recs {
+		p, _ := r.Fields["parent_id"].(int64)
+		if p == 0 || !byID[p] {
+			roots = append(roots, r)
+			continue
+		}
+		children[p] = append(children[p], r)
+	}
+	out := make([]*store.Record, 0, len(recs))
+	var walk func(r *store.Record, d int)
+	walk = func(r *store.Record, d int) {
+		if _, seen := depth[r.ID]; seen {
+			return
+		}
+		depth[r.ID] = d
+		out = append(out, r)
+		for _, ch := range children[r.ID] {
+			walk(ch, d+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	return out, depth
+}
+
+func padRight(s string, w int) string {
+	if n := ansi.StringWidth(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

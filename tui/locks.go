@@ -1,0 +1,119 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// locksModel is the locks overview: every live lease (and those ended in the last minutes),
+// who holds it, since when and for how long still.
+type locksModel struct {
+	c      *common
+	leases []store.Lease
+	dbNow  time.Time
+	loaded bool
+	cursor int
+	status statusLine
+}
+
+type locksMsg struct {
+	m      *locksModel
+	leases []store.Lease
+	dbNow  time.Time
+	err    error
+}
+
+func newLocks(c *common) *locksModel { return &locksModel{c: c} }
+
+// Init loads the leases.
+func (m *locksModel) Init() tea.Cmd {
+	c := m.c
+	return func() tea.Msg {
+		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Expired: 10 * time.Minute})
+		return locksMsg{m: m, leases: ls, dbNow: now, err: err}
+	}
+}
+
+// Update handles keys, the loaded leases and lease events from the feed.
+func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case locksMsg:
+		if msg.m != m {
+			return nil
+		}
+		m.loaded = true
+		if msg.err != nil {
+			m.status.fail("read leases", msg.err)
+			return nil
+		}
+		m.c.skew = msg.dbNow.Sub(m.c.opts.Now())
+		m.leases, m.dbNow = msg.leases, msg.dbNow
+		m.cursor = min(m.cursor, max(len(m.leases)-1, 0))
+	case changeMsg:
+		switch msg.c.Event {
+		case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired:
+			return m.Init()
+		}
+	case tea.KeyPressMsg:
+		k := m.c.keys
+		switch {
+		case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
+			return func() tea.Msg { return backMsg{} }
+		case key.Matches(msg, k.Down):
+			m.cursor = min(m.cursor+1, max(len(m.leases)-1, 0))
+		case key.Matches(msg, k.Up):
+			m.cursor = max(m.cursor-1, 0)
+		case key.Matches(msg, k.Open):
+			if m.cursor < len(m.leases) {
+				l := m.leases[m.cursor]
+				return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID} }
+			}
+		}
+	}
+	return nil
+}
+
+// View draws the leases.
+func (m *locksModel) View() string {
+	c, st := m.c, m.c.styles
+	var b strings.Builder
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render("locks") + "  " + st.Dim.Render(fmt.Sprintf("%d leases", len(m.leases))))
+	b.WriteString("\n")
+	b.WriteString(st.Header.Render(fmt.Sprintf("  %-9s %7s %-8s %-12s %-6s %s", "kind", "id", "group", "holder", "fence", "state")))
+	b.WriteString("\n")
+	now := c.dbNow()
+	n := 2
+	for i, l := range m.leases {
+		if n >= c.height-2 {
+			break
+		}
+		ind, _ := lockIndicator(l, c.user, now)
+		if l.Live(now) && l.Holder != c.user {
+			ind += fmt.Sprintf(", %s left", l.ExpiresAt.Sub(now).Round(time.Second))
+		}
+		row := fmt.Sprintf("  %-9s %7d %-8s %-12s %-6d %s", l.Kind, l.RecordID, safe.Line(l.Group), safe.Line(l.Holder), l.Fence, ind)
+		if i == m.cursor {
+			row = st.Selected.Render(padRight(c.clip(row), c.width))
+		}
+		b.WriteString(c.clip(row) + "\n")
+		n++
+	}
+	if len(m.leases) == 0 && m.loaded {
+		b.WriteString(st.Dim.Render("  nobody holds a lease") + "\n")
+		n++
+	}
+	for ; n < c.height-2; n++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.status.style(st).Render(c.clip(m.status.text)))
+	b.WriteByte('\n')
+	b.WriteString(c.footer(c.keys.LocksKeys()))
+	return b.String()
+}

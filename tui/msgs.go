@@ -1,0 +1,60 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Messages shared between screens. Messages used by one screen only are declared in its file.
+
+// errMsg carries a store error to the screen that asked; it is shown in words, never fatal.
+type errMsg struct {
+	op  string // what was being done: "load products", "save product 42"
+	err error
+}
+
+// tickMsg arrives every second: lock countdowns, time-left indicators and draft autosave.
+type tickMsg time.Time
+
+// feedReadyMsg says the change feed is subscribed.
+type feedReadyMsg struct {
+	ch  <-chan store.Change
+	err error
+}
+
+// changeMsg is one entry of the live change feed.
+type changeMsg struct{ c store.Change }
+
+// feedClosedMsg says the feed channel closed (store unreachable); the app resubscribes.
+type feedClosedMsg struct{}
+
+// resubscribeMsg asks the app to subscribe to the feed again.
+type resubscribeMsg struct{}
+
+// openEditorMsg asks the app to open a record in the editor.
+type openEditorMsg struct {
+	kind  store.Kind
+	id    int64 // 0: a new record
+	lease bool  // take a lease on open
+}
+
+// openHistoryMsg asks the app to show a record's history.
+type openHistoryMsg struct {
+	kind store.Kind
+	id   int64
+}
+
+// openLocksMsg asks the app to show the locks overview.
+type openLocksMsg struct{}
+
+// backMsg asks the app to return to the list.
+type backMsg struct{ status string }
+
+// leasesMsg carries the live leases of a kind and the database clock.
+type leasesMsg struct {
+	kind   store.Kind
+	leases []store.Lease
+	dbNow  time.Time
+	err    error
+}
