@@ -50,6 +50,9 @@ const (
 	busyBackoff  = 20 * time.Millisecond
 )
 
+// busyTimeout is how long SQLite's busy handler waits for a lock before answering SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
 const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 
 // Open opens (creating if needed) the tandem database at path and migrates it to the
@@ -60,6 +63,11 @@ func Open(ctx context.Context, path string, opts store.Options) (*DB, error) {
 	opts = opts.WithDefaults()
 	if path == "" {
 		return nil, store.Errorf(store.EINVALID, "open database: no path given")
+	}
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		// Each pool would see a different in-memory database, and a URI would bypass the
+		// settings below: tandem needs a plain file path.
+		return nil, store.Errorf(store.EINVALID, "open database %s: give the path of a database file", path)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, store.Errorf(store.EINVALID, "open database %s: it is a directory, not a database file", path)
@@ -138,12 +146,15 @@ type tx struct {
 // through; driver errors are mapped to store codes with what as their context.
 func (db *DB) writeTx(ctx context.Context, what string, fn func(*tx) error) error {
 	for attempt := 1; ; attempt++ {
+		start := time.Now()
 		err := db.tryWrite(ctx, fn)
 		if err == nil {
 			db.commits.broadcast()
 			return nil
 		}
-		if !isBusy(err) || attempt >= busyAttempts {
+		// An attempt that already sat out busy_timeout is not retried: the lock holder is
+		// stuck, not racing us. Quick BUSY answers (which skip the busy handler) are.
+		if !isBusy(err) || attempt >= busyAttempts || time.Since(start) >= busyTimeout/2 {
 			return mapErr(what, err)
 		}
 		d := busyBackoff << (attempt - 1)

@@ -53,6 +53,19 @@ func TestOpen(t *testing.T) {
 			t.Errorf("after reopening: %+v, %v", got, err)
 		}
 	})
+	t.Run("OddPath", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "my db #1 ?x=y %20.db")
+		mustProduct(t, mustOpen(t, path))
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("the database is not at %s: %v", path, err)
+		}
+	})
+	t.Run("ErrMemory", func(t *testing.T) {
+		_, err := sqlite.Open(t.Context(), ":memory:", store.Options{})
+		if got := store.ErrorCode(err); got != store.EINVALID {
+			t.Fatalf("error = %v (%s), want %s", err, got, store.EINVALID)
+		}
+	})
 	t.Run("ErrMissingDirectory", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "nope")
 		_, err := sqlite.Open(t.Context(), filepath.Join(dir, "t.db"), store.Options{})
