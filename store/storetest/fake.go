@@ -30,25 +30,26 @@ type Fake struct {
 	// timestamps is Options.Now; nil means the fake's database clock.
 	timestamps func() time.Time
 
-	mu       sync.Mutex
-	clock    func() time.Time
-	offset   time.Duration
-	failNext []error
-	failure  func(op string) error
-	calls    map[string]int
-	closed   bool
-	closedCh chan struct{}
-	records  map[store.Kind]map[int64]*store.Record
-	lastID   map[store.Kind]int64
-	history  []store.Version
-	changes  []store.Change
-	notify   chan struct{}             // closed and replaced whenever a change is appended
-	leases   map[leaseScope]*fakeLease // the newest lease of each scope
-	tokens   map[string]*fakeLease
-	fences   map[leaseScope]int64
-	keys     map[keyID]*store.KeyRecord
-	lockedMu sync.Mutex // serializes LockedUpdate calls like a row lock
-	subsWG   sync.WaitGroup
+	mu        sync.Mutex
+	clock     func() time.Time
+	offset    time.Duration
+	failNext  []error
+	failure   func(op string) error
+	lostReply []error // UpdateRecord replies to lose after the write committed
+	calls     map[string]int
+	closed    bool
+	closedCh  chan struct{}
+	records   map[store.Kind]map[int64]*store.Record
+	lastID    map[store.Kind]int64
+	history   []store.Version
+	changes   []store.Change
+	notify    chan struct{}             // closed and replaced whenever a change is appended
+	leases    map[leaseScope]*fakeLease // the newest lease of each scope
+	tokens    map[string]*fakeLease
+	fences    map[leaseScope]int64
+	keys      map[keyID]*store.KeyRecord
+	lockedMu  sync.Mutex // serializes LockedUpdate calls like a row lock
+	subsWG    sync.WaitGroup
 }
 
 type leaseScope struct {
@@ -132,6 +133,16 @@ func (f *Fake) FailNext(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failNext = append(f.failNext, err)
+}
+
+// LoseNextReply makes the next UpdateRecord that succeeds commit its write and then return
+// err instead of its result, like a connection that dies between commit and reply (queued
+// like FailNext). Tests use it to show that a save retried with the same idempotency key is
+// applied once.
+func (f *Fake) LoseNextReply(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lostReply = append(f.lostReply, err)
 }
 
 // SetFailure installs fn, called before every store call with the method's name
@@ -355,7 +366,12 @@ func (f *Fake) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u st
 		return nil, err
 	}
 	defer f.mu.Unlock()
-	return f.update(ctx, actor, kind, id, u, -1)
+	res, err := f.update(ctx, actor, kind, id, u, -1)
+	if err == nil && len(f.lostReply) > 0 {
+		err, f.lostReply = f.lostReply[0], f.lostReply[1:]
+		return nil, err
+	}
+	return res, err
 }
 
 // update is UpdateRecord under the lock. lockedVersion >= 0 is the version LockedUpdate read:

@@ -595,3 +595,57 @@ func TestFake_Contract(t *testing.T) {
 func TestFake_ContractConcurrency(t *testing.T) {
 	RunConcurrency(t, func(t *testing.T) store.Store { return NewFake(store.Options{}) })
 }
+
+func TestFake_LoseNextReply(t *testing.T) {
+	f := NewFake(store.Options{})
+	p := mustProduct(t, f, "A1")
+	f.LoseNextReply(store.Errorf(store.EUNAVAILABLE, "connection reset"))
+	u := store.Update{Add: map[string]int64{"stock": -3}, IdempotencyKey: "save-1"}
+	_, err := f.UpdateRecord(as(alice), store.KindProduct, p.ID, u)
+	wantCode(t, err, store.EUNAVAILABLE)
+	res, err := f.UpdateRecord(as(alice), store.KindProduct, p.ID, u)
+	if err != nil || !res.Replayed || res.Record.Fields["stock"] != int64(7) {
+		t.Fatalf("retry = %+v, %v; want a replay with stock 7 (applied once)", res, err)
+	}
+}
+
+// TestFake_SubscribersEnd shows that every subscription goroutine ends, whether its context
+// ends or the store closes: Close waits for all of them, so a leak would hang the test.
+func TestFake_SubscribersEnd(t *testing.T) {
+	f := NewFake(store.Options{})
+	p := mustProduct(t, f, "A1")
+	var chans []<-chan store.Change
+	var cancels []context.CancelFunc
+	for range 10 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		ch, err := f.Subscribe(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch)
+	}
+	mustUpdate(t, f, as(worker), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}})
+	for i, ch := range chans {
+		if c := <-ch; c.ID != 1 {
+			t.Fatalf("subscriber %d got change %d first, want 1", i, c.ID)
+		}
+	}
+	for _, cancel := range cancels[:5] {
+		cancel() // these end by their context, with change 2 undelivered
+	}
+	for _, ch := range chans[:5] {
+		for range ch {
+		}
+	}
+	if err := f.Close(); err != nil { // the other five end by Close, blocked mid-send
+		t.Fatal(err)
+	}
+	for _, ch := range chans[5:] {
+		for range ch {
+		}
+	}
+	for _, cancel := range cancels[5:] {
+		cancel()
+	}
+}
