@@ -121,7 +121,7 @@ func (db *DB) init(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, connectTimeout+time.Second)
 	defer cancel()
 	if err := db.pool.Ping(pctx); err != nil {
-		return store.Errorf(store.EUNAVAILABLE, "open store: cannot reach PostgreSQL at %s: %s", db.where, db.redact(err.Error()))
+		return store.Errorf(store.EUNAVAILABLE, "open store: cannot connect to PostgreSQL at %s: %s", db.where, db.redact(err.Error()))
 	}
 	var schema *string
 	if err := db.pool.QueryRow(pctx, "SELECT current_schema()").Scan(&schema); err != nil {

@@ -120,7 +120,7 @@ func (db *DB) mapErr(what string, err error) error {
 	case code == sqlstateInvalidSchema, code == sqlstateUndefinedTable:
 		return store.Errorf(store.EUNAVAILABLE, "%s: %s (is the search_path right and the schema migrated?)", what, pgMessage(err))
 	case isConnErr(err):
-		return store.Errorf(store.EUNAVAILABLE, "%s: cannot reach PostgreSQL at %s: %s", what, db.where, db.redact(err.Error()))
+		return store.Errorf(store.EUNAVAILABLE, "%s: cannot connect to PostgreSQL at %s: %s", what, db.where, db.redact(err.Error()))
 	}
 	// Keep the cause (errors.Is/As still find an error returned by a caller's function),
 	// with a message that never shows the password.

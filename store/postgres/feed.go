@@ -60,7 +60,7 @@ func (db *DB) listen(ctx context.Context) (*pgx.Conn, error) {
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, db.listenCfg.Copy())
 	if err != nil {
-		return nil, store.Errorf(store.EUNAVAILABLE, "subscribe: cannot reach PostgreSQL at %s: %s", db.where, db.redact(err.Error()))
+		return nil, store.Errorf(store.EUNAVAILABLE, "subscribe: cannot connect to PostgreSQL at %s: %s", db.where, db.redact(err.Error()))
 	}
 	if _, err := conn.Exec(cctx, "LISTEN "+ident(db.channel)); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
