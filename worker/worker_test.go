@@ -260,3 +260,27 @@ func TestWorker_Concurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWorker_Run shows that Run makes passes until its context ends and then returns what
+// it did, without an error.
+func TestWorker_Run(t *testing.T) {
+	st := openStore(t)
+	seedStore(t, st, 1)
+	ctx, cancel := context.WithCancel(systemCtx(t, "worker:checksum@test:1"))
+	defer cancel()
+	passes := 0
+	w := New(st, Checksum, Options{Interval: 10 * time.Millisecond, Logf: func(format string, args ...any) {
+		if strings.HasPrefix(format, "pass:") {
+			if passes++; passes == 3 {
+				cancel()
+			}
+		}
+	}})
+	got, err := w.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := (Summary{Done: 2}); got != want || passes != 3 {
+		t.Fatalf("Run = %v after %d passes, want %v after 3", got, passes, want)
+	}
+}
