@@ -23,8 +23,9 @@ import (
 // with tokens and fencing numbers, and the change feed) without a database. Every method is
 // safe for concurrent use and every returned value is a deep copy.
 //
-// Beyond the contract it has test hooks: a settable database clock (SetClock, Advance) that
-// decides lease and idempotency-key expiry, and injected failures (FailNext, SetFailure).
+// Beyond the contract it has test hooks: a settable database clock (SetClock, Advance, Now)
+// that decides lease and idempotency-key expiry; injected failures before a call (FailNext,
+// FailNextOn, SetFailure) and after a committed save (LoseNextReply); and call counts (Calls).
 type Fake struct {
 	reg *store.Registry
 	// timestamps is Options.Now; nil means the fake's database clock.
@@ -33,7 +34,7 @@ type Fake struct {
 	mu        sync.Mutex
 	clock     func() time.Time
 	offset    time.Duration
-	failNext  []error
+	failNext  []injectedErr // queued by FailNext and FailNextOn
 	failure   func(op string) error
 	lostReply []error // UpdateRecord replies to lose after the write committed
 	calls     map[string]int
@@ -50,6 +51,13 @@ type Fake struct {
 	keys      map[keyID]*store.KeyRecord
 	lockedMu  sync.Mutex // serializes LockedUpdate calls like a row lock
 	subsWG    sync.WaitGroup
+}
+
+// injectedErr is one queued injected error: for the next call of op, or of any method when op
+// is "".
+type injectedErr struct {
+	op  string
+	err error
 }
 
 type leaseScope struct {
@@ -101,7 +109,8 @@ func NewFake(opts store.Options) *Fake {
 }
 
 // SetClock replaces the fake's database clock, which decides lease and idempotency-key
-// expiry (and stamps records when Options.Now was nil). It resets any Advance offset.
+// expiry (and stamps records when Options.Now was nil). It resets any Advance offset. now is
+// called under the fake's lock and must not call the fake; nil means time.Now.
 func (f *Fake) SetClock(now func() time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -126,13 +135,21 @@ func (f *Fake) Now() time.Time {
 	return f.dbNow()
 }
 
-// FailNext makes the next store call fail with err (queued: n calls make the next n calls
-// fail). Registry and Close never fail. Use it with store.Errorf(store.EUNAVAILABLE, ...) to
-// test how callers handle a database that went away.
+// FailNext makes the next store call, of any method, fail with err before it does anything
+// (queued: n calls make the next n calls fail). Registry, Close and the hooks never fail.
+// Use it with store.Errorf(store.EUNAVAILABLE, ...) to test how callers handle a database
+// that went away. When callers run background calls (a feed, a heartbeat), prefer
+// FailNextOn, which cannot be consumed by the wrong call.
 func (f *Fake) FailNext(err error) {
+	f.FailNextOn("", err)
+}
+
+// FailNextOn makes the next call of the method named op ("UpdateRecord", "ExtendLease", ...)
+// fail with err before it does anything; "" means any method. Queued like FailNext.
+func (f *Fake) FailNextOn(op string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.failNext = append(f.failNext, err)
+	f.failNext = append(f.failNext, injectedErr{op, err})
 }
 
 // LoseNextReply makes the next UpdateRecord that succeeds commit its write and then return
@@ -201,10 +218,11 @@ func (f *Fake) injected(op string) error {
 	if f.closed {
 		return store.Errorf(store.EUNAVAILABLE, "%s: store is closed", op)
 	}
-	if len(f.failNext) > 0 {
-		err := f.failNext[0]
-		f.failNext = f.failNext[1:]
-		return err
+	for i, fl := range f.failNext {
+		if fl.op == "" || fl.op == op {
+			f.failNext = slices.Delete(f.failNext, i, i+1)
+			return fl.err
+		}
 	}
 	if f.failure != nil {
 		return f.failure(op)

@@ -434,6 +434,15 @@ func TestFake_Failures(t *testing.T) {
 	if _, err := f.FindRecord(as(alice), store.KindProduct, p.ID); err != nil {
 		t.Fatalf("second call: %v, want the failure used up", err)
 	}
+	f.FailNextOn("UpdateRecord", store.Errorf(store.EBUSY, "locked"))
+	if _, err := f.FindRecord(as(alice), store.KindProduct, p.ID); err != nil {
+		t.Fatalf("other method: %v, want it untouched by FailNextOn(UpdateRecord)", err)
+	}
+	_, err = f.UpdateRecord(as(alice), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}})
+	wantCode(t, err, store.EBUSY)
+	if r, _ := f.FindRecord(as(alice), store.KindProduct, p.ID); r.Version != 1 {
+		t.Fatalf("version = %d, want the failed save not written", r.Version)
+	}
 
 	l, err := f.AcquireLease(as(alice), store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: time.Minute})
 	if err != nil {
