@@ -427,8 +427,11 @@ func (a *App) helpView() string {
 	h.ShowAll = true
 	h.SetWidth(c.width)
 	title := c.styles.Title.Render("tandem · keys")
-	return lipgloss.JoinVertical(lipgloss.Left, title, "", h.FullHelpView(fullHelp{c.keys}.FullHelp()),
-		"", c.styles.Dim.Render("columns: list · editor · conflict dialog · merge view"), "",
+	groups := fullHelp{c.keys}.FullHelp()
+	head := func(s string) string { return c.styles.Header.Render(s) }
+	return lipgloss.JoinVertical(lipgloss.Left, title,
+		head("list                          editor"), h.FullHelpView(groups[:2]),
+		head("conflict dialog    merge view                  history"), h.FullHelpView(groups[2:]),
 		c.styles.Footer.Render("? or esc: close help"))
 }
 

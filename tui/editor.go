@@ -745,14 +745,19 @@ func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
 	if fi.readOnly != "" {
 		return nil
 	}
-	before := fi.text()
 	var cmd tea.Cmd
+	changed := false
 	if fi.body != nil {
+		// Compare revisions, not values: a keystroke must not cost the whole document.
+		rev := fi.body.Revision()
 		cmd = fi.body.Update(msg)
+		changed = fi.body.Revision() != rev
 	} else {
+		before := fi.line.Value()
 		fi.line, cmd = fi.line.Update(msg)
+		changed = fi.line.Value() != before
 	}
-	if fi.text() != before {
+	if changed {
 		if fi.f.Rule == store.RuleCounter {
 			fi.delta = 0 // typing a value makes it an absolute change
 		}
@@ -1068,6 +1073,10 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 		kept := cs.mineText
 		e.kept = &kept
 		e.theirLines = changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
+		e.theirLines = append(e.theirLines, "", "your edits, kept as a draft (ctrl+r brings them back):")
+		for _, l := range changeLines(e.c.reg, e.kind, cs.base.Fields, cs.mine) {
+			e.theirLines = append(e.theirLines, "  "+l)
+		}
 		e.rec = cs.ce.Current
 		e.fill(cs.ce.Current)
 		e.mode = modeTheirChanges
@@ -1186,9 +1195,8 @@ func (e *editorModel) View() string {
 			lines += 1 + e.bodyHeight()
 			continue
 		case fi.body != nil:
-			text := fi.text()
-			val = ansi.Truncate(safe.Line(firstLine(text)), valW-12, "…")
-			if n := strings.Count(strings.TrimSuffix(text, "\n"), "\n"); n > 0 {
+			val = ansi.Truncate(safe.Line(firstLine(fi.text())), valW-12, "…")
+			if n := fi.body.LineCount() - 1; n > 0 {
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
 			}
 		case focused:
@@ -1260,7 +1268,7 @@ func (e *editorModel) theirChangesView() string {
 	c, st := e.c, e.c.styles
 	var b strings.Builder
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version)))
-	b.WriteString("\n\n")
+	b.WriteString("\n" + st.Theirs.Render(fmt.Sprintf("what %s changed since v%d:", e.conflict.cs.who(), e.conflict.cs.base.Version)) + "\n")
 	n := 2
 	for _, l := range e.theirLines {
 		if n >= c.height-3 {

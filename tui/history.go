@@ -130,7 +130,7 @@ func (h *historyModel) View() string {
 			}
 		}
 	} else {
-		lines = append(lines, st.Header.Render(fmt.Sprintf("  %-5s %-14s %-8s %-19s %s", "ver", "event", "who", "when", "fields")))
+		lines = append(lines, st.Header.Render(fmt.Sprintf("  %-5s %-8s %-12s %-19s %s", "ver", "event", "who", "when", "fields")))
 		for i, op := range h.ops {
 			if i >= c.height-5 {
 				break
@@ -139,7 +139,7 @@ func (h *historyModel) View() string {
 			if len(op.Deltas) > 0 {
 				fields = deltaText(op.Deltas)
 			}
-			row := fmt.Sprintf("  v%-4d %-14s %-8s %-19s %s", op.Version, op.Event, safe.Line(op.Actor), op.At.Local().Format("2006-01-02 15:04:05"), fields)
+			row := fmt.Sprintf("  v%-4d %-8s %-12s %-19s %s", op.Version, op.Event, safe.Line(op.Actor), op.At.Local().Format("2006-01-02 15:04:05"), fields)
 			if i == h.cursor {
 				row = st.Selected.Render(padRight(c.clip(row), c.width))
 			}

@@ -154,5 +154,6 @@ func (f fullHelp) FullHelp() [][]key.Binding {
 		{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back},
 		{k.Reload, k.Retry, k.Merge},
 		{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo},
+		{k.SwitchTab, k.Back, k.Help},
 	}
 }

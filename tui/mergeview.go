@@ -278,7 +278,8 @@ type mergeModel struct {
 	c       *common
 	cs      *conflictState
 	rm      *recordMerge
-	cursor  int
+	cursor  int   // index into rm.fields
+	rows    []int // the fields shown as rows: every field somebody changed
 	undo    []mergeSnapshot
 	editing bool
 	line    lineField
@@ -288,6 +289,11 @@ type mergeModel struct {
 
 func newMergeView(c *common, cs *conflictState) *mergeModel {
 	m := &mergeModel{c: c, cs: cs, rm: cs.rm}
+	for i, fm := range m.rm.fields {
+		if fm.state != stateUnchanged {
+			m.rows = append(m.rows, i)
+		}
+	}
 	for i, fm := range m.rm.fields {
 		if fm.state == stateConflict {
 			m.cursor = i
@@ -303,7 +309,7 @@ func newMergeView(c *common, cs *conflictState) *mergeModel {
 
 func (m *mergeModel) layout() {
 	m.line.SetWidth(max(m.c.width-20, 10))
-	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rm.fields)-8, 3))
+	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rows)-9, 3))
 }
 
 func (m *mergeModel) push() {
@@ -337,10 +343,16 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 		return func() tea.Msg { return mergeDoneMsg{values: vals} }
 	case key.Matches(k, keys.Back):
 		return func() tea.Msg { return mergeDoneMsg{cancel: true} }
-	case key.Matches(k, keys.Down):
-		m.cursor = min(m.cursor+1, len(m.rm.fields)-1)
-	case key.Matches(k, keys.Up):
-		m.cursor = max(m.cursor-1, 0)
+	case key.Matches(k, keys.Down), key.Matches(k, keys.Up):
+		at := slices.Index(m.rows, m.cursor)
+		if key.Matches(k, keys.Down) {
+			at = min(at+1, len(m.rows)-1)
+		} else {
+			at = max(at-1, 0)
+		}
+		if at >= 0 {
+			m.cursor = m.rows[at]
+		}
 	case key.Matches(k, keys.Undo):
 		if len(m.undo) == 0 {
 			m.status.info("nothing to undo")
@@ -503,7 +515,14 @@ func (m *mergeModel) View() string {
 	b.WriteString(st.Header.Render(fmt.Sprintf("  %-13s %-9s %s", "field", "state", "will be written")))
 	b.WriteByte('\n')
 	valW := max(c.width-28, 10)
-	for i, fm := range m.rm.fields {
+	var same []string
+	for _, fm := range m.rm.fields {
+		if fm.state == stateUnchanged {
+			same = append(same, fm.f.Label)
+		}
+	}
+	for _, i := range m.rows {
+		fm := m.rm.fields[i]
 		state := fm.state.String()
 		stStyle := st.Dim
 		switch {
@@ -554,9 +573,16 @@ func (m *mergeModel) View() string {
 		}
 		b.WriteString(cursor + label + " " + stStyle.Render(padRight(state, 9)) + " " + val + markS + "\n")
 	}
+	if len(same) > 0 {
+		b.WriteString(st.Dim.Render(c.clip("  unchanged: " + strings.Join(same, ", "))))
+		b.WriteByte('\n')
+	}
 	b.WriteString(st.Dim.Render(strings.Repeat("─", max(c.width, 1))))
 	b.WriteByte('\n')
-	used := 4 + len(m.rm.fields)
+	used := 4 + len(m.rows)
+	if len(same) > 0 {
+		used++
+	}
 	room := max(c.height-used-2, 1)
 	detail := m.detail()
 	if len(detail) > room {
@@ -585,6 +611,12 @@ func (m *mergeModel) detail() []string {
 		return []string{"editing " + fm.f.Label + " (enter keeps, esc cancels):", "  " + m.line.View()}
 	}
 	switch {
+	case fm.f.Type == store.TypeText && fm.resolved():
+		out := []string{fm.f.Label + " will be written as:"}
+		for _, l := range splitText(fm.f.Format(fm.result())) {
+			out = append(out, "  "+l)
+		}
+		return out
 	case fm.state != stateConflict:
 		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", fm.f.Label, fm.state,
 			short(fm.f, fm.base), short(fm.f, fm.mine), short(fm.f, fm.theirs))}
@@ -680,12 +712,12 @@ func lineDiff(a, b []string) []string {
 			out = append(out, " "+a[i])
 			i++
 			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out = append(out, "+"+b[j])
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			out = append(out, "-"+a[i])
 			i++
+		default:
+			out = append(out, "+"+b[j])
+			j++
 		}
 	}
 	if len(out) == 0 {

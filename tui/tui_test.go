@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/store"
@@ -536,5 +537,91 @@ func TestDraft_OfferedAfterCrash(t *testing.T) {
 	}
 	if dr, _ := d2.app.c.drafts.Load(store.KindProduct, 1); dr != nil {
 		t.Fatal("draft not deleted after a successful save")
+	}
+}
+
+func TestEditor_BodyField(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "description")
+	d.key("down")
+	d.typeText("Typed: ")
+	d.golden("editor_body")
+	d.key("ctrl+s")
+	d.waitFor("saved v2")
+	if got, want := mustRecord(t, s, 1).Fields["description"], "A fine product.\nTyped: Second line.\nThird line.\n"; got != want {
+		t.Fatalf("description = %q, want %q", got, want)
+	}
+}
+
+func TestHistory(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	ctx := actorCtx("bob")
+	if _, err := s.UpdateRecord(ctx, store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(1500),
+		"description": "A fine product.\nSecond line, edited.\nThird line.\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	sys := store.WithActor(context.Background(), store.Actor{Name: "thumbnailer", Role: store.RoleSystem})
+	if _, err := s.UpdateRecord(sys, store.KindProduct, 1, store.Update{BaseVersion: 2, Set: store.Values{"thumbnail": "thumbs/1.png"}}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, s, "alice")
+	d.key("h")
+	d.waitFor("history of product 1")
+	d.waitFor("v2")
+	d.golden("history_versions")
+	d.key("tab")
+	d.waitFor("thumbnailer")
+	d.golden("history_ops")
+	d.key("esc")
+	d.waitFor("[ products ]")
+}
+
+func TestLocksOverview(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 3)
+	if _, err := s.AcquireLease(actorCtx("bob"), store.LeaseRequest{Kind: store.KindProduct, RecordID: 2,
+		Group: store.GroupEditor, TTL: 600e9}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, s, "alice", func(o *Options) { o.Now = s.Now })
+	d.key("L")
+	d.waitFor("bob")
+	d.golden("locks")
+	d.key("enter")
+	d.waitFor("read-only: held by bob since 10:05")
+}
+
+func TestHelp(t *testing.T) {
+	s := newFakeStore(t)
+	d := newDriver(t, s, "alice")
+	d.key("?")
+	d.golden("help")
+	d.key("?")
+	if d.app.showHelp {
+		t.Fatal("? did not close the help")
+	}
+}
+
+func TestResize(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 40)
+	d := newDriver(t, s, "alice")
+	for _, size := range [][2]int{{100, 30}, {60, 12}, {80, 24}} {
+		d.apply(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		for _, screen := range []string{d.screen(), func() string { d.key("enter"); d.waitFor("product 1"); v := d.screen(); d.key("esc"); return v }()} {
+			lines := strings.Split(screen, "\n")
+			if len(lines) > size[1] {
+				t.Errorf("%dx%d: %d lines", size[0], size[1], len(lines))
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Errorf("%dx%d: line of width %d: %q", size[0], size[1], w, l)
+				}
+			}
+		}
 	}
 }
