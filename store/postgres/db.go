@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,6 +73,11 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	instance  string // identifies this DB value as an idempotency claimer
 	version   int
+
+	ctx       context.Context // cancelled by Close: ends subscriptions
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // subscription goroutines
+	closeOnce sync.Once
 }
 
 var _ store.Store = (*DB)(nil)
@@ -110,7 +116,9 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 		return nil, store.Errorf(store.EINVALID, "open store at %s: %s", db.where, db.redact(err.Error()))
 	}
 	db.pool = pool
+	db.ctx, db.cancel = context.WithCancel(context.Background())
 	if err := db.init(ctx); err != nil {
+		db.cancel()
 		pool.Close()
 		return nil, err
 	}
@@ -150,9 +158,14 @@ func (db *DB) SchemaVersion() int { return db.version }
 // Schema returns the PostgreSQL schema the store lives in.
 func (db *DB) Schema() string { return db.schema }
 
-// Close closes every pooled connection. Subscriptions end when their contexts do.
+// Close ends every subscription (their channels are closed) and closes every pooled
+// connection. It is safe to call more than once.
 func (db *DB) Close() error {
-	db.pool.Close()
+	db.closeOnce.Do(func() {
+		db.cancel()
+		db.wg.Wait()
+		db.pool.Close()
+	})
 	return nil
 }
 

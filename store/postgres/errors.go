@@ -79,11 +79,7 @@ func isConnErr(err error) bool {
 		errors.Is(err, net.ErrClosed), errors.Is(err, pgconn.ErrConnClosed), pgconn.SafeToRetry(err):
 		return true
 	}
-	// pgconn reports a connection that died under a query as "conn closed" or
-	// "unexpected EOF" without always wrapping a typed error.
-	msg := err.Error()
-	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") ||
-		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe")
+	return false
 }
 
 // mapErr turns a driver error into a tandem error. Typed store errors pass through; what is
@@ -105,12 +101,15 @@ func (db *DB) mapErr(what string, err error) error {
 	}
 	code := pgCode(err)
 	switch {
-	case code == sqlstateUniqueViolation && strings.Contains(pgConstraint(err), "sku"):
-		return store.Errorf(store.EINVALID, "%s: that sku already exists", what)
+	case code == sqlstateUniqueViolation && pgConstraint(err) == "products_sku_key":
+		// Only a concurrent insert gets here: checkUnique names the other product otherwise.
+		return store.Errorf(store.EINVALID, "%s: sku already exists (%s)", what, pgDetail(err))
 	case code == sqlstateUniqueViolation:
 		return store.Errorf(store.EINVALID, "%s: a unique value already exists (%s)", what, pgConstraint(err))
+	case code == sqlstateForeignKeyViolation && pgConstraint(err) == "documents_parent_id_fkey":
+		return store.Errorf(store.ENOTFOUND, "%s: the parent document does not exist (%s)", what, pgDetail(err))
 	case code == sqlstateForeignKeyViolation:
-		return store.Errorf(store.ENOTFOUND, "%s: a referenced record does not exist (%s)", what, pgConstraint(err))
+		return store.Errorf(store.ENOTFOUND, "%s: a referenced record does not exist (%s)", what, pgDetail(err))
 	case code == sqlstateCheckViolation, code == sqlstateNumericOutOfRange:
 		return store.Errorf(store.EINVALID, "%s: value out of range: %s", what, pgMessage(err))
 	case isLockErr(err), code == sqlstateQueryCanceled:
@@ -125,6 +124,14 @@ func (db *DB) mapErr(what string, err error) error {
 	// Keep the cause (errors.Is/As still find an error returned by a caller's function),
 	// with a message that never shows the password.
 	return &store.Error{Code: store.EINTERNAL, Message: what + ": " + db.redact(err.Error()), Err: err}
+}
+
+func pgDetail(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Detail != "" {
+		return pe.Detail
+	}
+	return pgConstraint(err)
 }
 
 func pgMessage(err error) string {

@@ -201,36 +201,29 @@ func TestLockedUpdate_ConcurrentReadModifyWrite(t *testing.T) {
 	}
 }
 
-// TestReconnect_TerminateBackends kills every connection of the store's schema, again and
-// again, while writers save keyed relative changes. Every save that reports an error is sent
-// again with the same idempotency key, as the error message tells people to. At the end
-// every save is applied exactly once, and each is in history.
+// TestReconnect_TerminateBackends kills every connection of the store's schema, round after
+// round, while writers save keyed relative changes. A save that reports an error is sent
+// again with the same idempotency key, as the error message tells people to. At the end every
+// save is applied exactly once, and each is in history.
 func TestReconnect_TerminateBackends(t *testing.T) {
 	dsn := TestDSN(t)
 	db := mustOpen(t, dsn)
 	admin := mustAdmin(t)
 	p := mustCreateProduct(t, db, "KILL")
-	const writers, each = 3, 30
+	const writers, killRounds = 3, 12
 	ctx, stop := context.WithCancel(t.Context())
-	killed := make(chan int)
-	go func() {
-		total := 0
-		defer func() { killed <- total }()
-		for ctx.Err() == nil {
-			time.Sleep(100 * time.Millisecond)
-			total += terminate(t, admin, appName(clientAppNamePrefix, db.schema))
-		}
-	}()
-	var retried atomic.Int32
+	killed := 0
+	var retried, saves atomic.Int32
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := range writers {
 		wg.Go(func() {
-			for n := range each {
+			for n := 0; ctx.Err() == nil; n++ {
 				u := store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: fmt.Sprintf("w%d-%d", w, n)}
 				for attempt := 0; ; attempt++ {
 					_, err := db.UpdateRecord(actx(t, alice), store.KindProduct, p.ID, u)
 					if err == nil {
+						saves.Add(1)
 						break
 					}
 					if store.ErrorCode(err) != store.EUNAVAILABLE || attempt == 20 {
@@ -242,29 +235,32 @@ func TestReconnect_TerminateBackends(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	for range killRounds {
+		time.Sleep(40 * time.Millisecond)
+		killed += terminate(t, admin, appName(clientAppNamePrefix, db.schema))
+	}
 	stop()
-	n := <-killed
+	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if n == 0 {
+	if killed == 0 {
 		t.Fatal("no backend was terminated; the test proved nothing")
 	}
-	t.Logf("terminated %d backends; %d saves retried by the caller", n, retried.Load())
+	t.Logf("terminated %d backends during %d saves; %d saves retried by the caller", killed, saves.Load(), retried.Load())
 	got, err := db.FindRecord(t.Context(), store.KindProduct, p.ID)
 	if err != nil {
 		t.Fatalf("first operation after the kills: %v", err)
 	}
-	if want := int64(writers * each); got.Fields["stock"] != want {
+	if want := int64(saves.Load()); got.Fields["stock"] != want {
 		t.Errorf("stock = %v, want %d (a save lost or applied twice)", got.Fields["stock"], want)
 	}
 	hist, err := db.FindHistory(t.Context(), store.KindProduct, p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + writers*each; len(hist) != want {
+	if want := 1 + int(saves.Load()); len(hist) != want {
 		t.Errorf("history has %d versions, want %d", len(hist), want)
 	}
 }
@@ -321,6 +317,27 @@ func TestSubscribe_ListenConnectionKilled(t *testing.T) {
 		if want := from + int64(i) + 1; id != want {
 			t.Fatalf("change %d has id %d, want %d (lost, duplicated or out of order)", i, id, want)
 		}
+	}
+	// The subscriber LISTENs again on a new connection (not only polling the log).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`,
+			appName(listenAppNamePrefix, reader.schema)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d LISTEN connections after the kills, want 1", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case c := <-feed:
+		t.Fatalf("unexpected extra change %d", c.ID)
+	default:
 	}
 }
 

@@ -39,18 +39,29 @@ func (db *DB) LastChangeID(ctx context.Context) (int64, error) {
 	return id, err
 }
 
-// Subscribe delivers every change with ID > after, in order, until ctx ends; then the
-// channel is closed. A dedicated connection LISTENs on this schema's channel; the change log
+// Subscribe delivers every change with ID > after, in order, until ctx ends or the store is
+// closed; then the channel is closed. A dedicated connection LISTENs on this schema's channel; the change log
 // is read from the cursor on every notification and at least once a second, and after a lost
 // connection the subscriber reconnects with backoff and reads on from its cursor, so no change
 // is lost or delivered twice. EUNAVAILABLE when the first connection cannot be made.
 func (db *DB) Subscribe(ctx context.Context, after int64) (<-chan store.Change, error) {
+	if db.ctx.Err() != nil {
+		return nil, store.Errorf(store.EINVALID, "subscribe: the store is closed")
+	}
 	conn, err := db.listen(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ch := make(chan store.Change, 64)
-	go db.feed(ctx, conn, after, ch)
+	db.wg.Add(1)
+	go func() {
+		defer db.wg.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(db.ctx, cancel) // Close ends the subscription
+		defer stop()
+		db.feed(ctx, conn, after, ch)
+	}()
 	return ch, nil
 }
 

@@ -252,13 +252,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			") RETURNING " + db.selectList(kind)
 		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
 		if err != nil {
-			if pgCode(err) == sqlstateUniqueViolation && strings.Contains(pgConstraint(err), "sku") {
-				return store.Errorf(store.EINVALID, "sku %s already exists", full["sku"])
-			}
-			if pgCode(err) == sqlstateForeignKeyViolation {
-				return store.Errorf(store.ENOTFOUND, "parent document %v not found", full["parent_id"])
-			}
-			return err
+			return err // a constraint race is mapped by mapErr
 		}
 		if keep {
 			if err := db.insertVersion(ctx, tx, r, actor, names, now); err != nil {
@@ -403,13 +397,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
 	}
 	if err != nil {
-		if pgCode(err) == sqlstateUniqueViolation && strings.Contains(pgConstraint(err), "sku") {
-			return nil, store.Errorf(store.EINVALID, "sku %s already exists", u.Set["sku"])
-		}
-		if pgCode(err) == sqlstateNumericOutOfRange {
-			return nil, store.Errorf(store.EINVALID, "%s %d: the change takes a number out of range", kind, id)
-		}
-		return nil, err
+		return nil, err // constraint and range errors are mapped by mapErr
 	}
 	fields := u.FieldNames()
 	if keep {
