@@ -67,7 +67,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	latest := ms[len(ms)-1].version
 	return db.writeTx(ctx, "open database "+db.path, func(t *tx) error {
 		var cur int
-		if err := t.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+		if err := t.Tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
 			return err
 		}
 		if cur > latest {
@@ -75,13 +75,13 @@ func (db *DB) migrate(ctx context.Context) error {
 				"database schema version %d is newer than this tandem (%d); upgrade tandem", cur, latest)
 		}
 		for _, m := range ms[cur:] {
-			if _, err := t.ExecContext(ctx, m.sql); err != nil {
+			if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 		}
 		if cur < latest {
 			// PRAGMA takes no parameters; latest is our own integer.
-			if _, err := t.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", latest)); err != nil {
+			if _, err := t.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", latest)); err != nil {
 				return err
 			}
 		}
