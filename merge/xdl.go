@@ -85,7 +85,10 @@ func (e *xdlEnv) setKb(d, v int) { e.kvdb[d+e.koff] = v }
 // past the cost limits, a good-enough point) and says whether each half still
 // needs a minimal diff.
 func (e *xdlEnv) split(off1, lim1, off2, lim2 int, needMin bool) (i1s, i2s int, minLo, minHi bool) {
-	a, b := e.a, e.b
+	// Slicing to the box lets the compiler drop most bounds checks in the
+	// snake loops, which is where the time goes on very different inputs.
+	a, b := e.a[:lim1], e.b[:lim2]
+	kvdf, kvdb, ko := e.kvdf, e.kvdb, e.koff
 	dmin, dmax := off1-lim2, lim1-off2
 	fmid, bmid := off1-off2, lim1-lim2
 	odd := (fmid-bmid)&1 != 0
@@ -109,23 +112,21 @@ func (e *xdlEnv) split(off1, lim1, off2, lim2 int, needMin bool) (i1s, i2s int, 
 			fmax--
 		}
 		for d := fmax; d >= fmin; d -= 2 {
-			var i1 int
-			if e.kf(d-1) >= e.kf(d+1) {
-				i1 = e.kf(d-1) + 1
-			} else {
-				i1 = e.kf(d + 1)
+			i1 := kvdf[ko+d+1]
+			if lo := kvdf[ko+d-1]; lo >= i1 {
+				i1 = lo + 1
 			}
 			prev1 := i1
 			i2 := i1 - d
-			for i1 < lim1 && i2 < lim2 && a[i1] == b[i2] {
+			for i1 < len(a) && i2 < len(b) && a[i1] == b[i2] {
 				i1++
 				i2++
 			}
 			if i1-prev1 > xdlSnakeCnt {
 				gotSnake = true
 			}
-			e.setKf(d, i1)
-			if odd && bmin <= d && d <= bmax && e.kb(d) <= i1 {
+			kvdf[ko+d] = i1
+			if odd && bmin <= d && d <= bmax && kvdb[ko+d] <= i1 {
 				return i1, i2, true, true
 			}
 		}
@@ -143,11 +144,9 @@ func (e *xdlEnv) split(off1, lim1, off2, lim2 int, needMin bool) (i1s, i2s int, 
 			bmax--
 		}
 		for d := bmax; d >= bmin; d -= 2 {
-			var i1 int
-			if e.kb(d-1) < e.kb(d+1) {
-				i1 = e.kb(d - 1)
-			} else {
-				i1 = e.kb(d+1) - 1
+			i1 := kvdb[ko+d-1]
+			if hi := kvdb[ko+d+1]; i1 >= hi {
+				i1 = hi - 1
 			}
 			prev1 := i1
 			i2 := i1 - d
@@ -158,8 +157,8 @@ func (e *xdlEnv) split(off1, lim1, off2, lim2 int, needMin bool) (i1s, i2s int, 
 			if prev1-i1 > xdlSnakeCnt {
 				gotSnake = true
 			}
-			e.setKb(d, i1)
-			if !odd && fmin <= d && d <= fmax && i1 <= e.kf(d) {
+			kvdb[ko+d] = i1
+			if !odd && fmin <= d && d <= fmax && i1 <= kvdf[ko+d] {
 				return i1, i2, true, true
 			}
 		}
