@@ -402,9 +402,6 @@ func (a *App) View() tea.View {
 
 // Render returns the screen as text (the View's content), for tests and golden files.
 func (a *App) Render() string {
-	if a.quitting {
-		return ""
-	}
 	var body string
 	switch {
 	case a.showHelp:

@@ -17,7 +17,12 @@ import (
 	"github.com/tandem-editor/tandem/store/storetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+// updating reports whether -update was given (the flag is defined by teatest's golden
+// package, which this package's tests import): golden files are then rewritten.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 func TestMain(m *testing.M) {
 	time.Local = time.UTC // golden files show clock times
@@ -214,7 +219,7 @@ func mustGolden(t *testing.T, name, got string) {
 	}
 	got = strings.Join(lines, "\n") + "\n"
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if updating() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func (k KeyMap) ListKeys() []key.Binding {
 
 // EditorKeys are the editor's keys, in footer order.
 func (k KeyMap) EditorKeys() []key.Binding {
-	return []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back, k.Help}
+	return []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.

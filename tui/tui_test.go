@@ -2,9 +2,9 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -397,9 +397,6 @@ func TestConflict_Retry(t *testing.T) {
 
 func TestConflict_Merge(t *testing.T) {
 	s, alice, bob := conflictSetup(t)
-	focusField(t, bob, "description")
-	bob.key("down")
-	bob.key("ctrl+e") // external editor "true" keeps the text
 	bobSaves(t, bob, "price", "12.00")
 	ctx := actorCtx("bob")
 	cur := mustRecord(t, s, 1)
@@ -500,9 +497,7 @@ func TestLease_TakenReleasedAndLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.SetFailure(nil)
-	d.app.editor.held.Status() // (renewal failures are driven by the heartbeat's own clock)
-	s.Advance(2e9)             // bob's one-second lease ends
-	_ = errors.New
+	s.Advance(2e9) // bob's one-second lease ends too
 	d.key("ctrl+s")
 	d.waitFor("lease lost")
 	d.key("ctrl+s")
@@ -624,4 +619,61 @@ func TestResize(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestLease_RenewalFailingThenLostAtOnce(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice", func(o *Options) { o.LeaseTTL = 2 * time.Second })
+	openProduct(t, d, 1, "e")
+	d.waitFor("lease: you, ")
+	focusField(t, d, "name")
+	d.typeText(" kept")
+	s.SetFailure(func(op string) error {
+		if op == "ExtendLease" {
+			return store.Errorf(store.EUNAVAILABLE, "network down")
+		}
+		return nil
+	})
+	// No key is pressed from here: the heartbeat's failures and the loss reach the screen.
+	d.waitFor("renewal failing")
+	d.waitFor("lease lost")
+	s.SetFailure(nil)
+	s.Advance(5 * time.Second) // the database clock sees the lease expired as well
+	d.key("ctrl+s")
+	d.waitFor("saved v2")
+	if got := mustRecord(t, s, 1).Fields["name"]; got != "Product 1 kept" {
+		t.Fatalf("name = %q: edits were not kept after the lease was lost", got)
+	}
+}
+
+func TestLease_ReleasedOnLeaving(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	openProduct(t, d, 1, "e")
+	d.waitFor("lease: you, ")
+	d.key("esc")
+	d.waitFor("[ products ]")
+	ls, _, err := s.FindLeases(context.Background(), store.LeaseFilter{Kind: store.KindProduct, RecordID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 0 {
+		t.Fatalf("lease still live after leaving the editor: %+v", ls)
+	}
+}
+
+func TestList_NewRecord(t *testing.T) {
+	s := newFakeStore(t)
+	d := newDriver(t, s, "alice")
+	d.key("n")
+	d.waitFor("new product")
+	d.typeText("NEW-1")
+	d.key("tab")
+	d.typeText("A new lamp")
+	d.key("ctrl+s")
+	d.waitFor("created product 1")
+	d.key("esc")
+	d.waitFor("A new lamp")
 }
