@@ -18,6 +18,12 @@ func openFresh(t *testing.T) store.Store {
 	return db
 }
 
-func TestDB(t *testing.T) { storetest.Run(t, openFresh) }
+func TestDB(t *testing.T) {
+	postgres.TestServerDSN(t) // skip (or fail under CI) once, not per subtest
+	storetest.Run(t, openFresh)
+}
 
-func TestDB_Concurrency(t *testing.T) { storetest.RunConcurrency(t, openFresh) }
+func TestDB_Concurrency(t *testing.T) {
+	postgres.TestServerDSN(t)
+	storetest.RunConcurrency(t, openFresh)
+}
