@@ -180,3 +180,39 @@ func TestE2E_TwoTerminalDemo(t *testing.T) {
 	tm.waitFor("alice", "[ products ]")
 	tm.keys("alice", "q")
 }
+
+// TestE2E_ExternalEditor edits a description in $EDITOR (ctrl+e): the TUI hands the terminal
+// to the editor, takes the text back and saves it.
+func TestE2E_ExternalEditor(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	if r := tandem(t, dsn, "seed"); r.code != 0 {
+		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
+	}
+	editor := filepath.Join(dir, "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf 'Written in the external editor.\\n' > \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm.start("carol", fmt.Sprintf("exec env XDG_CACHE_HOME=%s EDITOR=%s TERM=xterm-256color %s --db %s --user carol",
+		filepath.Join(dir, "cache"), editor, binary, dsn))
+	tm.waitFor("carol", "[ products ]", "1 of 60")
+	tm.keys("carol", "Enter")
+	tm.waitFor("carol", "product 1 · v1")
+	tm.keys("carol", "Tab", "Tab")
+	tm.waitFor("carol", "▸ description")
+	tm.keys("carol", "C-e")
+	tm.waitFor("carol", "took the text back from "+editor, "Written in the external editor.")
+	tm.keys("carol", "C-s")
+	tm.waitFor("carol", "saved v2")
+	r := tandem(t, dsn, "get", "product", "1", "--json")
+	var got struct {
+		Fields map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	if d := got.Fields["description"]; d != "Written in the external editor.\n" {
+		t.Fatalf("description = %q", d)
+	}
+}

@@ -803,6 +803,7 @@ func (e *editorModel) externalEdit() tea.Cmd {
 		e.status.fail("external editor", werr)
 		return nil
 	}
+	isBody := e.fields[idx].body != nil
 	argv := strings.Fields(e.c.opts.Editor)
 	cmd := exec.Command(argv[0], append(argv[1:], name)...)
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
@@ -815,7 +816,7 @@ func (e *editorModel) externalEdit() tea.Cmd {
 			return extEditedMsg{ed: e, field: idx, err: err}
 		}
 		v := string(data)
-		if e.fields[idx].body == nil {
+		if !isBody {
 			v = strings.TrimRight(v, "\r\n")
 		}
 		return extEditedMsg{ed: e, field: idx, value: v}

@@ -53,7 +53,7 @@ type fieldMerge struct {
 	from               string // clean/merged: "mine", "theirs" or "both", for the preview marks
 	value              any    // the result once resolved
 	pick               pick   // conflicts: how it was resolved (pickNone: not yet)
-	text               *textResolver
+	text               *textResolver // text fields both sides changed: the hunks
 }
 
 func (fm *fieldMerge) resolved() bool {
@@ -129,6 +129,7 @@ func mergeBoth(fm *fieldMerge, deltas map[string]int64) {
 		m, _ := fm.mine.(string)
 		t, _ := fm.theirs.(string)
 		tr := newTextResolver(b, m, t)
+		fm.text = tr
 		if tr.total() == 0 {
 			fm.state, fm.value = stateMerged, tr.text()
 			return
@@ -236,6 +237,43 @@ func (t *textResolver) text() string {
 		k++
 	}
 	return b.String()
+}
+
+// preview is the merged text line by line, each line marked with where it comes from:
+// "◆" their change, "●" mine, nothing for text neither side changed.
+func (t *textResolver) preview(st Styles) []string {
+	var out []string
+	add := func(mark string, lines [][]byte) {
+		for _, l := range bytesLines(lines) {
+			out = append(out, mark+l)
+		}
+	}
+	theirs, mine := st.Theirs.Render("◆ "), st.Mine.Render("● ")
+	k := 0
+	for _, ch := range t.chunks {
+		switch ch.Kind {
+		case merge.ChangedTheirs:
+			add(theirs, ch.Lines)
+		case merge.ChangedOurs, merge.ChangedBoth:
+			add(mine, ch.Lines)
+		case merge.Conflict:
+			switch t.picks[k] {
+			case pickTheirs:
+				add(theirs, ch.Theirs)
+			case pickBase:
+				add("  ", ch.Base)
+			case pickBoth:
+				add(mine, ch.Ours)
+				add(theirs, ch.Theirs)
+			default:
+				add(mine, ch.Ours)
+			}
+			k++
+		default:
+			add("  ", ch.Lines)
+		}
+	}
+	return out
 }
 
 func writeLines(b *strings.Builder, lines [][]byte) {
@@ -612,9 +650,21 @@ func (m *mergeModel) detail() []string {
 	}
 	switch {
 	case fm.f.Type == store.TypeText && fm.resolved():
-		out := []string{fm.f.Label + " will be written as:"}
-		for _, l := range splitText(fm.f.Format(fm.result())) {
-			out = append(out, "  "+l)
+		out := []string{fm.f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") + "):"}
+		switch {
+		case fm.text != nil && fm.pick != pickEdited:
+			out = append(out, fm.text.preview(st)...)
+		default:
+			mark := "  "
+			switch fm.from {
+			case "theirs":
+				mark = st.Theirs.Render("◆ ")
+			case "mine":
+				mark = st.Mine.Render("● ")
+			}
+			for _, l := range splitText(fm.f.Format(fm.result())) {
+				out = append(out, mark+l)
+			}
 		}
 		return out
 	case fm.state != stateConflict:

@@ -424,6 +424,8 @@ func TestConflict_Merge(t *testing.T) {
 	alice.key("2") // price: theirs
 	alice.waitFor("0 of 2 conflicts left")
 	alice.golden("merge_view_done")
+	alice.key("k")
+	alice.golden("merge_view_preview")
 	alice.key("ctrl+s")
 	alice.waitFor("merged with bob's v3; saved v4")
 	r := mustRecord(t, s, 1)
