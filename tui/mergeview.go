@@ -50,9 +50,9 @@ type fieldMerge struct {
 	f                  *store.Field
 	base, mine, theirs any
 	state              fieldState
-	from               string // clean/merged: "mine", "theirs" or "both", for the preview marks
-	value              any    // the result once resolved
-	pick               pick   // conflicts: how it was resolved (pickNone: not yet)
+	from               string        // clean/merged: "mine", "theirs" or "both", for the preview marks
+	value              any           // the result once resolved
+	pick               pick          // conflicts: how it was resolved (pickNone: not yet)
 	text               *textResolver // text fields both sides changed: the hunks
 }
 
