@@ -20,6 +20,7 @@ func concurrency() []suiteTest {
 		{"TreeMoves", testConcurrentMoves},
 		{"LeaseRace", testLeaseRace},
 		{"KeyRace", testKeyRace},
+		{"FeedUnderLoad", testFeedUnderLoad},
 	}
 }
 
@@ -229,6 +230,42 @@ func testKeyRace(t *testing.T, open Opener) {
 		})
 		if claimed.Load() != 1 || busy.Load() != goroutines-1 {
 			t.Errorf("%d claimed, %d busy; want 1 and %d", claimed.Load(), busy.Load(), goroutines-1)
+		}
+	})
+}
+
+func testFeedUnderLoad(t *testing.T, open Opener) {
+	t.Run("EveryChangeInOrder", func(t *testing.T) {
+		s := fresh(t, open)
+		p := mustCreateProduct(t, s, "P")
+		from := mustLastChangeID(t, s)
+		ch, err := s.Subscribe(t.Context(), from)
+		if err != nil {
+			t.Fatalf("subscribe: %v", err)
+		}
+		const goroutines, each = 4, 25
+		hammer(t, goroutines, each, func(g, _ int) error {
+			a := store.Actor{Name: fmt.Sprintf("user%d", g), Role: store.RoleEditor}
+			_, err := s.UpdateRecord(actx(t, a), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}})
+			return err
+		})
+		want := mustChanges(t, s, from)
+		if len(want) != goroutines*each {
+			t.Fatalf("change log has %d entries, want %d", len(want), goroutines*each)
+		}
+		var last int64
+		for i, w := range want {
+			got := mustReceive(t, ch)
+			if got.ID != w.ID || got.ID <= last {
+				t.Fatalf("change %d from the feed has id %d, want %d (after %d)", i, got.ID, w.ID, last)
+			}
+			last = got.ID
+		}
+		// Versions in commit order are 2, 3, ...: the feed order is the commit order.
+		for i, w := range want {
+			if w.Version != int64(i+2) {
+				t.Fatalf("change %d has version %d, want %d", i, w.Version, i+2)
+			}
 		}
 	})
 }
