@@ -77,14 +77,26 @@ func (r Result) Render(opts RenderOptions) []byte {
 	return buf.Bytes()
 }
 
+// sizeHint estimates the rendered size so the buffer is allocated once.
 func (r Result) sizeHint() int {
 	n := 0
 	for _, c := range r.Chunks {
-		for _, l := range c.Ours {
-			n += len(l)
+		lines := c.Lines
+		if c.Kind == Conflict {
+			lines = c.Ours
+			n += 4*(DefaultMarkerSize+32) + bytesIn(c.Theirs) + bytesIn(c.Base)
 		}
+		n += bytesIn(lines)
 	}
-	return n + 64
+	return n
+}
+
+func bytesIn(lines [][]byte) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n
 }
 
 // writeConflict writes one conflict hunk (or, with a Favor, its resolution).

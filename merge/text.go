@@ -369,7 +369,7 @@ func (m baseMap) bounds(p int) (lo, hi int) {
 // from ours exactly as xdl_fill_merge_buffer does.
 func buildChunks(bl, ol, tl [][]byte, h1, h2 []hunk, list []mergeEntry) []Chunk {
 	om, tm := baseMap{h1}, baseMap{h2}
-	var chunks []Chunk
+	chunks := make([]Chunk, 0, 2*len(list)+1)
 	i := 0 // next ours line to emit
 	unchanged := func(end, theirsEnd int) {
 		if end <= i {
