@@ -102,6 +102,21 @@ func TestOpen(t *testing.T) {
 			t.Error("the file was changed")
 		}
 	})
+	t.Run("ErrForeignDatabase", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "other.db")
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec("CREATE TABLE products (id INTEGER PRIMARY KEY, label TEXT)"); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		_, err = sqlite.Open(t.Context(), path, store.Options{})
+		if got := store.ErrorCode(err); got != store.EINVALID || !strings.Contains(err.Error(), "another program") {
+			t.Fatalf("error = %v (%s), want %s saying the file belongs to another program", err, got, store.EINVALID)
+		}
+	})
 	t.Run("ErrNewerSchema", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "t.db")
 		mustOpen(t, path).Close()

@@ -70,6 +70,16 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err := t.Tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
 			return err
 		}
+		if cur == 0 {
+			var tables int
+			if err := t.Tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'`).Scan(&tables); err != nil {
+				return err
+			}
+			if tables > 0 {
+				return store.Errorf(store.EINVALID,
+					"%s is an SQLite database of another program (it has tables but no tandem schema version); give tandem its own file", db.path)
+			}
+		}
 		if cur > latest {
 			return store.Errorf(store.EINVALID,
 				"database schema version %d is newer than this tandem (%d); upgrade tandem", cur, latest)
