@@ -306,11 +306,14 @@ func (db *DB) inTxFlag(ctx context.Context, what string, repeatable *bool, fn fu
 			return db.mapErr(what, ctx.Err())
 		}
 		elapsed := time.Since(start)
+		retryable := isLockErr(err) || errors.Is(err, errRetry)
 		switch {
-		case errors.Is(err, errRetry):
-			// A concurrent transaction committed the same key; the rerun replays it.
-		case isLockErr(err) && lockRetries < maxLockRetries && elapsed < lockRetryBudget:
+		case retryable && lockRetries < maxLockRetries && elapsed < lockRetryBudget:
+			// errRetry: a concurrent transaction inserted the same key or scope first; the
+			// rerun sees its committed row.
 			lockRetries++
+		case errors.Is(err, errRetry):
+			return store.Errorf(store.EBUSY, "%s: concurrent writers kept getting in the way after %d attempts; try again", what, lockRetries+1)
 		case isLockErr(err):
 			return store.Errorf(store.EBUSY, "%s: the database stayed locked after %d attempts (%s); try again", what, lockRetries+1, pgMessage(err))
 		case isConnErr(err) && committing && !*repeatable:
