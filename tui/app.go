@@ -54,6 +54,9 @@ type Options struct {
 	// Input and Output replace the terminal (tests); nil means stdin/stdout.
 	Input  io.Reader
 	Output io.Writer
+	// Width and Height are the window size when Output is set and is not a terminal that
+	// reports one; zero means 80x24.
+	Width, Height int
 	// Editor is the external editor command for ctrl+e; empty means $VISUAL, $EDITOR, vi.
 	Editor string
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
@@ -110,8 +113,12 @@ func Run(ctx context.Context, s store.Store, opts Options) error {
 	if app.c.opts.Input != nil {
 		popts = append(popts, tea.WithInput(app.c.opts.Input))
 	}
-	if app.c.opts.Output != nil {
-		popts = append(popts, tea.WithOutput(app.c.opts.Output))
+	if o := app.c.opts; o.Output != nil {
+		w, h := o.Width, o.Height
+		if w <= 0 || h <= 0 {
+			w, h = 80, 24
+		}
+		popts = append(popts, tea.WithOutput(o.Output), tea.WithWindowSize(w, h))
 	}
 	if app.c.opts.NoColor || os.Getenv("NO_COLOR") != "" {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
@@ -233,7 +240,7 @@ func (a *App) subscribe() tea.Cmd {
 			after = last
 		}
 		ch, err := c.st.Subscribe(c.ctx, after)
-		return feedReadyMsg{ch: ch, err: err}
+		return feedReadyMsg{ch: ch, after: after, err: err}
 	}
 }
 
@@ -260,6 +267,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} })
 		}
 		a.feedCh = msg.ch
+		a.cursor = max(a.cursor, msg.after)
 		return a, waitChange(msg.ch)
 	case resubscribeMsg:
 		if a.c.ctx.Err() != nil {
@@ -276,7 +284,10 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.c.ID > a.cursor {
 			a.cursor = msg.c.ID
 		}
-		cmds := []tea.Cmd{waitChange(a.feedCh), a.broadcast(msg)}
+		cmds := []tea.Cmd{a.broadcast(msg)}
+		if a.feedCh != nil {
+			cmds = append(cmds, waitChange(a.feedCh))
+		}
 		return a, tea.Batch(cmds...)
 	case tickMsg:
 		return a, tea.Batch(tick(), a.broadcast(msg))

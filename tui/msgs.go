@@ -19,8 +19,9 @@ type tickMsg time.Time
 
 // feedReadyMsg says the change feed is subscribed.
 type feedReadyMsg struct {
-	ch  <-chan store.Change
-	err error
+	ch    <-chan store.Change
+	after int64 // the cursor the subscription started from
+	err   error
 }
 
 // changeMsg is one entry of the live change feed.

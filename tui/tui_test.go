@@ -1,8 +1,14 @@
 package tui
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -520,6 +526,13 @@ func TestDraft_OfferedAfterCrash(t *testing.T) {
 	d.typeText(" draft")
 	d.key("tab") // a field change writes the draft
 	d.settle()
+	fi, err := os.Stat(d.app.c.drafts.path(store.KindProduct, 1))
+	if err != nil {
+		t.Fatalf("no draft on disk after a field change: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("draft mode %v, want 0600", fi.Mode().Perm())
+	}
 	// "Crash": a new TUI on the same draft directory.
 	d2 := newDriver(t, s, "alice", withDir)
 	openProduct(t, d2, 1, "enter")
@@ -678,4 +691,80 @@ func TestList_NewRecord(t *testing.T) {
 	d.waitFor("created product 1")
 	d.key("esc")
 	d.waitFor("A new lamp")
+}
+
+func TestRun_NoColor(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 3)
+	for _, tc := range []struct {
+		name    string
+		noColor bool
+		env     string
+		colour  bool
+	}{{"option", true, "", false}, {"NO_COLOR", false, "1", false}, {"colour", false, "", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("NO_COLOR", tc.env)
+			t.Setenv("TERM", "xterm-256color")
+			in, inw := io.Pipe()
+			var out safeBuffer
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- Run(ctx, s, Options{User: "alice", NoColor: tc.noColor, Input: in, Output: &out,
+					DraftDir: t.TempDir(), Now: func() time.Time { return t0 }})
+			}()
+			for !strings.Contains(out.String(), "Product 3") {
+				select {
+				case err := <-done:
+					t.Fatalf("Run ended early: %v; output %q", err, out.String())
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			inw.Write([]byte("q"))
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			c := colourSGR(out.String())
+			if tc.colour && c == "" {
+				t.Fatal("no colour without NO_COLOR: the check cannot see colour")
+			}
+			if !tc.colour && c != "" {
+				t.Fatalf("colour sequence %q in the output", c)
+			}
+		})
+	}
+}
+
+// safeBuffer is a bytes.Buffer safe for one writer and one reader.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var sgrRE = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
+
+// colourSGR returns the first SGR sequence in s that sets a colour, or "".
+func colourSGR(s string) string {
+	for _, m := range sgrRE.FindAllStringSubmatch(s, -1) {
+		for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
+			n, _ := strconv.Atoi(p)
+			if (n >= 30 && n <= 38) || (n >= 40 && n <= 48) || (n >= 90 && n <= 97) || (n >= 100 && n <= 107) {
+				return m[0]
+			}
+		}
+	}
+	return ""
 }
