@@ -51,6 +51,9 @@ type Options struct {
 	DraftDir string
 	// NoColor draws without colour, as NO_COLOR does.
 	NoColor bool
+	// ColorProfile forces a colour profile (tests, --color=always); Unknown (the zero
+	// value) means detect it from the terminal and the environment.
+	ColorProfile colorprofile.Profile
 	// Input and Output replace the terminal (tests); nil means stdin/stdout.
 	Input  io.Reader
 	Output io.Writer
@@ -120,8 +123,11 @@ func Run(ctx context.Context, s store.Store, opts Options) error {
 		}
 		popts = append(popts, tea.WithOutput(o.Output), tea.WithWindowSize(w, h))
 	}
-	if app.c.opts.NoColor || os.Getenv("NO_COLOR") != "" {
+	switch {
+	case app.c.opts.NoColor || os.Getenv("NO_COLOR") != "":
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	case app.c.opts.ColorProfile != colorprofile.Unknown:
+		popts = append(popts, tea.WithColorProfile(app.c.opts.ColorProfile))
 	}
 	_, err = tea.NewProgram(app, popts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"github.com/charmbracelet/colorprofile"
 	"io"
 	"os"
 	"regexp"
@@ -711,7 +712,8 @@ func TestRun_NoColor(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() {
-				done <- Run(ctx, s, Options{User: "alice", NoColor: tc.noColor, Input: in, Output: &out,
+				// The output is no terminal, so colour is forced; NO_COLOR must still win.
+				done <- Run(ctx, s, Options{User: "alice", NoColor: tc.noColor, ColorProfile: colorprofile.ANSI256, Input: in, Output: &out,
 					DraftDir: t.TempDir(), Now: func() time.Time { return t0 }})
 			}()
 			for !strings.Contains(out.String(), "Product 3") {
