@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
 	"github.com/tandem-editor/tandem/store/sqlite"
 	"github.com/tandem-editor/tandem/torture"
 )
@@ -74,14 +75,7 @@ func TestTorture_SQLite(t *testing.T) {
 }
 
 func TestTorture_Postgres(t *testing.T) {
-	dsn := os.Getenv("TANDEM_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TANDEM_TEST_POSTGRES is not set under CI: PostgreSQL must be tested")
-		}
-		t.Skip("TANDEM_TEST_POSTGRES not set; see README 'Shared server'")
-	}
-	runTorture(t, postgresTestDSN(t, dsn))
+	runTorture(t, postgres.TestDSN(t))
 }
 
 // blindStore drops the version check: every version-checked save is sent with the version the
