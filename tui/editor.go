@@ -99,6 +99,7 @@ type editorModel struct {
 	merge    *mergeModel
 
 	saving     bool
+	sent       []fieldSnap // the form as the save in flight sent it
 	autoSaves  int    // saves made by one ctrl+s on its own (merge, retry)
 	mergedNote string // said after the next successful save: "merged with bob's v8 (price)"
 
@@ -938,6 +939,7 @@ func (e *editorModel) save() tea.Cmd {
 		u.LeaseToken = e.held.Token()
 	}
 	e.saving = true
+	e.sent = e.snapshot()
 	e.status.info("saving…")
 	id := e.id
 	return func() tea.Msg {
@@ -960,7 +962,15 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 		}
 		cmd := e.deleteDraftCmd()
 		e.id, e.rec = rec.ID, rec
+		typed := e.typedSince(e.sent)
 		e.fill(rec)
+		for i, t := range typed {
+			// Keys typed while the save was on its way stay: they are the next edit.
+			e.fields[i].setText(t.text)
+			e.fields[i].delta = t.delta
+			e.draftDirty = true
+		}
+		e.sent = nil
 		e.mode = modeEdit
 		e.conflict, e.merge = nil, nil
 		note := fmt.Sprintf("saved v%d", rec.Version)
@@ -998,6 +1008,47 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	}
 	e.status.fail("save", msg.err)
 	return e.writeDraftCmd()
+}
+
+// fieldSnap is a field's text and relative change at one moment.
+type fieldSnap struct {
+	text  string
+	delta int64
+	rev   uint64
+}
+
+// snapshot records the form as a save sends it.
+func (e *editorModel) snapshot() []fieldSnap {
+	out := make([]fieldSnap, len(e.fields))
+	for i, fi := range e.fields {
+		out[i].delta = fi.delta
+		if fi.body != nil {
+			out[i].rev = fi.body.Revision() // cheap: no copy of a large body
+		} else {
+			out[i].text = fi.line.Value()
+		}
+	}
+	return out
+}
+
+// typedSince returns the fields edited after snapshot sent was taken.
+func (e *editorModel) typedSince(sent []fieldSnap) map[int]fieldSnap {
+	out := map[int]fieldSnap{}
+	if len(sent) != len(e.fields) {
+		return out
+	}
+	for i, fi := range e.fields {
+		changed := fi.delta != sent[i].delta
+		if fi.body != nil {
+			changed = changed || fi.body.Revision() != sent[i].rev
+		} else {
+			changed = changed || fi.line.Value() != sent[i].text
+		}
+		if changed {
+			out[i] = fieldSnap{text: fi.text(), delta: fi.delta}
+		}
+	}
+	return out
 }
 
 // rebase makes cur the new base version, with the form holding vals (my merged version) and

@@ -770,3 +770,35 @@ func colourSGR(s string) string {
 	}
 	return ""
 }
+
+func TestEditor_TypingDuringSaveIsKept(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "name")
+	d.typeText("A")
+	d.apply(keyMsg("ctrl+s")) // the save is on its way...
+	d.apply(keyMsg("B"))      // ...while the person keeps typing
+	d.waitFor("saved v2")
+	if got := mustRecord(t, s, 1).Fields["name"]; got != "Product 1A" {
+		t.Fatalf("saved name %q", got)
+	}
+	if !strings.Contains(d.screen(), "Product 1AB") {
+		t.Fatalf("the key typed during the save was lost:\n%s", d.screen())
+	}
+}
+
+func TestConflict_SameUserInTwoTerminals(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	one, two := newDriver(t, s, "alice"), newDriver(t, s, "alice")
+	openProduct(t, one, 1, "enter")
+	openProduct(t, two, 1, "enter")
+	bobSaves(t, one, "price", "12.00")
+	two.waitFor("alice saved v2 (price); you are editing v1")
+	focusField(t, two, "price")
+	replaceField(two, "13.00")
+	two.key("ctrl+s")
+	two.waitFor("collide:      price")
+}
