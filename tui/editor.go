@@ -100,8 +100,8 @@ type editorModel struct {
 
 	saving     bool
 	sent       []fieldSnap // the form as the save in flight sent it
-	autoSaves  int    // saves made by one ctrl+s on its own (merge, retry)
-	mergedNote string // said after the next successful save: "merged with bob's v8 (price)"
+	autoSaves  int         // saves made by one ctrl+s on its own (merge, retry)
+	mergedNote string      // said after the next successful save: "merged with bob's v8 (price)"
 
 	lastDraft  time.Time
 	draftDirty bool
