@@ -52,6 +52,7 @@ func (b *bodyField) LineCount() int {
 	return n
 }
 
+// SetSize, Focus, Blur, SetReadOnly, View and Update pass through to the body editor.
 func (b *bodyField) SetSize(w, h int)    { b.m.SetSize(w, h) }
 func (b *bodyField) Focus() tea.Cmd      { return b.m.Focus() }
 func (b *bodyField) Blur()               { b.m.Blur() }

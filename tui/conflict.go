@@ -112,10 +112,12 @@ func (m *conflictModel) View() string {
 	line(st.Mine.Render("you changed:  ") + orNone(cs.rm.mineFields()))
 	line(st.Conflict.Render("collide:      ") + orNone(cs.rm.conflictFields()))
 	line("")
+	collided := false
 	for _, fm := range cs.rm.fields {
 		if fm.state != stateConflict {
 			continue
 		}
+		collided = true
 		if fm.f.Type == store.TypeText {
 			line(fmt.Sprintf("  %-12s %d conflicting hunks", fm.f.Label, fm.text.total()))
 			continue
@@ -123,7 +125,9 @@ func (m *conflictModel) View() string {
 		line(fmt.Sprintf("  %-12s base %s · %s · %s", fm.f.Label, short(fm.f, fm.base),
 			st.Mine.Render("yours "+short(fm.f, fm.mine)), st.Theirs.Render("theirs "+short(fm.f, fm.theirs))))
 	}
-	line("")
+	if collided {
+		line("")
+	}
 	line(st.Focused.Render("r") + "  reload theirs (your edits are kept as a draft)")
 	if why := cs.retryable(); why != "" {
 		line(st.Disabled.Render("a  retry") + st.Dim.Render(" — not available: "+why))
@@ -141,7 +145,10 @@ func (m *conflictModel) View() string {
 	if n < c.height-2 {
 		body += strings.Repeat("\n", c.height-2-n)
 	}
-	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(c.keys.ConflictKeys())
+	retry := c.keys.Retry
+	retry.SetEnabled(cs.retryable() == "") // the footer shows only what works
+	keys := []key.Binding{c.keys.Reload, retry, c.keys.Merge, c.keys.Back}
+	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(keys)
 }
 
 func orNone(fs []string) string {

@@ -23,6 +23,7 @@ type lineField struct {
 
 func newLineField() lineField { return lineField{width: 40} }
 
+// SetValue, Value, SetWidth, CursorEnd, Focus and Blur work like textinput's.
 func (l *lineField) SetValue(s string) { l.value = []rune(s); l.pos = len(l.value) }
 func (l lineField) Value() string      { return string(l.value) }
 func (l *lineField) SetWidth(w int)    { l.width = max(w, 1) }

@@ -334,6 +334,7 @@ func TestConflict_Dialog(t *testing.T) {
 	alice.golden("conflict_dialog")
 	alice.key("a")
 	alice.waitFor("retry is not available: price is an absolute change")
+	alice.golden("conflict_dialog_retry_refused")
 	alice.key("esc")
 	alice.waitFor("not saved: bob saved v2")
 	alice.golden("conflict_back_to_editor")
@@ -801,4 +802,28 @@ func TestConflict_SameUserInTwoTerminals(t *testing.T) {
 	replaceField(two, "13.00")
 	two.key("ctrl+s")
 	two.waitFor("collide:      price")
+}
+
+// TestConflict_DialogRetryOffered renders the dialog for a save made of relative changes only
+// (as it appears when automatic retries gave up): retry is offered, not disabled.
+func TestConflict_DialogRetryOffered(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	base := mustRecord(t, s, 1)
+	cur := base.Clone()
+	cur.Version, cur.UpdatedBy = 2, "bob"
+	cur.Fields["price"] = int64(1200)
+	mine := base.Fields.Clone()
+	mine["stock"] = int64(17)
+	deltas := map[string]int64{"stock": -3}
+	cs := &conflictState{
+		ce:     &store.ConflictError{Kind: store.KindProduct, ID: 1, BaseVersion: 1, Current: cur, Since: []store.Change{{Actor: "bob", Version: 2, Fields: []string{"price"}}}},
+		u:      store.Update{BaseVersion: 1, Add: deltas},
+		rm:     mergeRecord(d.app.c.reg, store.KindProduct, base.Fields, mine, cur.Fields, deltas),
+		base:   base,
+		mine:   mine,
+		deltas: deltas,
+	}
+	mustGolden(t, "conflict_dialog_retry_offered", ansi.Strip(fitScreen(newConflict(d.app.c, cs).View(), 80, 24)))
 }
