@@ -1,5 +1,11 @@
 package merge
 
+import (
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
 // hunk is one change of a two-way line diff: lines a[i1:i1+chg1] were
 // replaced by b[i2:i2+chg2]. Either count may be zero.
 type hunk struct {
@@ -7,341 +13,363 @@ type hunk struct {
 	i2, chg2 int
 }
 
-// The diff follows git's xdiff pipeline step by step, because the merge has
-// to agree with `git merge-file` byte for byte and a three-way merge is only
-// as stable as the two-way diffs under it: trim common ends, drop lines that
-// cannot match (and runs of too-common lines), run xdiff's Myers variant on
-// what is left (xdl.go), then slide change groups to canonical positions the
-// way xdl_change_compact does.
+// How two sequences of line ids are diffed:
 //
-// go-diff's Myers was tried first (line ids encoded as runes): it finds
-// equally short diffs but picks a different one among equals often enough
-// (4 of 1082 clean random merges) to break byte-identity with git.
+//  1. Lines equal at both ends are matched and set aside: some longest common
+//     subsequence always contains them.
+//  2. In the middle that is left, a line whose id does not occur anywhere in
+//     the other side's middle can be in no common subsequence: it is changed
+//     for certain, and leaving it out of the search cannot make the diff
+//     longer. Edited lines are nearly always like that, so on a typical merge
+//     the search below sees two almost identical sequences and is close to
+//     linear however long the file is.
+//  3. go-diff's Myers search diffs what remains, each line id encoded as one
+//     rune. It runs without a time limit, so the result is minimal and the
+//     same on every run.
+//  4. The result is laid back onto the full sequences, and every run of
+//     changed lines that could equally sit somewhere else is moved to one
+//     canonical place (slideRuns), the place git would pick.
+//
+// Several minimal diffs often exist (a line repeated nearby can be matched
+// more than one way). Sliding settles the common case, a run next to copies
+// of its own lines; where the choice is between matching different copies of
+// a line, go-diff and git may decide differently, and a three-way merge built
+// on the two may then attribute a repeated line differently while both are
+// correct.
 
-const (
-	disNo    = 0 // line has no match in the other file: changed for sure
-	disYes   = 1 // line has a match: goes to Myers
-	disMaybe = 2 // line has very many matches: dropped when inside a run of changes
-
-	simscanWindow = 100  // xdiff's XDL_SIMSCAN_WINDOW
-	maxEqLimit    = 1024 // xdiff's XDL_MAX_EQLIMIT
-	kpdisRun      = 4    // xdiff's XDL_KPDIS_RUN
-
-)
-
-// bogosqrt is xdiff's cheap square root, used to decide when a line is "too
-// common" to be worth matching.
-func bogosqrt(n int) int {
-	i := 1
-	for ; n > 0; n >>= 2 {
-		i <<= 1
-	}
-	return i
+// marks records which lines of one side of a diff are changed. chg has a
+// false entry before the first and after the last line, so walks over runs of
+// changed lines need no bounds checks.
+type marks struct {
+	ids []int32
+	chg []bool
 }
 
-// file is one side of a two-way diff: its line ids and which lines changed.
-// rchg has a false sentinel at both ends so group walks need no bounds checks.
-type file struct {
-	ids  []int32
-	rchg []bool
+func newMarks(ids []int32) *marks {
+	return &marks{ids: ids, chg: make([]bool, len(ids)+2)}
 }
 
-func newFile(ids []int32) *file {
-	return &file{ids: ids, rchg: make([]bool, len(ids)+2)}
-}
-
-func (f *file) changed(i int) bool { return f.rchg[i+1] }
-func (f *file) set(i int, v bool)  { f.rchg[i+1] = v }
-func (f *file) n() int             { return len(f.ids) }
+func (m *marks) changed(i int) bool { return m.chg[i+1] }
+func (m *marks) set(i int, v bool)  { m.chg[i+1] = v }
 
 // diffIDs diffs two sequences of line ids, all below nids, and returns the
 // hunks in order.
 func diffIDs(a, b []int32, nids int) []hunk {
-	if nids > 4*(len(a)+len(b))+1024 {
-		// A small diff inside a large file (conflict refinement): renumber
-		// so the per-id tables below stay proportional to the input.
-		a, b, nids = densify(a, b)
+	ma, mb := newMarks(a), newMarks(b)
+	lo := 0
+	for lo < len(a) && lo < len(b) && a[lo] == b[lo] {
+		lo++
 	}
-	fa, fb := newFile(a), newFile(b)
-	markChanges(fa, fb, nids)
-	compact(fa, fb)
-	compact(fb, fa)
-	return buildScript(fa, fb)
+	hiA, hiB := len(a), len(b)
+	for hiA > lo && hiB > lo && a[hiA-1] == b[hiB-1] {
+		hiA--
+		hiB--
+	}
+	if lo == hiA && lo == hiB {
+		return nil
+	}
+	markMiddle(ma, mb, lo, hiA, hiB, nids)
+	slideRuns(ma, mb)
+	slideRuns(mb, ma)
+	return hunksOf(ma, mb)
 }
 
-// markChanges sets rchg on both files so that the unchanged lines form a
-// longest common subsequence (modulo xdiff's discard heuristics).
-func markChanges(fa, fb *file, nids int) {
-	a, b := fa.ids, fb.ids
-	// Trim common ends: cheap, and most merges touch a small part of a file.
-	start := 0
-	for start < len(a) && start < len(b) && a[start] == b[start] {
-		start++
+// maxRuneIDs is how many distinct lines the Myers search can tell apart: one
+// rune each, skipping the UTF-16 surrogates, which go-diff's strings would
+// turn into U+FFFD (making different lines look equal). A variable so tests
+// can make it small.
+var maxRuneIDs = int(utf8.MaxRune) + 1 - (0xE000 - 0xD800)
+
+// idRune returns the rune that stands for the n-th distinct line.
+func idRune(n int) rune {
+	if n >= 0xD800 {
+		n += 0xE000 - 0xD800
 	}
-	endA, endB := len(a), len(b)
-	for endA > start && endB > start && a[endA-1] == b[endB-1] {
-		endA--
-		endB--
+	return rune(n)
+}
+
+// markMiddle marks the changed lines of a[lo:hiA] and b[lo:hiB].
+func markMiddle(ma, mb *marks, lo, hiA, hiB, nids int) {
+	la, lb, n := renumber(ma.ids[lo:hiA], mb.ids[lo:hiB], nids)
+
+	// inB[id] says whether id occurs in b's middle; runeNo[id] is the rune
+	// number of an id found on both sides, -1 for ids that cannot match.
+	inB := make([]bool, n)
+	for _, id := range lb {
+		inB[id] = true
 	}
-	if start == endA && start == endB {
+	runeNo := make([]int32, n)
+	for i := range runeNo {
+		runeNo[i] = -1
+	}
+	shared := 0
+	for _, id := range la {
+		if inB[id] && runeNo[id] == -1 && shared < maxRuneIDs {
+			// Past maxRuneIDs distinct shared lines (over a million), the
+			// rest are treated as unmatched: the diff stays correct but may
+			// be longer than needed.
+			runeNo[id] = int32(shared)
+			shared++
+		}
+	}
+
+	keepA, ra := keptLines(ma, la, lo, runeNo)
+	keepB, rb := keptLines(mb, lb, lo, runeNo)
+	if len(keepA) == 0 || len(keepB) == 0 {
+		for _, i := range keepA {
+			ma.set(i, true)
+		}
+		for _, i := range keepB {
+			mb.set(i, true)
+		}
 		return
 	}
 
-	// Count occurrences over the whole files, as xdiff's classifier does.
-	countA, countB := countIDs(a, b, nids)
-
-	disA := classify(a, start, endA, countB)
-	disB := classify(b, start, endB, countA)
-	keepA := keptLines(fa, disA, start, endA)
-	keepB := keptLines(fb, disB, start, endB)
-	xdlDiff(fa, fb, keepA, keepB)
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // no deadline: minimal and deterministic
+	ds := dmp.DiffMainRunes(ra, rb, false)
+	if !applyDiffs(ma, mb, keepA, keepB, ra, rb, ds) {
+		// Not expected to happen; if go-diff ever returned a script that
+		// does not fit the input, calling every kept line changed is still
+		// a correct (if coarse) diff.
+		for _, i := range keepA {
+			ma.set(i, true)
+		}
+		for _, i := range keepB {
+			mb.set(i, true)
+		}
+	}
 }
 
-// countIDs returns, per id, how often it occurs in a and in b.
-func countIDs(a, b []int32, nids int) (countA, countB []int32) {
-	countA = make([]int32, nids)
-	countB = make([]int32, nids)
-	for _, id := range a {
-		countA[id]++
+// keptLines marks the lines of ids (which start at line lo of m) that have no
+// rune number as changed, and returns the line numbers and runes of the rest.
+func keptLines(m *marks, ids []int32, lo int, runeNo []int32) (keep []int, rs []rune) {
+	keep = make([]int, 0, len(ids))
+	rs = make([]rune, 0, len(ids))
+	for i, id := range ids {
+		if r := runeNo[id]; r >= 0 {
+			keep = append(keep, lo+i)
+			rs = append(rs, idRune(int(r)))
+		} else {
+			m.set(lo+i, true)
+		}
 	}
-	for _, id := range b {
-		countB[id]++
-	}
-	return countA, countB
+	return keep, rs
 }
 
-// densify renumbers the ids of a and b to 0..n-1.
-func densify(a, b []int32) (da, db []int32, n int) {
+// applyDiffs marks the lines go-diff deleted or inserted. It reports false,
+// marking nothing for sure, if the script does not turn ra into rb.
+func applyDiffs(ma, mb *marks, keepA, keepB []int, ra, rb []rune, ds []diffmatchpatch.Diff) bool {
+	// Check first, then mark, so a bad script leaves no half-done marks.
+	pa, pb := 0, 0
+	for _, d := range ds {
+		n := utf8.RuneCountInString(d.Text)
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			if pa+n > len(ra) || pb+n > len(rb) {
+				return false
+			}
+			for k := range n {
+				if ra[pa+k] != rb[pb+k] {
+					return false
+				}
+			}
+			pa += n
+			pb += n
+		case diffmatchpatch.DiffDelete:
+			pa += n
+		case diffmatchpatch.DiffInsert:
+			pb += n
+		}
+	}
+	if pa != len(ra) || pb != len(rb) {
+		return false
+	}
+	pa, pb = 0, 0
+	for _, d := range ds {
+		n := utf8.RuneCountInString(d.Text)
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			pa += n
+			pb += n
+		case diffmatchpatch.DiffDelete:
+			for ; n > 0; n-- {
+				ma.set(keepA[pa], true)
+				pa++
+			}
+		case diffmatchpatch.DiffInsert:
+			for ; n > 0; n-- {
+				mb.set(keepB[pb], true)
+				pb++
+			}
+		}
+	}
+	return true
+}
+
+// renumber gives the ids of a and b new numbers 0..n-1 in order of first
+// appearance, so tables indexed by id are as small as the input. A slice
+// indexed by the old id does it when nids is not much larger than the input;
+// a small diff inside a large file (conflict refinement) uses a map.
+func renumber(a, b []int32, nids int) (la, lb []int32, n int) {
+	la, lb = make([]int32, len(a)), make([]int32, len(b))
+	if nids <= 4*(len(a)+len(b))+1024 {
+		table := make([]int32, nids) // new id + 1; 0 = not seen yet
+		for _, p := range []struct{ in, out []int32 }{{a, la}, {b, lb}} {
+			for i, id := range p.in {
+				if table[id] == 0 {
+					n++
+					table[id] = int32(n)
+				}
+				p.out[i] = table[id] - 1
+			}
+		}
+		return la, lb, n
+	}
 	m := make(map[int32]int32, len(a)+len(b))
-	re := func(ids []int32) []int32 {
-		out := make([]int32, len(ids))
-		for i, id := range ids {
-			d, ok := m[id]
+	for _, p := range []struct{ in, out []int32 }{{a, la}, {b, lb}} {
+		for i, id := range p.in {
+			v, ok := m[id]
 			if !ok {
-				d = int32(len(m))
-				m[id] = d
+				v = int32(len(m))
+				m[id] = v
 			}
-			out[i] = d
-		}
-		return out
-	}
-	da, db = re(a), re(b)
-	return da, db, len(m)
-}
-
-// classify marks each line of ids[start:end] as disNo, disYes or disMaybe by
-// how often it occurs in the other file.
-func classify(ids []int32, start, end int, other []int32) []byte {
-	mlim := bogosqrt(len(ids))
-	if mlim > maxEqLimit {
-		mlim = maxEqLimit
-	}
-	dis := make([]byte, len(ids))
-	for i := start; i < end; i++ {
-		switch nm := int(other[ids[i]]); {
-		case nm == 0:
-			dis[i] = disNo
-		case nm >= mlim:
-			dis[i] = disMaybe
-		default:
-			dis[i] = disYes
+			p.out[i] = v
 		}
 	}
-	return dis
+	return la, lb, len(m)
 }
 
-// keptLines returns the indexes of the lines that take part in Myers and marks
-// every other line of [start, end) as changed.
-func keptLines(f *file, dis []byte, start, end int) []int {
-	keep := make([]int, 0, end-start)
-	for i := start; i < end; i++ {
-		if dis[i] == disYes || (dis[i] == disMaybe && !cleanMultiMatch(dis, i, start, end-1)) {
-			keep = append(keep, i)
+// slideRuns moves each run of changed lines of f to its canonical place,
+// leaving the changes of o where they are.
+//
+// A run of changed lines [s, e) can move down one line when line e is
+// unchanged and equal to line s: s becomes unchanged and e changed, which
+// describes the same edit. It can move up one line when line s-1 is unchanged
+// and equal to line e-1. A run that comes to touch another run merges with it.
+// Of all the places a run can reach, git puts it at the last one; we do the
+// same, so that clean merges agree with git. The exception, also git's: if at
+// some reachable place the run sits right across a change of the other side
+// (together they read as one replacement), it goes to the last such place.
+//
+// Unchanged lines pair up in order between the two sides, so the place across
+// from a run of f with k unchanged lines before it is the gap after the k-th
+// unchanged line of o; o does not move here, so which of its gaps hold changes
+// is computed once.
+func slideRuns(f, o *marks) {
+	across := changedGaps(o)
+	k := 0 // unchanged lines of f before line i
+	for i := 0; i < len(f.ids); {
+		if !f.changed(i) {
+			i++
+			k++
+			continue
+		}
+		e := i + 1
+		for f.changed(e) {
+			e++
+		}
+		_, e, k = f.settle(i, e, k, across)
+		i = e
+	}
+}
+
+// changedGaps returns, for k = 0 .. the number of unchanged lines of m,
+// whether there are changed lines right after m's k-th unchanged line (for k
+// = 0: before its first unchanged line).
+func changedGaps(m *marks) []bool {
+	gaps := make([]bool, 1, len(m.ids)+1)
+	for i := range m.ids {
+		if m.changed(i) {
+			gaps[len(gaps)-1] = true
 		} else {
-			f.set(i, true)
+			gaps = append(gaps, false)
 		}
 	}
-	return keep
+	return gaps
 }
 
-// cleanMultiMatch reports whether the too-common line i sits inside a run of
-// unmatched lines, where matching it would only produce a freak match.
-func cleanMultiMatch(dis []byte, i, s, e int) bool {
-	if i-s > simscanWindow {
-		s = i - simscanWindow
-	}
-	if e-i > simscanWindow {
-		e = i + simscanWindow
-	}
-	rdis0, rpdis0 := 0, 1
-	for r := 1; i-r >= s; r++ {
-		if dis[i-r] == disNo {
-			rdis0++
-		} else if dis[i-r] == disMaybe {
-			rpdis0++
-		} else {
-			break
-		}
-	}
-	if rdis0 == 0 {
-		return false
-	}
-	rdis1, rpdis1 := 0, 1
-	for r := 1; i+r <= e; r++ {
-		if dis[i+r] == disNo {
-			rdis1++
-		} else if dis[i+r] == disMaybe {
-			rpdis1++
-		} else {
-			break
-		}
-	}
-	if rdis1 == 0 {
-		return false
-	}
-	rdis1 += rdis0
-	rpdis1 += rpdis0
-	return rpdis1*kpdisRun < rpdis1+rdis1
-}
-
-// group is a run of changed lines [start, end) in one file; an empty group
-// sits between two unchanged lines.
-type group struct{ start, end int }
-
-func groupInit(f *file) group {
-	g := group{}
-	for f.changed(g.end) {
-		g.end++
-	}
-	return g
-}
-
-func groupNext(f *file, g *group) bool {
-	if g.end == f.n() {
-		return false
-	}
-	g.start = g.end + 1
-	g.end = g.start
-	for f.changed(g.end) {
-		g.end++
-	}
-	return true
-}
-
-func groupPrevious(f *file, g *group) bool {
-	if g.start == 0 {
-		return false
-	}
-	g.end = g.start - 1
-	g.start = g.end
-	for f.changed(g.start - 1) {
-		g.start--
-	}
-	return true
-}
-
-func groupSlideDown(f *file, g *group) bool {
-	if g.end < f.n() && f.ids[g.start] == f.ids[g.end] {
-		f.set(g.start, false)
-		g.start++
-		f.set(g.end, true)
-		g.end++
-		for f.changed(g.end) {
-			g.end++
-		}
-		return true
-	}
-	return false
-}
-
-func groupSlideUp(f *file, g *group) bool {
-	if g.start > 0 && f.ids[g.start-1] == f.ids[g.end-1] {
-		g.start--
-		f.set(g.start, true)
-		g.end--
-		f.set(g.end, false)
-		for f.changed(g.start - 1) {
-			g.start--
-		}
-		return true
-	}
-	return false
-}
-
-// compact slides every change group of f as far down as it goes, merging
-// groups that touch, unless it can line up with a change in other. This is
-// what xdl_change_compact does (without the indent heuristic, which `git
-// merge-file` does not enable); it makes ambiguous diffs canonical.
-func compact(f, other *file) {
-	g := groupInit(f)
-	og := groupInit(other)
+// settle moves the run [s, e), which has k unchanged lines before it, to its
+// canonical place (see slideRuns) and returns where it ended up.
+func (f *marks) settle(s, e, k int, across []bool) (int, int, int) {
+	n := len(f.ids)
+	lastAcross := -1 // end of the last place seen that sits across a change
 	for {
-		if g.end != g.start {
-			var earliestEnd, endMatchingOther int
-			for {
-				size := g.end - g.start
-				endMatchingOther = -1
-				for groupSlideUp(f, &g) {
-					if !groupPrevious(other, &og) {
-						return // groups out of sync: cannot happen; keep what we have
-					}
-				}
-				earliestEnd = g.end
-				if og.end > og.start {
-					endMatchingOther = g.end
-				}
-				for groupSlideDown(f, &g) {
-					if !groupNext(other, &og) {
-						return
-					}
-					if og.end > og.start {
-						endMatchingOther = g.end
-					}
-				}
-				if size == g.end-g.start {
-					break
-				}
-			}
-			if g.end != earliestEnd && endMatchingOther != -1 {
-				for og.end == og.start {
-					if !groupSlideUp(f, &g) || !groupPrevious(other, &og) {
-						return
-					}
-				}
+		size := e - s
+		// Up as far as the run goes, swallowing runs it meets.
+		for s > 0 && f.ids[s-1] == f.ids[e-1] {
+			s--
+			e--
+			k--
+			f.set(s, true)
+			f.set(e, false)
+			for f.changed(s - 1) {
+				s--
 			}
 		}
-		if !groupNext(f, &g) {
-			return
+		// Then down as far as it goes, noting where it faces a change.
+		lastAcross = -1
+		if across[k] {
+			lastAcross = e
 		}
-		if !groupNext(other, &og) {
-			return
+		for e < n && f.ids[s] == f.ids[e] {
+			f.set(s, false)
+			f.set(e, true)
+			s++
+			e++
+			k++
+			for f.changed(e) {
+				e++
+			}
+			if across[k] {
+				lastAcross = e
+			}
 		}
+		if e-s == size {
+			// Nothing was swallowed: the run spans all its places.
+			break
+		}
+		// It grew: the bigger run may reach further up; go round again.
 	}
+	// Back up to the last place across a change, if there was one. The run
+	// met no other run on its way down, so it meets none going back up.
+	for lastAcross >= 0 && e > lastAcross {
+		s--
+		e--
+		k--
+		f.set(s, true)
+		f.set(e, false)
+	}
+	return s, e, k
 }
 
-// buildScript turns the change marks into hunks, walking backwards as xdiff
-// does so that unchanged lines pair up from the end.
-func buildScript(fa, fb *file) []hunk {
-	var rev []hunk
-	i1, i2 := fa.n(), fb.n()
-	chA := func(i int) bool { return i >= -1 && i <= fa.n() && fa.changed(i) }
-	chB := func(i int) bool { return i >= -1 && i <= fb.n() && fb.changed(i) }
-	for i1 >= 0 || i2 >= 0 {
-		if chA(i1-1) || chB(i2-1) {
-			l1, l2 := i1, i2
-			for chA(i1 - 1) {
-				i1--
-			}
-			for chB(i2 - 1) {
-				i2--
-			}
-			rev = append(rev, hunk{i1: i1, chg1: l1 - i1, i2: i2, chg2: l2 - i2})
+// hunksOf turns the change marks of both sides into hunks: unchanged lines
+// pair up in order, and everything changed between two pairs is one hunk.
+func hunksOf(ma, mb *marks) []hunk {
+	var hs []hunk
+	na, nb := len(ma.ids), len(mb.ids)
+	i, j := 0, 0
+	for i < na || j < nb {
+		if i < na && j < nb && !ma.changed(i) && !mb.changed(j) {
+			i++
+			j++
+			continue
 		}
-		i1--
-		i2--
+		h := hunk{i1: i, i2: j}
+		for i < na && ma.changed(i) {
+			i++
+		}
+		for j < nb && mb.changed(j) {
+			j++
+		}
+		if i == h.i1 && j == h.i2 {
+			// One side ran out of unchanged lines before the other: the
+			// marks disagree. Cannot happen; end with one last hunk rather
+			// than loop.
+			i, j = na, nb
+		}
+		h.chg1, h.chg2 = i-h.i1, j-h.i2
+		hs = append(hs, h)
 	}
-	for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
-		rev[l], rev[r] = rev[r], rev[l]
-	}
-	return rev
+	return hs
 }

@@ -1,0 +1,148 @@
+package merge
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// checkScript fails unless hs turns a into b, and returns how many lines of
+// a it leaves unchanged.
+func checkScript(t *testing.T, a, b []int32, hs []hunk) int {
+	t.Helper()
+	var out []int32
+	i, kept := 0, 0
+	for k, h := range hs {
+		if h.i1 < i || h.chg1 < 0 || h.chg2 < 0 || h.chg1+h.chg2 == 0 || h.i1+h.chg1 > len(a) || h.i2+h.chg2 > len(b) {
+			t.Fatalf("hunk %d %+v out of order or range (a %d, b %d lines)", k, h, len(a), len(b))
+		}
+		if h.i2 != len(out)+h.i1-i {
+			t.Fatalf("hunk %d %+v: b offset does not follow the unchanged lines", k, h)
+		}
+		out = append(out, a[i:h.i1]...)
+		kept += h.i1 - i
+		out = append(out, b[h.i2:h.i2+h.chg2]...)
+		i = h.i1 + h.chg1
+	}
+	out = append(out, a[i:]...)
+	kept += len(a) - i
+	if !equalIDs(out, b) {
+		t.Fatalf("script %+v turns %v into %v, want %v", hs, a, out, b)
+	}
+	return kept
+}
+
+// lcsLen is the textbook dynamic program: the length of a longest common
+// subsequence of a and b.
+func lcsLen(a, b []int32) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for i := range a {
+		for j := range b {
+			if a[i] == b[j] {
+				cur[j+1] = prev[j] + 1
+			} else {
+				cur[j+1] = max(cur[j], prev[j+1])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func randIDs(rng *rand.Rand, n, vocab int) []int32 {
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(rng.IntN(vocab))
+	}
+	return ids
+}
+
+// TestDiffIDs_Minimal checks on random sequences, many with few distinct
+// lines, that the diff is a correct edit script and as short as any can be.
+func TestDiffIDs_Minimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 3000 {
+		vocab := []int{2, 3, 5, 30}[iter%4]
+		a := randIDs(rng, rng.IntN(30), vocab)
+		b := append([]int32(nil), a...)
+		for range rng.IntN(6) {
+			p := rng.IntN(len(b) + 1)
+			if rng.IntN(2) == 0 && p < len(b) {
+				b = append(b[:p], b[p+1:]...)
+			} else {
+				b = append(b[:p], append([]int32{int32(rng.IntN(vocab + 3))}, b[p:]...)...)
+			}
+		}
+		hs := diffIDs(a, b, vocab+3)
+		if kept, want := checkScript(t, a, b, hs), lcsLen(a, b); kept != want {
+			t.Fatalf("iter %d: diff of %v and %v keeps %d lines, a longest common subsequence has %d", iter, a, b, kept, want)
+		}
+	}
+}
+
+// TestDiffIDs_LastPosition checks that an ambiguous change goes where git
+// puts it: at the last place it can be.
+func TestDiffIDs_LastPosition(t *testing.T) {
+	for _, tt := range []struct {
+		a, b []int32
+		want []hunk
+	}{
+		// x y x y -> x y: the deleted "x y" is the second copy.
+		{[]int32{0, 1, 0, 1}, []int32{0, 1}, []hunk{{i1: 2, chg1: 2, i2: 2}}},
+		// a b b b c -> a b b c: the last b goes.
+		{[]int32{0, 1, 1, 1, 2}, []int32{0, 1, 1, 2}, []hunk{{i1: 3, chg1: 1, i2: 3}}},
+		// Inserted blank line between paragraphs lands after the existing one.
+		{[]int32{5, 9, 6}, []int32{5, 9, 7, 9, 6}, []hunk{{i1: 2, i2: 2, chg2: 2}}},
+	} {
+		if got := diffIDs(tt.a, tt.b, 10); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("diff %v -> %v = %+v, want %+v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestDiffIDs_SurrogateRange diffs more distinct lines than there are runes
+// below the UTF-16 surrogates, with the lines that would be encoded as
+// surrogates swapped: encoded naively they would all read as U+FFFD and look
+// equal, or the diff would degrade to "everything changed".
+func TestDiffIDs_SurrogateRange(t *testing.T) {
+	const fill = 0xD800 + 10
+	a := []int32{0}
+	b := []int32{1}
+	for i := range int32(fill) {
+		a = append(a, 2+i)
+		b = append(b, 2+i)
+	}
+	p, q := int32(fill+2), int32(fill+3)
+	a = append(a, p, q, fill+4)
+	b = append(b, q, p, fill+5)
+	hs := diffIDs(a, b, fill+6)
+	kept := checkScript(t, a, b, hs)
+	if want := len(a) - 3; kept != want {
+		t.Fatalf("kept %d lines, want %d (hunks %+v)", kept, want, hs)
+	}
+}
+
+// TestDiffIDs_TooManyLines makes the rune space tiny: lines past it are
+// treated as unmatched, and the script must still be correct.
+func TestDiffIDs_TooManyLines(t *testing.T) {
+	old := maxRuneIDs
+	maxRuneIDs = 3
+	t.Cleanup(func() { maxRuneIDs = old })
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		a := randIDs(rng, rng.IntN(20), 8)
+		b := randIDs(rng, rng.IntN(20), 8)
+		checkScript(t, a, b, diffIDs(a, b, 8))
+	}
+}
+
+// TestDiffIDs_Renumber takes the map path (ids far larger than the input),
+// as conflict refinement inside a big file does.
+func TestDiffIDs_Renumber(t *testing.T) {
+	a := []int32{1 << 20, 7, 1 << 20, 3}
+	b := []int32{7, 1 << 20, 3, 1 << 21}
+	hs := diffIDs(a, b, 1<<22)
+	if kept, want := checkScript(t, a, b, hs), lcsLen(a, b); kept != want {
+		t.Fatalf("kept %d, want %d", kept, want)
+	}
+}
