@@ -81,7 +81,7 @@ func (r Result) ConflictIndex(n int) int {
 	return -1
 }
 
-// level chooses how hard the merge tries to shrink conflicts, as in xdiff.
+// level chooses how hard the merge tries to shrink conflicts.
 type level int
 
 const (
@@ -111,7 +111,7 @@ func TextDiff3(base, ours, theirs []byte) Result {
 	return text(base, ours, theirs, levelEager)
 }
 
-// mergeEntry is xdiff's xdmerge_t: one change region, in ours (i1, chg1),
+// mergeEntry is one region of the merge where something changed, in ours (i1, chg1),
 // theirs (i2, chg2) and base (i0, chg0) coordinates.
 type mergeEntry struct {
 	mode      int // modeConflict, modeOurs, modeTheirs or modeSame
@@ -182,84 +182,81 @@ func cleanOnly(bl, ol, tl [][]byte, h1, h2 []hunk) []Chunk {
 	return chunks
 }
 
-// appendMerge adds a region to the list, folding it into the previous region
-// when they touch in ours or theirs; folding two different modes makes a
-// conflict (xdl_append_merge).
+// appendMerge adds a region to the list. A region that overlaps or touches
+// the previous one in ours or in theirs cannot be merged apart from it: the
+// two become one region, a conflict unless both were taken from the same side.
 func appendMerge(list []mergeEntry, mode, i0, chg0, i1, chg1, i2, chg2 int) []mergeEntry {
 	if n := len(list); n > 0 {
-		m := &list[n-1]
-		if i1 <= m.i1+m.chg1 || i2 <= m.i2+m.chg2 {
-			if mode != m.mode {
-				m.mode = modeConflict
+		last := &list[n-1]
+		if i1 <= last.i1+last.chg1 || i2 <= last.i2+last.chg2 {
+			if mode != last.mode {
+				last.mode = modeConflict
 			}
-			m.chg0 = i0 + chg0 - m.i0
-			m.chg1 = i1 + chg1 - m.i1
-			m.chg2 = i2 + chg2 - m.i2
+			// Stretch the previous region to this one's ends.
+			last.chg0 = i0 + chg0 - last.i0
+			last.chg1 = i1 + chg1 - last.i1
+			last.chg2 = i2 + chg2 - last.i2
 			return list
 		}
 	}
 	return append(list, mergeEntry{mode: mode, i0: i0, chg0: chg0, i1: i1, chg1: chg1, i2: i2, chg2: chg2})
 }
 
-// doMerge walks both diffs against base together and classifies every change
-// region, as xdl_do_merge does. Changes that overlap or touch (end of one
-// equals start of the other) conflict, unless they are identical.
+// doMerge walks the two diffs against base side by side, in base order, and
+// classifies every changed region: changed by ours only, by theirs only, or
+// by both. A change made by both is taken once when it is the same change
+// (same base lines, same new text); otherwise, and also when the two changes
+// merely touch (one ends where the other starts), it is a conflict.
+//
+// Between its hunks a side is equal to base, shifted by the lines its earlier
+// hunks added or removed; that is how a base position is carried to the side
+// that did not change there.
 func doMerge(bi, oi, ti []int32, ol [][]byte, x1, x2 []hunk, lvl level, nids int) []mergeEntry {
 	var list []mergeEntry
 	a, b := 0, 0
 	for a < len(x1) && b < len(x2) {
-		s1, s2 := x1[a], x2[b]
-		if s1.i1+s1.chg1 < s2.i1 {
-			list = appendMerge(list, modeOurs,
-				s1.i1, s1.chg1, s1.i2, s1.chg2, s2.i2-s2.i1+s1.i1, s1.chg1)
+		o, t := x1[a], x2[b]
+		oEnd, tEnd := o.i1+o.chg1, t.i1+t.chg1 // ends in base
+		switch {
+		case oEnd < t.i1: // ours' change comes first, clear of theirs'
+			shift := t.i2 - t.i1 // theirs is base shifted by this, up to t
+			list = appendMerge(list, modeOurs, o.i1, o.chg1, o.i2, o.chg2, o.i1+shift, o.chg1)
 			a++
 			continue
-		}
-		if s2.i1+s2.chg1 < s1.i1 {
-			list = appendMerge(list, modeTheirs,
-				s2.i1, s2.chg1, s1.i2-s1.i1+s2.i1, s2.chg1, s2.i2, s2.chg2)
+		case tEnd < o.i1: // theirs' change comes first
+			shift := o.i2 - o.i1
+			list = appendMerge(list, modeTheirs, t.i1, t.chg1, t.i1+shift, t.chg1, t.i2, t.chg2)
 			b++
 			continue
 		}
-		if s1.i1 != s2.i1 || s1.chg1 != s2.chg1 || s1.chg2 != s2.chg2 ||
-			!equalIDs(oi[s1.i2:s1.i2+s1.chg2], ti[s2.i2:s2.i2+s2.chg2]) {
-			off := s1.i1 - s2.i1
-			ffo := off + s1.chg1 - s2.chg1
-			i0, i1, i2 := s1.i1, s1.i2, s2.i2
-			if off > 0 {
-				i0 -= off
-				i1 -= off
-			} else {
-				i2 += off
-			}
-			chg0 := s1.i1 + s1.chg1 - i0
-			chg1 := s1.i2 + s1.chg2 - i1
-			chg2 := s2.i2 + s2.chg2 - i2
-			if ffo < 0 {
-				chg0 -= ffo
-				chg1 -= ffo
-			} else {
-				chg2 += ffo
-			}
-			list = appendMerge(list, modeConflict, i0, chg0, i1, chg1, i2, chg2)
+		same := o.i1 == t.i1 && o.chg1 == t.chg1 && o.chg2 == t.chg2 &&
+			equalIDs(oi[o.i2:o.i2+o.chg2], ti[t.i2:t.i2+t.chg2])
+		if !same {
+			// The conflict spans the base lines either side changed. Each
+			// side's part is its own change widened by the base lines around
+			// it that only the other side changed (unchanged on this side,
+			// so one for one).
+			lo, hi := min(o.i1, t.i1), max(oEnd, tEnd)
+			o0, o1 := o.i2-(o.i1-lo), o.i2+o.chg2+(hi-oEnd)
+			t0, t1 := t.i2-(t.i1-lo), t.i2+t.chg2+(hi-tEnd)
+			list = appendMerge(list, modeConflict, lo, hi-lo, o0, o1-o0, t0, t1-t0)
 		}
-		e1, e2 := s1.i1+s1.chg1, s2.i1+s2.chg1
-		if e1 >= e2 {
+		// Move past whichever change ends first in base (both if together);
+		// the other may still overlap the next hunk of this side.
+		if oEnd >= tEnd {
 			b++
 		}
-		if e2 >= e1 {
+		if tEnd >= oEnd {
 			a++
 		}
 	}
-	for ; a < len(x1); a++ {
-		s1 := x1[a]
-		list = appendMerge(list, modeOurs,
-			s1.i1, s1.chg1, s1.i2, s1.chg2, s1.i1+len(ti)-len(bi), s1.chg1)
+	for ; a < len(x1); a++ { // theirs has no changes left: it is base shifted by its net growth
+		o := x1[a]
+		list = appendMerge(list, modeOurs, o.i1, o.chg1, o.i2, o.chg2, o.i1+len(ti)-len(bi), o.chg1)
 	}
 	for ; b < len(x2); b++ {
-		s2 := x2[b]
-		list = appendMerge(list, modeTheirs,
-			s2.i1, s2.chg1, s2.i1+len(oi)-len(bi), s2.chg1, s2.i2, s2.chg2)
+		t := x2[b]
+		list = appendMerge(list, modeTheirs, t.i1, t.chg1, t.i1+len(oi)-len(bi), t.chg1, t.i2, t.chg2)
 	}
 	if lvl >= levelZealous {
 		list = refineConflicts(oi, ti, list, nids)
@@ -281,8 +278,9 @@ func equalIDs(a, b []int32) bool {
 }
 
 // refineConflicts diffs ours against theirs inside each conflict and keeps
-// only the differing parts as conflicts (xdl_refine_conflicts): two sides that
-// made the same edit, aligned differently against base, then merge cleanly.
+// only the parts where they differ as conflicts (git's default does the
+// same): lines both sides wrote alike leave the conflict, and two sides that
+// made the same edit, aligned differently against base, merge cleanly.
 func refineConflicts(oi, ti []int32, list []mergeEntry, nids int) []mergeEntry {
 	out := make([]mergeEntry, 0, len(list))
 	for _, m := range list {
@@ -366,7 +364,7 @@ func (m baseMap) bounds(p int) (lo, hi int) {
 }
 
 // buildChunks turns merge entries into chunks, copying unchanged stretches
-// from ours exactly as xdl_fill_merge_buffer does.
+// from ours (equal ids mean equal bytes, so either side would do).
 func buildChunks(bl, ol, tl [][]byte, h1, h2 []hunk, list []mergeEntry) []Chunk {
 	om, tm := baseMap{h1}, baseMap{h2}
 	chunks := make([]Chunk, 0, 2*len(list)+1)
