@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
@@ -55,14 +52,6 @@ func deepestBelow(ctx context.Context, q querier, id int64) ([]int64, error) {
 	return path, err
 }
 
-func pathString(ids []int64) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.FormatInt(id, 10)
-	}
-	return strings.Join(s, " → ")
-}
-
 // checkNewChild checks that a new document may be created under parent: the parent exists
 // and is not at the deepest level. It takes the tree lock first.
 func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, parent int64) error {
@@ -73,16 +62,7 @@ func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, parent int64) error 
 	if err != nil {
 		return err
 	}
-	if len(up) == 0 {
-		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
-	}
-	if depth := len(up) + 1; depth > store.MaxDepth {
-		path := slices.Clone(up)
-		slices.Reverse(path)
-		return store.Errorf(store.EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
-			parent, depth, store.MaxDepth, pathString(path))
-	}
-	return nil
+	return store.CheckNewChild(parent, up)
 }
 
 // checkMove runs the cycle and depth checks of moving id under parent on the locked tree.
@@ -91,28 +71,14 @@ func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, id, parent int64) error 
 	if err != nil {
 		return err
 	}
-	if len(up) == 0 {
-		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
-	}
-	if i := slices.Index(up, id); i >= 0 {
-		path := up[:i+1]
-		if parent == id {
-			path = []int64{id, id}
-		}
-		return store.Errorf(store.EINVALID, "moving %d under %d would create a cycle: %s", id, parent, pathString(path))
+	if err := store.CheckMoveCycle(id, parent, up); err != nil {
+		return err
 	}
 	down, err := deepestBelow(ctx, tx, id)
 	if err != nil {
 		return err
 	}
-	if depth := len(up) + len(down); depth > store.MaxDepth {
-		path := slices.Clone(up)
-		slices.Reverse(path)
-		path = append(path, down...)
-		return store.Errorf(store.EINVALID, "moving %d under %d would be %d levels deep (max %d): %s",
-			id, parent, depth, store.MaxDepth, pathString(path))
-	}
-	return nil
+	return store.CheckMoveDepth(id, parent, up, down)
 }
 
 // MoveDocument puts document id under parent (nil: at the root): under the tree lock, the

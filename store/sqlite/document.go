@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -83,28 +82,14 @@ func (db *DB) checkMove(ctx context.Context, tx *tx, id, parent int64) error {
 	if err != nil {
 		return err
 	}
-	if len(up) == 0 {
-		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
-	}
-	if i := slices.Index(up, id); i >= 0 {
-		path := up[:i+1]
-		if parent == id {
-			path = []int64{id, id}
-		}
-		return store.Errorf(store.EINVALID, "moving %d under %d would create a cycle: %s", id, parent, joinPath(path))
+	if err := store.CheckMoveCycle(id, parent, up); err != nil {
+		return err
 	}
 	down, err := deepestPath(ctx, tx, id)
 	if err != nil {
 		return err
 	}
-	if depth := len(up) + len(down); depth > store.MaxDepth {
-		path := slices.Clone(up)
-		slices.Reverse(path)
-		path = append(path, down...)
-		return store.Errorf(store.EINVALID, "moving %d under %d would be %d levels deep (max %d): %s",
-			id, parent, depth, store.MaxDepth, joinPath(path))
-	}
-	return nil
+	return store.CheckMoveDepth(id, parent, up, down)
 }
 
 // checkNewChild checks that a new document may be created under parent.
@@ -113,16 +98,7 @@ func (db *DB) checkNewChild(ctx context.Context, tx *tx, parent int64) error {
 	if err != nil {
 		return err
 	}
-	if len(up) == 0 {
-		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
-	}
-	if depth := len(up) + 1; depth > store.MaxDepth {
-		path := slices.Clone(up)
-		slices.Reverse(path)
-		return store.Errorf(store.EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
-			parent, depth, store.MaxDepth, joinPath(path))
-	}
-	return nil
+	return store.CheckNewChild(parent, up)
 }
 
 // maxWalk bounds the recursive queries, so a damaged tree cannot make them loop forever.
@@ -172,12 +148,4 @@ func deepestPath(ctx context.Context, q queryer, id int64) ([]int64, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-func joinPath(ids []int64) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = strconv.FormatInt(id, 10)
-	}
-	return strings.Join(parts, " → ")
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -628,39 +627,15 @@ func (f *Fake) MoveDocument(ctx context.Context, id int64, parent *int64) (*stor
 // checkMove runs the cycle and depth checks of moving id under parent.
 func (f *Fake) checkMove(id, parent int64) error {
 	up := f.ancestors(parent)
-	if len(up) == 0 {
-		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
+	if err := store.CheckMoveCycle(id, parent, up); err != nil {
+		return err
 	}
-	if i := slices.Index(up, id); i >= 0 {
-		path := up[:i+1]
-		if parent == id {
-			path = []int64{id, id}
-		}
-		return store.Errorf(store.EINVALID, "moving %d under %d would create a cycle: %s", id, parent, pathString(path))
-	}
-	down := f.deepestPath(id)
-	if depth := len(up) + len(down); depth > store.MaxDepth {
-		path := slices.Clone(up)
-		slices.Reverse(path)
-		return store.Errorf(store.EINVALID, "moving %d under %d would be %d levels deep (max %d): %s",
-			id, parent, depth, store.MaxDepth, pathString(append(path, down...)))
-	}
-	return nil
+	return store.CheckMoveDepth(id, parent, up, f.deepestPath(id))
 }
 
 // checkNewChild checks that a new document may be created under parent.
 func (f *Fake) checkNewChild(parent int64) error {
-	up := f.ancestors(parent)
-	if len(up) == 0 {
-		return store.Errorf(store.ENOTFOUND, "parent document %d not found", parent)
-	}
-	if depth := len(up) + 1; depth > store.MaxDepth {
-		path := slices.Clone(up)
-		slices.Reverse(path)
-		return store.Errorf(store.EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
-			parent, depth, store.MaxDepth, pathString(path))
-	}
-	return nil
+	return store.CheckNewChild(parent, f.ancestors(parent))
 }
 
 // ancestors returns document id and its ancestors, nearest first (id, its parent, ..., the
@@ -708,14 +683,6 @@ func (f *Fake) deepestPath(id int64) []int64 {
 	}
 	walk([]int64{id})
 	return best
-}
-
-func pathString(ids []int64) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.FormatInt(id, 10)
-	}
-	return strings.Join(s, " → ")
 }
 
 // FindHistory returns the history versions of a record, newest first (empty when it has
