@@ -60,6 +60,19 @@ func parseID(s string) (int64, error) {
 	return id, nil
 }
 
+// parseRecordRef parses the KIND ID arguments that name one record.
+func parseRecordRef(kind, id string) (store.Kind, int64, error) {
+	k, err := parseKind(kind)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := parseID(id)
+	if err != nil {
+		return "", 0, err
+	}
+	return k, n, nil
+}
+
 // parseAssignments parses field=value arguments with the registry's field types. A text
 // field given as field=@path reads its value from the file at path (@- for stdin is not
 // offered: the CLI is for scripts that have files).

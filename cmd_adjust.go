@@ -38,11 +38,7 @@ same key and the change is applied once; the same key with another delta is refu
 			leaseTk, _ := cmd.Flags().GetString("lease")
 			asJSON, _ := cmd.Flags().GetBool("json")
 
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
-			id, err := parseID(args[1])
+			kind, id, err := parseRecordRef(args[0], args[1])
 			if err != nil {
 				return err
 			}

@@ -45,11 +45,7 @@ writes and relative adjusts made inside a no-history scope.`,
   tandem history document 3 --json`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
-			id, err := parseID(args[1])
+			kind, id, err := parseRecordRef(args[0], args[1])
 			if err != nil {
 				return err
 			}

@@ -79,11 +79,7 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
   tandem lease acquire document 7 --hold`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
-			id, err := parseID(args[1])
+			kind, id, err := parseRecordRef(args[0], args[1])
 			if err != nil {
 				return err
 			}

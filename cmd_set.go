@@ -41,11 +41,7 @@ refused (exit 2). --lease presents your lease token when the record is leased
 			if expect <= 0 {
 				return usagef("--expect-version %d is not a version (versions start at 1)", expect)
 			}
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
-			id, err := parseID(args[1])
+			kind, id, err := parseRecordRef(args[0], args[1])
 			if err != nil {
 				return err
 			}
