@@ -84,6 +84,7 @@ type fieldUndo struct {
 	field    *FieldMerge
 	merged   any
 	resolved bool
+	hunks    bool // the step picked hunks: undo it in field.Text too
 }
 
 // Records merges a record field by field by each field's registry rule: base
@@ -303,15 +304,67 @@ func (r *RecordResult) setResolution(f *FieldMerge, v any) {
 	f.merged, f.resolved = v, true
 }
 
-// Undo reverts the last Resolve or ResolveValue; per-hunk picks of a text
-// field are undone with its Text's own Undo. It reports false when there is
-// nothing to undo.
+// PickHunk resolves hunk i of a conflicting text field with p, as one step
+// of the record's undo stack (so Undo reverts picks and whole-field
+// resolutions in the order they were made). A field resolved as a whole goes
+// back to being resolved by its hunks.
+func (r *RecordResult) PickHunk(name string, i int, p Pick) error {
+	f, err := r.textField(name)
+	if err != nil {
+		return err
+	}
+	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true}
+	if err := f.Text.Pick(i, p); err != nil {
+		return fmt.Errorf("merge: field %s: %w", name, err)
+	}
+	r.undo = append(r.undo, prev)
+	f.merged, f.resolved = nil, false
+	return nil
+}
+
+// PickRemaining resolves every open hunk of a conflicting text field with p
+// as one undo step, like Resolution.PickRemaining, and returns how many it
+// resolved; a field resolved as a whole goes back to its hunks.
+func (r *RecordResult) PickRemaining(name string, p Pick) (int, error) {
+	f, err := r.textField(name)
+	if err != nil {
+		return 0, err
+	}
+	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true}
+	n, err := f.Text.PickRemaining(p)
+	if err != nil {
+		return 0, fmt.Errorf("merge: field %s: %w", name, err)
+	}
+	if n > 0 {
+		r.undo = append(r.undo, prev)
+		f.merged, f.resolved = nil, false
+	}
+	return n, nil
+}
+
+func (r *RecordResult) textField(name string) (*FieldMerge, error) {
+	f, err := r.conflictField(name)
+	if err != nil {
+		return nil, err
+	}
+	if f.Text == nil {
+		return nil, store.Errorf(store.EINVALID, "merge: field %s has no text hunks to pick", name)
+	}
+	return f, nil
+}
+
+// Undo reverts the last Resolve, ResolveValue, PickHunk or PickRemaining.
+// Picks made directly on a field's Text are not on this stack; undo those with
+// the Text's own Undo. It reports false when there is nothing to undo.
 func (r *RecordResult) Undo() bool {
 	if len(r.undo) == 0 {
 		return false
 	}
 	u := r.undo[len(r.undo)-1]
 	r.undo = r.undo[:len(r.undo)-1]
+	if u.hunks {
+		u.field.Text.Undo()
+	}
 	u.field.merged, u.field.resolved = u.merged, u.resolved
 	return true
 }

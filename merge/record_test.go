@@ -157,3 +157,80 @@ func TestRecords_Rules(t *testing.T) {
 		})
 	}
 }
+
+// TestRecords_PickHunkUndo checks that hunk picks and whole-field resolutions
+// share one undo stack, undone in the order they were made.
+func TestRecords_PickHunkUndo(t *testing.T) {
+	reg := store.DefaultRegistry()
+	base := store.Values{"title": "T", "body": "a\nb\nc\nd\ne\nx\nf\ng\n"}
+	mine := store.Values{"title": "M", "body": "a\nB1\nc\nd\ne\nx\nF1\ng\n"}
+	theirs := store.Values{"title": "H", "body": "a\nB2\nc\nd\ne\nx\nF2\ng\n"}
+	r := Records(reg, store.KindDocument, base, mine, theirs)
+	body := r.Field("body")
+	if body.Text == nil || body.Text.Hunks() != 2 {
+		t.Fatalf("body: want a text conflict with 2 hunks, got %+v", body)
+	}
+	value := func() any {
+		t.Helper()
+		v, _ := body.Value()
+		return v
+	}
+	if err := r.PickHunk("title", 0, PickOurs); err == nil {
+		t.Error("PickHunk on a field without hunks: no error")
+	}
+	if err := r.PickHunk("body", 2, PickOurs); err == nil {
+		t.Error("PickHunk out of range: no error")
+	}
+	if err := r.PickHunk("body", 0, PickTheirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Resolve("title", PickOurs); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.PickRemaining("body", PickOurs); err != nil || n != 1 {
+		t.Fatalf("PickRemaining = %d, %v; want 1", n, err)
+	}
+	if got, want := value(), "a\nB2\nc\nd\ne\nx\nF1\ng\n"; got != want {
+		t.Fatalf("body = %q, want %q", got, want)
+	}
+	// An edit of the whole field, then a hunk pick: the field goes back to its hunks.
+	if err := r.ResolveValue("body", "edited\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(); got != "edited\n" {
+		t.Fatalf("body = %q after ResolveValue", got)
+	}
+	if err := r.PickHunk("body", 1, PickBase); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := value(), "a\nB2\nc\nd\ne\nx\nf\ng\n"; got != want {
+		t.Fatalf("body = %q after a hunk pick over an edit, want %q", got, want)
+	}
+	steps := []struct {
+		body      any
+		conflicts int
+	}{
+		{"edited\n", 0},                   // the hunk pick: the edit is back
+		{"a\nB2\nc\nd\ne\nx\nF1\ng\n", 0}, // the edit
+		{nil, 1},                          // pick remaining: body open again
+		{nil, 2},                          // title
+		{nil, 2},                          // the first hunk pick
+	}
+	for i, s := range steps {
+		if !r.Undo() {
+			t.Fatalf("undo %d: nothing to undo", i+1)
+		}
+		if got := value(); !store.Equal(got, s.body) {
+			t.Errorf("undo %d: body = %q, want %q", i+1, got, s.body)
+		}
+		if got := r.Conflicts(); got != s.conflicts {
+			t.Errorf("undo %d: conflicts = %d, want %d", i+1, got, s.conflicts)
+		}
+	}
+	if c, _ := body.Text.Choice(0); c.Pick != PickNone {
+		t.Errorf("hunk 0 after undoing everything: %v", c.Pick)
+	}
+	if r.Undo() {
+		t.Error("undo past the first step reported true")
+	}
+}
