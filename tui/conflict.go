@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -18,8 +19,8 @@ import (
 type conflictState struct {
 	ce       *store.ConflictError
 	u        store.Update
-	rm       *recordMerge
-	base     *store.Record // the version I edited
+	rm       *merge.RecordResult // the field-by-field merge, resolved in the merge view
+	base     *store.Record       // the version I edited
 	mine     store.Values
 	deltas   map[string]int64
 	mineText draft // my form, to keep as a draft on reload
@@ -108,22 +109,23 @@ func (m *conflictModel) View() string {
 	line(st.Warn.Render(fmt.Sprintf("%s %d changed while you were editing", cs.ce.Kind, cs.ce.ID)))
 	line(fmt.Sprintf("%s saved v%d; you edited v%d", cs.who(), cs.ce.Current.Version, cs.base.Version))
 	line("")
-	line(st.Theirs.Render("they changed: ") + orNone(cs.rm.theirFields()))
-	line(st.Mine.Render("you changed:  ") + orNone(cs.rm.mineFields()))
-	line(st.Conflict.Render("collide:      ") + orNone(cs.rm.conflictFields()))
+	line(st.Theirs.Render("they changed: ") + orNone(theirFields(cs.rm)))
+	line(st.Mine.Render("you changed:  ") + orNone(mineFields(cs.rm)))
+	line(st.Conflict.Render("collide:      ") + orNone(conflictFields(cs.rm)))
 	line("")
 	collided := false
-	for _, fm := range cs.rm.fields {
-		if fm.state != stateConflict {
+	for _, fm := range cs.rm.Fields {
+		if fm.State != merge.FieldConflict {
 			continue
 		}
 		collided = true
-		if fm.f.Type == store.TypeText {
-			line(fmt.Sprintf("  %-12s %d conflicting hunks", fm.f.Label, fm.text.total()))
+		f := fm.Field
+		if fm.Text != nil {
+			line(fmt.Sprintf("  %-12s %d conflicting hunks", f.Label, fm.Text.Hunks()))
 			continue
 		}
-		line(fmt.Sprintf("  %-12s base %s · %s · %s", fm.f.Label, short(fm.f, fm.base),
-			st.Mine.Render("yours "+short(fm.f, fm.mine)), st.Theirs.Render("theirs "+short(fm.f, fm.theirs))))
+		line(fmt.Sprintf("  %-12s base %s · %s · %s", f.Label, short(f, fm.Base),
+			st.Mine.Render("yours "+short(f, fm.Mine)), st.Theirs.Render("theirs "+short(f, fm.Theirs))))
 	}
 	if collided {
 		line("")
@@ -180,7 +182,7 @@ func changeLines(reg *store.Registry, kind store.Kind, base, theirs store.Values
 			continue
 		}
 		out = append(out, f.Label+":")
-		for _, d := range lineDiff(splitText(f.Format(b)), splitText(f.Format(t))) {
+		for _, d := range textDiff(f.Format(b), f.Format(t)) {
 			out = append(out, "  "+d)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/locks"
+	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -1085,7 +1086,7 @@ func (e *editorModel) deltas() map[string]int64 {
 // onConflict handles a save that met a newer version: merge the fields; without collisions
 // save the merge at once; otherwise decide by policy or ask.
 func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
-	rm := mergeRecord(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields, e.deltas())
+	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
 	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
 	if u.Relative() && e.autoSaves < maxAutoSaves && e.c.opts.OnConflict != OnConflictReload {
 		// Relative changes are operations: re-applying them on the fresh record is always
@@ -1093,10 +1094,11 @@ func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cm
 		e.conflict = newConflict(e.c, cs)
 		return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
 	}
-	if rm.conflicts() == 0 && e.autoSaves < maxAutoSaves {
+	if vals, err := rm.Values(); err == nil && e.autoSaves < maxAutoSaves {
+		// No field collides: the merge is the save.
 		e.autoSaves++
-		e.mergedNote = fmt.Sprintf("merged with %s's v%d (%s)", cs.who(), ce.Current.Version, strings.Join(rm.theirFields(), ", "))
-		e.rebase(ce.Current, rm.result(), cs.deltas)
+		e.mergedNote = fmt.Sprintf("merged with %s's v%d (%s)", cs.who(), ce.Current.Version, strings.Join(theirFields(rm), ", "))
+		e.rebase(ce.Current, vals, cs.deltas)
 		return e.save()
 	}
 	e.conflict = newConflict(e.c, cs)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,233 +16,90 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// fieldState is where one field of a three-way record merge stands.
-type fieldState int
+// The record merge itself (states, rules, per-hunk picks, undo) is merge.Records; this file
+// only shows it and turns keys into its calls.
 
-const (
-	stateUnchanged fieldState = iota // nobody changed it
-	stateClean                       // one side changed it (or both the same way)
-	stateMerged                      // both changed it and the rule combined them
-	stateConflict                    // both changed it differently: someone must pick
-)
-
-func (s fieldState) String() string {
-	return [...]string{"unchanged", "clean", "merged", "conflict"}[s]
-}
-
-// pick is a choice for a conflicting field or hunk.
-type pick int
-
-const (
-	pickNone pick = iota
-	pickMine
-	pickTheirs
-	pickBase
-	pickBoth   // text hunks: mine then theirs, without the base
-	pickEdited // a value typed in the merge view
-)
-
-func (p pick) String() string {
-	return [...]string{"", "mine", "theirs", "base", "both", "edited"}[p]
-}
-
-// fieldMerge is one field of a record merge.
-type fieldMerge struct {
-	f                  *store.Field
-	base, mine, theirs any
-	state              fieldState
-	from               string        // clean/merged: "mine", "theirs" or "both", for the preview marks
-	value              any           // the result once resolved
-	pick               pick          // conflicts: how it was resolved (pickNone: not yet)
-	text               *textResolver // text fields both sides changed: the hunks
-}
-
-func (fm *fieldMerge) resolved() bool {
-	if fm.state != stateConflict {
-		return true
-	}
-	if fm.text != nil && fm.pick != pickEdited {
-		return fm.text.left() == 0
-	}
-	return fm.pick != pickNone
-}
-
-// result is the value to write.
-func (fm *fieldMerge) result() any {
-	if fm.state == stateConflict && fm.text != nil && fm.pick != pickEdited {
-		return fm.text.text()
-	}
-	return fm.value
-}
-
-// recordMerge is a field-by-field three-way merge of base, mine and theirs by registry rule.
-type recordMerge struct{ fields []*fieldMerge }
-
-// mergeRecord merges every field of kind. deltas are my relative changes (counters).
-func mergeRecord(reg *store.Registry, kind store.Kind, base, mine, theirs store.Values, deltas map[string]int64) *recordMerge {
-	rm := &recordMerge{}
-	for _, f := range reg.Fields(kind) {
-		b, m, t := base[f.Name], mine[f.Name], theirs[f.Name]
-		fm := &fieldMerge{f: f, base: b, mine: m, theirs: t}
-		mc, tc := !store.Equal(b, m), !store.Equal(b, t)
-		switch {
-		case !mc && !tc:
-			fm.state, fm.value = stateUnchanged, t
-		case mc && !tc:
-			fm.state, fm.value, fm.from = stateClean, m, "mine"
-		case !mc && tc:
-			fm.state, fm.value, fm.from = stateClean, t, "theirs"
-		case store.Equal(m, t):
-			fm.state, fm.value, fm.from = stateClean, m, "both"
-		default:
-			mergeBoth(fm, deltas)
-		}
-		rm.fields = append(rm.fields, fm)
-	}
-	return rm
-}
-
-// mergeBoth applies a field's rule when both sides changed it differently.
-func mergeBoth(fm *fieldMerge, deltas map[string]int64) {
-	fm.from = "both"
-	switch fm.f.Rule {
-	case store.RuleCounter:
-		b, _ := fm.base.(int64)
-		m, _ := fm.mine.(int64)
-		t, _ := fm.theirs.(int64)
-		fm.state, fm.value = stateMerged, t+(m-b)
-		return
-	case store.RuleSet:
-		b, _ := fm.base.([]string)
-		m, _ := fm.mine.([]string)
-		t, _ := fm.theirs.([]string)
-		out := slices.Clone(t)
-		for _, x := range m {
-			if !slices.Contains(b, x) && !slices.Contains(out, x) {
-				out = append(out, x)
-			}
-		}
-		out = slices.DeleteFunc(out, func(x string) bool { return slices.Contains(b, x) && !slices.Contains(m, x) })
-		fm.state, fm.value = stateMerged, store.NormalizeSet(out)
-		return
-	case store.RuleText:
-		b, _ := fm.base.(string)
-		m, _ := fm.mine.(string)
-		t, _ := fm.theirs.(string)
-		tr := newTextResolver(b, m, t)
-		fm.text = tr
-		if tr.total() == 0 {
-			fm.state, fm.value = stateMerged, tr.text()
-			return
-		}
-		fm.state, fm.text = stateConflict, tr
-		return
-	}
-	fm.state = stateConflict
-}
-
-func (rm *recordMerge) names(keep func(*fieldMerge) bool) []string {
+// changedFields names the fields whose side value differs from the base, in registry order.
+func changedFields(rr *merge.RecordResult, side func(*merge.FieldMerge) any) []string {
 	var out []string
-	for _, fm := range rm.fields {
-		if keep(fm) {
-			out = append(out, fm.f.Name)
+	for _, fm := range rr.Fields {
+		if !store.Equal(fm.Base, side(fm)) {
+			out = append(out, fm.Field.Name)
 		}
 	}
 	return out
 }
 
-func (rm *recordMerge) theirFields() []string {
-	return rm.names(func(fm *fieldMerge) bool { return !store.Equal(fm.base, fm.theirs) })
+func theirFields(rr *merge.RecordResult) []string {
+	return changedFields(rr, func(fm *merge.FieldMerge) any { return fm.Theirs })
 }
 
-func (rm *recordMerge) mineFields() []string {
-	return rm.names(func(fm *fieldMerge) bool { return !store.Equal(fm.base, fm.mine) })
+func mineFields(rr *merge.RecordResult) []string {
+	return changedFields(rr, func(fm *merge.FieldMerge) any { return fm.Mine })
 }
 
-func (rm *recordMerge) conflictFields() []string {
-	return rm.names(func(fm *fieldMerge) bool { return fm.state == stateConflict })
-}
-
-// conflicts counts the conflicts not yet resolved.
-func (rm *recordMerge) conflicts() int {
-	n := 0
-	for _, fm := range rm.fields {
-		if !fm.resolved() {
-			n++
+// conflictFields names the fields both sides changed in ways their rule cannot combine.
+func conflictFields(rr *merge.RecordResult) []string {
+	var out []string
+	for _, fm := range rr.Fields {
+		if fm.State == merge.FieldConflict {
+			out = append(out, fm.Field.Name)
 		}
-	}
-	return n
-}
-
-// result is the merged record's values.
-func (rm *recordMerge) result() store.Values {
-	out := store.Values{}
-	for _, fm := range rm.fields {
-		out[fm.f.Name] = fm.result()
 	}
 	return out
 }
 
-// textResolver resolves a text merge hunk by hunk, with an undo stack.
-type textResolver struct {
-	chunks    []merge.Chunk
-	conflicts []int // indexes into chunks
-	picks     []pick
-	cur       int // the current conflict hunk
-}
+// Origins of a field's merged value, for the marks in the merge view.
+const (
+	fromMine   = "mine"
+	fromTheirs = "theirs"
+	fromBase   = "base"
+	fromBoth   = "both"   // both sides' changes, combined by the field's rule
+	fromHunks  = "hunks"  // a text conflict resolved hunk by hunk
+	fromEdited = "edited" // a value typed in the merge view
+)
 
-func newTextResolver(base, mine, theirs string) *textResolver {
-	res := merge.TextDiff3([]byte(base), []byte(mine), []byte(theirs))
-	t := &textResolver{chunks: res.Chunks}
-	for i, ch := range res.Chunks {
-		if ch.Kind == merge.Conflict {
-			t.conflicts = append(t.conflicts, i)
+// origin says where a resolved field's value comes from; "" for an open conflict.
+func origin(fm *merge.FieldMerge) string {
+	v, ok := fm.Value()
+	switch {
+	case !ok:
+		return ""
+	case fm.State == merge.FieldUnchanged:
+		return fromBase
+	case fm.State == merge.FieldClean:
+		if store.Equal(fm.Base, fm.Mine) {
+			return fromTheirs
 		}
+		return fromMine
+	case fm.State == merge.FieldMerged:
+		return fromBoth
+	case byHunks(fm, v):
+		return fromHunks
+	case store.Equal(v, fm.Mine):
+		return fromMine
+	case store.Equal(v, fm.Theirs):
+		return fromTheirs
+	case store.Equal(v, fm.Base):
+		return fromBase
 	}
-	t.picks = make([]pick, len(t.conflicts))
-	return t
+	return fromEdited
 }
 
-func (t *textResolver) total() int { return len(t.conflicts) }
-
-func (t *textResolver) left() int {
-	n := 0
-	for _, p := range t.picks {
-		if p == pickNone {
-			n++
-		}
+// byHunks reports whether a text conflict's value v is its hunks with the picks applied
+// (rather than a whole-field resolution).
+func byHunks(fm *merge.FieldMerge, v any) bool {
+	if fm.Text == nil || !fm.Text.Done() {
+		return false
 	}
-	return n
+	s, ok := v.(string)
+	return ok && s == string(fm.Text.Bytes(merge.RenderOptions{}))
 }
 
-// text is the merged text; an unresolved hunk keeps mine.
-func (t *textResolver) text() string {
-	var b strings.Builder
-	k := 0
-	for _, ch := range t.chunks {
-		if ch.Kind != merge.Conflict {
-			writeLines(&b, ch.Lines)
-			continue
-		}
-		switch t.picks[k] {
-		case pickTheirs:
-			writeLines(&b, ch.Theirs)
-		case pickBase:
-			writeLines(&b, ch.Base)
-		case pickBoth:
-			writeLines(&b, ch.Ours)
-			writeLines(&b, ch.Theirs)
-		default:
-			writeLines(&b, ch.Ours)
-		}
-		k++
-	}
-	return b.String()
-}
-
-// preview is the merged text line by line, each line marked with where it comes from:
-// "◆" their change, "●" mine, nothing for text neither side changed.
-func (t *textResolver) preview(st Styles) []string {
+// markedLines is a text merge line by line, each line marked with where it comes from:
+// "◆" their change, "●" mine, nothing for text neither side changed. pick returns the choice
+// for the k-th conflict hunk.
+func markedLines(st Styles, res merge.Result, pick func(k int) merge.Pick) []string {
 	var out []string
 	add := func(mark string, lines [][]byte) {
 		for _, l := range bytesLines(lines) {
@@ -250,19 +108,19 @@ func (t *textResolver) preview(st Styles) []string {
 	}
 	theirs, mine := st.Theirs.Render("◆ "), st.Mine.Render("● ")
 	k := 0
-	for _, ch := range t.chunks {
+	for _, ch := range res.Chunks {
 		switch ch.Kind {
 		case merge.ChangedTheirs:
 			add(theirs, ch.Lines)
 		case merge.ChangedOurs, merge.ChangedBoth:
 			add(mine, ch.Lines)
 		case merge.Conflict:
-			switch t.picks[k] {
-			case pickTheirs:
+			switch pick(k) {
+			case merge.PickTheirs:
 				add(theirs, ch.Theirs)
-			case pickBase:
+			case merge.PickBase:
 				add("  ", ch.Base)
-			case pickBoth:
+			case merge.PickBoth:
 				add(mine, ch.Ours)
 				add(theirs, ch.Theirs)
 			default:
@@ -276,33 +134,13 @@ func (t *textResolver) preview(st Styles) []string {
 	return out
 }
 
-func writeLines(b *strings.Builder, lines [][]byte) {
-	for _, l := range lines {
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
-		}
-		b.Write(l)
-	}
-}
+// conflictMarkers renders open hunks with these labels, so a value edited in the merge view
+// shows both sides; one left with markers in it is not taken.
+var conflictMarkers = merge.RenderOptions{OursLabel: "mine", TheirsLabel: "theirs"}
 
-// nextOpen returns the next unresolved hunk after cur (wrapping), or cur.
-func (t *textResolver) nextOpen() int {
-	for i := 1; i <= len(t.picks); i++ {
-		j := (t.cur + i) % len(t.picks)
-		if t.picks[j] == pickNone {
-			return j
-		}
-	}
-	return t.cur
-}
-
-// mergeSnapshot is one entry of the merge view's undo stack.
-type mergeSnapshot struct {
-	field int
-	value any
-	pick  pick
-	picks []pick
-	cur   int
+func hasMarkers(s string) bool {
+	return strings.Contains(s, "<<<<<<< "+conflictMarkers.OursLabel) &&
+		strings.Contains(s, ">>>>>>> "+conflictMarkers.TheirsLabel)
 }
 
 // mergeDoneMsg ends the merge view: the values to save, or cancel (back to the dialog).
@@ -311,14 +149,19 @@ type mergeDoneMsg struct {
 	cancel bool
 }
 
-// mergeModel is the merge view.
+// undoMark is where the cursor was for one step on the merge's undo stack, so undo shows
+// the field (and hunk) it reverts.
+type undoMark struct{ field, hunk int }
+
+// mergeModel is the merge view over cs.rm.
 type mergeModel struct {
 	c       *common
 	cs      *conflictState
-	rm      *recordMerge
-	cursor  int   // index into rm.fields
-	rows    []int // the fields shown as rows: every field somebody changed
-	undo    []mergeSnapshot
+	rm      *merge.RecordResult
+	cursor  int         // index into rm.Fields
+	rows    []int       // the fields shown as rows: every field somebody changed
+	hunk    map[int]int // the current hunk of each text conflict
+	undo    []undoMark  // one per step on rm's undo stack
 	editing bool
 	line    lineField
 	body    *bodyField
@@ -326,14 +169,14 @@ type mergeModel struct {
 }
 
 func newMergeView(c *common, cs *conflictState) *mergeModel {
-	m := &mergeModel{c: c, cs: cs, rm: cs.rm}
-	for i, fm := range m.rm.fields {
-		if fm.state != stateUnchanged {
+	m := &mergeModel{c: c, cs: cs, rm: cs.rm, hunk: map[int]int{}}
+	for i, fm := range m.rm.Fields {
+		if fm.State != merge.FieldUnchanged {
 			m.rows = append(m.rows, i)
 		}
 	}
-	for i, fm := range m.rm.fields {
-		if fm.state == stateConflict {
+	for i, fm := range m.rm.Fields {
+		if !fm.Resolved() {
 			m.cursor = i
 			break
 		}
@@ -350,34 +193,34 @@ func (m *mergeModel) layout() {
 	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rows)-9, 3))
 }
 
-func (m *mergeModel) push() {
-	fm := m.rm.fields[m.cursor]
-	s := mergeSnapshot{field: m.cursor, value: fm.value, pick: fm.pick}
-	if fm.text != nil {
-		s.picks, s.cur = slices.Clone(fm.text.picks), fm.text.cur
-	}
-	m.undo = append(m.undo, s)
+// did records that a step was put on rm's undo stack at the cursor.
+func (m *mergeModel) did() {
+	m.undo = append(m.undo, undoMark{field: m.cursor, hunk: m.hunk[m.cursor]})
 }
 
 // Update handles the merge keys.
 func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
+	if !ok || len(m.rm.Fields) == 0 {
 		return nil
 	}
 	keys := m.c.keys
-	fm := m.rm.fields[m.cursor]
+	fm := m.rm.Fields[m.cursor]
 	if m.editing {
 		return m.updateEditing(k, fm)
 	}
 	m.status = statusLine{}
 	switch {
 	case key.Matches(k, keys.Save):
-		if n := m.rm.conflicts(); n > 0 {
+		if n := m.rm.Conflicts(); n > 0 {
 			m.status.warn(fmt.Sprintf("%d conflicts left: pick 1 mine, 2 theirs, 3 base, or enter to edit", n))
 			return nil
 		}
-		vals := m.rm.result()
+		vals, err := m.rm.Values()
+		if err != nil {
+			m.status.fail("merge", err)
+			return nil
+		}
 		return func() tea.Msg { return mergeDoneMsg{values: vals} }
 	case key.Matches(k, keys.Back):
 		return func() tea.Msg { return mergeDoneMsg{cancel: true} }
@@ -392,123 +235,153 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 			m.cursor = m.rows[at]
 		}
 	case key.Matches(k, keys.Undo):
-		if len(m.undo) == 0 {
+		if !m.rm.Undo() || len(m.undo) == 0 {
 			m.status.info("nothing to undo")
 			return nil
 		}
-		s := m.undo[len(m.undo)-1]
+		u := m.undo[len(m.undo)-1]
 		m.undo = m.undo[:len(m.undo)-1]
-		f := m.rm.fields[s.field]
-		f.value, f.pick = s.value, s.pick
-		if f.text != nil {
-			f.text.picks, f.text.cur = s.picks, s.cur
-		}
-		m.cursor = s.field
-	case fm.state != stateConflict:
+		m.cursor, m.hunk[u.field] = u.field, u.hunk
+	case fm.State != merge.FieldConflict:
 		if key.Matches(k, keys.EditValue) || key.Matches(k, keys.PickMine) || key.Matches(k, keys.PickTheirs) {
-			m.status.info(fm.f.Label + " merged without conflict")
+			m.status.info(fm.Field.Label + " merged without conflict")
 		}
 	case key.Matches(k, keys.EditValue):
 		m.editing = true
-		if fm.text != nil {
-			m.body.SetValue(fm.result().(string))
+		v, resolved := fm.Value()
+		if fm.Text != nil {
+			text, _ := v.(string)
+			if !resolved {
+				text = string(fm.Text.Bytes(conflictMarkers))
+			}
+			m.body.SetValue(text)
 			return m.body.Focus()
 		}
-		v := fm.mine
-		if fm.pick != pickNone {
-			v = fm.value
+		if !resolved {
+			v = fm.Mine
 		}
-		m.line.SetValue(fm.f.Format(v))
+		m.line.SetValue(fm.Field.Format(v))
 		m.line.CursorEnd()
 		return m.line.Focus()
-	case fm.text != nil:
+	case fm.Text != nil:
 		return m.updateText(k, fm)
 	case key.Matches(k, keys.PickMine), key.Matches(k, keys.PickTheirs), key.Matches(k, keys.PickBase):
-		m.push()
+		p := merge.PickOurs
 		switch {
-		case key.Matches(k, keys.PickMine):
-			fm.pick, fm.value = pickMine, fm.mine
 		case key.Matches(k, keys.PickTheirs):
-			fm.pick, fm.value = pickTheirs, fm.theirs
-		default:
-			fm.pick, fm.value = pickBase, fm.base
+			p = merge.PickTheirs
+		case key.Matches(k, keys.PickBase):
+			p = merge.PickBase
 		}
-		m.nextConflict()
+		m.resolved(m.rm.Resolve(fm.Field.Name, p))
 	}
 	return nil
 }
 
+// resolved records a successful step and moves on to the next open conflict, or shows
+// why the step failed.
+func (m *mergeModel) resolved(err error) {
+	if err != nil {
+		m.status.fail("merge", err)
+		return
+	}
+	m.did()
+	m.nextConflict()
+}
+
 // updateText handles hunk keys inside a conflicting text field.
-func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *fieldMerge) tea.Cmd {
+func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
 	keys := m.c.keys
-	t := fm.text
-	var p pick
+	t, name, cur := fm.Text, fm.Field.Name, m.hunk[m.cursor]
+	var p merge.Pick
 	switch {
+	case t.Hunks() == 0:
+		return nil
 	case key.Matches(k, keys.NextHunk):
-		t.cur = (t.cur + 1) % t.total()
+		m.hunk[m.cursor] = (cur + 1) % t.Hunks()
 		return nil
 	case key.Matches(k, keys.PrevHunk):
-		t.cur = (t.cur - 1 + t.total()) % t.total()
+		m.hunk[m.cursor] = (cur - 1 + t.Hunks()) % t.Hunks()
 		return nil
 	case key.Matches(k, keys.AllMine), key.Matches(k, keys.AllTheirs):
-		m.push()
-		p = pickMine
+		p = merge.PickOurs
 		if key.Matches(k, keys.AllTheirs) {
-			p = pickTheirs
+			p = merge.PickTheirs
 		}
-		for i := range t.picks {
-			if t.picks[i] == pickNone {
-				t.picks[i] = p
-			}
+		n, err := m.rm.PickRemaining(name, p)
+		if err == nil && n == 0 {
+			m.status.info("no open hunks left in " + fm.Field.Label)
+			return nil
 		}
-		fm.pick = pickNone
-		m.nextConflict()
+		m.resolved(err)
 		return nil
 	case key.Matches(k, keys.PickMine):
-		p = pickMine
+		p = merge.PickOurs
 	case key.Matches(k, keys.PickTheirs):
-		p = pickTheirs
+		p = merge.PickTheirs
 	case key.Matches(k, keys.PickBase):
-		p = pickBase
+		p = merge.PickBase
 	case key.Matches(k, keys.PickBoth):
-		p = pickBoth
+		p = merge.PickBoth
 	default:
 		return nil
 	}
-	m.push()
-	t.picks[t.cur] = p
-	fm.pick = pickNone
-	if t.left() > 0 {
-		t.cur = t.nextOpen()
+	if err := m.rm.PickHunk(name, cur, p); err != nil {
+		m.status.fail("merge", err)
+		return nil
+	}
+	m.did()
+	if t.Remaining() > 0 {
+		m.hunk[m.cursor] = nextOpenHunk(t, cur)
 	} else {
 		m.nextConflict()
 	}
 	return nil
 }
 
-func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *fieldMerge) tea.Cmd {
-	if fm.text != nil {
-		if k.String() == "esc" {
-			m.push()
-			fm.pick, fm.value = pickEdited, m.body.Value()
-			m.editing = false
-			m.body.Blur()
-			m.nextConflict()
+// nextOpenHunk returns the next unresolved hunk after cur (wrapping), or cur.
+func nextOpenHunk(t *merge.Resolution, cur int) int {
+	for i := 1; i <= t.Hunks(); i++ {
+		j := (cur + i) % t.Hunks()
+		if c, err := t.Choice(j); err == nil && c.Pick == merge.PickNone {
+			return j
+		}
+	}
+	return cur
+}
+
+func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
+	name := fm.Field.Name
+	if fm.Text != nil {
+		if k.String() != "esc" {
+			return m.body.Update(k)
+		}
+		m.editing = false
+		m.body.Blur()
+		text := m.body.Value()
+		if hasMarkers(text) {
+			m.status.warn(fm.Field.Label + " still has conflict markers: not taken")
 			return nil
 		}
-		return m.body.Update(k)
+		if v, ok := fm.Value(); ok && store.Equal(v, text) {
+			return nil
+		}
+		m.resolved(m.rm.ResolveValue(name, text))
+		return nil
 	}
 	switch k.String() {
 	case "enter":
-		v, err := fm.f.Parse(m.line.Value())
+		v, err := fm.Field.Parse(m.line.Value())
+		if err == nil {
+			err = m.rm.ResolveValue(name, v)
+		}
 		if err != nil {
 			m.status.fail("value", err)
 			return nil
 		}
-		m.push()
-		fm.pick, fm.value = pickEdited, v
 		m.editing = false
 		m.line.Blur()
+		m.did()
 		m.nextConflict()
 		return nil
 	case "esc":
@@ -523,10 +396,10 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *fieldMerge) tea.Cmd {
 
 // nextConflict moves the cursor to the next unresolved field, if any.
 func (m *mergeModel) nextConflict() {
-	n := len(m.rm.fields)
+	n := len(m.rm.Fields)
 	for i := 1; i <= n; i++ {
 		j := (m.cursor + i) % n
-		if !m.rm.fields[j].resolved() {
+		if !m.rm.Fields[j].Resolved() {
 			m.cursor = j
 			return
 		}
@@ -538,11 +411,11 @@ func (m *mergeModel) nextConflict() {
 func (m *mergeModel) View() string {
 	c, st, cs := m.c, m.c.styles, m.cs
 	var b strings.Builder
-	total := len(m.rm.conflictFields())
+	total := len(conflictFields(m.rm))
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("merge %s %d · yours (v%d) with %s's v%d",
 		cs.ce.Kind, cs.ce.ID, cs.base.Version, cs.who(), cs.ce.Current.Version)))
 	b.WriteByte('\n')
-	left := m.rm.conflicts()
+	left := m.rm.Conflicts()
 	counter := fmt.Sprintf("%d of %d conflicts left", left, total)
 	if left == 0 {
 		b.WriteString(st.OK.Render(counter + " — ctrl+s saves"))
@@ -554,62 +427,13 @@ func (m *mergeModel) View() string {
 	b.WriteByte('\n')
 	valW := max(c.width-28, 10)
 	var same []string
-	for _, fm := range m.rm.fields {
-		if fm.state == stateUnchanged {
-			same = append(same, fm.f.Label)
+	for _, fm := range m.rm.Fields {
+		if fm.State == merge.FieldUnchanged {
+			same = append(same, fm.Field.Label)
 		}
 	}
 	for _, i := range m.rows {
-		fm := m.rm.fields[i]
-		state := fm.state.String()
-		stStyle := st.Dim
-		switch {
-		case fm.state == stateConflict && !fm.resolved():
-			stStyle = st.Conflict
-		case fm.state == stateConflict:
-			state = "resolved"
-			stStyle = st.OK
-		case fm.state == stateMerged:
-			stStyle = st.OK
-		}
-		val := ansi.Truncate(safe.Line(firstLine(fm.f.Format(fm.result()))), valW-10, "…")
-		mark := ""
-		switch {
-		case fm.state == stateConflict && !fm.resolved():
-			if fm.text != nil {
-				val = fmt.Sprintf("%d of %d hunks open", fm.text.left(), fm.text.total())
-			} else {
-				val = "?"
-			}
-		case fm.state == stateConflict:
-			mark = fm.pick.String()
-			if fm.text != nil && fm.pick != pickEdited {
-				mark = "hunks"
-			}
-		case fm.from == "theirs":
-			mark = "theirs"
-		case fm.from == "mine":
-			mark = "mine"
-		case fm.state == stateMerged:
-			mark = "both"
-		}
-		markS := ""
-		switch mark {
-		case "theirs":
-			markS = st.Theirs.Render(" ◆ theirs")
-		case "mine":
-			markS = st.Mine.Render(" ● mine")
-		case "":
-		default:
-			markS = st.Dim.Render(" (" + mark + ")")
-		}
-		cursor := "  "
-		label := padRight(ansi.Truncate(fm.f.Label, 13, "…"), 13)
-		if i == m.cursor {
-			cursor = st.Focused.Render("▸ ")
-			label = st.Focused.Render(label)
-		}
-		b.WriteString(cursor + label + " " + stStyle.Render(padRight(state, 9)) + " " + val + markS + "\n")
+		b.WriteString(m.row(i, valW) + "\n")
 	}
 	if len(same) > 0 {
 		b.WriteString(st.Dim.Render(c.clip("  unchanged: " + strings.Join(same, ", "))))
@@ -638,62 +462,134 @@ func (m *mergeModel) View() string {
 	return b.String()
 }
 
+// row is field i's line: label, state, the value to be written and where it comes from.
+func (m *mergeModel) row(i, valW int) string {
+	st := m.c.styles
+	fm := m.rm.Fields[i]
+	state, stStyle := fm.State.String(), st.Dim
+	switch {
+	case !fm.Resolved():
+		stStyle = st.Conflict
+	case fm.State == merge.FieldConflict:
+		state, stStyle = "resolved", st.OK
+	case fm.State == merge.FieldMerged:
+		stStyle = st.OK
+	}
+	var val string
+	switch v, ok := fm.Value(); {
+	case ok:
+		val = ansi.Truncate(safe.Line(firstLine(fm.Field.Format(v))), valW-10, "…")
+	case fm.Text != nil:
+		val = fmt.Sprintf("%d of %d hunks open", fm.Text.Remaining(), fm.Text.Hunks())
+	default:
+		val = "?"
+	}
+	var mark string
+	switch from := origin(fm); from {
+	case fromTheirs:
+		mark = st.Theirs.Render(" ◆ theirs")
+	case fromMine:
+		mark = st.Mine.Render(" ● mine")
+	case "":
+	default:
+		mark = st.Dim.Render(" (" + from + ")")
+	}
+	cursor := "  "
+	label := padRight(ansi.Truncate(fm.Field.Label, 13, "…"), 13)
+	if i == m.cursor {
+		cursor = st.Focused.Render("▸ ")
+		label = st.Focused.Render(label)
+	}
+	return cursor + label + " " + stStyle.Render(padRight(state, 9)) + " " + val + mark
+}
+
 // detail is the lower pane for the selected field.
 func (m *mergeModel) detail() []string {
 	st := m.c.styles
-	fm := m.rm.fields[m.cursor]
+	if len(m.rm.Fields) == 0 {
+		return nil
+	}
+	fm := m.rm.Fields[m.cursor]
+	f := fm.Field
 	if m.editing {
-		if fm.text != nil {
-			return append([]string{"editing " + fm.f.Label + " (esc when done):"}, strings.Split(m.body.View(), "\n")...)
+		if fm.Text != nil {
+			return append([]string{"editing " + f.Label + " (esc when done; with conflict markers left in it is not taken):"},
+				strings.Split(m.body.View(), "\n")...)
 		}
-		return []string{"editing " + fm.f.Label + " (enter keeps, esc cancels):", "  " + m.line.View()}
+		return []string{"editing " + f.Label + " (enter keeps, esc cancels):", "  " + m.line.View()}
 	}
 	switch {
-	case fm.f.Type == store.TypeText && fm.resolved():
-		out := []string{fm.f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") + "):"}
-		switch {
-		case fm.text != nil && fm.pick != pickEdited:
-			out = append(out, fm.text.preview(st)...)
-		default:
-			mark := "  "
-			switch fm.from {
-			case "theirs":
-				mark = st.Theirs.Render("◆ ")
-			case "mine":
-				mark = st.Mine.Render("● ")
-			}
-			for _, l := range splitText(fm.f.Format(fm.result())) {
-				out = append(out, mark+l)
-			}
-		}
-		return out
-	case fm.state != stateConflict:
-		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", fm.f.Label, fm.state,
-			short(fm.f, fm.base), short(fm.f, fm.mine), short(fm.f, fm.theirs))}
-	case fm.text == nil:
+	case f.Type == store.TypeText && fm.Resolved():
+		return append([]string{f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") + "):"},
+			m.preview(fm)...)
+	case fm.State != merge.FieldConflict:
+		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", f.Label, fm.State,
+			short(f, fm.Base), short(f, fm.Mine), short(f, fm.Theirs))}
+	case fm.Text == nil || fm.Text.Hunks() == 0:
 		return []string{
-			fm.f.Label + " changed on both sides:",
-			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+short(fm.f, fm.mine)),
-			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+short(fm.f, fm.theirs)),
-			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+short(fm.f, fm.base)),
+			f.Label + " changed on both sides:",
+			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+short(f, fm.Mine)),
+			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+short(f, fm.Theirs)),
+			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+short(f, fm.Base)),
 			"  " + st.Dim.Render("enter: type a value"),
 		}
 	}
-	t := fm.text
-	ch := t.chunks[t.conflicts[t.cur]]
+	cur := m.hunk[m.cursor]
+	ch, err := fm.Text.Hunk(cur)
+	if err != nil {
+		return []string{err.Error()}
+	}
 	state := "open"
-	if p := t.picks[t.cur]; p != pickNone {
-		state = "picked " + p.String()
+	if c, _ := fm.Text.Choice(cur); c.Pick != merge.PickNone {
+		state = "picked " + pickName(c.Pick)
 	}
 	out := []string{fmt.Sprintf("%s · hunk %d of %d (base line %d) · %s · 1 mine 2 theirs 3 base b both",
-		fm.f.Label, t.cur+1, t.total(), ch.BaseStart+1, state)}
+		f.Label, cur+1, fm.Text.Hunks(), ch.BaseStart+1, state)}
 	out = append(out, st.Mine.Render("mine vs base:"))
-	for _, d := range lineDiff(bytesLines(ch.Base), bytesLines(ch.Ours)) {
+	for _, d := range editLines(ch.OursDiff()) {
 		out = append(out, "  "+diffStyle(st, d))
 	}
 	out = append(out, st.Theirs.Render("theirs vs base:"))
-	for _, d := range lineDiff(bytesLines(ch.Base), bytesLines(ch.Theirs)) {
+	for _, d := range editLines(ch.TheirsDiff()) {
 		out = append(out, "  "+diffStyle(st, d))
+	}
+	return out
+}
+
+// pickName says a pick the way the merge view's keys do.
+func pickName(p merge.Pick) string {
+	if p == merge.PickOurs {
+		return "mine"
+	}
+	return p.String()
+}
+
+// preview is a resolved text field as it will be written, each line marked with its origin.
+func (m *mergeModel) preview(fm *merge.FieldMerge) []string {
+	st := m.c.styles
+	v, _ := fm.Value()
+	switch {
+	case byHunks(fm, v):
+		return markedLines(st, fm.Text.Result(), func(k int) merge.Pick {
+			c, _ := fm.Text.Choice(k)
+			return c.Pick
+		})
+	case fm.State == merge.FieldMerged:
+		b, _ := fm.Base.(string)
+		mi, _ := fm.Mine.(string)
+		t, _ := fm.Theirs.(string)
+		return markedLines(st, merge.Text([]byte(b), []byte(mi), []byte(t)), func(int) merge.Pick { return merge.PickNone })
+	}
+	mark := "  "
+	switch origin(fm) {
+	case fromTheirs:
+		mark = st.Theirs.Render("◆ ")
+	case fromMine:
+		mark = st.Mine.Render("● ")
+	}
+	var out []string
+	for _, l := range splitText(fm.Field.Format(v)) {
+		out = append(out, mark+l)
 	}
 	return out
 }
@@ -727,51 +623,31 @@ func splitText(s string) []string {
 	return lines
 }
 
-// lineDiff is a small LCS diff for the few lines of a hunk or a field: "-old", "+new",
-// " same" (unchanged lines are kept for context).
-func lineDiff(a, b []string) []string {
-	n, m := len(a), len(b)
-	if n*m > 250000 {
-		out := make([]string, 0, n+m)
-		for _, l := range a {
-			out = append(out, "-"+l)
-		}
-		for _, l := range b {
-			out = append(out, "+"+l)
-		}
-		return out
-	}
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
+// editLines renders a line diff as "-old", "+new" and " same" lines (unchanged lines are
+// kept for context), made safe for the terminal.
+func editLines(edits []merge.Edit) []string {
 	var out []string
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			out = append(out, " "+a[i])
-			i++
-			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			out = append(out, "-"+a[i])
-			i++
-		default:
-			out = append(out, "+"+b[j])
-			j++
+	for _, e := range edits {
+		for _, l := range bytesLines(e.Lines) {
+			out = append(out, e.Op.String()+l)
 		}
 	}
 	if len(out) == 0 {
 		out = append(out, " (empty on both)")
 	}
 	return out
+}
+
+// textDiff is merge's line diff between two texts, rendered by editLines.
+func textDiff(old, new string) []string {
+	return editLines(merge.DiffLines(splitLines(old), splitLines(new)))
+}
+
+// splitLines cuts s into lines that keep their terminators, as merge's diff expects.
+func splitLines(s string) [][]byte {
+	lines := bytes.SplitAfter([]byte(s), []byte("\n"))
+	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
+		lines = lines[:n-1]
+	}
+	return lines
 }

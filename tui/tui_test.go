@@ -16,6 +16,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/storetest"
 )
@@ -820,7 +821,7 @@ func TestConflict_DialogRetryOffered(t *testing.T) {
 	cs := &conflictState{
 		ce:     &store.ConflictError{Kind: store.KindProduct, ID: 1, BaseVersion: 1, Current: cur, Since: []store.Change{{Actor: "bob", Version: 2, Fields: []string{"price"}}}},
 		u:      store.Update{BaseVersion: 1, Add: deltas},
-		rm:     mergeRecord(d.app.c.reg, store.KindProduct, base.Fields, mine, cur.Fields, deltas),
+		rm:     merge.Records(d.app.c.reg, store.KindProduct, base.Fields, mine, cur.Fields),
 		base:   base,
 		mine:   mine,
 		deltas: deltas,

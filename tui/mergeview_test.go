@@ -1,0 +1,99 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tandem-editor/tandem/merge"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// mergeViewOn opens the merge view on alice's description against bob's, both edited from
+// product 1's v1 in two places far apart (two hunks).
+func mergeViewOn(t *testing.T, mine, theirs string) (*mergeModel, func(string) string) {
+	t.Helper()
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	base := mustRecord(t, s, 1)
+	base.Fields["description"] = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+	cur := base.Clone()
+	cur.Version, cur.UpdatedBy = 2, "bob"
+	cur.Fields["description"] = theirs
+	mv := base.Fields.Clone()
+	mv["description"] = mine
+	cs := &conflictState{
+		ce:   &store.ConflictError{Kind: store.KindProduct, ID: 1, BaseVersion: 1, Current: cur},
+		u:    store.Update{BaseVersion: 1, Set: store.Values{"description": mine}},
+		rm:   merge.Records(d.app.c.reg, store.KindProduct, base.Fields, mv, cur.Fields),
+		base: base, mine: mv,
+	}
+	m := newMergeView(d.app.c, cs)
+	press := func(k string) string {
+		t.Helper()
+		if cmd := m.Update(keyMsg(k)); cmd != nil {
+			if _, ok := cmd().(mergeDoneMsg); ok && k != "ctrl+s" {
+				t.Fatalf("%s ended the merge view", k)
+			}
+		}
+		return ansi.Strip(m.View())
+	}
+	return m, press
+}
+
+func description(t *testing.T, m *mergeModel) any {
+	t.Helper()
+	v, _ := m.rm.Field("description").Value()
+	return v
+}
+
+func TestMergeView_HunksUndoAndEdit(t *testing.T) {
+	m, press := mergeViewOn(t,
+		"ONE-a\ntwo\nthree\nfour\nfive\nsix\nSEVEN-a\n",
+		"ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-b\n")
+	if got := press("n"); !strings.Contains(got, "hunk 2 of 2") || !strings.Contains(got, "+SEVEN-a") || !strings.Contains(got, "-seven") {
+		t.Fatalf("n did not show the second hunk as a diff against base:\n%s", got)
+	}
+	press("p")
+	// Enter shows the open hunks with conflict markers; leaving them in takes nothing.
+	if got := press("enter"); !strings.Contains(got, "<<<<<<< mine") {
+		t.Fatalf("editing an open text conflict shows no markers:\n%s", got)
+	}
+	if got := press("esc"); !strings.Contains(got, "still has conflict markers") || m.rm.Conflicts() != 1 {
+		t.Fatalf("a value with markers was taken:\n%s", got)
+	}
+	press("2") // hunk 1: theirs
+	if got := press("M"); !strings.Contains(got, "0 of 1 conflicts left") {
+		t.Fatalf("M did not resolve the remaining hunk:\n%s", got)
+	}
+	if got, want := description(t, m), "ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-a\n"; got != want {
+		t.Fatalf("description = %q, want %q", got, want)
+	}
+	press("u") // undo M
+	if got := press("T"); !strings.Contains(got, "0 of 1 conflicts left") {
+		t.Fatalf("T did not resolve the remaining hunk:\n%s", got)
+	}
+	if got, want := description(t, m), "ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-b\n"; got != want {
+		t.Fatalf("description = %q, want %q", got, want)
+	}
+	// An edit of the whole value, then undo back to the hunk picks.
+	press("enter")
+	m.body.SetValue("mine and theirs\n")
+	if got := press("esc"); !strings.Contains(got, "mine and theirs (edited)") {
+		t.Fatalf("edited value not shown:\n%s", got)
+	}
+	press("u")
+	if got, want := description(t, m), "ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-b\n"; got != want {
+		t.Fatalf("after undoing the edit: description = %q, want %q", got, want)
+	}
+	press("u")
+	press("u")
+	if got := press("u"); !strings.Contains(got, "nothing to undo") || m.rm.Conflicts() != 1 {
+		t.Fatalf("undo past the first pick:\n%s", got)
+	}
+	if got := press("ctrl+s"); !strings.Contains(got, "1 conflicts left") {
+		t.Fatalf("save with an open conflict was not refused:\n%s", got)
+	}
+}
