@@ -156,10 +156,10 @@ func (d *driver) settle() {
 	}
 }
 
-// waitFor applies messages until the screen contains want (or fails after 5s).
+// waitFor applies messages until the screen contains want (or fails after 30s).
 func (d *driver) waitFor(want string) {
 	d.t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(30 * time.Second) // a ceiling for slow -race runs, not a measurement
 	for !strings.Contains(d.screen(), want) {
 		select {
 		case msg := <-d.msgs:
