@@ -340,9 +340,13 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, a.quit()
 		}
 		if a.showHelp {
-			if key.Matches(msg, a.c.keys.Help, a.c.keys.Back, a.c.keys.Quit) {
+			if key.Matches(msg, a.c.keys.Help, a.c.keys.HelpAnywhere, a.c.keys.Back, a.c.keys.Quit) {
 				a.showHelp = false
 			}
+			return a, nil
+		}
+		if key.Matches(msg, a.c.keys.HelpAnywhere) {
+			a.showHelp = true
 			return a, nil
 		}
 		if a.acceptsGlobalKeys() {
@@ -446,7 +450,7 @@ func (a *App) helpView() string {
 	return lipgloss.JoinVertical(lipgloss.Left, title,
 		head("list                          editor"), h.FullHelpView(groups[:2]),
 		head("conflict dialog    merge view                  history"), h.FullHelpView(groups[2:]),
-		c.styles.Footer.Render("? or esc: close help"))
+		c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
 }
 
 // fitScreen cuts body to width×height so that no line wraps and nothing scrolls.

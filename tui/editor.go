@@ -182,11 +182,15 @@ func (e *editorModel) Init() tea.Cmd {
 	}
 }
 
-// typing reports whether keys go into a text field (so ? and q are text, not commands).
+// typing reports whether keys go into a text field (so ? and q are text, not commands):
+// the focused field takes text in edit mode, or a value is being edited in the merge view.
 func (e *editorModel) typing() bool {
 	switch e.mode {
 	case modeEdit:
-		return true
+		if e.readOnly != "" || e.focus >= len(e.fields) {
+			return false
+		}
+		return e.fields[e.focus].readOnly == ""
 	case modeMerge:
 		return e.merge != nil && e.merge.editing
 	}
@@ -1279,7 +1283,7 @@ func (e *editorModel) View() string {
 	b.WriteByte('\n')
 	keys := c.keys.EditorKeys()
 	if e.readOnly != "" {
-		keys = []key.Binding{c.keys.NextField, c.keys.Back}
+		keys = []key.Binding{c.keys.NextField, c.keys.Back, c.keys.Help}
 	}
 	b.WriteString(c.footer(keys))
 	return b.String()

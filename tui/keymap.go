@@ -6,9 +6,11 @@ import "charm.land/bubbles/v2/key"
 // and the help screen, so the three never disagree. The keys are a contract (issue 6): tests
 // and the README rely on them.
 type KeyMap struct {
-	// Global.
-	Help key.Binding
-	Quit key.Binding
+	// Global. Help (?) works wherever ? is not typed text; HelpAnywhere (f1) works
+	// everywhere, also while typing into a field.
+	Help         key.Binding
+	HelpAnywhere key.Binding
+	Quit         key.Binding
 
 	// List.
 	Up         key.Binding
@@ -64,8 +66,9 @@ func DefaultKeyMap() KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
 	return KeyMap{
-		Help: b([]string{"?"}, "?", "help"),
-		Quit: b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Help:         b([]string{"?", "f1"}, "?", "help"),
+		HelpAnywhere: b([]string{"f1"}, "f1", "help"),
+		Quit:         b([]string{"q", "ctrl+c"}, "q", "quit"),
 
 		Up:         b([]string{"k", "up"}, "k/↑", "up"),
 		Down:       b([]string{"j", "down"}, "j/↓", "down"),
@@ -117,7 +120,7 @@ func (k KeyMap) ListKeys() []key.Binding {
 
 // EditorKeys are the editor's keys, in footer order.
 func (k KeyMap) EditorKeys() []key.Binding {
-	return []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}
+	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.
@@ -154,6 +157,6 @@ func (f fullHelp) FullHelp() [][]key.Binding {
 		{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back},
 		{k.Reload, k.Retry, k.Merge},
 		{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo},
-		{k.SwitchTab, k.Back, k.Help},
+		{k.SwitchTab, k.Back, k.Help, k.HelpAnywhere},
 	}
 }
