@@ -41,11 +41,14 @@ func runDefault(ctx context.Context, a *app) error {
 	return startTUI(actx, a)
 }
 
-// tuiFlags are the root command's own flags: they configure the TUI.
+// tuiFlags are the root command's own flags: they configure the TUI. NO_COLOR, $VISUAL
+// and $EDITOR are read by the TUI itself (see tui.Options).
 type tuiFlags struct {
 	lease      bool
 	leaseTTL   time.Duration
 	onConflict string
+	noColor    bool
+	draftDir   string
 }
 
 // addTUIFlags defines the TUI's flags on the root command.
@@ -54,6 +57,9 @@ func addTUIFlags(root *cobra.Command, f *tuiFlags) {
 	root.Flags().DurationVar(&f.leaseTTL, "lease-ttl", tui.DefaultLeaseTTL, "lifetime of the TUI's leases (renewed at half of it)")
 	root.Flags().StringVar(&f.onConflict, "on-conflict", tui.OnConflictAsk,
 		"what a conflicting save does: ask, reload, retry (relative changes only) or merge")
+	root.Flags().BoolVar(&f.noColor, "no-color", false, "draw without colour (as NO_COLOR=1 does)")
+	root.Flags().StringVar(&f.draftDir, "draft-dir", "",
+		"where unsaved edits are kept until saved (default: tandem/drafts in your cache directory)")
 }
 
 // startTUI opens the terminal UI on the app's store.
@@ -66,11 +72,18 @@ func startTUI(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	return tui.Run(ctx, st, tui.Options{
+	return tui.Run(ctx, st, a.tui.options(act))
+}
+
+// options are the TUI's options for act from the flags.
+func (f tuiFlags) options(act store.Actor) tui.Options {
+	return tui.Options{
 		User:       act.Name,
 		Role:       act.Role,
-		Lease:      a.tui.lease,
-		LeaseTTL:   a.tui.leaseTTL,
-		OnConflict: a.tui.onConflict,
-	})
+		Lease:      f.lease,
+		LeaseTTL:   f.leaseTTL,
+		OnConflict: f.onConflict,
+		NoColor:    f.noColor,
+		DraftDir:   f.draftDir,
+	}
 }
