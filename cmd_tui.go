@@ -44,16 +44,19 @@ func runDefault(ctx context.Context, a *app) error {
 // tuiFlags are the root command's own flags: they configure the TUI. NO_COLOR, $VISUAL
 // and $EDITOR are read by the TUI itself (see tui.Options).
 type tuiFlags struct {
-	lease      bool
-	leaseTTL   time.Duration
-	onConflict string
-	noColor    bool
-	draftDir   string
+	lease       bool
+	leaseOnEdit bool
+	leaseTTL    time.Duration
+	onConflict  string
+	noColor     bool
+	draftDir    string
 }
 
 // addTUIFlags defines the TUI's flags on the root command.
 func addTUIFlags(root *cobra.Command, f *tuiFlags) {
 	root.Flags().BoolVar(&f.lease, "lease", false, "take a lease on every record you open, so others see it read-only")
+	root.Flags().BoolVar(&f.leaseOnEdit, "lease-on-edit", false,
+		"take the lease at your first edit of a record instead of on open (e still takes it on open)")
 	root.Flags().DurationVar(&f.leaseTTL, "lease-ttl", tui.DefaultLeaseTTL, "lifetime of the TUI's leases (renewed at half of it)")
 	root.Flags().StringVar(&f.onConflict, "on-conflict", tui.OnConflictAsk,
 		"what a conflicting save does: ask, reload, retry (relative changes only) or merge")
@@ -78,12 +81,13 @@ func startTUI(ctx context.Context, a *app) error {
 // options are the TUI's options for act from the flags.
 func (f tuiFlags) options(act store.Actor) tui.Options {
 	return tui.Options{
-		User:       act.Name,
-		Role:       act.Role,
-		Lease:      f.lease,
-		LeaseTTL:   f.leaseTTL,
-		OnConflict: f.onConflict,
-		NoColor:    f.noColor,
-		DraftDir:   f.draftDir,
+		User:        act.Name,
+		Role:        act.Role,
+		Lease:       f.lease,
+		LeaseOnEdit: f.leaseOnEdit,
+		LeaseTTL:    f.leaseTTL,
+		OnConflict:  f.onConflict,
+		NoColor:     f.noColor,
+		DraftDir:    f.draftDir,
 	}
 }

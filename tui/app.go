@@ -43,6 +43,11 @@ type Options struct {
 	Role store.Role
 	// Lease makes every open take a lease (--lease), as if opened with `e`.
 	Lease bool
+	// LeaseOnEdit defers the lease to the first edit (--lease-on-edit): a record opened with
+	// enter is optimistic until something in the form changes, then takes the lease, so
+	// merely looking at a record never blocks anyone. It overrides Lease; `e` still takes
+	// the lease on open.
+	LeaseOnEdit bool
 	// LeaseTTL is the lease lifetime; renewed at half of it. Zero means DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// OnConflict decides a conflicting save without asking: ask (default), reload, retry or merge.
@@ -317,7 +322,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, nil
 	case openEditorMsg:
-		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease || a.c.opts.Lease)
+		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
 		a.screen = scrEditor
 		return a, a.editor.Init()
 	case openHistoryMsg:

@@ -75,8 +75,11 @@ type editorModel struct {
 	c         *common
 	kind      store.Kind
 	id        int64 // 0 until a new record is created
-	wantLease bool
-	mode      editorMode
+	wantLease bool  // lease mode: take the lease on open (or, with leaseOnEdit, at the first edit)
+	// leaseOnEdit: take the lease at the first edit (Options.LeaseOnEdit); cleared once asked.
+	leaseOnEdit bool
+	edited      bool // something in the form changed since the record was opened
+	mode        editorMode
 
 	rec    *store.Record // the base: the version the edit started from
 	fields []*fieldInput
@@ -153,8 +156,21 @@ type (
 	}
 )
 
-func newEditor(c *common, kind store.Kind, id int64, lease bool) *editorModel {
-	return &editorModel{c: c, kind: kind, id: id, wantLease: lease && id != 0}
+// newEditor opens record id of kind (0: a new record); asked says it was opened with `e`,
+// which takes the lease on open whatever the options say.
+func newEditor(c *common, kind store.Kind, id int64, asked bool) *editorModel {
+	e := &editorModel{c: c, kind: kind, id: id}
+	if id != 0 {
+		switch {
+		case asked:
+			e.wantLease = true
+		case c.opts.LeaseOnEdit:
+			e.leaseOnEdit = true
+		case c.opts.Lease:
+			e.wantLease = true
+		}
+	}
+	return e
 }
 
 // Init loads the record, its leases and any draft.
@@ -300,8 +316,18 @@ func (e *editorModel) bodyHeight() int {
 	return max(e.c.height-6-len(e.fields), 3)
 }
 
-// Update handles editor messages and keys.
+// Update handles editor messages and keys; with Options.LeaseOnEdit, the message that
+// makes the first edit also starts taking the lease.
 func (e *editorModel) Update(msg tea.Msg) tea.Cmd {
+	cmd := e.update(msg)
+	if e.leaseOnEdit && e.edited && e.readOnly == "" && e.held == nil && e.leaseStop == nil {
+		e.leaseOnEdit, e.wantLease = false, true
+		return tea.Batch(cmd, e.acquireCmd())
+	}
+	return cmd
+}
+
+func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		e.layout()
@@ -456,10 +482,20 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 		if errors.As(msg.err, &le) && !le.Lost {
 			l := le.Lease
 			e.otherLease = &l
+			// Written before the form turns read-only: an edit that met someone else's lease
+			// stays on disk, to be offered back when the record is opened again.
+			var keep tea.Cmd
+			if e.edited {
+				keep = e.writeDraftCmd()
+			}
 			e.readOnly = "held by " + safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04")
-			e.status.warn("read-only: " + e.readOnly)
+			if keep != nil {
+				e.status.warn("read-only: " + e.readOnly + " — your edit is kept as a draft")
+			} else {
+				e.status.warn("read-only: " + e.readOnly)
+			}
 			e.focusCmd()
-			return nil
+			return keep
 		}
 		e.status.fail("take the lease", msg.err)
 		return nil
@@ -587,8 +623,8 @@ func (e *editorModel) onTick() tea.Cmd {
 	return nil
 }
 
-// fieldChanged notes an edit for the draft writer.
-func (e *editorModel) fieldChanged() { e.draftDirty = true }
+// fieldChanged notes an edit for the draft writer (and a lease taken on first edit).
+func (e *editorModel) fieldChanged() { e.draftDirty, e.edited = true, true }
 
 // currentDraft captures the form as a draft.
 func (e *editorModel) currentDraft() draft {
@@ -639,7 +675,7 @@ func (e *editorModel) applyDraft(d *draft) {
 		}
 		fi.delta = d.Deltas[fi.f.Name]
 	}
-	e.draftDirty = true
+	e.fieldChanged()
 }
 
 func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -1213,8 +1249,11 @@ func (e *editorModel) View() string {
 		}
 	}
 	mode := "optimistic"
-	if e.wantLease {
+	switch {
+	case e.wantLease:
 		mode = "lease"
+	case e.leaseOnEdit:
+		mode = "lease on edit"
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))
 	b.WriteByte('\n')
@@ -1318,6 +1357,8 @@ func (e *editorModel) lockLine() string {
 		return st.LockOther.Render("lock: " + ind)
 	case e.wantLease && e.id != 0:
 		return st.Dim.Render("lease: taking…")
+	case e.leaseOnEdit:
+		return st.Dim.Render("lock: free · the lease is taken at your first edit")
 	}
 	return st.Dim.Render("lock: free · saves check the version")
 }

@@ -681,6 +681,87 @@ func TestResize(t *testing.T) {
 	}
 }
 
+// liveLeases returns the live editor leases on product id.
+func liveLeases(t *testing.T, s *storetest.Fake, id int64) []store.Lease {
+	t.Helper()
+	ls, now, err := s.FindLeases(context.Background(), store.LeaseFilter{Kind: store.KindProduct, RecordID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Lease
+	for _, l := range ls {
+		if l.Live(now) && l.Group == store.GroupEditor {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestLease_OnFirstEdit: with LeaseOnEdit, opening and moving around take no lease; the
+// first keystroke that changes the form takes it, and leaving releases it.
+func TestLease_OnFirstEdit(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	d := newDriver(t, s, "alice", func(o *Options) { o.LeaseOnEdit, o.Lease, o.Now = true, true, s.Now })
+	openProduct(t, d, 1, "enter")
+	d.waitFor("the lease is taken at your first edit")
+	focusField(t, d, "name")
+	if ls := liveLeases(t, s, 1); len(ls) != 0 {
+		t.Fatalf("leases before any edit: %+v", ls)
+	}
+	d.typeText("!")
+	d.waitFor("lease: you, ")
+	ls := liveLeases(t, s, 1)
+	if len(ls) != 1 || ls[0].Holder != "alice" {
+		t.Fatalf("leases after the first edit: %+v", ls)
+	}
+	d.typeText("?")
+	if again := liveLeases(t, s, 1); len(again) != 1 || again[0].Fence != ls[0].Fence {
+		t.Fatalf("leases after a second edit: %+v, want the first one only", again)
+	}
+	d.key("ctrl+s")
+	d.waitFor("saved v2")
+	d.key("esc")
+	d.waitFor("[ products ]")
+	d.settle()
+	if ls := liveLeases(t, s, 1); len(ls) != 0 {
+		t.Fatalf("leases after leaving: %+v", ls)
+	}
+
+	// e still takes the lease on open.
+	openProduct(t, d, 2, "e")
+	d.waitFor("lease: you, ")
+	d.key("esc")
+	d.waitFor("[ products ]")
+}
+
+// TestLease_OnFirstEditHeldByOther: someone took the lease between open and the first
+// edit; the edit turns the form read-only and is kept as a draft, not lost.
+func TestLease_OnFirstEditHeldByOther(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice", func(o *Options) { o.LeaseOnEdit, o.Now = true, s.Now })
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "name")
+	if _, err := s.AcquireLease(actorCtx("bob"), store.LeaseRequest{Kind: store.KindProduct, RecordID: 1,
+		Group: store.GroupEditor, TTL: 600e9}); err != nil {
+		t.Fatal(err)
+	}
+	d.typeText(" by alice")
+	d.waitFor("read-only: held by bob since 10:05 — your edit is kept as a draft")
+	d.settle()
+	dr, err := d.app.c.drafts.Load(store.KindProduct, 1)
+	if err != nil || dr == nil {
+		t.Fatalf("draft after the refused lease: %v, %v", dr, err)
+	}
+	if got := dr.Values["name"]; got != "Product 1 by alice" {
+		t.Fatalf("draft name = %q, want the edit", got)
+	}
+	if ls := liveLeases(t, s, 1); len(ls) != 1 || ls[0].Holder != "bob" {
+		t.Fatalf("leases: %+v, want bob's only", ls)
+	}
+}
+
 func TestLease_RenewalFailingThenLostAtOnce(t *testing.T) {
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
