@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -39,10 +40,34 @@ func benchInput(n int) (base, ours, theirs []byte) {
 	return bb.Bytes(), edit("ours", 0), edit("theirs", 25)
 }
 
+// pathologicalInput makes the worst case for a diff search without a cost
+// bound: base and ours are two unrelated texts of n lines drawn from the same
+// handful of short lines (think "}", blank lines and "return nil"), so
+// nearly every line of one has thousands of partners in the other and the
+// shortest edit script is long; theirs is base with scattered edits, so the
+// merge also refines one file-sized conflict between ours and theirs.
+func pathologicalInput(n int) (base, ours, theirs []byte) {
+	rng := rand.New(rand.NewPCG(uint64(n), 11))
+	vocab := []string{"}\n", "\n", "\treturn nil\n", "\t}\n"}
+	gen := func() []string {
+		ls := make([]string, n)
+		for i := range ls {
+			ls[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return ls
+	}
+	bl, ol := gen(), gen()
+	tl := append([]string(nil), bl...)
+	for i := 0; i < len(tl); i += 50 {
+		tl[i] = "edited by theirs\n"
+	}
+	join := func(ls []string) []byte { return []byte(strings.Join(ls, "")) }
+	return join(bl), join(ol), join(tl)
+}
+
 func BenchmarkText(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
-		base, ours, theirs := benchInput(n)
-		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+	run := func(name string, base, ours, theirs []byte) {
+		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(base)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -50,5 +75,13 @@ func BenchmarkText(b *testing.B) {
 				_ = r.Render(RenderOptions{})
 			}
 		})
+	}
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		base, ours, theirs := benchInput(n)
+		run(fmt.Sprintf("lines=%d", n), base, ours, theirs)
+	}
+	for _, n := range []int{10_000, 20_000} {
+		base, ours, theirs := pathologicalInput(n)
+		run(fmt.Sprintf("pathological-%dk", n/1000), base, ours, theirs)
 	}
 }

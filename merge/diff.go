@@ -25,7 +25,9 @@ type hunk struct {
 //     linear however long the file is.
 //  3. go-diff's Myers search diffs what remains, each line id encoded as one
 //     rune. It runs without a time limit, so the result is minimal and the
-//     same on every run.
+//     same on every run, unless what remains is far apart: then the search
+//     is split into pieces so that it stays linear (see maxSearchCost), and
+//     the result is a correct diff that may be longer than minimal.
 //  4. The result is laid back onto the full sequences, and every run of
 //     changed lines that could equally sit somewhere else is moved to one
 //     canonical place (slideRuns), the place git would pick.
@@ -125,9 +127,7 @@ func markMiddle(ma, mb *marks, lo, hiA, hiB, nids int) {
 		return
 	}
 
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0 // no deadline: minimal and deterministic
-	ds := dmp.DiffMainRunes(ra, rb, false)
+	ds := diffRunes(ra, rb)
 	if !applyDiffs(ma, mb, keepA, keepB, ra, rb, ds) {
 		// Not expected to happen; if go-diff ever returned a script that
 		// does not fit the input, calling every kept line changed is still
@@ -139,6 +139,126 @@ func markMiddle(ma, mb *marks, lo, hiA, hiB, nids int) {
 			mb.set(i, true)
 		}
 	}
+}
+
+// The Myers search costs about (len(a)+len(b)) * D steps for a shortest
+// script of D edits. After discarding, D is small on text people edit, but
+// two long unrelated texts made of a few repeated lines (braces, blank lines)
+// keep nearly every line and need thousands of edits: 20,000 lines of that
+// took seconds. So the search has a budget, which our own search checks
+// before go-diff runs:
+//
+//   - If the two sequences are within maxSearchCost edits of each other (and
+//     the check stayed within its step budget), go-diff diffs them whole, as
+//     it always did: the result is minimal and unchanged. Realistic merges
+//     take this path; the git comparison corpora of realistic text never
+//     leave it.
+//   - Otherwise the check knows the point furthest into both sequences that
+//     some script of at most maxSearchCost edits reaches. go-diff diffs the
+//     two prefixes up to that point (cheap: they are that close), and the
+//     rest is handled the same way from there.
+//
+// The trade-off of the second path: each piece is diffed minimally, but the
+// pieces together need not be minimal, since a shortest script of the whole
+// might cross the cut elsewhere. The diff is still correct and the same on
+// every run, and only inputs that are already far apart pay it, where a
+// shortest diff tells little more than a short one. In exchange the cost is
+// about length * maxSearchCost instead of length * D: linear in the length.
+// 256 edits is as far as a realistic remainder comes in our corpora by a wide
+// margin, and a lower budget would buy little more speed (a variable so
+// tests can make it small).
+var maxSearchCost = 256
+
+// diffRunes returns an edit script that turns ra into rb: minimal when the
+// two are within maxSearchCost edits, otherwise assembled from minimal
+// scripts of consecutive pieces (see maxSearchCost).
+func diffRunes(ra, rb []rune) []diffmatchpatch.Diff {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // no deadline: minimal and deterministic
+	var ds []diffmatchpatch.Diff
+	var scratch []int
+	for {
+		x, y, whole := reach(ra, rb, maxSearchCost, searchWork(len(ra)+len(rb)), &scratch)
+		if whole {
+			return append(ds, dmp.DiffMainRunes(ra, rb, false)...)
+		}
+		ds = append(ds, dmp.DiffMainRunes(ra[:x], rb[:y], false)...)
+		ra, rb = ra[x:], rb[y:]
+	}
+}
+
+// searchWork is the step budget of reach on n elements in all: enough for
+// every round of a maxSearchCost search plus following the matching runs of
+// a few diagonals from end to end, as near-identical inputs need. Long
+// matching runs on many diagonals at once (a text of mostly one repeated
+// line) would otherwise make single rounds expensive.
+func searchWork(n int) int {
+	return 2*maxSearchCost*maxSearchCost + 4*n
+}
+
+// reach runs the forward half of the Myers search on a and b for at most
+// maxCost edits, stopping after the first round that takes it past maxWork
+// steps. It reports whole if it found a script of at most maxCost edits that
+// turns a into b; it always does when there is one and the budget lasts.
+// Otherwise it returns the point (x, y), x+y > 0, with the largest x+y that
+// it found a script of at most maxCost edits of a[:x] into b[:y] for. scratch
+// is reused between calls.
+func reach(a, b []rune, maxCost, maxWork int, scratch *[]int) (x, y int, whole bool) {
+	n, m := len(a), len(b)
+	if n+m <= maxCost || n == 0 || m == 0 {
+		// No script is longer than n+m, and with one side empty there is
+		// only one script, which costs go-diff nothing to find.
+		return n, m, true
+	}
+	// fx[off+k] is the furthest x reached on diagonal k (where y = x-k), -1
+	// if none yet. Round d reads diagonals -d-1 and d+1 too.
+	off := maxCost + 1
+	if cap(*scratch) < 2*maxCost+3 {
+		*scratch = make([]int, 2*maxCost+3)
+	}
+	fx := (*scratch)[:2*maxCost+3]
+	for i := range fx {
+		fx[i] = -1
+	}
+	bestX, bestY, work := 0, 0, 0
+	for d := 0; d <= maxCost; d++ {
+		for k := -d; k <= d; k += 2 {
+			if k < -m || k > n {
+				continue
+			}
+			x := fx[off+k] // reached two rounds ago: still reachable
+			if d == 0 {
+				x = 0
+			}
+			if down := fx[off+k+1]; down >= 0 && down-k <= m && down > x {
+				x = down // one more line of b inserted
+			}
+			if right := fx[off+k-1]; right >= 0 && right < n && right+1 > x {
+				x = right + 1 // one more line of a deleted
+			}
+			if x < 0 {
+				continue
+			}
+			y := x - k
+			start := x
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			work += 1 + x - start
+			fx[off+k] = x
+			if x == n && y == m {
+				return n, m, true
+			}
+			if x+y > bestX+bestY {
+				bestX, bestY = x, y
+			}
+		}
+		if work > maxWork && bestX+bestY > 0 {
+			break
+		}
+	}
+	return bestX, bestY, false
 }
 
 // keptLines marks the lines of ids (which start at line lo of m) that have no

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -144,5 +145,151 @@ func TestDiffIDs_Renumber(t *testing.T) {
 	hs := diffIDs(a, b, 1<<22)
 	if kept, want := checkScript(t, a, b, hs), lcsLen(a, b); kept != want {
 		t.Fatalf("kept %d, want %d", kept, want)
+	}
+}
+
+// editDistance is the length of a shortest insert/delete script from a to b.
+func editDistance(a, b []int32) int { return len(a) + len(b) - 2*lcsLen(a, b) }
+
+func toRunes(ids []int32) []rune {
+	rs := make([]rune, len(ids))
+	for i, id := range ids {
+		rs[i] = idRune(int(id))
+	}
+	return rs
+}
+
+// TestReach checks the budget check the diff relies on: with work to spare
+// it reports whole exactly when the sequences are within maxCost edits (or
+// one is empty), and
+// a cut it returns is a real step forward that maxCost edits can reach,
+// whatever the budget.
+func TestReach(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var scratch []int
+	var wholes, cuts int
+	for iter := range 3000 {
+		vocab := []int{2, 3, 5, 30}[iter%4]
+		a := randIDs(rng, rng.IntN(60), vocab)
+		b := randIDs(rng, rng.IntN(60), vocab)
+		if rng.IntN(2) == 0 {
+			// A near copy, so that many pairs are within the cost.
+			b = append([]int32(nil), a...)
+			for range rng.IntN(8) {
+				if len(b) > 0 {
+					b[rng.IntN(len(b))] = int32(rng.IntN(vocab))
+				}
+			}
+		}
+		maxCost := 1 + rng.IntN(30)
+		d := editDistance(a, b)
+		// With one side empty there is only one script: always whole.
+		within := d <= maxCost || len(a) == 0 || len(b) == 0
+
+		x, y, whole := reach(toRunes(a), toRunes(b), maxCost, 1<<30, &scratch)
+		if whole != within {
+			t.Fatalf("iter %d: %v -> %v is %d edits; reach with cost %d says whole=%v", iter, a, b, d, maxCost, whole)
+		}
+		if whole && (x != len(a) || y != len(b)) {
+			t.Fatalf("iter %d: whole but stopped at (%d, %d)", iter, x, y)
+		}
+
+		// A tiny step budget stops early: the cut must still be reachable.
+		x, y, whole = reach(toRunes(a), toRunes(b), maxCost, rng.IntN(20), &scratch)
+		if whole {
+			wholes++
+			if !within {
+				t.Fatalf("iter %d: whole with %d edits > cost %d", iter, d, maxCost)
+			}
+			continue
+		}
+		cuts++
+		if x+y == 0 || x > len(a) || y > len(b) {
+			t.Fatalf("iter %d: cut at (%d, %d) of (%d, %d) makes no progress or is out of range", iter, x, y, len(a), len(b))
+		}
+		if pd := editDistance(a[:x], b[:y]); pd > maxCost {
+			t.Fatalf("iter %d: cut at (%d, %d) is %d edits away, cost %d", iter, x, y, pd, maxCost)
+		}
+	}
+	if wholes == 0 || cuts == 0 {
+		t.Fatalf("the cases did not cover both outcomes: %d whole, %d cut", wholes, cuts)
+	}
+}
+
+// TestDiffIDs_CostBudget makes the search budget tiny, so inputs are diffed
+// in pieces: every diff must still be a correct script, and inputs within
+// the budget must come out exactly as without one.
+func TestDiffIDs_CostBudget(t *testing.T) {
+	old := maxSearchCost
+	t.Cleanup(func() { maxSearchCost = old })
+	rng := rand.New(rand.NewPCG(8, 9))
+	for iter := range 2000 {
+		vocab := []int{2, 3, 5, 30}[iter%4]
+		a := randIDs(rng, rng.IntN(80), vocab)
+		b := randIDs(rng, rng.IntN(80), vocab)
+		maxSearchCost = 1 << 30
+		exact := diffIDs(a, b, vocab)
+		maxSearchCost = 1 + rng.IntN(8)
+		hs := diffIDs(a, b, vocab)
+		checkScript(t, a, b, hs)
+		if editDistance(a, b) <= maxSearchCost && fmt.Sprint(hs) != fmt.Sprint(exact) {
+			// Within the cost, only the step budget could cut; at these
+			// sizes it never does.
+			t.Fatalf("iter %d: %d edits, within cost %d, but the diff changed:\n%+v\n%+v", iter, editDistance(a, b), maxSearchCost, hs, exact)
+		}
+	}
+}
+
+// pathologicalIDs makes two unrelated sequences of n lines drawn from four
+// distinct lines: the worst case for a search without a cost bound.
+func pathologicalIDs(n int) (a, b []int32) {
+	rng := rand.New(rand.NewPCG(uint64(n), 13))
+	return randIDs(rng, n, 4), randIDs(rng, n, 4)
+}
+
+// TestDiffIDs_Pathological diffs two large unrelated low-entropy sequences
+// (which took seconds before the search had a budget): the script must turn
+// one into the other and keep most of what a longest common subsequence
+// keeps.
+func TestDiffIDs_Pathological(t *testing.T) {
+	n := 20_000
+	if testing.Short() {
+		n = 5_000
+	}
+	a, b := pathologicalIDs(n)
+	kept := checkScript(t, a, b, diffIDs(a, b, 4))
+	if n <= 5_000 {
+		// The pieces are each minimal; together they stay close.
+		if want := lcsLen(a, b); kept*100 < want*95 {
+			t.Fatalf("kept %d lines, a longest common subsequence has %d", kept, want)
+		}
+		t.Logf("kept %d of a longest common subsequence's %d lines", kept, lcsLen(a, b))
+	}
+}
+
+// TestText_Pathological merges large unrelated low-entropy texts: a side
+// that did not change defers to the other, and the chunks of a conflicted
+// merge cover each side's lines exactly, in order.
+func TestText_Pathological(t *testing.T) {
+	base, ours, theirs := pathologicalInput(20_000)
+	for _, c := range []struct {
+		name          string
+		b, o, th, out []byte
+	}{{"merge(b, o, b)", base, ours, base, ours}, {"merge(b, b, o)", base, base, ours, ours}, {"merge(b, o, o)", base, ours, ours, ours}} {
+		if r := Text(c.b, c.o, c.th); r.Conflicts != 0 || !bytes.Equal(r.Render(RenderOptions{}), c.out) {
+			t.Fatalf("%s is not ours (%d conflicts)", c.name, r.Conflicts)
+		}
+	}
+	r := Text(base, ours, theirs)
+	if r.Conflicts == 0 {
+		t.Fatal("unrelated rewrites of the whole file merged without a conflict")
+	}
+	var o, th [][]byte
+	for _, c := range r.Chunks {
+		o = append(o, c.Ours...)
+		th = append(th, c.Theirs...)
+	}
+	if !bytes.Equal(joinLines(o), ours) || !bytes.Equal(joinLines(th), theirs) {
+		t.Fatal("the chunks do not cover ours and theirs line for line")
 	}
 }
