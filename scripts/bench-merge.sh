@@ -9,11 +9,18 @@
 # Prints one row per size: best times, the tandem/git ratio (below 1 = tandem faster),
 # whether the outputs are byte-identical, and tandem's growth from 10k to 100k lines
 # (10x the input; about 10 means linear).
+#
+# Then the same for the worst case of a line diff (PATHO_SIZES, default 10k, 20k and
+# 100k lines; PATHO_SIZES= skips it): base and ours are unrelated texts drawn from four
+# short lines, theirs edits every 50th line of base. Both tools report conflicts there;
+# their conflict hunks may differ (many diffs are equally good), so "identical" is
+# informational; the exit codes (conflict counts, capped at 127) should agree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS="${RUNS:-10}"
 SIZES="${SIZES:-1000 10000 100000}"
+PATHO_SIZES="${PATHO_SIZES-10000 20000 100000}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -63,6 +70,22 @@ gen() {
 	}'
 }
 
+# gen_patho N: the worst case in $work/pN/ (see the header).
+gen_patho() {
+	local n="$1" dir="$work/p$1"
+	mkdir -p "$dir"
+	awk -v n="$n" -v dir="$dir" 'BEGIN {
+		srand(7)
+		v[0] = "}"; v[1] = ""; v[2] = "\treturn nil"; v[3] = "\t}"
+		for (i = 0; i < n; i++) {
+			b = v[int(rand() * 4)]
+			print b > (dir "/base")
+			print v[int(rand() * 4)] > (dir "/ours")
+			print (i % 50 == 0 ? "edited by theirs" : b) > (dir "/theirs")
+		}
+	}'
+}
+
 # best CMD...: best wall time of RUNS runs in nanoseconds (exit status ignored: conflicts
 # are exit codes too).
 best() {
@@ -77,21 +100,39 @@ best() {
 	echo "$b"
 }
 
-printf '%8s %12s %12s %7s %10s\n' lines tandem_ms git_ms ratio identical
-declare -A tt
-for n in $SIZES; do
-	gen "$n"
-	d="$work/$n"
+# row LABEL DIR: compare the two tools on DIR/{ours,base,theirs} and print one row.
+row() {
+	local label="$1" d="$2" te ge same t g
 	"$TANDEM" merge-file -p "$d/ours" "$d/base" "$d/theirs" >"$d/out.tandem" 2>/dev/null && te=0 || te=$?
 	git merge-file -p "$d/ours" "$d/base" "$d/theirs" >"$d/out.git" 2>/dev/null && ge=0 || ge=$?
 	same=no
 	if cmp -s "$d/out.tandem" "$d/out.git" && [ "$te" -eq "$ge" ]; then same=yes; fi
 	t=$(best "$TANDEM" merge-file -p "$d/ours" "$d/base" "$d/theirs")
 	g=$(best git merge-file -p "$d/ours" "$d/base" "$d/theirs")
-	tt[$n]=$t
-	printf '%8d %12.2f %12.2f %7.2f %10s\n' "$n" "$(echo "$t/1000000" | bc -l)" \
+	last_t=$t
+	printf '%8s %12.2f %12.2f %7.2f %10s\n' "$label" "$(echo "$t/1000000" | bc -l)" \
 		"$(echo "$g/1000000" | bc -l)" "$(echo "$t/$g" | bc -l)" "$same (exit $te/$ge)"
+}
+
+printf '%8s %12s %12s %7s %10s\n' lines tandem_ms git_ms ratio identical
+declare -A tt
+for n in $SIZES; do
+	gen "$n"
+	row "$n" "$work/$n"
+	tt[$n]=$last_t
 done
 if [ -n "${tt[10000]:-}" ] && [ -n "${tt[100000]:-}" ]; then
 	printf 'tandem growth 10k -> 100k lines: %.1fx (10x input)\n' "$(echo "${tt[100000]}/${tt[10000]}" | bc -l)"
 fi
+[ -n "$PATHO_SIZES" ] || exit 0
+echo "worst case: unrelated texts of four distinct lines"
+declare -A pt
+for n in $PATHO_SIZES; do
+	gen_patho "$n"
+	row "p$n" "$work/p$n"
+	pt[$n]=$last_t
+done
+if [ -n "${pt[10000]:-}" ] && [ -n "${pt[100000]:-}" ]; then
+	printf 'tandem growth 10k -> 100k lines: %.1fx (10x input)\n' "$(echo "${pt[100000]}/${pt[10000]}" | bc -l)"
+fi
+exit 0
