@@ -8,11 +8,11 @@ go build -o "$bin" .
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$(dirname "$bin")"' EXIT
 
-echo "## machine"; echo; echo '```'
+echo "## The run"; echo; echo "Machine:"; echo; echo '```'
 echo "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(go version), $(uname -sr)"
 echo '```'
 
-run() { echo; echo "\$ tandem $*"; echo; echo '```'; "$bin" "$@"; echo '```'; }
+run() { echo; echo "### \`tandem $*\`"; echo; echo '```'; "$bin" "$@"; echo '```'; }
 
 for rows in 1 16; do
 	run --db "$work/bench-$rows.db" bench contention --workers 4 --ops 500 --rows "$rows"
