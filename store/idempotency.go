@@ -45,3 +45,19 @@ type Claim struct {
 	// Record is the key's state; for a COMPLETED key, Record.Result replays the first result.
 	Record KeyRecord
 }
+
+// MaxKeyLen is the longest idempotency key a store accepts, in bytes.
+const MaxKeyLen = 200
+
+// CheckKey validates an idempotency key and its scope before any store touches them.
+func CheckKey(scope, key string) error {
+	switch {
+	case scope == "":
+		return Errorf(EINVALID, "idempotency key without a scope")
+	case key == "":
+		return Errorf(EINVALID, "empty idempotency key")
+	case len(key) > MaxKeyLen:
+		return Errorf(EINVALID, "idempotency key over %d characters", MaxKeyLen)
+	}
+	return nil
+}

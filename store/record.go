@@ -131,8 +131,10 @@ func (r *Registry) CheckUpdate(kind Kind, role Role, u Update) error {
 			return Errorf(EINVALID, "%s.%s is both set and adjusted in one update", kind, name)
 		}
 	}
-	if len(u.IdempotencyKey) > 200 {
-		return Errorf(EINVALID, "idempotency key over 200 characters")
+	if u.IdempotencyKey != "" {
+		if err := CheckKey(ScopeAPI, u.IdempotencyKey); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -26,18 +26,6 @@ func scanKey(row scanner, extra ...any) (store.KeyRecord, error) {
 	return k, err
 }
 
-func checkKey(scope, key string) error {
-	switch {
-	case scope == "":
-		return store.Errorf(store.EINVALID, "idempotency key without a scope")
-	case key == "":
-		return store.Errorf(store.EINVALID, "empty idempotency key")
-	case len(key) > 200:
-		return store.Errorf(store.EINVALID, "idempotency key over 200 characters")
-	}
-	return nil
-}
-
 // claimOwner names the caller of ClaimKey: the actor and this DB value.
 func (db *DB) claimOwner(ctx context.Context) (string, error) {
 	a, err := store.ActorFrom(ctx)
@@ -50,7 +38,7 @@ func (db *DB) claimOwner(ctx context.Context) (string, error) {
 // ClaimKey claims (scope, key) for a request with the given hash. See store.Idempotency for
 // the states and error codes.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	if err := checkKey(scope, key); err != nil {
+	if err := store.CheckKey(scope, key); err != nil {
 		return nil, err
 	}
 	owner, err := db.claimOwner(ctx)
@@ -115,7 +103,7 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 
 // finishKey moves a key claimed by this caller from PENDING to status.
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
-	if err := checkKey(scope, key); err != nil {
+	if err := store.CheckKey(scope, key); err != nil {
 		return err
 	}
 	owner, err := db.claimOwner(ctx)

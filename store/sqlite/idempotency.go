@@ -53,18 +53,6 @@ func (db *DB) claimOwner(ctx context.Context) (string, error) {
 	return a.Name + "@" + db.owner, nil
 }
 
-func checkKeyArgs(scope, key string) error {
-	switch {
-	case scope == "":
-		return store.Errorf(store.EINVALID, "idempotency key without a scope")
-	case key == "":
-		return store.Errorf(store.EINVALID, "empty idempotency key")
-	case len(key) > 200:
-		return store.Errorf(store.EINVALID, "idempotency key over 200 characters")
-	}
-	return nil
-}
-
 // checkUpdateKey looks up an update's idempotency key (scope api) inside the update's
 // transaction: replay is true when the same request already completed.
 func (db *DB) checkUpdateKey(ctx context.Context, tx *tx, key, hash string) (replay bool, err error) {
@@ -109,7 +97,7 @@ func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, r
 
 // ClaimKey claims (scope, key) for a request with the given hash.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	if err := checkKeyArgs(scope, key); err != nil {
+	if err := store.CheckKey(scope, key); err != nil {
 		return nil, err
 	}
 	owner, err := db.claimOwner(ctx)
@@ -180,7 +168,7 @@ func (db *DB) FailKey(ctx context.Context, scope, key string) error {
 }
 
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
-	if err := checkKeyArgs(scope, key); err != nil {
+	if err := store.CheckKey(scope, key); err != nil {
 		return err
 	}
 	owner, err := db.claimOwner(ctx)

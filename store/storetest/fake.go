@@ -736,7 +736,7 @@ func (f *Fake) ClaimKey(ctx context.Context, scope, key, requestHash string, pen
 		return nil, err
 	}
 	defer f.mu.Unlock()
-	if err := checkKeyArgs(scope, key); err != nil {
+	if err := store.CheckKey(scope, key); err != nil {
 		return nil, err
 	}
 	if pendingTTL <= 0 {
@@ -762,18 +762,6 @@ func (f *Fake) ClaimKey(ctx context.Context, scope, key, requestHash string, pen
 		Owner: actor.Name, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
 	f.keys[id] = k
 	return &store.Claim{Claimed: true, Record: cloneKey(*k)}, nil
-}
-
-func checkKeyArgs(scope, key string) error {
-	switch {
-	case scope == "":
-		return store.Errorf(store.EINVALID, "idempotency key without a scope")
-	case key == "":
-		return store.Errorf(store.EINVALID, "empty idempotency key")
-	case len(key) > 200:
-		return store.Errorf(store.EINVALID, "idempotency key over 200 characters")
-	}
-	return nil
 }
 
 // heldKey returns the key the actor holds as PENDING, or ENOTFOUND.
