@@ -79,8 +79,6 @@ func fatal(err error) bool {
 	switch store.ErrorCode(err) {
 	case "", store.ECONFLICT, store.EBUSY, store.ELEASE, store.EUNAVAILABLE, store.ENOTFOUND:
 		return false
-	case store.EINTERNAL:
-		return false // connection resets surface here on some drivers
 	}
 	return true
 }
