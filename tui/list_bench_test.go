@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"cmp"
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/storetest"
+)
+
+// BenchmarkList shows that the product list costs the same with 100 and 100,000 products:
+// open is New, the 80x24 window size and the list's first load (its commands run in the
+// benchmark's goroutine and their messages fed back to Update) until the first page is on
+// screen; scroll is one j press plus the View, over the first screens of rows. The feed
+// subscription and the one-second tick of App.Init are left out: neither reads products.
+func BenchmarkList(b *testing.B) {
+	for _, n := range []int{100, 100000} {
+		b.Run("products="+itoa(int64(n)), func(b *testing.B) {
+			fake := benchStore(b, n)
+			opts := Options{User: "alice", DraftDir: filepath.Join(b.TempDir(), "drafts"), Now: func() time.Time { return t0 }, Editor: "true"}
+			wantPos := "1 of " + thousands(n)
+
+			b.Run("open", func(b *testing.B) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				var screen string
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					screen = openList(b, ctx, fake, opts)
+				}
+				b.StopTimer()
+				if !strings.Contains(ansi.Strip(screen), wantPos) {
+					b.Fatalf("first page not shown (want %q):\n%s", wantPos, ansi.Strip(screen))
+				}
+			})
+
+			b.Run("scroll", func(b *testing.B) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				app := openAppList(b, ctx, fake, opts)
+				l := app.list
+				down := keyMsg("j")
+				const span = 90 // rows scrolled before going back to the top: within the first page
+				var screen string
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if l.cursor >= span {
+						b.StopTimer()
+						l.cursor, l.offset = 0, 0
+						b.StartTimer()
+					}
+					_, cmd := app.Update(down)
+					screen = app.Render()
+					if cmd != nil {
+						b.Fatalf("step %d: j started a command (a page load) within the first page", i)
+					}
+				}
+				b.StopTimer()
+				if !strings.Contains(ansi.Strip(screen), " of "+thousands(n)) {
+					b.Fatalf("position not shown:\n%s", ansi.Strip(screen))
+				}
+			})
+		})
+	}
+}
+
+// openList opens an App on s at 80x24, loads the list's first page and returns the screen.
+func openList(b *testing.B, ctx context.Context, s store.Store, opts Options) string {
+	return openAppList(b, ctx, s, opts).Render()
+}
+
+// openAppList is openList returning the App.
+func openAppList(b *testing.B, ctx context.Context, s store.Store, opts Options) *App {
+	app, err := New(ctx, s, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, cmd := app.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	runSync(b, app, cmd)
+	runSync(b, app, app.list.Init())
+	if !app.list.loaded {
+		b.Fatal("list not loaded after its first commands")
+	}
+	return app
+}
+
+// runSync runs cmd and every command that follows from it in this goroutine, expanding
+// batches and feeding each message to the app, as a program would but without goroutines.
+func runSync(b *testing.B, app *App, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runSync(b, app, c)
+		}
+	case pageMsg:
+		if msg.err != nil {
+			b.Fatal(msg.err)
+		}
+		_, next := app.Update(msg)
+		runSync(b, app, next)
+	default:
+		_, next := app.Update(msg)
+		runSync(b, app, next)
+	}
+}
+
+// keysetStore is the fake with its products held in id order and paged by binary search on
+// the id, as an indexed database pages them. The fake itself cannot stand in at 100,000
+// products: its CreateRecord checks the sku against every product (seeding is quadratic,
+// more than ten minutes here) and its FindRecords sorts every id on each call.
+type keysetStore struct {
+	*storetest.Fake
+	products []*store.Record // ordered by id
+}
+
+// FindRecords serves products from the ordered slice and everything else from the fake.
+func (s *keysetStore) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Record, error) {
+	if flt.Kind != store.KindProduct {
+		return s.Fake.FindRecords(ctx, flt)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start, _ := slices.BinarySearchFunc(s.products, flt.AfterID+1, func(r *store.Record, id int64) int {
+		return cmp.Compare(r.ID, id)
+	})
+	search := strings.ToLower(flt.Search)
+	out := []*store.Record{}
+	for _, r := range s.products[start:] {
+		if len(flt.IDs) > 0 && !slices.Contains(flt.IDs, r.ID) {
+			continue
+		}
+		if search != "" && !matches(r, search) {
+			continue
+		}
+		out = append(out, r.Clone())
+		if flt.Limit > 0 && len(out) == flt.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// CountRecords counts the ordered products.
+func (s *keysetStore) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
+	if kind != store.KindProduct {
+		return s.Fake.CountRecords(ctx, kind)
+	}
+	return len(s.products), ctx.Err()
+}
+
+func matches(r *store.Record, lowerSearch string) bool {
+	for _, name := range []string{"sku", "name"} {
+		if v, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(v), lowerSearch) {
+			return true
+		}
+	}
+	return false
+}
+
+// benchStore returns the fake with n products named "Product i", like mustSeed's; each is
+// checked by the registry as CreateRecord would check it.
+func benchStore(b *testing.B, n int) *keysetStore {
+	b.Helper()
+	fake := storetest.NewFake(store.Options{Now: func() time.Time { return t0 }})
+	fake.SetClock(func() time.Time { return t0 })
+	b.Cleanup(func() { fake.Close() })
+	s := &keysetStore{Fake: fake, products: make([]*store.Record, 0, n)}
+	for i := 1; i <= n; i++ {
+		fields, err := fake.Registry().CheckCreate(store.KindProduct, store.RoleEditor, store.Values{
+			"sku": "SKU-" + itoa(int64(i)), "name": "Product " + itoa(int64(i)),
+			"description": "A fine product.\nSecond line.\n",
+			"price":       int64(1000 + i), "stock": int64(20),
+		})
+		if err != nil {
+			b.Fatalf("seed product %d: %v", i, err)
+		}
+		s.products = append(s.products, &store.Record{Kind: store.KindProduct, ID: int64(i), Version: 1,
+			UpdatedBy: "seed", UpdatedAt: t0, Fields: fields.Clone()})
+	}
+	return s
+}
