@@ -59,18 +59,7 @@ same key and the change is applied once; the same key with another delta is refu
 				return err
 			}
 			u := store.Update{Add: map[string]int64{f.Name: delta}, IdempotencyKey: key, LeaseToken: leaseTk}
-			if err := reg.CheckUpdate(kind, roleOf(ctx), u); err != nil {
-				return err
-			}
-			st, err := a.store(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := st.UpdateRecord(ctx, kind, id, u)
-			if err != nil {
-				return err
-			}
-			return a.printSaved(res, u, asJSON)
+			return a.save(ctx, reg, kind, id, u, asJSON)
 		},
 	}
 	f := cmd.Flags()

@@ -58,18 +58,7 @@ refused (exit 2). --lease presents your lease token when the record is leased
 				return err
 			}
 			u := store.Update{BaseVersion: expect, Set: vals, IdempotencyKey: key, LeaseToken: leaseTk}
-			if err := reg.CheckUpdate(kind, roleOf(ctx), u); err != nil {
-				return err
-			}
-			st, err := a.store(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := st.UpdateRecord(ctx, kind, id, u)
-			if err != nil {
-				return err
-			}
-			return a.printSaved(res, u, asJSON)
+			return a.save(ctx, reg, kind, id, u, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -86,6 +75,23 @@ func roleOf(ctx context.Context) store.Role {
 		return act.Role
 	}
 	return store.RoleEditor
+}
+
+// save checks u against the registry before the store is even opened (bad input must not
+// create a database file), sends it, and reports the result.
+func (a *app) save(ctx context.Context, reg *store.Registry, kind store.Kind, id int64, u store.Update, asJSON bool) error {
+	if err := reg.CheckUpdate(kind, roleOf(ctx), u); err != nil {
+		return err
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := st.UpdateRecord(ctx, kind, id, u)
+	if err != nil {
+		return err
+	}
+	return a.printSaved(res, u, asJSON)
 }
 
 // printSaved reports a save: the record as JSON, or one line saying what happened.
