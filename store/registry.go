@@ -3,6 +3,7 @@ package store
 import (
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -135,14 +136,27 @@ func DefaultRegistry() *Registry {
 	return r
 }
 
+// MaxRegistryBytes bounds a registry file: the built-in one is under 4 KiB, and a file of
+// any size would otherwise be read whole into memory (a path like /dev/zero never ends).
+const MaxRegistryBytes = 1 << 20
+
 // LoadRegistry reads a registry file, or returns the default registry when path is empty.
+// A file over MaxRegistryBytes is refused (EINVALID) after reading at most one byte more.
 func LoadRegistry(path string) (*Registry, error) {
 	if path == "" {
 		return DefaultRegistry(), nil
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, Errorf(EINVALID, "read field registry: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxRegistryBytes+1))
+	if err != nil {
+		return nil, Errorf(EINVALID, "read field registry %s: %v", path, err)
+	}
+	if len(data) > MaxRegistryBytes {
+		return nil, Errorf(EINVALID, "field registry %s is over the limit of %d bytes (1 MiB)", path, MaxRegistryBytes)
 	}
 	return ParseRegistry(path, data)
 }
