@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -110,17 +113,48 @@ func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (stor
 	return vals, nil
 }
 
-// readLimited reads a file, refusing one larger than max bytes (0: no limit) before reading
-// it into memory.
+// maxFileValue bounds a value read with field=@path when the field itself sets no
+// max_bytes: four times the largest limit of the built-in registry (body, 16 MiB).
+const maxFileValue = 64 << 20
+
+// readLimited reads the file at path, refusing one of more than max bytes (0: maxFileValue).
+// It reads at most max+1 bytes whatever the file says its size is: devices, pipes and
+// process substitutions (/dev/zero, <(...)) report 0 and may never end. A regular file's
+// reported size only sizes the buffer, so it is read into memory once.
 func readLimited(path string, max int) ([]byte, error) {
-	fi, err := os.Stat(path)
+	if max <= 0 {
+		max = maxFileValue
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if max > 0 && fi.Size() > int64(max) {
-		return nil, fmt.Errorf("%s has %d bytes, over the limit of %d", path, fi.Size(), max)
+	defer f.Close()
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), int64(max)))
 	}
-	return os.ReadFile(path)
+	// bytes.Buffer reads in steps of at least bytes.MinRead: room for one more step
+	// past the expected end lets it see EOF without growing.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, int64(max)+1)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if buf.Len() > max {
+		return nil, fmt.Errorf("%s is over the limit of %d bytes (%s)", path, max, byteSize(max))
+	}
+	return buf.Bytes(), nil
+}
+
+// byteSize shows a limit in the unit people set it in: "16 MiB", "1 MiB", "512 KiB".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // parseDelta parses the DELTA of adjust for field f: a whole number, or an amount like
@@ -140,46 +174,88 @@ func parseDelta(f *store.Field, s string) (int64, error) {
 	return n, nil
 }
 
-// negMark stands in for the leading '-' of a negative number while flags are parsed, so that
-// "adjust product 42 stock -1" is not read as the flag -1. Arguments cannot contain NUL.
-const negMark = "\x00"
-
-// parseFlagsKeepingNegatives parses cmd's flags (its own and the inherited global ones) from
-// args, treating arguments like -1 or -2.50 as positional arguments, and returns the
-// positional arguments. cmd must have DisableFlagParsing set.
-func parseFlagsKeepingNegatives(cmd *cobra.Command, args []string) ([]string, error) {
-	munged := make([]string, len(args))
-	for i, s := range args {
-		if isNegativeNumber(s) {
-			s = negMark + s[1:]
-		}
-		munged[i] = s
+// parseFlagsWithDelta parses cmd's flags (its own and the inherited global ones) from args
+// as cobra would, except that the positional argument number n (0-based) may start with '-':
+// adjust's DELTA, as in "adjust product 42 stock -1". That one argument is set aside before
+// the flags are parsed and put back among the positional arguments after. Nothing else is
+// treated specially: a flag's value is the flag's whatever it looks like (--key -5 is the
+// key "-5"), and any other argument starting with '-' is a flag. cmd must have
+// DisableFlagParsing set, so that cobra leaves the parsing to RunE.
+func parseFlagsWithDelta(cmd *cobra.Command, args []string, n int) ([]string, error) {
+	at := dashPositional(cmd, args, n)
+	rest := args
+	if at >= 0 {
+		rest = slices.Delete(slices.Clone(args), at, at+1)
 	}
 	cmd.DisableFlagParsing = false
 	defer func() { cmd.DisableFlagParsing = true }()
-	if err := cmd.ParseFlags(munged); err != nil {
+	if err := cmd.ParseFlags(rest); err != nil {
 		return nil, usageErr(err)
 	}
-	pos := cmd.Flags().Args()
-	out := make([]string, len(pos))
-	for i, s := range pos {
-		if strings.HasPrefix(s, negMark) {
-			s = "-" + s[len(negMark):]
-		}
-		out[i] = s
+	pos := slices.Clone(cmd.Flags().Args())
+	if at >= 0 {
+		// dashPositional counted n positional arguments before it, as pflag did.
+		pos = slices.Insert(pos, min(n, len(pos)), args[at])
 	}
-	return out, nil
+	return pos, nil
 }
 
-// isNegativeNumber reports whether s looks like -1 or -2.50.
-func isNegativeNumber(s string) bool {
-	if len(s) < 2 || s[0] != '-' {
-		return false
+// dashPositional returns the index in args of positional argument number n if that argument
+// starts with '-' and is not one of cmd's flags; else -1. It reads args the way pflag does:
+// "--" ends the flags (what follows is positional, -1 included, so nothing need be set
+// aside), --name=value and -n=value carry their value, and a flag that takes a value and has
+// none attached takes the next argument, whatever it looks like.
+func dashPositional(cmd *cobra.Command, args []string, n int) int {
+	// known reports whether cmd has the flag named name (a shorthand with short) and
+	// whether it takes a value, that is has no value of its own when given alone.
+	known := func(name string, short bool) (ok, takesValue bool) {
+		for _, inherited := range []bool{false, true} {
+			fs := cmd.Flags()
+			if inherited {
+				fs = cmd.InheritedFlags()
+			}
+			f := fs.Lookup(name)
+			if short {
+				f = fs.ShorthandLookup(name)
+			}
+			if f != nil {
+				return true, f.NoOptDefVal == ""
+			}
+		}
+		return false, false
 	}
-	for _, r := range s[1:] {
-		if (r < '0' || r > '9') && r != '.' {
-			return false
+	pos := 0
+	for i := 0; i < len(args); i++ {
+		s := args[i]
+		switch {
+		case s == "--":
+			return -1
+		case len(s) < 2 || s[0] != '-':
+			pos++
+		case s[1] == '-':
+			name, _, hasValue := strings.Cut(s[2:], "=")
+			if ok, takes := known(name, false); ok && takes && !hasValue {
+				i++ // --name VALUE
+			}
+		default:
+			if ok, _ := known(s[1:2], true); !ok && pos == n {
+				return i
+			}
+			// A run of shorthands (-abc); the first that takes a value ends it, with the
+			// rest of the run (-kVALUE, -k=VALUE) or the next argument (-k VALUE).
+			for j := 1; j < len(s); j++ {
+				ok, takes := known(s[j:j+1], true)
+				if !ok {
+					break // pflag refuses it
+				}
+				if takes {
+					if j == len(s)-1 {
+						i++
+					}
+					break
+				}
+			}
 		}
 	}
-	return s[1] >= '0' && s[1] <= '9'
+	return -1
 }

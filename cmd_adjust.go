@@ -20,11 +20,12 @@ same key and the change is applied once; the same key with another delta is refu
 		Example: `  tandem adjust product 42 stock -1
   tandem adjust product 42 stock 25 --key delivery-2026-11-03
   tandem adjust product 42 stock -3 --json`,
-		// Flags are parsed in RunE so that a negative DELTA is not taken for a flag.
+		// Flags are parsed in RunE so that a negative DELTA (and only the DELTA) is not
+		// taken for a flag.
 		DisableFlagParsing: true,
 		Args:               cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, raw []string) error {
-			args, err := parseFlagsKeepingNegatives(cmd, raw)
+			args, err := parseFlagsWithDelta(cmd, raw, 3)
 			if err != nil {
 				return err
 			}

@@ -10,10 +10,15 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// Default sizes of the sample data.
+// Default and largest sizes of the sample data. Seed builds its records in memory (about
+// 400 bytes a product) and writes each in its own transaction: 100,000 products is the size
+// the TUI's list is benchmarked at; more is not sample data, and a count like 99999999999
+// must be refused before anything is allocated.
 const (
 	defaultSeedProducts  = 60
 	defaultSeedDocuments = 15
+	maxSeedProducts      = 100_000
+	maxSeedDocuments     = 10_000
 )
 
 func newSeedCmd(a *app) *cobra.Command {
@@ -39,6 +44,12 @@ deleted, SKUs are chosen so they do not collide).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if products < 0 || documents < 0 {
 				return usagef("--products and --documents cannot be negative")
+			}
+			if products > maxSeedProducts {
+				return usagef("--products %d is over the maximum of %d", products, maxSeedProducts)
+			}
+			if documents > maxSeedDocuments {
+				return usagef("--documents %d is over the maximum of %d", documents, maxSeedDocuments)
 			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
@@ -67,8 +78,8 @@ deleted, SKUs are chosen so they do not collide).`,
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&products, "products", defaultSeedProducts, "how many products to add")
-	cmd.Flags().IntVar(&documents, "documents", defaultSeedDocuments, "how many documents to add")
+	cmd.Flags().IntVar(&products, "products", defaultSeedProducts, fmt.Sprintf("how many products to add (at most %d)", maxSeedProducts))
+	cmd.Flags().IntVar(&documents, "documents", defaultSeedDocuments, fmt.Sprintf("how many documents to add (at most %d)", maxSeedDocuments))
 	cmd.Flags().BoolVar(&force, "force", false, "add sample data to a store that is not empty")
 	return cmd
 }

@@ -54,13 +54,3 @@ func TestRedact(t *testing.T) {
 		t.Errorf("redactErr = %q (code %s), want the password gone and the code kept", err, store.ErrorCode(err))
 	}
 }
-
-func TestIsNegativeNumber(t *testing.T) {
-	for s, want := range map[string]bool{
-		"-1": true, "-250": true, "-2.50": true, "-": false, "--json": false, "-x": false, "1": false, "-.5": false,
-	} {
-		if got := isNegativeNumber(s); got != want {
-			t.Errorf("isNegativeNumber(%q) = %v, want %v", s, got, want)
-		}
-	}
-}
