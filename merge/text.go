@@ -1,7 +1,7 @@
 // Package merge is tandem's three-way merge: line-level text merge compatible
 // with `git merge-file`, hunk resolution for merge UIs, and the per-field
-// merge of records by their registry rule. It is pure: no I/O beyond the
-// merge-file command's entry point, and no imports beyond store's types.
+// merge of records by their registry rule. It is pure: no I/O (the merge-file
+// command lives in package main), and no imports beyond store's types.
 package merge
 
 import "sort"
@@ -92,6 +92,10 @@ const (
 	// their common lines out of it, and joins conflicts separated only by a few
 	// lines (or lines without letters and digits): git's default.
 	levelZealous
+	// levelZDiff3 is levelEager, then moves the lines ours and theirs agree on
+	// at the start and the end of each conflict out of it, leaving its base
+	// part whole: git's zdiff3.
+	levelZDiff3
 )
 
 // Text merges ours and theirs, both derived from base, line by line, the way
@@ -109,6 +113,14 @@ func Text(base, ours, theirs []byte) Result {
 // what a diff3-style view (ours, base, theirs) needs to be truthful.
 func TextDiff3(base, ours, theirs []byte) Result {
 	return text(base, ours, theirs, levelEager)
+}
+
+// TextZDiff3 is TextDiff3 with the lines both sides agree on at the start and
+// the end of each conflict taken out of it, as `git merge-file --zdiff3` does.
+// The conflict's base part stays whole, so render it with StyleDiff3; a
+// conflict stays a conflict even when one side is left with no lines.
+func TextZDiff3(base, ours, theirs []byte) Result {
+	return text(base, ours, theirs, levelZDiff3)
 }
 
 // mergeEntry is one region of the merge where something changed, in ours (i1, chg1),
@@ -258,11 +270,37 @@ func doMerge(bi, oi, ti []int32, ol [][]byte, x1, x2 []hunk, lvl level, nids int
 		t := x2[b]
 		list = appendMerge(list, modeTheirs, t.i1, t.chg1, t.i1+len(oi)-len(bi), t.chg1, t.i2, t.chg2)
 	}
-	if lvl >= levelZealous {
+	switch lvl {
+	case levelZealous:
 		list = refineConflicts(oi, ti, list, nids)
 		list = simplifyNonConflicts(ol, list)
+	case levelZDiff3:
+		trimConflicts(oi, ti, list)
 	}
 	return list
+}
+
+// trimConflicts moves the lines ours and theirs have in common at the start
+// and at the end of each conflict out of it (git's zdiff3). Unlike
+// refineConflicts it does not diff the inside: a conflict keeps one piece,
+// and its base range (i0, chg0) is left as it was.
+func trimConflicts(oi, ti []int32, list []mergeEntry) {
+	for k := range list {
+		m := &list[k]
+		if m.mode != modeConflict {
+			continue
+		}
+		for m.chg1 > 0 && m.chg2 > 0 && oi[m.i1] == ti[m.i2] {
+			m.i1++
+			m.i2++
+			m.chg1--
+			m.chg2--
+		}
+		for m.chg1 > 0 && m.chg2 > 0 && oi[m.i1+m.chg1-1] == ti[m.i2+m.chg2-1] {
+			m.chg1--
+			m.chg2--
+		}
+	}
 }
 
 func equalIDs(a, b []int32) bool {

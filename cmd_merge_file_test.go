@@ -1,4 +1,4 @@
-package merge
+package main
 
 import (
 	"bytes"
@@ -8,24 +8,26 @@ import (
 	"testing"
 )
 
-func mustWrite(t *testing.T, path, data string, mode os.FileMode) {
+func mustWriteFile(t *testing.T, path, data string, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), mode); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestFileMain(t *testing.T) {
+// TestMergeFile runs merge-file in-process: labels, diff3, writing in place with the file's
+// mode, favoring a side, usage and read errors, and the same output and exit status as git.
+func TestMergeFile(t *testing.T) {
 	dir := t.TempDir()
 	cur, base, other := filepath.Join(dir, "cur"), filepath.Join(dir, "base"), filepath.Join(dir, "other")
 	setup := func() {
-		mustWrite(t, base, "a\nb\nc\nd\ne\nf\ng\n", 0o644)
-		mustWrite(t, cur, "a\nB\nc\nd\ne\nf\nG\n", 0o640)
-		mustWrite(t, other, "a\nb2\nc\nd\ne\nf\ng\n", 0o644)
+		mustWriteFile(t, base, "a\nb\nc\nd\ne\nf\ng\n", 0o644)
+		mustWriteFile(t, cur, "a\nB\nc\nd\ne\nf\nG\n", 0o640)
+		mustWriteFile(t, other, "a\nb2\nc\nd\ne\nf\ng\n", 0o644)
 	}
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := FileMain(args, &out, &errb)
+		code := mergeFile(args, &out, &errb)
 		return code, out.String(), errb.String()
 	}
 
@@ -39,7 +41,7 @@ func TestFileMain(t *testing.T) {
 	})
 	t.Run("InPlaceKeepsMode", func(t *testing.T) {
 		setup()
-		mustWrite(t, other, "a\nb\nc\nd\nE\nf\ng\n", 0o644)
+		mustWriteFile(t, other, "a\nb\nc\nd\nE\nf\ng\n", 0o644)
 		code, out, _ := run(cur, base, other)
 		got, _ := os.ReadFile(cur)
 		if code != 0 || out != "" || string(got) != "a\nB\nc\nd\nE\nf\nG\n" {
@@ -62,18 +64,18 @@ func TestFileMain(t *testing.T) {
 			args []string
 			code int
 		}{
-			{[]string{cur, base}, ExitUsage},
-			{[]string{"--bogus", cur, base, other}, ExitUsage},
-			{[]string{"-L", "a", "-L", "b", "-L", "c", "-L", "d", cur, base, other}, ExitUsage},
-			{[]string{"-p", filepath.Join(dir, "missing"), base, other}, ExitError},
+			{[]string{cur, base}, mergeExitUsage},
+			{[]string{"--bogus", cur, base, other}, mergeExitUsage},
+			{[]string{"-L", "a", "-L", "b", "-L", "c", "-L", "d", cur, base, other}, mergeExitUsage},
+			{[]string{"-p", filepath.Join(dir, "missing"), base, other}, mergeExitError},
 		} {
 			if code, _, stderr := run(tt.args...); code != tt.code || stderr == "" {
 				t.Errorf("%v: code %d (stderr %q), want %d with a message", tt.args, code, stderr, tt.code)
 			}
 		}
-		mustWrite(t, cur, "a\x00b\n", 0o644)
-		if code, _, _ := run("-p", cur, base, other); code != ExitError {
-			t.Errorf("binary: code %d, want %d", code, ExitError)
+		mustWriteFile(t, cur, "a\x00b\n", 0o644)
+		if code, _, _ := run("-p", cur, base, other); code != mergeExitError {
+			t.Errorf("binary: code %d, want %d", code, mergeExitError)
 		}
 	})
 	t.Run("SameAsGit", func(t *testing.T) {
@@ -81,7 +83,7 @@ func TestFileMain(t *testing.T) {
 			t.Skip("git not installed")
 		}
 		setup()
-		for _, args := range [][]string{{"-p"}, {"-p", "--diff3"}, {"-p", "--union"}, {"-p", "--marker-size=3", "-L", "x"}} {
+		for _, args := range [][]string{{"-p"}, {"-p", "--diff3"}, {"-p", "--zdiff3"}, {"-p", "--union"}, {"-p", "--marker-size=3", "-L", "x"}} {
 			full := append(append([]string(nil), args...), cur, base, other)
 			code, out, _ := run(full...)
 			cmd := exec.Command("git", append([]string{"merge-file"}, full...)...)
