@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/bench"
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/torture"
 )
@@ -87,7 +88,7 @@ Each strategy works on fresh rows it creates (products named "bench ...").`,
 				mode = "OS processes"
 			}
 			fmt.Fprintf(a.stdout, "contention on %s: %d writers (%s) x %d ops on %d row(s)\n\n",
-				redact(a.dsn), cfg.Workers, mode, cfg.Ops, cfg.Rows)
+				safe.Line(redact(a.dsn)), cfg.Workers, mode, cfg.Ops, cfg.Rows)
 			return bench.WriteContention(a.stdout, results)
 		},
 	}

@@ -84,7 +84,7 @@ writes and relative adjusts made inside a no-history scope.`,
 			}
 			for _, c := range ops {
 				fmt.Fprintf(a.stdout, "  v%-4d %s  %-12s %-8s %-8s %s\n", c.Version, c.At.Local().Format("2006-01-02 15:04:05"),
-					safe.Line(c.Actor), c.Role, c.Event, safe.Line(describeChange(c)))
+					safe.Line(c.Actor), safe.Line(string(c.Role)), safe.Line(string(c.Event)), safe.Line(describeChange(c)))
 			}
 			return nil
 		},

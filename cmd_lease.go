@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/locks"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -32,12 +32,7 @@ func exportLease(l store.Lease) jsonLease {
 // printLease writes l as one line of JSON, so a script reading a --hold process's output
 // line by line gets the token from the first line.
 func (a *app) printLease(l store.Lease) error {
-	b, err := json.Marshal(exportLease(l))
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
-	return err
+	return writeJSONLine(a.stdout, exportLease(l))
 }
 
 func newLeaseCmd(a *app) *cobra.Command {
@@ -135,7 +130,7 @@ func (a *app) holdLease(ctx context.Context, st store.Store, req store.LeaseRequ
 	if err := held.Release(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "released the lease on %s %d (%s)\n", req.Kind, req.RecordID, req.Group)
+	fmt.Fprintf(a.stderr, "released the lease on %s %d (%s)\n", req.Kind, req.RecordID, safe.Line(req.Group))
 	return nil
 }
 

@@ -117,7 +117,7 @@ func printLocks(w io.Writer, ls []store.Lease, now time.Time) error {
 		default:
 			state = "released"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", l.Kind, l.RecordID, safe.Line(l.Group),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", safe.Line(string(l.Kind)), l.RecordID, safe.Line(l.Group),
 			cut(safe.Line(l.Holder), 40), l.Fence, humanDuration(now.Sub(l.AcquiredAt)), state)
 	}
 	return tw.Flush()

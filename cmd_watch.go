@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -65,10 +64,9 @@ JSON object per line.`,
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(a.stdout)
 			for c := range ch {
 				if asJSON {
-					err = enc.Encode(exportChange(c))
+					err = writeJSONLine(a.stdout, exportChange(c))
 				} else {
 					_, err = fmt.Fprintln(a.stdout, feedLine(c))
 				}
@@ -96,12 +94,12 @@ func exportChange(c store.Change) jsonFeedChange {
 // feedLine is one line for people; every string from the database goes through safe.
 func feedLine(c store.Change) string {
 	who := safe.Line(c.Actor)
-	rec := fmt.Sprintf("%s %d", c.Kind, c.RecordID)
+	rec := fmt.Sprintf("%s %d", safe.Line(string(c.Kind)), c.RecordID)
 	at := c.At.Local().Format("15:04:05")
 	var s string
 	switch c.Event {
 	case store.EventSaved, store.EventCreated, store.EventMoved:
-		s = fmt.Sprintf("v%d %s %s by %s", c.Version, rec, c.Event, who)
+		s = fmt.Sprintf("v%d %s %s by %s", c.Version, rec, safe.Line(string(c.Event)), who)
 		if len(c.Fields) > 0 {
 			s += " (" + feedFields(c) + ")"
 		}

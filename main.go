@@ -96,8 +96,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var ec *exitCodeError
 	if !errors.As(err, &ec) || ec.msg != "" {
-		// Messages quote database text (who changed a record, a lease holder): defuse it.
-		fmt.Fprintf(stderr, "tandem: %s\n", safe.Text(redact(err.Error())))
+		// Messages quote database text (who changed a record, a lease holder) and echo the
+		// command line (paths, DSNs, field names, values): defuse both, and keep the message
+		// on one line so that neither can forge a line of its own.
+		fmt.Fprintf(stderr, "tandem: %s\n", safe.Line(redact(err.Error())))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
 		fmt.Fprintln(stderr, "Run 'tandem --help' for usage.")

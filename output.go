@@ -44,11 +44,26 @@ func exportRecord(reg *store.Registry, r *store.Record) jsonRecord {
 	}
 }
 
-// writeJSON writes v as indented JSON and a newline.
+// writeJSON writes v as indented JSON and a newline. Every JSON document tandem prints goes
+// through writeJSON or writeJSONLine, so strings from the database reach a terminal with
+// their control characters and bidi overrides as \u escapes (safe.JSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	_, err = w.Write(append(safe.JSON(b), '\n'))
+	return err
+}
+
+// writeJSONLine writes v as JSON on one line, for output read line by line (watch, lease).
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	_, err = w.Write(append(safe.JSON(b), '\n'))
+	return err
 }
 
 // formatTime formats a timestamp for output: RFC 3339 in UTC, "" for the zero time.

@@ -1,5 +1,7 @@
-// Package safe makes text from the database harmless for a terminal: no escape sequences, no
-// control characters, no invalid UTF-8 ever reaches the screen as it was stored.
+// Package safe makes text harmless for a terminal: no escape sequences, no control
+// characters, no invalid UTF-8 and no bidirectional overrides ever reach the screen as they
+// were stored or typed. Every byte tandem writes for people goes through Line or Text, and
+// every JSON document through JSON, so one set of rules (Unsafe) decides for all of them.
 package safe
 
 import (
@@ -17,6 +19,13 @@ func Line(s string) string { return clean(s, false) }
 // Text returns s for display as several lines: like Line, but newlines are kept and tabs
 // become spaces; a carriage return before a newline is dropped.
 func Text(s string) string { return clean(s, true) }
+
+// Unsafe reports whether r may change what a terminal shows beyond its own glyph: C0 and
+// C1 control characters (U+009B is an 8-bit CSI), DEL, the line and paragraph separators,
+// and the bidirectional overrides and isolates that reorder the text around them.
+func Unsafe(r rune) bool {
+	return r < 0x20 || r == 0x7f || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || isBidi(r)
+}
 
 func clean(s string, multiline bool) string {
 	if isPlain(s) {
@@ -42,7 +51,7 @@ func clean(s string, multiline bool) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || isBidi(r):
+		case Unsafe(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -50,6 +59,40 @@ func clean(s string, multiline bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// JSON returns the encoded JSON document doc with every unsafe character inside its strings
+// written as a \u escape, so the document is still valid JSON and decodes to the same
+// strings. encoding/json escapes C0 controls already but passes DEL, C1 controls and bidi
+// overrides through raw, which a terminal then obeys. Outside strings JSON has only ASCII
+// punctuation, digits, letters and white space, so every non-ASCII or DEL byte found is
+// inside a string and may be escaped where it stands; the C0 bytes left are the encoder's
+// own line breaks and indentation and are kept.
+func JSON(doc []byte) []byte {
+	start := 0
+	for start < len(doc) && doc[start] < 0x7f {
+		start++
+	}
+	if start == len(doc) {
+		return doc
+	}
+	out := make([]byte, 0, len(doc)+16)
+	out = append(out, doc[:start]...)
+	for i := start; i < len(doc); {
+		r, size := utf8.DecodeRune(doc[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			// encoding/json never writes invalid UTF-8; a caller's document might, and
+			// U+FFFD is what a decoder would make of it.
+			out = append(out, `\ufffd`...)
+		case r >= 0x20 && Unsafe(r):
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			out = append(out, doc[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // isPlain reports whether s is printable ASCII only, the common case, so it can be returned
