@@ -424,7 +424,8 @@ func mustEscapeJSON(t *testing.T, args string, out string, wantEscapes []string,
 // TestHardening_TerminalOutput checks that every output for people and every JSON document
 // reaches a terminal harmless: JSON escapes C1 controls and bidi overrides as \u escapes
 // and decodes to the same strings; text output and error messages defuse escapes that come
-// from the database or the command line, and an error stays on one line.
+// from the database or the command line, and an echoed newline cannot start a line of its
+// own.
 func TestHardening_TerminalOutput(t *testing.T) {
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "tandem.db")
@@ -553,7 +554,7 @@ func TestHardening_TerminalOutput(t *testing.T) {
 		}{
 			{[]string{"--db", filepath.Join(evilDir, "a.db"), "list", "products"}, `x\x1b]0;pwned\x07`},
 			{[]string{"set", "product", id, "na\x1b[2Jme=x", "--expect-version", "1"}, `na\x1b[2Jme`},
-			{[]string{"set", "product", id, "na\nme=x", "--expect-version", "1"}, `na\nme`},
+			{[]string{"set", "product", id, "na\ntandem: forged=x", "--expect-version", "1"}, "na\n  tandem: forged"},
 			{[]string{"set", "product", id, "description=@" + filepath.Join(evilDir, "f"), "--expect-version", "1"}, `x\x1b]0;pwned\x07`},
 		} {
 			r := tandem(t, dsn, tt.args...)
@@ -561,8 +562,14 @@ func TestHardening_TerminalOutput(t *testing.T) {
 				t.Errorf("%q succeeded", tt.args)
 				continue
 			}
-			if strings.ContainsAny(r.stderr, "\x1b\x07") || strings.Count(r.stderr, "\n") != 1 {
-				t.Errorf("%q: stderr is not one defused line:\n%q", tt.args, r.stderr)
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if strings.ContainsAny(r.stderr, "\x1b\x07") || !strings.HasPrefix(lines[0], "tandem: ") {
+				t.Errorf("%q: stderr is not a defused message:\n%q", tt.args, r.stderr)
+			}
+			for _, l := range lines[1:] {
+				if !strings.HasPrefix(l, " ") {
+					t.Errorf("%q: stderr has a line of its own, %q, not an indented continuation:\n%s", tt.args, l, r.stderr)
+				}
 			}
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("%q: stderr %q does not show %s", tt.args, r.stderr, tt.want)

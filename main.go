@@ -97,9 +97,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var ec *exitCodeError
 	if !errors.As(err, &ec) || ec.msg != "" {
 		// Messages quote database text (who changed a record, a lease holder) and echo the
-		// command line (paths, DSNs, field names, values): defuse both, and keep the message
-		// on one line so that neither can forge a line of its own.
-		fmt.Fprintf(stderr, "tandem: %s\n", safe.Line(redact(err.Error())))
+		// command line (paths, DSNs, field names, values): defuse both. A driver's message
+		// may span lines; its continuation lines are indented, so that no echoed newline
+		// can forge a line of tandem's own.
+		msg := strings.TrimRight(safe.Text(redact(err.Error())), "\n")
+		fmt.Fprintf(stderr, "tandem: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
 		fmt.Fprintln(stderr, "Run 'tandem --help' for usage.")
