@@ -353,6 +353,9 @@ func TestHardening_FlagValuesStartingWithDash(t *testing.T) {
 						t.Errorf("%s: exit %d %q, want %d: not a version", strings.Join(args, " "), r.code, r.stderr, exitUsage)
 					}
 				}
+				if r := run("set", "product", sid, "name=x", "--expect-version", "4", "--as", "-1"); r.code != exitUsage || !strings.Contains(r.stderr, `unknown role "-1"`) {
+					t.Errorf("set --as -1: exit %d %q, want %d naming the role \"-1\"", r.code, r.stderr, exitUsage)
+				}
 				if r := run("set", "product", sid, "name=x", "--expect-version", "4", "--lease", "-5"); r.code != exitLease {
 					t.Errorf("set --lease -5: exit %d %q, want %d", r.code, r.stderr, exitLease)
 				}
@@ -383,13 +386,16 @@ func TestHardening_FlagValuesStartingWithDash(t *testing.T) {
 						t.Errorf("%s: exit %d %q, want 0", strings.Join(args, " "), r.code, r.stderr)
 					}
 				}
+				if r := tandemIn(t, dir, elsewhere, "set", "product", "1", "name=Minus five", "--db", "-5", "--expect-version", "5"); r.code != 0 {
+					t.Errorf("set --db -5: exit %d %q, want 0", r.code, r.stderr)
+				}
 				var got record
 				out := tandemIn(t, dir, elsewhere, "get", "product", "1", "--json", "--db", "-5")
 				if err := json.Unmarshal([]byte(out.stdout), &got); err != nil {
 					t.Fatalf("get --db -5: %v %s", err, out.stderr)
 				}
-				if got.Version != 5 {
-					t.Errorf("store -5: product 1 at version %d, want 5 (four adjusts)", got.Version)
+				if got.Version != 6 || got.Fields["name"] != "Minus five" {
+					t.Errorf("store -5: product 1 at version %d named %v, want 6 (four adjusts and a set) and Minus five", got.Version, got.Fields["name"])
 				}
 			})
 		})
