@@ -152,7 +152,7 @@ func (db *DB) checkSchema(ctx context.Context, q rowQueryer, latest int, allowIn
 				"%s is an SQLite database of another program (it has tables but no tandem schema version); give tandem its own file", db.path)
 		}
 		if !allowInit {
-			return 0, store.Errorf(store.ENOTFOUND, "no store at %s (the file is an empty database)", db.path)
+			return 0, store.Errorf(store.ENOTFOUND, "no store at %s: the file is an empty database", db.path)
 		}
 	}
 	if cur > latest {
