@@ -222,7 +222,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	addTUIFlags(root, &a.tui)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dsn, "db", "",
-		"store: a SQLite file path or a postgres:// DSN (default $TANDEM_DB, then "+defaultDB+")")
+		"store: a SQLite file path, a postgres:// DSN or a libpq key=value string (default $TANDEM_DB, then "+defaultDB+")")
 	pf.BoolVar(&a.create, "create", false,
 		"create the store named by --db when it is a SQLite file that does not exist (empty; mode 0600)")
 	pf.StringVar(&a.user, "user", defaultUser(),
@@ -388,8 +388,9 @@ func openOrCreate(ctx context.Context, dsn string, opts store.Options, create bo
 }
 
 var (
-	// userinfoPassword matches the password of a URL's user:password@. The password runs to
-	// the last '@' of the word, as it does for the URL parser (a password may hold an '@').
+	// userinfoPassword matches the password of a URL's user:password@. It runs to the last
+	// '@' of the word: a password may hold an '@' (only what follows the last one is the
+	// host), and hiding too much of a message is harmless where too little is not.
 	userinfoPassword = regexp.MustCompile(`(://[^:/@\s]*):\S*@`)
 	// keywordPassword matches password=... in keyword/value DSNs (quoted or not, spaces
 	// around '=' allowed) and in query strings.
