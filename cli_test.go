@@ -18,8 +18,8 @@ import (
 // TestCLI_ExitCodes checks the exit code of every error class, that the message on stderr
 // starts with "tandem: ", and that a refused command changed nothing.
 func TestCLI_ExitCodes(t *testing.T) {
-	dir := t.TempDir()
-	dsn := filepath.Join(dir, "tandem.db")
+	dsn := newSQLiteStore(t)
+	dir := filepath.Dir(dsn)
 	p := mustCreate(t, dsn, "product", "sku=EXIT-1", "name=Exit codes", "price=5.00", "stock=10")
 	leased := mustCreate(t, dsn, "product", "sku=EXIT-2", "name=Leased", "stock=10")
 	d := mustCreate(t, dsn, "document", "title=Exit codes", "body=one line")
@@ -184,7 +184,7 @@ func TestCLI_Seed(t *testing.T) {
 // TestCLI_Output checks the JSON record form, money in and out, history, and that text from
 // the database is printed without its control characters.
 func TestCLI_Output(t *testing.T) {
-	dsn := filepath.Join(t.TempDir(), "tandem.db")
+	dsn := newSQLiteStore(t)
 	p := mustCreate(t, dsn, "product", "sku=OUT-1", "name=Lamp", "price=29.99", "stock=3", "categories=lighting,office")
 	if p.Kind != "product" || p.Version != 1 || p.UpdatedBy != "tester" || p.UpdatedAt == "" {
 		t.Errorf("record header = %+v", p)

@@ -66,7 +66,9 @@ Each strategy works on fresh rows it creates (products named "bench ...").`,
 			}
 			cfg.DSN = a.dsn
 			cfg.Open = func(ctx context.Context) (store.Store, error) {
-				return openStore(ctx, a.dsn, store.Options{Registry: reg})
+				// The benchmark makes its own rows, so it may make the store too.
+				st, _, err := createStore(ctx, a.dsn, store.Options{Registry: reg}, nil)
+				return st, err
 			}
 			cfg.Strategies = splitList(strategies)
 			if procs {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/internal/sample"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -34,9 +35,11 @@ with names, SKUs, categories, prices, stock and availability; product 42 is the 
 desk lamp of the README's two-terminal demo) and a small team handbook of documents
 three levels deep. The data is the same on every run.
 
-Seed refuses a store that already holds records (exit 2), so it never mixes sample
-data into real data by accident; --force adds the sample data anyway (nothing is
-deleted, SKUs are chosen so they do not collide).`,
+Seed creates the store when --db names a SQLite file that does not exist (mode 0600),
+filled in the same step: it appears complete or not at all, and of several seeds of one
+new file exactly one fills it. Seed refuses a store that already holds records (exit 2),
+so it never mixes sample data into real data by accident; --force adds the sample data
+anyway (nothing is deleted, SKUs are chosen so they do not collide).`,
 		Example: `  tandem seed
   tandem --db team.db seed --products 200 --documents 40
   tandem seed --force`,
@@ -55,9 +58,16 @@ deleted, SKUs are chosen so they do not collide).`,
 			if err != nil {
 				return err
 			}
-			st, err := a.store(ctx)
+			// A SQLite file that does not exist is created already filled, in one step.
+			filled, fill := sampleFill(products, documents)
+			st, created, err := a.createStore(ctx, fill)
 			if err != nil {
 				return err
+			}
+			if created {
+				fmt.Fprintf(a.stderr, "tandem: created %s\n", safe.Line(a.dsn))
+				fmt.Fprintf(a.stdout, "seeded %s\n", *filled)
+				return nil
 			}
 			np, err := st.CountRecords(ctx, store.KindProduct)
 			if err != nil {
@@ -82,6 +92,17 @@ deleted, SKUs are chosen so they do not collide).`,
 	cmd.Flags().IntVar(&documents, "documents", defaultSeedDocuments, fmt.Sprintf("how many documents to add (at most %d)", maxSeedDocuments))
 	cmd.Flags().BoolVar(&force, "force", false, "add sample data to a store that is not empty")
 	return cmd
+}
+
+// sampleFill returns a fill for createStore that adds the sample data with seedStore, and
+// where it will say what it added.
+func sampleFill(products, documents int) (*string, func(context.Context, store.Store) error) {
+	what := new(string)
+	return what, func(ctx context.Context, st store.Store) error {
+		w, err := seedStore(ctx, st, products, documents)
+		*what = w
+		return err
+	}
 }
 
 // seedStore adds sample products and documents to st and says what it added. On a store

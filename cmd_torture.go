@@ -58,7 +58,9 @@ It exits 0 when every check passes and 1 otherwise.`,
 				}
 			}
 			cfg.Open = func(ctx context.Context) (store.Store, error) {
-				return openStore(ctx, dsn, store.Options{Registry: reg})
+				// Torture makes its own records, so it may make the store too.
+				st, _, err := createStore(ctx, dsn, store.Options{Registry: reg}, nil)
+				return st, err
 			}
 			cfg.Start = torture.ExecStarter(exe, dsn)
 			cfg.Out = a.stdout

@@ -2,41 +2,38 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/tui"
 )
 
 // runDefault is what tandem does without a subcommand: on a SQLite file that does not exist
-// yet it creates the store and fills it with sample data, then it opens the TUI.
+// yet it creates the store filled with sample data (and says so), then it opens the TUI.
+// Creating and filling is one step (see createStore): when two first runs race, one creates
+// the store and the other opens it.
 func runDefault(ctx context.Context, a *app) error {
-	fresh := false
-	if !isPostgresDSN(a.dsn) {
-		if _, err := os.Stat(a.dsn); errors.Is(err, fs.ErrNotExist) {
-			fresh = true
-		}
-	}
 	actx, err := a.actor(ctx)
 	if err != nil {
 		return err
 	}
-	st, err := a.store(actx)
+	what, fill := sampleFill(defaultSeedProducts, defaultSeedDocuments)
+	_, created, err := a.createStore(actx, func(ctx context.Context, st store.Store) error {
+		if err := fill(ctx, st); err != nil {
+			return fmt.Errorf("fill the new store with sample data: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if fresh {
-		n, err := seedStore(actx, st, defaultSeedProducts, defaultSeedDocuments)
-		if err != nil {
-			return fmt.Errorf("fill the new store with sample data: %w", err)
-		}
-		fmt.Fprintf(a.stderr, "tandem: created %s with %s\n", a.dsn, n)
+	if created {
+		// The path is the user's input, echoed to a terminal: defuse it.
+		fmt.Fprintf(a.stderr, "tandem: created %s with %s\n", safe.Line(a.dsn), *what)
 	}
 	return startTUI(actx, a)
 }

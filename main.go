@@ -49,6 +49,7 @@ const (
 // func new<Name>Cmd(a *app) *cobra.Command and add one line here.
 func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{
+		newInitCmd(a),
 		newSeedCmd(a),
 		newListCmd(a),
 		newGetCmd(a),
@@ -172,6 +173,7 @@ type app struct {
 	stdout, stderr io.Writer
 
 	dsn    string // --db
+	create bool   // --create
 	user   string // --user
 	as     string // --as
 	fields string // --fields
@@ -224,7 +226,9 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	addTUIFlags(root, &a.tui)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dsn, "db", "",
-		"store: a SQLite file path or a postgres:// DSN (default $TANDEM_DB, then "+defaultDB+")")
+		"store: a SQLite file path, a postgres:// DSN or a libpq key=value string (default $TANDEM_DB, then "+defaultDB+")")
+	pf.BoolVar(&a.create, "create", false,
+		"create the store named by --db when it is a SQLite file that does not exist (empty; mode 0600)")
 	pf.StringVar(&a.user, "user", defaultUser(),
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
@@ -236,10 +240,18 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	return root
 }
 
-// store opens the store named by --db with the registry of --fields, once.
+// store opens the store named by --db with the registry of --fields, once. A SQLite file
+// that does not exist is ENOTFOUND (exit 5) and is not created, unless --create was given.
 func (a *app) store(ctx context.Context) (store.Store, error) {
 	if a.st != nil {
 		return a.st, nil
+	}
+	if a.create {
+		st, created, err := a.createStore(ctx, nil)
+		if created {
+			fmt.Fprintf(a.stderr, "tandem: created %s (an empty store)\n", safe.Line(a.dsn))
+		}
+		return st, err
 	}
 	reg, err := a.registry()
 	if err != nil {
@@ -251,6 +263,27 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 	}
 	a.st = st
 	return st, nil
+}
+
+// createStore opens the store named by --db like store, creating it first when it is a
+// SQLite file that does not exist: fill (nil: none) fills the new store before it appears
+// at its path. created reports whether this call made the file (the caller says so); when
+// another process created it at the same moment, createStore opens that store and created is
+// false.
+func (a *app) createStore(ctx context.Context, fill func(context.Context, store.Store) error) (st store.Store, created bool, err error) {
+	if a.st != nil {
+		return a.st, false, nil
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return nil, false, err
+	}
+	st, created, err = createStore(ctx, a.dsn, store.Options{Registry: reg}, fill)
+	if err != nil {
+		return nil, false, err
+	}
+	a.st = st
+	return st, created, nil
 }
 
 // registry loads the field registry of --fields (or the built-in one), once.
@@ -281,40 +314,91 @@ func (a *app) actor(ctx context.Context) (context.Context, error) {
 	return store.WithActor(ctx, store.Actor{Name: a.user, Role: role}), nil
 }
 
-// isPostgresDSN reports whether dsn names a PostgreSQL server rather than a SQLite file.
+// libpqKeyword finds a keyword of a libpq key=value connection string ("host=db
+// dbname=tandem password=…") at the start of a word.
+var libpqKeyword = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|password|passfile|` +
+	`require_auth|channel_binding|connect_timeout|client_encoding|options|application_name|` +
+	`fallback_application_name|keepalives|keepalives_idle|keepalives_interval|keepalives_count|` +
+	`tcp_user_timeout|replication|gssencmode|sslmode|requiressl|sslcompression|sslcert|sslkey|` +
+	`sslpassword|sslcertmode|sslrootcert|sslcrl|sslcrldir|sslsni|requirepeer|` +
+	`ssl_min_protocol_version|ssl_max_protocol_version|krbsrvname|gsslib|gssdelegation|service|` +
+	`target_session_attrs|load_balance_hosts|search_path)\s*=`)
+
+// isPostgresDSN reports whether dsn names a PostgreSQL server rather than a SQLite file: a
+// postgres:// or postgresql:// URL, or a libpq key=value connection string (a word that
+// starts with one of libpq's keywords and "=", such as "host=db dbname=tandem").
 func isPostgresDSN(dsn string) bool {
-	l := strings.ToLower(dsn)
-	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+	l := strings.ToLower(strings.TrimSpace(dsn))
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || libpqKeyword.MatchString(dsn)
 }
 
-// openStore opens the store a DSN names: postgres:// or postgresql:// is a PostgreSQL server,
-// anything else a SQLite file. A malformed DSN or path is EINVALID (exit 2), a server that
-// cannot be reached EUNAVAILABLE (exit 1). Messages never contain the DSN's password.
-func openStore(ctx context.Context, dsn string, opts store.Options) (store.Store, error) {
+// checkDSN refuses a --db that is neither a file path nor a PostgreSQL DSN tandem would use.
+func checkDSN(dsn string) error {
 	if strings.TrimSpace(dsn) == "" {
-		return nil, store.Errorf(store.EINVALID, "--db is empty: give a SQLite file path or a postgres:// DSN")
+		return store.Errorf(store.EINVALID, "--db is empty: give a SQLite file path or a postgres:// DSN")
+	}
+	if l := strings.ToLower(dsn); strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") {
+		// In postgres://u:p@ss@host the password holds an '@'. The URL parser takes the
+		// password to end at the first '@' and the rest for the host, which then shows up
+		// in every message: refuse before anything parses or prints it.
+		rest, _, _ := strings.Cut(dsn[strings.Index(dsn, "://")+3:], "?")
+		if strings.Count(rest, "@") > 1 {
+			return store.Errorf(store.EINVALID, "--db: the postgres:// DSN has more than one '@' before its query; write an '@' in the user name or password as %%40")
+		}
+	}
+	if !isPostgresDSN(dsn) && strings.Contains(strings.ToLower(dsn), "password=") {
+		// Never a file whose name holds a password.
+		return store.Errorf(store.EINVALID, "--db looks like a connection string with a password but is not one tandem understands; give a postgres:// URL or a key=value string such as \"host=H dbname=D\"")
+	}
+	return nil
+}
+
+// openStore opens the existing store a DSN names: postgres://, postgresql:// or a libpq
+// key=value string is a PostgreSQL server (whose empty schema gets tandem's tables), anything
+// else a SQLite file, which must exist: a missing one is ENOTFOUND (exit 5) and is not
+// created. A malformed DSN or path is EINVALID (exit 2), a server that cannot be reached
+// EUNAVAILABLE (exit 1). Messages never contain the DSN's password.
+func openStore(ctx context.Context, dsn string, opts store.Options) (store.Store, error) {
+	st, _, err := openOrCreate(ctx, dsn, opts, false, nil)
+	return st, err
+}
+
+// createStore is openStore that creates a SQLite file that does not exist, filled by fill
+// (nil: empty) before it appears at its path (see openSQLite); created reports
+// whether this call made it. On PostgreSQL it is openStore, and fill is not called.
+func createStore(ctx context.Context, dsn string, opts store.Options, fill func(context.Context, store.Store) error) (st store.Store, created bool, err error) {
+	return openOrCreate(ctx, dsn, opts, true, fill)
+}
+
+func openOrCreate(ctx context.Context, dsn string, opts store.Options, create bool, fill func(context.Context, store.Store) error) (store.Store, bool, error) {
+	if err := checkDSN(dsn); err != nil {
+		return nil, false, err
 	}
 	var (
-		st  store.Store
-		err error
+		st      store.Store
+		created bool
+		err     error
 	)
 	if isPostgresDSN(dsn) {
 		st, err = openPostgres(ctx, dsn, opts)
 	} else {
-		st, err = openSQLite(ctx, dsn, opts)
+		st, created, err = openSQLite(ctx, dsn, opts, create, fill)
 	}
 	if err != nil {
 		// The stores' messages name the file or server (without a password) already.
-		return nil, redactErr(err)
+		return nil, false, redactErr(err)
 	}
-	return st, nil
+	return st, created, nil
 }
 
 var (
-	// userinfoPassword matches the password of a URL's user:password@.
-	userinfoPassword = regexp.MustCompile(`(://[^:/@\s]*):[^@\s]*@`)
-	// keywordPassword matches password=... in keyword/value DSNs and query strings.
-	keywordPassword = regexp.MustCompile(`(?i)(password=)[^&\s]*`)
+	// userinfoPassword matches the password of a URL's user:password@. It runs to the last
+	// '@' of the word: a password may hold an '@' (only what follows the last one is the
+	// host), and hiding too much of a message is harmless where too little is not.
+	userinfoPassword = regexp.MustCompile(`(://[^:/@\s]*):\S*@`)
+	// keywordPassword matches password=... in keyword/value DSNs (quoted or not, spaces
+	// around '=' allowed) and in query strings.
+	keywordPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&\s]*)`)
 )
 
 // redact removes passwords from any DSN inside s.

@@ -116,6 +116,15 @@ func mustCreate(t *testing.T, dsn, kind string, assignments ...string) record {
 	return r
 }
 
+// newSQLiteStore makes a new, empty SQLite store with "tandem init" and returns its path
+// (commands other than init, seed and the TUI do not create a store).
+func newSQLiteStore(t *testing.T) string {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), "tandem.db")
+	mustTandem(t, dsn, "init")
+	return dsn
+}
+
 // backend is a store the process tests run against.
 type backend struct {
 	name string
@@ -125,7 +134,7 @@ type backend struct {
 // backends returns SQLite, and PostgreSQL when TANDEM_TEST_POSTGRES names a server.
 func backends(t *testing.T) []backend {
 	t.Helper()
-	bs := []backend{{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "tandem.db") }}}
+	bs := []backend{{"sqlite", newSQLiteStore}}
 	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
 		bs = append(bs, backend{"postgres", func(t *testing.T) string { return postgres.TestDSN(t) }})
 	} else if os.Getenv("CI") == "true" {

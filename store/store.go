@@ -18,10 +18,21 @@ type Store interface {
 	Idempotency
 	Leases
 	Feed
+	Meta
 	// Registry returns the field registry the store was opened with.
 	Registry() *Registry
 	// Close releases the store's connections and background work.
 	Close() error
+}
+
+// Meta describes the store itself, as opposed to its records.
+type Meta interface {
+	// StoreID returns the store's identity: a random id (32 lowercase hex digits) made when
+	// the store was created and kept in the store's own metadata, read when it is opened. It
+	// never derives from the file path or the DSN, so a moved or renamed SQLite file keeps
+	// it, and two stores never share it unless one is a byte copy of the other. Local state
+	// that belongs to one store (drafts, working copies) is keyed by it.
+	StoreID() string
 }
 
 // Records reads and writes products and documents.

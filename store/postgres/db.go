@@ -30,10 +30,25 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// latestSchemaVersion is the database schema version this build writes and understands. A
-// database with a higher version was written by a newer tandem and is refused. It is the
-// same number as the SQLite store's: one schema version per tandem release.
-const latestSchemaVersion = 1
+// latestSchemaVersion is the database schema version this build writes and understands: the
+// number of the newest embedded migration. A database with a higher version was written by
+// a newer tandem and is refused. It is the same number as the SQLite store's.
+var latestSchemaVersion = newestMigration()
+
+// newestMigration returns the highest migration number; a build whose migrations cannot be
+// read or are not numbered 1, 2, 3… without gaps does not start.
+func newestMigration() int {
+	ms, err := migrations()
+	if err != nil {
+		panic(err)
+	}
+	for i, m := range ms {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("postgres migration %s: want number %04d (migrations are numbered without gaps)", m.name, i+1))
+		}
+	}
+	return len(ms)
+}
 
 // LatestSchemaVersion is the schema version this binary migrates databases to.
 func LatestSchemaVersion() int { return latestSchemaVersion }
@@ -73,6 +88,7 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	instance  string // identifies this DB value as an idempotency claimer
 	version   int
+	storeID   string // store_meta's store_id, read at open
 
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc
@@ -146,8 +162,17 @@ func (db *DB) init(ctx context.Context) error {
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
-	return nil
+	return db.read(ctx, "open store: read the store id", func(q querier) error {
+		err := q.QueryRow(ctx, "SELECT value FROM store_meta WHERE key = 'store_id'").Scan(&db.storeID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Errorf(store.EINTERNAL, "open store at %s: schema %s has no store id in store_meta; the store is damaged", db.where, db.schema)
+		}
+		return err
+	})
 }
+
+// StoreID returns the store's random id from store_meta (see store.Meta).
+func (db *DB) StoreID() string { return db.storeID }
 
 // Registry returns the field registry the store was opened with.
 func (db *DB) Registry() *store.Registry { return db.reg }

@@ -380,7 +380,7 @@ func TestOpen_NewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(t.Context(), dsn, store.Options{})
-	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "database schema version 99 is newer than this tandem (1)") {
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), fmt.Sprintf("database schema version 99 is newer than this tandem (%d)", latestSchemaVersion)) {
 		t.Fatalf("open = %v, want EINVALID naming both versions", err)
 	}
 }

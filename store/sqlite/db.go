@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,7 +18,8 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	driver "modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -28,14 +30,17 @@ var _ store.Store = (*DB)(nil)
 // transactions all begin IMMEDIATE, and a read pool for plain reads; change-feed subscribers
 // each hold one more connection of their own.
 type DB struct {
-	path    string
-	write   *sql.DB // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
-	read    *sql.DB // plain reads
-	feed    *sql.DB // one dedicated connection per subscriber (PRAGMA data_version)
-	reg     *store.Registry
-	now     func() time.Time
-	version int
-	owner   string // distinguishes this process's idempotency claims from another's
+	path     string
+	write    *sql.DB // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
+	read     *sql.DB // plain reads
+	feed     *sql.DB // one dedicated connection per subscriber (PRAGMA data_version)
+	reg      *store.Registry
+	now      func() time.Time
+	version  int
+	storeID  string // store_meta's store_id, read at open
+	readOnly string // why writes are refused ("" when the store is writable)
+	created  bool   // this OpenWith call created the file
+	owner    string // distinguishes this process's idempotency claims from another's
 
 	commits notifier  // wakes this process's subscribers after each commit
 	stmts   stmtCache // prepared statements of write transactions
@@ -54,13 +59,68 @@ const (
 // busyTimeout is how long SQLite's busy handler waits for a lock before answering SQLITE_BUSY.
 const busyTimeout = 10 * time.Second
 
-const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+// fileMode is the permission of a database file tandem creates: the store holds everything
+// its users wrote, so only its owner may read it, whatever the umask. SQLite gives the -wal
+// and -shm files the database file's mode.
+const fileMode fs.FileMode = 0o600
 
-// Open opens (creating if needed) the tandem database at path and migrates it to the
-// current schema. EUNAVAILABLE when the file cannot be opened (for example its directory is
-// missing: no file is created then), EINVALID when it is not an SQLite database or was
-// written by a newer tandem.
+// access is how the pools open the file.
+type access int
+
+const (
+	accessRW        access = iota // mode=rw: never creates the file
+	accessRO                      // mode=ro: SQLite may still make the -shm to read a WAL database
+	accessImmutable               // mode=ro&immutable=1: no -wal, -shm or locks (a read-only directory)
+)
+
+// dsn is the URI of the file for the access mode, with the settings every connection gets.
+func (a access) dsn(path string) string {
+	base := "file:" + escapePath(path) + "?"
+	switch a {
+	case accessRO:
+		return base + "mode=ro&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	case accessImmutable:
+		return base + "mode=ro&immutable=1&_pragma=foreign_keys(1)"
+	}
+	// No journal_mode here: switching a file to WAL writes it, so migrate does that once
+	// (WAL is a property of the file, and every connection follows it).
+	return base + "mode=rw&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+}
+
+// OpenConfig says what OpenWith may do beyond opening an existing store.
+type OpenConfig struct {
+	// Create makes the database when there is no file at the path. The new file (mode 0600)
+	// is made next to the path under a temporary name, migrated and filled by Fill, then
+	// linked to the path in one step: nobody ever sees a half-made store, and when another
+	// process creates the path first, OpenWith opens that store instead of its own (Created
+	// reports false). Create also lets OpenWith set up an existing empty database file.
+	// Without Create a missing file, or an empty database without tandem's schema, is
+	// ENOTFOUND and no file is made.
+	Create bool
+	// Fill, when Create makes the database, fills the new store before it appears at the
+	// path (sample data). It is not called when the file exists.
+	Fill func(ctx context.Context, st store.Store) error
+	// ReadOnly opens the database for reading even when the file is writable: every write
+	// is refused with EINVALID and nothing, not even a migration, writes to the file.
+	ReadOnly bool
+}
+
+// Open opens the tandem database at path, creating it when there is none (OpenWith with
+// Create and no Fill).
 func Open(ctx context.Context, path string, opts store.Options) (*DB, error) {
+	return OpenWith(ctx, path, opts, OpenConfig{Create: true})
+}
+
+// OpenWith opens the tandem database at path as cfg allows. Opening a database whose schema
+// is up to date only reads it, so it never waits for a writer; a migration takes the write
+// lock only when one is due. A file tandem may not write (its permissions, an immutable
+// file, a read-only file system), or whose directory does not let SQLite make the -wal and
+// -shm files, is opened read-only: reads work and every write fails with EINVALID saying
+// why. Errors: ENOTFOUND when there is no store and cfg.Create is not set; EUNAVAILABLE when
+// the file cannot be opened (for example its directory is missing: no file is made then);
+// EINVALID when it is not a tandem database, was written by a newer tandem, or needs a
+// migration but is read-only.
+func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConfig) (*DB, error) {
 	opts = opts.WithDefaults()
 	if path == "" {
 		return nil, store.Errorf(store.EINVALID, "open database: no path given")
@@ -70,36 +130,184 @@ func Open(ctx context.Context, path string, opts store.Options) (*DB, error) {
 		// settings below: tandem needs a plain file path.
 		return nil, store.Errorf(store.EINVALID, "open database %s: give the path of a database file", path)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, store.Errorf(store.EINVALID, "open database %s: it is a directory, not a database file", path)
-	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil {
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: directory %s does not exist", path, dir)
 	} else if !st.IsDir() {
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %s is not a directory", path, dir)
 	}
-	base := "file:" + escapePath(path) + "?" + pragmas
-	db := &DB{path: path, reg: opts.Registry, now: opts.Now}
-	db.ctx, db.cancel = context.WithCancel(context.Background())
-	var err error
-	if db.write, err = sql.Open("sqlite", base+"&_txlock=immediate"); err != nil {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return nil, store.Errorf(store.EINVALID, "open database %s: it is a directory, not a database file", path)
+	case errors.Is(err, fs.ErrNotExist) && !cfg.Create:
+		return nil, store.Errorf(store.ENOTFOUND, "no store at %s", path)
+	case errors.Is(err, fs.ErrNotExist):
+		created, err := create(ctx, path, opts, cfg.Fill)
+		if err != nil {
+			return nil, err
+		}
+		db, err := open(ctx, path, path, opts, cfg.ReadOnly, true)
+		if err != nil {
+			return nil, err
+		}
+		db.created = created
+		return db, nil
+	case err != nil:
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %v", path, err)
 	}
-	db.write.SetMaxOpenConns(4)
-	db.read, _ = sql.Open("sqlite", base)
-	db.read.SetMaxOpenConns(8)
-	db.feed, _ = sql.Open("sqlite", base)
-	db.feed.SetMaxIdleConns(0)
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	db.owner = hex.EncodeToString(b[:])
+	return open(ctx, path, path, opts, cfg.ReadOnly, cfg.Create)
+}
 
-	if err := db.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+// create makes a new database for path: a temporary file next to it, migrated and filled,
+// then hard-linked to path, which fails if path exists, so of several processes creating
+// one path at once exactly one wins and the others open the winner's store. It reports
+// whether this call made the store at path.
+func create(ctx context.Context, path string, opts store.Options, fill func(context.Context, store.Store) error) (bool, error) {
+	fail := func(err error) (bool, error) {
+		if store.ErrorCode(err) != "" && store.ErrorCode(err) != store.EINTERNAL {
+			return false, err
+		}
+		return false, store.Errorf(store.EUNAVAILABLE, "create database %s: %v", path, err)
 	}
+	dir, base := filepath.Split(path)
+	tmp := filepath.Join(dir, "."+base+".new-"+randomHex(6))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return fail(err)
+	}
+	defer removeDatabase(tmp)
+	// The umask may have taken bits away from fileMode; the mode is not the umask's choice.
+	err = f.Chmod(fileMode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	db, err := open(ctx, tmp, path, opts, false, true)
+	if err != nil {
+		return fail(err)
+	}
+	if fill != nil {
+		if err := fill(ctx, db); err != nil {
+			db.Close()
+			return false, err
+		}
+	}
+	// Move everything from the -wal into the file itself: only the file is linked.
+	_, err = db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if fi, err := os.Stat(tmp + "-wal"); err == nil && fi.Size() > 0 {
+		return fail(fmt.Errorf("%s-wal still holds changes after the checkpoint", tmp))
+	}
+	switch err := os.Link(tmp, path); {
+	case err == nil:
+	case errors.Is(err, fs.ErrExist):
+		return false, nil // another process created path first: open its store
+	default:
+		// A file system without hard links (FAT, some network shares): rename, which
+		// replaces a file that another process created in the instant since the check.
+		if _, serr := os.Lstat(path); serr == nil {
+			return false, nil
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fail(err)
+		}
+	}
+	syncDir(dir)
+	return true, nil
+}
+
+// removeDatabase removes a database file and its companions, ignoring what is not there.
+func removeDatabase(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		_ = os.Remove(path + suffix)
+	}
+}
+
+// syncDir makes a new directory entry durable; best effort, as some systems cannot sync a
+// directory.
+func syncDir(dir string) {
+	if dir == "" {
+		dir = "."
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// open opens the existing database file at file (named name in messages), read-only when
+// readOnly is set or tandem may not write it, and brings it to the current schema.
+// allowInit lets it set up an empty database; without it an empty database is ENOTFOUND.
+func open(ctx context.Context, file, name string, opts store.Options, readOnly, allowInit bool) (*DB, error) {
+	mode, why := accessRW, ""
+	switch {
+	case readOnly:
+		mode, why = accessRO, "opened read-only"
+	case !writable(file):
+		mode, why = accessRO, "the file is not writable"
+	}
+	for {
+		db, err := openPools(file, name, opts, mode, why)
+		if err != nil {
+			return nil, err
+		}
+		err = db.migrate(ctx, allowInit)
+		if err == nil {
+			return db, nil
+		}
+		db.Close()
+		if !isCantOpen(err) || mode == accessImmutable {
+			return nil, err
+		}
+		// SQLite could not open or make the -wal or -shm file: the directory is not
+		// writable. A read-only connection still reads a WAL database whose -shm exists;
+		// without one, an immutable connection reads the file alone, which is right only
+		// when the -wal holds nothing that is not in the file yet.
+		why = "its directory is not writable"
+		if mode == accessRW {
+			mode = accessRO
+			continue
+		}
+		if fi, serr := os.Stat(file + "-wal"); serr == nil && fi.Size() > 0 {
+			return nil, store.Errorf(store.EUNAVAILABLE,
+				"open database %s: %s-wal holds changes not yet in the file, and SQLite cannot read them because the directory is not writable; make the directory writable (or let a writer of the store finish)", name, name)
+		}
+		mode = accessImmutable
+	}
+}
+
+// openPools opens the three connection pools on file with access mode. sql.Open connects
+// lazily, so nothing touches the file yet.
+func openPools(file, name string, opts store.Options, mode access, why string) (*DB, error) {
+	db := &DB{path: name, reg: opts.Registry, now: opts.Now, readOnly: why}
+	db.ctx, db.cancel = context.WithCancel(context.Background())
+	dsn := mode.dsn(file)
+	var err error
+	if db.write, err = sql.Open("sqlite", dsn+"&_txlock=immediate"); err != nil {
+		db.cancel()
+		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %v", name, err)
+	}
+	db.write.SetMaxOpenConns(4)
+	db.read, _ = sql.Open("sqlite", dsn)
+	db.read.SetMaxOpenConns(8)
+	db.feed, _ = sql.Open("sqlite", dsn)
+	db.feed.SetMaxIdleConns(0)
+	db.owner = randomHex(8)
 	return db, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // escapePath makes a file path safe inside a "file:" URI: the characters that would end the
@@ -117,6 +325,17 @@ func (db *DB) SchemaVersion() int { return db.version }
 
 // Path returns the database file's path.
 func (db *DB) Path() string { return db.path }
+
+// StoreID returns the store's random id from store_meta (see store.Meta).
+func (db *DB) StoreID() string { return db.storeID }
+
+// Created reports whether OpenWith made this database (false when it opened an existing
+// file, also one that another process created while this one was creating it).
+func (db *DB) Created() bool { return db.created }
+
+// ReadOnly returns why the store refuses writes ("the file is not writable", "its directory
+// is not writable", "opened read-only"), or "" when it is writable.
+func (db *DB) ReadOnly() string { return db.readOnly }
 
 // Close stops the change-feed subscribers and closes every connection.
 func (db *DB) Close() error {
@@ -148,12 +367,19 @@ type tx struct {
 // then gives up with EBUSY. fn may run more than once. Typed store errors from fn pass
 // through; driver errors are mapped to store codes with what as their context.
 func (db *DB) writeTx(ctx context.Context, what string, fn func(*tx) error) error {
+	if db.readOnly != "" {
+		return db.errReadOnly(what, db.readOnly)
+	}
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		err := db.tryWrite(ctx, fn)
 		if err == nil {
 			db.commits.broadcast()
 			return nil
+		}
+		if isReadOnly(err) {
+			// The file became read-only after the store was opened.
+			return db.errReadOnly(what, "SQLite refused to write it")
 		}
 		// An attempt that already sat out busy_timeout is not retried: the lock holder is
 		// stuck, not racing us. Quick BUSY answers (which skip the busy handler) are.
@@ -168,6 +394,24 @@ func (db *DB) writeTx(ctx context.Context, what string, fn func(*tx) error) erro
 		case <-time.After(d):
 		}
 	}
+}
+
+// isReadOnly reports whether err is SQLite refusing to write a read-only database.
+func isReadOnly(err error) bool {
+	var e *driver.Error
+	return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_READONLY || e.Code() == sqlite3.SQLITE_READONLY_DIRECTORY)
+}
+
+// isCantOpen reports whether err is SQLite failing to open the file or its -wal or -shm.
+func isCantOpen(err error) bool {
+	var e *driver.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CANTOPEN
+}
+
+// errReadOnly is the error of a write to a store that may only be read: bad input for this
+// store (exit 2), with the reason, so the user knows what to change.
+func (db *DB) errReadOnly(what, why string) error {
+	return store.Errorf(store.EINVALID, "%s: %s is read-only (%s); tandem can read it but not change it", what, db.path, why)
 }
 
 func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -56,46 +58,106 @@ func LatestSchemaVersion() int {
 	return ms[len(ms)-1].version
 }
 
-// migrate brings the database to the latest schema in one IMMEDIATE transaction (so two
-// processes opening a new file at once do not both migrate), recording the version in
-// PRAGMA user_version. A database with a newer version is refused.
-func (db *DB) migrate(ctx context.Context) error {
+// migrate brings the database to the latest schema and reads the store id. An up-to-date
+// database is only read: opening it never waits for a writer and never writes. A migration
+// takes the write lock (one IMMEDIATE transaction, so two processes opening an old file at
+// once do not both migrate) and checks the version again under it, recording the new one in
+// PRAGMA user_version. A database with a newer version is refused; an empty one is
+// ENOTFOUND unless allowInit lets migrate set it up.
+func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 	ms, err := migrations()
 	if err != nil {
 		return store.Errorf(store.EINTERNAL, "read migrations: %v", err)
 	}
 	latest := ms[len(ms)-1].version
-	return db.writeTx(ctx, "open database "+db.path, func(t *tx) error {
-		var cur int
-		if err := t.Tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+	what := "open database " + db.path
+	cur, err := db.checkSchema(ctx, db.read, latest, allowInit)
+	if err != nil {
+		return mapErr(what, err)
+	}
+	if db.readOnly == "" {
+		if err := db.useWAL(ctx); err != nil {
+			return mapErr(what, err)
+		}
+	}
+	if cur < latest {
+		if db.readOnly != "" {
+			return store.Errorf(store.EINVALID,
+				"%s has schema version %d and this tandem needs %d, but it is read-only (%s); open it once with write access to upgrade it",
+				db.path, cur, latest, db.readOnly)
+		}
+		err = db.writeTx(ctx, what, func(t *tx) error {
+			cur, err := db.checkSchema(ctx, t.Tx, latest, allowInit)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms[cur:] {
+				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
+					return fmt.Errorf("migration %s: %w", m.name, err)
+				}
+			}
+			if cur < latest {
+				// PRAGMA takes no parameters; latest is our own integer.
+				if _, err := t.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", latest)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		if cur == 0 {
-			var tables int
-			if err := t.Tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'`).Scan(&tables); err != nil {
-				return err
-			}
-			if tables > 0 {
-				return store.Errorf(store.EINVALID,
-					"%s is an SQLite database of another program (it has tables but no tandem schema version); give tandem its own file", db.path)
-			}
-		}
-		if cur > latest {
-			return store.Errorf(store.EINVALID,
-				"database schema version %d is newer than this tandem (%d); upgrade tandem", cur, latest)
-		}
-		for _, m := range ms[cur:] {
-			if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-		}
-		if cur < latest {
-			// PRAGMA takes no parameters; latest is our own integer.
-			if _, err := t.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", latest)); err != nil {
-				return err
-			}
-		}
-		db.version = latest
+	}
+	db.version = latest
+	err = db.read.QueryRowContext(ctx, "SELECT value FROM store_meta WHERE key = 'store_id'").Scan(&db.storeID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Errorf(store.EINTERNAL, "%s has no store id in store_meta; the store is damaged", db.path)
+	}
+	return mapErr(what+": read the store id", err)
+}
+
+// useWAL puts the database in WAL mode (readers and the writer do not block each other),
+// which is kept in the file: only a new file, or one another program switched back, is
+// written here.
+func (db *DB) useWAL(ctx context.Context) error {
+	var mode string
+	if err := db.read.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if mode == "wal" {
 		return nil
-	})
+	}
+	return db.write.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+}
+
+// rowQueryer is what the read pool and a transaction have in common for one-row reads.
+type rowQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// checkSchema reads the schema version and refuses a database tandem cannot use: one of
+// another program, one written by a newer tandem, and an empty one unless allowInit.
+func (db *DB) checkSchema(ctx context.Context, q rowQueryer, latest int, allowInit bool) (int, error) {
+	var cur int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+		return 0, err
+	}
+	if cur == 0 {
+		var tables int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'`).Scan(&tables); err != nil {
+			return 0, err
+		}
+		if tables > 0 {
+			return 0, store.Errorf(store.EINVALID,
+				"%s is an SQLite database of another program (it has tables but no tandem schema version); give tandem its own file", db.path)
+		}
+		if !allowInit {
+			return 0, store.Errorf(store.ENOTFOUND, "no store at %s: the file is an empty database", db.path)
+		}
+	}
+	if cur > latest {
+		return 0, store.Errorf(store.EINVALID,
+			"database schema version %d is newer than this tandem (%d); upgrade tandem", cur, latest)
+	}
+	return cur, nil
 }

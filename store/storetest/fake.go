@@ -27,6 +27,7 @@ import (
 // FailNextOn, SetFailure) and after a committed save (LoseNextReply); and call counts (Calls).
 type Fake struct {
 	reg *store.Registry
+	id  string // StoreID: random, like a real store's
 	// timestamps is Options.Now; nil means the fake's database clock.
 	timestamps func() time.Time
 
@@ -89,6 +90,7 @@ func NewFake(opts store.Options) *Fake {
 	}
 	f := &Fake{
 		reg:        reg,
+		id:         newToken()[:32],
 		timestamps: opts.Now,
 		clock:      time.Now,
 		closedCh:   make(chan struct{}),
@@ -184,6 +186,9 @@ func (f *Fake) Calls(op string) int {
 
 // Registry returns the field registry the fake was made with.
 func (f *Fake) Registry() *store.Registry { return f.reg }
+
+// StoreID returns the fake's random store id, made by NewFake.
+func (f *Fake) StoreID() string { return f.id }
 
 // Close ends every subscription and makes later calls fail with EUNAVAILABLE. It waits for
 // the subscription goroutines to finish, so none outlives the store.

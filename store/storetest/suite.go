@@ -57,6 +57,7 @@ func contract() []suiteTest {
 		{"Keys", testKeys},
 		{"MoveDocument", testMoveDocument},
 		{"SchemaVersion", testSchemaVersion},
+		{"StoreID", testStoreID},
 		{"Leases", testLeases},
 		{"Leases_Save", testLeaseSave},
 		{"Feed", testFeed},

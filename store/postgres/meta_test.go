@@ -1,0 +1,57 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
+)
+
+// TestStoreID checks that the store id lives in the schema: reopening the store (another
+// connection, as another process would) reads the same id, and a schema made before store
+// ids existed (version 1) gets one when it is opened and keeps it.
+func TestStoreID(t *testing.T) {
+	dsn := postgres.TestDSN(t)
+	open := func() *postgres.DB {
+		t.Helper()
+		db, err := postgres.Open(t.Context(), dsn, store.Options{})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		return db
+	}
+	db := open()
+	sid := db.StoreID()
+	db.Close()
+	db = open()
+	if db.StoreID() != sid || len(sid) != 32 {
+		t.Errorf("store id after reopening = %q, first %q", db.StoreID(), sid)
+	}
+	db.Close()
+
+	// Back to schema version 1, as a store made by an older tandem.
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE store_meta", "DELETE FROM schema_migrations WHERE version >= 2"} {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close(context.Background())
+	db = open()
+	migrated := db.StoreID()
+	if len(migrated) != 32 || migrated == sid || db.SchemaVersion() != postgres.LatestSchemaVersion() {
+		t.Errorf("after migrating a version 1 schema: store id %q (was %q), schema %d", migrated, sid, db.SchemaVersion())
+	}
+	db.Close()
+	db = open()
+	defer db.Close()
+	if db.StoreID() != migrated {
+		t.Errorf("store id %q after reopening the migrated schema, want %q", db.StoreID(), migrated)
+	}
+}

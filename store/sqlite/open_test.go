@@ -1,0 +1,369 @@
+//go:build unix
+
+package sqlite_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+// holdWriteLock takes SQLite's write lock on path from a connection of its own (BEGIN
+// IMMEDIATE, as a writer in another process would) until the test ends.
+func holdWriteLock(t *testing.T, path string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := raw.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		raw.Close()
+	})
+}
+
+// makeReadOnly makes path (a file or a directory) impossible to write for this process until
+// the test ends. As a normal user that is chmod a-w; root ignores permission bits, so as root
+// it is chattr +i (immutable: refused even to root), and the test is skipped where that is
+// not available. Either way it checks that writing really fails, so the test means something.
+func makeReadOnly(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+			t.Skipf("running as root, which ignores permission bits, and chattr +i is not available: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
+	} else {
+		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
+	}
+	probe := path
+	if fi.IsDir() {
+		probe = filepath.Join(path, "probe")
+		f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			f.Close()
+			os.Remove(probe)
+			t.Fatalf("%s is still writable", path)
+		}
+		return
+	}
+	if f, err := os.OpenFile(probe, os.O_WRONLY, 0); err == nil {
+		f.Close()
+		t.Fatalf("%s is still writable", path)
+	}
+}
+
+// fileSum is the SHA-256 of a file, to show that nothing wrote it.
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// seeded makes a closed store at path with one product and returns the product's id.
+func seeded(t *testing.T, path string) int64 {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return mustProduct(t, db).ID
+}
+
+// TestOpen_ReadsDoNotWaitForWriters holds the write lock from another connection: opening the
+// store (schema up to date) and reading from it do not wait for it.
+func TestOpen_ReadsDoNotWaitForWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	id := seeded(t, path)
+	holdWriteLock(t, path)
+	db, err := sqlite.OpenWith(t.Context(), path, store.Options{}, sqlite.OpenConfig{})
+	if err != nil {
+		t.Fatalf("open while another connection holds the write lock: %v", err)
+	}
+	defer db.Close()
+	if r, err := db.FindRecord(t.Context(), store.KindProduct, id); err != nil || r.Fields["name"] != "Hammer" {
+		t.Fatalf("read while another connection holds the write lock: %+v, %v", r, err)
+	}
+}
+
+// TestOpen_ReadOnly opens stores that may not be written: on request, an unwritable file and
+// an unwritable directory (no -wal or -shm can be made). Each reads, refuses every write with
+// EINVALID naming the reason, and leaves the file as it was.
+func TestOpen_ReadOnly(t *testing.T) {
+	cases := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		cfg     sqlite.OpenConfig
+		why     string
+	}{
+		{"Requested", func(*testing.T, string) {}, sqlite.OpenConfig{ReadOnly: true}, "opened read-only"},
+		{"File", func(t *testing.T, path string) { makeReadOnly(t, path) }, sqlite.OpenConfig{}, "the file is not writable"},
+		{"FileWithCreate", func(t *testing.T, path string) { makeReadOnly(t, path) }, sqlite.OpenConfig{Create: true}, "the file is not writable"},
+		{"Directory", func(t *testing.T, path string) { makeReadOnly(t, filepath.Dir(path)) }, sqlite.OpenConfig{}, "its directory is not writable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.db")
+			id := seeded(t, path)
+			tc.prepare(t, path)
+			before := fileSum(t, path)
+			db, err := sqlite.OpenWith(t.Context(), path, store.Options{}, tc.cfg)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer db.Close()
+			if db.ReadOnly() != tc.why {
+				t.Errorf("ReadOnly() = %q, want %q", db.ReadOnly(), tc.why)
+			}
+			if db.StoreID() == "" {
+				t.Error("no store id")
+			}
+			r, err := db.FindRecord(t.Context(), store.KindProduct, id)
+			if err != nil || r.Fields["name"] != "Hammer" {
+				t.Fatalf("read: %+v, %v", r, err)
+			}
+			if rs, err := db.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct}); err != nil || len(rs) != 1 {
+				t.Fatalf("list: %d records, %v", len(rs), err)
+			}
+			_, err = db.UpdateRecord(editor(t, "bob"), store.KindProduct, id, store.Update{Add: map[string]int64{"stock": 1}})
+			if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "is read-only ("+tc.why+")") {
+				t.Errorf("write: %v (%s), want %s saying it is read-only (%s)", err, store.ErrorCode(err), store.EINVALID, tc.why)
+			}
+			if _, err := db.CreateRecord(editor(t, "bob"), store.KindProduct, store.Values{"sku": "RO-2", "name": "x"}); store.ErrorCode(err) != store.EINVALID {
+				t.Errorf("create: %v, want %s", err, store.EINVALID)
+			}
+			db.Close()
+			if fileSum(t, path) != before {
+				t.Error("the read-only store's file changed")
+			}
+		})
+	}
+}
+
+// TestOpen_OldSchema has a store made before schema version 2 (no store id): opened with
+// write access it is migrated and gets an id, which it keeps; opened read-only it is refused
+// with the way out, and not changed.
+func TestOpen_OldSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	id := seeded(t, path)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE store_meta", "PRAGMA user_version = 1"} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	before := fileSum(t, path)
+	_, err = sqlite.OpenWith(t.Context(), path, store.Options{}, sqlite.OpenConfig{ReadOnly: true})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "open it once with write access") {
+		t.Fatalf("read-only open of an old store: %v, want %s telling how to upgrade it", err, store.EINVALID)
+	}
+	if fileSum(t, path) != before {
+		t.Error("the refused read-only open changed the file")
+	}
+
+	db, err := sqlite.OpenWith(t.Context(), path, store.Options{}, sqlite.OpenConfig{})
+	if err != nil {
+		t.Fatalf("open with write access: %v", err)
+	}
+	sid := db.StoreID()
+	if db.SchemaVersion() != sqlite.LatestSchemaVersion() || len(sid) != 32 {
+		t.Errorf("after migration: schema %d, store id %q", db.SchemaVersion(), sid)
+	}
+	if r, err := db.FindRecord(t.Context(), store.KindProduct, id); err != nil || r.Fields["name"] != "Hammer" {
+		t.Errorf("the old store's record after migration: %+v, %v", r, err)
+	}
+	db.Close()
+	again, err := sqlite.OpenWith(t.Context(), path, store.Options{}, sqlite.OpenConfig{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.StoreID() != sid {
+		t.Errorf("store id %q after reopening, was %q", again.StoreID(), sid)
+	}
+}
+
+// TestOpen_StoreIDMoves shows that the store id lives in the file: a renamed file keeps it,
+// a new store next to it gets another one.
+func TestOpen_StoreIDMoves(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.db")
+	seeded(t, a)
+	db := mustOpen(t, a)
+	sid := db.StoreID()
+	db.Close()
+	b := filepath.Join(dir, "moved", "b.db")
+	if err := os.Mkdir(filepath.Dir(b), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustOpen(t, b).StoreID(); got != sid {
+		t.Errorf("moved store's id = %q, want %q", got, sid)
+	}
+	if other := mustOpen(t, a).StoreID(); other == sid {
+		t.Errorf("a new store at the old path has the moved store's id %q", sid)
+	}
+}
+
+// TestOpen_NoCreate checks that without Create nothing is made: a missing file and an empty
+// database file are ENOTFOUND, and the directory is left as it was.
+func TestOpen_NoCreate(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	_, err := sqlite.OpenWith(t.Context(), missing, store.Options{}, sqlite.OpenConfig{})
+	if store.ErrorCode(err) != store.ENOTFOUND || err.Error() != "no store at "+missing {
+		t.Errorf("missing file: %v (%s), want %s \"no store at %s\"", err, store.ErrorCode(err), store.ENOTFOUND, missing)
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.OpenWith(t.Context(), empty, store.Options{}, sqlite.OpenConfig{})
+	if store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("empty file: %v (%s), want %s", err, store.ErrorCode(err), store.ENOTFOUND)
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty file was written: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want only empty.db", names)
+	}
+}
+
+// TestOpen_CreateMode creates a store with the umask at 0: the file and the -wal and -shm
+// SQLite makes beside it are 0600 all the same.
+func TestOpen_CreateMode(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "t.db")
+	db := mustOpen(t, path)
+	mustProduct(t, db) // the -wal and -shm exist while the store is open
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Errorf("stat %s: %v", p, err)
+			continue
+		}
+		if got := fi.Mode().Perm(); got != 0o600 {
+			t.Errorf("%s has mode %o, want 600", filepath.Base(p), got)
+		}
+	}
+}
+
+// TestOpen_CreateConcurrent has several goroutines, each with its own pools, create and fill
+// one new path at once: exactly one creates it, the others open that store, and the store
+// holds one fill, not several mixed together. Nothing is left beside it.
+func TestOpen_CreateConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.db")
+	const openers, products = 6, 10
+	fill := func(ctx context.Context, st store.Store) error {
+		for i := range products {
+			if _, err := st.CreateRecord(ctx, store.KindProduct, store.Values{"sku": fmt.Sprintf("C-%d", i), "name": "n"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx := editor(t, "alice")
+	dbs := make([]*sqlite.DB, openers)
+	errs := make([]error, openers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range openers {
+		wg.Go(func() {
+			<-start
+			dbs[i], errs[i] = sqlite.OpenWith(ctx, path, store.Options{}, sqlite.OpenConfig{Create: true, Fill: fill})
+		})
+	}
+	close(start)
+	wg.Wait()
+	created, ids := 0, map[string]bool{}
+	for i, db := range dbs {
+		if errs[i] != nil {
+			t.Errorf("opener %d: %v", i, errs[i])
+			continue
+		}
+		defer db.Close()
+		if db.Created() {
+			created++
+		}
+		ids[db.StoreID()] = true
+		n, err := db.CountRecords(t.Context(), store.KindProduct)
+		if err != nil || n != products {
+			t.Errorf("opener %d sees %d products (%v), want %d", i, n, err, products)
+		}
+	}
+	if created != 1 || len(ids) != 1 {
+		t.Errorf("%d openers created the store, %d store ids; want 1 and 1", created, len(ids))
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != "t.db" && n != "t.db-wal" && n != "t.db-shm" {
+			t.Errorf("left beside the store: %s", n)
+		}
+	}
+}
+
+// TestOpen_FillFails checks that a store whose filling fails never appears at its path.
+func TestOpen_FillFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.db")
+	boom := errors.New("boom")
+	_, err := sqlite.OpenWith(editor(t, "alice"), path, store.Options{}, sqlite.OpenConfig{Create: true,
+		Fill: func(ctx context.Context, st store.Store) error {
+			if _, err := st.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "F-1", "name": "n"}); err != nil {
+				return err
+			}
+			return boom
+		}})
+	if !errors.Is(err, boom) {
+		t.Fatalf("error = %v, want the fill's", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed creation left %d files, the first %s", len(entries), entries[0].Name())
+	}
+}
