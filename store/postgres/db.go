@@ -33,7 +33,7 @@ import (
 // latestSchemaVersion is the database schema version this build writes and understands. A
 // database with a higher version was written by a newer tandem and is refused. It is the
 // same number as the SQLite store's: one schema version per tandem release.
-const latestSchemaVersion = 1
+const latestSchemaVersion = 3
 
 // LatestSchemaVersion is the schema version this binary migrates databases to.
 func LatestSchemaVersion() int { return latestSchemaVersion }
@@ -238,6 +238,9 @@ func (db *DB) migrate(ctx context.Context) error {
 				continue
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if err := afterMigration(ctx, tx, m.name); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.version); err != nil {

@@ -123,7 +123,7 @@ func TestMoveDocument_Race(t *testing.T) {
 		}{{db1, a.ID, b1.ID}, {db2, b.ID, a1.ID}} {
 			wg.Go(func() {
 				<-start
-				_, errs[i] = mv.db.MoveDocument(actx(t, alice), mv.id, &mv.parentID)
+				_, errs[i] = mv.db.MoveDocument(actx(t, alice), mv.id, store.Move{Parent: &mv.parentID})
 			})
 		}
 		close(start)
@@ -380,7 +380,7 @@ func TestOpen_NewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(t.Context(), dsn, store.Options{})
-	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "database schema version 99 is newer than this tandem (1)") {
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), fmt.Sprintf("database schema version 99 is newer than this tandem (%d)", latestSchemaVersion)) {
 		t.Fatalf("open = %v, want EINVALID naming both versions", err)
 	}
 }
