@@ -172,7 +172,9 @@ func newLeaseReleaseCmd(a *app) *cobra.Command {
 		Use:   "release TOKEN",
 		Short: "End a lease",
 		Long: `Release ends the lease the token belongs to, so others may take the record at once.
-Releasing a lease that already ended is not an error; an unknown token is exit 5.`,
+Releasing a lease that already ended is not an error, but release says so ("not
+released: … had already ended: taken over by bob") instead of "released"; an unknown
+token is exit 5.`,
 		Args: exactArgs(1, "TOKEN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, err := a.actor(cmd.Context())
@@ -183,8 +185,17 @@ Releasing a lease that already ended is not an error; an unknown token is exit 5
 			if err != nil {
 				return err
 			}
-			if err := st.ReleaseLease(ctx, args[0]); err != nil {
+			rel, err := st.ReleaseLease(ctx, args[0])
+			if err != nil {
 				return err
+			}
+			if rel.Ended != "" {
+				// Not an error (the lease is gone either way), but not "released" either: a
+				// holder whose lease was taken over must learn it did not let go itself.
+				l := rel.Lease
+				fmt.Fprintf(a.stdout, "not released: the lease on %s %d (%s) had already ended: %s\n",
+					l.Kind, l.RecordID, l.Group, safe.Line(rel.Ended))
+				return nil
 			}
 			fmt.Fprintln(a.stdout, "released")
 			return nil

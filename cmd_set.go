@@ -105,7 +105,17 @@ func (a *app) printSaved(res *store.UpdateResult, u store.Update, asJSON bool) e
 		return writeJSON(a.stdout, exportRecord(reg, r))
 	}
 	if res.Replayed {
-		fmt.Fprintf(a.stdout, "already applied (key %q): %s %d is at version %d\n", u.IdempotencyKey, r.Kind, r.ID, r.Version)
+		what := fmt.Sprintf("saved as version %d", res.Version)
+		if res.Unchanged {
+			what = fmt.Sprintf("no change at version %d", res.Version)
+		}
+		fmt.Fprintf(a.stdout, "already applied (key %q): %s %d was %s; it is at version %d now\n",
+			u.IdempotencyKey, r.Kind, r.ID, what, r.Version)
+		return nil
+	}
+	if res.Unchanged {
+		fmt.Fprintf(a.stdout, "no change: %s %d already holds that (%s), still version %d\n",
+			r.Kind, r.ID, strings.Join(u.FieldNames(), ", "), r.Version)
 		return nil
 	}
 	fmt.Fprintf(a.stdout, "saved %s %d: version %d (%s)\n", r.Kind, r.ID, r.Version, strings.Join(u.FieldNames(), ", "))

@@ -226,7 +226,7 @@ func (h *Held) release(ctx context.Context) {
 		if lost {
 			return
 		}
-		if err := h.leases.ReleaseLease(ctx, token); err != nil {
+		if _, err := h.leases.ReleaseLease(ctx, token); err != nil {
 			h.releaseErr = fmt.Errorf("release lease on %s %d (%s): %w", h.lease.Kind, h.lease.RecordID, h.lease.Group, err)
 		}
 	})

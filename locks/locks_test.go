@@ -136,7 +136,7 @@ func TestHeld_LostWhenReleasedBehindItsBack(t *testing.T) {
 	ls := newLeases(t)
 	alice := actorCtx(t, "alice")
 	h := mustAcquire(t, alice, ls, product1(store.GroupEditor), Options{})
-	if err := ls.ReleaseLease(alice, h.Token()); err != nil {
+	if _, err := ls.ReleaseLease(alice, h.Token()); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitLost(t, h); store.ErrorCode(err) != store.ELEASE {

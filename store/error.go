@@ -123,14 +123,24 @@ type LeaseError struct {
 }
 
 // Error names the holder, since when and until when, in the database's time zone-neutral UTC
-// converted to local time for people.
+// converted to local time for people. A token the store never granted has no group to name.
 func (e *LeaseError) Error() string {
 	l := e.Lease
+	if e.Lost && l.Group == "" {
+		return fmt.Sprintf("the lease token given for %s %d is not valid: %s", l.Kind, l.RecordID, e.Reason)
+	}
 	if e.Lost {
 		return fmt.Sprintf("your lease on %s %d (%s) is no longer valid: %s", l.Kind, l.RecordID, l.Group, e.Reason)
 	}
 	return fmt.Sprintf("%s %d (%s) is held by %s since %s, expires %s", l.Kind, l.RecordID, l.Group,
 		l.Holder, clock(l.AcquiredAt), clock(l.ExpiresAt))
+}
+
+// UnknownTokenError is the refusal of a write that presents a lease token the store never
+// granted (mistyped, forged, or from another store), the same words on every store.
+func UnknownTokenError(kind Kind, id int64, now time.Time) *LeaseError {
+	return &LeaseError{Lease: Lease{Kind: kind, RecordID: id}, Lost: true, Now: now,
+		Reason: "this store never granted it"}
 }
 
 func clock(t time.Time) string { return t.Local().Format("15:04") }
@@ -148,8 +158,11 @@ type OwnershipError struct {
 
 // Error explains the refusal and what the writer can do instead.
 func (e *OwnershipError) Error() string {
-	if e.ReadOnly {
+	if e.ReadOnly && e.Kind == KindDocument && e.Field == "parent_id" {
 		return fmt.Sprintf("%s.%s cannot be set directly; use the move operation (tandem move)", e.Kind, e.Field)
+	}
+	if e.ReadOnly {
+		return fmt.Sprintf("%s.%s is read-only: it is written only when the record is created", e.Kind, e.Field)
 	}
 	way := "leave it to the workers (tandem worker) or run as --as system"
 	if e.Owner == OwnerEditor {

@@ -61,3 +61,24 @@ func CheckKey(scope, key string) error {
 	}
 	return nil
 }
+
+// CheckSaveKey decides what a save does with an idempotency key already stored for it (scope
+// api): k is the stored key, live whether its lifetime has not ended (database clock), hash
+// the save's RequestHash. replay is true when the same request already completed: the save
+// answers with k's result and writes nothing. A key used for another request is EINVALID, a
+// PENDING one EBUSY; an ended or FAILED key is free, and the save takes it.
+func CheckSaveKey(k KeyRecord, live bool, hash string) (replay bool, err error) {
+	if !live {
+		return false, nil
+	}
+	if k.RequestHash != hash {
+		return false, Errorf(EINVALID, "idempotency key %s was already used for a different request", k.Key)
+	}
+	switch k.Status {
+	case KeyCompleted:
+		return true, nil
+	case KeyPending:
+		return false, Errorf(EBUSY, "idempotency key %s is in progress elsewhere; try again later", k.Key)
+	}
+	return false, nil
+}

@@ -41,3 +41,13 @@ const (
 	MinLeaseTTL = time.Second
 	MaxLeaseTTL = 24 * time.Hour
 )
+
+// LeaseRelease is what ReleaseLease found. Releasing a lease that already ended is not an
+// error, but the caller is told so: a holder whose lease was taken over must not believe it
+// let go of the record itself.
+type LeaseRelease struct {
+	Lease Lease // the token's lease, without the token
+	// Ended is "" when this call ended the lease; otherwise why it had ended before:
+	// "released", "expired" or "taken over by bob".
+	Ended string
+}

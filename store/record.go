@@ -89,12 +89,24 @@ func RequestHash(kind Kind, id int64, u Update) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// UpdateResult is what a save returns.
+// UpdateResult is what a save (or a move) returns.
 type UpdateResult struct {
 	Record *Record // the record after the save
+	// Version is the version the save wrote; the current version when it was Unchanged; for
+	// a replay, the version the first application wrote (Record may have moved on since).
+	Version int64
 	// Replayed is set when the idempotency key had already been applied: nothing was written
-	// this time, and Record is the record as it is now.
+	// this time, Version and Unchanged are the first application's, and Record is the
+	// record as it is now. A replay is answered before the lease, version and counter checks:
+	// the first application passed them, and a retry must learn that it was applied even
+	// when the lease it used has since been released or taken over.
 	Replayed bool
+	// Unchanged is set when the save asked for nothing the record did not already hold
+	// (every value equal to the current one, every delta 0, a move to the current parent):
+	// nothing was written, no version, no history version, no change-log entry; Record is
+	// the current record. A keyed save that changed nothing still records its key, so a
+	// retry is answered the same way.
+	Unchanged bool
 }
 
 // CheckUpdate validates an update against the registry before any SQL runs: known fields,

@@ -2,6 +2,7 @@ package store
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -208,6 +209,9 @@ func ParseRegistry(name string, data []byte) (*Registry, error) {
 			if err := f.check(kind, cols); err != nil {
 				return nil, bad(fn.Line, "%s", err)
 			}
+			if err := f.checkTreeField(kind); err != nil {
+				return nil, bad(fn.Line, "%s", err)
+			}
 			if _, dup := r.index[kind][f.Name]; dup {
 				return nil, bad(fn.Line, "%s.%s listed twice", kind, f.Name)
 			}
@@ -273,6 +277,28 @@ func (f *Field) check(kind Kind, cols map[string]Type) error {
 		f.Label = strings.ReplaceAll(f.Name, "_", " ")
 	}
 	return nil
+}
+
+// checkTreeField keeps a document's parent_id out of the ordinary write path. Only a move
+// (and a create) may write it, because only they take the tree lock and run the cycle and
+// depth checks; routing "set parent_id=…" through the same checks would give the one
+// operation two paths (and two lock orders) to keep in step. So a registry that makes it an
+// ordinary field is refused when it is loaded rather than trusted when it is used.
+func (f *Field) checkTreeField(kind Kind) error {
+	if kind == KindDocument && f.Name == "parent_id" && !f.ReadOnly {
+		return errors.New(`document.parent_id must keep "readonly: true": a document's parent changes only by a move ` +
+			`(tandem move), which checks the tree for cycles and depth; a set could make a cycle`)
+	}
+	return nil
+}
+
+// TreeGroup returns the lease group of a document's parent_id: the group a move of a
+// document, and a create or move under a document, must be free of (or hold the lease of).
+func (r *Registry) TreeGroup() string {
+	if f, ok := r.index[KindDocument]["parent_id"]; ok {
+		return f.Group
+	}
+	return GroupEditor
 }
 
 // Fields returns the fields of kind in display order. The slice must not be modified.

@@ -89,6 +89,8 @@ func TestParseRegistry_Err(t *testing.T) {
 		{"missing field", "  - {name: checksum,     type: string, owner: system, rule: scalar, max_chars: 128}\n", "", "", "product.checksum is missing"},
 		{"not a list", "document:\n", "document: 3\nlater:\n", "document: 3", "want a list of fields"},
 		{"syntax", "product:\n", "product: [\n", "", "field registry test.yaml"},
+		{"parent_id not readonly", "readonly: true, label: parent}", "label: parent}", "name: parent_id", `document.parent_id must keep "readonly: true"`},
+		{"parent_id readonly false", "readonly: true, label: parent}", "readonly: false, label: parent}", "name: parent_id", "a set could make a cycle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Replace(base, tc.old, tc.new, 1)
@@ -153,6 +155,19 @@ func TestLoadRegistry(t *testing.T) {
 		var oe *store.OwnershipError
 		if !errors.As(err, &oe) || oe.Owner != store.OwnerSystem {
 			t.Errorf("editor adjusting a system-owned stock = %v, want an ownership error", err)
+		}
+	})
+	t.Run("ErrParentIDWritable", func(t *testing.T) {
+		// A --fields file that makes parent_id an ordinary field would let "set parent_id"
+		// skip the cycle and depth checks of a move: it is refused, naming file and field.
+		text := strings.Replace(defaultYAML(t), "readonly: true, label: parent}", "label: parent}", 1)
+		path := filepath.Join(t.TempDir(), "loose.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.LoadRegistry(path)
+		if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "document.parent_id") {
+			t.Errorf("error = %v, want EINVALID naming %s and document.parent_id", err, path)
 		}
 	})
 	t.Run("ErrMissingFile", func(t *testing.T) {

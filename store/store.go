@@ -44,17 +44,25 @@ type Records interface {
 	// CountRecords returns how many records of kind exist.
 	CountRecords(ctx context.Context, kind Kind) (int, error)
 	// CreateRecord inserts a record at version 1 and returns it. Missing fields get their
-	// zero value. EINVALID for bad values or a duplicate sku, EFORBIDDEN for fields the
-	// actor's role may not write. A document's parent_id may be set here (checked to exist).
-	CreateRecord(ctx context.Context, kind Kind, vals Values) (*Record, error)
-	// UpdateRecord applies a partial, version-checked update in one transaction: one UPDATE
-	// of the changed fields with "version = version + 1 WHERE id = ? AND version = ?" (no
-	// version condition for a purely relative update), the lease check, the idempotency key,
-	// the history version or operation-log entry, and the change-log entry.
+	// zero value. EINVALID for bad values or a sku whose SKUKey another product's sku has,
+	// EFORBIDDEN for fields the actor's role may not write. A document's parent_id may be
+	// set here: under the tree lock, the parent must exist (ENOTFOUND) and not sit at
+	// MaxDepth (EINVALID), and a live lease on the parent's tree group (Registry.TreeGroup)
+	// must be presented with opts' ParentLeaseToken (ELEASE otherwise), all in the create's
+	// transaction. At most one CreateOptions is read.
+	CreateRecord(ctx context.Context, kind Kind, vals Values, opts ...CreateOptions) (*Record, error)
+	// UpdateRecord applies a partial, version-checked update in one transaction, in this
+	// order: a completed idempotency key of the same request answers at once (Replayed,
+	// nothing written); then the record is read (locked), the lease check runs, and
+	// Registry.PlanUpdate decides: nothing to change (Unchanged, nothing written), a stale
+	// base (conflict), a counter out of range or money below zero (EINVALID); then one UPDATE
+	// of the changed fields with "version = version + 1", the sku key, the history version or
+	// operation-log entry, the change-log entry and the idempotency key.
 	// ECONFLICT (*ConflictError with the current record) when the base version is stale,
-	// ENOTFOUND, EINVALID, EFORBIDDEN (*OwnershipError), ELEASE (*LeaseError) when another
-	// holder's live lease covers a written group or the presented token is no longer valid,
-	// EBUSY when the database stayed locked past the retry budget.
+	// ENOTFOUND, EINVALID, EFORBIDDEN (*OwnershipError), ELEASE (*LeaseError) when a live
+	// lease covers a written group and its token was not presented (the token binds, not the
+	// holder's name), or the presented token is no longer valid, EBUSY when the database
+	// stayed locked past the retry budget.
 	UpdateRecord(ctx context.Context, kind Kind, id int64, u Update) (*UpdateResult, error)
 	// LockedUpdate is the system writer's read-modify-write under a short database lock
 	// (SELECT ... FOR UPDATE on PostgreSQL, BEGIN IMMEDIATE on SQLite): it reads the record,
@@ -67,13 +75,18 @@ type Records interface {
 
 // Documents holds the operations on the document tree.
 type Documents interface {
-	// MoveDocument puts document id under parent (nil: at the root). Hierarchy changes are
-	// serialized against each other, then the cycle and depth checks (WITH RECURSIVE) run on
-	// the locked state, then the write, all in one transaction; a move takes no base version
-	// and writes a change-log entry. EINVALID naming the path when the move would create a
-	// cycle or a tree deeper than MaxDepth, ENOTFOUND for a missing document or parent,
-	// ELEASE when another holder leases the document's editor group.
-	MoveDocument(ctx context.Context, id int64, parent *int64) (*Record, error)
+	// MoveDocument puts document id under m.Parent (nil: at the root). Hierarchy changes are
+	// serialized against each other, then the lease checks, then the cycle and depth checks
+	// (WITH RECURSIVE) run on the locked state, then the write, all in one transaction; a move
+	// takes no base version and writes a change-log entry (and a history version for an
+	// editor). A move to the parent the document already has writes nothing and returns
+	// the current record with Unchanged. EINVALID naming the path when the move would
+	// create a cycle or a tree deeper than MaxDepth, ENOTFOUND for a missing document or
+	// parent, EFORBIDDEN when the actor's role may not write parent_id, ELEASE when a live
+	// lease on the tree group (Registry.TreeGroup) of the document or of the new parent is
+	// not presented with m.LeaseToken or m.ParentLeaseToken, or a presented one is no longer
+	// valid.
+	MoveDocument(ctx context.Context, id int64, m Move) (*UpdateResult, error)
 }
 
 // History reads what was written.
@@ -116,9 +129,10 @@ type Leases interface {
 	// ExtendLease moves a live lease's expiry to now + ttl. ELEASE (Lost) when the token's
 	// lease expired, was released or taken over; ENOTFOUND for an unknown token.
 	ExtendLease(ctx context.Context, token string, ttl time.Duration) (*Lease, error)
-	// ReleaseLease ends a lease. Releasing an already ended lease is not an error.
-	// ENOTFOUND for an unknown token.
-	ReleaseLease(ctx context.Context, token string) error
+	// ReleaseLease ends a lease. Releasing an already ended lease is not an error; the
+	// answer says whether this call ended it, or why it had ended (released, expired, taken
+	// over by whom). ENOTFOUND for an unknown token.
+	ReleaseLease(ctx context.Context, token string) (*LeaseRelease, error)
 	// FindLeases returns live leases (and recently ended ones, see LeaseFilter) without their
 	// tokens, and the database clock's now to judge them by.
 	FindLeases(ctx context.Context, f LeaseFilter) ([]Lease, time.Time, error)

@@ -59,6 +59,27 @@ func CheckNewChild(parent int64, up []int64) error {
 	return nil
 }
 
+// MoveChangesNothing reports whether moving doc under parent (nil: the root) leaves it where
+// it is: such a move writes nothing.
+func MoveChangesNothing(doc *Record, parent *int64) bool {
+	cur, ok := doc.Fields["parent_id"].(int64)
+	if parent == nil {
+		return !ok
+	}
+	return ok && cur == *parent
+}
+
+// CheckMove validates a move before any store touches it.
+func (m Move) Check() error {
+	if m.Parent == nil && m.ParentLeaseToken != "" {
+		return Errorf(EINVALID, "a move to the root has no parent whose lease could be presented")
+	}
+	if m.Parent != nil && *m.Parent <= 0 {
+		return Errorf(EINVALID, "%d is not a document id", *m.Parent)
+	}
+	return nil
+}
+
 func treePath(ids []int64) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {

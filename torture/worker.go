@@ -220,7 +220,7 @@ func (w *worker) move() error {
 		p := docs[w.rng.IntN(len(docs))]
 		parent = &p
 	}
-	_, err := w.s.MoveDocument(w.editor, id, parent)
+	_, err := w.s.MoveDocument(w.editor, id, store.Move{Parent: parent})
 	if err != nil && store.ErrorCode(err) != store.EINVALID && fatal(err) {
 		return fmt.Errorf("move document %d: %w", id, err)
 	}

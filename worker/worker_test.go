@@ -174,7 +174,7 @@ func TestWorker_SkipsLeasedRecord(t *testing.T) {
 	if got := mustFind(t, st, store.KindProduct, 1).Fields["checksum"]; got != "" {
 		t.Fatalf("leased product written: checksum %v", got)
 	}
-	if err := st.ReleaseLease(other, l.Token); err != nil {
+	if _, err := st.ReleaseLease(other, l.Token); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := mustRunOnce(t, w, ctx), (Summary{Done: 1}); got != want {

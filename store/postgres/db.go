@@ -265,6 +265,9 @@ func (db *DB) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
+			if err := afterMigration(ctx, tx, m.name); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
 			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.version); err != nil {
 				return err
 			}

@@ -81,13 +81,18 @@ func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, id, parent int64) error 
 	return store.CheckMoveDepth(id, parent, up, down)
 }
 
-// MoveDocument puts document id under parent (nil: at the root): under the tree lock, the
-// lease check (a live lease on parent_id's group blocks unless the actor holds it: a move
-// takes no token), the cycle and depth checks, the UPDATE, a history version for an editor
-// (as any editor write) and the change-log entry. See store.Documents for the error codes.
-func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store.Record, error) {
+// MoveDocument puts document id under m.Parent (nil: at the root): under the tree lock, the
+// lease checks (a live lease on the tree group of the document or of the new parent must be
+// presented with its token: the token binds, not the holder's name), nothing more when the
+// document is there already, else the cycle and depth checks, the UPDATE, a history version
+// for an editor (as any editor write) and the change-log entry. See store.Documents for the
+// error codes.
+func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(); err != nil {
 		return nil, err
 	}
 	f, err := db.reg.Field(store.KindDocument, "parent_id")
@@ -98,24 +103,35 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store
 		return nil, &store.OwnershipError{Kind: store.KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
 	}
 	keep := store.KeepsHistory(ctx, actor)
-	var rec *store.Record
+	group := db.reg.TreeGroup()
+	var res *store.UpdateResult
 	err = db.inTx(ctx, fmt.Sprintf("move document %d", id), false, func(tx pgx.Tx) error {
 		now := db.txNow()
 		if err := db.lockTree(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := db.findRecordTx(ctx, tx, store.KindDocument, id, true); err != nil {
+		cur, err := db.findRecordTx(ctx, tx, store.KindDocument, id, true)
+		if err != nil {
 			return err
 		}
-		if err := db.checkLeasesTx(ctx, tx, store.KindDocument, id, []string{f.Group}, "", actor.Name); err != nil {
+		if err := db.checkLeasesTx(ctx, tx, store.KindDocument, id, []string{group}, m.LeaseToken); err != nil {
 			return err
 		}
 		var newParent any
-		if parent != nil {
-			if err := db.checkMove(ctx, tx, id, *parent); err != nil {
+		if m.Parent != nil {
+			if err := db.checkLeasesTx(ctx, tx, store.KindDocument, *m.Parent, []string{group}, m.ParentLeaseToken); err != nil {
 				return err
 			}
-			newParent = *parent
+			newParent = *m.Parent
+		}
+		if store.MoveChangesNothing(cur, m.Parent) {
+			res = &store.UpdateResult{Record: cur, Version: cur.Version, Unchanged: true}
+			return nil
+		}
+		if m.Parent != nil {
+			if err := db.checkMove(ctx, tx, id, *m.Parent); err != nil {
+				return err
+			}
 		}
 		r, err := db.scanRecord(store.KindDocument, tx.QueryRow(ctx, `UPDATE documents SET parent_id = $2, version = version + 1,
 			updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+db.selectList(store.KindDocument), id, newParent, now, actor.Name))
@@ -133,11 +149,11 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store
 		}
 		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id,
 			Version: r.Version, Actor: actor.Name, Role: actor.Role, Fields: fields, History: keep, At: now})
-		rec = r
+		res = &store.UpdateResult{Record: r, Version: r.Version}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return rec, nil
+	return res, nil
 }

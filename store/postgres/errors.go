@@ -101,8 +101,11 @@ func (db *DB) mapErr(what string, err error) error {
 	}
 	code := pgCode(err)
 	switch {
-	case code == sqlstateUniqueViolation && pgConstraint(err) == "products_sku_key":
+	case code == sqlstateUniqueViolation && pgConstraint(err) == "products_sku_key_unique":
 		// Only a concurrent insert gets here: checkUnique names the other product otherwise.
+		return store.Errorf(store.EINVALID, "%s: the sku already exists: another product was just given a sku "+
+			"that differs only in case, surrounding spaces, width, non-breaking or zero-width characters (%s)", what, pgDetail(err))
+	case code == sqlstateUniqueViolation && pgConstraint(err) == "products_sku_key":
 		return store.Errorf(store.EINVALID, "%s: sku already exists (%s)", what, pgDetail(err))
 	case code == sqlstateUniqueViolation:
 		return store.Errorf(store.EINVALID, "%s: a unique value already exists (%s)", what, pgConstraint(err))

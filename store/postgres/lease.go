@@ -52,13 +52,13 @@ func tokenHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// checkLeasesTx is the lease check of a save, inside the save's transaction. The lease rows
+// checkLeasesTx is the lease check of a write, inside the write's transaction. The lease rows
 // of the written groups (and the presented token's row) are locked FOR SHARE, so a takeover
-// waits until this save has committed: a holder whose lease ended can never write after the
+// waits until this write has committed: a holder whose lease ended can never write after the
 // new holder got it. token is the presented lease token ("" for none). A live lease of
-// another token on a written group is an ELEASE *LeaseError naming its holder, unless its
-// holder is exempt (a move by the lease's own holder, which cannot present a token).
-func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token, exempt string) error {
+// another token on a written group is an ELEASE *LeaseError naming its holder, whoever
+// writes: the token binds, not the holder's name.
+func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token string) error {
 	hash := ""
 	if token != "" {
 		hash = tokenHash(token)
@@ -89,8 +89,7 @@ func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id 
 			err := db.lostLease(ctx, tx, hash, kind, id)
 			var se *store.Error
 			if errors.As(err, &se) && se.Code == store.ENOTFOUND {
-				return &store.LeaseError{Lease: store.Lease{Kind: kind, RecordID: id}, Lost: true, Now: now.UTC(),
-					Reason: "the token is not a lease token of this database"}
+				return store.UnknownTokenError(kind, id, now.UTC())
 			}
 			return err
 		}
@@ -106,7 +105,7 @@ func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id 
 		if l.Kind != kind || l.RecordID != id || !slices.Contains(groups, l.Group) {
 			continue
 		}
-		if l.hash == hash || !l.Live(now) || (exempt != "" && l.Holder == exempt) {
+		if l.hash == hash || !l.Live(now) {
 			continue
 		}
 		return &store.LeaseError{Lease: l.public(), Now: now.UTC()}
@@ -305,24 +304,30 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 	return out, nil
 }
 
-// ReleaseLease ends a lease. Releasing an already ended lease is not an error; ENOTFOUND for
-// an unknown token.
-func (db *DB) ReleaseLease(ctx context.Context, token string) error {
+// ReleaseLease ends a lease. Releasing an already ended lease is not an error, and the
+// answer says why it had ended; ENOTFOUND for an unknown token.
+func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelease, error) {
 	hash := tokenHash(token)
-	return db.inTx(ctx, "release lease", true, func(tx pgx.Tx) error {
+	var out *store.LeaseRelease
+	err := db.inTx(ctx, "release lease", true, func(tx pgx.Tx) error {
 		l, now, err := db.currentLeaseTx(ctx, tx, hash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			err := db.lostLease(ctx, tx, hash, "", 0)
 			var le *store.LeaseError
 			if errors.As(err, &le) {
-				return nil // taken over: it ended already
+				out = &store.LeaseRelease{Lease: le.Lease, Ended: le.Reason} // taken over: it ended already
+				return nil
 			}
 			return err
 		}
 		if err != nil {
 			return err
 		}
-		if l.Released || !now.Before(l.ExpiresAt) {
+		out = &store.LeaseRelease{Lease: l.public()}
+		if err := l.valid(now); err != nil {
+			var le *store.LeaseError
+			errors.As(err, &le)
+			out.Ended = le.Reason
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE leases SET released_at = clock_timestamp(), expires_at = least(expires_at, clock_timestamp())
@@ -333,6 +338,10 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) error {
 			Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: db.txNow()})
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // FindLeases returns live leases, and those that ended within f.Expired, without their

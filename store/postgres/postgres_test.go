@@ -9,9 +9,9 @@ import (
 )
 
 // openFresh opens a store in a fresh schema of the test server (dropped when the test ends).
-func openFresh(t *testing.T) store.Store {
+func openFresh(t *testing.T, opts store.Options) store.Store {
 	t.Helper()
-	db, err := postgres.Open(t.Context(), postgres.TestDSN(t), store.Options{})
+	db, err := postgres.Open(t.Context(), postgres.TestDSN(t), opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

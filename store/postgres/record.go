@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,19 +45,9 @@ func (db *DB) scanRecord(kind store.Kind, row scanner) (*store.Record, error) {
 	dest := []any{&r.ID, &r.Version, &r.UpdatedBy, &r.UpdatedAt}
 	vals := make([]any, len(fields))
 	for i, f := range fields {
-		switch f.Type {
-		case store.TypeString, store.TypeText, store.TypeEnum:
-			vals[i] = new(string)
-		case store.TypeInt, store.TypeMoney:
-			vals[i] = new(int64)
-		case store.TypeSet:
-			vals[i] = new([]string)
-		case store.TypeTime:
-			vals[i] = new(*time.Time)
-		case store.TypeRef:
-			vals[i] = new(*int64)
-		default:
-			return nil, fmt.Errorf("field %s.%s: unknown type %s", kind, f.Name, f.Type)
+		var err error
+		if vals[i], err = scanTarget(f); err != nil {
+			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
 	}
 	if err := row.Scan(append(dest, vals...)...); err != nil {
@@ -66,26 +55,47 @@ func (db *DB) scanRecord(kind store.Kind, row scanner) (*store.Record, error) {
 	}
 	r.UpdatedAt = r.UpdatedAt.UTC()
 	for i, f := range fields {
-		var v any
-		switch p := vals[i].(type) {
-		case *string:
-			v = *p
-		case *int64:
-			v = *p
-		case *[]string:
-			v = store.NormalizeSet(*p)
-		case **time.Time:
-			if *p != nil {
-				v = (*p).UTC()
-			}
-		case **int64:
-			if *p != nil {
-				v = **p
-			}
-		}
-		r.Fields[f.Name] = v
+		r.Fields[f.Name] = scannedValue(vals[i])
 	}
 	return r, nil
+}
+
+// scanTarget returns what a column of field f is scanned into.
+func scanTarget(f *store.Field) (any, error) {
+	switch f.Type {
+	case store.TypeString, store.TypeText, store.TypeEnum:
+		return new(string), nil
+	case store.TypeInt, store.TypeMoney:
+		return new(int64), nil
+	case store.TypeSet:
+		return new([]string), nil
+	case store.TypeTime:
+		return new(*time.Time), nil
+	case store.TypeRef:
+		return new(*int64), nil
+	}
+	return nil, fmt.Errorf("field %s: unknown type %s", f.Name, f.Type)
+}
+
+// scannedValue returns the field value held by a scanTarget after the scan.
+func scannedValue(target any) any {
+	switch p := target.(type) {
+	case *string:
+		return *p
+	case *int64:
+		return *p
+	case *[]string:
+		return store.NormalizeSet(*p)
+	case **time.Time:
+		if *p != nil {
+			return (*p).UTC()
+		}
+	case **int64:
+		if *p != nil {
+			return **p
+		}
+	}
+	return nil
 }
 
 // arg converts a field value into a query argument.
@@ -207,7 +217,7 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values or a
 // duplicate sku, EFORBIDDEN for fields the actor's role may not write, ENOTFOUND for a
 // missing parent document, EINVALID when the parent sits at the deepest level already.
-func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values) (*store.Record, error) {
+func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -220,6 +230,17 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
+	parent, parentToken, err := store.CreateParent(kind, full, opts)
+	if err != nil {
+		return nil, err
+	}
+	var sku string
+	if kind == store.KindProduct {
+		sku, _ = full["sku"].(string)
+		if err := store.CheckSKU(sku); err != nil {
+			return nil, err
+		}
+	}
 	names := make([]string, 0, len(vals))
 	for n := range vals {
 		names = append(names, n)
@@ -230,11 +251,15 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	what := "create " + string(kind)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
 		now := db.txNow()
-		if err := db.checkUnique(ctx, tx, kind, 0, full); err != nil {
+		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
 			return err
 		}
-		if parent, ok := full["parent_id"].(int64); ok && kind == store.KindDocument {
+		if parent != 0 {
+			// checkNewChild takes the tree lock, so the parent's lease is checked under it too.
 			if err := db.checkNewChild(ctx, tx, parent); err != nil {
+				return err
+			}
+			if err := db.checkLeasesTx(ctx, tx, store.KindDocument, parent, []string{db.reg.TreeGroup()}, parentToken); err != nil {
 				return err
 			}
 		}
@@ -243,6 +268,11 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		for _, f := range db.reg.Fields(kind) {
 			args = append(args, arg(f, full[f.Name]))
 			cols = append(cols, ident(f.Name))
+			ph = append(ph, "$"+strconv.Itoa(len(args)))
+		}
+		if kind == store.KindProduct {
+			args = append(args, store.SKUKey(sku))
+			cols = append(cols, "sku_key")
 			ph = append(ph, "$"+strconv.Itoa(len(args)))
 		}
 		args = append(args, now, actor.Name)
@@ -337,90 +367,150 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	return res, nil
 }
 
-// updateTx is the save inside a transaction: idempotency key, lease check, the one
-// version-checked UPDATE, history or operation log, change log and notification.
+// updateTx is the save inside a transaction, in the order store.Records gives: a completed
+// idempotency key replays first; then the record is read with its row locked (FOR NO KEY
+// UPDATE: what PlanUpdate decides on stays true until the commit, and foreign-key checks of
+// children are not blocked), the lease check and store's PlanUpdate; then the one UPDATE,
+// history or operation log, change log and the key's result.
 func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
 	t, _ := table(kind)
 	now := db.txNow()
-	if err := db.checkLeasesTx(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken, ""); err != nil {
-		return nil, err
-	}
 	if u.IdempotencyKey != "" {
 		replay, err := db.claimSaveKey(ctx, tx, kind, id, u, actor)
 		if err != nil {
 			return nil, err
 		}
-		if replay {
+		if replay != nil {
 			r, err := db.findRecordTx(ctx, tx, kind, id, false)
 			if err != nil {
 				return nil, err
 			}
-			return &store.UpdateResult{Record: r, Replayed: true}, nil
+			return replay.Replay(r), nil
 		}
 	}
-	if err := db.checkUnique(ctx, tx, kind, id, u.Set); err != nil {
+	cur, err := db.findFields(ctx, tx, kind, id, u.FieldNames())
+	if err != nil {
 		return nil, err
 	}
-
-	var sets []string
-	args := []any{id}
-	next := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+	if err := db.checkLeasesTx(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken); err != nil {
+		return nil, err
 	}
-	setNames := make([]string, 0, len(u.Set))
-	for n := range u.Set {
-		setNames = append(setNames, n)
+	plan, err := db.reg.PlanUpdate(cur, u)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(setNames)
-	for _, n := range setNames {
-		f, _ := db.reg.Field(kind, n)
-		sets = append(sets, ident(n)+" = "+next(arg(f, u.Set[n])))
-	}
-	addNames := make([]string, 0, len(u.Add))
-	for n := range u.Add {
-		addNames = append(addNames, n)
-	}
-	slices.Sort(addNames)
-	for _, n := range addNames {
-		sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(u.Add[n]))
-	}
-	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
-	where := "id = $1"
-	if !u.Relative() {
-		where += " AND version = " + next(u.BaseVersion)
-	}
-	sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE " + where + " RETURNING " + db.selectList(kind)
-	r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Zero rows: the record is gone or its version moved on.
+	if plan.Stale {
 		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
 	}
-	if err != nil {
-		return nil, err // constraint and range errors are mapped by mapErr
-	}
-	fields := u.FieldNames()
-	if keep {
-		if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+	var res *store.UpdateResult
+	if plan.Unchanged {
+		r, err := db.findRecordTx(ctx, tx, kind, id, false)
+		if err != nil {
 			return nil, err
 		}
-	}
-	var deltas map[string]int64
-	if len(u.Add) > 0 {
-		deltas = u.Add
-	}
-	if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
-		Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now}); err != nil {
-		return nil, err
+		res = &store.UpdateResult{Record: r, Version: r.Version, Unchanged: true}
+	} else {
+		if plan.SKUKey != "" {
+			sku, _ := plan.Set["sku"].(string)
+			if err := db.checkUnique(ctx, tx, kind, id, sku); err != nil {
+				return nil, err
+			}
+		}
+		var sets []string
+		args := []any{id, cur.Version}
+		next := func(v any) string {
+			args = append(args, v)
+			return "$" + strconv.Itoa(len(args))
+		}
+		for _, n := range sortedNames(plan.Set) {
+			f, _ := db.reg.Field(kind, n)
+			sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
+		}
+		if plan.SKUKey != "" {
+			sets = append(sets, "sku_key = "+next(plan.SKUKey))
+		}
+		for _, n := range sortedNames(plan.Add) {
+			sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
+		}
+		sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
+		// The row is locked since findFields, so the version condition cannot fail; it stays
+		// as the guard that nothing changed between the read and this write.
+		sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + db.selectList(kind)
+		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
+		}
+		if err != nil {
+			return nil, err // constraint and range errors are mapped by mapErr
+		}
+		fields := plan.FieldNames()
+		if keep {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+				return nil, err
+			}
+		}
+		var deltas map[string]int64
+		if len(plan.Add) > 0 {
+			deltas = plan.Add
+		}
+		if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
+			Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now}); err != nil {
+			return nil, err
+		}
+		res = &store.UpdateResult{Record: r, Version: r.Version}
 	}
 	if u.IdempotencyKey != "" {
-		result, _ := json.Marshal(map[string]any{"kind": kind, "id": id, "version": r.Version})
 		if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
-			store.ScopeAPI, u.IdempotencyKey, result); err != nil {
+			store.ScopeAPI, u.IdempotencyKey, store.ResultOf(res).Encode()); err != nil {
 			return nil, err
 		}
 	}
-	return &store.UpdateResult{Record: r}, nil
+	return res, nil
+}
+
+// findFields reads the version and the named fields of a record, locking its row FOR NO KEY
+// UPDATE until the transaction ends: what store's PlanUpdate needs, without the rest of the
+// row (a body may be megabytes). ENOTFOUND if there is none.
+func (db *DB) findFields(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, names []string) (*store.Record, error) {
+	t, err := table(kind)
+	if err != nil {
+		return nil, err
+	}
+	cols := []string{"version"}
+	r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
+	dest := []any{&r.Version}
+	vals := make([]any, len(names))
+	for i, name := range names {
+		f, err := db.reg.Field(kind, name)
+		if err != nil {
+			return nil, err
+		}
+		if vals[i], err = scanTarget(f); err != nil {
+			return nil, err
+		}
+		cols = append(cols, ident(name))
+		dest = append(dest, vals[i])
+	}
+	err = tx.QueryRow(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, name := range names {
+		r.Fields[name] = scannedValue(vals[i])
+	}
+	return r, nil
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // conflict builds the answer to a version-checked UPDATE that matched no row: ENOTFOUND, or
@@ -438,11 +528,11 @@ func (db *DB) conflict(ctx context.Context, tx pgx.Tx, kind store.Kind, id, base
 }
 
 // claimSaveKey handles a save's idempotency key inside the save's transaction (scope api).
-// It reports replay when the key was already applied with the same request. The key row is
-// inserted first: a concurrent save with the same key blocks on the primary key until the
-// first one ends, then (READ COMMITTED: each statement takes a new snapshot) sees its
-// committed row and replays it, or inserts the key itself if the first one rolled back.
-func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor) (replay bool, err error) {
+// It returns the stored result when the key was already applied with the same request. The
+// key row is inserted first: a concurrent save with the same key blocks on the primary key
+// until the first one ends, then (READ COMMITTED: each statement takes a new snapshot) sees
+// its committed row and replays it, or inserts the key itself if the first one rolled back.
+func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor) (*store.KeyResult, error) {
 	hash := store.RequestHash(kind, id, u)
 	ttl := store.DefaultCompletedTTL.Microseconds()
 	tag, err := tx.Exec(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at)
@@ -451,56 +541,114 @@ func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id i
 		store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, ttl)
 	if err != nil {
 		if pgCode(err) == sqlstateUniqueViolation {
-			return false, errRetry
+			return nil, errRetry
 		}
-		return false, err
+		return nil, err
 	}
 	if tag.RowsAffected() == 1 {
-		return false, nil
+		return nil, nil
 	}
-	var status, have string
-	var expired bool
-	err = tx.QueryRow(ctx, `SELECT status, request_hash, expires_at <= clock_timestamp() FROM idempotency
-		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, u.IdempotencyKey).Scan(&status, &have, &expired)
+	var (
+		k       store.KeyRecord
+		status  string
+		expired bool
+	)
+	err = tx.QueryRow(ctx, `SELECT status, request_hash, result, expires_at <= clock_timestamp() FROM idempotency
+		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, u.IdempotencyKey).Scan(&status, &k.RequestHash, &k.Result, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, errRetry // purged under us; start again
+		return nil, errRetry // purged under us; start again
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if !expired {
-		if have != hash {
-			return false, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", u.IdempotencyKey)
+	k.Scope, k.Key, k.Status = store.ScopeAPI, u.IdempotencyKey, store.KeyStatus(status)
+	replay, err := store.CheckSaveKey(k, !expired, hash)
+	if err != nil {
+		return nil, err
+	}
+	if replay {
+		res, err := store.DecodeKeyResult(k.Result)
+		if err != nil {
+			return nil, err
 		}
-		switch store.KeyStatus(status) {
-		case store.KeyCompleted:
-			return true, nil
-		case store.KeyPending:
-			return false, store.Errorf(store.EBUSY, "idempotency key %s is in progress elsewhere; try again later", u.IdempotencyKey)
-		}
+		return &res, nil
 	}
 	// Expired or FAILED: this save takes the key.
 	_, err = tx.Exec(ctx, `UPDATE idempotency SET status = 'COMPLETED', request_hash = $3, result = NULL, owner = $4,
 		created_at = clock_timestamp(), expires_at = clock_timestamp() + $5 * interval '1 microsecond'
 		WHERE scope = $1 AND key = $2`,
 		store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, ttl)
-	return false, err
+	return nil, err
 }
 
-// checkUnique refuses a sku that another product already has, with a message naming it.
-// The unique constraint stays the guarantee; this only explains (as the SQLite store does).
-func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, vals store.Values) error {
-	sku, ok := vals["sku"].(string)
-	if kind != store.KindProduct || !ok {
+// checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
+// message naming that product; sku "" means no sku is written. The unique index on sku_key
+// stays the guarantee against a concurrent insert; this only explains (as the SQLite store).
+func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, sku string) error {
+	if kind != store.KindProduct || sku == "" {
 		return nil
 	}
-	var other int64
-	err := tx.QueryRow(ctx, "SELECT id FROM products WHERE sku = $1 AND id <> $2", sku, id).Scan(&other)
+	var (
+		other    int64
+		otherSKU string
+	)
+	err := tx.QueryRow(ctx, "SELECT id, sku FROM products WHERE sku_key = $1 AND id <> $2 LIMIT 1",
+		store.SKUKey(sku), id).Scan(&other, &otherSKU)
 	switch {
 	case err == nil:
-		return store.Errorf(store.EINVALID, "sku %s already exists (product %d)", sku, other)
+		return store.DuplicateSKUError(sku, other, otherSKU)
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil
 	}
+	return err
+}
+
+// afterMigration runs the part of the migration named name that SQL cannot do, in the
+// migration's transaction. It goes by the name, not the number, so that renumbering the
+// migrations keeps it attached to its script.
+func afterMigration(ctx context.Context, tx pgx.Tx, name string) error {
+	if strings.HasSuffix(name, "_sku_key.sql") {
+		return fillSKUKeys(ctx, tx)
+	}
+	return nil
+}
+
+// fillSKUKeys gives every product its store.SKUKey (migration sku_key). Products whose SKUs
+// already collide by key keep them: the oldest keeps the plain key, each later one gets the
+// key joined to its id by store.SKUKeySeparator (no typed sku has such a key), so the database
+// opens, nothing is renamed behind anyone's back, and no new sku can join the collision.
+func fillSKUKeys(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, "SELECT id, sku FROM products ORDER BY id")
+	if err != nil {
+		return err
+	}
+	var (
+		ids  []int64
+		keys []string
+	)
+	seen := map[string]bool{}
+	for rows.Next() {
+		var (
+			id  int64
+			sku string
+		)
+		if err := rows.Scan(&id, &sku); err != nil {
+			rows.Close()
+			return err
+		}
+		key := store.SKUKey(sku)
+		if seen[key] {
+			key += store.SKUKeySeparator + strconv.FormatInt(id, 10)
+		}
+		seen[key] = true
+		ids, keys = append(ids, id), append(keys, key)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// One statement for all rows: the keys travel as two parallel arrays.
+	_, err = tx.Exec(ctx, `UPDATE products p SET sku_key = k.key
+		FROM unnest($1::bigint[], $2::text[]) AS k(id, key) WHERE p.id = k.id`, ids, keys)
 	return err
 }

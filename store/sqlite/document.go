@@ -9,14 +9,17 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// MoveDocument puts document id under parent (nil: at the root). The write transaction is
-// BEGIN IMMEDIATE, so it holds SQLite's single writer lock before the cycle and depth checks
-// read the tree: no other move (or any write) can slip in between check and write.
-// MoveDocument takes no lease token, so a live lease on the document's parent_id group
-// blocks it unless the actor is that lease's holder.
-func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store.Record, error) {
+// MoveDocument puts document id under m.Parent (nil: at the root). The write transaction is
+// BEGIN IMMEDIATE, so it holds SQLite's single writer lock before the lease, cycle and depth
+// checks read the tree: no other move (or any write) can slip in between check and write.
+// A live lease on the tree group of the document, or of the new parent, must be presented
+// with its token (m.LeaseToken, m.ParentLeaseToken): the token binds, not the holder's name.
+func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(); err != nil {
 		return nil, err
 	}
 	f, err := db.reg.Field(store.KindDocument, "parent_id")
@@ -27,53 +30,47 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store
 		return nil, &store.OwnershipError{Kind: store.KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
 	}
 	keep := store.KeepsHistory(ctx, actor)
+	group := db.reg.TreeGroup()
 	what := fmt.Sprintf("move document %d", id)
-	var rec *store.Record
+	var res *store.UpdateResult
 	err = db.writeTx(ctx, what, func(tx *tx) error {
-		if _, err := db.findRecord(ctx, tx, store.KindDocument, id); err != nil {
+		cur, err := db.findRecord(ctx, tx, store.KindDocument, id)
+		if err != nil {
 			return err
 		}
-		if err := db.checkMoveLease(ctx, tx, id, f.Group, actor); err != nil {
+		if err := db.checkLeases(ctx, tx, store.KindDocument, id, []string{group}, m.LeaseToken); err != nil {
 			return err
 		}
 		var newParent any
-		if parent != nil {
-			newParent = *parent
-			if err := db.checkMove(ctx, tx, id, *parent); err != nil {
+		if m.Parent != nil {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, *m.Parent, []string{group}, m.ParentLeaseToken); err != nil {
+				return err
+			}
+			newParent = *m.Parent
+		}
+		if store.MoveChangesNothing(cur, m.Parent) {
+			res = &store.UpdateResult{Record: cur, Version: cur.Version, Unchanged: true}
+			return nil
+		}
+		if m.Parent != nil {
+			if err := db.checkMove(ctx, tx, id, *m.Parent); err != nil {
 				return err
 			}
 		}
-		var err error
-		rec, err = db.scanRecord(store.KindDocument, tx.QueryRowContext(ctx,
+		rec, err := db.scanRecord(store.KindDocument, tx.QueryRowContext(ctx,
 			`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
 			 WHERE id = ? RETURNING `+db.columns(store.KindDocument),
 			newParent, formatTime(tx.now), actor.Name, id))
 		if err != nil {
 			return err
 		}
+		res = &store.UpdateResult{Record: rec, Version: rec.Version}
 		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil)
 	})
 	if err != nil {
 		return nil, mapErr(what, err)
 	}
-	return rec, nil
-}
-
-// checkMoveLease refuses a move while someone other than the actor holds a live lease on the
-// group of parent_id.
-func (db *DB) checkMoveLease(ctx context.Context, tx *tx, id int64, group string, actor store.Actor) error {
-	now, err := tx.clock(ctx)
-	if err != nil {
-		return err
-	}
-	l, err := findLease(ctx, tx, store.KindDocument, id, group)
-	if err != nil {
-		return err
-	}
-	if l != nil && l.Live(now) && l.Holder != actor.Name {
-		return &store.LeaseError{Lease: l.Lease, Now: now}
-	}
-	return nil
+	return res, nil
 }
 
 // checkMove runs the cycle and depth checks of moving id under parent on the locked tree.

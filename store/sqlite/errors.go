@@ -42,8 +42,14 @@ func mapErr(what string, err error) error {
 		return store.Errorf(store.EINVALID, "%s: %w", what, err)
 	case code&0xff == sqlite3.SQLITE_BUSY, code&0xff == sqlite3.SQLITE_LOCKED:
 		return store.Errorf(store.EBUSY, "%s: the database stayed locked by another writer; try again: %w", what, err)
-	case code&0xff == sqlite3.SQLITE_NOTADB, code&0xff == sqlite3.SQLITE_CORRUPT:
+	case code&0xff == sqlite3.SQLITE_NOTADB:
+		// The file is something else (a text file given as --db): the caller's mistake.
 		return store.Errorf(store.EINVALID, "%s: the file is not a tandem (SQLite) database: %w", what, err)
+	case code&0xff == sqlite3.SQLITE_CORRUPT:
+		// A database whose pages are damaged or missing (a truncated copy, a disk fault): no
+		// input of the caller's can fix that, so it is a failure, not bad input.
+		return store.Errorf(store.EINTERNAL, "%s: the store is broken: the database file is damaged or truncated "+
+			"(restore it from a backup, or try sqlite3's .recover): %w", what, err)
 	case code&0xff == sqlite3.SQLITE_CANTOPEN, code&0xff == sqlite3.SQLITE_PERM,
 		code&0xff == sqlite3.SQLITE_READONLY, code&0xff == sqlite3.SQLITE_IOERR,
 		code&0xff == sqlite3.SQLITE_FULL:

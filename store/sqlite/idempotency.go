@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -54,41 +53,41 @@ func (db *DB) claimOwner(ctx context.Context) (string, error) {
 }
 
 // checkUpdateKey looks up an update's idempotency key (scope api) inside the update's
-// transaction: replay is true when the same request already completed.
-func (db *DB) checkUpdateKey(ctx context.Context, tx *tx, key, hash string) (replay bool, err error) {
+// transaction: a non-nil result means the same request already completed, and is its
+// stored result to replay.
+func (db *DB) checkUpdateKey(ctx context.Context, tx *tx, key, hash string) (*store.KeyResult, error) {
 	now, err := tx.clock(ctx)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	k, err := db.findKey(ctx, tx, store.ScopeAPI, key, now)
-	if err != nil || k == nil || k.expired {
-		return false, err
+	if err != nil || k == nil {
+		return nil, err
 	}
-	if k.RequestHash != hash {
-		return false, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
+	replay, err := store.CheckSaveKey(k.KeyRecord, !k.expired, hash)
+	if err != nil || !replay {
+		return nil, err
 	}
-	switch k.Status {
-	case store.KeyCompleted:
-		return true, nil
-	case store.KeyPending:
-		return false, store.Errorf(store.EBUSY, "idempotency key %s is in progress elsewhere; try again later", key)
+	res, err := store.DecodeKeyResult(k.Result)
+	if err != nil {
+		return nil, err
 	}
-	return false, nil
+	return &res, nil
 }
 
-// completeUpdateKey records an update's key as COMPLETED in the update's transaction.
-func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, rec *store.Record, actor store.Actor) error {
+// completeUpdateKey records an update's key as COMPLETED with its result, in the update's
+// transaction.
+func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, res store.KeyResult, actor store.Actor) error {
 	now, err := tx.clock(ctx)
 	if err != nil {
 		return err
 	}
-	result, _ := json.Marshal(map[string]any{"kind": rec.Kind, "id": rec.ID, "version": rec.Version})
 	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at)
 		VALUES (?, ?, 'COMPLETED', ?, ?, ?, ?, ?)
 		ON CONFLICT (scope, key) DO UPDATE SET status = 'COMPLETED', request_hash = excluded.request_hash,
 			result = excluded.result, owner = excluded.owner, created_at = excluded.created_at,
 			expires_at = excluded.expires_at`,
-		store.ScopeAPI, key, hash, result, actor.Name, formatTime(now), formatTime(now.Add(store.DefaultCompletedTTL)))
+		store.ScopeAPI, key, hash, res.Encode(), actor.Name, formatTime(now), formatTime(now.Add(store.DefaultCompletedTTL)))
 	if err != nil {
 		return fmt.Errorf("record idempotency key: %w", err)
 	}

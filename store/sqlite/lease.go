@@ -129,8 +129,7 @@ func (db *DB) checkLeases(ctx context.Context, tx *tx, kind store.Kind, id int64
 			return err
 		}
 		if g == nil {
-			return &store.LeaseError{Lease: store.Lease{Kind: kind, RecordID: id}, Lost: true, Now: now,
-				Reason: "the token is not a lease token of this database"}
+			return store.UnknownTokenError(kind, id, now)
 		}
 		if g.kind != kind || g.id != id {
 			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", g.kind, g.id, kind, id)
@@ -280,9 +279,11 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 	return out, nil
 }
 
-// ReleaseLease ends a lease; releasing an ended lease is not an error.
-func (db *DB) ReleaseLease(ctx context.Context, token string) error {
-	return db.writeTx(ctx, "release lease", func(tx *tx) error {
+// ReleaseLease ends a lease; releasing an ended lease is not an error, and the answer says
+// why it had ended.
+func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelease, error) {
+	var out *store.LeaseRelease
+	err := db.writeTx(ctx, "release lease", func(tx *tx) error {
 		g, err := findGrant(ctx, tx, token)
 		if err != nil {
 			return err
@@ -294,20 +295,27 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) error {
 		if err != nil {
 			return err
 		}
+		out = &store.LeaseRelease{Lease: store.Lease{Kind: g.kind, RecordID: g.id, Group: g.group, Fence: g.fence}}
 		cur, err := tokenState(ctx, tx, g, now)
 		var le *store.LeaseError
 		if errors.As(err, &le) {
-			return nil // already ended or taken over: nothing to release
+			out.Ended = le.Reason // already ended or taken over: nothing to release
+			return nil
 		}
 		if err != nil {
 			return err
 		}
+		out.Lease = cur.Lease
 		if _, err := tx.ExecContext(ctx, `UPDATE leases SET released = 1, expires_at = ? WHERE kind = ? AND record_id = ? AND grp = ? AND fence = ?`,
 			formatTime(now), string(cur.Kind), cur.RecordID, cur.Group, cur.Fence); err != nil {
 			return err
 		}
 		return logLease(ctx, tx, store.EventLeaseReleased, cur.Lease, cur.Holder, "")
 	})
+	if err != nil {
+		return nil, mapErr("release lease", err)
+	}
+	return out, nil
 }
 
 // FindLeases returns live leases, and those that ended within f.Expired, without tokens,

@@ -95,6 +95,9 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}
+				if err := afterMigration(ctx, t.Tx, m.name); err != nil {
+					return fmt.Errorf("migration %s: %w", m.name, err)
+				}
 			}
 			if cur < latest {
 				// PRAGMA takes no parameters; latest is our own integer.

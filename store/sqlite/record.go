@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
@@ -112,7 +113,7 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 
 // CreateRecord inserts a record at version 1 and returns it. Editor creates add history
 // version 1 (unless inside WithoutHistory); every create adds a "created" change.
-func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values) (*store.Record, error) {
+func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -124,6 +125,17 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	full, err := db.reg.CheckCreate(kind, actor.Role, vals)
 	if err != nil {
 		return nil, err
+	}
+	parent, parentToken, err := store.CreateParent(kind, full, opts)
+	if err != nil {
+		return nil, err
+	}
+	var sku string
+	if kind == store.KindProduct {
+		sku, _ = full["sku"].(string)
+		if err := store.CheckSKU(sku); err != nil {
+			return nil, err
+		}
 	}
 	written := make([]string, 0, len(vals))
 	for name := range vals {
@@ -143,20 +155,25 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		cols = append(cols, f.Name)
 		args = append(args, v)
 	}
+	if kind == store.KindProduct {
+		cols = append(cols, "sku_key")
+		args = append(args, store.SKUKey(sku))
+	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.columns(kind)
 
 	var rec *store.Record
 	err = db.writeTx(ctx, "create "+string(kind), func(tx *tx) error {
-		if err := db.checkUnique(ctx, tx, kind, 0, full); err != nil {
+		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
 			return err
 		}
-		if kind == store.KindDocument {
-			if p, ok := full["parent_id"].(int64); ok {
-				if err := db.checkNewChild(ctx, tx, p); err != nil {
-					return err
-				}
+		if parent != 0 {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, parent, []string{db.reg.TreeGroup()}, parentToken); err != nil {
+				return err
+			}
+			if err := db.checkNewChild(ctx, tx, parent); err != nil {
+				return err
 			}
 		}
 		a := append(slices.Clone(args), int64(1), formatTime(tx.now), actor.Name)
@@ -172,17 +189,22 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	return rec, nil
 }
 
-// checkUnique refuses a sku that another product already has, with a message naming it.
-func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64, vals store.Values) error {
-	sku, ok := vals["sku"].(string)
-	if kind != store.KindProduct || !ok {
+// checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
+// message naming that product; sku "" means no sku is written. The unique index on sku_key is
+// the guarantee; writers are serialized (BEGIN IMMEDIATE), so this check sees every earlier one.
+func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64, sku string) error {
+	if kind != store.KindProduct || sku == "" {
 		return nil
 	}
-	var other int64
-	err := tx.QueryRowContext(ctx, "SELECT id FROM products WHERE sku = ? AND id <> ?", sku, id).Scan(&other)
+	var (
+		other    int64
+		otherSKU string
+	)
+	err := tx.QueryRowContext(ctx, "SELECT id, sku FROM products WHERE sku_key = ? AND id <> ? LIMIT 1",
+		store.SKUKey(sku), id).Scan(&other, &otherSKU)
 	switch {
 	case err == nil:
-		return store.Errorf(store.EINVALID, "sku %s already exists (product %d)", sku, other)
+		return store.DuplicateSKUError(sku, other, otherSKU)
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
 	}
@@ -255,83 +277,157 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	return res, nil
 }
 
-// updateTx is the body of every save, inside the caller's write transaction. u has passed
+// updateTx is the body of every save, inside the caller's write transaction (which holds
+// SQLite's write lock, so what it reads stays true until the commit), in the order
+// store.Records gives: a completed key replays first; then the record, the lease check and
+// store's PlanUpdate; then the one UPDATE, the logs and the key. u has passed
 // Registry.CheckUpdate, so every field name in it is a registry column.
 func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
 	t, err := table(kind)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.checkLeases(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken); err != nil {
-		return nil, err
-	}
 	var hash string
 	if u.IdempotencyKey != "" {
 		hash = store.RequestHash(kind, id, u)
 		replay, err := db.checkUpdateKey(ctx, tx, u.IdempotencyKey, hash)
+		if err != nil || replay != nil {
+			if err == nil {
+				var cur *store.Record
+				if cur, err = db.findRecord(ctx, tx, kind, id); err == nil {
+					return replay.Replay(cur), nil
+				}
+			}
+			return nil, err
+		}
+	}
+	cur, err := db.findFields(ctx, tx, kind, id, u.FieldNames())
+	if err != nil {
+		return nil, err
+	}
+	if err := db.checkLeases(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken); err != nil {
+		return nil, err
+	}
+	plan, err := db.reg.PlanUpdate(cur, u)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Stale {
+		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
+	}
+	var res *store.UpdateResult
+	if plan.Unchanged {
+		rec, err := db.findRecord(ctx, tx, kind, id)
 		if err != nil {
 			return nil, err
 		}
-		if replay {
-			cur, err := db.findRecord(ctx, tx, kind, id)
+		res = &store.UpdateResult{Record: rec, Version: rec.Version, Unchanged: true}
+	} else {
+		if err := db.checkUnique(ctx, tx, kind, id, skuOf(plan)); err != nil {
+			return nil, err
+		}
+		// One UPDATE: the changed fields only, the relative changes as expressions, the version.
+		var (
+			sets []string
+			args []any
+		)
+		for _, name := range sortedKeys(plan.Set) {
+			f, err := db.reg.Field(kind, name)
 			if err != nil {
 				return nil, err
 			}
-			return &store.UpdateResult{Record: cur, Replayed: true}, nil
+			v, err := encodeColumn(f, plan.Set[name])
+			if err != nil {
+				return nil, err
+			}
+			sets = append(sets, name+" = ?")
+			args = append(args, v)
+		}
+		if plan.SKUKey != "" {
+			sets = append(sets, "sku_key = ?")
+			args = append(args, plan.SKUKey)
+		}
+		for _, name := range sortedKeys(plan.Add) {
+			if _, err := db.reg.Field(kind, name); err != nil {
+				return nil, err
+			}
+			sets = append(sets, name+" = "+name+" + ?")
+			args = append(args, plan.Add[name])
+		}
+		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
+		args = append(args, formatTime(tx.now), actor.Name, id, cur.Version)
+		// The version condition cannot fail under the write lock; it stays as the guard that
+		// nothing changed between the read above and this write.
+		q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.columns(kind)
+		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var deltas map[string]int64
+		if len(plan.Add) > 0 {
+			deltas = plan.Add
+		}
+		if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, plan.FieldNames(), deltas); err != nil {
+			return nil, err
+		}
+		res = &store.UpdateResult{Record: rec, Version: rec.Version}
+	}
+	if u.IdempotencyKey != "" {
+		if err := db.completeUpdateKey(ctx, tx, u.IdempotencyKey, hash, store.ResultOf(res), actor); err != nil {
+			return nil, err
 		}
 	}
-	if err := db.checkUnique(ctx, tx, kind, id, u.Set); err != nil {
+	return res, nil
+}
+
+// skuOf returns the sku a plan writes, "" when it writes none.
+func skuOf(p *store.SavePlan) string {
+	if p.SKUKey == "" {
+		return ""
+	}
+	s, _ := p.Set["sku"].(string)
+	return s
+}
+
+// findFields reads the version and the named fields of a record: what store's PlanUpdate
+// needs, without the rest of the row (a body may be megabytes). ENOTFOUND if there is none.
+func (db *DB) findFields(ctx context.Context, q queryer, kind store.Kind, id int64, names []string) (*store.Record, error) {
+	t, err := table(kind)
+	if err != nil {
 		return nil, err
 	}
-
-	// One UPDATE: the changed fields only, the relative changes as expressions, the version.
-	var (
-		sets []string
-		args []any
-	)
-	for _, name := range sortedKeys(u.Set) {
-		f, err := db.reg.Field(kind, name)
-		if err != nil {
+	fields := make([]*store.Field, len(names))
+	for i, name := range names {
+		if fields[i], err = db.reg.Field(kind, name); err != nil {
 			return nil, err
 		}
-		v, err := encodeColumn(f, u.Set[name])
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, name+" = ?")
-		args = append(args, v)
 	}
-	for _, name := range sortedKeys(u.Add) {
-		if _, err := db.reg.Field(kind, name); err != nil {
-			return nil, err
-		}
-		sets = append(sets, name+" = "+name+" + ?")
-		args = append(args, u.Add[name])
+	r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
+	raw := make([]any, len(names))
+	dest := []any{&r.Version}
+	for i := range raw {
+		dest = append(dest, &raw[i])
 	}
-	sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
-	args = append(args, formatTime(tx.now), actor.Name, id)
-	q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ?"
-	if !u.Relative() {
-		q += " AND version = ?"
-		args = append(args, u.BaseVersion)
+	q0 := "SELECT version"
+	for _, name := range names {
+		q0 += ", " + name
 	}
-	q += " RETURNING " + db.columns(kind)
-	rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, args...))
+	err = q.QueryRowContext(ctx, q0+" FROM "+t+" WHERE id = ?", id).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
+		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, u.FieldNames(), u.Add); err != nil {
-		return nil, err
-	}
-	if u.IdempotencyKey != "" {
-		if err := db.completeUpdateKey(ctx, tx, u.IdempotencyKey, hash, rec, actor); err != nil {
-			return nil, err
+	for i, f := range fields {
+		if r.Fields[f.Name], err = decodeColumn(f, raw[i]); err != nil {
+			return nil, fmt.Errorf("%s %d: %w", kind, id, err)
 		}
 	}
-	return &store.UpdateResult{Record: rec}, nil
+	return r, nil
 }
 
 // conflict explains a save that matched no row: the record is gone (ENOTFOUND) or has moved
@@ -355,4 +451,54 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// afterMigration runs the part of the migration named name that SQL cannot do, in the
+// migration's transaction. It goes by the name, not the number, so that renumbering the
+// migrations keeps it attached to its script.
+func afterMigration(ctx context.Context, tx *sql.Tx, name string) error {
+	if strings.HasSuffix(name, "_sku_key.sql") {
+		return fillSKUKeys(ctx, tx)
+	}
+	return nil
+}
+
+// fillSKUKeys gives every product its store.SKUKey (migration sku_key). Products whose SKUs
+// already collide by key keep them: the oldest keeps the plain key, each later one gets the
+// key joined to its id by store.SKUKeySeparator (no typed sku has such a key), so the database
+// opens, nothing is renamed behind anyone's back, and no new sku can join the collision.
+func fillSKUKeys(ctx context.Context, tx *sql.Tx) error {
+	type product struct {
+		id  int64
+		sku string
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, sku FROM products ORDER BY id")
+	if err != nil {
+		return err
+	}
+	var ps []product
+	for rows.Next() {
+		var p product
+		if err := rows.Scan(&p.id, &p.sku); err != nil {
+			rows.Close()
+			return err
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(ps))
+	for _, p := range ps {
+		key := store.SKUKey(p.sku)
+		if seen[key] {
+			key += store.SKUKeySeparator + strconv.FormatInt(p.id, 10)
+		}
+		seen[key] = true
+		if _, err := tx.ExecContext(ctx, "UPDATE products SET sku_key = ? WHERE id = ?", key, p.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

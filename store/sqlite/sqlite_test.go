@@ -9,9 +9,9 @@ import (
 	"github.com/tandem-editor/tandem/store/storetest"
 )
 
-func openTemp(t *testing.T) store.Store {
+func openTemp(t *testing.T, opts store.Options) store.Store {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), store.Options{})
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

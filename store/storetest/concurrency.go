@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +22,8 @@ func concurrency() []suiteTest {
 		{"LeaseRace", testLeaseRace},
 		{"KeyRace", testKeyRace},
 		{"FeedUnderLoad", testFeedUnderLoad},
+		{"SKURace", testSKURace},
+		{"MoneyCounterRace", testMoneyCounterRace},
 	}
 }
 
@@ -148,7 +151,7 @@ func testConcurrentMoves(t *testing.T, open Opener) {
 			moves := [][2]int64{{a.ID, b1.ID}, {b.ID, a1.ID}}
 			var won atomic.Int32
 			hammer(t, 2, 1, func(g, _ int) error {
-				_, err := s.MoveDocument(actx(t, actAlice), moves[g][0], &moves[g][1])
+				_, err := s.MoveDocument(actx(t, actAlice), moves[g][0], store.Move{Parent: &moves[g][1]})
 				switch store.ErrorCode(err) {
 				case "":
 					won.Add(1)
@@ -266,6 +269,73 @@ func testFeedUnderLoad(t *testing.T, open Opener) {
 			if w.Version != int64(i+2) {
 				t.Fatalf("change %d has version %d, want %d", i, w.Version, i+2)
 			}
+		}
+	})
+}
+
+func testSKURace(t *testing.T, open Opener) {
+	t.Run("OneWinnerPerKey", func(t *testing.T) {
+		s := fresh(t, open)
+		const rounds, goroutines = 10, 6
+		for round := range rounds {
+			// Six spellings of one sku, created at the same moment: the unique key lets one in.
+			spellings := []string{"RACE-%d", "race-%d", " RACE-%d ", "Race-%d\u00a0", "\u200bRACE-%d", "ＲＡＣＥ-%d"}
+			var won atomic.Int32
+			hammer(t, goroutines, 1, func(g, _ int) error {
+				_, err := s.CreateRecord(actx(t, actAlice), store.KindProduct, store.Values{
+					"sku": fmt.Sprintf(spellings[g], round), "name": fmt.Sprint("racer ", g)})
+				switch store.ErrorCode(err) {
+				case "":
+					won.Add(1)
+				case store.EINVALID:
+					if !strings.Contains(err.Error(), "already exists") {
+						return err
+					}
+				default:
+					return err
+				}
+				return nil
+			})
+			if won.Load() != 1 {
+				t.Fatalf("round %d: %d creates of one sku won, want 1", round, won.Load())
+			}
+		}
+		if n, err := s.CountRecords(t.Context(), store.KindProduct); err != nil || n != rounds {
+			t.Errorf("products = %d, %v; want %d", n, err, rounds)
+		}
+	})
+}
+
+func testMoneyCounterRace(t *testing.T, open Opener) {
+	t.Run("NeverBelowZero", func(t *testing.T) {
+		// price as a counter: 8 goroutines take 1.00 off a price of 20.00, 40 times in all.
+		// Exactly 20 succeed, the rest are refused, and the price ends at 0.00, never below:
+		// the check reads the price in the transaction that writes it.
+		reg := customRegistry(t, map[string]string{
+			"price": "{name: price, type: money, owner: shared, rule: counter}",
+		})
+		s := freshWith(t, open, store.Options{Registry: reg})
+		p, err := s.CreateRecord(actx(t, actAlice), store.KindProduct, store.Values{"sku": "M", "name": "m", "price": int64(2000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const goroutines, each = 8, 5
+		var ok, refused atomic.Int32
+		hammer(t, goroutines, each, func(int, int) error {
+			_, err := s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"price": -100}})
+			switch store.ErrorCode(err) {
+			case "":
+				ok.Add(1)
+			case store.EINVALID:
+				refused.Add(1)
+			default:
+				return err
+			}
+			return nil
+		})
+		got := mustFind(t, s, store.KindProduct, p.ID)
+		if ok.Load() != 20 || refused.Load() != goroutines*each-20 || got.Fields["price"] != int64(0) || got.Version != 21 {
+			t.Errorf("%d adds, %d refused; price %v v%d; want 20, %d, 0 v21", ok.Load(), refused.Load(), got.Fields["price"], got.Version, goroutines*each-20)
 		}
 	})
 }

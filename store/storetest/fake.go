@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -326,7 +325,7 @@ func (f *Fake) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values, a
 // duplicate sku, a missing parent or a tree deeper than store.MaxDepth; EFORBIDDEN for
 // fields the actor's role may not write.
-func (f *Fake) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values) (*store.Record, error) {
+func (f *Fake) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -345,8 +344,15 @@ func (f *Fake) CreateRecord(ctx context.Context, kind store.Kind, vals store.Val
 			return nil, err
 		}
 	}
-	if p, ok := fields["parent_id"].(int64); ok && kind == store.KindDocument {
-		if err := f.checkNewChild(p); err != nil {
+	parent, token, err := store.CreateParent(kind, fields, opts)
+	if err != nil {
+		return nil, err
+	}
+	if parent != 0 {
+		if err := f.checkLeases(kind, parent, []string{f.reg.TreeGroup()}, token, f.dbNow()); err != nil {
+			return nil, err
+		}
+		if err := f.checkNewChild(parent); err != nil {
 			return nil, err
 		}
 	}
@@ -365,12 +371,18 @@ func (f *Fake) CreateRecord(ctx context.Context, kind store.Kind, vals store.Val
 	return r.Clone(), nil
 }
 
-// checkSKU refuses a sku another product (not id) already has.
+// checkSKU refuses a sku whose key another product (not id) already has, as the real
+// stores' unique index on the key does.
 func (f *Fake) checkSKU(id int64, sku any) error {
 	s, _ := sku.(string)
-	for oid, o := range f.records[store.KindProduct] {
-		if oid != id && o.Fields["sku"] == s {
-			return store.Errorf(store.EINVALID, "sku %s already exists (product %d)", s, oid)
+	if err := store.CheckSKU(s); err != nil {
+		return err
+	}
+	key := store.SKUKey(s)
+	for _, oid := range slices.Sorted(maps.Keys(f.records[store.KindProduct])) {
+		o, _ := f.records[store.KindProduct][oid].Fields["sku"].(string)
+		if oid != id && store.SKUKey(o) == key {
+			return store.DuplicateSKUError(s, oid, o)
 		}
 	}
 	return nil
@@ -388,7 +400,7 @@ func (f *Fake) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u st
 		return nil, err
 	}
 	defer f.mu.Unlock()
-	res, err := f.update(ctx, actor, kind, id, u, -1)
+	res, err := f.update(ctx, actor, kind, id, u)
 	if err == nil && len(f.lostReply) > 0 {
 		err, f.lostReply = f.lostReply[0], f.lostReply[1:]
 		return nil, err
@@ -396,9 +408,9 @@ func (f *Fake) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u st
 	return res, err
 }
 
-// update is UpdateRecord under the lock. lockedVersion >= 0 is the version LockedUpdate read:
-// the write is checked against it whatever the update's own base version says.
-func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, id int64, u store.Update, lockedVersion int64) (*store.UpdateResult, error) {
+// update is UpdateRecord under the lock, in the order store.Records gives: a completed key
+// replays first, then the lease check, then PlanUpdate on the current record, then the write.
+func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
 	if err := f.reg.CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, fmt.Errorf("update %s %d: %w", kind, id, err)
 	}
@@ -407,68 +419,74 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 		return nil, err
 	}
 	now := f.dbNow()
-	if err := f.checkLeases(actor, kind, id, f.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
-		return nil, err
-	}
 	var hash string
 	if u.IdempotencyKey != "" {
 		hash = store.RequestHash(kind, id, u)
-		if k, ok := f.keys[keyID{store.ScopeAPI, u.IdempotencyKey}]; ok && now.Before(k.ExpiresAt) {
-			switch {
-			case k.RequestHash != hash:
-				return nil, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", u.IdempotencyKey)
-			case k.Status == store.KeyCompleted:
-				return &store.UpdateResult{Record: r.Clone(), Replayed: true}, nil
-			case k.Status == store.KeyPending:
-				return nil, store.Errorf(store.EBUSY, "idempotency key %s is in progress elsewhere; try again later", u.IdempotencyKey)
+		if k, ok := f.keys[keyID{store.ScopeAPI, u.IdempotencyKey}]; ok {
+			replay, err := store.CheckSaveKey(*k, now.Before(k.ExpiresAt), hash)
+			if err != nil {
+				return nil, err
+			}
+			if replay {
+				kr, err := store.DecodeKeyResult(k.Result)
+				if err != nil {
+					return nil, err
+				}
+				return kr.Replay(r.Clone()), nil
 			}
 		}
 	}
-	if sku, ok := u.Set["sku"]; ok && kind == store.KindProduct {
-		if err := f.checkSKU(id, sku); err != nil {
-			return nil, err
+	if err := f.checkLeases(kind, id, f.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
+		return nil, err
+	}
+	plan, err := f.reg.PlanUpdate(r, u)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Stale {
+		return nil, f.conflict(r, u.BaseVersion)
+	}
+	res := &store.UpdateResult{Record: r, Version: r.Version, Unchanged: true}
+	if !plan.Unchanged {
+		if plan.SKUKey != "" {
+			if err := f.checkSKU(id, plan.Set["sku"]); err != nil {
+				return nil, err
+			}
 		}
-	}
-	base := u.BaseVersion
-	if lockedVersion >= 0 {
-		base = lockedVersion
-	}
-	// A purely relative update carries no version condition: it applies to whatever is current.
-	if (lockedVersion >= 0 || !u.Relative()) && base != r.Version {
-		return nil, f.conflict(r, base)
-	}
-	for name, d := range u.Add {
-		cur, _ := r.Fields[name].(int64)
-		r.Fields[name] = cur + d
-	}
-	for name, v := range u.Set {
-		if s, ok := v.([]string); ok {
-			v = slices.Clone(s)
+		for name, d := range plan.Add {
+			cur, _ := r.Fields[name].(int64)
+			r.Fields[name] = cur + d
 		}
-		r.Fields[name] = v
+		for name, v := range plan.Set {
+			if s, ok := v.([]string); ok {
+				v = slices.Clone(s)
+			}
+			r.Fields[name] = v
+		}
+		stamp := f.stamp()
+		r.Version++
+		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
+		names := plan.FieldNames()
+		keep := store.KeepsHistory(ctx, actor)
+		if keep {
+			f.history = append(f.history, store.Version{Kind: kind, RecordID: id, Version: r.Version, Actor: actor.Name,
+				At: stamp, Fields: names, Snapshot: r.Fields.Clone()})
+		}
+		var deltas map[string]int64
+		if len(plan.Add) > 0 {
+			deltas = maps.Clone(plan.Add)
+		}
+		f.appendChange(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
+			Actor: actor.Name, Role: actor.Role, Fields: names, Deltas: deltas, History: keep, At: stamp})
+		res = &store.UpdateResult{Record: r, Version: r.Version}
 	}
-	stamp := f.stamp()
-	r.Version++
-	r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
-	names := u.FieldNames()
-	keep := store.KeepsHistory(ctx, actor)
-	if keep {
-		f.history = append(f.history, store.Version{Kind: kind, RecordID: id, Version: r.Version, Actor: actor.Name,
-			At: stamp, Fields: names, Snapshot: r.Fields.Clone()})
-	}
-	var deltas map[string]int64
-	if len(u.Add) > 0 {
-		deltas = maps.Clone(u.Add)
-	}
-	f.appendChange(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
-		Actor: actor.Name, Role: actor.Role, Fields: names, Deltas: deltas, History: keep, At: stamp})
 	if u.IdempotencyKey != "" {
-		result, _ := json.Marshal(map[string]int64{"version": r.Version})
 		f.keys[keyID{store.ScopeAPI, u.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: u.IdempotencyKey,
-			Status: store.KeyCompleted, RequestHash: hash, Result: result, Owner: actor.Name, CreatedAt: now,
-			ExpiresAt: now.Add(store.DefaultCompletedTTL)}
+			Status: store.KeyCompleted, RequestHash: hash, Result: store.ResultOf(res).Encode(), Owner: actor.Name,
+			CreatedAt: now, ExpiresAt: now.Add(store.DefaultCompletedTTL)}
 	}
-	return &store.UpdateResult{Record: r.Clone()}, nil
+	res.Record = r.Clone()
+	return res, nil
 }
 
 func (f *Fake) conflict(r *store.Record, base int64) *store.ConflictError {
@@ -487,12 +505,11 @@ func isRecordEvent(e store.Event) bool {
 
 // checkLeases refuses a write to groups of a record when another holder's live lease covers
 // one of them, or when the presented token is no longer valid.
-func (f *Fake) checkLeases(actor store.Actor, kind store.Kind, id int64, groups []string, token string, now time.Time) error {
+func (f *Fake) checkLeases(kind store.Kind, id int64, groups []string, token string, now time.Time) error {
 	if token != "" {
 		l, ok := f.tokens[token]
 		if !ok {
-			return &store.LeaseError{Lost: true, Now: now, Reason: "the token is not a lease token of this store",
-				Lease: store.Lease{Kind: kind, RecordID: id, Holder: actor.Name}}
+			return store.UnknownTokenError(kind, id, now)
 		}
 		if l.Kind != kind || l.RecordID != id {
 			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", l.Kind, l.RecordID, kind, id)
@@ -569,22 +586,25 @@ func (f *Fake) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn f
 			f.mu.Unlock()
 			continue // someone wrote in between: read again, as a retried transaction would
 		}
-		res, err := f.update(ctx, actor, kind, id, u, read.Version)
+		res, err := f.update(ctx, actor, kind, id, u)
 		f.mu.Unlock()
 		return res, err
 	}
 	return nil, store.Errorf(store.EBUSY, "%s %d kept changing during a locked update; try again later", kind, id)
 }
 
-// MoveDocument puts document id under parent (nil: the root), version-incrementing it, with a
-// history version for an editor move that keeps history and an EventMoved change.
-// EFORBIDDEN when the actor's role may not write parent_id; ENOTFOUND for a missing document
-// or parent; ELEASE when someone other than the actor holds a live lease on parent_id's
-// group (a move carries no token); EINVALID naming the path for a cycle or a tree deeper
-// than store.MaxDepth.
-func (f *Fake) MoveDocument(ctx context.Context, id int64, parent *int64) (*store.Record, error) {
+// MoveDocument puts document id under m.Parent (nil: the root), version-incrementing it, with
+// a history version for an editor move that keeps history and an EventMoved change. A move to
+// the current parent writes nothing (Unchanged). EFORBIDDEN when the actor's role may not
+// write parent_id; ENOTFOUND for a missing document or parent; ELEASE when a live lease on
+// the tree group of the document or the new parent is not presented (the token binds, not the
+// holder's name); EINVALID naming the path for a cycle or a tree deeper than store.MaxDepth.
+func (f *Fake) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(); err != nil {
 		return nil, err
 	}
 	const kind = store.KindDocument
@@ -604,15 +624,24 @@ func (f *Fake) MoveDocument(ctx context.Context, id int64, parent *int64) (*stor
 		return nil, err
 	}
 	now := f.dbNow()
-	if l, ok := f.leases[leaseScope{kind, id, fd.Group}]; ok && l.Live(now) && l.Holder != actor.Name {
-		return nil, &store.LeaseError{Lease: l.public(), Now: now}
+	group := f.reg.TreeGroup()
+	if err := f.checkLeases(kind, id, []string{group}, m.LeaseToken, now); err != nil {
+		return nil, err
 	}
-	var newParent any
-	if parent != nil {
-		if err := f.checkMove(id, *parent); err != nil {
+	if m.Parent != nil {
+		if err := f.checkLeases(kind, *m.Parent, []string{group}, m.ParentLeaseToken, now); err != nil {
 			return nil, err
 		}
-		newParent = *parent
+	}
+	if store.MoveChangesNothing(r, m.Parent) {
+		return &store.UpdateResult{Record: r.Clone(), Version: r.Version, Unchanged: true}, nil
+	}
+	var newParent any
+	if m.Parent != nil {
+		if err := f.checkMove(id, *m.Parent); err != nil {
+			return nil, err
+		}
+		newParent = *m.Parent
 	}
 	stamp := f.stamp()
 	r.Fields["parent_id"] = newParent
@@ -626,7 +655,7 @@ func (f *Fake) MoveDocument(ctx context.Context, id int64, parent *int64) (*stor
 	}
 	f.appendChange(store.Change{Event: store.EventMoved, Kind: kind, RecordID: id, Version: r.Version,
 		Actor: actor.Name, Role: actor.Role, Fields: slices.Clone(names), History: keep, At: stamp})
-	return r.Clone(), nil
+	return &store.UpdateResult{Record: r.Clone(), Version: r.Version}, nil
 }
 
 // checkMove runs the cycle and depth checks of moving id under parent.
@@ -943,23 +972,23 @@ func (f *Fake) ExtendLease(ctx context.Context, token string, ttl time.Duration)
 
 // ReleaseLease ends a lease; releasing an ended lease is not an error. ENOTFOUND for an
 // unknown token.
-func (f *Fake) ReleaseLease(ctx context.Context, token string) error {
+func (f *Fake) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelease, error) {
 	if err := f.begin(ctx, "ReleaseLease"); err != nil {
-		return err
+		return nil, err
 	}
 	defer f.mu.Unlock()
 	l, ok := f.tokens[token]
 	if !ok {
-		return store.Errorf(store.ENOTFOUND, "no lease with this token")
+		return nil, store.Errorf(store.ENOTFOUND, "no lease with this token")
 	}
 	now := f.dbNow()
-	if f.lostReason(l, now) != "" {
-		return nil
+	if reason := f.lostReason(l, now); reason != "" {
+		return &store.LeaseRelease{Lease: l.public(), Ended: reason}, nil
 	}
 	l.Released, l.ExpiresAt = true, now
 	f.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,
 		Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: now})
-	return nil
+	return &store.LeaseRelease{Lease: l.public()}, nil
 }
 
 // FindLeases returns the live leases matching flt, and those that ended within flt.Expired,

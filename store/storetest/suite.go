@@ -13,9 +13,10 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// Opener returns a fresh, migrated, empty store for one subtest. The suite closes it when the
-// subtest ends.
-type Opener func(t *testing.T) store.Store
+// Opener returns a fresh, migrated, empty store for one subtest, opened with opts (the suite
+// passes a custom field registry where a rule must hold whatever the registry says). The
+// suite closes it when the subtest ends.
+type Opener func(t *testing.T, opts store.Options) store.Store
 
 // suiteTest is one named entry of the contract: a guarantee and its subtests.
 type suiteTest struct {
@@ -26,13 +27,13 @@ type suiteTest struct {
 // Run runs the contract suite against the store open returns: one named subtest per
 // guarantee (TestX/UpdateRecord/ErrConflict), each on a fresh store. It is fast (no heavy
 // concurrency; a few waits of about a second for lease and key expiry).
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+func Run(t *testing.T, open Opener) {
 	run(t, open, contract())
 }
 
 // RunConcurrency runs the concurrency half of the contract: many goroutines on their own
 // connections hammering one store (relative adds, version races, tree moves, leases, keys).
-func RunConcurrency(t *testing.T, open func(t *testing.T) store.Store) {
+func RunConcurrency(t *testing.T, open Opener) {
 	run(t, open, concurrency())
 }
 
@@ -61,13 +62,26 @@ func contract() []suiteTest {
 		{"Leases", testLeases},
 		{"Leases_Save", testLeaseSave},
 		{"Feed", testFeed},
+		{"Rules_Tree", testTreeRules},
+		{"Rules_Money", testMoneyRules},
+		{"Rules_SKU", testSKURules},
+		{"Rules_Overflow", testOverflow},
+		{"Rules_LeaseBindsEveryWriter", testLeaseBindsEveryWriter},
+		{"Rules_ReplayFirst", testReplayFirst},
+		{"Rules_NoEmptyVersions", testNoEmptyVersions},
 	}
 }
 
 // fresh opens a store for one subtest and closes it when the subtest ends.
 func fresh(t *testing.T, open Opener) store.Store {
 	t.Helper()
-	s := open(t)
+	return freshWith(t, open, store.Options{})
+}
+
+// freshWith opens a store with opts for one subtest and closes it when the subtest ends.
+func freshWith(t *testing.T, open Opener, opts store.Options) store.Store {
+	t.Helper()
+	s := open(t, opts)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Errorf("close store: %v", err)

@@ -128,18 +128,19 @@ func testLeases(t *testing.T, open Opener) {
 		l := mustAcquire(t, s, actAlice, store.KindProduct, p.ID, store.GroupEditor, time.Minute)
 		_, err := s.ExtendLease(t.Context(), "not-a-token", time.Minute)
 		requireCode(t, err, store.ENOTFOUND)
-		requireCode(t, s.ReleaseLease(t.Context(), "not-a-token"), store.ENOTFOUND)
+		_, err = s.ReleaseLease(t.Context(), "not-a-token")
+		requireCode(t, err, store.ENOTFOUND)
 
 		ext, err := s.ExtendLease(t.Context(), l.Token, time.Hour)
 		if err != nil || !ext.ExpiresAt.After(l.ExpiresAt) || ext.Fence != l.Fence {
 			t.Fatalf("extend = %+v, %v; want a later expiry, same fence", ext, err)
 		}
 		from := mustLastChangeID(t, s)
-		if err := s.ReleaseLease(t.Context(), l.Token); err != nil {
-			t.Fatalf("release: %v", err)
+		if rel, err := s.ReleaseLease(t.Context(), l.Token); err != nil || rel.Ended != "" {
+			t.Fatalf("release = %+v, %v; want ended by this call", rel, err)
 		}
-		if err := s.ReleaseLease(t.Context(), l.Token); err != nil {
-			t.Errorf("second release: %v, want nil", err)
+		if rel, err := s.ReleaseLease(t.Context(), l.Token); err != nil || rel.Ended != "released" {
+			t.Errorf("second release = %+v, %v; want nil error, ended before: released", rel, err)
 		}
 		if got, want := eventsOf(mustChanges(t, s, from)), []store.Event{store.EventLeaseReleased}; !slices.Equal(got, want) {
 			t.Errorf("events = %v, want %v", got, want)
@@ -228,7 +229,7 @@ func testLeaseSave(t *testing.T, open Opener) {
 		s := fresh(t, open)
 		d := mustCreateDoc(t, s, "d", nil)
 		mustAcquire(t, s, actAlice, store.KindDocument, d.ID, store.GroupEditor, time.Minute)
-		_, err := s.MoveDocument(actx(t, actBob), d.ID, nil)
+		_, err := s.MoveDocument(actx(t, actBob), d.ID, store.Move{})
 		requireCode(t, err, store.ELEASE)
 	})
 	t.Run("ErrTokenOfAnotherRecord", func(t *testing.T) {

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+)
+
+// The rules of a save that need the record as it is, decided here, once, for every store:
+// each store reads the record inside the save's transaction (under SQLite's write lock, or
+// with the row locked on PostgreSQL) and asks PlanUpdate what to write. So a save that
+// changes nothing, a stale base version, a counter that would overflow and a price that
+// would go negative get the same answer, in the same words, whichever database runs it.
+
+// SavePlan is what a save writes, decided from the current record by Registry.PlanUpdate.
+type SavePlan struct {
+	// Set holds the absolute changes whose value differs from the current one. A field set
+	// to the value it has is not written and not reported as changed.
+	Set Values
+	// Add holds the relative changes that are not 0.
+	Add map[string]int64
+	// Unchanged is set when there is nothing to write: every value set equals the current
+	// one and every delta is 0. The store writes nothing (no version, no history version,
+	// no change-log entry) and returns the current record with UpdateResult.Unchanged.
+	Unchanged bool
+	// Stale is set when an absolute change was made from a version that is no longer the
+	// current one and would write something: the store answers with a *ConflictError.
+	Stale bool
+	// SKUKey is the key of the sku being written (Set["sku"]), "" when the sku is not.
+	SKUKey string
+}
+
+// FieldNames returns the fields the plan writes, sorted.
+func (p *SavePlan) FieldNames() []string {
+	return Update{Set: p.Set, Add: p.Add}.FieldNames()
+}
+
+// PlanUpdate decides what the update u writes to cur, the record as it is inside the save's
+// transaction: cur needs its Version and the current values of the fields u names (the
+// other fields may be missing). u has passed CheckUpdate.
+//
+// A stale base version whose changes all equal the current values is not a conflict: the
+// record already holds what the writer asked for, so nothing the writer or anyone else wrote
+// would be lost, and the answer is "no change" with the current record (whose version is
+// newer than the base). A stale base with anything to write is a conflict, as always.
+//
+// Counters are checked before anything is written: a sum outside int64 is EINVALID, and so is
+// a money counter (price, when a registry makes it one) that would go below zero.
+func (r *Registry) PlanUpdate(cur *Record, u Update) (*SavePlan, error) {
+	p := &SavePlan{Set: Values{}, Add: map[string]int64{}}
+	for name, v := range u.Set {
+		if !Equal(cur.Fields[name], v) {
+			p.Set[name] = v
+		}
+	}
+	for name, d := range u.Add {
+		if d != 0 {
+			p.Add[name] = d
+		}
+	}
+	if len(p.Set) == 0 && len(p.Add) == 0 {
+		p.Unchanged = true
+		return p, nil
+	}
+	if !u.Relative() && u.BaseVersion != cur.Version {
+		p.Stale = true
+		return p, nil
+	}
+	for _, name := range sortedNames(p.Add) {
+		f, err := r.Field(cur.Kind, name)
+		if err != nil {
+			return nil, err
+		}
+		n, _ := cur.Fields[name].(int64)
+		if _, err := CheckAdd(cur.Kind, f, n, p.Add[name]); err != nil {
+			return nil, err
+		}
+	}
+	if sku, ok := p.Set["sku"].(string); ok && cur.Kind == KindProduct {
+		if err := CheckSKU(sku); err != nil {
+			return nil, err
+		}
+		p.SKUKey = SKUKey(sku)
+	}
+	return p, nil
+}
+
+// CheckAdd returns cur + delta for counter f, or EINVALID when the sum leaves the range of a
+// 64-bit integer, or makes money negative. Both stores call it before they write, so an
+// overflow is bad input with the same message everywhere, never a float in SQLite or a
+// "bigint out of range" from PostgreSQL.
+func CheckAdd(kind Kind, f *Field, cur, delta int64) (int64, error) {
+	if delta > 0 && cur > math.MaxInt64-delta || delta < 0 && cur < math.MinInt64-delta {
+		return 0, Errorf(EINVALID, "%s.%s: %s %s is out of range (a counter holds %s..%s)", kind, f.Name,
+			f.Format(cur), signed(f, delta), f.Format(int64(math.MinInt64)), f.Format(int64(math.MaxInt64)))
+	}
+	sum := cur + delta
+	if f.Type == TypeMoney && sum < 0 {
+		return 0, Errorf(EINVALID, "%s.%s: %s %s would be %s, and an amount of money cannot be negative",
+			kind, f.Name, f.Format(cur), signed(f, delta), f.Format(sum))
+	}
+	return sum, nil
+}
+
+// signed formats a delta as "+ 5" or "- 3.50", without the overflow of negating MinInt64.
+func signed(f *Field, d int64) string {
+	s := f.Format(d)
+	if s[0] == '-' {
+		return "- " + s[1:]
+	}
+	return "+ " + s
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// KeyResult is what a keyed save stores with its idempotency key, in the same form on every
+// store, and what a retry with the same key is answered with.
+type KeyResult struct {
+	Kind      Kind  `json:"kind"`
+	ID        int64 `json:"id"`
+	Version   int64 `json:"version"`             // the version the save wrote, or found when Unchanged
+	Unchanged bool  `json:"unchanged,omitempty"` // the save changed nothing
+}
+
+// Encode returns the stored form of k (JSON).
+func (k KeyResult) Encode() []byte {
+	b, err := json.Marshal(k)
+	if err != nil {
+		panic(err) // a struct of strings, numbers and a bool always encodes
+	}
+	return b
+}
+
+// DecodeKeyResult reads a stored KeyResult. EINTERNAL when it is not one.
+func DecodeKeyResult(b []byte) (KeyResult, error) {
+	var k KeyResult
+	if err := json.Unmarshal(b, &k); err != nil {
+		return k, Errorf(EINTERNAL, "stored idempotency result %q: %v", b, err)
+	}
+	return k, nil
+}
+
+// ResultOf returns the KeyResult a save with result res stores.
+func ResultOf(res *UpdateResult) KeyResult {
+	return KeyResult{Kind: res.Record.Kind, ID: res.Record.ID, Version: res.Version, Unchanged: res.Unchanged}
+}
+
+// Replay returns the answer to a retried save whose key k has completed: the first result,
+// marked Replayed, with the record as it is now (cur), which may have moved on since.
+func (k KeyResult) Replay(cur *Record) *UpdateResult {
+	return &UpdateResult{Record: cur, Replayed: true, Version: k.Version, Unchanged: k.Unchanged}
+}
+
+// Move is a tree move: where a document goes, and the leases the mover presents.
+type Move struct {
+	// Parent is the new parent; nil puts the document at the root.
+	Parent *int64
+	// LeaseToken presents the lease on the moved document's tree group (the group of
+	// parent_id), needed when it is leased, also by the same user: the token binds, not the
+	// name.
+	LeaseToken string
+	// ParentLeaseToken presents the lease on the new parent's tree group, needed when it is
+	// leased: putting a document under a leased one is a write to the leased part of the tree.
+	ParentLeaseToken string
+}
+
+// CreateOptions are the optional parts of a create.
+type CreateOptions struct {
+	// ParentLeaseToken presents the lease on the parent document's tree group (the group of
+	// parent_id), needed to create a document under a leased one.
+	ParentLeaseToken string
+}
+
+// CreateParent returns the parent document a create of kind with the checked values vals puts
+// the new record under (0 for none), and the lease token opts present for it. EINVALID when a
+// token is presented for a create without a parent: a token nobody needs is a mistake the
+// caller should hear about.
+func CreateParent(kind Kind, vals Values, opts []CreateOptions) (parent int64, token string, err error) {
+	if len(opts) > 0 {
+		token = opts[0].ParentLeaseToken
+	}
+	if p, ok := vals["parent_id"].(int64); ok && kind == KindDocument {
+		return p, token, nil
+	}
+	if token != "" {
+		return 0, "", Errorf(EINVALID, "a parent lease token was given, but the new %s has no parent", kind)
+	}
+	return 0, "", nil
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// SKUs are compared by their key, decided here, once, for every store: two SKUs whose keys
+// are equal are the same SKU, however they were typed. Each store keeps the key in a column
+// with a UNIQUE index (products.sku_key), so that two concurrent creates of "ABC-1" and
+// "abc-1 " cannot both win, and writes the key on every path that writes a sku.
+
+// SKUKey returns the key a sku is compared by: invisible characters removed (non-breaking
+// spaces, zero-width spaces and joiners, the byte-order mark, soft hyphens, bidi marks: every
+// format character), then Unicode NFKC normalisation (so "ＡＢＣ" is "ABC"), case folding,
+// NFKC again (folding may undo it), and surrounding white space trimmed.
+func SKUKey(sku string) string {
+	s := strings.Map(func(r rune) rune {
+		if invisibleInSKU(r) {
+			return -1
+		}
+		return r
+	}, sku)
+	s = norm.NFKC.String(s)
+	s = cases.Fold().String(s)
+	s = norm.NFKC.String(s)
+	return strings.TrimFunc(s, unicode.IsSpace)
+}
+
+// invisibleInSKU reports the characters a sku key drops: the non-breaking spaces (which look
+// like a space but are no separator a person would type on purpose) and every format
+// character (category Cf: zero-width space, joiners, word joiner, BOM, soft hyphen, bidi
+// marks), which look like nothing at all.
+func invisibleInSKU(r rune) bool {
+	switch r {
+	case '\u00a0', '\u2007', '\u202f':
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+// SKUKeySeparator joins a key and a product id in the key of a product whose sku collided
+// with an older product's when the keys were first computed (migration 3). It is a format
+// character, which SKUKey removes, so no key of a sku typed later can end that way: the
+// older product keeps its sku and its key; the newer one keeps its sku, and a write of a
+// new sku gives it a proper key.
+const SKUKeySeparator = "\u2063"
+
+// CheckSKU applies the rules of a sku that a field's own limits cannot express: a sku whose
+// key is empty (only spaces and invisible characters) is no sku.
+func CheckSKU(sku string) error {
+	if SKUKey(sku) == "" {
+		return Errorf(EINVALID, "sku: %q has no visible characters", sku)
+	}
+	return nil
+}
+
+// DuplicateSKUError is the refusal of a sku whose key another product's sku already has.
+func DuplicateSKUError(sku string, other int64, otherSKU string) error {
+	if sku == otherSKU {
+		return Errorf(EINVALID, "sku %s already exists (product %d)", sku, other)
+	}
+	return Errorf(EINVALID, "sku %s already exists (product %d has %s; SKUs that differ only in case, "+
+		"surrounding spaces, width, non-breaking or zero-width characters are the same sku)",
+		quoteSKU(sku), other, quoteSKU(otherSKU))
+}
+
+// quoteSKU shows a sku with its invisible characters escaped, so the message shows why two
+// SKUs that look alike are the same one.
+func quoteSKU(s string) string {
+	plain := true
+	for _, r := range s {
+		if invisibleInSKU(r) || unicode.IsSpace(r) || r > unicode.MaxASCII {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return fmt.Sprintf("%+q", s)
+}

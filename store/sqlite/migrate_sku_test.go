@@ -1,0 +1,86 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+// TestOpen_MigrateSKUKeys opens a database written before SKUs had keys, holding SKUs that
+// collide once compared by key: the migration keys every product, keeps the colliding ones
+// (the oldest gets the plain key), and from then on no new sku joins the collision.
+func TestOpen_MigrateSKUKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	initSQL, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		string(initSQL),
+		"PRAGMA user_version = 1",
+		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES
+			(1, 'ABC-1', 'first', '2026-01-01T00:00:00.000Z', 'old'),
+			(2, 'abc-1 ', 'lookalike', '2026-01-01T00:00:00.000Z', 'old'),
+			(3, 'XYZ-9', 'other', '2026-01-01T00:00:00.000Z', 'old')`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("build a version 1 database: %v", err)
+		}
+	}
+	raw.Close()
+
+	db := mustOpen(t, path)
+	if got, want := db.SchemaVersion(), sqlite.LatestSchemaVersion(); got != want || got < 3 {
+		t.Fatalf("schema version = %d, want %d (at least 3)", got, want)
+	}
+	check, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	keys := map[int64]string{}
+	rows, err := check.Query("SELECT id, sku_key FROM products ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var (
+			id  int64
+			key string
+		)
+		if err := rows.Scan(&id, &key); err != nil {
+			t.Fatal(err)
+		}
+		keys[id] = key
+	}
+	rows.Close()
+	if keys[1] != "abc-1" || keys[3] != "xyz-9" || keys[2] != "abc-1"+store.SKUKeySeparator+"2" {
+		t.Errorf("keys = %+v, want abc-1, abc-1+separator+2, xyz-9", keys)
+	}
+
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	_, err = db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "Abc-1", "name": "third"})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "(product 1 has ABC-1") {
+		t.Errorf("create of a third lookalike = %v, want EINVALID naming product 1", err)
+	}
+	// The lookalike kept its sku and can still be saved; a new sku gives it a proper key.
+	if _, err := db.UpdateRecord(ctx, store.KindProduct, 2, store.Update{BaseVersion: 1, Set: store.Values{"name": "renamed"}}); err != nil {
+		t.Fatalf("save of the lookalike: %v", err)
+	}
+	if _, err := db.UpdateRecord(ctx, store.KindProduct, 2, store.Update{BaseVersion: 2, Set: store.Values{"sku": "ABC-2"}}); err != nil {
+		t.Fatalf("new sku for the lookalike: %v", err)
+	}
+	var key string
+	if err := check.QueryRow("SELECT sku_key FROM products WHERE id = 2").Scan(&key); err != nil || key != "abc-2" {
+		t.Errorf("key after the new sku = %q, %v; want abc-2", key, err)
+	}
+}
