@@ -166,24 +166,6 @@ func TestHardening_BoundedReads(t *testing.T) {
 	})
 }
 
-// tandemIn runs tandem like tandem(), with dir as its working directory.
-func tandemIn(t *testing.T, dir, dsn string, args ...string) result {
-	t.Helper()
-	cmd := tandemCmd(dsn, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run tandem %v: %v", args, err)
-	}
-	return result{out.String(), errb.String(), code}
-}
-
 // TestHardening_FlagValuesStartingWithDash gives every flag of adjust and set, and the
 // global --db, --user, --as and --fields, a value that starts with '-' (many of them a
 // negative number, as adjust's DELTA is), before, between and after the positional
