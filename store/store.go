@@ -43,8 +43,9 @@ type Records interface {
 	// UpdateRecord applies a partial, version-checked update in one transaction, in this
 	// order: a completed idempotency key of the same request answers at once (Replayed,
 	// nothing written); then the record is read (locked), the lease check runs, and
-	// Registry.PlanUpdate decides: nothing to change (Unchanged, nothing written), a stale
-	// base (conflict), a counter out of range or money below zero (EINVALID); then one UPDATE
+	// Registry.PlanUpdate decides: a stale base of an absolute change (conflict, even when
+	// its values equal the current ones), nothing to change (Unchanged, nothing written), a
+	// counter out of range or money below zero (EINVALID); then one UPDATE
 	// of the changed fields with "version = version + 1", the sku key, the history version or
 	// operation-log entry, the change-log entry and the idempotency key.
 	// ECONFLICT (*ConflictError with the current record) when the base version is stale,
