@@ -57,8 +57,9 @@ type Records interface {
 	// LockedUpdate is the system writer's read-modify-write under a short database lock
 	// (SELECT ... FOR UPDATE on PostgreSQL, BEGIN IMMEDIATE on SQLite): it reads the record,
 	// calls fn with it, and applies the update fn returns, checked against the version read,
-	// all in one transaction. fn may return a zero Update to write nothing (result nil), and
-	// may be called more than once when the transaction is retried after a deadlock or busy
+	// all in one transaction. fn may return a zero Update to write nothing (result nil); an
+	// update whose values equal the ones read writes nothing either (Unchanged). fn may be
+	// called more than once when the transaction is retried after a deadlock or busy
 	// database, so it must not have side effects. Same errors as UpdateRecord.
 	LockedUpdate(ctx context.Context, kind Kind, id int64, fn func(*Record) (Update, error)) (*UpdateResult, error)
 }
