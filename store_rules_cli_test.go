@@ -267,24 +267,27 @@ func TestCLI_NoEmptyVersions(t *testing.T) {
 			p := mustCreate(t, dsn, "product", "sku=SAME-1", "name=Same", "price=3.50", "stock=4")
 			pid := fmt.Sprint(p.ID)
 			for what, args := range map[string][]string{
-				"move to the root":  {"move", fmt.Sprint(d.ID), "root"},
-				"adjust by 0":       {"adjust", "product", pid, "stock", "0"},
-				"set equal values":  {"set", "product", pid, "name=Same", "price=3.5", "--expect-version", "1"},
-				"set, stale, equal": {"set", "product", pid, "price=3.50", "--expect-version", "1"},
+				"move to the root": {"move", fmt.Sprint(d.ID), "root"},
+				"adjust by 0":      {"adjust", "product", pid, "stock", "0"},
+				"set equal values": {"set", "product", pid, "name=Same", "price=3.5", "--expect-version", "1"},
 			} {
 				out := mustTandem(t, dsn, args...)
 				if !strings.HasPrefix(out, "no change") {
 					t.Errorf("%s says %q, want no change", what, out)
 				}
 			}
+			// A stale base is a conflict even when the values are equal: a read-modify-write
+			// script must learn that it read an old version.
+			mustTandem(t, dsn, "adjust", "product", pid, "stock", "1")
+			wantExit(t, "set, stale, equal", tandem(t, dsn, "set", "product", pid, "price=3.50", "--expect-version", "1"), exitConflict)
 			if got := mustGet(t, dsn, "document", d.ID); got.Version != 1 {
 				t.Errorf("document version = %d, want 1", got.Version)
 			}
-			if got := mustGet(t, dsn, "product", p.ID); got.Version != 1 {
-				t.Errorf("product version = %d, want 1", got.Version)
+			if got := mustGet(t, dsn, "product", p.ID); got.Version != 2 {
+				t.Errorf("product version = %d, want 2 (the create and the adjust by 1)", got.Version)
 			}
-			if n := historyLen(t, dsn, "product", p.ID); n != 1 {
-				t.Errorf("product history = %d versions, want 1", n)
+			if n := historyLen(t, dsn, "product", p.ID); n != 2 {
+				t.Errorf("product history = %d versions, want 2", n)
 			}
 			if n := historyLen(t, dsn, "document", d.ID); n != 1 {
 				t.Errorf("document history = %d versions, want 1", n)

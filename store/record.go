@@ -102,7 +102,8 @@ type UpdateResult struct {
 	// when the lease it used has since been released or taken over.
 	Replayed bool
 	// Unchanged is set when the save asked for nothing the record did not already hold
-	// (every value equal to the current one, every delta 0, a move to the current parent):
+	// (made from the current version with every value equal to the current one, every delta
+	// 0, a move to the current parent; a stale base is a conflict, see PlanUpdate):
 	// nothing was written, no version, no history version, no change-log entry; Record is
 	// the current record. A keyed save that changed nothing still records its key, so a
 	// retry is answered the same way.

@@ -19,12 +19,14 @@ type SavePlan struct {
 	Set Values
 	// Add holds the relative changes that are not 0.
 	Add map[string]int64
-	// Unchanged is set when there is nothing to write: every value set equals the current
-	// one and every delta is 0. The store writes nothing (no version, no history version,
-	// no change-log entry) and returns the current record with UpdateResult.Unchanged.
+	// Unchanged is set when there is nothing to write: the base version is current (or the
+	// update is relative), every value set equals the current one and every delta is 0. The
+	// store writes nothing (no version, no history version, no change-log entry) and returns
+	// the current record with UpdateResult.Unchanged.
 	Unchanged bool
 	// Stale is set when an absolute change was made from a version that is no longer the
-	// current one and would write something: the store answers with a *ConflictError.
+	// current one: the store answers with a *ConflictError, also when the values happen to
+	// equal the current ones (see PlanUpdate).
 	Stale bool
 	// SKUKey is the key of the sku being written (Set["sku"]), "" when the sku is not.
 	SKUKey string
@@ -39,15 +41,24 @@ func (p *SavePlan) FieldNames() []string {
 // transaction: cur needs its Version and the current values of the fields u names (the
 // other fields may be missing). u has passed CheckUpdate.
 //
-// A stale base version whose changes all equal the current values is not a conflict: the
-// record already holds what the writer asked for, so nothing the writer or anyone else wrote
-// would be lost, and the answer is "no change" with the current record (whose version is
-// newer than the base). A stale base with anything to write is a conflict, as always.
+// An absolute change made from a stale base version is a conflict even when every value it
+// sets equals the current one. Such a write would change nothing, but answering "no change"
+// would tell a read-modify-write client (read stock 5, write 6 at that version) that its
+// change went in when another writer's equal value stands in for it: the version check is
+// what makes that pattern safe, so it comes first. (Measured: with "no change" for stale equal
+// sets, tandem bench contention's optimistic writers lost 501 of 1,200 increments on
+// PostgreSQL.) The conflict carries the current record, and a merge of base, mine and theirs
+// then finds nothing left to save. Only a change made from the current version, whose values
+// all equal the current ones, and relative changes of 0, are "no change".
 //
 // Counters are checked before anything is written: a sum outside int64 is EINVALID, and so is
 // a money counter (price, when a registry makes it one) that would go below zero.
 func (r *Registry) PlanUpdate(cur *Record, u Update) (*SavePlan, error) {
 	p := &SavePlan{Set: Values{}, Add: map[string]int64{}}
+	if !u.Relative() && u.BaseVersion != cur.Version {
+		p.Stale = true
+		return p, nil
+	}
 	for name, v := range u.Set {
 		if !Equal(cur.Fields[name], v) {
 			p.Set[name] = v
@@ -60,10 +71,6 @@ func (r *Registry) PlanUpdate(cur *Record, u Update) (*SavePlan, error) {
 	}
 	if len(p.Set) == 0 && len(p.Add) == 0 {
 		p.Unchanged = true
-		return p, nil
-	}
-	if !u.Relative() && u.BaseVersion != cur.Version {
-		p.Stale = true
 		return p, nil
 	}
 	for _, name := range sortedNames(p.Add) {

@@ -95,7 +95,7 @@ func TestPlanUpdate(t *testing.T) {
 	}{
 		{"all equal", store.Update{BaseVersion: 3, Set: store.Values{"name": "n", "categories": []string{"a", "b"}}}, true, false, nil, ""},
 		{"zero delta", store.Update{Add: map[string]int64{"stock": 0}}, true, false, nil, ""},
-		{"stale but equal", store.Update{BaseVersion: 1, Set: store.Values{"price": int64(100)}}, true, false, nil, ""},
+		{"stale but equal", store.Update{BaseVersion: 1, Set: store.Values{"price": int64(100)}}, false, true, nil, ""},
 		{"stale with a change", store.Update{BaseVersion: 1, Set: store.Values{"price": int64(101)}}, false, true, nil, ""},
 		{"relative ignores the base", store.Update{BaseVersion: 1, Add: map[string]int64{"stock": -1}}, false, false, []string{"stock"}, ""},
 		{"equal fields dropped", store.Update{BaseVersion: 3, Set: store.Values{"name": "n", "price": int64(1)}, Add: map[string]int64{"stock": 0}}, false, false, []string{"price"}, ""},

@@ -54,8 +54,9 @@ type Records interface {
 	// UpdateRecord applies a partial, version-checked update in one transaction, in this
 	// order: a completed idempotency key of the same request answers at once (Replayed,
 	// nothing written); then the record is read (locked), the lease check runs, and
-	// Registry.PlanUpdate decides: nothing to change (Unchanged, nothing written), a stale
-	// base (conflict), a counter out of range or money below zero (EINVALID); then one UPDATE
+	// Registry.PlanUpdate decides: a stale base of an absolute change (conflict, even when
+	// its values equal the current ones), nothing to change (Unchanged, nothing written), a
+	// counter out of range or money below zero (EINVALID); then one UPDATE
 	// of the changed fields with "version = version + 1", the sku key, the history version or
 	// operation-log entry, the change-log entry and the idempotency key.
 	// ECONFLICT (*ConflictError with the current record) when the base version is stale,
@@ -67,8 +68,9 @@ type Records interface {
 	// LockedUpdate is the system writer's read-modify-write under a short database lock
 	// (SELECT ... FOR UPDATE on PostgreSQL, BEGIN IMMEDIATE on SQLite): it reads the record,
 	// calls fn with it, and applies the update fn returns, checked against the version read,
-	// all in one transaction. fn may return a zero Update to write nothing (result nil), and
-	// may be called more than once when the transaction is retried after a deadlock or busy
+	// all in one transaction. fn may return a zero Update to write nothing (result nil); an
+	// update whose values equal the ones read writes nothing either (Unchanged). fn may be
+	// called more than once when the transaction is retried after a deadlock or busy
 	// database, so it must not have side effects. Same errors as UpdateRecord.
 	LockedUpdate(ctx context.Context, kind Kind, id int64, fn func(*Record) (Update, error)) (*UpdateResult, error)
 }

@@ -22,6 +22,7 @@ func concurrency() []suiteTest {
 		{"LeaseRace", testLeaseRace},
 		{"KeyRace", testKeyRace},
 		{"FeedUnderLoad", testFeedUnderLoad},
+		{"OptimisticIncrements", testOptimisticIncrements},
 		{"SKURace", testSKURace},
 		{"MoneyCounterRace", testMoneyCounterRace},
 	}
@@ -336,6 +337,39 @@ func testMoneyCounterRace(t *testing.T, open Opener) {
 		got := mustFind(t, s, store.KindProduct, p.ID)
 		if ok.Load() != 20 || refused.Load() != goroutines*each-20 || got.Fields["price"] != int64(0) || got.Version != 21 {
 			t.Errorf("%d adds, %d refused; price %v v%d; want 20, %d, 0 v21", ok.Load(), refused.Load(), got.Fields["price"], got.Version, goroutines*each-20)
+		}
+	})
+}
+
+func testOptimisticIncrements(t *testing.T, open Opener) {
+	t.Run("NoneLost", func(t *testing.T) {
+		// Read the price, write price+1 at the version read, retry on a conflict: every
+		// increment lands. A stale write whose value equals what another writer just wrote
+		// must be a conflict, not "no change", or the increment it stands for is lost.
+		s := fresh(t, open)
+		p := mustCreateProduct(t, s, "P") // price 2999
+		const goroutines, each = 4, 25
+		hammer(t, goroutines, each, func(int, int) error {
+			for attempt := 0; ; attempt++ {
+				r, err := s.FindRecord(t.Context(), store.KindProduct, p.ID)
+				if err != nil {
+					return err
+				}
+				_, err = s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{
+					BaseVersion: r.Version, Set: store.Values{"price": r.Fields["price"].(int64) + 1}})
+				var ce *store.ConflictError
+				switch {
+				case err == nil:
+					return nil
+				case errors.As(err, &ce) && attempt < 1000:
+				default:
+					return err
+				}
+			}
+		})
+		got := mustFind(t, s, store.KindProduct, p.ID)
+		if want := int64(2999 + goroutines*each); got.Fields["price"] != want || got.Version != 1+goroutines*each {
+			t.Errorf("price = %v v%d, want %d v%d", got.Fields["price"], got.Version, want, 1+goroutines*each)
 		}
 	})
 }

@@ -458,20 +458,26 @@ func testNoEmptyVersions(t *testing.T, open Opener) {
 			t.Errorf("history = %+v, want the create and a save of price", vs)
 		}
 	})
-	t.Run("StaleBaseEqualValues", func(t *testing.T) {
-		// Nothing the writer asked for is missing, nothing anyone wrote would be lost: "no
-		// change", with the current record. A stale base with a real change still conflicts.
+	t.Run("ErrStaleBaseEqualValues", func(t *testing.T) {
+		// A read-modify-write client (read price, write price+1 at that version) must hear
+		// that it read a stale version even when another writer's equal value stands in for
+		// its own: the version check comes before "no change".
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")
 		mustSave(t, s, actx(t, actBob), store.KindProduct, p.ID, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(100)}})
 		from := mustLastChangeID(t, s)
-		res := mustSave(t, s, actx(t, actAlice), store.KindProduct, p.ID, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(100)}})
-		if !res.Unchanged || res.Record.Version != 2 || res.Record.UpdatedBy != "bob" {
-			t.Errorf("stale set of the current value = %+v, want unchanged, the current record (v2 by bob)", res)
+		_, err := s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(100)}})
+		requireCode(t, err, store.ECONFLICT)
+		if ce := asConflict(t, err); ce.Current.Version != 2 || ce.Current.Fields["price"] != int64(100) {
+			t.Errorf("conflict = %+v, want the current record (v2, price 100)", ce.Current)
 		}
 		requireNothingWritten(t, s, store.KindProduct, p.ID, 2, from)
-		_, err := s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(100), "name": "x"}})
-		requireCode(t, err, store.ECONFLICT)
+		// From the current version the same set is "no change".
+		res := mustSave(t, s, actx(t, actAlice), store.KindProduct, p.ID, store.Update{BaseVersion: 2, Set: store.Values{"price": int64(100)}})
+		if !res.Unchanged || res.Record.Version != 2 {
+			t.Errorf("set of the current value at the current version = %+v, want unchanged at v2", res)
+		}
+		requireNothingWritten(t, s, store.KindProduct, p.ID, 2, from)
 	})
 	t.Run("MoveToCurrentParent", func(t *testing.T) {
 		s := fresh(t, open)
