@@ -37,7 +37,12 @@ func TestStoreID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE store_meta", "DELETE FROM schema_migrations WHERE version >= 2"} {
+	// Undo every migration after 0001, newest first, as a schema made by tandem 1 would be.
+	for _, q := range []string{
+		"DROP INDEX products_sku_key_unique", "ALTER TABLE products DROP COLUMN sku_key", // 0003
+		"DROP TABLE store_meta", // 0002
+		"DELETE FROM schema_migrations WHERE version >= 2",
+	} {
 		if _, err := conn.Exec(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}

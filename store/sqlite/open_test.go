@@ -181,7 +181,12 @@ func TestOpen_OldSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE store_meta", "PRAGMA user_version = 1"} {
+	// Undo every migration after 0001, newest first, as a store made by tandem 1 would be.
+	for _, q := range []string{
+		"DROP INDEX products_sku_key_unique", "ALTER TABLE products DROP COLUMN sku_key", // 0003
+		"DROP TABLE store_meta", // 0002
+		"PRAGMA user_version = 1",
+	} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
 		}
