@@ -253,8 +253,8 @@ func TestHardening_FlagValuesStartingWithDash(t *testing.T) {
 				} {
 					// "-5" is presented as a token, and it is not one of this store's.
 					r := run(args...)
-					if r.code != exitLease || !strings.Contains(r.stderr, "not a lease token") {
-						t.Errorf("%s: exit %d %q, want %d: not a lease token", strings.Join(args, " "), r.code, r.stderr, exitLease)
+					if r.code != exitLease || !strings.Contains(r.stderr, "is not valid: this store never granted it") {
+						t.Errorf("%s: exit %d %q, want %d: a token this store never granted", strings.Join(args, " "), r.code, r.stderr, exitLease)
 					}
 				}
 				must("--user", "alice", "adjust", "product", qid, "stock", "-2", "--lease", l.Token)
@@ -415,8 +415,8 @@ func mustEscapeJSON(t *testing.T, args string, out string, wantEscapes []string,
 // from the database or the command line, and an echoed newline cannot start a line of its
 // own.
 func TestHardening_TerminalOutput(t *testing.T) {
-	dir := t.TempDir()
-	dsn := filepath.Join(dir, "tandem.db")
+	dsn := newSQLiteStore(t)
+	dir := filepath.Dir(dsn)
 	// The store accepts an RLO in text and in a user name (it is not a control
 	// character); U+009B it refuses, so another program writes it directly.
 	evilUser := "eve" + rlo + "gpj.exe"
