@@ -51,7 +51,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store
 		if err != nil {
 			return err
 		}
-		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil)
+		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr(what, err)

@@ -23,7 +23,7 @@ type migration struct {
 }
 
 // migrations returns the embedded migrations in order. Their file names start with the
-// version number they lead to (0001_init.sql).
+// version number they lead to (0001_init.sql); numbers increase, and may skip.
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
 	if err != nil {
@@ -31,13 +31,15 @@ func migrations() ([]migration, error) {
 	}
 	slices.Sort(names)
 	var out []migration
-	for i, name := range names {
+	prev := 0
+	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		num, _, _ := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
-		if err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration %s: want number %04d", base, i+1)
+		if err != nil || v <= prev {
+			return nil, fmt.Errorf("migration %s: want a number above %04d", base, prev)
 		}
+		prev = v
 		b, err := migrationFS.ReadFile(name)
 		if err != nil {
 			return nil, err
@@ -84,7 +86,10 @@ func (db *DB) migrate(ctx context.Context) error {
 			return store.Errorf(store.EINVALID,
 				"database schema version %d is newer than this tandem (%d); upgrade tandem", cur, latest)
 		}
-		for _, m := range ms[cur:] {
+		for _, m := range ms {
+			if m.version <= cur {
+				continue
+			}
 			if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}

@@ -164,7 +164,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
 			return err
 		}
-		return db.logWrite(ctx, tx, rec, store.EventCreated, actor, keep, written, nil)
+		return db.logWrite(ctx, tx, rec, store.EventCreated, actor, keep, written, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr("create "+string(kind), err)
@@ -284,6 +284,10 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		return nil, err
 	}
 
+	pre, err := db.preImage(ctx, tx, kind, id, u, keep)
+	if err != nil {
+		return nil, err
+	}
 	// One UPDATE: the changed fields only, the relative changes as expressions, the version.
 	var (
 		sets []string
@@ -323,7 +327,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 	if err != nil {
 		return nil, err
 	}
-	if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, u.FieldNames(), u.Add); err != nil {
+	if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, u.FieldNames(), u.Add, pre); err != nil {
 		return nil, err
 	}
 	if u.IdempotencyKey != "" {
