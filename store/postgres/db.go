@@ -33,7 +33,7 @@ import (
 // latestSchemaVersion is the database schema version this build writes and understands. A
 // database with a higher version was written by a newer tandem and is refused. It is the
 // same number as the SQLite store's: one schema version per tandem release.
-const latestSchemaVersion = 1
+const latestSchemaVersion = 4
 
 // LatestSchemaVersion is the schema version this binary migrates databases to.
 func LatestSchemaVersion() int { return latestSchemaVersion }
@@ -76,7 +76,9 @@ type DB struct {
 
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup // subscription goroutines
+	wg        sync.WaitGroup // subscription goroutines and the waker
+	commits   notifier       // wakes this process's subscribers after each commit
+	poke      chan struct{}  // asks the waker for a NOTIFY (feed.go)
 	closeOnce sync.Once
 }
 
@@ -99,6 +101,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 		where:    describe(cc.Config),
 		password: cc.Password,
 		instance: randomHex(8),
+		poke:     make(chan struct{}, 1),
 	}
 	if cc.ConnectTimeout == 0 {
 		cc.ConnectTimeout = connectTimeout
@@ -146,6 +149,8 @@ func (db *DB) init(ctx context.Context) error {
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
+	db.wg.Add(1)
+	go db.wake()
 	return nil
 }
 
@@ -343,6 +348,7 @@ func (db *DB) runTx(ctx context.Context, fn func(pgx.Tx) error) (err error, comm
 		// applied; only a lost connection leaves the outcome open.
 		return err, isConnErr(err)
 	}
+	db.committed()
 	return nil, false
 }
 

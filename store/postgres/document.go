@@ -127,7 +127,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, parent *int64) (*store
 		}
 		fields := []string{f.Name}
 		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now, nil); err != nil {
 				return err
 			}
 		}

@@ -255,7 +255,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			return err // a constraint race is mapped by mapErr
 		}
 		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, names, now); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, names, now, nil); err != nil {
 				return err
 			}
 		}
@@ -362,6 +362,10 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		return nil, err
 	}
 
+	pre, err := db.preImage(ctx, tx, kind, id, u, keep)
+	if err != nil {
+		return nil, err
+	}
 	var sets []string
 	args := []any{id}
 	next := func(v any) string {
@@ -401,7 +405,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	}
 	fields := u.FieldNames()
 	if keep {
-		if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+		if err := db.insertVersion(ctx, tx, r, actor, fields, now, pre); err != nil {
 			return nil, err
 		}
 	}
