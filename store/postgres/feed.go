@@ -49,8 +49,8 @@ import (
 
 const (
 	changesPage  = 500
-	settleBudget = 30 * time.Second      // how long Changes and LastChangeID wait for a settled log
-	settleFirst  = time.Millisecond      // the first wait for running transactions to end
+	settleBudget = 30 * time.Second       // how long Changes and LastChangeID wait for a settled log
+	settleFirst  = time.Millisecond       // the first wait for running transactions to end
 	settleMax    = 100 * time.Millisecond // the longest wait between two looks
 	maxMarks     = 64
 )
@@ -347,4 +347,3 @@ func (n *notifier) broadcast() {
 		n.ch = nil
 	}
 }
-
