@@ -658,3 +658,7 @@ func TestFake_SubscribersEnd(t *testing.T) {
 		cancel()
 	}
 }
+
+func TestFake_HistoryRebuild(t *testing.T) {
+	testHistoryRebuild(t, func(*testing.T) store.Store { return NewFake(store.Options{}) })
+}
