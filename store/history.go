@@ -29,9 +29,13 @@ type Version struct {
 // HistoryTail, which names the fields those writes touched, and the delta holds their values
 // too. A rebuilt version is therefore exactly the record as the save left it.
 
-// SnapshotEvery bounds a chain: at most this many history versions share one snapshot, so
-// rebuilding any version reads one snapshot and at most SnapshotEvery-1 deltas.
-const SnapshotEvery = 32
+// A chain ends, and the next version is stored as a snapshot, when its deltas together
+// would outweigh a snapshot: rebuilding a version then never reads much more than twice a
+// snapshot, and a chain costs at most twice what its deltas alone would. A record whose
+// snapshot is small gets one every few versions; a long document whose title is edited gets
+// one rarely, since repeating its unchanged body is what history must not do. MaxChain also
+// bounds the number of rows a rebuild reads.
+const MaxChain = 256
 
 // PatchMinBytes is the length from which a changed text field may be stored as a line patch
 // against its previous value instead of the value itself.
@@ -63,10 +67,11 @@ func (h HistoryRow) ChainBase() int64 {
 // HistoryTail is what a store reads, inside the save's transaction, before it writes a
 // history version: the record's newest history version and what was written since.
 type HistoryTail struct {
-	Version int64    // the newest history version; 0 when the record has none
-	Base    int64    // the snapshot version of its chain
-	Chain   int      // how many history versions that chain holds, its snapshot included
-	Written []string // fields written after Version by writes that added no history version
+	Version    int64    // the newest history version; 0 when the record has none
+	Base       int64    // the snapshot version of its chain
+	Chain      int      // how many history versions that chain holds, its snapshot included
+	ChainBytes int      // the size of the chain's deltas (as stored; an estimate will do)
+	Written    []string // fields written after Version by writes that added no history version
 }
 
 // delta is the stored form of a delta row.
@@ -94,10 +99,10 @@ func (r *Registry) PreImageFields(kind Kind, u Update) []string {
 // after the save, fields the fields the save wrote, tail what the store read before writing,
 // and pre the values before the save of the fields PreImageFields named (nil if none).
 //
-// A snapshot is written for a record's first history version, when the chain is full, and
-// when a snapshot costs little more than the delta would. Otherwise the delta holds every
-// field written since the previous history version, text fields as a patch when one is much
-// smaller. A patch is made against pre only for fields no write without history touched
+// A snapshot is written for a record's first history version and when the chain is full
+// (MaxChain versions, or deltas that with this one would outweigh a snapshot). Otherwise the
+// delta holds every field written since the previous history version, text fields as a patch
+// when one is much smaller. A patch is made against pre only for fields no write without history touched
 // since the previous history version: only then is pre the value that version holds.
 func (r *Registry) NewHistoryRow(rec *Record, actor string, at time.Time, fields []string, tail HistoryTail, pre Values) (HistoryRow, error) {
 	row := HistoryRow{Version: rec.Version, Actor: actor, At: at, Fields: slices.Clone(fields)}
@@ -109,7 +114,7 @@ func (r *Registry) NewHistoryRow(rec *Record, actor string, at time.Time, fields
 		row.Snapshot, err = r.EncodeSnapshot(rec.Kind, rec.Fields)
 		return row, err
 	}
-	if tail.Version <= 0 || tail.Chain >= SnapshotEvery {
+	if tail.Version <= 0 || tail.Chain >= MaxChain {
 		return snapshot()
 	}
 	d := delta{Set: map[string]any{}}
@@ -138,7 +143,7 @@ func (r *Registry) NewHistoryRow(rec *Record, actor string, at time.Time, fields
 	if err != nil {
 		return row, fmt.Errorf("encode history delta: %w", err)
 	}
-	if snapshotSize(r, rec) <= 2*len(b) {
+	if tail.ChainBytes+len(b) >= snapshotSize(r, rec) {
 		return snapshot()
 	}
 	row.Base, row.Delta = tail.Base, b

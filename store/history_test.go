@@ -94,7 +94,7 @@ func TestNewHistoryRow(t *testing.T) {
 	})
 	t.Run("FullChainIsSnapshot", func(t *testing.T) {
 		full := tail
-		full.Chain = SnapshotEvery
+		full.Chain = MaxChain
 		h, err := reg.NewHistoryRow(rec, "alice", at, []string{"title"}, full, nil)
 		if err != nil || !h.IsSnapshot() {
 			t.Fatalf("row = %+v, %v; want a snapshot", h, err)
@@ -127,12 +127,22 @@ func TestNewHistoryRow(t *testing.T) {
 			t.Fatalf("row = %.200s, %v; want the body's value", h.Delta, err)
 		}
 	})
-	t.Run("CheapSnapshot", func(t *testing.T) {
+	t.Run("HeavyChainEnds", func(t *testing.T) {
+		heavy := tail
+		heavy.ChainBytes = len(body) + 1000
+		h, err := reg.NewHistoryRow(rec, "alice", at, []string{"title"}, heavy, nil)
+		if err != nil || !h.IsSnapshot() {
+			t.Fatalf("row = %+v, %v; want a snapshot once the chain's deltas outweigh one", h, err)
+		}
+	})
+	t.Run("SmallRecordSnapshotsOften", func(t *testing.T) {
 		small := &Record{Kind: KindDocument, ID: 1, Version: 5, Fields: Values{
 			"parent_id": nil, "title": "T", "body": "", "tags": []string{}, "word_count": int64(0), "checksum": ""}}
-		h, err := reg.NewHistoryRow(small, "alice", at, []string{"body", "checksum", "tags", "title"}, tail, nil)
+		short := tail
+		short.ChainBytes = 80 // one earlier delta of a record whose snapshot is about 150 bytes
+		h, err := reg.NewHistoryRow(small, "alice", at, []string{"body", "checksum", "tags", "title"}, short, nil)
 		if err != nil || !h.IsSnapshot() {
-			t.Fatalf("row = %+v, %v; want a snapshot where it costs no more than the delta", h, err)
+			t.Fatalf("row = %+v, %v; want a snapshot where it costs no more than the chain", h, err)
 		}
 	})
 }

@@ -70,18 +70,20 @@ func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, acto
 }
 
 // historyTail reads where the record's history ends: its newest history version, the length
-// of that version's chain, and the fields written since by writes without history (before
-// version, the write being logged).
+// and size of that version's chain, and the fields written since by writes without history
+// (before version, the write being logged). octet_length reads a length without the text.
 func (db *DB) historyTail(ctx context.Context, q queryer, kind store.Kind, id, version int64) (store.HistoryTail, error) {
 	var t store.HistoryTail
 	var written sql.NullString
 	err := q.QueryRowContext(ctx, `SELECT h.version, coalesce(h.base, h.version),
 			(SELECT count(*) FROM history c WHERE c.kind = h.kind AND c.record_id = h.record_id
 				AND c.version >= coalesce(h.base, h.version)),
+			(SELECT coalesce(sum(octet_length(c.delta)), 0) FROM history c WHERE c.kind = h.kind
+				AND c.record_id = h.record_id AND c.version > coalesce(h.base, h.version)),
 			(SELECT group_concat(o.fields, ' ') FROM changes o WHERE o.kind = h.kind AND o.record_id = h.record_id
 				AND o.version > h.version AND o.version < ? AND o.history = 0 AND o.event IN `+recordEvents+`)
 		FROM history h WHERE h.kind = ? AND h.record_id = ? ORDER BY h.version DESC LIMIT 1`,
-		version, string(kind), id).Scan(&t.Version, &t.Base, &t.Chain, &written)
+		version, string(kind), id).Scan(&t.Version, &t.Base, &t.Chain, &t.ChainBytes, &written)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.HistoryTail{}, nil
 	}

@@ -21,6 +21,7 @@ func concurrency() []suiteTest {
 		{"LeaseRace", testLeaseRace},
 		{"KeyRace", testKeyRace},
 		{"FeedUnderLoad", testFeedUnderLoad},
+		{"FeedManyWriters", testFeedManyWriters},
 	}
 }
 

@@ -727,6 +727,7 @@ func (f *Fake) historyTail(kind store.Kind, id, version int64) store.HistoryTail
 			break
 		}
 		t.Chain++
+		t.ChainBytes += len(h.row.Delta)
 	}
 	for _, c := range f.changes {
 		if c.Kind == kind && c.RecordID == id && isRecordEvent(c.Event) && !c.History && c.Version > t.Version && c.Version < version {
