@@ -48,11 +48,13 @@ import (
 // second.
 
 const (
-	changesPage  = 500
-	settleBudget = 30 * time.Second       // how long Changes and LastChangeID wait for a settled log
-	settleFirst  = time.Millisecond       // the first wait for running transactions to end
-	settleMax    = 100 * time.Millisecond // the longest wait between two looks
-	maxMarks     = 64
+	changesPage   = 500
+	settleBudget  = 30 * time.Second       // how long Changes and LastChangeID wait for a settled log
+	settleFirst   = time.Millisecond       // the first wait for running transactions to end
+	settleMax     = 100 * time.Millisecond // the longest wait between two looks
+	maxMarks      = 64
+	notifyGap     = 20 * time.Millisecond  // at most one NOTIFY per gap from one store
+	listenerCheck = 250 * time.Millisecond // how long wake trusts what it saw of the listeners
 )
 
 // horizon tracks how far the change log is settled, across looks at the server.
@@ -174,19 +176,37 @@ func (db *DB) committed() {
 	}
 }
 
-// wake sends one NOTIFY per burst of commits, until the store is closed. A NOTIFY inside the
-// write transactions would make every commit of the server queue for the notification lock,
-// which is held until the commit is durable; here it is one short transaction of its own,
-// with an asynchronous commit (a lost wake-up costs at most the one-second poll).
+// wake sends NOTIFYs for this process's commits, until the store is closed. A NOTIFY inside
+// the write transactions would make every commit of the server queue for the notification
+// lock, which is held until the commit is durable; here it is a short transaction of its own
+// with an asynchronous commit. Still, it is a transaction per wake-up, so it is paid only
+// when someone listens (a subscriber of this schema is connected: its LISTEN connection's
+// application_name, which pg_stat_activity shows to every role, says so), and at most once
+// per notifyGap: the commits in between share it. A missed wake-up (a subscriber that just
+// connected, or one whose DSN spells the search_path differently) costs it at most its
+// one-second poll.
 func (db *DB) wake() {
 	defer db.wg.Done()
+	var listening bool
+	var checked time.Time
 	for {
 		select {
 		case <-db.ctx.Done():
 			return
 		case <-db.poke:
 		}
-		_, _ = db.pool.Exec(db.ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, db.channel)
+		if time.Since(checked) > listenerCheck {
+			err := db.pool.QueryRow(db.ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = $1)`, db.listenCfg.RuntimeParams["application_name"]).Scan(&listening)
+			listening = listening || err != nil // unsure: notify
+			checked = time.Now()
+		}
+		if listening {
+			_, _ = db.pool.Exec(db.ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, db.channel)
+		}
+		if sleep(db.ctx, notifyGap) != nil {
+			return
+		}
 	}
 }
 

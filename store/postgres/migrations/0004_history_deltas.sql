@@ -17,12 +17,14 @@ ALTER TABLE history
 -- taken by the change row's insert, the last statement of a write, and readers deliver an id
 -- only once nothing below it can still commit (store/postgres/feed.go has the argument).
 -- next_change_id first makes sure the transaction has its xid: a reader's horizon relies on
--- every transaction that holds an id having had an xid before it took the id.
+-- every transaction that holds an id having had an xid before it took the id. It runs with
+-- its owner's rights (and search path), so roles that may only write the tables need no
+-- grant on the sequence.
 DROP TABLE change_counter;
 CREATE SEQUENCE changes_id_seq AS bigint CACHE 1 OWNED BY changes.id;  -- CACHE 1: values in time order across sessions
 SELECT setval('changes_id_seq', coalesce(max(id), 0) + 1, false) FROM changes;
 CREATE FUNCTION next_change_id() RETURNS bigint LANGUAGE plpgsql VOLATILE
-    SET search_path FROM CURRENT
+    SECURITY DEFINER SET search_path FROM CURRENT
     AS $$
 BEGIN
     PERFORM pg_current_xact_id();
