@@ -246,8 +246,11 @@ const (
 // Change is one entry of the change log: every committed write and every lease event, in
 // commit order. The change log is the operation log of system writes, the source of the live
 // feed, and the truth a subscriber catches up from after a reconnect (by ID, its cursor).
+// Commit order is exact where it means something: a write of a record or lease always has a
+// higher ID than the writes of it that committed before it. A store hands out an ID only once
+// no lower ID can still commit, so a cursor never passes a change.
 type Change struct {
-	ID       int64 // increasing in commit order; a subscriber's cursor
+	ID       int64 // increasing in commit order; a subscriber's cursor (there may be gaps)
 	Event    Event
 	Kind     Kind
 	RecordID int64

@@ -38,9 +38,10 @@ import (
 //
 // What it costs: settling needs a second look at the server, normally a millisecond later,
 // and a probe that sees new ids takes an xid (its commit is asynchronous). A transaction that
-// stays open with an xid anywhere on the server, in any database, holds settling back until
-// it ends: changes are then delayed, never lost or reordered. tandem's own transactions are
-// bounded by idle_in_transaction_session_timeout and statement_timeout.
+// stays open with an xid anywhere on the server, in any database (a long write, a forgotten
+// prepared transaction), holds settling back until it ends: changes are then delayed, never
+// lost or reordered; long reads take no xid and hold nothing back. tandem's own transactions
+// are bounded by idle_in_transaction_session_timeout and statement_timeout.
 //
 // Notifications only wake subscribers: the DB sends one NOTIFY after commits (committed),
 // outside the write transactions, and PostgreSQL does not replay them after a disconnect, so
@@ -163,7 +164,7 @@ func (db *DB) changesUpTo(ctx context.Context, after, upTo int64, limit int) ([]
 // LastChangeID returns the newest settled change-log ID (0 when empty): a subscriber that
 // starts there gets every change that was not yet visible when LastChangeID returned.
 func (db *DB) LastChangeID(ctx context.Context) (int64, error) {
-	return db.settle(ctx, -1)
+	return db.settle(ctx, 0)
 }
 
 // committed is called after every committed write transaction: it wakes this process's
