@@ -38,9 +38,11 @@ func newHistoryCmd(a *app) *cobra.Command {
 		Use:   "history KIND ID",
 		Short: "Show a record's history versions and its operation log",
 		Long: `History prints, newest first, the history versions of a record (every editor save:
-who, when, which fields, with a full snapshot in --json) and, separately, its
-operation log: the writes that add no history version, such as the workers' system
-writes and relative adjusts made inside a no-history scope.`,
+who, when, which fields, with every field of the version in --json) and, separately,
+its operation log: the writes that add no history version, such as the workers' system
+writes and relative adjusts made inside a no-history scope. History stores only what
+each save changed, with a full snapshot now and then; every version is rebuilt
+exactly (tandem get KIND ID --version N shows one).`,
 		Example: `  tandem history product 42
   tandem history document 3 --json`,
 		Args: exactArgs(2, "KIND ID"),

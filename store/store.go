@@ -95,6 +95,10 @@ type Documents interface {
 type History interface {
 	// FindHistory returns the history versions of a record, newest first.
 	FindHistory(ctx context.Context, kind Kind, id int64) ([]Version, error)
+	// FindVersion returns history version v of a record, exactly as the save left the
+	// record. ENOTFOUND when the record has no history version v (a write that kept no
+	// history, or a version it never reached).
+	FindVersion(ctx context.Context, kind Kind, id, v int64) (*Version, error)
 	// FindOps returns the operation log of a record: the writes that added no history
 	// version (system writes and writes inside WithoutHistory), newest first.
 	FindOps(ctx context.Context, kind Kind, id int64) ([]Change, error)

@@ -92,7 +92,9 @@ type DB struct {
 
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup // subscription goroutines
+	wg        sync.WaitGroup // subscription goroutines and the waker
+	commits   notifier       // wakes this process's subscribers after each commit
+	poke      chan struct{}  // asks the waker for a NOTIFY (feed.go)
 	closeOnce sync.Once
 }
 
@@ -115,6 +117,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 		where:    describe(cc.Config),
 		password: cc.Password,
 		instance: randomHex(8),
+		poke:     make(chan struct{}, 1),
 	}
 	if cc.ConnectTimeout == 0 {
 		cc.ConnectTimeout = connectTimeout
@@ -162,13 +165,19 @@ func (db *DB) init(ctx context.Context) error {
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
-	return db.read(ctx, "open store: read the store id", func(q querier) error {
+	err := db.read(ctx, "open store: read the store id", func(q querier) error {
 		err := q.QueryRow(ctx, "SELECT value FROM store_meta WHERE key = 'store_id'").Scan(&db.storeID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.Errorf(store.EINTERNAL, "open store at %s: schema %s has no store id in store_meta; the store is damaged", db.where, db.schema)
 		}
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	db.wg.Add(1)
+	go db.wake()
+	return nil
 }
 
 // StoreID returns the store's random id from store_meta (see store.Meta).
@@ -371,6 +380,7 @@ func (db *DB) runTx(ctx context.Context, fn func(pgx.Tx) error) (err error, comm
 		// applied; only a lost connection leaves the outcome open.
 		return err, isConnErr(err)
 	}
+	db.committed()
 	return nil, false
 }
 

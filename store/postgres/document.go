@@ -143,7 +143,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		}
 		fields := []string{f.Name}
 		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now, nil); err != nil {
 				return err
 			}
 		}

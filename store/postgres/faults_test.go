@@ -430,7 +430,7 @@ func TestInTx_ConnectionLostBeforeCommit(t *testing.T) {
 			_, err := tx.Exec(t.Context(), "SELECT pg_terminate_backend(pg_backend_pid())")
 			return err
 		}
-		_, err := tx.Exec(t.Context(), "UPDATE change_counter SET last_id = last_id")
+		_, err := tx.Exec(t.Context(), "UPDATE schema_migrations SET applied_at = applied_at")
 		return err
 	})
 	if err != nil || attempts != 2 {

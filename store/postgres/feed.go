@@ -2,48 +2,221 @@ package postgres
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
 )
 
-// The change feed: every write appends to the changes table and calls pg_notify in the same
-// transaction, so the notification is delivered at commit. A notification is only a
-// wake-up: PostgreSQL does not replay notifications after a disconnect, so a subscriber
-// always reads the change log from its cursor, on every wake-up and at least once a second.
+// The change feed. Writers never wait for each other to log a change: a change row takes its
+// id from a sequence in the write's last statement, and nothing serializes the commits. Ids
+// are therefore not handed out in commit order, and a reader that delivered every visible id
+// in order could step over an id whose transaction commits a moment later. So a reader
+// delivers an id only once it is settled: once every id up to it is committed and visible,
+// or rolled back, for good. Why readers can know that, without any help from writers:
+//
+//  1. A writer's transaction has its xid before it takes its id (next_change_id() asks for
+//     the xid first), and takes the id after the write it logs holds its row locks.
+//  2. The reader reads the newest visible id M, and in the same statement gets a fresh xid
+//     N of its own (pg_current_xact_id): every xid assigned before the statement is below N.
+//  3. An id g < M that the reader could not see belongs to a transaction T still running at
+//     the statement: T took g before M was taken (a sequence with CACHE 1 hands out values
+//     in time order), M's transaction committed before the statement, and T had its xid
+//     before it took g (1.) — so xid(T) < N.
+//  4. A later statement whose snapshot has xmin >= N sees no transaction below N running:
+//     T has committed (and is visible from then on) or rolled back. Every id <= M is settled.
+//
+// So ids are delivered in id order and no id is ever delivered below one already delivered:
+// a subscriber's cursor (the last id it delivered) never steps over a change, and nothing is
+// delivered twice. Id order is commit order wherever order means something: two writes of
+// one record or one lease are serialized by its row lock, and the later one takes its id
+// after the earlier one committed (1.). The order of unrelated writes that committed at the
+// same moment is the order they finished their work in.
+//
+// What it costs: settling needs a second look at the server, normally a millisecond later,
+// and a probe that sees new ids takes an xid (its commit is asynchronous). A transaction that
+// stays open with an xid anywhere on the server, in any database (a long write, a forgotten
+// prepared transaction), holds settling back until it ends: changes are then delayed, never
+// lost or reordered; long reads take no xid and hold nothing back. tandem's own transactions
+// are bounded by idle_in_transaction_session_timeout and statement_timeout.
+//
+// Notifications only wake subscribers: the DB sends one NOTIFY after commits (committed),
+// outside the write transactions, and PostgreSQL does not replay them after a disconnect, so
+// a subscriber reads the change log from its cursor on every wake-up and at least once a
+// second.
 
-const changesPage = 500
+const (
+	changesPage   = 500
+	settleBudget  = 30 * time.Second       // how long Changes and LastChangeID wait for a settled log
+	settleFirst   = time.Millisecond       // the first wait for running transactions to end
+	settleMax     = 100 * time.Millisecond // the longest wait between two looks
+	maxMarks      = 64
+	notifyGap     = 20 * time.Millisecond  // at most one NOTIFY per gap from one store
+	listenerCheck = 250 * time.Millisecond // how long wake trusts what it saw of the listeners
+)
+
+// horizon tracks how far the change log is settled, across looks at the server.
+type horizon struct {
+	settled int64  // every id <= settled is settled
+	marks   []mark // ids seen, oldest first, waiting for the transactions then running
+}
+
+// mark says: every id <= id is settled once no xid below xid is running.
+type mark struct {
+	id  int64
+	xid uint64
+}
+
+// known is the newest id the horizon has seen.
+func (h *horizon) known() int64 {
+	if n := len(h.marks); n > 0 {
+		return h.marks[n-1].id
+	}
+	return h.settled
+}
+
+// look reads the newest id and the snapshot's xmin, settles the marks that xmin allows, and
+// adds a mark for ids not seen before.
+func (h *horizon) look(ctx context.Context, q querier) error {
+	var newest int64
+	var xmin string
+	var next *string
+	err := q.QueryRow(ctx, `SELECT m, pg_snapshot_xmin(pg_current_snapshot())::text,
+			CASE WHEN m > $1 THEN pg_current_xact_id()::text END,
+			CASE WHEN m > $1 THEN set_config('synchronous_commit', 'off', true) END
+		FROM (SELECT coalesce(max(id), 0) AS m FROM changes) AS c`, h.known()).Scan(&newest, &xmin, &next, nil)
+	if err != nil {
+		return err
+	}
+	lo, err := strconv.ParseUint(xmin, 10, 64)
+	if err != nil {
+		return fmt.Errorf("snapshot xmin %q: %w", xmin, err)
+	}
+	i := 0
+	for ; i < len(h.marks) && h.marks[i].xid <= lo; i++ {
+		h.settled = h.marks[i].id
+	}
+	h.marks = h.marks[i:]
+	if next != nil && newest > h.known() {
+		n, err := strconv.ParseUint(*next, 10, 64)
+		if err != nil {
+			return fmt.Errorf("xid %q: %w", *next, err)
+		}
+		m := mark{id: newest, xid: n}
+		if len(h.marks) == maxMarks {
+			h.marks[maxMarks-1] = m // a later mark settles everything an earlier one would
+		} else {
+			h.marks = append(h.marks, m)
+		}
+	}
+	return nil
+}
+
+// settle looks until every id the first look saw is settled and returns the settled id.
+// Nothing newer than after: after, at once. EBUSY when transactions that were running keep
+// it waiting past settleBudget.
+func (db *DB) settle(ctx context.Context, after int64) (int64, error) {
+	h := horizon{settled: after}
+	start := time.Now()
+	for wait := settleFirst; ; wait = min(2*wait, settleMax) {
+		if err := db.read(ctx, "read change log", func(q querier) error { return h.look(ctx, q) }); err != nil {
+			return 0, err
+		}
+		if len(h.marks) == 0 {
+			return h.settled, nil
+		}
+		if time.Since(start) > settleBudget {
+			return 0, store.Errorf(store.EBUSY, "read change log: a transaction open elsewhere on the server has held the change log back for %s; try again", settleBudget)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return 0, db.mapErr("read change log", err)
+		}
+	}
+}
 
 // Changes returns up to limit change-log entries with ID > after, oldest first
-// (limit <= 0: up to 1000).
+// (limit <= 0: up to 1000). It waits until the ids it returns are settled, so a caller that
+// pages on from the last id it got never misses a change that commits later.
 func (db *DB) Changes(ctx context.Context, after int64, limit int) ([]store.Change, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
+	upTo, err := db.settle(ctx, after)
+	if err != nil || upTo <= after {
+		return nil, err
+	}
+	return db.changesUpTo(ctx, after, upTo, limit)
+}
+
+func (db *DB) changesUpTo(ctx context.Context, after, upTo int64, limit int) ([]store.Change, error) {
 	var out []store.Change
 	err := db.read(ctx, "read change log", func(q querier) (err error) {
-		out, err = queryChanges(ctx, q, "SELECT "+changeColumns+" FROM changes WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
+		out, err = queryChanges(ctx, q, "SELECT "+changeColumns+" FROM changes WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3",
+			after, upTo, limit)
 		return err
 	})
 	return out, err
 }
 
-// LastChangeID returns the newest change-log ID (0 when empty).
+// LastChangeID returns the newest settled change-log ID (0 when empty): a subscriber that
+// starts there gets every change that was not yet visible when LastChangeID returned.
 func (db *DB) LastChangeID(ctx context.Context) (int64, error) {
-	var id int64
-	err := db.read(ctx, "read change log", func(q querier) error {
-		return q.QueryRow(ctx, "SELECT last_id FROM change_counter").Scan(&id)
-	})
-	return id, err
+	return db.settle(ctx, 0)
+}
+
+// committed is called after every committed write transaction: it wakes this process's
+// subscribers at once and asks the waker to NOTIFY the others.
+func (db *DB) committed() {
+	db.commits.broadcast()
+	select {
+	case db.poke <- struct{}{}:
+	default: // a notification is already due; it covers this commit too
+	}
+}
+
+// wake sends NOTIFYs for this process's commits, until the store is closed. A NOTIFY inside
+// the write transactions would make every commit of the server queue for the notification
+// lock, which is held until the commit is durable; here it is a short transaction of its own
+// with an asynchronous commit. Still, it is a transaction per wake-up, so it is paid only
+// when someone listens (a subscriber of this schema is connected: its LISTEN connection's
+// application_name, which pg_stat_activity shows to every role, says so), and at most once
+// per notifyGap: the commits in between share it. A missed wake-up (a subscriber that just
+// connected, or one whose DSN spells the search_path differently) costs it at most its
+// one-second poll.
+func (db *DB) wake() {
+	defer db.wg.Done()
+	var listening bool
+	var checked time.Time
+	for {
+		select {
+		case <-db.ctx.Done():
+			return
+		case <-db.poke:
+		}
+		if time.Since(checked) > listenerCheck {
+			err := db.pool.QueryRow(db.ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
+				WHERE datname = current_database() AND application_name = $1)`, db.listenCfg.RuntimeParams["application_name"]).Scan(&listening)
+			listening = listening || err != nil // unsure: notify
+			checked = time.Now()
+		}
+		if listening {
+			_, _ = db.pool.Exec(db.ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, db.channel)
+		}
+		if sleep(db.ctx, notifyGap) != nil {
+			return
+		}
+	}
 }
 
 // Subscribe delivers every change with ID > after, in order, until ctx ends or the store is
-// closed; then the channel is closed. A dedicated connection LISTENs on this schema's channel; the change log
-// is read from the cursor on every notification and at least once a second, and after a lost
-// connection the subscriber reconnects with backoff and reads on from its cursor, so no change
-// is lost or delivered twice. EUNAVAILABLE when the first connection cannot be made.
+// closed; then the channel is closed. A dedicated connection LISTENs on this schema's
+// channel; the change log is read from the cursor on every notification, on every commit of
+// this process, and at least once a second, and only settled ids are delivered, so no change
+// is lost or delivered twice. After a lost connection the subscriber reconnects with backoff
+// and reads on from its cursor. EUNAVAILABLE when the first connection cannot be made.
 func (db *DB) Subscribe(ctx context.Context, after int64) (<-chan store.Change, error) {
 	if db.ctx.Err() != nil {
 		return nil, store.Errorf(store.EINVALID, "subscribe: the store is closed")
@@ -87,7 +260,9 @@ func (db *DB) feed(ctx context.Context, conn *pgx.Conn, cursor int64, ch chan<- 
 			conn.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	h := horizon{settled: cursor}
 	failures := 0
+	soon := settleFirst
 	for ctx.Err() == nil {
 		if conn == nil {
 			c, err := db.listen(ctx)
@@ -101,39 +276,95 @@ func (db *DB) feed(ctx context.Context, conn *pgx.Conn, cursor int64, ch chan<- 
 				conn, failures = c, 0
 			}
 		}
-		// Drain the log from the cursor; a notification or timeout only says "look again".
-		for ctx.Err() == nil {
-			cs, err := db.Changes(ctx, cursor, changesPage)
-			if err != nil {
-				break // the next round retries from the same cursor
-			}
-			for _, c := range cs {
-				select {
-				case ch <- c:
-					cursor = c.ID
-				case <-ctx.Done():
-					return
-				}
-			}
-			if len(cs) < changesPage {
-				break
-			}
+		local := db.commits.wait() // armed before reading: a commit after the read wakes us
+		err := db.catchUp(ctx, &h, &cursor, ch)
+		if ctx.Err() != nil {
+			return
+		}
+		// Ids seen but not settled yet settle as soon as the transactions running when they
+		// were seen end: look again shortly rather than in a second.
+		wait := listenWait
+		if err == nil && len(h.marks) > 0 {
+			wait, soon = soon, min(2*soon, settleMax)
+		} else {
+			soon = settleFirst
 		}
 		if conn == nil {
-			if sleep(ctx, listenWait) != nil {
+			select {
+			case <-ctx.Done():
 				return
+			case <-local:
+			case <-time.After(wait):
 			}
 			continue
 		}
-		wctx, cancel := context.WithTimeout(ctx, listenWait)
-		_, err := conn.WaitForNotification(wctx)
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		go func() {
+			select {
+			case <-local:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+		_, err = conn.WaitForNotification(wctx)
+		woken := wctx.Err() != nil // our own timeout or a local commit, not a broken connection
 		cancel()
-		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-			// The connection is gone (or broken by the timeout); start over with a new one.
+		if err != nil && ctx.Err() == nil && !woken {
+			// The connection is gone; start over with a new one.
 			conn.Close(context.WithoutCancel(ctx))
 			conn = nil
 		} else if err != nil && conn.IsClosed() {
 			conn = nil
 		}
+	}
+}
+
+// catchUp looks at the horizon and sends every settled change after the cursor. A failed
+// read is not fatal: the next round tries again from the same cursor.
+func (db *DB) catchUp(ctx context.Context, h *horizon, cursor *int64, ch chan<- store.Change) error {
+	if err := db.read(ctx, "read change log", func(q querier) error { return h.look(ctx, q) }); err != nil {
+		return err
+	}
+	for *cursor < h.settled {
+		cs, err := db.changesUpTo(ctx, *cursor, h.settled, changesPage)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			select {
+			case ch <- c:
+				*cursor = c.ID
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if len(cs) < changesPage {
+			return nil
+		}
+	}
+	return nil
+}
+
+// notifier wakes waiters: wait returns a channel that is closed by the next broadcast.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
 	}
 }

@@ -1,11 +1,11 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,25 +17,66 @@ var recordEvents = []string{string(store.EventCreated), string(store.EventSaved)
 
 const changeColumns = "id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at"
 
-// insertVersion adds a history version with a full snapshot of r.
-func (db *DB) insertVersion(ctx context.Context, tx pgx.Tx, r *store.Record, actor store.Actor, fields []string, now time.Time) error {
-	snap, err := db.encodeSnapshot(r.Kind, r.Fields)
+// insertVersion adds the history version of r, stored as store.Registry.NewHistoryRow decides:
+// a snapshot or a delta on top of the record's previous history version. pre holds the values
+// before the save of the fields store.Registry.PreImageFields named (nil when none were read).
+func (db *DB) insertVersion(ctx context.Context, tx pgx.Tx, r *store.Record, actor store.Actor, fields []string, now time.Time, pre store.Values) error {
+	tail, err := db.historyTail(ctx, tx, r.Kind, r.ID, r.Version)
+	if err != nil {
+		return fmt.Errorf("read history tail: %w", err)
+	}
+	h, err := db.reg.NewHistoryRow(r, actor.Name, now, fields, tail, pre)
 	if err != nil {
 		return err
 	}
-	if fields == nil {
-		fields = []string{}
+	var base *int64
+	var snap, delta []byte // nil is NULL
+	if h.IsSnapshot() {
+		snap = h.Snapshot
+	} else {
+		base, delta = &h.Base, h.Delta
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, string(r.Kind), r.ID, r.Version, actor.Name, now, fields, snap)
+	_, err = tx.Exec(ctx, `INSERT INTO history (kind, record_id, version, actor, at, fields, base, snapshot, delta)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, string(r.Kind), r.ID, h.Version, h.Actor, h.At, h.Fields, base,
+		jsonArg(snap), jsonArg(delta))
 	return err
 }
 
-// insertChange appends c to the change log and notifies the schema's channel, as the last
-// step of a write transaction. The id comes from change_counter, whose row stays locked until
-// commit: ids are therefore handed out in commit order, and a subscriber that has seen id n
-// has seen every change below n. The lock is taken last and held only until COMMIT, so it
-// cannot take part in a deadlock.
+// jsonArg passes JSON bytes to a jsonb column, nil as NULL.
+func jsonArg(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// historyTail reads where the record's history ends: its newest history version, the length
+// and size of that version's chain (pg_column_size: as stored, without reading the values),
+// and the fields written since by writes without history (before version, the write being
+// logged).
+func (db *DB) historyTail(ctx context.Context, q querier, kind store.Kind, id, version int64) (store.HistoryTail, error) {
+	var t store.HistoryTail
+	err := q.QueryRow(ctx, `SELECT h.version, coalesce(h.base, h.version),
+			(SELECT count(*) FROM history c WHERE c.kind = h.kind AND c.record_id = h.record_id
+				AND c.version >= coalesce(h.base, h.version)),
+			(SELECT coalesce(sum(pg_column_size(c.delta)), 0) FROM history c WHERE c.kind = h.kind
+				AND c.record_id = h.record_id AND c.version > coalesce(h.base, h.version)),
+			array(SELECT DISTINCT unnest(o.fields) FROM changes o WHERE o.kind = h.kind AND o.record_id = h.record_id
+				AND o.version > h.version AND o.version < $3 AND NOT o.history AND o.event = ANY($4))
+		FROM history h WHERE h.kind = $1 AND h.record_id = $2 ORDER BY h.version DESC LIMIT 1`,
+		string(kind), id, version, recordEvents).Scan(&t.Version, &t.Base, &t.Chain, &t.ChainBytes, &t.Written)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.HistoryTail{}, nil
+	}
+	return t, err
+}
+
+// insertChange appends c to the change log as a step of a write transaction and returns its
+// id. The id is next_change_id()'s sequence value (see feed.go for why readers may rely on
+// it): take it last, after the write it logs holds its row locks, so that a later write of
+// the same record or lease always gets a higher id. There is no NOTIFY here: a NOTIFY makes
+// every committing transaction of the server take one lock in turn, so subscribers are woken
+// after the commit instead (DB.committed).
 func (db *DB) insertChange(ctx context.Context, tx pgx.Tx, c store.Change) (int64, error) {
 	var deltas []byte
 	if len(c.Deltas) > 0 {
@@ -46,16 +87,10 @@ func (db *DB) insertChange(ctx context.Context, tx pgx.Tx, c store.Change) (int6
 		fields = []string{}
 	}
 	var id int64
-	err := tx.QueryRow(ctx, `WITH n AS (
-			UPDATE change_counter SET last_id = last_id + 1 RETURNING last_id
-		), c AS (
-			INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at)
-			SELECT last_id, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM n
-			RETURNING id
-		)
-		SELECT id, pg_notify($13, id::text) FROM c`,
+	err := tx.QueryRow(ctx, `INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
 		string(c.Event), string(c.Kind), c.RecordID, c.Version, c.Actor, string(c.Role), fields, deltas, c.History,
-		c.Group, c.Fence, c.At, db.channel).Scan(&id, nil)
+		c.Group, c.Fence, c.At).Scan(&id)
 	return id, err
 }
 
@@ -105,35 +140,70 @@ func (db *DB) changesSince(ctx context.Context, q querier, kind store.Kind, id, 
 		string(kind), id, base, recordEvents)
 }
 
+const historyColumns = "version, actor, at, fields, base, snapshot, delta"
+
+// queryHistory reads history rows, ascending by version.
+func queryHistory(ctx context.Context, q querier, sql string, args ...any) ([]store.HistoryRow, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.HistoryRow
+	for rows.Next() {
+		var h store.HistoryRow
+		var base *int64
+		if err := rows.Scan(&h.Version, &h.Actor, &h.At, &h.Fields, &base, &h.Snapshot, &h.Delta); err != nil {
+			return nil, err
+		}
+		h.At = h.At.UTC()
+		if base != nil {
+			h.Base = *base
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
 // FindHistory returns the history versions of a record, newest first.
 func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
 	if _, err := table(kind); err != nil {
 		return nil, err
 	}
-	var out []store.Version
-	err := db.read(ctx, fmt.Sprintf("history of %s %d", kind, id), func(q querier) error {
-		out = out[:0]
-		rows, err := q.Query(ctx, `SELECT version, actor, at, fields, snapshot FROM history
-			WHERE kind = $1 AND record_id = $2 ORDER BY version DESC`, string(kind), id)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			v := store.Version{Kind: kind, RecordID: id}
-			var snap []byte
-			if err := rows.Scan(&v.Version, &v.Actor, &v.At, &v.Fields, &snap); err != nil {
-				return err
-			}
-			v.At = v.At.UTC()
-			if v.Snapshot, err = db.decodeSnapshot(kind, snap); err != nil {
-				return fmt.Errorf("version %d: %w", v.Version, err)
-			}
-			out = append(out, v)
-		}
-		return rows.Err()
+	var rows []store.HistoryRow
+	err := db.read(ctx, fmt.Sprintf("history of %s %d", kind, id), func(q querier) (err error) {
+		rows, err = queryHistory(ctx, q, "SELECT "+historyColumns+` FROM history
+			WHERE kind = $1 AND record_id = $2 ORDER BY version`, string(kind), id)
+		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	vs, err := db.reg.RebuildHistory(kind, id, rows)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(vs)
+	return vs, nil
+}
+
+// FindVersion returns history version v of a record, rebuilt from its chain.
+func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*store.Version, error) {
+	if _, err := table(kind); err != nil {
+		return nil, err
+	}
+	var rows []store.HistoryRow
+	err := db.read(ctx, fmt.Sprintf("version %d of %s %d", v, kind, id), func(q querier) (err error) {
+		rows, err = queryHistory(ctx, q, "SELECT "+historyColumns+` FROM history
+			WHERE kind = $1 AND record_id = $2 AND version <= $3 AND version >= (SELECT coalesce(base, version)
+				FROM history WHERE kind = $1 AND record_id = $2 AND version = $3)
+			ORDER BY version`, string(kind), id, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.reg.RebuildVersion(kind, id, v, rows)
 }
 
 // FindOps returns the operation log of a record: the writes that added no history version,
@@ -150,87 +220,4 @@ func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.C
 		return err
 	})
 	return out, err
-}
-
-// encodeSnapshot writes every field in tandem's JSON export form (money as "29.99", times as
-// RFC 3339), so other programs can read history without knowing tandem's Go types.
-func (db *DB) encodeSnapshot(kind store.Kind, vals store.Values) ([]byte, error) {
-	out := make(map[string]any, len(vals))
-	for _, f := range db.reg.Fields(kind) {
-		out[f.Name] = f.Export(vals[f.Name])
-	}
-	return json.Marshal(out)
-}
-
-// decodeSnapshot reads a snapshot back into Go values without re-checking limits: a value
-// that was valid when written stays readable when a registry file tightens a limit later.
-func (db *DB) decodeSnapshot(kind store.Kind, data []byte) (store.Values, error) {
-	raw := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, err
-	}
-	out := make(store.Values, len(raw))
-	for _, f := range db.reg.Fields(kind) {
-		x, ok := raw[f.Name]
-		if !ok {
-			out[f.Name] = f.Zero()
-			continue
-		}
-		v, err := snapshotValue(f, x)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot field %s: %w", f.Name, err)
-		}
-		out[f.Name] = v
-	}
-	return out, nil
-}
-
-func snapshotValue(f *store.Field, x any) (any, error) {
-	if x == nil {
-		return nil, nil
-	}
-	switch f.Type {
-	case store.TypeString, store.TypeText, store.TypeEnum:
-		s, ok := x.(string)
-		if !ok {
-			return nil, fmt.Errorf("want a string, got %T", x)
-		}
-		return s, nil
-	case store.TypeInt, store.TypeRef:
-		n, ok := x.(json.Number)
-		if !ok {
-			return nil, fmt.Errorf("want a number, got %T", x)
-		}
-		return strconv.ParseInt(n.String(), 10, 64)
-	case store.TypeMoney:
-		s, ok := x.(string)
-		if !ok {
-			return nil, fmt.Errorf("want an amount, got %T", x)
-		}
-		return store.ParseMoney(s)
-	case store.TypeSet:
-		items, ok := x.([]any)
-		if !ok {
-			return nil, fmt.Errorf("want an array, got %T", x)
-		}
-		ss := make([]string, 0, len(items))
-		for _, it := range items {
-			s, ok := it.(string)
-			if !ok {
-				return nil, fmt.Errorf("want strings, got %T", it)
-			}
-			ss = append(ss, s)
-		}
-		return store.NormalizeSet(ss), nil
-	case store.TypeTime:
-		s, ok := x.(string)
-		if !ok {
-			return nil, fmt.Errorf("want a time, got %T", x)
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		return t.UTC(), err
-	}
-	return nil, fmt.Errorf("unknown type %s", f.Type)
 }

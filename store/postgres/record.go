@@ -285,7 +285,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			return err // a constraint race is mapped by mapErr
 		}
 		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, names, now); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, names, now, nil); err != nil {
 				return err
 			}
 		}
@@ -445,7 +445,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		}
 		fields := plan.FieldNames()
 		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 				return nil, err
 			}
 		}

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -131,73 +130,6 @@ func decodeColumn(f *store.Field, v any) (any, error) {
 		return parseTime(s)
 	}
 	return nil, bad()
-}
-
-// encodeSnapshot writes every field of a record as a JSON object for the history table:
-// ints and cents as numbers, sets as arrays, times as text.
-func (db *DB) encodeSnapshot(r *store.Record) (string, error) {
-	m := make(map[string]any, len(r.Fields))
-	for _, f := range db.reg.Fields(r.Kind) {
-		v := r.Fields[f.Name]
-		if t, ok := v.(time.Time); ok {
-			v = formatTime(t)
-		}
-		m[f.Name] = v
-	}
-	b, err := json.Marshal(m)
-	return string(b), err
-}
-
-// decodeSnapshot reads a snapshot written by encodeSnapshot. Fields the registry does not
-// know are skipped.
-func (db *DB) decodeSnapshot(kind store.Kind, s string) (store.Values, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("history snapshot: %w", err)
-	}
-	out := make(store.Values, len(m))
-	for _, f := range db.reg.Fields(kind) {
-		v, ok := m[f.Name]
-		if !ok {
-			continue
-		}
-		switch x := v.(type) {
-		case nil:
-			out[f.Name] = nil
-			if f.Type != store.TypeTime && f.Type != store.TypeRef {
-				out[f.Name] = f.Zero()
-			}
-		case json.Number:
-			n, err := x.Int64()
-			if err != nil {
-				return nil, fmt.Errorf("history snapshot %s: %w", f.Name, err)
-			}
-			out[f.Name] = n
-		case []any:
-			items := make([]string, 0, len(x))
-			for _, it := range x {
-				if s, ok := it.(string); ok {
-					items = append(items, s)
-				}
-			}
-			out[f.Name] = store.NormalizeSet(items)
-		case string:
-			if f.Type == store.TypeTime {
-				t, err := parseTime(x)
-				if err != nil {
-					return nil, err
-				}
-				out[f.Name] = t
-			} else {
-				out[f.Name] = x
-			}
-		default:
-			return nil, fmt.Errorf("history snapshot %s: unexpected %T", f.Name, v)
-		}
-	}
-	return out, nil
 }
 
 func jsonText(v any) string {

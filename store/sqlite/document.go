@@ -65,7 +65,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 			return err
 		}
 		res = &store.UpdateResult{Record: rec, Version: rec.Version}
-		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil)
+		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr(what, err)

@@ -2,8 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -13,22 +17,17 @@ const recordEvents = "('created', 'saved', 'moved')"
 
 // logWrite records a committed record write inside its transaction: a history version for an
 // editor write that keeps history, and in every case a change-log row (the operation log when
-// no history version was written).
-func (db *DB) logWrite(ctx context.Context, tx *tx, rec *store.Record, ev store.Event, actor store.Actor, keep bool, fields []string, deltas map[string]int64) error {
+// no history version was written). pre holds the values before the write of the fields
+// store.Registry.PreImageFields named (nil when none were read).
+func (db *DB) logWrite(ctx context.Context, tx *tx, rec *store.Record, ev store.Event, actor store.Actor, keep bool, fields []string, deltas map[string]int64, pre store.Values) error {
 	history := keep && actor.Role == store.RoleEditor
 	at := formatTime(tx.now)
 	if fields == nil {
 		fields = []string{}
 	}
 	if history {
-		snap, err := db.encodeSnapshot(rec)
-		if err != nil {
+		if err := db.insertVersion(ctx, tx, rec, actor, fields, pre); err != nil {
 			return err
-		}
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			string(rec.Kind), rec.ID, rec.Version, actor.Name, at, jsonText(fields), snap); err != nil {
-			return fmt.Errorf("write history: %w", err)
 		}
 	}
 	if deltas == nil {
@@ -43,6 +42,64 @@ func (db *DB) logWrite(ctx context.Context, tx *tx, rec *store.Record, ev store.
 		return fmt.Errorf("write change log: %w", err)
 	}
 	return nil
+}
+
+// insertVersion adds the history version of rec, stored as store.Registry.NewHistoryRow
+// decides: a snapshot or a delta on top of the record's previous history version.
+func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, actor store.Actor, fields []string, pre store.Values) error {
+	tail, err := db.historyTail(ctx, tx, rec.Kind, rec.ID, rec.Version)
+	if err != nil {
+		return fmt.Errorf("read history tail: %w", err)
+	}
+	h, err := db.reg.NewHistoryRow(rec, actor.Name, tx.now, fields, tail, pre)
+	if err != nil {
+		return err
+	}
+	var base, snap, delta any // NULL unless set
+	if h.IsSnapshot() {
+		snap = string(h.Snapshot)
+	} else {
+		base, delta = h.Base, string(h.Delta)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO history (kind, record_id, version, actor, at, fields, base, snapshot, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		string(rec.Kind), rec.ID, h.Version, h.Actor, formatTime(h.At), jsonText(h.Fields), base, snap, delta); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// historyTail reads where the record's history ends: its newest history version, the length
+// and size of that version's chain, and the fields written since by writes without history
+// (before version, the write being logged). octet_length reads a length without the text.
+func (db *DB) historyTail(ctx context.Context, q queryer, kind store.Kind, id, version int64) (store.HistoryTail, error) {
+	var t store.HistoryTail
+	var written sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT h.version, coalesce(h.base, h.version),
+			(SELECT count(*) FROM history c WHERE c.kind = h.kind AND c.record_id = h.record_id
+				AND c.version >= coalesce(h.base, h.version)),
+			(SELECT coalesce(sum(octet_length(c.delta)), 0) FROM history c WHERE c.kind = h.kind
+				AND c.record_id = h.record_id AND c.version > coalesce(h.base, h.version)),
+			(SELECT group_concat(o.fields, ' ') FROM changes o WHERE o.kind = h.kind AND o.record_id = h.record_id
+				AND o.version > h.version AND o.version < ? AND o.history = 0 AND o.event IN `+recordEvents+`)
+		FROM history h WHERE h.kind = ? AND h.record_id = ? ORDER BY h.version DESC LIMIT 1`,
+		version, string(kind), id).Scan(&t.Version, &t.Base, &t.Chain, &t.ChainBytes, &written)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.HistoryTail{}, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	// group_concat joined the JSON arrays with spaces: a stream of arrays to decode in turn.
+	dec := json.NewDecoder(strings.NewReader(written.String))
+	for dec.More() {
+		var fs []string
+		if err := dec.Decode(&fs); err != nil {
+			return t, fmt.Errorf("fields of the operation log: %w", err)
+		}
+		t.Written = append(t.Written, fs...)
+	}
+	return t, nil
 }
 
 // logLease records a lease event in the change log.
@@ -108,37 +165,71 @@ func (db *DB) changesSince(ctx context.Context, q queryer, kind store.Kind, id, 
 		string(kind), id, base)
 }
 
+const historyColumns = "version, actor, at, fields, base, snapshot, delta"
+
+// queryHistory reads history rows, ascending by version.
+func (db *DB) queryHistory(ctx context.Context, query string, args ...any) ([]store.HistoryRow, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.HistoryRow
+	for rows.Next() {
+		var (
+			h               store.HistoryRow
+			at, fields      string
+			base            sql.NullInt64
+			snap, deltaText sql.NullString
+		)
+		if err := rows.Scan(&h.Version, &h.Actor, &at, &fields, &base, &snap, &deltaText); err != nil {
+			return nil, err
+		}
+		if h.At, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(fields), &h.Fields); err != nil {
+			return nil, fmt.Errorf("history version %d fields: %w", h.Version, err)
+		}
+		h.Base = base.Int64
+		if snap.Valid {
+			h.Snapshot = []byte(snap.String)
+		}
+		if deltaText.Valid {
+			h.Delta = []byte(deltaText.String)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
 // FindHistory returns the history versions of a record, newest first.
 func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
 	what := fmt.Sprintf("history of %s %d", kind, id)
-	rows, err := db.read.QueryContext(ctx, `SELECT version, actor, at, fields, snapshot FROM history
-		WHERE kind = ? AND record_id = ? ORDER BY version DESC`, string(kind), id)
+	rows, err := db.queryHistory(ctx, "SELECT "+historyColumns+` FROM history
+		WHERE kind = ? AND record_id = ? ORDER BY version`, string(kind), id)
 	if err != nil {
 		return nil, mapErr(what, err)
 	}
-	defer rows.Close()
-	var out []store.Version
-	for rows.Next() {
-		v := store.Version{Kind: kind, RecordID: id}
-		var at, fields, snap string
-		if err := rows.Scan(&v.Version, &v.Actor, &at, &fields, &snap); err != nil {
-			return nil, mapErr(what, err)
-		}
-		if v.At, err = parseTime(at); err != nil {
-			return nil, mapErr(what, err)
-		}
-		if err := json.Unmarshal([]byte(fields), &v.Fields); err != nil {
-			return nil, mapErr(what, err)
-		}
-		if v.Snapshot, err = db.decodeSnapshot(kind, snap); err != nil {
-			return nil, mapErr(what, err)
-		}
-		out = append(out, v)
+	vs, err := db.reg.RebuildHistory(kind, id, rows)
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
+	slices.Reverse(vs)
+	return vs, nil
+}
+
+// FindVersion returns history version v of a record, rebuilt from its chain.
+func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*store.Version, error) {
+	what := fmt.Sprintf("version %d of %s %d", v, kind, id)
+	rows, err := db.queryHistory(ctx, "SELECT "+historyColumns+` FROM history
+		WHERE kind = ? AND record_id = ? AND version <= ? AND version >= (SELECT coalesce(base, version) FROM history
+			WHERE kind = ? AND record_id = ? AND version = ?)
+		ORDER BY version`, string(kind), id, v, string(kind), id, v)
+	if err != nil {
 		return nil, mapErr(what, err)
 	}
-	return out, nil
+	return db.reg.RebuildVersion(kind, id, v, rows)
 }
 
 // FindOps returns the operation log of a record (writes without a history version), newest first.

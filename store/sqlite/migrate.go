@@ -25,7 +25,7 @@ type migration struct {
 }
 
 // migrations returns the embedded migrations in order. Their file names start with the
-// version number they lead to (0001_init.sql).
+// version number they lead to (0001_init.sql); numbers increase, and may skip.
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
 	if err != nil {
@@ -33,13 +33,15 @@ func migrations() ([]migration, error) {
 	}
 	slices.Sort(names)
 	var out []migration
-	for i, name := range names {
+	prev := 0
+	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		num, _, _ := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
-		if err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration %s: want number %04d", base, i+1)
+		if err != nil || v <= prev {
+			return nil, fmt.Errorf("migration %s: want a number above %04d", base, prev)
 		}
+		prev = v
 		b, err := migrationFS.ReadFile(name)
 		if err != nil {
 			return nil, err

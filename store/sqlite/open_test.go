@@ -176,16 +176,18 @@ func TestOpen_ReadOnly(t *testing.T) {
 // with the way out, and not changed.
 func TestOpen_OldSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	id := seeded(t, path)
+	initSQL, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Undo every migration after 0001, newest first, as a store made by tandem 1 would be.
-	for _, q := range []string{
-		"DROP INDEX products_sku_key_unique", "ALTER TABLE products DROP COLUMN sku_key", // 0003
-		"DROP TABLE store_meta", // 0002
-		"PRAGMA user_version = 1",
+	// A store as tandem 1 made it: the first migration only, and one record.
+	const id = 1
+	for _, q := range []string{string(initSQL), "PRAGMA user_version = 1",
+		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES (1, 'H-1', 'Hammer', '2026-01-01T00:00:00.000Z', 'old')`,
 	} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)

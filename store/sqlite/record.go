@@ -181,7 +181,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
 			return err
 		}
-		return db.logWrite(ctx, tx, rec, store.EventCreated, actor, keep, written, nil)
+		return db.logWrite(ctx, tx, rec, store.EventCreated, actor, keep, written, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr("create "+string(kind), err)
@@ -370,7 +370,8 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		if len(plan.Add) > 0 {
 			deltas = plan.Add
 		}
-		if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, plan.FieldNames(), deltas); err != nil {
+		if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, plan.FieldNames(), deltas,
+			db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 			return nil, err
 		}
 		res = &store.UpdateResult{Record: rec, Version: rec.Version}

@@ -25,6 +25,7 @@ func concurrency() []suiteTest {
 		{"OptimisticIncrements", testOptimisticIncrements},
 		{"SKURace", testSKURace},
 		{"MoneyCounterRace", testMoneyCounterRace},
+		{"FeedManyWriters", testFeedManyWriters},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -41,7 +42,7 @@ type Fake struct {
 	closedCh  chan struct{}
 	records   map[store.Kind]map[int64]*store.Record
 	lastID    map[store.Kind]int64
-	history   []store.Version
+	history   []fakeVersion // stored as the real stores store them: snapshots and deltas
 	changes   []store.Change
 	notify    chan struct{}             // closed and replaced whenever a change is appended
 	leases    map[leaseScope]*fakeLease // the newest lease of each scope
@@ -71,6 +72,13 @@ type fakeLease struct {
 }
 
 type keyID struct{ scope, key string }
+
+// fakeVersion is one stored history row of a record.
+type fakeVersion struct {
+	kind store.Kind
+	id   int64
+	row  store.HistoryRow
+}
 
 var _ store.Store = (*Fake)(nil)
 
@@ -363,8 +371,9 @@ func (f *Fake) CreateRecord(ctx context.Context, kind store.Kind, vals store.Val
 	names := slices.Sorted(maps.Keys(vals))
 	keep := store.KeepsHistory(ctx, actor)
 	if keep {
-		f.history = append(f.history, store.Version{Kind: kind, RecordID: r.ID, Version: 1, Actor: actor.Name,
-			At: now, Fields: names, Snapshot: fields.Clone()})
+		if err := f.addVersion(r, actor.Name, now, names, nil); err != nil {
+			return nil, err
+		}
 	}
 	f.appendChange(store.Change{Event: store.EventCreated, Kind: kind, RecordID: r.ID, Version: 1,
 		Actor: actor.Name, Role: actor.Role, Fields: names, History: keep, At: now})
@@ -453,6 +462,8 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 				return nil, err
 			}
 		}
+		keep := store.KeepsHistory(ctx, actor)
+		pre := f.reg.PreImage(kind, store.Update{Set: plan.Set}, r, keep)
 		for name, d := range plan.Add {
 			cur, _ := r.Fields[name].(int64)
 			r.Fields[name] = cur + d
@@ -467,10 +478,10 @@ func (f *Fake) update(ctx context.Context, actor store.Actor, kind store.Kind, i
 		r.Version++
 		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
 		names := plan.FieldNames()
-		keep := store.KeepsHistory(ctx, actor)
 		if keep {
-			f.history = append(f.history, store.Version{Kind: kind, RecordID: id, Version: r.Version, Actor: actor.Name,
-				At: stamp, Fields: names, Snapshot: r.Fields.Clone()})
+			if err := f.addVersion(r, actor.Name, stamp, names, pre); err != nil {
+				return nil, err
+			}
 		}
 		var deltas map[string]int64
 		if len(plan.Add) > 0 {
@@ -650,8 +661,9 @@ func (f *Fake) MoveDocument(ctx context.Context, id int64, m store.Move) (*store
 	keep := store.KeepsHistory(ctx, actor)
 	names := []string{fd.Name}
 	if keep {
-		f.history = append(f.history, store.Version{Kind: kind, RecordID: id, Version: r.Version, Actor: actor.Name,
-			At: stamp, Fields: names, Snapshot: r.Fields.Clone()})
+		if err := f.addVersion(r, actor.Name, stamp, names, nil); err != nil {
+			return nil, err
+		}
 	}
 	f.appendChange(store.Change{Event: store.EventMoved, Kind: kind, RecordID: id, Version: r.Version,
 		Actor: actor.Name, Role: actor.Role, Fields: slices.Clone(names), History: keep, At: stamp})
@@ -719,6 +731,55 @@ func (f *Fake) deepestPath(id int64) []int64 {
 	return best
 }
 
+// addVersion stores the history version of r as the real stores do (a snapshot or a delta,
+// as store.Registry.NewHistoryRow decides). pre holds the values before the save of the
+// fields store.Registry.PreImageFields named.
+func (f *Fake) addVersion(r *store.Record, actor string, at time.Time, fields []string, pre store.Values) error {
+	h, err := f.reg.NewHistoryRow(r, actor, at, fields, f.historyTail(r.Kind, r.ID, r.Version), pre)
+	if err != nil {
+		return err
+	}
+	f.history = append(f.history, fakeVersion{kind: r.Kind, id: r.ID, row: h})
+	return nil
+}
+
+// historyTail is what a real store reads before writing history version version.
+func (f *Fake) historyTail(kind store.Kind, id, version int64) store.HistoryTail {
+	var t store.HistoryTail
+	for i := len(f.history) - 1; i >= 0; i-- {
+		h := f.history[i]
+		if h.kind != kind || h.id != id {
+			continue
+		}
+		if t.Version == 0 {
+			t.Version, t.Base = h.row.Version, h.row.ChainBase()
+		}
+		if h.row.Version < t.Base {
+			break
+		}
+		t.Chain++
+		t.ChainBytes += len(h.row.Delta)
+	}
+	for _, c := range f.changes {
+		if c.Kind == kind && c.RecordID == id && isRecordEvent(c.Event) && !c.History && c.Version > t.Version && c.Version < version {
+			t.Written = append(t.Written, c.Fields...)
+		}
+	}
+	return t
+}
+
+// historyRows returns the stored history rows of a record with from <= version <= to,
+// ascending.
+func (f *Fake) historyRows(kind store.Kind, id, from, to int64) []store.HistoryRow {
+	var out []store.HistoryRow
+	for _, h := range f.history {
+		if h.kind == kind && h.id == id && h.row.Version >= from && h.row.Version <= to {
+			out = append(out, h.row)
+		}
+	}
+	return out
+}
+
 // FindHistory returns the history versions of a record, newest first (empty when it has
 // none). EINVALID for an unknown kind.
 func (f *Fake) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
@@ -729,15 +790,29 @@ func (f *Fake) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]st
 	if err := f.checkKind(kind); err != nil {
 		return nil, err
 	}
-	out := []store.Version{}
-	for i := len(f.history) - 1; i >= 0; i-- {
-		if v := f.history[i]; v.Kind == kind && v.RecordID == id {
-			v.Fields = slices.Clone(v.Fields)
-			v.Snapshot = v.Snapshot.Clone()
-			out = append(out, v)
-		}
+	vs, err := f.reg.RebuildHistory(kind, id, f.historyRows(kind, id, 0, math.MaxInt64))
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	slices.Reverse(vs)
+	return vs, nil
+}
+
+// FindVersion returns history version v of a record, rebuilt from its chain. ENOTFOUND when
+// there is no such history version, EINVALID for an unknown kind.
+func (f *Fake) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*store.Version, error) {
+	if err := f.begin(ctx, "FindVersion"); err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
+	if err := f.checkKind(kind); err != nil {
+		return nil, err
+	}
+	from := v
+	if at := f.historyRows(kind, id, v, v); len(at) == 1 {
+		from = at[0].ChainBase()
+	}
+	return f.reg.RebuildVersion(kind, id, v, f.historyRows(kind, id, from, v))
 }
 
 // FindOps returns the record writes that added no history version, newest first.

@@ -662,3 +662,7 @@ func TestFake_SubscribersEnd(t *testing.T) {
 		cancel()
 	}
 }
+
+func TestFake_HistoryRebuild(t *testing.T) {
+	testHistoryRebuild(t, func(_ *testing.T, opts store.Options) store.Store { return NewFake(opts) })
+}

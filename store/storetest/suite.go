@@ -55,6 +55,7 @@ func contract() []suiteTest {
 		{"LockedUpdate", testLockedUpdate},
 		{"History", testHistory},
 		{"History_Suppression", testSuppression},
+		{"History_Rebuild", testHistoryRebuild},
 		{"Keys", testKeys},
 		{"MoveDocument", testMoveDocument},
 		{"SchemaVersion", testSchemaVersion},

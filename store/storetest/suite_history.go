@@ -1,10 +1,16 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -174,4 +180,176 @@ func testSuppression(t *testing.T, open Opener) {
 			t.Errorf("history versions = %d, want 1: a system write inside WithHistory adds none", got)
 		}
 	})
+}
+
+// testHistoryRebuild makes many saves of different kinds to a document and a product and
+// checks that every history version reads back exactly as FindRecord returned the record
+// right after that save: through FindVersion and through FindHistory. The saves end many
+// chains (store.MaxChain), patch long text fields, and interleave writes that keep no
+// history (system writes, WithoutHistory, relative adds), whose values no history row of
+// their own holds.
+func testHistoryRebuild(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	rng := rand.New(rand.NewPCG(11, 17))
+	editor, quiet, system := actx(t, actAlice), store.WithoutHistory(actx(t, actBob)), actx(t, actWorker)
+	longText := func(tag string, lines int) string {
+		var b strings.Builder
+		for i := range lines {
+			fmt.Fprintf(&b, "%s line %d: %s\n", tag, i, strings.Repeat("é–x", 10))
+		}
+		return b.String()
+	}
+	// editLines changes, inserts or deletes a few lines somewhere in a long text.
+	editLines := func(text string) string {
+		lines := strings.SplitAfter(text, "\n")
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(lines))
+			switch rng.IntN(3) {
+			case 0:
+				lines[i] = fmt.Sprintf("changed %d ✓\n", rng.IntN(1000))
+			case 1:
+				lines = slices.Insert(lines, i, fmt.Sprintf("inserted %d\n", rng.IntN(1000)))
+			default:
+				if len(lines) > 10 {
+					lines = slices.Delete(lines, i, i+1)
+				}
+			}
+		}
+		return strings.Join(lines, "")
+	}
+	parent := mustCreateDoc(t, s, "Parent", nil)
+	doc, err := s.CreateRecord(editor, store.KindDocument, store.Values{"title": "Doc", "body": longText("body", 300), "tags": []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := mustCreateProduct(t, s, "P")
+	want := map[store.Kind]map[int64]*store.Record{
+		store.KindDocument: {1: doc},
+		store.KindProduct:  {1: prod},
+	}
+	cur := map[store.Kind]*store.Record{store.KindDocument: doc, store.KindProduct: prod}
+	ids := map[store.Kind]int64{store.KindDocument: doc.ID, store.KindProduct: prod.ID}
+	save := func(ctx context.Context, kind store.Kind, history bool, u store.Update) {
+		t.Helper()
+		if u.BaseVersion == 0 && len(u.Set) > 0 {
+			u.BaseVersion = cur[kind].Version
+		}
+		res := mustSave(t, s, ctx, kind, ids[kind], u)
+		cur[kind] = mustFind(t, s, kind, ids[kind])
+		if history {
+			want[kind][res.Record.Version] = cur[kind]
+		}
+	}
+	for step := range 200 {
+		d, p := cur[store.KindDocument].Fields, cur[store.KindProduct].Fields
+		switch step % 16 {
+		case 0, 5, 11:
+			save(editor, store.KindDocument, true, store.Update{Set: store.Values{"body": editLines(d["body"].(string))}})
+		case 1:
+			save(editor, store.KindDocument, true, store.Update{Set: store.Values{"title": fmt.Sprintf("Title %d", step)}})
+		case 2:
+			save(system, store.KindDocument, false, store.Update{Set: store.Values{"word_count": int64(step), "checksum": fmt.Sprint(step)}})
+		case 3:
+			save(editor, store.KindDocument, true, store.Update{Set: store.Values{"tags": []string{"a", fmt.Sprint("t", step)}}})
+		case 4:
+			// A body edit without history, then an editor save: that version must hold the
+			// new body, which no history row holds yet, whether the save edits the body
+			// again (no patch against the quiet body will do) or another field.
+			save(quiet, store.KindDocument, false, store.Update{Set: store.Values{"body": editLines(d["body"].(string))}})
+			if step%32 == 4 {
+				save(editor, store.KindDocument, true, store.Update{Set: store.Values{"title": fmt.Sprintf("After quiet %d", step)}})
+			} else {
+				save(editor, store.KindDocument, true, store.Update{Set: store.Values{"body": editLines(cur[store.KindDocument].Fields["body"].(string))}})
+			}
+		case 6:
+			var to *int64
+			if d["parent_id"] == nil {
+				to = &parent.ID
+			}
+			moved, err := s.MoveDocument(editor, doc.ID, store.Move{Parent: to})
+			if err != nil {
+				t.Fatalf("move: %v", err)
+			}
+			cur[store.KindDocument] = mustFind(t, s, store.KindDocument, doc.ID)
+			want[store.KindDocument][moved.Version] = cur[store.KindDocument]
+		case 7:
+			if rng.IntN(2) == 0 {
+				save(editor, store.KindDocument, true, store.Update{Set: store.Values{"body": "short now\n"}})
+			} else {
+				save(editor, store.KindDocument, true, store.Update{Set: store.Values{"body": longText(fmt.Sprint("new", step), 200)}})
+			}
+		case 8:
+			save(editor, store.KindProduct, true, store.Update{Set: store.Values{"description": editLines(longText("desc", 150)), "price": int64(100 + step)}})
+		case 9:
+			save(system, store.KindProduct, false, store.Update{Set: store.Values{"search_index": longText(fmt.Sprint("idx", step), 120)}})
+			save(system, store.KindProduct, false, store.Update{Add: map[string]int64{"stock": -2}})
+		case 10:
+			save(editor, store.KindProduct, true, store.Update{Set: store.Values{"description": editLines(p["description"].(string))}})
+		case 12:
+			save(editor, store.KindProduct, true, store.Update{Add: map[string]int64{"stock": 5}})
+		case 13:
+			save(editor, store.KindProduct, true, store.Update{Set: store.Values{"categories": []string{fmt.Sprint("c", step), "x"}, "name": "Name é " + fmt.Sprint(step)}})
+		case 14:
+			save(system, store.KindProduct, false, store.Update{Set: store.Values{"last_sync_at": time.Date(2026, 1, 2, 3, 4, 5, 678000000, time.UTC), "thumbnail": "t.png"}})
+			save(quiet, store.KindProduct, false, store.Update{Set: store.Values{"availability": "backorder"}})
+		case 15:
+			save(editor, store.KindProduct, true, store.Update{Set: store.Values{"availability": "in_stock"}})
+		}
+	}
+	if n := len(want[store.KindDocument]); n < 90 {
+		t.Fatalf("only %d document versions, want at least 90", n)
+	}
+	for kind, versions := range want {
+		id := ids[kind]
+		hist := mustHistory(t, s, kind, id)
+		if len(hist) != len(versions) {
+			t.Errorf("%s has %d history versions, want %d", kind, len(hist), len(versions))
+		}
+		for _, h := range hist {
+			w, ok := versions[h.Version]
+			if !ok {
+				t.Errorf("%s history has version %d, which no editor save wrote", kind, h.Version)
+				continue
+			}
+			requireSameRecord(t, s.Registry(), kind, fmt.Sprintf("FindHistory %s v%d", kind, h.Version), h.Snapshot, w.Fields)
+		}
+		for v, w := range versions {
+			got, err := s.FindVersion(t.Context(), kind, id, v)
+			if err != nil {
+				t.Fatalf("FindVersion %s v%d: %v", kind, v, err)
+			}
+			if got.Version != v || got.Actor != w.UpdatedBy || !got.At.Equal(w.UpdatedAt) {
+				t.Errorf("FindVersion %s v%d = version %d by %s at %v, want by %s at %v", kind, v, got.Version, got.Actor, got.At, w.UpdatedBy, w.UpdatedAt)
+			}
+			requireSameRecord(t, s.Registry(), kind, fmt.Sprintf("FindVersion %s v%d", kind, v), got.Snapshot, w.Fields)
+		}
+		// A version written without history has no history version to read.
+		for v := int64(1); v <= cur[kind].Version; v++ {
+			if _, ok := versions[v]; !ok {
+				_, err := s.FindVersion(t.Context(), kind, id, v)
+				requireCode(t, err, store.ENOTFOUND)
+			}
+		}
+		_, err := s.FindVersion(t.Context(), kind, id, cur[kind].Version+1)
+		requireCode(t, err, store.ENOTFOUND)
+	}
+	_, err = s.FindVersion(t.Context(), store.KindDocument, 9999, 1)
+	requireCode(t, err, store.ENOTFOUND)
+}
+
+// requireSameRecord fails unless got holds exactly the values of want, compared in their
+// encoded form (text byte for byte, sets item for item, times to the nanosecond).
+func requireSameRecord(t *testing.T, reg *store.Registry, kind store.Kind, what string, got, want store.Values) {
+	t.Helper()
+	for _, f := range reg.Fields(kind) {
+		g, w := got[f.Name], want[f.Name]
+		gb, _ := json.Marshal(f.Export(g))
+		wb, _ := json.Marshal(f.Export(w))
+		if !bytes.Equal(gb, wb) || !store.Equal(g, w) {
+			t.Errorf("%s: %s = %.80q, want %.80q", what, f.Name, gb, wb)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d fields, want %d", what, len(got), len(want))
+	}
 }
