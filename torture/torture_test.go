@@ -18,9 +18,15 @@ import (
 	"github.com/tandem-editor/tandem/torture"
 )
 
-// The torture runs are short here (CI runs both stores in well under two minutes); the long
-// run is `tandem torture --duration 10m` (README).
-const short = 8 * time.Second
+// runLength is how long the torture runs here, and how often a writer is killed: a few
+// seconds in a plain `go test`, longer under TANDEM_LONG_TESTS=1 (CI). The long run for a
+// release is `tandem torture --duration 10m` (README).
+func runLength() (duration, killEvery time.Duration) {
+	if v := os.Getenv("TANDEM_LONG_TESTS"); v != "" && v != "0" {
+		return 8 * time.Second, 1500 * time.Millisecond
+	}
+	return 4 * time.Second, time.Second
+}
 
 var (
 	buildOnce sync.Once
@@ -54,8 +60,9 @@ func mustBinary(t *testing.T) string {
 func runTorture(t *testing.T, dsn string, alsoWant ...string) {
 	exe := mustBinary(t)
 	var out bytes.Buffer
-	cmd := exec.Command(exe, "--db", dsn, "torture", "--duration", short.String(), "--workers", "3",
-		"--kill-every", "1500ms", "--seed", "42")
+	duration, killEvery := runLength()
+	cmd := exec.Command(exe, "--db", dsn, "torture", "--duration", duration.String(), "--workers", "3",
+		"--kill-every", killEvery.String(), "--seed", "42")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	t.Logf("tandem torture:\n%s", out.String())
