@@ -187,7 +187,7 @@ func TestLease_SIGKILL(t *testing.T) {
 			p := mustCreate(t, dsn, "product", "sku=KILL-1", "name=Killed holder's lamp")
 			id := fmt.Sprint(p.ID)
 
-			holder := startLines(t, dsn, "--user", "alice", "lease", "acquire", "product", id, "--ttl", "3s", "--hold")
+			holder := startLines(t, dsn, "--user", "alice", "lease", "acquire", "product", id, "--ttl", "2s", "--hold")
 			alice := mustLeaseJSON(t, holder.next(t, 20*time.Second))
 			if alice.Holder != "alice" || alice.Group != "editor" || alice.Fence < 1 {
 				t.Fatalf("alice's lease = %+v", alice)

@@ -149,16 +149,16 @@ func mangle(rng *rand.Rand, b []byte) []byte {
 func TestText_MatchesGit(t *testing.T) {
 	mustGit(t)
 	t.Run("small", func(t *testing.T) {
-		compareWithGit(t, count(150, 1500), 40, 3, []int{1000}, true)
+		compareWithGit(t, count(60, 1500), 40, 3, []int{1000}, true)
 	})
 	t.Run("large", func(t *testing.T) {
-		compareWithGit(t, count(5, 40), 3000, 40, []int{1000}, true)
+		compareWithGit(t, count(3, 40), 3000, 40, []int{1000}, true)
 	})
-	t.Run("prose", func(t *testing.T) { compareProseWithGit(t, count(20, 300)) })
-	t.Run("real", func(t *testing.T) { compareRealWithGit(t, count(30, 200)) })
+	t.Run("prose", func(t *testing.T) { compareProseWithGit(t, count(10, 300)) })
+	t.Run("real", func(t *testing.T) { compareRealWithGit(t, count(20, 200)) })
 	t.Run("ambiguous", func(t *testing.T) {
-		compareWithGit(t, count(200, 3000), 40, 3, []int{4, 20}, false)
-		compareWithGit(t, count(5, 80), 3000, 400, []int{4, 20}, false)
+		compareWithGit(t, count(80, 3000), 40, 3, []int{4, 20}, false)
+		compareWithGit(t, count(3, 80), 3000, 400, []int{4, 20}, false)
 	})
 }
 

@@ -126,7 +126,7 @@ func TestTorture_CatchesLostUpdates(t *testing.T) {
 	defer st.Close()
 	var out bytes.Buffer
 	report, err := torture.Run(context.Background(), torture.Config{
-		Duration: 3 * time.Second, Workers: 4, Products: 1, Documents: 2, Seed: 7,
+		Duration: 2 * time.Second, Workers: 4, Products: 1, Documents: 2, Seed: 7,
 		Open: open,
 		Start: func(ctx context.Context, cfg torture.WorkerConfig) (torture.Proc, error) {
 			ctx, cancel := context.WithCancel(ctx)
@@ -206,7 +206,7 @@ func TestTorture_CatchesOverlappingLeases(t *testing.T) {
 	greedy := &greedyStore{Store: st, tokens: map[string]string{}}
 	var out bytes.Buffer
 	report, err := torture.Run(context.Background(), torture.Config{
-		Duration: 3 * time.Second, Workers: 4, Products: 1, Documents: 2, Seed: 9,
+		Duration: 2 * time.Second, Workers: 4, Products: 1, Documents: 2, Seed: 9,
 		Open: open,
 		Start: func(ctx context.Context, cfg torture.WorkerConfig) (torture.Proc, error) {
 			ctx, cancel := context.WithCancel(ctx)
