@@ -158,6 +158,8 @@ func TestTorture_CatchesLostUpdates(t *testing.T) {
 // lease behind the holder's back (it knows every token, since every grant passes through it)
 // and grants a new one at once: a store that forgot to look for a live lease. The holder is
 // not told until its next renewal; the store's own log shows an ordinary release and grant.
+// Its renewals are slow, as a store across a network is, so that holders keep their leases
+// long enough for others to ask for them.
 type greedyStore struct {
 	store.Store
 	mu     sync.Mutex
@@ -192,6 +194,11 @@ func (g *greedyStore) AcquireLease(ctx context.Context, r store.LeaseRequest) (*
 	return l, nil
 }
 
+func (g *greedyStore) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
+	time.Sleep(20 * time.Millisecond)
+	return g.Store.ExtendLease(ctx, token, ttl)
+}
+
 // TestTorture_CatchesOverlappingLeases shows that the lease check does not take the store's
 // word for it: with a store that grants a second live lease, the holders' journals show two
 // holders at once and the run must fail naming the overlap.
@@ -206,7 +213,7 @@ func TestTorture_CatchesOverlappingLeases(t *testing.T) {
 	greedy := &greedyStore{Store: st, tokens: map[string]string{}}
 	var out bytes.Buffer
 	report, err := torture.Run(context.Background(), torture.Config{
-		Duration: 2 * time.Second, Workers: 4, Products: 1, Documents: 2, Seed: 9,
+		Duration: 3 * time.Second, Workers: 6, Products: 1, Documents: 2, Seed: 9,
 		Open: open,
 		Start: func(ctx context.Context, cfg torture.WorkerConfig) (torture.Proc, error) {
 			ctx, cancel := context.WithCancel(ctx)
