@@ -145,14 +145,14 @@ func longTests() bool {
 }
 
 // TestCLI_AdjustConcurrent runs 4 OS processes at once, each doing "adjust product ID stock
-// -1" one after the other (15 each, 250 under TANDEM_LONG_TESTS), and checks that every
+// -1" one after the other (10 each, 250 under TANDEM_LONG_TESTS), and checks that every
 // decrement landed.
 func TestCLI_AdjustConcurrent(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
 			const procs, start = 4, 1500
-			each := 15
+			each := 10
 			if longTests() {
 				each = 250
 			}
