@@ -145,13 +145,26 @@ func backends(t *testing.T) []backend {
 	return bs
 }
 
-// TestCLI_AdjustConcurrent runs 4 OS processes at once, each doing 250 "adjust product ID
-// stock -1" one after the other, and checks that every one of the 1000 decrements landed.
+// longTests reports whether the long tests run: TANDEM_LONG_TESTS=1, which .ci/run sets.
+// Without it the many-process tests start fewer processes, so that a plain `go test ./...`
+// finishes in a couple of minutes; the same code paths run either way.
+func longTests() bool {
+	v := os.Getenv("TANDEM_LONG_TESTS")
+	return v != "" && v != "0"
+}
+
+// TestCLI_AdjustConcurrent runs 4 OS processes at once, each doing "adjust product ID stock
+// -1" one after the other (10 each, 250 under TANDEM_LONG_TESTS), and checks that every
+// decrement landed.
 func TestCLI_AdjustConcurrent(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
-			const procs, each, start = 4, 250, 1500
+			const procs, start = 4, 1500
+			each := 10
+			if longTests() {
+				each = 250
+			}
 			p := mustCreate(t, dsn, "product", "sku=HOT-1", "name=Hot row", fmt.Sprintf("stock=%d", start))
 			id := fmt.Sprint(p.ID)
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -31,7 +30,9 @@ func parseSummary(t *testing.T, out string) (done, failed int) {
 }
 
 // TestWorker_WithEditor runs two checksum worker processes and an editor (a series of
-// set/adjust processes) on one SQLite store for a few seconds. Afterwards: no update is
+// set/adjust processes: 20, 200 under TANDEM_LONG_TESTS) on one SQLite store. A fixed number
+// of writes rather than a few seconds of them, so a loaded machine makes the test slower,
+// not weaker. Afterwards: no update is
 // lost (stock = start + the sum of the deltas, name = the last successful set), every
 // editor write is a history version and no worker write is, and every job was done exactly
 // once: each worker save has its own COMPLETED job key for the version it computed from, and
@@ -48,7 +49,7 @@ func TestWorker_WithEditor(t *testing.T) {
 
 	var workers []*lineProc
 	for range 2 {
-		workers = append(workers, startLines(t, dsn, "worker", "checksum", "--interval", "100ms"))
+		workers = append(workers, startLines(t, dsn, "worker", "checksum", "--interval", "100ms", "--verbose"))
 	}
 
 	// The editor: version-checked sets (which may collide with a worker's write: exit 3,
@@ -57,7 +58,11 @@ func TestWorker_WithEditor(t *testing.T) {
 	lastName := map[int64]string{}
 	writes := map[int64]int{} // successful editor writes per product
 	sets, conflicts := 0, 0
-	for i, until := 0, time.Now().Add(3*time.Second); time.Now().Before(until); i++ {
+	edits := 20
+	if longTests() {
+		edits = 200
+	}
+	for i := range edits {
 		id := ids[i%products]
 		sid := fmt.Sprint(id)
 		if i%2 == 0 {
@@ -95,7 +100,7 @@ func TestWorker_WithEditor(t *testing.T) {
 		line := w.next(t, feedBound)
 		d, failed := parseSummary(t, line)
 		if failed != 0 {
-			t.Errorf("worker failed %d jobs: %s; stderr %s", failed, line, w.stderr)
+			t.Errorf("worker failed %d jobs: %s; the failures:\n%s", failed, line, failures(w.stderr.String()))
 		}
 		done += d
 	}
@@ -192,6 +197,17 @@ func TestWorker_WithEditor(t *testing.T) {
 	if saves != done {
 		t.Errorf("the workers reported %d jobs done, the operation log has %d worker saves", done, saves)
 	}
+}
+
+// failures returns the lines of a verbose worker's log that report a failure.
+func failures(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "failed") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func sumInts(m map[int64]int) int {

@@ -9,8 +9,10 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// The tests use 1-second leases (store.MinLeaseTTL): renewals every 500 ms, retries every
-// 100 ms. What they assert is behaviour (held, lost, released), never how long anything took.
+// Tests about expiry use 1-second leases (store.MinLeaseTTL); the others use leases that
+// outlive any stall of a loaded machine, so that a late renewal cannot change their outcome.
+// What they assert is behaviour (held, lost, released), never how long anything took, and
+// they wait for events (a state, the database clock), not for fixed times.
 
 func actorCtx(t *testing.T, name string) context.Context {
 	t.Helper()
@@ -19,6 +21,27 @@ func actorCtx(t *testing.T, name string) context.Context {
 
 func product1(group string) store.LeaseRequest {
 	return store.LeaseRequest{Kind: store.KindProduct, RecordID: 1, Group: group, TTL: time.Second}
+}
+
+// product1Long is product1 with a lease that does not run out during a test.
+func product1Long(group string) store.LeaseRequest {
+	req := product1(group)
+	req.TTL = time.Minute
+	return req
+}
+
+// waitState polls h until cond holds, failing after a generous bound.
+func waitState(t *testing.T, h *Held, what string, cond func(Status) bool) Status {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if st := h.Status(); cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never %s; status %v", what, h.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func mustAcquire(t *testing.T, ctx context.Context, ls store.Leases, req store.LeaseRequest, opts Options) *Held {
@@ -59,20 +82,36 @@ func waitDone(t *testing.T, h *Held) {
 func TestAcquire_RenewsPastTTL(t *testing.T) {
 	ls := newLeases(t)
 	alice, bob := actorCtx(t, "alice"), actorCtx(t, "bob")
-	h := mustAcquire(t, alice, ls, product1(store.GroupEditor), Options{})
+	// A 2-second lease renewed every second (the default, half the TTL): a stalled heartbeat
+	// has a second to spare.
+	req := product1(store.GroupEditor)
+	req.TTL = 2 * time.Second
+	h := mustAcquire(t, alice, ls, req, Options{})
 	first := h.Lease()
 
-	// Three TTLs: without renewals the lease would have expired twice over.
-	time.Sleep(3 * time.Second)
-	select {
-	case err := <-h.Lost():
-		t.Fatalf("lease lost while renewing: %v", err)
-	default:
+	// Wait until the database clock is well past the first expiry (half a TTL) while the
+	// lease is still live: only renewals can have kept it.
+	for {
+		live, now, err := ls.FindLeases(alice, store.LeaseFilter{Kind: store.KindProduct, RecordID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(live) != 1 || live[0].Fence != first.Fence {
+			t.Fatalf("live leases at %v = %+v, want alice's fence %d", now, live, first.Fence)
+		}
+		if now.After(first.ExpiresAt.Add(req.TTL / 2)) {
+			break
+		}
+		select {
+		case err := <-h.Lost():
+			t.Fatalf("lease lost while renewing: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	if got := h.Status().State; got != StateHeld {
 		t.Fatalf("state = %s, want %s", got, StateHeld)
 	}
-	if got := h.Lease(); !got.ExpiresAt.After(first.ExpiresAt.Add(time.Second)) || got.Fence != first.Fence || got.Token != first.Token {
+	if got := h.Lease(); !got.ExpiresAt.After(first.ExpiresAt.Add(req.TTL/2)) || got.Fence != first.Fence || got.Token != first.Token {
 		t.Fatalf("lease after renewals = %+v, want same token and fence, expiry later than %v", got, first.ExpiresAt)
 	}
 	_, err := ls.AcquireLease(bob, product1(store.GroupEditor))
@@ -135,7 +174,9 @@ func TestHeld_LostAfterTakeover(t *testing.T) {
 func TestHeld_LostWhenReleasedBehindItsBack(t *testing.T) {
 	ls := newLeases(t)
 	alice := actorCtx(t, "alice")
-	h := mustAcquire(t, alice, ls, product1(store.GroupEditor), Options{})
+	// The loss is found at the next renewal; a long lease renewed often shows that it is
+	// the release, not an expiry, that is found.
+	h := mustAcquire(t, alice, ls, product1Long(store.GroupEditor), Options{RenewEvery: 50 * time.Millisecond})
 	if _, err := ls.ReleaseLease(alice, h.Token()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +193,8 @@ func TestHeld_StoreUnreachable(t *testing.T) {
 		h := mustAcquire(t, alice, fl, product1(store.GroupEditor), Options{})
 		fl.setDown(true)
 		// Before the expiry the holder is told renewals fail, and how long it has left.
-		for h.Status().State == StateHeld {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if st := h.Status(); st.State != StateFailing && st.State != StateLost {
+		st := waitState(t, h, "left held", func(s Status) bool { return s.State != StateHeld })
+		if st.State != StateFailing && st.State != StateLost {
 			t.Fatalf("status while the store is down = %v", st)
 		}
 		err := waitLost(t, h)
@@ -168,20 +207,15 @@ func TestHeld_StoreUnreachable(t *testing.T) {
 	t.Run("ShortOutage", func(t *testing.T) {
 		fl := &flakyLeases{Leases: newLeases(t)}
 		alice := actorCtx(t, "alice")
-		h := mustAcquire(t, alice, fl, product1(store.GroupEditor), Options{})
+		// A long lease renewed often: the outage is short next to the TTL however slowly
+		// the test itself runs.
+		h := mustAcquire(t, alice, fl, product1Long(store.GroupEditor), Options{RenewEvery: 50 * time.Millisecond, RetryEvery: 20 * time.Millisecond})
 		fl.setDown(true)
-		for h.Status().State != StateFailing {
-			select {
-			case err := <-h.Lost():
-				t.Fatalf("lost during a short outage: %v", err)
-			case <-time.After(20 * time.Millisecond):
-			}
+		if st := waitState(t, h, "failing", func(s Status) bool { return s.State != StateHeld }); st.State != StateFailing {
+			t.Fatalf("status during a short outage = %v, want failing", st)
 		}
 		fl.setDown(false)
-		for h.Status().State == StateFailing {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if st := h.Status(); st.State != StateHeld {
+		if st := waitState(t, h, "recovered", func(s Status) bool { return s.State != StateFailing }); st.State != StateHeld {
 			t.Fatalf("status after the outage = %v, want held", st)
 		}
 	})
@@ -190,7 +224,7 @@ func TestHeld_StoreUnreachable(t *testing.T) {
 func TestHeld_Release(t *testing.T) {
 	ls := newLeases(t)
 	alice, bob := actorCtx(t, "alice"), actorCtx(t, "bob")
-	h := mustAcquire(t, alice, ls, product1(store.GroupEditor), Options{})
+	h := mustAcquire(t, alice, ls, product1Long(store.GroupEditor), Options{})
 	if err := h.Release(alice); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
@@ -205,7 +239,7 @@ func TestHeld_Release(t *testing.T) {
 		t.Fatalf("status after Release = %+v", got)
 	}
 	// Released at once in the store, not only after the TTL.
-	if _, err := ls.AcquireLease(bob, product1(store.GroupEditor)); err != nil {
+	if _, err := ls.AcquireLease(bob, product1Long(store.GroupEditor)); err != nil {
 		t.Fatalf("bob's acquire after alice's release: %v", err)
 	}
 }
@@ -214,13 +248,13 @@ func TestHeld_ContextEnd(t *testing.T) {
 	ls := newLeases(t)
 	bob := actorCtx(t, "bob")
 	ctx, cancel := context.WithCancel(actorCtx(t, "alice"))
-	h := mustAcquire(t, ctx, ls, product1(store.GroupEditor), Options{})
+	h := mustAcquire(t, ctx, ls, product1Long(store.GroupEditor), Options{})
 	cancel()
 	waitDone(t, h)
 	if err, ok := <-h.Lost(); ok {
 		t.Fatalf("Lost after the context ended delivered %v, want closed", err)
 	}
-	if _, err := ls.AcquireLease(bob, product1(store.GroupEditor)); err != nil {
+	if _, err := ls.AcquireLease(bob, product1Long(store.GroupEditor)); err != nil {
 		t.Fatalf("bob's acquire after alice's context ended: %v", err)
 	}
 }
@@ -228,12 +262,12 @@ func TestHeld_ContextEnd(t *testing.T) {
 func TestAcquire_Refused(t *testing.T) {
 	ls := newLeases(t)
 	alice, bob := actorCtx(t, "alice"), actorCtx(t, "bob")
-	mustAcquire(t, alice, ls, product1(store.GroupEditor), Options{})
-	_, err := Acquire(bob, ls, product1(store.GroupEditor), Options{})
+	mustAcquire(t, alice, ls, product1Long(store.GroupEditor), Options{})
+	_, err := Acquire(bob, ls, product1Long(store.GroupEditor), Options{})
 	var le *store.LeaseError
 	if !errors.As(err, &le) || le.Lease.Holder != "alice" {
 		t.Fatalf("Acquire of a held scope: %v, want a LeaseError naming alice", err)
 	}
 	// Another group of the same record is independent.
-	mustAcquire(t, bob, ls, product1(store.GroupSystem), Options{})
+	mustAcquire(t, bob, ls, product1Long(store.GroupSystem), Options{})
 }

@@ -250,20 +250,22 @@ func pathologicalIDs(n int) (a, b []int32) {
 // TestDiffIDs_Pathological diffs two large unrelated low-entropy sequences
 // (which took seconds before the search had a budget): the script must turn
 // one into the other and keep most of what a longest common subsequence
-// keeps.
+// keeps. The quick run diffs 5,000 lines, the long run (TANDEM_LONG_TESTS)
+// also 20,000, where the quadratic reference alone takes seconds.
 func TestDiffIDs_Pathological(t *testing.T) {
-	n := 20_000
-	if testing.Short() {
-		n = 5_000
+	sizes := []int{5_000}
+	if longTests() {
+		sizes = append(sizes, 20_000)
 	}
-	a, b := pathologicalIDs(n)
-	kept := checkScript(t, a, b, diffIDs(a, b, 4))
-	if n <= 5_000 {
+	for _, n := range sizes {
+		a, b := pathologicalIDs(n)
+		kept := checkScript(t, a, b, diffIDs(a, b, 4))
 		// The pieces are each minimal; together they stay close.
-		if want := lcsLen(a, b); kept*100 < want*95 {
-			t.Fatalf("kept %d lines, a longest common subsequence has %d", kept, want)
+		want := lcsLen(a, b)
+		if kept*100 < want*95 {
+			t.Fatalf("%d lines: kept %d lines, a longest common subsequence has %d", n, kept, want)
 		}
-		t.Logf("kept %d of a longest common subsequence's %d lines", kept, lcsLen(a, b))
+		t.Logf("%d lines: kept %d of a longest common subsequence's %d lines", n, kept, want)
 	}
 }
 

@@ -42,6 +42,23 @@ func gitMergeFile(t testing.TB, dir string, base, ours, theirs []byte, extra ...
 	}
 }
 
+// longTests reports whether the long test corpora run: TANDEM_LONG_TESTS=1, which .ci/run
+// sets. A plain `go test ./...` runs the first part of each seeded corpus, enough to catch a
+// broken merge in seconds; CI runs all of it (thousands of git processes).
+func longTests() bool {
+	v := os.Getenv("TANDEM_LONG_TESTS")
+	return v != "" && v != "0"
+}
+
+// count is quick in a plain run and long under TANDEM_LONG_TESTS. A seeded corpus's quick
+// sample is the first quick cases of the long one.
+func count(quick, long int) int {
+	if longTests() {
+		return long
+	}
+	return quick
+}
+
 func mustGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -114,9 +131,9 @@ func mangle(rng *rand.Rand, b []byte) []byte {
 
 // TestText_MatchesGit compares with `git merge-file -p` (and --diff3) on
 // seeded inputs. On realistic text (mostly distinct lines: generated prose,
-// random lines from a large vocabulary, this package's own source files) a
-// merge git makes cleanly must come out byte-identical, and where git reports
-// conflicts tandem must report at least one.
+// random lines from a large vocabulary, this package's own source files)
+// tandem must do what git does: the same output byte for byte, conflict
+// markers included, and the same conflict count (git's exit status).
 //
 // On text made of a handful of distinct lines the two-way diffs are deeply
 // ambiguous: many different diffs are equally short, and which one a diff
@@ -126,33 +143,29 @@ func mangle(rng *rand.Rand, b []byte) []byte {
 // copy of a repeated line or another is not a matter of moving a change). So
 // on that corpus the test checks what every correct merge obeys, and logs how
 // often the result differs from git's.
+//
+// A plain `go test` runs the first cases of each corpus; TANDEM_LONG_TESTS=1
+// (CI) runs them whole.
 func TestText_MatchesGit(t *testing.T) {
 	mustGit(t)
 	t.Run("small", func(t *testing.T) {
-		iters := 1500
-		if testing.Short() {
-			iters = 200
-		}
-		compareWithGit(t, iters, 40, 3, []int{1000}, true)
+		compareWithGit(t, count(60, 1500), 40, 3, []int{1000}, true)
 	})
 	t.Run("large", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("short")
-		}
-		compareWithGit(t, 40, 3000, 40, []int{1000}, true)
+		compareWithGit(t, count(3, 40), 3000, 40, []int{1000}, true)
 	})
-	t.Run("prose", compareProseWithGit)
-	t.Run("real", compareRealWithGit)
+	t.Run("prose", func(t *testing.T) { compareProseWithGit(t, count(10, 300)) })
+	t.Run("real", func(t *testing.T) { compareRealWithGit(t, count(20, 200)) })
 	t.Run("ambiguous", func(t *testing.T) {
-		iters := 3000
-		if testing.Short() {
-			iters = 300
-		}
-		compareWithGit(t, iters, 40, 3, []int{4, 20}, false)
-		if !testing.Short() {
-			compareWithGit(t, 80, 3000, 400, []int{4, 20}, false)
-		}
+		compareWithGit(t, count(80, 3000), 40, 3, []int{4, 20}, false)
+		compareWithGit(t, count(3, 80), 3000, 400, []int{4, 20}, false)
 	})
+}
+
+// sameAsGit reports whether tandem's rendered merge got with conflicts is
+// what git printed (want) with its exit status wantN.
+func sameAsGit(got []byte, conflicts int, want []byte, wantN int) bool {
+	return bytes.Equal(got, want) && min(conflicts, maxExitConflicts) == wantN
 }
 
 // proseWords is the vocabulary of the generated prose.
@@ -235,13 +248,9 @@ func editProse(rng *rand.Rand, lines [][]byte, edits int) [][]byte {
 }
 
 // compareProseWithGit merges generated documents of 1,000 to 3,000 lines
-// edited at a few scattered places on both sides; every merge git makes
-// cleanly must be byte-identical.
-func compareProseWithGit(t *testing.T) {
-	iters := 300
-	if testing.Short() {
-		iters = 40
-	}
+// edited at a few scattered places on both sides; every merge, clean or
+// conflicted, must be byte-identical to git's.
+func compareProseWithGit(t *testing.T, iters int) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(11, 3))
 	var clean, conflicted int
@@ -272,18 +281,34 @@ func compareProseWithGit(t *testing.T) {
 				t.Errorf("iter %d diff3=%v: git reports %d conflicts, tandem none", iter, diff3, wantN)
 			default:
 				conflicted++
+				if !sameAsGit(got, res.Conflicts, want, wantN) {
+					t.Errorf("iter %d diff3=%v: git reports %d conflicts, tandem %d, and the outputs differ:\n%s",
+						iter, diff3, wantN, res.Conflicts, firstDifference(got, want))
+				}
 			}
 		}
 	}
-	t.Logf("clean %d (all identical), conflicted %d", clean, conflicted)
+	t.Logf("clean %d, conflicted %d (all identical to git's)", clean, conflicted)
+}
+
+// firstDifference shows where got and want part, with a few lines of context.
+func firstDifference(got, want []byte) string {
+	g, w := splitLines(got), splitLines(want)
+	i := 0
+	for i < len(g) && i < len(w) && bytes.Equal(g[i], w[i]) {
+		i++
+	}
+	from := max(0, i-3)
+	return fmt.Sprintf("line %d\ngot:\n%q\nwant (git):\n%q", i+1, g[from:min(len(g), i+4)], w[from:min(len(w), i+4)])
 }
 
 func toCRLF(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) }
 
 // compareRealWithGit merges this package's own source files (real code:
 // braces, blank lines, repeated idioms) edited the way people edit: moving,
-// duplicating, deleting and rewriting lines taken from other files.
-func compareRealWithGit(t *testing.T) {
+// duplicating, deleting and rewriting lines taken from other files. Every
+// merge, clean or conflicted, must be byte-identical to git's.
+func compareRealWithGit(t *testing.T, iters int) {
 	paths, err := filepath.Glob("*.go")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no sources: %v", err)
@@ -326,7 +351,7 @@ func compareRealWithGit(t *testing.T) {
 		return out
 	}
 	var clean, conflicted int
-	for iter := range 200 {
+	for iter := range iters {
 		base := files[iter%len(files)]
 		b, o, th := joinLines(base), joinLines(edit(base)), joinLines(edit(base))
 		want, wantN := gitMergeFile(t, dir, b, o, th)
@@ -342,21 +367,26 @@ func compareRealWithGit(t *testing.T) {
 			t.Errorf("iter %d: git reports %d conflicts, tandem none", iter, wantN)
 		default:
 			conflicted++
+			if !sameAsGit(got, res.Conflicts, want, wantN) {
+				t.Errorf("iter %d: git reports %d conflicts, tandem %d, and the outputs differ:\n%s",
+					iter, wantN, res.Conflicts, firstDifference(got, want))
+			}
 		}
 	}
-	t.Logf("clean %d, conflicted %d", clean, conflicted)
+	t.Logf("clean %d, conflicted %d (all identical to git's)", clean, conflicted)
 }
 
 // compareWithGit merges random texts of up to maxLines lines drawn from a
 // vocabulary of one of vocabs distinct lines, each side with up to maxEdits
-// edits. With strict set, clean merges must be byte-identical to git's; else
-// (small vocabularies, see TestText_MatchesGit) the merge must obey the laws
-// any correct merge obeys, and the differences from git are counted and logged.
+// edits. With strict set, every merge must be byte-identical to git's, clean
+// or conflicted, with git's conflict count; else (small vocabularies, see
+// TestText_MatchesGit) the merge must obey the laws any correct merge obeys,
+// and the differences from git are counted, logged and held under 1%.
 func compareWithGit(t *testing.T, iters, maxLines, maxEdits int, vocabs []int, strict bool) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(maxLines), uint64(2+vocabs[0])))
 	var clean, conflicted, mismatched, identical int
-	var bothCleanDiffer, gitCleanOnly, gitConflictOnly int
+	var bothCleanDiffer, gitCleanOnly, gitConflictOnly, conflictDiffers int
 	for iter := range iters {
 		vocab := vocabs[iter%len(vocabs)]
 		n := rng.IntN(maxLines)
@@ -403,14 +433,20 @@ func compareWithGit(t *testing.T, iters, maxLines, maxEdits int, vocabs []int, s
 				continue
 			}
 			conflicted++
-			if bytes.Equal(got, want) && min(res.Conflicts, maxExitConflicts) == wantN {
+			if sameAsGit(got, res.Conflicts, want, wantN) {
 				identical++
 			}
-			if res.Conflicts == 0 {
+			switch {
+			case res.Conflicts == 0:
 				gitConflictOnly++
 				if strict {
 					t.Errorf("iter %d diff3=%v: git reports %d conflicts, tandem none\nbase:\n%q\nours:\n%q\ntheirs:\n%q",
 						iter, diff3, wantN, b, o, th)
+				}
+			case strict && !sameAsGit(got, res.Conflicts, want, wantN):
+				if conflictDiffers++; conflictDiffers <= 3 {
+					t.Errorf("iter %d diff3=%v: git reports %d conflicts, tandem %d, and the outputs differ\nbase:\n%q\nours:\n%q\ntheirs:\n%q\n%s",
+						iter, diff3, wantN, res.Conflicts, b, o, th, firstDifference(got, want))
 				}
 			}
 		}

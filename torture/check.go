@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -76,6 +77,7 @@ func check(ctx context.Context, s store.Store, fx *fixtures, entries []Entry) []
 		checkVersions(current, docs, changes),
 		checkHistory(ctx, s, changes),
 		checkLeases(changes),
+		checkLeaseJournals(entries),
 		checkKeys(ctx, s, entries),
 		checkTree(docs),
 	}
@@ -290,7 +292,9 @@ func checkHistory(ctx context.Context, s store.Store, changes []store.Change) Ch
 }
 
 // checkLeases: on each scope, grants carry strictly increasing fencing numbers and a new grant
-// comes only after the previous lease was released or expired.
+// comes only after the previous lease was released or expired, by the store's own log. A store
+// that hands out a second live lease may well log it as a takeover of an expired one, so this
+// check alone cannot catch it; checkLeaseJournals judges from the holders' side.
 func checkLeases(changes []store.Change) Check {
 	c := &checker{name: "no two leases on one scope were valid at once"}
 	type scope struct {
@@ -328,6 +332,117 @@ func checkLeases(changes []store.Change) Check {
 	}
 	return c.result("grants")
 }
+
+// belief is the time one holder believed it held one lease, on its own clock.
+type belief struct {
+	holder string
+	fence  int64
+	start  int64 // the acquire returned: the holder holds the lease from here
+	end    int64 // the holder stopped relying on it, or it certainly ran out
+}
+
+// beliefs rebuilds, from the holders' lease journals, who believed they held which scope
+// when. A belief starts when the acquire returned. It ends at the earliest of: the release,
+// the renewal that came back "lost", and the last successful grant or renewal plus its TTL,
+// counted from when that call was sent. The store sets a lease's expiry from its own now,
+// which is never before the call was sent, so a lease granted or renewed that way is valid at
+// least until sent + TTL; counting from the return would call a correct takeover just after
+// the expiry an overlap. A holder killed without a release believes until its lease runs out.
+// An acquire whose answer never reached the holder (killed, connection cut) is no belief.
+func beliefs(entries []Entry) map[leaseScope][]*belief {
+	type id struct {
+		holder string
+		scope  leaseScope
+		fence  int64
+	}
+	open := map[id]*belief{}
+	out := map[leaseScope][]*belief{}
+	for _, e := range entries {
+		if e.Op != "lease" {
+			continue
+		}
+		k := id{e.Holder, leaseScope{e.Kind, e.ID, e.Group}, e.Fence}
+		b := open[k]
+		switch e.State {
+		case "acquired":
+			if b != nil {
+				// The same holder granted the same fence twice: keep both, the fence
+				// check names it.
+				out[k.scope] = append(out[k.scope], b)
+			}
+			b = &belief{holder: e.Holder, fence: e.Fence, start: e.At, end: e.Sent + int64(e.TTL)}
+			open[k] = b
+		case "renewed":
+			if b != nil {
+				b.end = max(b.end, e.Sent+int64(e.TTL))
+			}
+		case "released", "lost":
+			if b != nil {
+				b.end = min(b.end, e.At)
+				out[k.scope] = append(out[k.scope], b)
+				delete(open, k)
+			}
+		}
+	}
+	for k, b := range open {
+		out[k.scope] = append(out[k.scope], b)
+	}
+	return out
+}
+
+// leaseScope is one field group of one record: what a lease covers.
+type leaseScope struct {
+	kind  store.Kind
+	id    int64
+	group string
+}
+
+// checkLeaseJournals: no two holders believed they held one scope at the same time, judged
+// from the holders' own journals and clocks rather than from what the store says it did.
+//
+// A correct store grants a scope's fences in increasing order, each only after the lease
+// before it ended. The lease with the lower fence ended no earlier than its holder's belief
+// did (see beliefs), and the higher one was granted no later than its acquire returned. So
+// with beliefs in fence order, each must start no earlier than every belief before it ended;
+// anything else means two holders held the scope at once (or the fences lie about the order
+// of the grants, which is as bad), and the check says so. A fence granted twice fails too.
+// Where the clocks cannot tell, the check errs on the side of the store.
+func checkLeaseJournals(entries []Entry) Check {
+	c := &checker{name: "lease holders' journals: no two held one scope at once"}
+	byScope := beliefs(entries)
+	scopes := make([]leaseScope, 0, len(byScope))
+	for k := range byScope {
+		scopes = append(scopes, k)
+	}
+	slices.SortFunc(scopes, func(a, b leaseScope) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.id, b.id), cmp.Compare(a.group, b.group))
+	})
+	for _, k := range scopes {
+		bs := byScope[k]
+		slices.SortStableFunc(bs, func(a, b *belief) int { return cmp.Compare(a.fence, b.fence) })
+		c.checked += len(bs)
+		var last *belief // of the lower fences, the belief that lasted longest
+		for i, b := range bs {
+			if i > 0 && bs[i-1].fence == b.fence {
+				c.fail("lease fence on %s %d (%s): fence %d was granted twice, to %s and to %s",
+					k.kind, k.id, k.group, b.fence, bs[i-1].holder, b.holder)
+				continue
+			}
+			if last != nil && b.start < last.end {
+				c.fail("lease overlap on %s %d (%s): %s held fence %d from %s until %s, yet %s was granted fence %d at %s, %s before that",
+					k.kind, k.id, k.group, last.holder, last.fence, clock(last.start), clock(last.end),
+					b.holder, b.fence, clock(b.start), time.Duration(last.end-b.start))
+			}
+			if last == nil || b.end > last.end {
+				last = b
+			}
+		}
+	}
+	return c.result("lease grants")
+}
+
+// clock formats a journal time for a check's message.
+func clock(ns int64) string { return time.Unix(0, ns).Format("15:04:05.000000") }
 
 // checkKeys: no idempotency key is left PENDING past its lifetime: each such key can be taken over.
 func checkKeys(ctx context.Context, s store.Store, entries []Entry) Check {

@@ -38,9 +38,13 @@ func Work(ctx context.Context, s store.Store, cfg WorkerConfig) error {
 		case p < 40:
 			err = w.adjust()
 		case p < 65:
-			err = w.increment(false)
+			err = w.increment(false, 0)
+		case p < 73:
+			err = w.increment(true, 0)
 		case p < 75:
-			err = w.increment(true)
+			// A leased edit that takes a while, as a person's does: the lease is renewed
+			// several times before the save.
+			err = w.increment(true, time.Duration(50+w.rng.IntN(200))*time.Millisecond)
 		case p < 88:
 			err = w.checksum()
 		default:
@@ -112,15 +116,15 @@ func (w *worker) adjust() error {
 }
 
 // increment raises a product's price by one cent with a version-checked read-modify-write,
-// optionally under an editor lease. A store that dropped the version check would lose some of
-// these increments, and the price check would catch it.
-func (w *worker) increment(leased bool) error {
+// optionally under an editor lease held for hold before the save. A store that dropped the
+// version check would lose some of these increments, and the price check would catch it.
+func (w *worker) increment(leased bool, hold time.Duration) error {
 	id := w.product()
 	if err := w.j.write(Entry{Op: "inc", State: "try", ID: id}); err != nil {
 		return err
 	}
 	for a := range attempts {
-		err := w.incrementOnce(id, leased)
+		err := w.incrementOnce(id, leased, hold)
 		if err == nil {
 			return w.j.write(Entry{Op: "inc", State: "ok", ID: id})
 		}
@@ -137,16 +141,22 @@ func (w *worker) increment(leased bool) error {
 	return nil
 }
 
-func (w *worker) incrementOnce(id int64, leased bool) error {
+func (w *worker) incrementOnce(id int64, leased bool, hold time.Duration) (err error) {
 	var token string
 	if leased {
-		l, err := w.s.AcquireLease(w.editor, store.LeaseRequest{Kind: store.KindProduct, RecordID: id,
-			Group: store.GroupEditor, TTL: 2 * time.Second})
-		if err != nil {
+		h, aerr := w.acquire(store.KindProduct, id, store.GroupEditor)
+		if aerr != nil {
+			return aerr
+		}
+		token = h.token
+		defer func() {
+			if rerr := w.release(h); err == nil {
+				err = rerr
+			}
+		}()
+		if err = w.hold(h, hold); err != nil {
 			return err
 		}
-		token = l.Token
-		defer w.s.ReleaseLease(context.WithoutCancel(w.editor), token)
 	}
 	rec, err := w.s.FindRecord(w.editor, store.KindProduct, id)
 	if err != nil {
@@ -161,6 +171,102 @@ func (w *worker) incrementOnce(id int64, leased bool) error {
 		LeaseToken: token,
 	})
 	return err
+}
+
+// leaseTTL is the TTL of the workers' leases: the shortest the store allows, so that a killed
+// holder's lease frees its record soon.
+const leaseTTL = store.MinLeaseTTL
+
+// renewEvery is how often a holder renews. It is more often than the usual half of the TTL
+// so that the journals hold many renewals for the lease check to judge.
+const renewEvery = 100 * time.Millisecond
+
+// heldLease is a lease as its holder knows it.
+type heldLease struct {
+	kind  store.Kind
+	id    int64
+	group string
+	fence int64
+	token string
+}
+
+// now is the holder's clock as the lease journal records it: wall-clock Unix nanoseconds,
+// which every writer process on the machine reads alike.
+func now() int64 { return time.Now().UnixNano() }
+
+func (w *worker) leaseEntry(h *heldLease, state string) Entry {
+	return Entry{Op: "lease", State: state, Holder: w.cfg.Name, Kind: h.kind, ID: h.id, Group: h.group, Fence: h.fence}
+}
+
+// acquire takes a lease and journals it once the store has granted it.
+func (w *worker) acquire(kind store.Kind, id int64, group string) (*heldLease, error) {
+	sent := now()
+	l, err := w.s.AcquireLease(w.editor, store.LeaseRequest{Kind: kind, RecordID: id, Group: group, TTL: leaseTTL})
+	if err != nil {
+		return nil, err
+	}
+	h := &heldLease{kind: kind, id: id, group: group, fence: l.Fence, token: l.Token}
+	e := w.leaseEntry(h, "acquired")
+	e.TTL, e.Sent, e.At = leaseTTL, sent, now()
+	return h, w.j.write(e)
+}
+
+// renew extends the lease and journals the outcome: "renewed", or "lost" when the store
+// says the lease is gone (an error that only says the store is out of reach is no news:
+// the lease stays believed until its last grant or renewal runs out).
+func (w *worker) renew(h *heldLease) error {
+	sent := now()
+	l, err := w.s.ExtendLease(w.editor, h.token, leaseTTL)
+	if err == nil && l.Fence != h.fence {
+		err = &store.LeaseError{Lease: *l, Lost: true, Reason: fmt.Sprintf("granted again (fence %d, ours %d)", l.Fence, h.fence)}
+	}
+	switch {
+	case err == nil:
+		e := w.leaseEntry(h, "renewed")
+		e.TTL, e.Sent, e.At = leaseTTL, sent, now()
+		return w.j.write(e)
+	case store.ErrorCode(err) == store.ELEASE:
+		e := w.leaseEntry(h, "lost")
+		e.Sent, e.At = sent, now()
+		if jerr := w.j.write(e); jerr != nil {
+			return jerr
+		}
+	}
+	return err
+}
+
+// hold keeps the lease for d, renewing it every renewEvery, and renews it once more at the
+// end so that even a lease held for no time has a renewal in the journal.
+func (w *worker) hold(h *heldLease, d time.Duration) error {
+	for {
+		step := min(d, renewEvery)
+		if step > 0 {
+			select {
+			case <-w.editor.Done():
+				return w.editor.Err()
+			case <-time.After(step):
+			}
+		}
+		d -= step
+		if err := w.renew(h); err != nil {
+			return err
+		}
+		if d <= 0 {
+			return nil
+		}
+	}
+}
+
+// release journals that the holder lets go of the lease, then releases it. A release the
+// store does not receive leaves the lease to expire, which is no harm to anyone.
+func (w *worker) release(h *heldLease) error {
+	e := w.leaseEntry(h, "released")
+	e.At = now()
+	if err := w.j.write(e); err != nil {
+		return err
+	}
+	_, _ = w.s.ReleaseLease(context.WithoutCancel(w.editor), h.token)
+	return nil
 }
 
 // checksum is a worker's job: claim a job key for the record's current version, recompute
