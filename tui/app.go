@@ -54,6 +54,10 @@ type Options struct {
 	OnConflict string
 	// DraftDir is where unsaved edits are kept; empty means os.UserCacheDir()/tandem/drafts.
 	DraftDir string
+	// StoreID identifies the store being edited (the id kept in the store's own metadata,
+	// not its path or DSN, so a moved file keeps its drafts). Drafts are kept per store and
+	// offered only on the store they were made on; see draftStore.
+	StoreID string
 	// NoColor draws without colour, as NO_COLOR does.
 	NoColor bool
 	// ColorProfile forces a colour profile (tests, --color=always); Unknown (the zero

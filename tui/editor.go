@@ -976,6 +976,12 @@ func (e *editorModel) save() tea.Cmd {
 		return nil
 	}
 	u.IdempotencyKey = uuid.NewString() // one key per save attempt
+	var drop tea.Cmd
+	if e.held != nil && e.held.Status().State == locks.StateLost {
+		// The lock line already says "lease lost": this save is the optimistic one it
+		// promises, not one more try with a token the store will refuse.
+		drop = e.dropLostLease(e.held.Status().Err)
+	}
 	if e.held != nil {
 		u.LeaseToken = e.held.Token()
 	}
@@ -983,10 +989,19 @@ func (e *editorModel) save() tea.Cmd {
 	e.sent = e.snapshot()
 	e.status.info("saving…")
 	id := e.id
-	return func() tea.Msg {
+	return tea.Batch(drop, func() tea.Msg {
 		res, err := c.st.UpdateRecord(c.ctx, kind, id, u)
 		return savedMsg{ed: e, u: u, res: res, err: err}
-	}
+	})
+}
+
+// dropLostLease forgets a lease that was lost (why: err) and stops its heartbeat; later saves
+// are optimistic.
+func (e *editorModel) dropLostLease(err error) tea.Cmd {
+	e.leaseLost = leaseLostReason(err)
+	cmd := releaseCmd(e.c, e.held, e.leaseStop)
+	e.held = nil
+	return cmd
 }
 
 func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {

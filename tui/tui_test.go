@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -762,28 +763,42 @@ func TestLease_OnFirstEditHeldByOther(t *testing.T) {
 	}
 }
 
+// stalledRenewals is a store whose lease renewals fail: the first at once, the next one
+// only when the test closes release. The heartbeat stays "failing" for as long as the test
+// needs to see it, whatever the machine's load, instead of for a fixed second.
+type stalledRenewals struct {
+	store.Store
+	calls   atomic.Int32
+	release chan struct{}
+}
+
+func (s *stalledRenewals) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
+	if s.calls.Add(1) > 1 {
+		<-s.release // deliberately not ctx: the renewal must outlive the lease's deadline
+	}
+	return nil, store.Errorf(store.EUNAVAILABLE, "network down")
+}
+
 func TestLease_RenewalFailingThenLostAtOnce(t *testing.T) {
-	s := newFakeStore(t)
-	mustSeed(t, s, 1)
+	fake := newFakeStore(t)
+	mustSeed(t, fake, 1)
+	s := &stalledRenewals{Store: fake, release: make(chan struct{})}
+	var once sync.Once
+	unstall := func() { once.Do(func() { close(s.release) }) }
+	t.Cleanup(unstall)
 	d := newDriver(t, s, "alice", func(o *Options) { o.LeaseTTL = 2 * time.Second })
 	openProduct(t, d, 1, "e")
 	d.waitFor("lease: you, ")
 	focusField(t, d, "name")
 	d.typeText(" kept")
-	s.SetFailure(func(op string) error {
-		if op == "ExtendLease" {
-			return store.Errorf(store.EUNAVAILABLE, "network down")
-		}
-		return nil
-	})
 	// No key is pressed from here: the heartbeat's failures and the loss reach the screen.
 	d.waitFor("renewal failing")
+	unstall()
 	d.waitFor("lease lost")
-	s.SetFailure(nil)
-	s.Advance(5 * time.Second) // the database clock sees the lease expired as well
+	fake.Advance(5 * time.Second) // the database clock sees the lease expired as well
 	d.key("ctrl+s")
 	d.waitFor("saved v2")
-	if got := mustRecord(t, s, 1).Fields["name"]; got != "Product 1 kept" {
+	if got := mustRecord(t, fake, 1).Fields["name"]; got != "Product 1 kept" {
 		t.Fatalf("name = %q: edits were not kept after the lease was lost", got)
 	}
 }
