@@ -229,7 +229,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		help:   help.New(),
 		width:  80,
 		height: 24,
-		drafts: &draftStore{dir: opts.DraftDir, user: opts.User},
+		drafts: newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
 	}
 	return &App{c: c, list: newList(c)}, nil
 }

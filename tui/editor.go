@@ -109,6 +109,7 @@ type editorModel struct {
 
 	lastDraft  time.Time
 	draftDirty bool
+	discarded  bool // the person discarded the edits: nothing may write a draft again
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
@@ -544,11 +545,19 @@ func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
 	}
 }
 
-// leaveCmd releases what the editor holds; unsaved edits stay in the draft.
+// leaveCmd releases what the editor holds; unsaved edits stay in the draft. A form with
+// nothing unsaved leaves no draft behind (one left from earlier typing would otherwise be
+// offered later against a record others changed since), except the version a reload kept.
 func (e *editorModel) leaveCmd() tea.Cmd {
 	var cmds []tea.Cmd
-	if e.dirty() {
+	switch {
+	case e.discarded, e.readOnly != "", len(e.fields) == 0:
+		// Discarded: deleted by the discard. Read-only: written when the form turned
+		// read-only, to be offered when the record can be edited again.
+	case e.dirty():
 		cmds = append(cmds, e.writeDraftCmd())
+	case e.kept == nil && e.offered == nil:
+		cmds = append(cmds, e.deleteDraftCmd())
 	}
 	if e.held != nil {
 		cmds = append(cmds, releaseCmd(e.c, e.held, e.leaseStop))
@@ -645,22 +654,39 @@ func (e *editorModel) currentDraft() draft {
 }
 
 func (e *editorModel) writeDraftCmd() tea.Cmd {
-	if e.readOnly != "" || len(e.fields) == 0 {
+	if e.readOnly != "" || len(e.fields) == 0 || e.discarded {
 		return nil
 	}
-	d := e.currentDraft()
+	return e.saveDraftCmd(e.currentDraft())
+}
+
+// saveDraftCmd writes d. Its ticket is taken now, so a discard decided later wins even if
+// this write reaches the disk after it.
+func (e *editorModel) saveDraftCmd(d draft) tea.Cmd {
 	e.lastDraft, e.draftDirty = e.c.opts.Now(), false
 	ds := e.c.drafts
+	t := ds.ticket()
 	return func() tea.Msg {
-		return draftErrMsg{ed: e, err: ds.Save(d)}
+		return draftErrMsg{ed: e, err: ds.Save(d, t)}
 	}
 }
 
 func (e *editorModel) deleteDraftCmd() tea.Cmd {
 	ds, kind, id := e.c.drafts, e.kind, e.id
 	e.draftDirty = false
+	t := ds.ticket()
 	return func() tea.Msg {
-		return draftErrMsg{ed: e, err: ds.Delete(kind, id)}
+		return draftErrMsg{ed: e, err: ds.Delete(kind, id, t)}
+	}
+}
+
+// deleteLegacyDraftCmd removes the draft from before drafts carried a store id, once its
+// offer was answered.
+func (e *editorModel) deleteLegacyDraftCmd() tea.Cmd {
+	ds, kind, id := e.c.drafts, e.kind, e.id
+	t := ds.ticket()
+	return func() tea.Msg {
+		return draftErrMsg{ed: e, err: ds.DeleteLegacy(kind, id, t)}
 	}
 }
 
@@ -689,7 +715,9 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case modeConfirmLeave:
 		switch {
 		case key.Matches(msg, k.Yes):
-			return tea.Batch(e.deleteDraftCmd(), e.leave("edits discarded"))
+			del := e.deleteDraftCmd()
+			e.discarded = true
+			return tea.Sequence(del, e.leave("edits discarded"))
 		case key.Matches(msg, k.No):
 			e.mode = modeEdit
 			e.status.info("")
@@ -698,15 +726,24 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case modeOfferDraft:
 		switch {
 		case key.Matches(msg, k.Yes):
-			e.applyDraft(e.offered)
+			d := e.offered
+			e.applyDraft(d)
 			e.status.ok(fmt.Sprintf("draft from %s restored (made on v%d; you are on v%d)",
-				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, e.rec.Version))
+				d.Saved.Local().Format("15:04:05"), d.BaseVersion, e.rec.Version))
 			e.offered = nil
 			e.mode = modeEdit
+			if d.legacy {
+				// From now on it is this store's draft.
+				return tea.Batch(e.writeDraftCmd(), e.deleteLegacyDraftCmd())
+			}
 		case key.Matches(msg, k.No):
+			d := e.offered
 			e.offered = nil
 			e.mode = modeEdit
 			e.status.info("draft discarded")
+			if d.legacy {
+				return e.deleteLegacyDraftCmd()
+			}
 			return e.deleteDraftCmd()
 		}
 		return nil
@@ -972,8 +1009,15 @@ func (e *editorModel) save() tea.Cmd {
 		return nil
 	}
 	if len(u.Set) == 0 && len(u.Add) == 0 {
-		e.status.info("nothing to save")
-		return nil
+		// The form equals the record (a merge can end so): a draft of it would only be
+		// offered back later as if it held edits.
+		if e.mergedNote != "" {
+			e.status.info(fmt.Sprintf("nothing to save: the result equals v%d", e.rec.Version))
+		} else {
+			e.status.info("nothing to save")
+		}
+		e.mergedNote = ""
+		return e.deleteDraftCmd()
 	}
 	u.IdempotencyKey = uuid.NewString() // one key per save attempt
 	var drop tea.Cmd
@@ -1190,8 +1234,7 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 		e.fill(cs.ce.Current)
 		e.mode = modeTheirChanges
 		e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: ctrl+r brings them back", cs.who(), cs.ce.Current.Version))
-		ds := e.c.drafts
-		return tea.Batch(e.focusCmd(), func() tea.Msg { return draftErrMsg{ed: e, err: ds.Save(kept)} })
+		return tea.Batch(e.focusCmd(), e.saveDraftCmd(kept))
 	case choiceRetry:
 		if why := cs.retryable(); why != "" {
 			e.conflict.status.warn("retry is not available: " + why)
@@ -1329,8 +1372,14 @@ func (e *editorModel) View() string {
 	case modeConfirmLeave:
 		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  y discard · n keep editing")))
 	case modeOfferDraft:
-		b.WriteString(st.Warn.Render(c.clip(fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  y restore · n discard",
-			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion))))
+		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  y restore · n discard",
+			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+		if e.offered.legacy {
+			// Made before drafts noted their store: it may belong to another one.
+			offer = fmt.Sprintf("Old draft from %s (v%d), store unknown: check it.  y restore · n discard",
+				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+		}
+		b.WriteString(st.Warn.Render(c.clip(offer)))
 	default:
 		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
 	}
