@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 
@@ -250,12 +252,12 @@ func (e *editorModel) fill(rec *store.Record) {
 		}
 		s := fi.f.Format(v)
 		fi.delta = 0
-		clean := safe.Line(s)
+		clean, editable := safe.Line(s), false
 		if fi.body != nil {
-			clean = safe.Text(s)
+			clean, editable = safe.Text(s), bodyEditable(s)
 		}
 		fi.shown = clean
-		if clean != s && fi.readOnly == "" {
+		if clean != s && !editable && fi.readOnly == "" {
 			// Text another program wrote with control characters is shown escaped; editing
 			// it would write the escaped form back, so the field stays read-only.
 			fi.readOnly = "contains control characters"
@@ -265,6 +267,22 @@ func (e *editorModel) fill(rec *store.Record) {
 			fi.setText(clean)
 		}
 	}
+}
+
+// bodyEditable reports whether the body editor can edit s and give it back as it was: it
+// keeps the raw bytes, shows a tab as spaces and keeps the line ending of the text (CRLF
+// stays CRLF), so text the store accepts is editable. Invalid UTF-8 and other control
+// characters (shown escaped, never raw) are not: the store would refuse the value anyway.
+func bodyEditable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *editorModel) nextEditable(from, dir int) int {
@@ -1350,7 +1368,7 @@ func (e *editorModel) View() string {
 			lines += 1 + e.bodyHeight()
 			continue
 		case fi.body != nil:
-			val = ansi.Truncate(safe.Line(firstLine(fi.text())), valW-12, "…")
+			val = ansi.Truncate(oneLine(fi.text()), valW-12, "…")
 			if n := fi.body.LineCount() - 1; n > 0 {
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
 			}
@@ -1448,6 +1466,12 @@ func (e *editorModel) theirChangesView() string {
 	b.WriteByte('\n')
 	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "edit their version"))}))
 	return b.String()
+}
+
+// oneLine is the first line of a text for a one-line cell: without its line ending, tabs
+// as spaces, everything else made safe.
+func oneLine(s string) string {
+	return safe.Text(strings.TrimSuffix(firstLine(s), "\r"))
 }
 
 func firstLine(s string) string {
