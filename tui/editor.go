@@ -94,6 +94,14 @@ type editorModel struct {
 	leaseStop  context.CancelFunc
 	leaseLost  string       // why our lease was lost; saves fall back to optimistic
 	otherLease *store.Lease // someone else's lease on the record, for the indicator
+	// leaseLocked: read-only because otherLease holds the record; it follows the lease
+	// live (feed events, and a check once it should have expired) and unlocks by itself.
+	leaseLocked bool
+	leaseSeq    int  // lease checks asked for; answers to older ones are stale
+	leaseSeen   int  // the newest answer applied
+	leaseAsking bool // a lease check is on its way
+	acquiring   bool // our AcquireLease is on its way: lease answers wait for it
+	recheck     bool // a lease answer came while acquiring: ask again afterwards
 
 	others []store.Change // saves by others after the base version (the live banner)
 
@@ -143,6 +151,7 @@ type (
 	}
 	editorLeasesMsg struct {
 		ed     *editorModel
+		seq    int
 		leases []store.Lease
 		dbNow  time.Time
 		err    error
@@ -156,6 +165,14 @@ type (
 	draftErrMsg struct {
 		ed  *editorModel
 		err error
+	}
+	// unlockedMsg is the record (and this store's draft of it) read again when the lease
+	// that kept the editor read-only ended.
+	unlockedMsg struct {
+		ed    *editorModel
+		rec   *store.Record
+		draft *draft
+		err   error
 	}
 )
 
@@ -376,12 +393,29 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
 		return nil
 	case editorLeasesMsg:
-		if msg.ed != e || msg.err != nil {
+		if msg.ed != e {
+			return nil
+		}
+		if msg.seq == e.leaseSeq {
+			e.leaseAsking = false
+		}
+		if msg.err != nil || msg.seq < e.leaseSeen {
+			return nil // a failed check is asked again by the next tick or event
+		}
+		e.leaseSeen = msg.seq
+		if e.acquiring {
+			// Our own grant may be in this answer before we know its fence: it would look
+			// like someone else's lease.
+			e.recheck = true
 			return nil
 		}
 		e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
-		e.otherLease = othersLease(msg.leases, e.c.user, e.held, msg.dbNow)
-		return nil
+		return e.followLease(msg.leases, msg.dbNow)
+	case unlockedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onUnlocked(msg)
 	case savedMsg:
 		if msg.ed != e {
 			return nil
@@ -438,8 +472,9 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 	e.mode = modeEdit
 	e.otherLease = othersLease(msg.leases, e.c.user, nil, msg.dbNow)
 	if e.otherLease != nil {
-		e.readOnly = "held by " + safe.Line(e.otherLease.Holder) + " since " + e.otherLease.AcquiredAt.Local().Format("15:04")
-		e.status.warn("read-only: " + e.readOnly)
+		e.leaseLocked = true
+		e.readOnly = heldText(*e.otherLease)
+		e.status.warn("read-only: " + e.readOnly + " — editable as soon as the lease ends")
 		e.focusCmd()
 		return nil
 	}
@@ -487,7 +522,11 @@ func othersLease(ls []store.Lease, user string, mine *locks.Held, now time.Time)
 func (e *editorModel) acquireCmd() tea.Cmd {
 	c, kind, id := e.c, e.kind, e.id
 	ctx, cancel := context.WithCancel(c.ctx)
+	if e.leaseStop != nil {
+		e.leaseStop() // an earlier attempt's context
+	}
 	e.leaseStop = cancel
+	e.acquiring = true
 	return func() tea.Msg {
 		h, err := locks.Acquire(ctx, c.st, store.LeaseRequest{Kind: kind, RecordID: id, Group: store.GroupEditor,
 			TTL: c.opts.LeaseTTL}, locks.Options{TTL: c.opts.LeaseTTL})
@@ -496,6 +535,12 @@ func (e *editorModel) acquireCmd() tea.Cmd {
 }
 
 func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
+	e.acquiring = false
+	var again tea.Cmd
+	if e.recheck {
+		e.recheck = false
+		again = e.checkLeasesCmd()
+	}
 	if msg.err != nil {
 		var le *store.LeaseError
 		if errors.As(msg.err, &le) && !le.Lost {
@@ -504,25 +549,148 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 			// Written before the form turns read-only: an edit that met someone else's lease
 			// stays on disk, to be offered back when the record is opened again.
 			var keep tea.Cmd
-			if e.edited {
+			if e.edited && e.dirty() {
 				keep = e.writeDraftCmd()
 			}
-			e.readOnly = "held by " + safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04")
+			e.leaseLocked = true
+			e.readOnly = heldText(l)
 			if keep != nil {
 				e.status.warn("read-only: " + e.readOnly + " — your edit is kept as a draft")
 			} else {
 				e.status.warn("read-only: " + e.readOnly)
 			}
 			e.focusCmd()
-			return keep
+			return tea.Batch(keep, again)
 		}
 		e.status.fail("take the lease", msg.err)
-		return nil
+		return again
 	}
 	e.held = msg.held
 	e.leaseLost = ""
 	e.status.ok("lease taken: others see this record read-only until you leave")
-	return waitLost(e, msg.held)
+	return tea.Batch(waitLost(e, msg.held), again)
+}
+
+// heldText says who holds a lease, for the read-only marks: "held by alice since 10:05".
+func heldText(l store.Lease) string {
+	return "held by " + safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04")
+}
+
+// checkLeasesCmd reads the record's leases (and those ended in the last minutes, to tell
+// a release from an expiry); followLease acts on the answer.
+func (e *editorModel) checkLeasesCmd() tea.Cmd {
+	e.leaseSeq++
+	e.leaseAsking = true
+	c, kind, id, seq := e.c, e.kind, e.id, e.leaseSeq
+	return func() tea.Msg {
+		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
+		return editorLeasesMsg{ed: e, seq: seq, leases: ls, dbNow: now, err: err}
+	}
+}
+
+// followLease makes the editor follow someone else's lease as it is now: read-only the
+// moment somebody takes it (unsaved edits written to the draft first), editable again
+// without a key press once it ends, released or expired.
+func (e *editorModel) followLease(ls []store.Lease, now time.Time) tea.Cmd {
+	prev := e.otherLease
+	cur := othersLease(ls, e.c.user, e.held, now)
+	e.otherLease = cur
+	switch {
+	case e.rec == nil:
+		return nil
+	case cur != nil && !e.leaseLocked:
+		return e.lockBy(*cur)
+	case cur != nil:
+		e.readOnly = heldText(*cur) // taken over by someone else meanwhile
+		return nil
+	case e.leaseLocked:
+		return e.unlock(prev, ls, now)
+	}
+	return nil
+}
+
+// lockBy turns the form read-only because l holds the record, telling the person at once.
+// Their edits stay in the form and are written to the draft first. A lease of ours that
+// the heartbeat still believes in is gone: l could not have been granted otherwise.
+func (e *editorModel) lockBy(l store.Lease) tea.Cmd {
+	var keep, drop tea.Cmd
+	if e.dirty() {
+		keep = e.writeDraftCmd()
+	}
+	if e.held != nil {
+		drop = e.dropLostLease(errors.New("taken over by " + l.Holder))
+	}
+	e.leaseLocked = true
+	e.readOnly = heldText(l)
+	note := safe.Line(l.Holder) + " took the lease: read-only until it ends" // the lock line says since when
+	if keep != nil {
+		note += "; your edits are kept as a draft"
+	}
+	e.status.warn(note)
+	e.focusCmd()
+	return tea.Batch(keep, drop)
+}
+
+// unlock ends the read-only state after prev ended (ls tells released from expired) and
+// reads the record again.
+func (e *editorModel) unlock(prev *store.Lease, ls []store.Lease, now time.Time) tea.Cmd {
+	e.leaseLocked = false
+	e.readOnly = ""
+	who, how := "the", "ended"
+	if prev != nil {
+		who = safe.Line(prev.Holder) + "'s"
+		how = "expired"
+		for _, l := range ls {
+			if l.Group == prev.Group && l.Fence == prev.Fence && l.Released {
+				how = "released"
+			}
+		}
+		if how == "expired" {
+			how = "expired at " + prev.ExpiresAt.Local().Format("15:04:05")
+		}
+	}
+	e.status.ok(fmt.Sprintf("%s lease %s: you can edit", who, how))
+	c, kind, id := e.c, e.kind, e.id
+	return func() tea.Msg {
+		rec, err := c.st.FindRecord(c.ctx, kind, id)
+		if err != nil {
+			return unlockedMsg{ed: e, err: err}
+		}
+		d, derr := c.drafts.Load(kind, id)
+		if derr != nil {
+			d = nil
+		}
+		return unlockedMsg{ed: e, rec: rec, draft: d}
+	}
+}
+
+// onUnlocked takes the record as it is now. Edits in the form stay on top of the version
+// they were made on (ctrl+s merges them with what changed meanwhile); an untouched form
+// shows the new version, and a draft left from an earlier session is offered.
+func (e *editorModel) onUnlocked(msg unlockedMsg) tea.Cmd {
+	if e.leaseLocked {
+		return nil // taken again meanwhile
+	}
+	if msg.err != nil {
+		e.status.fail(fmt.Sprintf("open %s %d", e.kind, e.id), msg.err)
+		return nil
+	}
+	var cmds []tea.Cmd
+	if e.dirty() {
+		e.status.ok(e.status.text + "; your edits are kept — ctrl+s saves them")
+	} else {
+		e.rec = msg.rec
+		e.fill(msg.rec)
+		if msg.draft != nil && e.mode == modeEdit && e.draftDiffers(msg.draft) {
+			e.offered = msg.draft
+			e.mode = modeOfferDraft
+		}
+	}
+	if e.wantLease && e.held == nil {
+		cmds = append(cmds, e.acquireCmd())
+	}
+	cmds = append(cmds, e.focusCmd())
+	return tea.Batch(cmds...)
 }
 
 // waitLost waits for the lease's loss signal; it ends quietly when the lease is released.
@@ -597,11 +765,7 @@ func (e *editorModel) onChange(ch store.Change) tea.Cmd {
 		}
 		return nil
 	case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired:
-		c, kind, id := e.c, e.kind, e.id
-		return func() tea.Msg {
-			ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
-			return editorLeasesMsg{ed: e, leases: ls, dbNow: now, err: err}
-		}
+		return e.checkLeasesCmd()
 	}
 	return nil
 }
@@ -639,15 +803,21 @@ func (e *editorModel) banner() string {
 }
 
 func (e *editorModel) onTick() tea.Cmd {
+	var check tea.Cmd
+	if e.otherLease != nil && !e.leaseAsking && !e.otherLease.Live(e.c.dbNow()) {
+		// An expiry writes no event (a killed holder cannot say so): ask the database once
+		// the lease should have ended by our estimate of its clock.
+		check = e.checkLeasesCmd()
+	}
 	if e.held != nil {
 		if s := e.held.Status(); s.State == locks.StateFailing {
 			e.status.warn(fmt.Sprintf("lease renewal failing: %s left — %v", s.Remaining.Round(time.Second), s.Err))
 		}
 	}
 	if e.draftDirty && e.c.opts.Now().Sub(e.lastDraft) >= draftEvery {
-		return e.writeDraftCmd()
+		return tea.Batch(check, e.writeDraftCmd())
 	}
-	return nil
+	return check
 }
 
 // fieldChanged notes an edit for the draft writer (and a lease taken on first edit).
@@ -1175,7 +1345,12 @@ func (e *editorModel) rebase(cur *store.Record, vals store.Values, deltas map[st
 	e.rec = cur
 	for _, fi := range e.fields {
 		if fi.readOnly != "" {
-			fi.setText(safe.Line(fi.f.Format(cur.Fields[fi.f.Name])))
+			v := fi.f.Format(cur.Fields[fi.f.Name])
+			fi.shown = safe.Line(v)
+			if fi.body != nil {
+				fi.shown = safe.Text(v)
+			}
+			fi.setText(fi.shown)
 			continue
 		}
 		if d := deltas[fi.f.Name]; d != 0 {
@@ -1410,9 +1585,15 @@ func (e *editorModel) View() string {
 	return b.String()
 }
 
+// shownText is the field's value for a read-only cell: as loaded for a field nobody may
+// edit, and as typed for a form that is read-only for now (someone's lease), so the edits
+// it keeps stay in sight.
 func (fi *fieldInput) shownText() string {
-	if fi.shown != "" || fi.readOnly != "" {
+	switch {
+	case fi.readOnly != "":
 		return fi.shown
+	case fi.body != nil:
+		return oneLine(fi.text())
 	}
 	return safe.Line(fi.text())
 }
@@ -1430,10 +1611,10 @@ func (e *editorModel) lockLine() string {
 			return st.Error.Render("lease lost: " + leaseLostReason(s.Err))
 		}
 		return st.LockYou.Render(fmt.Sprintf("lease: you, %s left", s.Remaining.Round(time.Second)))
-	case e.leaseLost != "":
-		return st.Error.Render("lease lost: " + safe.Line(e.leaseLost) + " — saving optimistically")
 	case e.readOnly != "":
 		return st.LockOther.Render("read-only: " + e.readOnly)
+	case e.leaseLost != "":
+		return st.Error.Render("lease lost: " + safe.Line(e.leaseLost) + " — saving optimistically")
 	case e.otherLease != nil:
 		ind, _ := lockIndicator(*e.otherLease, e.c.user, e.c.dbNow())
 		return st.LockOther.Render("lock: " + ind)

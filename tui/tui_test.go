@@ -487,7 +487,7 @@ func TestLease_HeldByOtherOpensReadOnly(t *testing.T) {
 func TestLease_TakenReleasedAndLost(t *testing.T) {
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
-	d := newDriver(t, s, "alice")
+	d := newDriver(t, s, "alice", func(o *Options) { o.Now = s.Now })
 	openProduct(t, d, 1, "e")
 	d.waitFor("lease: you, ")
 	ls, _, _ := s.FindLeases(context.Background(), store.LeaseFilter{Kind: store.KindProduct, RecordID: 1})
@@ -508,10 +508,11 @@ func TestLease_TakenReleasedAndLost(t *testing.T) {
 		Group: store.GroupEditor, TTL: 1e9}); err != nil {
 		t.Fatal(err)
 	}
+	d.waitFor("bob took the lease: read-only until it ends; your edits are kept as a draft")
 	s.SetFailure(nil)
 	s.Advance(2e9) // bob's one-second lease ends too
-	d.key("ctrl+s")
-	d.waitFor("lease lost")
+	d.waitFor("bob's lease expired at 10:11:01: you can edit")
+	d.waitFor("lease: you, ") // opened with e: she takes the lease again
 	d.key("ctrl+s")
 	d.waitFor("saved v2")
 	if got := mustRecord(t, s, 1).Fields["name"]; got != "Product 1 v2" {
@@ -741,7 +742,8 @@ func TestLease_OnFirstEdit(t *testing.T) {
 func TestLease_OnFirstEditHeldByOther(t *testing.T) {
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
-	d := newDriver(t, s, "alice", func(o *Options) { o.LeaseOnEdit, o.Now = true, s.Now })
+	// Without a feed, bob's lease is found only when alice's first edit asks for hers.
+	d := newDriver(t, quietFeed{s}, "alice", func(o *Options) { o.LeaseOnEdit, o.Now = true, s.Now })
 	openProduct(t, d, 1, "enter")
 	focusField(t, d, "name")
 	if _, err := s.AcquireLease(actorCtx("bob"), store.LeaseRequest{Kind: store.KindProduct, RecordID: 1,
