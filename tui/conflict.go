@@ -38,14 +38,14 @@ func (cs *conflictState) who() string {
 }
 
 // retryable returns why retry is not available, or "" when all my changes are relative.
-func (cs *conflictState) retryable() string {
+func (cs *conflictState) retryable(reg *store.Registry) string {
 	if cs.u.Relative() {
 		return ""
 	}
 	abs := make([]string, 0, len(cs.u.Set))
 	for _, f := range cs.u.FieldNames() {
 		if _, ok := cs.u.Set[f]; ok {
-			abs = append(abs, f)
+			abs = append(abs, fieldLabel(reg, cs.ce.Kind, f))
 		}
 	}
 	if len(abs) == 1 {
@@ -131,10 +131,10 @@ func (m *conflictModel) View() string {
 		line("")
 	}
 	line(st.Focused.Render("r") + "  reload theirs (your edits are kept as a draft)")
-	if why := cs.retryable(); why != "" {
+	if why := cs.retryable(c.reg); why != "" {
 		line(st.Disabled.Render("a  retry") + st.Dim.Render(" — not available: "+why))
 	} else {
-		line(st.Focused.Render("a") + "  retry: apply " + deltaText(cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
+		line(st.Focused.Render("a") + "  retry: apply " + deltaText(m.c.reg, cs.ce.Kind, cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
 	}
 	line(st.Focused.Render("m") + "  merge field by field")
 	line(st.Focused.Render("esc") + " back to editing")
@@ -148,7 +148,7 @@ func (m *conflictModel) View() string {
 		body += strings.Repeat("\n", c.height-2-n)
 	}
 	retry := c.keys.Retry
-	retry.SetEnabled(cs.retryable() == "") // the footer shows only what works
+	retry.SetEnabled(cs.retryable(c.reg) == "") // the footer shows only what works
 	keys := []key.Binding{c.keys.Reload, retry, c.keys.Merge, c.keys.Back}
 	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(keys)
 }

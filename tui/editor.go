@@ -116,6 +116,10 @@ type editorModel struct {
 	sent       []fieldSnap // the form as the save in flight sent it
 	autoSaves  int         // saves made by one ctrl+s on its own (merge, retry)
 	mergedNote string      // said after the next successful save: "merged with bob's v8 (price)"
+	// retryOn: the writes a retry re-applies my relative changes on top of, and the version
+	// they were made on, for "applied your stock -3 on top of bob's v5 → v6".
+	retryOn   []store.Change
+	retryBase int64
 
 	lastDraft  time.Time
 	draftDirty bool
@@ -148,6 +152,9 @@ type (
 		res     *store.UpdateResult
 		created *store.Record
 		err     error
+		// between: the writes of others that landed between the base version and this
+		// save, when a relative save (no version check) went on top of them.
+		between []store.Change
 	}
 	editorLeasesMsg struct {
 		ed     *editorModel
@@ -785,7 +792,7 @@ func (e *editorModel) banner() string {
 		if !slices.Contains(who, ch.Actor) {
 			who = append(who, ch.Actor)
 		}
-		for _, f := range ch.Fields {
+		for _, f := range fieldLabels(e.c.reg, e.kind, ch.Fields) {
 			if !slices.Contains(fields, f) {
 				fields = append(fields, f)
 			}
@@ -1223,8 +1230,64 @@ func (e *editorModel) save() tea.Cmd {
 	id := e.id
 	return tea.Batch(drop, func() tea.Msg {
 		res, err := c.st.UpdateRecord(c.ctx, kind, id, u)
-		return savedMsg{ed: e, u: u, res: res, err: err}
+		msg := savedMsg{ed: e, u: u, res: res, err: err}
+		if err == nil && !res.Replayed && res.Record.Version > u.BaseVersion+1 {
+			// Relative changes carry no version check, so they never meet a conflict: they
+			// went on top of whatever others saved meanwhile. Find out who, to say so.
+			msg.between = writesBetween(c, kind, id, u.BaseVersion, res.Record.Version)
+		}
+		return msg
 	})
+}
+
+// writesBetween returns the writes that made the versions after base and before next, from
+// the history and the operation log (nil when they cannot be read: the note then names the
+// versions only).
+func writesBetween(c *common, kind store.Kind, id, base, next int64) []store.Change {
+	vs, err := c.st.FindHistory(c.ctx, kind, id)
+	if err != nil {
+		return nil
+	}
+	ops, err := c.st.FindOps(c.ctx, kind, id)
+	if err != nil {
+		return nil
+	}
+	var out []store.Change
+	for _, v := range vs {
+		if v.Version > base && v.Version < next {
+			out = append(out, store.Change{Version: v.Version, Actor: v.Actor, Fields: v.Fields})
+		}
+	}
+	for _, op := range ops {
+		if op.Version > base && op.Version < next {
+			out = append(out, op)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Change) int { return int(a.Version - b.Version) })
+	return out
+}
+
+// onTopOf names the versions after base and before next and who wrote them: "bob's v5",
+// "bob's v5–v7", "v5–v7 by bob, alice".
+func onTopOf(base, next int64, writes []store.Change) string {
+	lo, hi := base+1, next-1
+	span := fmt.Sprintf("v%d", lo)
+	if hi > lo {
+		span = fmt.Sprintf("v%d–v%d", lo, hi)
+	}
+	var who []string
+	for _, w := range writes {
+		if w.Version >= lo && w.Version <= hi && w.Actor != "" && !slices.Contains(who, safe.Line(w.Actor)) {
+			who = append(who, safe.Line(w.Actor))
+		}
+	}
+	switch len(who) {
+	case 0:
+		return span
+	case 1:
+		return who[0] + "'s " + span
+	}
+	return span + " by " + strings.Join(who, ", ")
 }
 
 // dropLostLease forgets a lease that was lost (why: err) and stops its heartbeat; later saves
@@ -1262,13 +1325,21 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 		e.mode = modeEdit
 		e.conflict, e.merge = nil, nil
 		note := fmt.Sprintf("saved v%d", rec.Version)
-		if first {
+		base, writes := msg.u.BaseVersion, msg.between
+		if e.retryOn != nil {
+			base, writes = e.retryBase, e.retryOn
+		}
+		switch {
+		case first:
 			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
+		case rec.Version > base+1 && msg.u.Relative():
+			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
+				onTopOf(base, rec.Version, writes), rec.Version)
 		}
 		if e.mergedNote != "" {
 			note = e.mergedNote + "; " + note
 		}
-		e.mergedNote = ""
+		e.mergedNote, e.retryOn = "", nil
 		e.status.ok(note)
 		return tea.Batch(cmd, e.focusCmd())
 	}
@@ -1400,7 +1471,7 @@ func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cm
 	case OnConflictMerge:
 		return e.onConflictChoice(conflictChoiceMsg{choice: choiceMerge})
 	case OnConflictRetry:
-		if cs.retryable() == "" {
+		if cs.retryable(e.c.reg) == "" {
 			return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
 		}
 	}
@@ -1429,7 +1500,7 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 		e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: ctrl+r brings them back", cs.who(), cs.ce.Current.Version))
 		return tea.Batch(e.focusCmd(), e.saveDraftCmd(kept))
 	case choiceRetry:
-		if why := cs.retryable(); why != "" {
+		if why := cs.retryable(e.c.reg); why != "" {
 			e.conflict.status.warn("retry is not available: " + why)
 			return nil
 		}
@@ -1441,7 +1512,10 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 		e.autoSaves++
 		e.rebase(cs.ce.Current, cs.ce.Current.Fields, cs.deltas)
 		e.mode = modeEdit
-		e.mergedNote = fmt.Sprintf("retried %s on %s's v%d", deltaText(cs.deltas), cs.who(), cs.ce.Current.Version)
+		e.retryBase, e.retryOn = cs.base.Version, cs.ce.Since
+		if len(e.retryOn) == 0 { // the change log was pruned: at least the last writer is known
+			e.retryOn = []store.Change{{Version: cs.ce.Current.Version, Actor: cs.ce.Current.UpdatedBy}}
+		}
 		backoff := time.Duration(10+rand.IntN(90)) * time.Millisecond
 		save := e.save()
 		return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
@@ -1466,8 +1540,8 @@ func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 	return e.save()
 }
 
-// deltaText says relative changes the way the form shows them: "stock -3".
-func deltaText(d map[string]int64) string {
+// deltaText says relative changes the way the form labels them: "stock -3".
+func deltaText(reg *store.Registry, kind store.Kind, d map[string]int64) string {
 	names := make([]string, 0, len(d))
 	for n := range d {
 		names = append(names, n)
@@ -1475,9 +1549,27 @@ func deltaText(d map[string]int64) string {
 	slices.Sort(names)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %+d", n, d[n]))
+		parts = append(parts, fmt.Sprintf("%s %+d", fieldLabel(reg, kind, n), d[n]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fieldLabel is the label the form shows for a field name ("parent" for parent_id), so
+// messages never name internal fields; an unknown name is shown as it is, made safe.
+func fieldLabel(reg *store.Registry, kind store.Kind, name string) string {
+	if f, err := reg.Field(kind, name); err == nil {
+		return f.Label
+	}
+	return safe.Line(name)
+}
+
+// fieldLabels maps names to labels.
+func fieldLabels(reg *store.Registry, kind store.Kind, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fieldLabel(reg, kind, n)
+	}
+	return out
 }
 
 // View draws the editor, or the dialog or merge view over it.

@@ -19,12 +19,13 @@ import (
 // The record merge itself (states, rules, per-hunk picks, undo) is merge.Records; this file
 // only shows it and turns keys into its calls.
 
-// changedFields names the fields whose side value differs from the base, in registry order.
+// changedFields labels the fields whose side value differs from the base, in registry order
+// (labels, as the form says them: "parent", not "parent_id").
 func changedFields(rr *merge.RecordResult, side func(*merge.FieldMerge) any) []string {
 	var out []string
 	for _, fm := range rr.Fields {
 		if !store.Equal(fm.Base, side(fm)) {
-			out = append(out, fm.Field.Name)
+			out = append(out, fm.Field.Label)
 		}
 	}
 	return out
@@ -38,12 +39,12 @@ func mineFields(rr *merge.RecordResult) []string {
 	return changedFields(rr, func(fm *merge.FieldMerge) any { return fm.Mine })
 }
 
-// conflictFields names the fields both sides changed in ways their rule cannot combine.
+// conflictFields labels the fields both sides changed in ways their rule cannot combine.
 func conflictFields(rr *merge.RecordResult) []string {
 	var out []string
 	for _, fm := range rr.Fields {
 		if fm.State == merge.FieldConflict {
-			out = append(out, fm.Field.Name)
+			out = append(out, fm.Field.Label)
 		}
 	}
 	return out

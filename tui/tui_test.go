@@ -204,7 +204,7 @@ func TestEditor_CounterIsRelative(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.key("ctrl+s")
-	d.waitFor("saved v3")
+	d.waitFor("applied your stock -2 on top of shop's v2 → v3")
 	if got := mustRecord(t, s, 1).Fields["stock"]; got != int64(17) {
 		t.Fatalf("stock = %v, want 17 (20 - 1 - 2)", got)
 	}
@@ -398,7 +398,7 @@ func TestConflict_Retry(t *testing.T) {
 		return nil
 	})
 	alice.key("ctrl+s")
-	alice.waitFor("retried stock -3 on bob's v2; saved v3")
+	alice.waitFor("applied your stock -3 on top of bob's v2 → v3")
 	r := mustRecord(t, s, 1)
 	if r.Fields["stock"] != int64(17) || r.Fields["price"] != int64(1200) {
 		t.Fatalf("after retry: stock %v price %v", r.Fields["stock"], r.Fields["price"])
