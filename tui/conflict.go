@@ -121,11 +121,13 @@ func (m *conflictModel) View() string {
 		collided = true
 		f := fm.Field
 		if fm.Text != nil {
-			line(fmt.Sprintf("  %-12s %d conflicting hunks", f.Label, fm.Text.Hunks()))
+			line(fmt.Sprintf("  %-12s %s", f.Label, plural(fm.Text.Hunks(), "conflicting hunk", "conflicting hunks")))
 			continue
 		}
-		line(fmt.Sprintf("  %-12s base %s · %s · %s", f.Label, short(f, fm.Base),
-			st.Mine.Render("yours "+short(f, fm.Mine)), st.Theirs.Render("theirs "+short(f, fm.Theirs))))
+		// Three values on one line: each gets a third of what the labels leave.
+		v := shortAll(f, max((inner-38)/3, 6), fm.Base, fm.Mine, fm.Theirs)
+		line(fmt.Sprintf("  %-12s base %s · %s · %s", f.Label, v[0],
+			st.Mine.Render("yours "+v[1]), st.Theirs.Render("theirs "+v[2])))
 	}
 	if collided {
 		line("")
@@ -153,6 +155,14 @@ func (m *conflictModel) View() string {
 	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(keys)
 }
 
+// plural says n things: "1 conflicting hunk", "2 conflicting hunks".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 func orNone(fs []string) string {
 	if len(fs) == 0 {
 		return "—"
@@ -160,13 +170,51 @@ func orNone(fs []string) string {
 	return strings.Join(fs, ", ")
 }
 
-// short formats a value for one cell of a dialog.
-func short(f *store.Field, v any) string {
-	s := safe.Line(f.Format(v))
-	if s == "" {
-		s = "∅"
+// shortAll formats values of f that are shown side by side, each in at most w cells. Values
+// that agree on a long prefix would all be cut to that prefix and look equal, so then each
+// is shown from a little before the first cell where they differ ("…ur, red").
+func shortAll(f *store.Field, w int, vs ...any) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = safe.Line(f.Format(v))
 	}
-	return ansi.Truncate(s, 16, "…")
+	// The latest point where two of them part: cut there, every pair shows its difference.
+	d := -1
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			d = max(d, firstDifference(out[i], out[j]))
+		}
+	}
+	start := 0
+	if d >= w-1 {
+		start = max(d-w/3, 1)
+	}
+	for i, s := range out {
+		switch {
+		case s == "":
+			s = "∅"
+		case start > 0 && ansi.StringWidth(s) > start:
+			s = "…" + ansi.TruncateLeft(s, start, "")
+		}
+		out[i] = ansi.Truncate(s, w, "…")
+	}
+	return out
+}
+
+// firstDifference returns the first cell at which a and b differ, or -1 when they are equal.
+func firstDifference(a, b string) int {
+	cells := 0
+	ra, rb := []rune(a), []rune(b)
+	for i := range ra {
+		if i >= len(rb) || ra[i] != rb[i] {
+			return cells
+		}
+		cells += ansi.StringWidth(string(ra[i]))
+	}
+	if len(rb) > len(ra) {
+		return cells
+	}
+	return -1
 }
 
 // changeLines describes base→theirs field by field, text fields as a line diff.

@@ -214,7 +214,7 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 	switch {
 	case key.Matches(k, keys.Save):
 		if n := m.rm.Conflicts(); n > 0 {
-			m.status.warn(fmt.Sprintf("%d conflicts left: pick 1 mine, 2 theirs, 3 base, or enter to edit", n))
+			m.status.warn(plural(n, "conflict", "conflicts") + " left: pick 1 mine, 2 theirs, 3 base, or enter to edit")
 			return nil
 		}
 		vals, err := m.rm.Values()
@@ -417,7 +417,7 @@ func (m *mergeModel) View() string {
 		cs.ce.Kind, cs.ce.ID, cs.base.Version, cs.who(), cs.ce.Current.Version)))
 	b.WriteByte('\n')
 	left := m.rm.Conflicts()
-	counter := fmt.Sprintf("%d of %d conflicts left", left, total)
+	counter := fmt.Sprintf("%d of %s left", left, plural(total, "conflict", "conflicts"))
 	if left == 0 {
 		b.WriteString(st.OK.Render(counter + " — ctrl+s saves"))
 	} else {
@@ -481,7 +481,7 @@ func (m *mergeModel) row(i, valW int) string {
 	case ok:
 		val = ansi.Truncate(safe.Line(firstLine(fm.Field.Format(v))), valW-10, "…")
 	case fm.Text != nil:
-		val = fmt.Sprintf("%d of %d hunks open", fm.Text.Remaining(), fm.Text.Hunks())
+		val = fmt.Sprintf("%d of %s open", fm.Text.Remaining(), plural(fm.Text.Hunks(), "hunk", "hunks"))
 	default:
 		val = "?"
 	}
@@ -524,14 +524,15 @@ func (m *mergeModel) detail() []string {
 		return append([]string{f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") + "):"},
 			m.preview(fm)...)
 	case fm.State != merge.FieldConflict:
-		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", f.Label, fm.State,
-			short(f, fm.Base), short(f, fm.Mine), short(f, fm.Theirs))}
+		v := shortAll(f, 16, fm.Base, fm.Mine, fm.Theirs)
+		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", f.Label, fm.State, v[0], v[1], v[2])}
 	case fm.Text == nil || fm.Text.Hunks() == 0:
+		v := shortAll(f, max(m.c.width-12, 16), fm.Mine, fm.Theirs, fm.Base)
 		return []string{
 			f.Label + " changed on both sides:",
-			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+short(f, fm.Mine)),
-			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+short(f, fm.Theirs)),
-			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+short(f, fm.Base)),
+			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+v[0]),
+			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+v[1]),
+			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+v[2]),
 			"  " + st.Dim.Render("enter: type a value"),
 		}
 	}

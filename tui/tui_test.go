@@ -455,7 +455,7 @@ func TestConflict_MergeNewCollisionReturnsToDialog(t *testing.T) {
 	alice.key("ctrl+s")
 	alice.waitFor("collide:")
 	alice.key("m")
-	alice.waitFor("1 of 1 conflicts left")
+	alice.waitFor("1 of 1 conflict left")
 	alice.key("1")
 	// Bob saves again before alice saves her merge.
 	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 2,
