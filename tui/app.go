@@ -167,6 +167,11 @@ type common struct {
 // dbNow is the current time on the database clock, as well as the TUI knows it.
 func (c *common) dbNow() time.Time { return c.opts.Now().Add(c.skew) }
 
+// learnClock notes the database clock: db is the database's now read by a query that the
+// local clock started at sent. Both are taken in the command, so an answer applied late (the
+// program was busy) does not make the database look behind.
+func (c *common) learnClock(db, sent time.Time) { c.skew = db.Sub(sent) }
+
 // footer renders the key help for bindings on one line.
 func (c *common) footer(bindings []key.Binding) string {
 	c.help.SetWidth(c.width)
@@ -207,6 +212,7 @@ type App struct {
 	editor   *editorModel
 	history  *historyModel
 	locks    *locksModel
+	editorOf screenID // the screen the editor was opened from, where leaving it returns
 	feedCh   <-chan store.Change
 	cursor   int64 // the last change seen, where a resubscription continues
 	quitting bool
@@ -327,6 +333,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case openEditorMsg:
 		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
+		a.editorOf = msg.from
 		a.screen = scrEditor
 		return a, a.editor.Init()
 	case openHistoryMsg:
@@ -338,10 +345,21 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.screen = scrLocks
 		return a, a.locks.Init()
 	case backMsg:
+		if a.screen == scrEditor && a.editorOf == scrLocks && a.locks != nil {
+			a.screen, a.editor = scrLocks, nil
+			a.locks.status = statusLine{}
+			if msg.status != "" {
+				a.locks.status.ok(msg.status)
+			}
+			return a, a.locks.Init()
+		}
 		a.screen = scrList
 		a.editor, a.history, a.locks = nil, nil, nil
 		if msg.status != "" {
 			a.list.status.ok(msg.status)
+		}
+		if msg.created != nil {
+			return a, tea.Batch(a.list.show(msg.created), a.list.loadLeases())
 		}
 		return a, a.list.refreshVisible()
 	case tea.KeyPressMsg:
@@ -450,23 +468,45 @@ func (a *App) Render() string {
 
 func (a *App) helpView() string {
 	c := a.c
-	h := c.help
-	h.ShowAll = true
-	h.SetWidth(c.width)
-	title := c.styles.Title.Render("tandem · keys")
-	groups := fullHelp{c.keys}.FullHelp()
-	head := func(s string) string { return c.styles.Header.Render(s) }
-	return lipgloss.JoinVertical(lipgloss.Left, title,
-		head("list                          editor"), h.FullHelpView(groups[:2]),
-		head("conflict dialog    merge view                  history"), h.FullHelpView(groups[2:]),
-		c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
+	hs := c.help.Styles
+	rows := []string{c.styles.Title.Render("tandem · keys")}
+	for i, row := range c.keys.HelpGroups() {
+		cols := make([]string, 0, len(row))
+		for j, g := range row {
+			keyW := 0
+			for _, b := range g.keys {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+			lines := []string{c.styles.Header.Render(g.title)}
+			for _, b := range g.keys {
+				lines = append(lines, hs.FullKey.Render(padRight(b.Help().Key, keyW))+" "+hs.FullDesc.Render(b.Help().Desc))
+			}
+			col := strings.Join(lines, "\n")
+			if j < len(row)-1 {
+				col = lipgloss.NewStyle().PaddingRight(3).Render(col)
+			}
+			cols = append(cols, col)
+		}
+		if i > 0 {
+			rows = append(rows, "")
+		}
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cols...))
+	}
+	rows = append(rows, c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
+	return strings.Join(rows, "\n")
 }
 
-// fitScreen cuts body to width×height so that no line wraps and nothing scrolls.
+// fitScreen cuts body to width×height so that no line wraps and nothing scrolls. Every
+// screen ends with its status line and its footer: on a screen too short for the rest,
+// those two stay and the middle is cut.
 func fitScreen(body string, width, height int) string {
 	lines := strings.Split(body, "\n")
 	if height > 0 && len(lines) > height {
-		lines = lines[:height]
+		if height > 2 {
+			lines = append(lines[:height-2:height-2], lines[len(lines)-2:]...)
+		} else {
+			lines = lines[len(lines)-height:]
+		}
 	}
 	for i, l := range lines {
 		if ansi.StringWidth(l) > width {

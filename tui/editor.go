@@ -92,8 +92,9 @@ type editorModel struct {
 
 	held       *locks.Held
 	leaseStop  context.CancelFunc
-	leaseLost  string       // why our lease was lost; saves fall back to optimistic
-	otherLease *store.Lease // someone else's lease on the record, for the indicator
+	leaseLost  string           // why our lease was lost; saves fall back to optimistic
+	otherLease *store.Lease     // someone else's lease on the record, for the indicator
+	refTitles  map[int64]string // titles of the records reference fields name ("" while asked)
 	// leaseLocked: read-only because otherLease holds the record; it follows the lease
 	// live (feed events, and a check once it should have expired) and unlocks by itself.
 	leaseLocked bool
@@ -123,7 +124,8 @@ type editorModel struct {
 
 	lastDraft  time.Time
 	draftDirty bool
-	discarded  bool // the person discarded the edits: nothing may write a draft again
+	discarded  bool          // the person discarded the edits: nothing may write a draft again
+	created    *store.Record // the record this editor created, for the list's cursor
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
@@ -134,6 +136,7 @@ type (
 		rec    *store.Record
 		leases []store.Lease
 		dbNow  time.Time
+		sent   time.Time // the local clock when the lease query started
 		draft  *draft
 		err    error
 	}
@@ -161,6 +164,7 @@ type (
 		seq    int
 		leases []store.Lease
 		dbNow  time.Time
+		sent   time.Time // the local clock when the query started
 		err    error
 	}
 	extEditedMsg struct {
@@ -213,6 +217,7 @@ func (e *editorModel) Init() tea.Cmd {
 		if err != nil {
 			return recordLoadedMsg{ed: e, err: err}
 		}
+		sent := c.opts.Now()
 		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
 		if err != nil {
 			return recordLoadedMsg{ed: e, err: err}
@@ -221,7 +226,7 @@ func (e *editorModel) Init() tea.Cmd {
 		if derr != nil {
 			d = nil // an unreadable draft is reported by saving a new one over it
 		}
-		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, draft: d}
+		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, sent: sent, draft: d}
 	}
 }
 
@@ -288,9 +293,63 @@ func (e *editorModel) fill(rec *store.Record) {
 		}
 		fi.setText(s)
 		if fi.readOnly != "" {
-			fi.setText(clean)
+			fi.shown = e.shownValue(fi, v)
+			fi.setText(fi.shown)
 		}
 	}
+}
+
+// shownValue is how a read-only field shows v: made safe, and a reference with the title
+// of the record it names ("3 · Handbook"), once the title is known.
+func (e *editorModel) shownValue(fi *fieldInput, v any) string {
+	s := fi.f.Format(v)
+	if fi.body != nil {
+		return safe.Text(s)
+	}
+	out := safe.Line(s)
+	if id, ok := v.(int64); ok && fi.f.Type == store.TypeRef {
+		if t, ok := e.refTitles[id]; ok && t != "" {
+			out += " · " + safe.Line(t)
+		}
+	}
+	return out
+}
+
+// refTitleMsg is the title of a record a reference field names.
+type refTitleMsg struct {
+	ed    *editorModel
+	id    int64
+	title string
+}
+
+// titlesCmd reads the titles of the records the reference fields name, once each.
+func (e *editorModel) titlesCmd() tea.Cmd {
+	if e.rec == nil {
+		return nil
+	}
+	var cmds []tea.Cmd
+	for _, fi := range e.fields {
+		id, ok := e.rec.Fields[fi.f.Name].(int64)
+		if fi.f.Type != store.TypeRef || !ok {
+			continue
+		}
+		if _, asked := e.refTitles[id]; asked {
+			continue
+		}
+		if e.refTitles == nil {
+			e.refTitles = map[int64]string{}
+		}
+		e.refTitles[id] = "" // asked; filled in when the answer comes
+		c, kind := e.c, e.kind
+		cmds = append(cmds, func() tea.Msg {
+			r, err := c.st.FindRecord(c.ctx, kind, id)
+			if err != nil {
+				return refTitleMsg{ed: e, id: id} // shown as the bare id
+			}
+			return refTitleMsg{ed: e, id: id, title: r.Title()}
+		})
+	}
+	return tea.Batch(cmds...)
 }
 
 // bodyEditable reports whether the body editor can edit s and give it back as it was: it
@@ -354,15 +413,16 @@ func (e *editorModel) layout() {
 
 const labelWidth = 14
 
-// bodyHeight is the height of the focused text field: what the screen has left.
+// bodyHeight is the height of the focused text field: what the screen has left, but on a
+// short screen no more than leaves its label and the marks of a scrolled form in sight.
 func (e *editorModel) bodyHeight() int {
-	return max(e.c.height-6-len(e.fields), 3)
+	return max(min(max(e.c.height-6-len(e.fields), 3), e.c.height-5-3), 1)
 }
 
 // Update handles editor messages and keys; with Options.LeaseOnEdit, the message that
 // makes the first edit also starts taking the lease.
 func (e *editorModel) Update(msg tea.Msg) tea.Cmd {
-	cmd := e.update(msg)
+	cmd := tea.Batch(e.update(msg), e.titlesCmd())
 	if e.leaseOnEdit && e.edited && e.readOnly == "" && e.held == nil && e.leaseStop == nil {
 		e.leaseOnEdit, e.wantLease = false, true
 		return tea.Batch(cmd, e.acquireCmd())
@@ -416,13 +476,25 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			e.recheck = true
 			return nil
 		}
-		e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
+		e.c.learnClock(msg.dbNow, msg.sent)
 		return e.followLease(msg.leases, msg.dbNow)
 	case unlockedMsg:
 		if msg.ed != e {
 			return nil
 		}
 		return e.onUnlocked(msg)
+	case refTitleMsg:
+		if msg.ed != e {
+			return nil
+		}
+		e.refTitles[msg.id] = msg.title
+		for _, fi := range e.fields {
+			if fi.f.Type == store.TypeRef && fi.readOnly != "" && e.rec != nil {
+				fi.shown = e.shownValue(fi, e.rec.Fields[fi.f.Name])
+				fi.setText(fi.shown)
+			}
+		}
+		return nil
 	case savedMsg:
 		if msg.ed != e {
 			return nil
@@ -473,7 +545,7 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 		}
 		return nil
 	}
-	e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
+	e.c.learnClock(msg.dbNow, msg.sent)
 	e.rec = msg.rec
 	e.buildForm(msg.rec)
 	e.mode = modeEdit
@@ -590,8 +662,9 @@ func (e *editorModel) checkLeasesCmd() tea.Cmd {
 	e.leaseAsking = true
 	c, kind, id, seq := e.c, e.kind, e.id, e.leaseSeq
 	return func() tea.Msg {
+		sent := c.opts.Now()
 		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
-		return editorLeasesMsg{ed: e, seq: seq, leases: ls, dbNow: now, err: err}
+		return editorLeasesMsg{ed: e, seq: seq, leases: ls, dbNow: now, sent: sent, err: err}
 	}
 }
 
@@ -828,7 +901,14 @@ func (e *editorModel) onTick() tea.Cmd {
 }
 
 // fieldChanged notes an edit for the draft writer (and a lease taken on first edit).
-func (e *editorModel) fieldChanged() { e.draftDirty, e.edited = true, true }
+// A message about what was (saved v3, draft restored) no longer describes the form once it
+// changes again, so it goes; warnings and errors describe a state that still holds.
+func (e *editorModel) fieldChanged() {
+	e.draftDirty, e.edited = true, true
+	if e.status.kind == statusOK || e.status.kind == statusInfo {
+		e.status = statusLine{}
+	}
+}
 
 // currentDraft captures the form as a draft.
 func (e *editorModel) currentDraft() draft {
@@ -1042,7 +1122,8 @@ func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
 
 func (e *editorModel) leave(status string) tea.Cmd {
 	cmd := e.leaveCmd()
-	return tea.Sequence(cmd, func() tea.Msg { return backMsg{status: status} })
+	created := e.created
+	return tea.Sequence(cmd, func() tea.Msg { return backMsg{status: status, created: created} })
 }
 
 // restoreKept brings back the version kept by a reload.
@@ -1332,6 +1413,7 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 		switch {
 		case first:
 			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
+			e.created = rec
 		case rec.Version > base+1 && msg.u.Relative():
 			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
 				onTopOf(base, rec.Version, writes), rec.Version)
@@ -1416,11 +1498,7 @@ func (e *editorModel) rebase(cur *store.Record, vals store.Values, deltas map[st
 	e.rec = cur
 	for _, fi := range e.fields {
 		if fi.readOnly != "" {
-			v := fi.f.Format(cur.Fields[fi.f.Name])
-			fi.shown = safe.Line(v)
-			if fi.body != nil {
-				fi.shown = safe.Text(v)
-			}
+			fi.shown = e.shownValue(fi, cur.Fields[fi.f.Name])
 			fi.setText(fi.shown)
 			continue
 		}
@@ -1607,51 +1685,8 @@ func (e *editorModel) View() string {
 	}
 	b.WriteByte('\n')
 
-	lines := 3
-	if e.mode == modeLoading {
-		b.WriteString(st.Dim.Render("  loading…"))
-		b.WriteByte('\n')
-		lines++
-	}
-	valW := max(c.width-labelWidth-3, 10)
-	for i, fi := range e.fields {
-		focused := i == e.focus && e.mode == modeEdit
-		label := padRight(ansi.Truncate(fi.f.Label, labelWidth, "…"), labelWidth)
-		marker := "  "
-		if focused {
-			marker = st.Focused.Render("▸ ")
-			label = st.Focused.Render(label)
-		} else {
-			label = st.Label.Render(label)
-		}
-		var val string
-		switch {
-		case fi.readOnly != "" || e.readOnly != "":
-			val = st.Dim.Render(ansi.Truncate(firstLine(fi.shownText()), valW, "…"))
-		case fi.body != nil && focused:
-			b.WriteString(marker + label + "\n")
-			b.WriteString(indent(fi.body.View(), labelWidth+3))
-			b.WriteByte('\n')
-			lines += 1 + e.bodyHeight()
-			continue
-		case fi.body != nil:
-			val = ansi.Truncate(oneLine(fi.text()), valW-12, "…")
-			if n := fi.body.LineCount() - 1; n > 0 {
-				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
-			}
-		case focused:
-			val = fi.line.View()
-		default:
-			val = ansi.Truncate(safe.Line(fi.text()), valW, "…")
-		}
-		if fi.delta != 0 {
-			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Name, fi.delta))
-		}
-		b.WriteString(marker + label + " " + val + "\n")
-		lines++
-	}
-	for ; lines < c.height-2; lines++ {
-		b.WriteByte('\n')
+	for _, l := range e.formLines(max(c.height-5, 1)) {
+		b.WriteString(l + "\n")
 	}
 	switch e.mode {
 	case modeConfirmLeave:
@@ -1669,12 +1704,112 @@ func (e *editorModel) View() string {
 		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
 	}
 	b.WriteByte('\n')
-	keys := c.keys.EditorKeys()
+	keys := e.editorKeys()
 	if e.readOnly != "" {
 		keys = []key.Binding{c.keys.NextField, c.keys.Back, c.keys.Help}
 	}
 	b.WriteString(c.footer(keys))
 	return b.String()
+}
+
+// formLines draws the fields in exactly room lines. When they do not fit (a short terminal)
+// it shows the part around the focused field, marking what is above and below, so the
+// status line and the footer always keep their place.
+func (e *editorModel) formLines(room int) []string {
+	c, st := e.c, e.c.styles
+	var lines []string
+	if e.mode == modeLoading {
+		lines = append(lines, st.Dim.Render("  loading…"))
+	}
+	focusFrom, focusTo := 0, 0
+	valW := max(c.width-labelWidth-3, 10)
+	for i, fi := range e.fields {
+		focused := i == e.focus && e.mode == modeEdit
+		if i == e.focus {
+			focusFrom = len(lines)
+		}
+		label := padRight(ansi.Truncate(fi.f.Label, labelWidth, "…"), labelWidth)
+		marker := "  "
+		if focused {
+			marker = st.Focused.Render("▸ ")
+			label = st.Focused.Render(label)
+		} else {
+			label = st.Label.Render(label)
+		}
+		var val string
+		switch {
+		case fi.readOnly != "" || e.readOnly != "":
+			shown := fi.shownText()
+			val = st.Dim.Render(ansi.Truncate(firstLine(shown), valW, "…"))
+			if n := strings.Count(strings.TrimSuffix(shown, "\n"), "\n"); fi.body != nil && n > 0 {
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+			}
+		case fi.body != nil && focused:
+			lines = append(lines, marker+label)
+			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
+			focusTo = len(lines)
+			continue
+		case fi.body != nil:
+			val = ansi.Truncate(oneLine(fi.text()), valW-12, "…")
+			if n := fi.body.LineCount() - 1; n > 0 {
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+			}
+		case focused:
+			val = fi.line.View()
+		default:
+			val = ansi.Truncate(safe.Line(fi.text()), valW, "…")
+		}
+		if fi.delta != 0 {
+			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Label, fi.delta))
+		}
+		lines = append(lines, marker+label+" "+val)
+		if i == e.focus {
+			focusTo = len(lines)
+		}
+	}
+	if len(lines) <= room {
+		for len(lines) < room {
+			lines = append(lines, "")
+		}
+		return lines
+	}
+	// A window of room lines holding the focused field, with a line of context above it
+	// when there is room; the first and last lines say what is cut off.
+	top := max(min(focusFrom-2, len(lines)-room), 0)
+	if focusTo > top+room-1 {
+		top = min(focusTo-room+1, len(lines)-room)
+	}
+	win := slices.Clone(lines[top : top+room])
+	if top > 0 && room > 2 {
+		win[0] = st.Dim.Render(fmt.Sprintf("  ↑ %d more", top+1))
+	}
+	if below := len(lines) - (top + room); below > 0 && room > 2 {
+		win[room-1] = st.Dim.Render(fmt.Sprintf("  ↓ %d more", below+1))
+	}
+	return win
+}
+
+// editorKeys are the footer's keys: +/- only where the record has a counter the person may
+// change, described by its label ("stock ±1").
+func (e *editorModel) editorKeys() []key.Binding {
+	var counters []string
+	for _, fi := range e.fields {
+		if fi.f.Rule == store.RuleCounter && fi.readOnly == "" {
+			counters = append(counters, fi.f.Label)
+		}
+	}
+	keys := e.c.keys.EditorKeys()
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k.Help().Key == e.c.keys.Inc.Help().Key {
+			if len(counters) == 0 {
+				continue
+			}
+			k.SetHelp(k.Help().Key, strings.Join(counters, "/")+" ±1")
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // shownText is the field's value for a read-only cell: as loaded for a field nobody may

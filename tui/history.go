@@ -106,7 +106,7 @@ func (h *historyModel) View() string {
 			v := h.versions[i]
 			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor), v.At.Local().Format("2006-01-02 15:04:05"), strings.Join(fieldLabels(c.reg, h.kind, v.Fields), ", "))
 			if i == h.cursor {
-				row = st.Selected.Render(padRight(c.clip(row), c.width))
+				row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 			}
 			lines = append(lines, row)
 		}
@@ -141,7 +141,7 @@ func (h *historyModel) View() string {
 			}
 			row := fmt.Sprintf("  v%-4d %-8s %-12s %-19s %s", op.Version, op.Event, safe.Line(op.Actor), op.At.Local().Format("2006-01-02 15:04:05"), fields)
 			if i == h.cursor {
-				row = st.Selected.Render(padRight(c.clip(row), c.width))
+				row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 			}
 			lines = append(lines, row)
 		}

@@ -329,6 +329,7 @@ func TestConflict_CleanAutoMerge(t *testing.T) {
 func TestConflict_Dialog(t *testing.T) {
 	_, alice, bob := conflictSetup(t)
 	bobSaves(t, bob, "price", "12.00")
+	alice.waitFor("bob saved v2 (price)") // the feed's banner, part of the golden below
 	focusField(t, alice, "price")
 	replaceField(alice, "11.00")
 	alice.key("ctrl+s")
