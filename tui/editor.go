@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -33,32 +31,6 @@ const (
 	modeTheirChanges            // after a reload: what they changed
 )
 
-// fieldInput is one field of the form.
-type fieldInput struct {
-	f        *store.Field
-	readOnly string // why the field cannot be edited; "" when it can
-	line     lineField
-	body     *bodyField // text fields
-	delta    int64      // counter fields: the relative change recorded with +/-
-	shown    string     // read-only fields: the sanitised text shown
-}
-
-func (fi *fieldInput) text() string {
-	if fi.body != nil {
-		return fi.body.Value()
-	}
-	return fi.line.Value()
-}
-
-func (fi *fieldInput) setText(s string) {
-	if fi.body != nil {
-		fi.body.SetValue(s)
-	} else {
-		fi.line.SetValue(s)
-		fi.line.CursorEnd()
-	}
-}
-
 // editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
 // (through conflict.go and mergeview.go) the conflict dialog and merge view.
 type editorModel struct {
@@ -71,18 +43,18 @@ type editorModel struct {
 	edited      bool // something in the form changed since the record was opened
 	mode        editorMode
 
-	rec    *store.Record // the base: the version the edit started from
-	fields []*fieldInput
-	focus  int
+	// form holds the fields, the base version (rec) and what a save sends; the editor
+	// adds keys, focus, commands and the rest of the life cycle around it.
+	form
+	focus int
 
 	readOnly string // why the whole record is read-only ("held by alice since 10:05")
 	status   statusLine
 
 	held       *locks.Held
 	leaseStop  context.CancelFunc
-	leaseLost  string           // why our lease was lost; saves fall back to optimistic
-	otherLease *store.Lease     // someone else's lease on the record, for the indicator
-	refTitles  map[int64]string // titles of the records reference fields name ("" while asked)
+	leaseLost  string       // why our lease was lost; saves fall back to optimistic
+	otherLease *store.Lease // someone else's lease on the record, for the indicator
 	// leaseLocked: read-only because otherLease holds the record; it follows the lease
 	// live (feed events, and a check once it should have expired) and unlocks by itself.
 	leaseLocked bool
@@ -235,72 +207,10 @@ func (e *editorModel) typing() bool {
 
 // buildForm makes the inputs from the registry and fills them from rec (nil: a new record).
 func (e *editorModel) buildForm(rec *store.Record) {
-	e.fields = e.fields[:0]
-	for _, f := range e.c.reg.Fields(e.kind) {
-		fi := &fieldInput{f: f}
-		switch {
-		case f.ReadOnly:
-			fi.readOnly = "changed only by a move"
-		case !f.Writable(e.c.opts.Role):
-			fi.readOnly = "owned by " + string(f.Owner)
-		}
-		if f.Type == store.TypeText {
-			fi.body = newBodyField()
-		} else {
-			ti := newLineField()
-			ti.Prompt = ""
-			fi.line = ti
-		}
-		e.fields = append(e.fields, fi)
-	}
+	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
 	e.fill(rec)
 	e.focus = e.nextEditable(-1, 1)
 	e.layout()
-}
-
-// fill puts rec's values into the inputs and clears the relative changes.
-func (e *editorModel) fill(rec *store.Record) {
-	for _, fi := range e.fields {
-		var v any
-		if rec != nil {
-			v = rec.Fields[fi.f.Name]
-		} else {
-			v = fi.f.Zero()
-		}
-		s := fi.f.Format(v)
-		fi.delta = 0
-		clean, editable := safe.Line(s), false
-		if fi.body != nil {
-			clean, editable = safe.Text(s), bodyEditable(s)
-		}
-		fi.shown = clean
-		if clean != s && !editable && fi.readOnly == "" {
-			// Text another program wrote with control characters is shown escaped; editing
-			// it would write the escaped form back, so the field stays read-only.
-			fi.readOnly = "contains control characters"
-		}
-		fi.setText(s)
-		if fi.readOnly != "" {
-			fi.shown = e.shownValue(fi, v)
-			fi.setText(fi.shown)
-		}
-	}
-}
-
-// shownValue is how a read-only field shows v: made safe, and a reference with the title
-// of the record it names ("3 · Handbook"), once the title is known.
-func (e *editorModel) shownValue(fi *fieldInput, v any) string {
-	s := fi.f.Format(v)
-	if fi.body != nil {
-		return safe.Text(s)
-	}
-	out := safe.Line(s)
-	if id, ok := v.(int64); ok && fi.f.Type == store.TypeRef {
-		if t, ok := e.refTitles[id]; ok && t != "" {
-			out += " · " + safe.Line(t)
-		}
-	}
-	return out
 }
 
 // refTitleMsg is the title of a record a reference field names.
@@ -312,22 +222,8 @@ type refTitleMsg struct {
 
 // titlesCmd reads the titles of the records the reference fields name, once each.
 func (e *editorModel) titlesCmd() tea.Cmd {
-	if e.rec == nil {
-		return nil
-	}
 	var cmds []tea.Cmd
-	for _, fi := range e.fields {
-		id, ok := e.rec.Fields[fi.f.Name].(int64)
-		if fi.f.Type != store.TypeRef || !ok {
-			continue
-		}
-		if _, asked := e.refTitles[id]; asked {
-			continue
-		}
-		if e.refTitles == nil {
-			e.refTitles = map[int64]string{}
-		}
-		e.refTitles[id] = "" // asked; filled in when the answer comes
+	for _, id := range e.missingTitles() {
 		c, kind := e.c, e.kind
 		cmds = append(cmds, func() tea.Msg {
 			r, err := c.st.FindRecord(c.ctx, kind, id)
@@ -338,33 +234,6 @@ func (e *editorModel) titlesCmd() tea.Cmd {
 		})
 	}
 	return tea.Batch(cmds...)
-}
-
-// bodyEditable reports whether the body editor can edit s and give it back as it was: it
-// keeps the raw bytes, shows a tab as spaces and keeps the line ending of the text (CRLF
-// stays CRLF), so text the store accepts is editable. Invalid UTF-8 and other control
-// characters (shown escaped, never raw) are not: the store would refuse the value anyway.
-func bodyEditable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
-			return false
-		}
-	}
-	return true
-}
-
-func (e *editorModel) nextEditable(from, dir int) int {
-	n := len(e.fields)
-	for i := 1; i <= n; i++ {
-		j := ((from+dir*i)%n + n) % n
-		if e.fields[j].readOnly == "" {
-			return j
-		}
-	}
-	return max(from, 0)
 }
 
 func (e *editorModel) focusCmd() tea.Cmd {
@@ -475,13 +344,7 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		if msg.ed != e {
 			return nil
 		}
-		e.refTitles[msg.id] = msg.title
-		for _, fi := range e.fields {
-			if fi.f.Type == store.TypeRef && fi.readOnly != "" && e.rec != nil {
-				fi.shown = e.shownValue(fi, e.rec.Fields[fi.f.Name])
-				fi.setText(fi.shown)
-			}
-		}
+		e.setTitle(msg.id, msg.title)
 		return nil
 	case savedMsg:
 		if msg.ed != e {
@@ -843,76 +706,8 @@ func (e *editorModel) externalEdit() tea.Cmd {
 	})
 }
 
-// values returns my version of every field: the base with my edits applied (a counter as
-// base plus my delta). Fields that do not parse keep the base value.
-func (e *editorModel) values() store.Values {
-	out := store.Values{}
-	if e.rec != nil {
-		out = e.rec.Fields.Clone()
-	}
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		name := fi.f.Name
-		if fi.delta != 0 && e.rec != nil && fi.text() == fi.f.Format(e.rec.Fields[name]) {
-			n, _ := e.rec.Fields[name].(int64)
-			out[name] = n + fi.delta
-			continue
-		}
-		if v, err := fi.f.Parse(fi.text()); err == nil {
-			out[name] = v
-		}
-	}
-	return out
-}
-
-// buildUpdate makes the save: only the changed fields, counters as relative changes.
-func (e *editorModel) buildUpdate() (store.Update, error) {
-	u := store.Update{BaseVersion: e.rec.Version, Set: store.Values{}, Add: map[string]int64{}}
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		name := fi.f.Name
-		base := e.rec.Fields[name]
-		if fi.delta != 0 && fi.text() == fi.f.Format(base) {
-			u.Add[name] = fi.delta
-			continue
-		}
-		v, err := fi.f.Parse(fi.text())
-		if err != nil {
-			return u, err
-		}
-		if !store.Equal(v, base) {
-			u.Set[name] = v
-		}
-	}
-	if len(u.Set) == 0 {
-		u.Set = nil
-	}
-	if len(u.Add) == 0 {
-		u.Add = nil
-	}
-	return u, nil
-}
-
-// dirty reports unsaved edits.
-func (e *editorModel) dirty() bool {
-	if e.readOnly != "" || len(e.fields) == 0 {
-		return false
-	}
-	if e.rec == nil {
-		for _, fi := range e.fields {
-			if fi.readOnly == "" && fi.text() != fi.f.Format(fi.f.Zero()) {
-				return true
-			}
-		}
-		return false
-	}
-	u, err := e.buildUpdate()
-	return err != nil || len(u.Set) > 0 || len(u.Add) > 0
-}
+// dirty reports unsaved edits in a form that can be edited now.
+func (e *editorModel) dirty() bool { return e.readOnly == "" && e.changed() }
 
 // save starts a version-checked save of the changed fields.
 func (e *editorModel) save() tea.Cmd {
@@ -925,17 +720,10 @@ func (e *editorModel) save() tea.Cmd {
 	}
 	c, kind := e.c, e.kind
 	if e.rec == nil {
-		vals := store.Values{}
-		for _, fi := range e.fields {
-			if fi.readOnly != "" {
-				continue
-			}
-			v, err := fi.f.Parse(fi.text())
-			if err != nil {
-				e.status.fail("check", err)
-				return nil
-			}
-			vals[fi.f.Name] = v
+		vals, err := e.createValues()
+		if err != nil {
+			e.status.fail("check", err)
+			return nil
 		}
 		e.saving = true
 		e.status.info("creating…")
@@ -944,7 +732,7 @@ func (e *editorModel) save() tea.Cmd {
 			return savedMsg{ed: e, created: r, err: err}
 		}
 	}
-	u, err := e.buildUpdate()
+	u, err := e.toUpdate()
 	if err != nil {
 		e.status.fail("check", err)
 		return nil
@@ -1107,75 +895,9 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	return e.writeDraftCmd()
 }
 
-// fieldSnap is a field's text and relative change at one moment.
-type fieldSnap struct {
-	text  string
-	delta int64
-	rev   uint64
-}
-
-// snapshot records the form as a save sends it.
-func (e *editorModel) snapshot() []fieldSnap {
-	out := make([]fieldSnap, len(e.fields))
-	for i, fi := range e.fields {
-		out[i].delta = fi.delta
-		if fi.body != nil {
-			out[i].rev = fi.body.Revision() // cheap: no copy of a large body
-		} else {
-			out[i].text = fi.line.Value()
-		}
-	}
-	return out
-}
-
-// typedSince returns the fields edited after snapshot sent was taken.
-func (e *editorModel) typedSince(sent []fieldSnap) map[int]fieldSnap {
-	out := map[int]fieldSnap{}
-	if len(sent) != len(e.fields) {
-		return out
-	}
-	for i, fi := range e.fields {
-		changed := fi.delta != sent[i].delta
-		if fi.body != nil {
-			changed = changed || fi.body.Revision() != sent[i].rev
-		} else {
-			changed = changed || fi.line.Value() != sent[i].text
-		}
-		if changed {
-			out[i] = fieldSnap{text: fi.text(), delta: fi.delta}
-		}
-	}
-	return out
-}
-
-// rebase makes cur the new base version, with the form holding vals (my merged version) and
-// the counter deltas kept as relative changes.
+// rebase makes cur the new base version with vals in the form (see form.rebase); the draft
+// is written again.
 func (e *editorModel) rebase(cur *store.Record, vals store.Values, deltas map[string]int64) {
-	e.rec = cur
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			fi.shown = e.shownValue(fi, cur.Fields[fi.f.Name])
-			fi.setText(fi.shown)
-			continue
-		}
-		if d := deltas[fi.f.Name]; d != 0 {
-			fi.setText(fi.f.Format(cur.Fields[fi.f.Name]))
-			fi.delta = d
-			continue
-		}
-		fi.delta = 0
-		fi.setText(fi.f.Format(vals[fi.f.Name]))
-	}
+	e.form.rebase(cur, vals, deltas)
 	e.draftDirty = true
-}
-
-// deltas returns the relative changes in the form.
-func (e *editorModel) deltas() map[string]int64 {
-	out := map[string]int64{}
-	for _, fi := range e.fields {
-		if fi.delta != 0 && fi.readOnly == "" && e.rec != nil && fi.text() == fi.f.Format(e.rec.Fields[fi.f.Name]) {
-			out[fi.f.Name] = fi.delta
-		}
-	}
-	return out
 }

@@ -13,37 +13,6 @@ import (
 // draftEvery is how often unsaved edits are written to the draft file while typing.
 const draftEvery = 3 * time.Second
 
-// draftDiffers reports whether d holds edits that differ from the loaded record.
-func (e *editorModel) draftDiffers(d *draft) bool {
-	for _, fi := range e.fields {
-		if s, ok := d.Values[fi.f.Name]; ok && fi.readOnly == "" && s != fi.text() {
-			return true
-		}
-		if d.Deltas[fi.f.Name] != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// currentDraft captures the form as a draft.
-func (e *editorModel) currentDraft() draft {
-	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now(), Values: map[string]string{}, Deltas: map[string]int64{}}
-	if e.rec != nil {
-		d.BaseVersion = e.rec.Version
-	}
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		d.Values[fi.f.Name] = fi.text()
-		if fi.delta != 0 {
-			d.Deltas[fi.f.Name] = fi.delta
-		}
-	}
-	return d
-}
-
 func (e *editorModel) writeDraftCmd() tea.Cmd {
 	if e.readOnly != "" || len(e.fields) == 0 || e.discarded {
 		return nil
@@ -81,17 +50,22 @@ func (e *editorModel) deleteLegacyDraftCmd() tea.Cmd {
 	}
 }
 
+// draftDiffers reports whether d holds edits that differ from the form.
+func (e *editorModel) draftDiffers(d *draft) bool { return e.differs(d.Values, d.Deltas) }
+
+// currentDraft captures the form as a draft.
+func (e *editorModel) currentDraft() draft {
+	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now()}
+	if e.rec != nil {
+		d.BaseVersion = e.rec.Version
+	}
+	d.Values, d.Deltas = e.edits()
+	return d
+}
+
 // applyDraft puts a draft's values into the form.
 func (e *editorModel) applyDraft(d *draft) {
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		if s, ok := d.Values[fi.f.Name]; ok {
-			fi.setText(s)
-		}
-		fi.delta = d.Deltas[fi.f.Name]
-	}
+	e.setEdits(d.Values, d.Deltas)
 	e.fieldChanged()
 }
 

@@ -178,19 +178,6 @@ func (e *editorModel) editorKeys() []key.Binding {
 	return out
 }
 
-// shownText is the field's value for a read-only cell: as loaded for a field nobody may
-// edit, and as typed for a form that is read-only for now (someone's lease), so the edits
-// it keeps stay in sight.
-func (fi *fieldInput) shownText() string {
-	switch {
-	case fi.readOnly != "":
-		return fi.shown
-	case fi.body != nil:
-		return oneLine(fi.text())
-	}
-	return safe.Line(fi.text())
-}
-
 // oneLine is the first line of a text for a one-line cell: without its line ending, tabs
 // as spaces, everything else made safe.
 func oneLine(s string) string {
