@@ -363,7 +363,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, a.list.refreshVisible()
 	case tea.KeyPressMsg:
-		if msg.String() == "ctrl+c" {
+		if key.Matches(msg, a.c.keys.ForceQuit) {
 			return a, a.quit()
 		}
 		if a.showHelp {

@@ -133,6 +133,8 @@ func (e *editorModel) theirChangesView() string {
 	}
 	b.WriteString(e.status.style(st).Render(c.clip(e.status.text)))
 	b.WriteByte('\n')
-	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "edit their version"))}))
+	back := c.keys.Back
+	back.SetHelp(back.Help().Key, "edit their version")
+	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, back}))
 	return b.String()
 }

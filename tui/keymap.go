@@ -11,6 +11,8 @@ type KeyMap struct {
 	Help         key.Binding
 	HelpAnywhere key.Binding
 	Quit         key.Binding
+	ForceQuit    key.Binding // quits everywhere, also while typing
+	Confirm      key.Binding // takes what was typed: the filter, a value in the merge view
 
 	// List.
 	Up         key.Binding
@@ -69,6 +71,8 @@ func DefaultKeyMap() KeyMap {
 		Help:         b([]string{"?", "f1"}, "?", "help"),
 		HelpAnywhere: b([]string{"f1"}, "f1", "help"),
 		Quit:         b([]string{"q", "ctrl+c"}, "q", "quit"),
+		ForceQuit:    b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Confirm:      b([]string{"enter"}, "enter", "apply"),
 
 		Up:         b([]string{"k", "up"}, "k/↑", "up"),
 		Down:       b([]string{"j", "down"}, "j/↓", "down"),

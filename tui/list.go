@@ -338,14 +338,14 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := l.c.keys
 	if l.filtering {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, k.Confirm):
 			l.filtering = false
 			l.filter.Blur()
 			l.search = strings.TrimSpace(l.filter.Value())
 			l.cursor, l.offset = 0, 0
 			return l.load()
-		case "esc":
+		case key.Matches(msg, k.Back):
 			l.filtering = false
 			l.filter.Blur()
 			if l.search != "" {

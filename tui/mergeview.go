@@ -354,7 +354,7 @@ func nextOpenHunk(t *merge.Resolution, cur int) int {
 func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
 	name := fm.Field.Name
 	if fm.Text != nil {
-		if k.String() != "esc" {
+		if !key.Matches(k, m.c.keys.Back) {
 			return m.body.Update(k)
 		}
 		m.editing = false
@@ -370,8 +370,8 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 		m.resolved(m.rm.ResolveValue(name, text))
 		return nil
 	}
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, m.c.keys.Confirm):
 		v, err := fm.Field.Parse(m.line.Value())
 		if err == nil {
 			err = m.rm.ResolveValue(name, v)
@@ -385,7 +385,7 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 		m.did()
 		m.nextConflict()
 		return nil
-	case "esc":
+	case key.Matches(k, m.c.keys.Back):
 		m.editing = false
 		m.line.Blur()
 		return nil
