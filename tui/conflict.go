@@ -216,26 +216,3 @@ func firstDifference(a, b string) int {
 	}
 	return -1
 }
-
-// changeLines describes base→theirs field by field, text fields as a line diff.
-func changeLines(reg *store.Registry, kind store.Kind, base, theirs store.Values) []string {
-	var out []string
-	for _, f := range reg.Fields(kind) {
-		b, t := base[f.Name], theirs[f.Name]
-		if store.Equal(b, t) {
-			continue
-		}
-		if f.Type != store.TypeText {
-			out = append(out, fmt.Sprintf("%-14s %s → %s", f.Label, safe.Line(f.Format(b)), safe.Line(f.Format(t))))
-			continue
-		}
-		out = append(out, f.Label+":")
-		for _, d := range textDiff(f.Format(b), f.Format(t)) {
-			out = append(out, "  "+d)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, "no field differs from the version you loaded")
-	}
-	return out
-}
