@@ -148,3 +148,38 @@ func TestDraft_MergeWithNothingToSaveLeavesNone(t *testing.T) {
 		t.Fatalf("the status does not say why nothing was saved:\n%s", alice.screen())
 	}
 }
+
+func TestDraft_OfferedAfterCrash(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	dir := t.TempDir()
+	withDir := func(o *Options) { o.DraftDir = dir }
+	d := newDriver(t, s, "alice", withDir)
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "name")
+	d.typeText(" draft")
+	d.key("tab") // a field change writes the draft
+	d.settle()
+	fi, err := os.Stat(d.app.c.drafts.path(store.KindProduct, 1))
+	if err != nil {
+		t.Fatalf("no draft on disk after a field change: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("draft mode %v, want 0600", fi.Mode().Perm())
+	}
+	// "Crash": a new TUI on the same draft directory.
+	d2 := newDriver(t, s, "alice", withDir)
+	openProduct(t, d2, 1, "enter")
+	d2.waitFor("Unsaved edits from")
+	d2.golden("editor_draft_offer")
+	d2.key("y")
+	d2.waitFor("draft from")
+	d2.key("ctrl+s")
+	d2.waitFor("saved v2")
+	if got := mustRecord(t, s, 1).Fields["name"]; got != "Product 1 draft" {
+		t.Fatalf("name = %q", got)
+	}
+	if dr, _ := d2.app.c.drafts.Load(store.KindProduct, 1); dr != nil {
+		t.Fatal("draft not deleted after a successful save")
+	}
+}
