@@ -36,6 +36,9 @@ func newHistory(c *common, kind store.Kind, id int64) *historyModel {
 	return &historyModel{c: c, kind: kind, id: id}
 }
 
+// typing is false: the history takes no text.
+func (h *historyModel) typing() bool { return false }
+
 // Init loads the history and the operation log.
 func (h *historyModel) Init() tea.Cmd {
 	c, kind, id := h.c, h.kind, h.id

@@ -79,6 +79,9 @@ func newList(c *common) *listModel {
 	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{}}
 }
 
+// typing reports whether keys go into the filter.
+func (l *listModel) typing() bool { return l.filtering }
+
 // Init loads the first page and the leases.
 func (l *listModel) Init() tea.Cmd { return tea.Batch(l.load(), l.loadLeases()) }
 

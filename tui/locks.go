@@ -33,6 +33,9 @@ type locksMsg struct {
 
 func newLocks(c *common) *locksModel { return &locksModel{c: c} }
 
+// typing is false: the locks screen takes no text.
+func (m *locksModel) typing() bool { return false }
+
 // Init loads the leases.
 func (m *locksModel) Init() tea.Cmd {
 	c := m.c
