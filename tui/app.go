@@ -487,7 +487,7 @@ func (a *App) helpView() string {
 	c := a.c
 	hs := c.help.Styles
 	rows := []string{c.styles.Title.Render("tandem · keys")}
-	for i, row := range c.keys.HelpGroups() {
+	for i, row := range c.keys.helpGroups() {
 		cols := make([]string, 0, len(row))
 		for j, g := range row {
 			keyW := 0

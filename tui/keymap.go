@@ -158,8 +158,8 @@ func pair(a, b key.Binding, keys, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
 }
 
-// HelpGroups returns every key by screen, for the help screen, in rows of columns.
-func (k KeyMap) HelpGroups() [][]helpGroup {
+// helpGroups returns every key by screen, for the help screen, in rows of columns.
+func (k KeyMap) helpGroups() [][]helpGroup {
 	move := pair(k.Up, k.Down, "k/j ↑/↓", "move")
 	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
 	return [][]helpGroup{
