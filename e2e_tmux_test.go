@@ -142,9 +142,9 @@ func TestE2E_TwoTerminalDemo(t *testing.T) {
 	captures["conflict dialog (alice)"] = tm.waitFor("alice", "collide:      price", "m  merge field by field")
 
 	tm.keys("alice", "m")
-	captures["merge view (alice)"] = tm.waitFor("alice", "1 of 1 conflicts left", "1 mine   92.00", "2 theirs 95.00")
+	captures["merge view (alice)"] = tm.waitFor("alice", "1 of 1 conflict left", "1 mine   92.00", "2 theirs 95.00")
 	tm.keys("alice", "1")
-	captures["merge view resolved (alice)"] = tm.waitFor("alice", "0 of 1 conflicts left")
+	captures["merge view resolved (alice)"] = tm.waitFor("alice", "0 of 1 conflict left")
 	tm.keys("alice", "C-s")
 	captures["saved (alice)"] = tm.waitFor("alice", "merged with bob's v2; saved v3")
 	// Bob's list or editor learns of alice's save too.

@@ -54,6 +54,10 @@ type Options struct {
 	OnConflict string
 	// DraftDir is where unsaved edits are kept; empty means os.UserCacheDir()/tandem/drafts.
 	DraftDir string
+	// StoreID identifies the store being edited (the id kept in the store's own metadata,
+	// not its path or DSN, so a moved file keeps its drafts). Drafts are kept per store and
+	// offered only on the store they were made on; see draftStore.
+	StoreID string
 	// NoColor draws without colour, as NO_COLOR does.
 	NoColor bool
 	// ColorProfile forces a colour profile (tests, --color=always); Unknown (the zero
@@ -163,6 +167,11 @@ type common struct {
 // dbNow is the current time on the database clock, as well as the TUI knows it.
 func (c *common) dbNow() time.Time { return c.opts.Now().Add(c.skew) }
 
+// learnClock notes the database clock: db is the database's now read by a query that the
+// local clock started at sent. Both are taken in the command, so an answer applied late (the
+// program was busy) does not make the database look behind.
+func (c *common) learnClock(db, sent time.Time) { c.skew = db.Sub(sent) }
+
 // footer renders the key help for bindings on one line.
 func (c *common) footer(bindings []key.Binding) string {
 	c.help.SetWidth(c.width)
@@ -193,16 +202,36 @@ const (
 	scrLocks
 )
 
+var (
+	_ screen = (*listModel)(nil)
+	_ screen = (*editorModel)(nil)
+	_ screen = (*historyModel)(nil)
+	_ screen = (*locksModel)(nil)
+)
+
+// screenOrder is the order broadcasts reach the open screens in.
+var screenOrder = []screenID{scrList, scrEditor, scrHistory, scrLocks}
+
+// screen is what every screen implements. The app keeps the open ones in a map by id and
+// routes messages, broadcasts and drawing through it.
+type screen interface {
+	Init() tea.Cmd
+	Update(tea.Msg) tea.Cmd
+	View() string
+	// typing reports whether keys go into a text field now (so ? and q are text).
+	typing() bool
+}
+
 // App is the root model: it routes messages to the current screen, owns the live feed and
 // the one-second tick, and handles the global keys.
 type App struct {
 	c        *common
-	screen   screenID
+	screen   screenID // the screen shown
+	screens  map[screenID]screen
 	showHelp bool
-	list     *listModel
-	editor   *editorModel
-	history  *historyModel
-	locks    *locksModel
+	list     *listModel   // always open: the app reports errors and returns to it
+	editor   *editorModel // the open editor, if any: quitting saves its draft
+	editorOf screenID     // the screen the editor was opened from, where leaving it returns
 	feedCh   <-chan store.Change
 	cursor   int64 // the last change seen, where a resubscription continues
 	quitting bool
@@ -225,9 +254,10 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		help:   help.New(),
 		width:  80,
 		height: 24,
-		drafts: &draftStore{dir: opts.DraftDir, user: opts.User},
+		drafts: newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
 	}
-	return &App{c: c, list: newList(c)}, nil
+	l := newList(c)
+	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}}, nil
 }
 
 // Init starts the list, the feed and the tick.
@@ -305,15 +335,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case pageMsg, refreshedMsg, leasesMsg:
 		return a, a.list.Update(msg)
 	case historyMsg:
-		if a.history != nil {
-			return a, a.history.Update(msg)
-		}
-		return a, nil
+		return a, a.deliver(scrHistory, msg)
 	case locksMsg:
-		if a.locks != nil {
-			return a, a.locks.Update(msg)
-		}
-		return a, nil
+		return a, a.deliver(scrLocks, msg)
 	case errMsg:
 		if a.editor != nil && a.screen == scrEditor {
 			a.editor.status.fail(msg.op, msg.err)
@@ -323,25 +347,35 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case openEditorMsg:
 		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
-		a.screen = scrEditor
-		return a, a.editor.Init()
+		a.editorOf = msg.from
+		return a, a.open(scrEditor, a.editor)
 	case openHistoryMsg:
-		a.history = newHistory(a.c, msg.kind, msg.id)
-		a.screen = scrHistory
-		return a, a.history.Init()
+		return a, a.open(scrHistory, newHistory(a.c, msg.kind, msg.id))
 	case openLocksMsg:
-		a.locks = newLocks(a.c)
-		a.screen = scrLocks
-		return a, a.locks.Init()
+		return a, a.open(scrLocks, newLocks(a.c))
 	case backMsg:
+		if locks, ok := a.screens[scrLocks].(*locksModel); ok && a.screen == scrEditor && a.editorOf == scrLocks {
+			a.close(scrEditor)
+			a.screen = scrLocks
+			locks.status = statusLine{}
+			if msg.status != "" {
+				locks.status.ok(msg.status)
+			}
+			return a, locks.Init()
+		}
+		for _, id := range []screenID{scrEditor, scrHistory, scrLocks} {
+			a.close(id)
+		}
 		a.screen = scrList
-		a.editor, a.history, a.locks = nil, nil, nil
 		if msg.status != "" {
 			a.list.status.ok(msg.status)
 		}
+		if msg.created != nil {
+			return a, tea.Batch(a.list.show(msg.created), a.list.loadLeases())
+		}
 		return a, a.list.refreshVisible()
 	case tea.KeyPressMsg:
-		if msg.String() == "ctrl+c" {
+		if key.Matches(msg, a.c.keys.ForceQuit) {
 			return a, a.quit()
 		}
 		if a.showHelp {
@@ -370,13 +404,35 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // acceptsGlobalKeys reports whether ? and q mean help and quit now, rather than text typed
 // into a field or the filter.
 func (a *App) acceptsGlobalKeys() bool {
-	switch a.screen {
-	case scrList:
-		return !a.list.filtering
-	case scrEditor:
-		return a.editor != nil && !a.editor.typing()
+	s, ok := a.screens[a.screen]
+	return !ok || !s.typing()
+}
+
+// open shows screen s as id and starts it.
+func (a *App) open(id screenID, s screen) tea.Cmd {
+	a.screens[id] = s
+	a.screen = id
+	return s.Init()
+}
+
+// close forgets screen id (never the list).
+func (a *App) close(id screenID) {
+	if id == scrList {
+		return
 	}
-	return true
+	delete(a.screens, id)
+	if id == scrEditor {
+		a.editor = nil
+	}
+}
+
+// deliver gives msg to screen id if it is open: an answer to a screen that was closed
+// meanwhile is dropped.
+func (a *App) deliver(id screenID, msg tea.Msg) tea.Cmd {
+	if s, ok := a.screens[id]; ok {
+		return s.Update(msg)
+	}
+	return nil
 }
 
 func (a *App) quit() tea.Cmd {
@@ -389,31 +445,17 @@ func (a *App) quit() tea.Cmd {
 
 // route sends msg to the current screen.
 func (a *App) route(msg tea.Msg) tea.Cmd {
-	switch a.screen {
-	case scrEditor:
-		if a.editor != nil {
-			return a.editor.Update(msg)
-		}
-	case scrHistory:
-		if a.history != nil {
-			return a.history.Update(msg)
-		}
-	case scrLocks:
-		if a.locks != nil {
-			return a.locks.Update(msg)
-		}
+	if s, ok := a.screens[a.screen]; ok {
+		return s.Update(msg)
 	}
 	return a.list.Update(msg)
 }
 
 // broadcast sends msg to every open screen: sizes, ticks and feed changes concern them all.
 func (a *App) broadcast(msg tea.Msg) tea.Cmd {
-	cmds := []tea.Cmd{a.list.Update(msg)}
-	if a.editor != nil {
-		cmds = append(cmds, a.editor.Update(msg))
-	}
-	if a.locks != nil {
-		cmds = append(cmds, a.locks.Update(msg))
+	var cmds []tea.Cmd
+	for _, id := range screenOrder {
+		cmds = append(cmds, a.deliver(id, msg))
 	}
 	return tea.Batch(cmds...)
 }
@@ -429,15 +471,12 @@ func (a *App) View() tea.View {
 // Render returns the screen as text (the View's content), for tests and golden files.
 func (a *App) Render() string {
 	var body string
+	s, ok := a.screens[a.screen]
 	switch {
 	case a.showHelp:
 		body = a.helpView()
-	case a.screen == scrEditor && a.editor != nil:
-		body = a.editor.View()
-	case a.screen == scrHistory && a.history != nil:
-		body = a.history.View()
-	case a.screen == scrLocks && a.locks != nil:
-		body = a.locks.View()
+	case ok:
+		body = s.View()
 	default:
 		body = a.list.View()
 	}
@@ -446,23 +485,45 @@ func (a *App) Render() string {
 
 func (a *App) helpView() string {
 	c := a.c
-	h := c.help
-	h.ShowAll = true
-	h.SetWidth(c.width)
-	title := c.styles.Title.Render("tandem · keys")
-	groups := fullHelp{c.keys}.FullHelp()
-	head := func(s string) string { return c.styles.Header.Render(s) }
-	return lipgloss.JoinVertical(lipgloss.Left, title,
-		head("list                          editor"), h.FullHelpView(groups[:2]),
-		head("conflict dialog    merge view                  history"), h.FullHelpView(groups[2:]),
-		c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
+	hs := c.help.Styles
+	rows := []string{c.styles.Title.Render("tandem · keys")}
+	for i, row := range c.keys.helpGroups() {
+		cols := make([]string, 0, len(row))
+		for j, g := range row {
+			keyW := 0
+			for _, b := range g.keys {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
+			lines := []string{c.styles.Header.Render(g.title)}
+			for _, b := range g.keys {
+				lines = append(lines, hs.FullKey.Render(padRight(b.Help().Key, keyW))+" "+hs.FullDesc.Render(b.Help().Desc))
+			}
+			col := strings.Join(lines, "\n")
+			if j < len(row)-1 {
+				col = lipgloss.NewStyle().PaddingRight(3).Render(col)
+			}
+			cols = append(cols, col)
+		}
+		if i > 0 {
+			rows = append(rows, "")
+		}
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cols...))
+	}
+	rows = append(rows, c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
+	return strings.Join(rows, "\n")
 }
 
-// fitScreen cuts body to width×height so that no line wraps and nothing scrolls.
+// fitScreen cuts body to width×height so that no line wraps and nothing scrolls. Every
+// screen ends with its status line and its footer: on a screen too short for the rest,
+// those two stay and the middle is cut.
 func fitScreen(body string, width, height int) string {
 	lines := strings.Split(body, "\n")
 	if height > 0 && len(lines) > height {
-		lines = lines[:height]
+		if height > 2 {
+			lines = append(lines[:height-2:height-2], lines[len(lines)-2:]...)
+		} else {
+			lines = lines[len(lines)-height:]
+		}
 	}
 	for i, l := range lines {
 		if ansi.StringWidth(l) > width {

@@ -38,14 +38,14 @@ func (cs *conflictState) who() string {
 }
 
 // retryable returns why retry is not available, or "" when all my changes are relative.
-func (cs *conflictState) retryable() string {
+func (cs *conflictState) retryable(reg *store.Registry) string {
 	if cs.u.Relative() {
 		return ""
 	}
 	abs := make([]string, 0, len(cs.u.Set))
 	for _, f := range cs.u.FieldNames() {
 		if _, ok := cs.u.Set[f]; ok {
-			abs = append(abs, f)
+			abs = append(abs, fieldLabel(reg, cs.ce.Kind, f))
 		}
 	}
 	if len(abs) == 1 {
@@ -121,20 +121,22 @@ func (m *conflictModel) View() string {
 		collided = true
 		f := fm.Field
 		if fm.Text != nil {
-			line(fmt.Sprintf("  %-12s %d conflicting hunks", f.Label, fm.Text.Hunks()))
+			line(fmt.Sprintf("  %-12s %s", f.Label, plural(fm.Text.Hunks(), "conflicting hunk", "conflicting hunks")))
 			continue
 		}
-		line(fmt.Sprintf("  %-12s base %s · %s · %s", f.Label, short(f, fm.Base),
-			st.Mine.Render("yours "+short(f, fm.Mine)), st.Theirs.Render("theirs "+short(f, fm.Theirs))))
+		// Three values on one line: each gets a third of what the labels leave.
+		v := shortAll(f, max((inner-38)/3, 6), fm.Base, fm.Mine, fm.Theirs)
+		line(fmt.Sprintf("  %-12s base %s · %s · %s", f.Label, v[0],
+			st.Mine.Render("yours "+v[1]), st.Theirs.Render("theirs "+v[2])))
 	}
 	if collided {
 		line("")
 	}
 	line(st.Focused.Render("r") + "  reload theirs (your edits are kept as a draft)")
-	if why := cs.retryable(); why != "" {
+	if why := cs.retryable(c.reg); why != "" {
 		line(st.Disabled.Render("a  retry") + st.Dim.Render(" — not available: "+why))
 	} else {
-		line(st.Focused.Render("a") + "  retry: apply " + deltaText(cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
+		line(st.Focused.Render("a") + "  retry: apply " + deltaText(m.c.reg, cs.ce.Kind, cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
 	}
 	line(st.Focused.Render("m") + "  merge field by field")
 	line(st.Focused.Render("esc") + " back to editing")
@@ -148,9 +150,17 @@ func (m *conflictModel) View() string {
 		body += strings.Repeat("\n", c.height-2-n)
 	}
 	retry := c.keys.Retry
-	retry.SetEnabled(cs.retryable() == "") // the footer shows only what works
+	retry.SetEnabled(cs.retryable(c.reg) == "") // the footer shows only what works
 	keys := []key.Binding{c.keys.Reload, retry, c.keys.Merge, c.keys.Back}
 	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(keys)
+}
+
+// plural says n things: "1 conflicting hunk", "2 conflicting hunks".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func orNone(fs []string) string {
@@ -160,34 +170,49 @@ func orNone(fs []string) string {
 	return strings.Join(fs, ", ")
 }
 
-// short formats a value for one cell of a dialog.
-func short(f *store.Field, v any) string {
-	s := safe.Line(f.Format(v))
-	if s == "" {
-		s = "∅"
+// shortAll formats values of f that are shown side by side, each in at most w cells. Values
+// that agree on a long prefix would all be cut to that prefix and look equal, so then each
+// is shown from a little before the first cell where they differ ("…ur, red").
+func shortAll(f *store.Field, w int, vs ...any) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = safe.Line(f.Format(v))
 	}
-	return ansi.Truncate(s, 16, "…")
-}
-
-// changeLines describes base→theirs field by field, text fields as a line diff.
-func changeLines(reg *store.Registry, kind store.Kind, base, theirs store.Values) []string {
-	var out []string
-	for _, f := range reg.Fields(kind) {
-		b, t := base[f.Name], theirs[f.Name]
-		if store.Equal(b, t) {
-			continue
-		}
-		if f.Type != store.TypeText {
-			out = append(out, fmt.Sprintf("%-14s %s → %s", f.Label, safe.Line(f.Format(b)), safe.Line(f.Format(t))))
-			continue
-		}
-		out = append(out, f.Label+":")
-		for _, d := range textDiff(f.Format(b), f.Format(t)) {
-			out = append(out, "  "+d)
+	// The latest point where two of them part: cut there, every pair shows its difference.
+	d := -1
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			d = max(d, firstDifference(out[i], out[j]))
 		}
 	}
-	if len(out) == 0 {
-		out = append(out, "no field differs from the version you loaded")
+	start := 0
+	if d >= w-1 {
+		start = max(d-w/3, 1)
+	}
+	for i, s := range out {
+		switch {
+		case s == "":
+			s = "∅"
+		case start > 0 && ansi.StringWidth(s) > start:
+			s = "…" + ansi.TruncateLeft(s, start, "")
+		}
+		out[i] = ansi.Truncate(s, w, "…")
 	}
 	return out
+}
+
+// firstDifference returns the first cell at which a and b differ, or -1 when they are equal.
+func firstDifference(a, b string) int {
+	cells := 0
+	ra, rb := []rune(a), []rune(b)
+	for i := range ra {
+		if i >= len(rb) || ra[i] != rb[i] {
+			return cells
+		}
+		cells += ansi.StringWidth(string(ra[i]))
+	}
+	if len(rb) > len(ra) {
+		return cells
+	}
+	return -1
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,11 +36,42 @@ var t0 = time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
 
 // driver runs an App the way a program would, but in the test goroutine: commands run in
 // goroutines and their messages are applied one at a time by settle or waitFor.
+//
+// settle synchronises on events, never on a quiet period: it knows which commands are still
+// running and returns once every one of them has delivered its message and that message was
+// applied (and so on for the commands those messages start). Commands that wait for
+// something outside the test (the one-second tick, the change feed, a lease's loss signal)
+// are background work that settle does not wait for; their messages are applied whenever
+// they come, by a later settle or waitFor.
 type driver struct {
 	t    *testing.T
 	app  *App
 	msgs chan tea.Msg
 	quit bool
+
+	mu      sync.Mutex
+	running map[int]string // work commands in flight, by serial number: their function names
+	serial  int
+	done    chan struct{} // a work command finished
+}
+
+// backgroundCmds are the function names of commands that wait on the outside world; see
+// driver. A new waiting command must be added here, or settle reports it after its ceiling.
+// The names may carry the caller's name when the compiler inlines (tui.(*App).Update.waitChange.func3).
+var backgroundCmds = []string{".Tick.func", ".Every.func", ".waitChange.func", ".waitLost.func"}
+
+func cmdName(cmd tea.Cmd) string {
+	return runtime.FuncForPC(reflect.ValueOf(cmd).Pointer()).Name()
+}
+
+func isBackground(cmd tea.Cmd) bool {
+	name := cmdName(cmd)
+	for _, p := range backgroundCmds {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // newFakeStore returns a fake store on the fixed clock.
@@ -71,7 +104,7 @@ func newDriver(t *testing.T, s store.Store, user string, mod ...func(*Options)) 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	opts := Options{User: user, DraftDir: filepath.Join(t.TempDir(), "drafts"), Now: func() time.Time { return t0 }, Editor: "true"}
+	opts := Options{User: user, StoreID: "test-store", DraftDir: filepath.Join(t.TempDir(), "drafts"), Now: func() time.Time { return t0 }, Editor: "true"}
 	for _, f := range mod {
 		f(&opts)
 	}
@@ -79,11 +112,40 @@ func newDriver(t *testing.T, s store.Store, user string, mod ...func(*Options)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &driver{t: t, app: app, msgs: make(chan tea.Msg, 1024)}
+	d := &driver{t: t, app: app, msgs: make(chan tea.Msg, 1024), running: map[int]string{}, done: make(chan struct{}, 1)}
 	d.apply(tea.WindowSizeMsg{Width: 80, Height: 24})
 	d.exec(app.Init())
 	d.settle()
 	return d
+}
+
+// start counts a work command in; the func it returns counts it out.
+func (d *driver) start(name string) func() {
+	d.mu.Lock()
+	d.serial++
+	n := d.serial
+	d.running[n] = name
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		delete(d.running, n)
+		d.mu.Unlock()
+		select {
+		case d.done <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// inFlight returns the names of the work commands still running.
+func (d *driver) inFlight() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.running))
+	for _, n := range d.running {
+		out = append(out, n)
+	}
+	return out
 }
 
 // exec runs cmd in the background; its message is applied later.
@@ -91,14 +153,32 @@ func (d *driver) exec(cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
+	finish := func() {}
+	if !isBackground(cmd) {
+		finish = d.start(cmdName(cmd))
+	}
 	go func() {
+		defer finish()
 		if msg := cmd(); msg != nil {
+			// Queued before the command counts as finished, so settle never misses it.
 			d.msgs <- msg
 		}
 	}()
 }
 
 var cmdSliceType = reflect.TypeFor[[]tea.Cmd]()
+
+// sequence returns the commands of a tea.Sequence message (an unexported slice type).
+func sequence(msg tea.Msg) ([]tea.Cmd, bool) {
+	v := reflect.ValueOf(msg)
+	if !v.IsValid() || v.Kind() != reflect.Slice || !v.Type().ConvertibleTo(cmdSliceType) {
+		return nil, false
+	}
+	if _, batch := msg.(tea.BatchMsg); batch {
+		return nil, false
+	}
+	return v.Convert(cmdSliceType).Interface().([]tea.Cmd), true
+}
 
 // apply gives msg to the app, expanding batches and sequences.
 func (d *driver) apply(msg tea.Msg) {
@@ -111,31 +191,60 @@ func (d *driver) apply(msg tea.Msg) {
 	case tea.QuitMsg:
 		d.quit = true
 		return
-	}
-	if v := reflect.ValueOf(msg); v.IsValid() && v.Kind() == reflect.Slice && v.Type().ConvertibleTo(cmdSliceType) {
-		// tea.Sequence: run the commands in order, each after the previous one's message.
-		cmds := v.Convert(cmdSliceType).Interface().([]tea.Cmd)
-		go func() {
-			for _, c := range cmds {
-				if c == nil {
-					continue
-				}
-				if msg := c(); msg != nil {
-					done := make(chan struct{})
-					d.msgs <- seqStep{msg, done}
-					<-done
-				}
-			}
-		}()
+	case seqStep:
+		d.apply(m.msg)
+		close(m.done)
 		return
 	}
-	if s, ok := msg.(seqStep); ok {
-		d.apply(s.msg)
-		close(s.done)
+	if cmds, ok := sequence(msg); ok {
+		finish := d.start("tea.Sequence")
+		go func() {
+			defer finish()
+			d.runSequence(cmds)
+		}()
 		return
 	}
 	_, cmd := d.app.Update(msg)
 	d.exec(cmd)
+}
+
+// runSequence runs cmds in order as bubbletea does: each command's message is applied before
+// the next command runs; a batch inside runs all its commands and waits for them, a sequence
+// inside runs in place.
+func (d *driver) runSequence(cmds []tea.Cmd) {
+	for _, c := range cmds {
+		if c != nil {
+			d.runStep(c())
+		}
+	}
+}
+
+func (d *driver) runStep(msg tea.Msg) {
+	if msg == nil {
+		return
+	}
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var wg sync.WaitGroup
+		for _, c := range b {
+			if c == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.runStep(c())
+			}()
+		}
+		wg.Wait()
+		return
+	}
+	if cmds, ok := sequence(msg); ok {
+		d.runSequence(cmds)
+		return
+	}
+	done := make(chan struct{})
+	d.msgs <- seqStep{msg, done}
+	<-done
 }
 
 type seqStep struct {
@@ -143,15 +252,38 @@ type seqStep struct {
 	done chan struct{}
 }
 
-// settle applies messages until none arrives for a moment.
+// settleCeiling bounds how long settle waits for work commands: a ceiling for slow -race
+// runs on a loaded machine, never a measurement.
+const settleCeiling = 30 * time.Second
+
+// settle applies messages until every work command started so far (and every one the
+// applied messages started in turn) has finished and its message was applied.
 func (d *driver) settle() {
 	d.t.Helper()
+	deadline := time.After(settleCeiling)
 	for {
 		select {
 		case msg := <-d.msgs:
 			d.apply(msg)
-		case <-time.After(40 * time.Millisecond):
-			return
+			continue
+		default:
+		}
+		if len(d.inFlight()) == 0 {
+			// Every finished command queued its message before counting out.
+			select {
+			case msg := <-d.msgs:
+				d.apply(msg)
+				continue
+			default:
+				return
+			}
+		}
+		select {
+		case msg := <-d.msgs:
+			d.apply(msg)
+		case <-d.done:
+		case <-deadline:
+			d.t.Fatalf("commands still running after %v: %v", settleCeiling, d.inFlight())
 		}
 	}
 }
@@ -159,14 +291,21 @@ func (d *driver) settle() {
 // waitFor applies messages until the screen contains want (or fails after 30s).
 func (d *driver) waitFor(want string) {
 	d.t.Helper()
+	d.waitUntil(want, func() bool { return strings.Contains(d.screen(), want) })
+}
+
+// waitUntil applies messages as they come until ok holds (or fails after 30s): for states
+// that arrive from outside the test's commands, such as the change feed or a tick.
+func (d *driver) waitUntil(what string, ok func() bool) {
+	d.t.Helper()
 	deadline := time.After(30 * time.Second) // a ceiling for slow -race runs, not a measurement
-	for !strings.Contains(d.screen(), want) {
+	for !ok() {
 		select {
 		case msg := <-d.msgs:
 			d.apply(msg)
-		case <-time.After(50 * time.Millisecond):
+		case <-d.done:
 		case <-deadline:
-			d.t.Fatalf("screen never showed %q; it shows:\n%s", want, d.screen())
+			d.t.Fatalf("screen never showed %q; it shows:\n%s", what, d.screen())
 		}
 	}
 }

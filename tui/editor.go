@@ -4,32 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
-
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/locks"
-	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
 )
-
-// draftEvery is how often unsaved edits are written to the draft file while typing.
-const draftEvery = 3 * time.Second
-
-// maxAutoSaves bounds the saves one ctrl+s may make on its own (clean merges, retries)
-// before it stops and asks.
-const maxAutoSaves = 5
 
 type editorMode int
 
@@ -43,32 +31,6 @@ const (
 	modeTheirChanges            // after a reload: what they changed
 )
 
-// fieldInput is one field of the form.
-type fieldInput struct {
-	f        *store.Field
-	readOnly string // why the field cannot be edited; "" when it can
-	line     lineField
-	body     *bodyField // text fields
-	delta    int64      // counter fields: the relative change recorded with +/-
-	shown    string     // read-only fields: the sanitised text shown
-}
-
-func (fi *fieldInput) text() string {
-	if fi.body != nil {
-		return fi.body.Value()
-	}
-	return fi.line.Value()
-}
-
-func (fi *fieldInput) setText(s string) {
-	if fi.body != nil {
-		fi.body.SetValue(s)
-	} else {
-		fi.line.SetValue(s)
-		fi.line.CursorEnd()
-	}
-}
-
 // editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
 // (through conflict.go and mergeview.go) the conflict dialog and merge view.
 type editorModel struct {
@@ -81,9 +43,10 @@ type editorModel struct {
 	edited      bool // something in the form changed since the record was opened
 	mode        editorMode
 
-	rec    *store.Record // the base: the version the edit started from
-	fields []*fieldInput
-	focus  int
+	// form holds the fields, the base version (rec) and what a save sends; the editor
+	// adds keys, focus, commands and the rest of the life cycle around it.
+	form
+	focus int
 
 	readOnly string // why the whole record is read-only ("held by alice since 10:05")
 	status   statusLine
@@ -92,6 +55,14 @@ type editorModel struct {
 	leaseStop  context.CancelFunc
 	leaseLost  string       // why our lease was lost; saves fall back to optimistic
 	otherLease *store.Lease // someone else's lease on the record, for the indicator
+	// leaseLocked: read-only because otherLease holds the record; it follows the lease
+	// live (feed events, and a check once it should have expired) and unlocks by itself.
+	leaseLocked bool
+	leaseSeq    int  // lease checks asked for; answers to older ones are stale
+	leaseSeen   int  // the newest answer applied
+	leaseAsking bool // a lease check is on its way
+	acquiring   bool // our AcquireLease is on its way: lease answers wait for it
+	recheck     bool // a lease answer came while acquiring: ask again afterwards
 
 	others []store.Change // saves by others after the base version (the live banner)
 
@@ -106,9 +77,15 @@ type editorModel struct {
 	sent       []fieldSnap // the form as the save in flight sent it
 	autoSaves  int         // saves made by one ctrl+s on its own (merge, retry)
 	mergedNote string      // said after the next successful save: "merged with bob's v8 (price)"
+	// retryOn: the writes a retry re-applies my relative changes on top of, and the version
+	// they were made on, for "applied your stock -3 on top of bob's v5 → v6".
+	retryOn   []store.Change
+	retryBase int64
 
 	lastDraft  time.Time
 	draftDirty bool
+	discarded  bool          // the person discarded the edits: nothing may write a draft again
+	created    *store.Record // the record this editor created, for the list's cursor
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
@@ -119,6 +96,7 @@ type (
 		rec    *store.Record
 		leases []store.Lease
 		dbNow  time.Time
+		sent   time.Time // the local clock when the lease query started
 		draft  *draft
 		err    error
 	}
@@ -137,11 +115,16 @@ type (
 		res     *store.UpdateResult
 		created *store.Record
 		err     error
+		// between: the writes of others that landed between the base version and this
+		// save, when a relative save (no version check) went on top of them.
+		between []store.Change
 	}
 	editorLeasesMsg struct {
 		ed     *editorModel
+		seq    int
 		leases []store.Lease
 		dbNow  time.Time
+		sent   time.Time // the local clock when the query started
 		err    error
 	}
 	extEditedMsg struct {
@@ -153,6 +136,14 @@ type (
 	draftErrMsg struct {
 		ed  *editorModel
 		err error
+	}
+	// unlockedMsg is the record (and this store's draft of it) read again when the lease
+	// that kept the editor read-only ended.
+	unlockedMsg struct {
+		ed    *editorModel
+		rec   *store.Record
+		draft *draft
+		err   error
 	}
 )
 
@@ -186,6 +177,7 @@ func (e *editorModel) Init() tea.Cmd {
 		if err != nil {
 			return recordLoadedMsg{ed: e, err: err}
 		}
+		sent := c.opts.Now()
 		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
 		if err != nil {
 			return recordLoadedMsg{ed: e, err: err}
@@ -194,7 +186,7 @@ func (e *editorModel) Init() tea.Cmd {
 		if derr != nil {
 			d = nil // an unreadable draft is reported by saving a new one over it
 		}
-		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, draft: d}
+		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, sent: sent, draft: d}
 	}
 }
 
@@ -215,66 +207,33 @@ func (e *editorModel) typing() bool {
 
 // buildForm makes the inputs from the registry and fills them from rec (nil: a new record).
 func (e *editorModel) buildForm(rec *store.Record) {
-	e.fields = e.fields[:0]
-	for _, f := range e.c.reg.Fields(e.kind) {
-		fi := &fieldInput{f: f}
-		switch {
-		case f.ReadOnly:
-			fi.readOnly = "changed only by a move"
-		case !f.Writable(e.c.opts.Role):
-			fi.readOnly = "owned by " + string(f.Owner)
-		}
-		if f.Type == store.TypeText {
-			fi.body = newBodyField()
-		} else {
-			ti := newLineField()
-			ti.Prompt = ""
-			fi.line = ti
-		}
-		e.fields = append(e.fields, fi)
-	}
+	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
 	e.fill(rec)
 	e.focus = e.nextEditable(-1, 1)
 	e.layout()
 }
 
-// fill puts rec's values into the inputs and clears the relative changes.
-func (e *editorModel) fill(rec *store.Record) {
-	for _, fi := range e.fields {
-		var v any
-		if rec != nil {
-			v = rec.Fields[fi.f.Name]
-		} else {
-			v = fi.f.Zero()
-		}
-		s := fi.f.Format(v)
-		fi.delta = 0
-		clean := safe.Line(s)
-		if fi.body != nil {
-			clean = safe.Text(s)
-		}
-		fi.shown = clean
-		if clean != s && fi.readOnly == "" {
-			// Text another program wrote with control characters is shown escaped; editing
-			// it would write the escaped form back, so the field stays read-only.
-			fi.readOnly = "contains control characters"
-		}
-		fi.setText(s)
-		if fi.readOnly != "" {
-			fi.setText(clean)
-		}
-	}
+// refTitleMsg is the title of a record a reference field names.
+type refTitleMsg struct {
+	ed    *editorModel
+	id    int64
+	title string
 }
 
-func (e *editorModel) nextEditable(from, dir int) int {
-	n := len(e.fields)
-	for i := 1; i <= n; i++ {
-		j := ((from+dir*i)%n + n) % n
-		if e.fields[j].readOnly == "" {
-			return j
-		}
+// titlesCmd reads the titles of the records the reference fields name, once each.
+func (e *editorModel) titlesCmd() tea.Cmd {
+	var cmds []tea.Cmd
+	for _, id := range e.missingTitles() {
+		c, kind := e.c, e.kind
+		cmds = append(cmds, func() tea.Msg {
+			r, err := c.st.FindRecord(c.ctx, kind, id)
+			if err != nil {
+				return refTitleMsg{ed: e, id: id} // shown as the bare id
+			}
+			return refTitleMsg{ed: e, id: id, title: r.Title()}
+		})
 	}
-	return max(from, 0)
+	return tea.Batch(cmds...)
 }
 
 func (e *editorModel) focusCmd() tea.Cmd {
@@ -311,15 +270,16 @@ func (e *editorModel) layout() {
 
 const labelWidth = 14
 
-// bodyHeight is the height of the focused text field: what the screen has left.
+// bodyHeight is the height of the focused text field: what the screen has left, but on a
+// short screen no more than leaves its label and the marks of a scrolled form in sight.
 func (e *editorModel) bodyHeight() int {
-	return max(e.c.height-6-len(e.fields), 3)
+	return max(min(max(e.c.height-6-len(e.fields), 3), e.c.height-5-3), 1)
 }
 
 // Update handles editor messages and keys; with Options.LeaseOnEdit, the message that
 // makes the first edit also starts taking the lease.
 func (e *editorModel) Update(msg tea.Msg) tea.Cmd {
-	cmd := e.update(msg)
+	cmd := tea.Batch(e.update(msg), e.titlesCmd())
 	if e.leaseOnEdit && e.edited && e.readOnly == "" && e.held == nil && e.leaseStop == nil {
 		e.leaseOnEdit, e.wantLease = false, true
 		return tea.Batch(cmd, e.acquireCmd())
@@ -357,11 +317,34 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
 		return nil
 	case editorLeasesMsg:
-		if msg.ed != e || msg.err != nil {
+		if msg.ed != e {
 			return nil
 		}
-		e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
-		e.otherLease = othersLease(msg.leases, e.c.user, e.held, msg.dbNow)
+		if msg.seq == e.leaseSeq {
+			e.leaseAsking = false
+		}
+		if msg.err != nil || msg.seq < e.leaseSeen {
+			return nil // a failed check is asked again by the next tick or event
+		}
+		e.leaseSeen = msg.seq
+		if e.acquiring {
+			// Our own grant may be in this answer before we know its fence: it would look
+			// like someone else's lease.
+			e.recheck = true
+			return nil
+		}
+		e.c.learnClock(msg.dbNow, msg.sent)
+		return e.followLease(msg.leases, msg.dbNow)
+	case unlockedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onUnlocked(msg)
+	case refTitleMsg:
+		if msg.ed != e {
+			return nil
+		}
+		e.setTitle(msg.id, msg.title)
 		return nil
 	case savedMsg:
 		if msg.ed != e {
@@ -413,14 +396,15 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 		}
 		return nil
 	}
-	e.c.skew = msg.dbNow.Sub(e.c.opts.Now())
+	e.c.learnClock(msg.dbNow, msg.sent)
 	e.rec = msg.rec
 	e.buildForm(msg.rec)
 	e.mode = modeEdit
 	e.otherLease = othersLease(msg.leases, e.c.user, nil, msg.dbNow)
 	if e.otherLease != nil {
-		e.readOnly = "held by " + safe.Line(e.otherLease.Holder) + " since " + e.otherLease.AcquiredAt.Local().Format("15:04")
-		e.status.warn("read-only: " + e.readOnly)
+		e.leaseLocked = true
+		e.readOnly = heldText(*e.otherLease)
+		e.status.warn("read-only: " + e.readOnly + " — editable as soon as the lease ends")
 		e.focusCmd()
 		return nil
 	}
@@ -436,119 +420,19 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// draftDiffers reports whether d holds edits that differ from the loaded record.
-func (e *editorModel) draftDiffers(d *draft) bool {
-	for _, fi := range e.fields {
-		if s, ok := d.Values[fi.f.Name]; ok && fi.readOnly == "" && s != fi.text() {
-			return true
-		}
-		if d.Deltas[fi.f.Name] != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// othersLease returns the live lease someone else (or this user in another terminal: any
-// lease that is not ours) holds on the record's editor group.
-func othersLease(ls []store.Lease, user string, mine *locks.Held, now time.Time) *store.Lease {
-	for _, l := range ls {
-		if !l.Live(now) || l.Group != store.GroupEditor {
-			continue
-		}
-		if mine != nil && mine.Lease().Fence == l.Fence {
-			continue
-		}
-		l := l
-		return &l
-	}
-	return nil
-}
-
-func (e *editorModel) acquireCmd() tea.Cmd {
-	c, kind, id := e.c, e.kind, e.id
-	ctx, cancel := context.WithCancel(c.ctx)
-	e.leaseStop = cancel
-	return func() tea.Msg {
-		h, err := locks.Acquire(ctx, c.st, store.LeaseRequest{Kind: kind, RecordID: id, Group: store.GroupEditor,
-			TTL: c.opts.LeaseTTL}, locks.Options{TTL: c.opts.LeaseTTL})
-		return leaseAcquiredMsg{ed: e, held: h, err: err}
-	}
-}
-
-func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
-	if msg.err != nil {
-		var le *store.LeaseError
-		if errors.As(msg.err, &le) && !le.Lost {
-			l := le.Lease
-			e.otherLease = &l
-			// Written before the form turns read-only: an edit that met someone else's lease
-			// stays on disk, to be offered back when the record is opened again.
-			var keep tea.Cmd
-			if e.edited {
-				keep = e.writeDraftCmd()
-			}
-			e.readOnly = "held by " + safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04")
-			if keep != nil {
-				e.status.warn("read-only: " + e.readOnly + " — your edit is kept as a draft")
-			} else {
-				e.status.warn("read-only: " + e.readOnly)
-			}
-			e.focusCmd()
-			return keep
-		}
-		e.status.fail("take the lease", msg.err)
-		return nil
-	}
-	e.held = msg.held
-	e.leaseLost = ""
-	e.status.ok("lease taken: others see this record read-only until you leave")
-	return waitLost(e, msg.held)
-}
-
-// waitLost waits for the lease's loss signal; it ends quietly when the lease is released.
-func waitLost(e *editorModel, h *locks.Held) tea.Cmd {
-	return func() tea.Msg {
-		err, ok := <-h.Lost()
-		if !ok {
-			return nil
-		}
-		return leaseLostMsg{ed: e, err: err}
-	}
-}
-
-func leaseLostReason(err error) string {
-	var le *store.LeaseError
-	if errors.As(err, &le) && le.Reason != "" {
-		return le.Reason
-	}
-	if err == nil {
-		return "ended"
-	}
-	return err.Error()
-}
-
-// releaseCmd ends a held lease and stops its heartbeat.
-func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
-		defer cancel()
-		err := h.Release(ctx)
-		if stop != nil {
-			stop()
-		}
-		if err != nil {
-			return errMsg{op: "release the lease", err: err}
-		}
-		return nil
-	}
-}
-
-// leaveCmd releases what the editor holds; unsaved edits stay in the draft.
+// leaveCmd releases what the editor holds; unsaved edits stay in the draft. A form with
+// nothing unsaved leaves no draft behind (one left from earlier typing would otherwise be
+// offered later against a record others changed since), except the version a reload kept.
 func (e *editorModel) leaveCmd() tea.Cmd {
 	var cmds []tea.Cmd
-	if e.dirty() {
+	switch {
+	case e.discarded, e.readOnly != "", len(e.fields) == 0:
+		// Discarded: deleted by the discard. Read-only: written when the form turned
+		// read-only, to be offered when the record can be edited again.
+	case e.dirty():
 		cmds = append(cmds, e.writeDraftCmd())
+	case e.kept == nil && e.offered == nil:
+		cmds = append(cmds, e.deleteDraftCmd())
 	}
 	if e.held != nil {
 		cmds = append(cmds, releaseCmd(e.c, e.held, e.leaseStop))
@@ -570,11 +454,7 @@ func (e *editorModel) onChange(ch store.Change) tea.Cmd {
 		}
 		return nil
 	case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired:
-		c, kind, id := e.c, e.kind, e.id
-		return func() tea.Msg {
-			ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
-			return editorLeasesMsg{ed: e, leases: ls, dbNow: now, err: err}
-		}
+		return e.checkLeasesCmd()
 	}
 	return nil
 }
@@ -594,7 +474,7 @@ func (e *editorModel) banner() string {
 		if !slices.Contains(who, ch.Actor) {
 			who = append(who, ch.Actor)
 		}
-		for _, f := range ch.Fields {
+		for _, f := range fieldLabels(e.c.reg, e.kind, ch.Fields) {
 			if !slices.Contains(fields, f) {
 				fields = append(fields, f)
 			}
@@ -612,70 +492,31 @@ func (e *editorModel) banner() string {
 }
 
 func (e *editorModel) onTick() tea.Cmd {
+	var check tea.Cmd
+	if e.otherLease != nil && !e.leaseAsking && !e.otherLease.Live(e.c.dbNow()) {
+		// An expiry writes no event (a killed holder cannot say so): ask the database once
+		// the lease should have ended by our estimate of its clock.
+		check = e.checkLeasesCmd()
+	}
 	if e.held != nil {
 		if s := e.held.Status(); s.State == locks.StateFailing {
 			e.status.warn(fmt.Sprintf("lease renewal failing: %s left — %v", s.Remaining.Round(time.Second), s.Err))
 		}
 	}
 	if e.draftDirty && e.c.opts.Now().Sub(e.lastDraft) >= draftEvery {
-		return e.writeDraftCmd()
+		return tea.Batch(check, e.writeDraftCmd())
 	}
-	return nil
+	return check
 }
 
 // fieldChanged notes an edit for the draft writer (and a lease taken on first edit).
-func (e *editorModel) fieldChanged() { e.draftDirty, e.edited = true, true }
-
-// currentDraft captures the form as a draft.
-func (e *editorModel) currentDraft() draft {
-	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now(), Values: map[string]string{}, Deltas: map[string]int64{}}
-	if e.rec != nil {
-		d.BaseVersion = e.rec.Version
+// A message about what was (saved v3, draft restored) no longer describes the form once it
+// changes again, so it goes; warnings and errors describe a state that still holds.
+func (e *editorModel) fieldChanged() {
+	e.draftDirty, e.edited = true, true
+	if e.status.kind == statusOK || e.status.kind == statusInfo {
+		e.status = statusLine{}
 	}
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		d.Values[fi.f.Name] = fi.text()
-		if fi.delta != 0 {
-			d.Deltas[fi.f.Name] = fi.delta
-		}
-	}
-	return d
-}
-
-func (e *editorModel) writeDraftCmd() tea.Cmd {
-	if e.readOnly != "" || len(e.fields) == 0 {
-		return nil
-	}
-	d := e.currentDraft()
-	e.lastDraft, e.draftDirty = e.c.opts.Now(), false
-	ds := e.c.drafts
-	return func() tea.Msg {
-		return draftErrMsg{ed: e, err: ds.Save(d)}
-	}
-}
-
-func (e *editorModel) deleteDraftCmd() tea.Cmd {
-	ds, kind, id := e.c.drafts, e.kind, e.id
-	e.draftDirty = false
-	return func() tea.Msg {
-		return draftErrMsg{ed: e, err: ds.Delete(kind, id)}
-	}
-}
-
-// applyDraft puts a draft's values into the form.
-func (e *editorModel) applyDraft(d *draft) {
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		if s, ok := d.Values[fi.f.Name]; ok {
-			fi.setText(s)
-		}
-		fi.delta = d.Deltas[fi.f.Name]
-	}
-	e.fieldChanged()
 }
 
 func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -689,7 +530,9 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case modeConfirmLeave:
 		switch {
 		case key.Matches(msg, k.Yes):
-			return tea.Batch(e.deleteDraftCmd(), e.leave("edits discarded"))
+			del := e.deleteDraftCmd()
+			e.discarded = true
+			return tea.Sequence(del, e.leave("edits discarded"))
 		case key.Matches(msg, k.No):
 			e.mode = modeEdit
 			e.status.info("")
@@ -698,15 +541,24 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case modeOfferDraft:
 		switch {
 		case key.Matches(msg, k.Yes):
-			e.applyDraft(e.offered)
+			d := e.offered
+			e.applyDraft(d)
 			e.status.ok(fmt.Sprintf("draft from %s restored (made on v%d; you are on v%d)",
-				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, e.rec.Version))
+				d.Saved.Local().Format("15:04:05"), d.BaseVersion, e.rec.Version))
 			e.offered = nil
 			e.mode = modeEdit
+			if d.legacy {
+				// From now on it is this store's draft.
+				return tea.Batch(e.writeDraftCmd(), e.deleteLegacyDraftCmd())
+			}
 		case key.Matches(msg, k.No):
+			d := e.offered
 			e.offered = nil
 			e.mode = modeEdit
 			e.status.info("draft discarded")
+			if d.legacy {
+				return e.deleteLegacyDraftCmd()
+			}
 			return e.deleteDraftCmd()
 		}
 		return nil
@@ -810,19 +662,8 @@ func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
 
 func (e *editorModel) leave(status string) tea.Cmd {
 	cmd := e.leaveCmd()
-	return tea.Sequence(cmd, func() tea.Msg { return backMsg{status: status} })
-}
-
-// restoreKept brings back the version kept by a reload.
-func (e *editorModel) restoreKept() tea.Cmd {
-	if e.kept == nil {
-		e.status.info("no kept draft to bring back")
-		return nil
-	}
-	e.applyDraft(e.kept)
-	e.status.ok(fmt.Sprintf("your edits are back on top of v%d; ctrl+s saves them", e.rec.Version))
-	e.kept = nil
-	return e.writeDraftCmd()
+	created := e.created
+	return tea.Sequence(cmd, func() tea.Msg { return backMsg{status: status, created: created} })
 }
 
 func (e *editorModel) externalEdit() tea.Cmd {
@@ -865,76 +706,8 @@ func (e *editorModel) externalEdit() tea.Cmd {
 	})
 }
 
-// values returns my version of every field: the base with my edits applied (a counter as
-// base plus my delta). Fields that do not parse keep the base value.
-func (e *editorModel) values() store.Values {
-	out := store.Values{}
-	if e.rec != nil {
-		out = e.rec.Fields.Clone()
-	}
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		name := fi.f.Name
-		if fi.delta != 0 && e.rec != nil && fi.text() == fi.f.Format(e.rec.Fields[name]) {
-			n, _ := e.rec.Fields[name].(int64)
-			out[name] = n + fi.delta
-			continue
-		}
-		if v, err := fi.f.Parse(fi.text()); err == nil {
-			out[name] = v
-		}
-	}
-	return out
-}
-
-// buildUpdate makes the save: only the changed fields, counters as relative changes.
-func (e *editorModel) buildUpdate() (store.Update, error) {
-	u := store.Update{BaseVersion: e.rec.Version, Set: store.Values{}, Add: map[string]int64{}}
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			continue
-		}
-		name := fi.f.Name
-		base := e.rec.Fields[name]
-		if fi.delta != 0 && fi.text() == fi.f.Format(base) {
-			u.Add[name] = fi.delta
-			continue
-		}
-		v, err := fi.f.Parse(fi.text())
-		if err != nil {
-			return u, err
-		}
-		if !store.Equal(v, base) {
-			u.Set[name] = v
-		}
-	}
-	if len(u.Set) == 0 {
-		u.Set = nil
-	}
-	if len(u.Add) == 0 {
-		u.Add = nil
-	}
-	return u, nil
-}
-
-// dirty reports unsaved edits.
-func (e *editorModel) dirty() bool {
-	if e.readOnly != "" || len(e.fields) == 0 {
-		return false
-	}
-	if e.rec == nil {
-		for _, fi := range e.fields {
-			if fi.readOnly == "" && fi.text() != fi.f.Format(fi.f.Zero()) {
-				return true
-			}
-		}
-		return false
-	}
-	u, err := e.buildUpdate()
-	return err != nil || len(u.Set) > 0 || len(u.Add) > 0
-}
+// dirty reports unsaved edits in a form that can be edited now.
+func (e *editorModel) dirty() bool { return e.readOnly == "" && e.changed() }
 
 // save starts a version-checked save of the changed fields.
 func (e *editorModel) save() tea.Cmd {
@@ -947,17 +720,10 @@ func (e *editorModel) save() tea.Cmd {
 	}
 	c, kind := e.c, e.kind
 	if e.rec == nil {
-		vals := store.Values{}
-		for _, fi := range e.fields {
-			if fi.readOnly != "" {
-				continue
-			}
-			v, err := fi.f.Parse(fi.text())
-			if err != nil {
-				e.status.fail("check", err)
-				return nil
-			}
-			vals[fi.f.Name] = v
+		vals, err := e.createValues()
+		if err != nil {
+			e.status.fail("check", err)
+			return nil
 		}
 		e.saving = true
 		e.status.info("creating…")
@@ -966,16 +732,29 @@ func (e *editorModel) save() tea.Cmd {
 			return savedMsg{ed: e, created: r, err: err}
 		}
 	}
-	u, err := e.buildUpdate()
+	u, err := e.toUpdate()
 	if err != nil {
 		e.status.fail("check", err)
 		return nil
 	}
 	if len(u.Set) == 0 && len(u.Add) == 0 {
-		e.status.info("nothing to save")
-		return nil
+		// The form equals the record (a merge can end so): a draft of it would only be
+		// offered back later as if it held edits.
+		if e.mergedNote != "" {
+			e.status.info(fmt.Sprintf("nothing to save: the result equals v%d", e.rec.Version))
+		} else {
+			e.status.info("nothing to save")
+		}
+		e.mergedNote = ""
+		return e.deleteDraftCmd()
 	}
 	u.IdempotencyKey = uuid.NewString() // one key per save attempt
+	var drop tea.Cmd
+	if e.held != nil && e.held.Status().State == locks.StateLost {
+		// The lock line already says "lease lost": this save is the optimistic one it
+		// promises, not one more try with a token the store will refuse.
+		drop = e.dropLostLease(e.held.Status().Err)
+	}
 	if e.held != nil {
 		u.LeaseToken = e.held.Token()
 	}
@@ -983,10 +762,66 @@ func (e *editorModel) save() tea.Cmd {
 	e.sent = e.snapshot()
 	e.status.info("saving…")
 	id := e.id
-	return func() tea.Msg {
+	return tea.Batch(drop, func() tea.Msg {
 		res, err := c.st.UpdateRecord(c.ctx, kind, id, u)
-		return savedMsg{ed: e, u: u, res: res, err: err}
+		msg := savedMsg{ed: e, u: u, res: res, err: err}
+		if err == nil && !res.Replayed && res.Record.Version > u.BaseVersion+1 {
+			// Relative changes carry no version check, so they never meet a conflict: they
+			// went on top of whatever others saved meanwhile. Find out who, to say so.
+			msg.between = writesBetween(c, kind, id, u.BaseVersion, res.Record.Version)
+		}
+		return msg
+	})
+}
+
+// writesBetween returns the writes that made the versions after base and before next, from
+// the history and the operation log (nil when they cannot be read: the note then names the
+// versions only).
+func writesBetween(c *common, kind store.Kind, id, base, next int64) []store.Change {
+	vs, err := c.st.FindHistory(c.ctx, kind, id)
+	if err != nil {
+		return nil
 	}
+	ops, err := c.st.FindOps(c.ctx, kind, id)
+	if err != nil {
+		return nil
+	}
+	var out []store.Change
+	for _, v := range vs {
+		if v.Version > base && v.Version < next {
+			out = append(out, store.Change{Version: v.Version, Actor: v.Actor, Fields: v.Fields})
+		}
+	}
+	for _, op := range ops {
+		if op.Version > base && op.Version < next {
+			out = append(out, op)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Change) int { return int(a.Version - b.Version) })
+	return out
+}
+
+// onTopOf names the versions after base and before next and who wrote them: "bob's v5",
+// "bob's v5–v7", "v5–v7 by bob, alice".
+func onTopOf(base, next int64, writes []store.Change) string {
+	lo, hi := base+1, next-1
+	span := fmt.Sprintf("v%d", lo)
+	if hi > lo {
+		span = fmt.Sprintf("v%d–v%d", lo, hi)
+	}
+	var who []string
+	for _, w := range writes {
+		if w.Version >= lo && w.Version <= hi && w.Actor != "" && !slices.Contains(who, safe.Line(w.Actor)) {
+			who = append(who, safe.Line(w.Actor))
+		}
+	}
+	switch len(who) {
+	case 0:
+		return span
+	case 1:
+		return who[0] + "'s " + span
+	}
+	return span + " by " + strings.Join(who, ", ")
 }
 
 func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
@@ -1015,13 +850,22 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 		e.mode = modeEdit
 		e.conflict, e.merge = nil, nil
 		note := fmt.Sprintf("saved v%d", rec.Version)
-		if first {
+		base, writes := msg.u.BaseVersion, msg.between
+		if e.retryOn != nil {
+			base, writes = e.retryBase, e.retryOn
+		}
+		switch {
+		case first:
 			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
+			e.created = rec
+		case rec.Version > base+1 && msg.u.Relative():
+			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
+				onTopOf(base, rec.Version, writes), rec.Version)
 		}
 		if e.mergedNote != "" {
 			note = e.mergedNote + "; " + note
 		}
-		e.mergedNote = ""
+		e.mergedNote, e.retryOn = "", nil
 		e.status.ok(note)
 		return tea.Batch(cmd, e.focusCmd())
 	}
@@ -1051,356 +895,9 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	return e.writeDraftCmd()
 }
 
-// fieldSnap is a field's text and relative change at one moment.
-type fieldSnap struct {
-	text  string
-	delta int64
-	rev   uint64
-}
-
-// snapshot records the form as a save sends it.
-func (e *editorModel) snapshot() []fieldSnap {
-	out := make([]fieldSnap, len(e.fields))
-	for i, fi := range e.fields {
-		out[i].delta = fi.delta
-		if fi.body != nil {
-			out[i].rev = fi.body.Revision() // cheap: no copy of a large body
-		} else {
-			out[i].text = fi.line.Value()
-		}
-	}
-	return out
-}
-
-// typedSince returns the fields edited after snapshot sent was taken.
-func (e *editorModel) typedSince(sent []fieldSnap) map[int]fieldSnap {
-	out := map[int]fieldSnap{}
-	if len(sent) != len(e.fields) {
-		return out
-	}
-	for i, fi := range e.fields {
-		changed := fi.delta != sent[i].delta
-		if fi.body != nil {
-			changed = changed || fi.body.Revision() != sent[i].rev
-		} else {
-			changed = changed || fi.line.Value() != sent[i].text
-		}
-		if changed {
-			out[i] = fieldSnap{text: fi.text(), delta: fi.delta}
-		}
-	}
-	return out
-}
-
-// rebase makes cur the new base version, with the form holding vals (my merged version) and
-// the counter deltas kept as relative changes.
+// rebase makes cur the new base version with vals in the form (see form.rebase); the draft
+// is written again.
 func (e *editorModel) rebase(cur *store.Record, vals store.Values, deltas map[string]int64) {
-	e.rec = cur
-	for _, fi := range e.fields {
-		if fi.readOnly != "" {
-			fi.setText(safe.Line(fi.f.Format(cur.Fields[fi.f.Name])))
-			continue
-		}
-		if d := deltas[fi.f.Name]; d != 0 {
-			fi.setText(fi.f.Format(cur.Fields[fi.f.Name]))
-			fi.delta = d
-			continue
-		}
-		fi.delta = 0
-		fi.setText(fi.f.Format(vals[fi.f.Name]))
-	}
+	e.form.rebase(cur, vals, deltas)
 	e.draftDirty = true
 }
-
-// deltas returns the relative changes in the form.
-func (e *editorModel) deltas() map[string]int64 {
-	out := map[string]int64{}
-	for _, fi := range e.fields {
-		if fi.delta != 0 && fi.readOnly == "" && e.rec != nil && fi.text() == fi.f.Format(e.rec.Fields[fi.f.Name]) {
-			out[fi.f.Name] = fi.delta
-		}
-	}
-	return out
-}
-
-// onConflict handles a save that met a newer version: merge the fields; without collisions
-// save the merge at once; otherwise decide by policy or ask.
-func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
-	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
-	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
-	if u.Relative() && e.autoSaves < maxAutoSaves && e.c.opts.OnConflict != OnConflictReload {
-		// Relative changes are operations: re-applying them on the fresh record is always
-		// right (seed 001), so they are retried without asking, a bounded number of times.
-		e.conflict = newConflict(e.c, cs)
-		return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
-	}
-	if vals, err := rm.Values(); err == nil && e.autoSaves < maxAutoSaves {
-		// No field collides: the merge is the save.
-		e.autoSaves++
-		e.mergedNote = fmt.Sprintf("merged with %s's v%d (%s)", cs.who(), ce.Current.Version, strings.Join(theirFields(rm), ", "))
-		e.rebase(ce.Current, vals, cs.deltas)
-		return e.save()
-	}
-	e.conflict = newConflict(e.c, cs)
-	switch e.c.opts.OnConflict {
-	case OnConflictReload:
-		return e.onConflictChoice(conflictChoiceMsg{choice: choiceReload})
-	case OnConflictMerge:
-		return e.onConflictChoice(conflictChoiceMsg{choice: choiceMerge})
-	case OnConflictRetry:
-		if cs.retryable() == "" {
-			return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
-		}
-	}
-	e.mode = modeConflict
-	return e.writeDraftCmd()
-}
-
-func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
-	cs := e.conflict.cs
-	switch msg.choice {
-	case choiceBack:
-		e.mode = modeEdit
-		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; ctrl+s to try again", cs.who(), cs.ce.Current.Version))
-		return e.focusCmd()
-	case choiceReload:
-		kept := cs.mineText
-		e.kept = &kept
-		e.theirLines = changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
-		e.theirLines = append(e.theirLines, "", "your edits, kept as a draft (ctrl+r brings them back):")
-		for _, l := range changeLines(e.c.reg, e.kind, cs.base.Fields, cs.mine) {
-			e.theirLines = append(e.theirLines, "  "+l)
-		}
-		e.rec = cs.ce.Current
-		e.fill(cs.ce.Current)
-		e.mode = modeTheirChanges
-		e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: ctrl+r brings them back", cs.who(), cs.ce.Current.Version))
-		ds := e.c.drafts
-		return tea.Batch(e.focusCmd(), func() tea.Msg { return draftErrMsg{ed: e, err: ds.Save(kept)} })
-	case choiceRetry:
-		if why := cs.retryable(); why != "" {
-			e.conflict.status.warn("retry is not available: " + why)
-			return nil
-		}
-		if e.autoSaves >= maxAutoSaves {
-			e.mode = modeConflict
-			e.status.warn("gave up retrying after several collisions")
-			return nil
-		}
-		e.autoSaves++
-		e.rebase(cs.ce.Current, cs.ce.Current.Fields, cs.deltas)
-		e.mode = modeEdit
-		e.mergedNote = fmt.Sprintf("retried %s on %s's v%d", deltaText(cs.deltas), cs.who(), cs.ce.Current.Version)
-		backoff := time.Duration(10+rand.IntN(90)) * time.Millisecond
-		save := e.save()
-		return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
-	case choiceMerge:
-		e.merge = newMergeView(e.c, cs)
-		e.mode = modeMerge
-		return nil
-	}
-	return nil
-}
-
-func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
-	if msg.cancel {
-		e.mode = modeConflict
-		return nil
-	}
-	cs := e.conflict.cs
-	e.rebase(cs.ce.Current, msg.values, cs.deltas)
-	e.mode = modeEdit
-	e.autoSaves = 0
-	e.mergedNote = fmt.Sprintf("merged with %s's v%d", cs.who(), cs.ce.Current.Version)
-	return e.save()
-}
-
-// deltaText says relative changes the way the form shows them: "stock -3".
-func deltaText(d map[string]int64) string {
-	names := make([]string, 0, len(d))
-	for n := range d {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %+d", n, d[n]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// View draws the editor, or the dialog or merge view over it.
-func (e *editorModel) View() string {
-	switch e.mode {
-	case modeConflict:
-		return e.conflict.View()
-	case modeMerge:
-		return e.merge.View()
-	case modeTheirChanges:
-		return e.theirChangesView()
-	}
-	c, st := e.c, e.c.styles
-	var b strings.Builder
-	what := fmt.Sprintf("new %s", e.kind)
-	if e.id != 0 {
-		what = fmt.Sprintf("%s %d", e.kind, e.id)
-		if e.rec != nil {
-			what += fmt.Sprintf(" · v%d", e.rec.Version)
-		}
-	}
-	mode := "optimistic"
-	switch {
-	case e.wantLease:
-		mode = "lease"
-	case e.leaseOnEdit:
-		mode = "lease on edit"
-	}
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))
-	b.WriteByte('\n')
-	b.WriteString(c.clip(e.lockLine()))
-	b.WriteByte('\n')
-	if bn := e.banner(); bn != "" {
-		b.WriteString(st.Warn.Render(c.clip("● " + bn)))
-	}
-	b.WriteByte('\n')
-
-	lines := 3
-	if e.mode == modeLoading {
-		b.WriteString(st.Dim.Render("  loading…"))
-		b.WriteByte('\n')
-		lines++
-	}
-	valW := max(c.width-labelWidth-3, 10)
-	for i, fi := range e.fields {
-		focused := i == e.focus && e.mode == modeEdit
-		label := padRight(ansi.Truncate(fi.f.Label, labelWidth, "…"), labelWidth)
-		marker := "  "
-		if focused {
-			marker = st.Focused.Render("▸ ")
-			label = st.Focused.Render(label)
-		} else {
-			label = st.Label.Render(label)
-		}
-		var val string
-		switch {
-		case fi.readOnly != "" || e.readOnly != "":
-			val = st.Dim.Render(ansi.Truncate(firstLine(fi.shownText()), valW, "…"))
-		case fi.body != nil && focused:
-			b.WriteString(marker + label + "\n")
-			b.WriteString(indent(fi.body.View(), labelWidth+3))
-			b.WriteByte('\n')
-			lines += 1 + e.bodyHeight()
-			continue
-		case fi.body != nil:
-			val = ansi.Truncate(safe.Line(firstLine(fi.text())), valW-12, "…")
-			if n := fi.body.LineCount() - 1; n > 0 {
-				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
-			}
-		case focused:
-			val = fi.line.View()
-		default:
-			val = ansi.Truncate(safe.Line(fi.text()), valW, "…")
-		}
-		if fi.delta != 0 {
-			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Name, fi.delta))
-		}
-		b.WriteString(marker + label + " " + val + "\n")
-		lines++
-	}
-	for ; lines < c.height-2; lines++ {
-		b.WriteByte('\n')
-	}
-	switch e.mode {
-	case modeConfirmLeave:
-		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  y discard · n keep editing")))
-	case modeOfferDraft:
-		b.WriteString(st.Warn.Render(c.clip(fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  y restore · n discard",
-			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion))))
-	default:
-		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
-	}
-	b.WriteByte('\n')
-	keys := c.keys.EditorKeys()
-	if e.readOnly != "" {
-		keys = []key.Binding{c.keys.NextField, c.keys.Back, c.keys.Help}
-	}
-	b.WriteString(c.footer(keys))
-	return b.String()
-}
-
-func (fi *fieldInput) shownText() string {
-	if fi.shown != "" || fi.readOnly != "" {
-		return fi.shown
-	}
-	return safe.Line(fi.text())
-}
-
-// lockLine is the editor's lock indicator.
-func (e *editorModel) lockLine() string {
-	st := e.c.styles
-	switch {
-	case e.held != nil:
-		s := e.held.Status()
-		switch s.State {
-		case locks.StateFailing:
-			return st.Warn.Render(fmt.Sprintf("lease: renewal failing, %s left", s.Remaining.Round(time.Second)))
-		case locks.StateLost:
-			return st.Error.Render("lease lost: " + leaseLostReason(s.Err))
-		}
-		return st.LockYou.Render(fmt.Sprintf("lease: you, %s left", s.Remaining.Round(time.Second)))
-	case e.leaseLost != "":
-		return st.Error.Render("lease lost: " + safe.Line(e.leaseLost) + " — saving optimistically")
-	case e.readOnly != "":
-		return st.LockOther.Render("read-only: " + e.readOnly)
-	case e.otherLease != nil:
-		ind, _ := lockIndicator(*e.otherLease, e.c.user, e.c.dbNow())
-		return st.LockOther.Render("lock: " + ind)
-	case e.wantLease && e.id != 0:
-		return st.Dim.Render("lease: taking…")
-	case e.leaseOnEdit:
-		return st.Dim.Render("lock: free · the lease is taken at your first edit")
-	}
-	return st.Dim.Render("lock: free · saves check the version")
-}
-
-func (e *editorModel) theirChangesView() string {
-	c, st := e.c, e.c.styles
-	var b strings.Builder
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version)))
-	b.WriteString("\n" + st.Theirs.Render(fmt.Sprintf("what %s changed since v%d:", e.conflict.cs.who(), e.conflict.cs.base.Version)) + "\n")
-	n := 2
-	for _, l := range e.theirLines {
-		if n >= c.height-3 {
-			b.WriteString(st.Dim.Render("  …") + "\n")
-			break
-		}
-		b.WriteString(c.clip(l) + "\n")
-		n++
-	}
-	for ; n < c.height-2; n++ {
-		b.WriteByte('\n')
-	}
-	b.WriteString(e.status.style(st).Render(c.clip(e.status.text)))
-	b.WriteByte('\n')
-	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "edit their version"))}))
-	return b.String()
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func indent(s string, n int) string {
-	pad := strings.Repeat(" ", n)
-	lines := strings.Split(s, "\n")
-	for i := range lines {
-		lines[i] = pad + lines[i]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// itoa is strconv.FormatInt for ids and versions.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -36,6 +36,9 @@ func newHistory(c *common, kind store.Kind, id int64) *historyModel {
 	return &historyModel{c: c, kind: kind, id: id}
 }
 
+// typing is false: the history takes no text.
+func (h *historyModel) typing() bool { return false }
+
 // Init loads the history and the operation log.
 func (h *historyModel) Init() tea.Cmd {
 	c, kind, id := h.c, h.kind, h.id
@@ -104,9 +107,9 @@ func (h *historyModel) View() string {
 		start := max(0, h.cursor-listRows+1)
 		for i := start; i < len(h.versions) && i < start+listRows; i++ {
 			v := h.versions[i]
-			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor), v.At.Local().Format("2006-01-02 15:04:05"), strings.Join(v.Fields, ", "))
+			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor), v.At.Local().Format("2006-01-02 15:04:05"), strings.Join(fieldLabels(c.reg, h.kind, v.Fields), ", "))
 			if i == h.cursor {
-				row = st.Selected.Render(padRight(c.clip(row), c.width))
+				row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 			}
 			lines = append(lines, row)
 		}
@@ -135,13 +138,13 @@ func (h *historyModel) View() string {
 			if i >= c.height-5 {
 				break
 			}
-			fields := strings.Join(op.Fields, ", ")
+			fields := strings.Join(fieldLabels(c.reg, h.kind, op.Fields), ", ")
 			if len(op.Deltas) > 0 {
-				fields = deltaText(op.Deltas)
+				fields = deltaText(c.reg, h.kind, op.Deltas)
 			}
 			row := fmt.Sprintf("  v%-4d %-8s %-12s %-19s %s", op.Version, op.Event, safe.Line(op.Actor), op.At.Local().Format("2006-01-02 15:04:05"), fields)
 			if i == h.cursor {
-				row = st.Selected.Render(padRight(c.clip(row), c.width))
+				row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 			}
 			lines = append(lines, row)
 		}

@@ -11,6 +11,8 @@ type KeyMap struct {
 	Help         key.Binding
 	HelpAnywhere key.Binding
 	Quit         key.Binding
+	ForceQuit    key.Binding // quits everywhere, also while typing
+	Confirm      key.Binding // takes what was typed: the filter, a value in the merge view
 
 	// List.
 	Up         key.Binding
@@ -69,6 +71,8 @@ func DefaultKeyMap() KeyMap {
 		Help:         b([]string{"?", "f1"}, "?", "help"),
 		HelpAnywhere: b([]string{"f1"}, "f1", "help"),
 		Quit:         b([]string{"q", "ctrl+c"}, "q", "quit"),
+		ForceQuit:    b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Confirm:      b([]string{"enter"}, "enter", "apply"),
 
 		Up:         b([]string{"k", "up"}, "k/↑", "up"),
 		Down:       b([]string{"j", "down"}, "j/↓", "down"),
@@ -84,7 +88,7 @@ func DefaultKeyMap() KeyMap {
 
 		NextField:    b([]string{"tab"}, "tab", "next field"),
 		PrevField:    b([]string{"shift+tab"}, "shift+tab", "prev field"),
-		Inc:          b([]string{"+"}, "+/-", "stock ±1"),
+		Inc:          b([]string{"+"}, "+/-", "counter ±1"),
 		Dec:          b([]string{"-"}, "-", "stock -1"),
 		Save:         b([]string{"ctrl+s"}, "ctrl+s", "save"),
 		Back:         b([]string{"esc"}, "esc", "back"),
@@ -143,20 +147,31 @@ func (k KeyMap) LocksKeys() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Open, k.Back}
 }
 
-// fullHelp groups every key by screen for the help screen.
-type fullHelp struct{ k KeyMap }
+// helpGroup is one screen's keys on the help screen.
+type helpGroup struct {
+	title string
+	keys  []key.Binding
+}
 
-// ShortHelp implements help.KeyMap.
-func (f fullHelp) ShortHelp() []key.Binding { return []key.Binding{f.k.Help, f.k.Back} }
+// pair shows two bindings as one help line ("j/k move"), to keep the help on one screen.
+func pair(a, b key.Binding, keys, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
+}
 
-// FullHelp implements help.KeyMap: one column per screen.
-func (f fullHelp) FullHelp() [][]key.Binding {
-	k := f.k
-	return [][]key.Binding{
-		{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Up, k.Down, k.Quit},
-		{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back},
-		{k.Reload, k.Retry, k.Merge},
-		{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo},
-		{k.SwitchTab, k.Back, k.Help, k.HelpAnywhere},
+// helpGroups returns every key by screen, for the help screen, in rows of columns.
+func (k KeyMap) helpGroups() [][]helpGroup {
+	move := pair(k.Up, k.Down, "k/j ↑/↓", "move")
+	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
+	return [][]helpGroup{
+		{
+			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, move, page, k.Quit}},
+			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}},
+			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
+		},
+		{
+			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo}},
+			{"history", []key.Binding{move, k.SwitchTab, k.Back}},
+			{"locks", []key.Binding{move, pair(k.Open, k.Open, "enter", "open the record"), k.Back}},
+		},
 	}
 }

@@ -4,11 +4,30 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 )
+
+// lineKeyMap is the keys a one-line field answers to, like bodyedit.KeyMap for the body
+// editor: the field's own editing keys, apart from the screens' KeyMap.
+type lineKeyMap struct {
+	Left, Right, Home, End                                key.Binding
+	DeleteBack, DeleteForward, DeleteToStart, DeleteToEnd key.Binding
+}
+
+var lineKeys = lineKeyMap{
+	Left:          key.NewBinding(key.WithKeys("left", "ctrl+b"), key.WithHelp("←", "character backward")),
+	Right:         key.NewBinding(key.WithKeys("right", "ctrl+f"), key.WithHelp("→", "character forward")),
+	Home:          key.NewBinding(key.WithKeys("home", "ctrl+a"), key.WithHelp("home", "start")),
+	End:           key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "end")),
+	DeleteBack:    key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "delete back")),
+	DeleteForward: key.NewBinding(key.WithKeys("delete", "ctrl+d"), key.WithHelp("delete", "delete forward")),
+	DeleteToStart: key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "delete to start")),
+	DeleteToEnd:   key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete to end")),
+}
 
 // lineField is a one-line text input. (bubbles' textinput would need a module that go.mod
 // does not require, atotto/clipboard, so tandem keeps this small one.)
@@ -40,28 +59,29 @@ func (l lineField) Update(msg tea.Msg) (lineField, tea.Cmd) {
 		}
 		return l, nil
 	}
-	switch k.String() {
-	case "left", "ctrl+b":
+	km := lineKeys
+	switch {
+	case key.Matches(k, km.Left):
 		l.pos = max(l.pos-1, 0)
-	case "right", "ctrl+f":
+	case key.Matches(k, km.Right):
 		l.pos = min(l.pos+1, len(l.value))
-	case "home", "ctrl+a":
+	case key.Matches(k, km.Home):
 		l.pos = 0
-	case "end":
+	case key.Matches(k, km.End):
 		l.pos = len(l.value)
-	case "backspace":
+	case key.Matches(k, km.DeleteBack):
 		if l.pos > 0 {
 			l.value = append(l.value[:l.pos-1], l.value[l.pos:]...)
 			l.pos--
 		}
-	case "delete", "ctrl+d":
+	case key.Matches(k, km.DeleteForward):
 		if l.pos < len(l.value) {
 			l.value = append(l.value[:l.pos], l.value[l.pos+1:]...)
 		}
-	case "ctrl+u":
+	case key.Matches(k, km.DeleteToStart):
 		l.value = l.value[l.pos:]
 		l.pos = 0
-	case "ctrl+k":
+	case key.Matches(k, km.DeleteToEnd):
 		l.value = l.value[:l.pos]
 	default:
 		if k.Text != "" && utf8.ValidString(k.Text) {

@@ -31,6 +31,7 @@ type listModel struct {
 	depth  map[int64]int // documents: depth in the tree (0 at the root)
 	total  int
 	more   bool // products: there may be rows after the last loaded
+	paging bool // products: the next page is on its way
 	gen    int  // load generation: results of an older load are dropped
 	loaded bool
 
@@ -42,7 +43,15 @@ type listModel struct {
 
 	leases map[store.Kind]map[int64]store.Lease
 	status statusLine
+
+	// pending is a record just created that the cursor goes to once it is loaded; pages
+	// counts the pages loaded while looking for it.
+	pending      *store.Record
+	pendingPages int
 }
+
+// maxSeekPages bounds the pages the list loads to put the cursor on a new record.
+const maxSeekPages = 50
 
 // pageMsg is one page of records.
 type pageMsg struct {
@@ -70,6 +79,9 @@ func newList(c *common) *listModel {
 	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{}}
 }
 
+// typing reports whether keys go into the filter.
+func (l *listModel) typing() bool { return l.filtering }
+
 // Init loads the first page and the leases.
 func (l *listModel) Init() tea.Cmd { return tea.Batch(l.load(), l.loadLeases()) }
 
@@ -79,6 +91,7 @@ func (l *listModel) visibleRows() int { return max(l.c.height-4, 1) }
 // load starts a fresh load of the current kind and search.
 func (l *listModel) load() tea.Cmd {
 	l.gen++
+	l.paging = false // a page of the old load is dropped when it comes
 	c, kind, gen, search := l.c, l.kind, l.gen, l.search
 	if kind == store.KindDocument {
 		return func() tea.Msg {
@@ -110,7 +123,7 @@ func (l *listModel) loadMore() tea.Cmd {
 	if !l.more || len(l.rows) == 0 || l.kind != store.KindProduct {
 		return nil
 	}
-	l.more = false // one page in flight at a time
+	l.more, l.paging = false, true // one page in flight at a time
 	c, kind, gen, search, after := l.c, l.kind, l.gen, l.search, l.rows[len(l.rows)-1].ID
 	total := l.total
 	return func() tea.Msg {
@@ -129,8 +142,9 @@ func (l *listModel) loadLeases() tea.Cmd {
 
 func findLeases(c *common, kind store.Kind, id int64) tea.Cmd {
 	return func() tea.Msg {
+		sent := c.opts.Now()
 		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
-		return leasesMsg{kind: kind, leases: ls, dbNow: now, err: err}
+		return leasesMsg{kind: kind, leases: ls, dbNow: now, sent: sent, err: err}
 	}
 }
 
@@ -145,6 +159,49 @@ func (l *listModel) refreshVisible() tea.Cmd {
 		ids = append(ids, r.ID)
 	}
 	return tea.Batch(l.refresh(ids), l.loadLeases())
+}
+
+// show puts the cursor on r, a record just created, as soon as it is in the list: products
+// come in id order, so it is found by loading the pages after what is loaded (bounded);
+// documents are reloaded as a tree.
+func (l *listModel) show(r *store.Record) tea.Cmd {
+	if r.Kind != l.kind {
+		return l.refreshVisible()
+	}
+	l.pending, l.pendingPages = r, 0
+	if l.kind == store.KindDocument {
+		return l.load()
+	}
+	if l.indexOf(r.ID) < 0 && !l.more {
+		return l.refresh([]int64{r.ID})
+	}
+	return tea.Batch(l.seekPending(), l.refreshVisible())
+}
+
+// seekPending moves the cursor to the pending record once loaded, or loads the next page.
+func (l *listModel) seekPending() tea.Cmd {
+	r := l.pending
+	if r == nil {
+		return nil
+	}
+	if i := l.indexOf(r.ID); i >= 0 {
+		l.pending = nil
+		l.cursor = i
+		l.clampOffset()
+		return nil
+	}
+	if l.paging {
+		return nil // looked for again when the page comes
+	}
+	if l.more && l.pendingPages < maxSeekPages {
+		l.pendingPages++
+		return l.loadMore()
+	}
+	l.pending = nil
+	if l.search != "" {
+		l.status.info(fmt.Sprintf("created %s %d: the filter does not show it", r.Kind, r.ID))
+	}
+	return nil
 }
 
 func (l *listModel) refresh(ids []int64) tea.Cmd {
@@ -188,6 +245,9 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		if msg.kind != l.kind || msg.gen != l.gen {
 			return nil
 		}
+		if msg.append {
+			l.paging = false
+		}
 		if msg.err != nil {
 			l.status.fail("load "+string(msg.kind)+"s", msg.err)
 			l.more = msg.more
@@ -202,7 +262,7 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		l.total, l.more = max(msg.total, len(l.rows)), msg.more
 		l.clampOffset()
-		return nil
+		return l.seekPending()
 	case refreshedMsg:
 		if msg.err != nil {
 			l.status.fail("refresh", msg.err)
@@ -220,13 +280,16 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 				l.total++
 			}
 		}
+		if l.pending != nil {
+			return l.seekPending()
+		}
 		return nil
 	case leasesMsg:
 		if msg.err != nil {
 			l.status.fail("read leases", msg.err)
 			return nil
 		}
-		l.c.skew = msg.dbNow.Sub(l.c.opts.Now())
+		l.c.learnClock(msg.dbNow, msg.sent)
 		if msg.kind == l.kind {
 			l.leases[msg.kind] = leaseIndex(msg.leases, msg.dbNow)
 		}
@@ -278,14 +341,14 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := l.c.keys
 	if l.filtering {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, k.Confirm):
 			l.filtering = false
 			l.filter.Blur()
 			l.search = strings.TrimSpace(l.filter.Value())
 			l.cursor, l.offset = 0, 0
 			return l.load()
-		case "esc":
+		case key.Matches(msg, k.Back):
 			l.filtering = false
 			l.filter.Blur()
 			if l.search != "" {
@@ -385,7 +448,12 @@ func (l *listModel) View() string {
 	}
 	pos := "empty"
 	if len(l.rows) > 0 {
-		pos = fmt.Sprintf("%d of %s", l.cursor+1, thousands(l.total))
+		total := thousands(l.total)
+		if l.search != "" && l.more {
+			// A search is not counted (CountRecords counts a whole kind): say what is known.
+			total = thousands(len(l.rows)) + "+"
+		}
+		pos = fmt.Sprintf("%d of %s", l.cursor+1, total)
 	}
 	if !l.loaded {
 		pos = "loading…"
@@ -418,7 +486,7 @@ func (l *listModel) View() string {
 		if ls, ok := l.leases[l.kind][r.ID]; ok {
 			lk, held = lockIndicator(ls, c.user, now)
 		}
-		writer := padRight(ansi.Truncate(safe.Line(r.UpdatedBy), 10, "…"), 10)
+		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
 		line := fmt.Sprintf("%6d %s %4s %s ", r.ID, title, "v"+strconv.FormatInt(r.Version, 10), writer)
 		if i == l.cursor {
 			line = "▸ " + line
@@ -453,6 +521,16 @@ func (l *listModel) View() string {
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.ListKeys()))
 	return b.String()
+}
+
+// writerName is who last wrote a record, for the narrow writer column: a worker
+// ("worker:checksum@host:4711") by its task with a mark ("⚙checksum"), anyone else by name.
+func writerName(s string) string {
+	if task, ok := strings.CutPrefix(s, "worker:"); ok {
+		task, _, _ = strings.Cut(task, "@")
+		return "⚙" + safe.Line(task)
+	}
+	return safe.Line(s)
 }
 
 // Lock indicator states.

@@ -27,17 +27,22 @@ type locksMsg struct {
 	m      *locksModel
 	leases []store.Lease
 	dbNow  time.Time
+	sent   time.Time // the local clock when the query started
 	err    error
 }
 
 func newLocks(c *common) *locksModel { return &locksModel{c: c} }
 
+// typing is false: the locks screen takes no text.
+func (m *locksModel) typing() bool { return false }
+
 // Init loads the leases.
 func (m *locksModel) Init() tea.Cmd {
 	c := m.c
 	return func() tea.Msg {
+		sent := c.opts.Now()
 		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Expired: 10 * time.Minute})
-		return locksMsg{m: m, leases: ls, dbNow: now, err: err}
+		return locksMsg{m: m, leases: ls, dbNow: now, sent: sent, err: err}
 	}
 }
 
@@ -53,7 +58,7 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 			m.status.fail("read leases", msg.err)
 			return nil
 		}
-		m.c.skew = msg.dbNow.Sub(m.c.opts.Now())
+		m.c.learnClock(msg.dbNow, msg.sent)
 		m.leases, m.dbNow = msg.leases, msg.dbNow
 		m.cursor = min(m.cursor, max(len(m.leases)-1, 0))
 	case changeMsg:
@@ -73,7 +78,7 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Open):
 			if m.cursor < len(m.leases) {
 				l := m.leases[m.cursor]
-				return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID} }
+				return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID, from: scrLocks} }
 			}
 		}
 	}
@@ -84,7 +89,17 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 func (m *locksModel) View() string {
 	c, st := m.c, m.c.styles
 	var b strings.Builder
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render("locks") + "  " + st.Dim.Render(fmt.Sprintf("%d leases", len(m.leases))))
+	live := 0
+	for _, l := range m.leases {
+		if l.Live(c.dbNow()) {
+			live++
+		}
+	}
+	count := plural(live, "live lease", "live leases")
+	if ended := len(m.leases) - live; ended > 0 {
+		count += fmt.Sprintf(" · %d ended lately", ended)
+	}
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render("locks") + "  " + st.Dim.Render(count))
 	b.WriteString("\n")
 	b.WriteString(st.Header.Render(fmt.Sprintf("  %-9s %7s %-8s %-12s %-6s %s", "kind", "id", "group", "holder", "fence", "state")))
 	b.WriteString("\n")
@@ -100,7 +115,7 @@ func (m *locksModel) View() string {
 		}
 		row := fmt.Sprintf("  %-9s %7d %-8s %-12s %-6d %s", l.Kind, l.RecordID, safe.Line(l.Group), safe.Line(l.Holder), l.Fence, ind)
 		if i == m.cursor {
-			row = st.Selected.Render(padRight(c.clip(row), c.width))
+			row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 		}
 		b.WriteString(c.clip(row) + "\n")
 		n++

@@ -1,13 +1,11 @@
 package tui
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -18,36 +16,6 @@ import (
 
 // The record merge itself (states, rules, per-hunk picks, undo) is merge.Records; this file
 // only shows it and turns keys into its calls.
-
-// changedFields names the fields whose side value differs from the base, in registry order.
-func changedFields(rr *merge.RecordResult, side func(*merge.FieldMerge) any) []string {
-	var out []string
-	for _, fm := range rr.Fields {
-		if !store.Equal(fm.Base, side(fm)) {
-			out = append(out, fm.Field.Name)
-		}
-	}
-	return out
-}
-
-func theirFields(rr *merge.RecordResult) []string {
-	return changedFields(rr, func(fm *merge.FieldMerge) any { return fm.Theirs })
-}
-
-func mineFields(rr *merge.RecordResult) []string {
-	return changedFields(rr, func(fm *merge.FieldMerge) any { return fm.Mine })
-}
-
-// conflictFields names the fields both sides changed in ways their rule cannot combine.
-func conflictFields(rr *merge.RecordResult) []string {
-	var out []string
-	for _, fm := range rr.Fields {
-		if fm.State == merge.FieldConflict {
-			out = append(out, fm.Field.Name)
-		}
-	}
-	return out
-}
 
 // Origins of a field's merged value, for the marks in the merge view.
 const (
@@ -213,7 +181,7 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 	switch {
 	case key.Matches(k, keys.Save):
 		if n := m.rm.Conflicts(); n > 0 {
-			m.status.warn(fmt.Sprintf("%d conflicts left: pick 1 mine, 2 theirs, 3 base, or enter to edit", n))
+			m.status.warn(plural(n, "conflict", "conflicts") + " left: pick 1 mine, 2 theirs, 3 base, or enter to edit")
 			return nil
 		}
 		vals, err := m.rm.Values()
@@ -353,7 +321,7 @@ func nextOpenHunk(t *merge.Resolution, cur int) int {
 func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
 	name := fm.Field.Name
 	if fm.Text != nil {
-		if k.String() != "esc" {
+		if !key.Matches(k, m.c.keys.Back) {
 			return m.body.Update(k)
 		}
 		m.editing = false
@@ -369,8 +337,8 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 		m.resolved(m.rm.ResolveValue(name, text))
 		return nil
 	}
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, m.c.keys.Confirm):
 		v, err := fm.Field.Parse(m.line.Value())
 		if err == nil {
 			err = m.rm.ResolveValue(name, v)
@@ -384,7 +352,7 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 		m.did()
 		m.nextConflict()
 		return nil
-	case "esc":
+	case key.Matches(k, m.c.keys.Back):
 		m.editing = false
 		m.line.Blur()
 		return nil
@@ -416,7 +384,7 @@ func (m *mergeModel) View() string {
 		cs.ce.Kind, cs.ce.ID, cs.base.Version, cs.who(), cs.ce.Current.Version)))
 	b.WriteByte('\n')
 	left := m.rm.Conflicts()
-	counter := fmt.Sprintf("%d of %d conflicts left", left, total)
+	counter := fmt.Sprintf("%d of %s left", left, plural(total, "conflict", "conflicts"))
 	if left == 0 {
 		b.WriteString(st.OK.Render(counter + " — ctrl+s saves"))
 	} else {
@@ -480,7 +448,7 @@ func (m *mergeModel) row(i, valW int) string {
 	case ok:
 		val = ansi.Truncate(safe.Line(firstLine(fm.Field.Format(v))), valW-10, "…")
 	case fm.Text != nil:
-		val = fmt.Sprintf("%d of %d hunks open", fm.Text.Remaining(), fm.Text.Hunks())
+		val = fmt.Sprintf("%d of %s open", fm.Text.Remaining(), plural(fm.Text.Hunks(), "hunk", "hunks"))
 	default:
 		val = "?"
 	}
@@ -523,14 +491,15 @@ func (m *mergeModel) detail() []string {
 		return append([]string{f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") + "):"},
 			m.preview(fm)...)
 	case fm.State != merge.FieldConflict:
-		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", f.Label, fm.State,
-			short(f, fm.Base), short(f, fm.Mine), short(f, fm.Theirs))}
+		v := shortAll(f, 16, fm.Base, fm.Mine, fm.Theirs)
+		return []string{fmt.Sprintf("%s: %s — base %s · yours %s · theirs %s", f.Label, fm.State, v[0], v[1], v[2])}
 	case fm.Text == nil || fm.Text.Hunks() == 0:
+		v := shortAll(f, max(m.c.width-12, 16), fm.Mine, fm.Theirs, fm.Base)
 		return []string{
 			f.Label + " changed on both sides:",
-			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+short(f, fm.Mine)),
-			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+short(f, fm.Theirs)),
-			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+short(f, fm.Base)),
+			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+v[0]),
+			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+v[1]),
+			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+v[2]),
 			"  " + st.Dim.Render("enter: type a value"),
 		}
 	}
@@ -592,62 +561,4 @@ func (m *mergeModel) preview(fm *merge.FieldMerge) []string {
 		out = append(out, mark+l)
 	}
 	return out
-}
-
-func diffStyle(st Styles, d string) string {
-	switch {
-	case strings.HasPrefix(d, "+"):
-		return st.Added.Render(d)
-	case strings.HasPrefix(d, "-"):
-		return st.Removed.Render(d)
-	}
-	return d
-}
-
-func bytesLines(ls [][]byte) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = safe.Line(strings.TrimRight(string(l), "\r\n"))
-	}
-	return out
-}
-
-func splitText(s string) []string {
-	if s == "" {
-		return nil
-	}
-	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = safe.Line(strings.TrimSuffix(l, "\r"))
-	}
-	return lines
-}
-
-// editLines renders a line diff as "-old", "+new" and " same" lines (unchanged lines are
-// kept for context), made safe for the terminal.
-func editLines(edits []merge.Edit) []string {
-	var out []string
-	for _, e := range edits {
-		for _, l := range bytesLines(e.Lines) {
-			out = append(out, e.Op.String()+l)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, " (empty on both)")
-	}
-	return out
-}
-
-// textDiff is merge's line diff between two texts, rendered by editLines.
-func textDiff(old, new string) []string {
-	return editLines(merge.DiffLines(splitLines(old), splitLines(new)))
-}
-
-// splitLines cuts s into lines that keep their terminators, as merge's diff expects.
-func splitLines(s string) [][]byte {
-	lines := bytes.SplitAfter([]byte(s), []byte("\n"))
-	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
-		lines = lines[:n-1]
-	}
-	return lines
 }

@@ -65,14 +65,14 @@ func TestMergeView_HunksUndoAndEdit(t *testing.T) {
 		t.Fatalf("a value with markers was taken:\n%s", got)
 	}
 	press("2") // hunk 1: theirs
-	if got := press("M"); !strings.Contains(got, "0 of 1 conflicts left") {
+	if got := press("M"); !strings.Contains(got, "0 of 1 conflict left") {
 		t.Fatalf("M did not resolve the remaining hunk:\n%s", got)
 	}
 	if got, want := description(t, m), "ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-a\n"; got != want {
 		t.Fatalf("description = %q, want %q", got, want)
 	}
 	press("u") // undo M
-	if got := press("T"); !strings.Contains(got, "0 of 1 conflicts left") {
+	if got := press("T"); !strings.Contains(got, "0 of 1 conflict left") {
 		t.Fatalf("T did not resolve the remaining hunk:\n%s", got)
 	}
 	if got, want := description(t, m), "ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-b\n"; got != want {
@@ -93,7 +93,7 @@ func TestMergeView_HunksUndoAndEdit(t *testing.T) {
 	if got := press("u"); !strings.Contains(got, "nothing to undo") || m.rm.Conflicts() != 1 {
 		t.Fatalf("undo past the first pick:\n%s", got)
 	}
-	if got := press("ctrl+s"); !strings.Contains(got, "1 conflicts left") {
+	if got := press("ctrl+s"); !strings.Contains(got, "1 conflict left") {
 		t.Fatalf("save with an open conflict was not refused:\n%s", got)
 	}
 }

@@ -36,8 +36,9 @@ type resubscribeMsg struct{}
 // openEditorMsg asks the app to open a record in the editor.
 type openEditorMsg struct {
 	kind  store.Kind
-	id    int64 // 0: a new record
-	lease bool  // take a lease on open
+	id    int64    // 0: a new record
+	lease bool     // take a lease on open
+	from  screenID // where leaving the editor returns to (the list unless the locks screen)
 }
 
 // openHistoryMsg asks the app to show a record's history.
@@ -49,13 +50,18 @@ type openHistoryMsg struct {
 // openLocksMsg asks the app to show the locks overview.
 type openLocksMsg struct{}
 
-// backMsg asks the app to return to the list.
-type backMsg struct{ status string }
+// backMsg asks the app to leave the current screen: to the screen it was opened from.
+type backMsg struct {
+	status string
+	// created is the record an editor created, for the list to put its cursor on.
+	created *store.Record
+}
 
 // leasesMsg carries the live leases of a kind and the database clock.
 type leasesMsg struct {
 	kind   store.Kind
 	leases []store.Lease
 	dbNow  time.Time
+	sent   time.Time // the local clock when the query started
 	err    error
 }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"charm.land/lipgloss/v2"
 )
 
@@ -58,4 +60,13 @@ func NewStyles() Styles {
 		LockOther: lipgloss.NewStyle().Foreground(c("214")),
 		Disabled:  lipgloss.NewStyle().Foreground(c("240")).Strikethrough(true),
 	}
+}
+
+// selectedMark puts the selection marker in a row's two-space indent: without colour
+// (NO_COLOR) the marker is all that shows which row is selected.
+func selectedMark(row string) string {
+	if rest, ok := strings.CutPrefix(row, "  "); ok {
+		return "▸ " + rest
+	}
+	return row
 }

@@ -1,0 +1,140 @@
+package tui
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/merge"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// What the editor does when a save meets a newer version: merge clean fields and save,
+// retry relative changes, or decide by policy or through the dialog and the merge view.
+
+// maxAutoSaves bounds the saves one ctrl+s may make on its own (clean merges, retries)
+// before it stops and asks.
+const maxAutoSaves = 5
+
+// onConflict handles a save that met a newer version: merge the fields; without collisions
+// save the merge at once; otherwise decide by policy or ask.
+func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
+	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
+	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
+	if u.Relative() && e.autoSaves < maxAutoSaves && e.c.opts.OnConflict != OnConflictReload {
+		// Relative changes are operations: re-applying them on the fresh record is always
+		// right (seed 001), so they are retried without asking, a bounded number of times.
+		e.conflict = newConflict(e.c, cs)
+		return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
+	}
+	if vals, err := rm.Values(); err == nil && e.autoSaves < maxAutoSaves {
+		// No field collides: the merge is the save.
+		e.autoSaves++
+		e.mergedNote = fmt.Sprintf("merged with %s's v%d (%s)", cs.who(), ce.Current.Version, strings.Join(theirFields(rm), ", "))
+		e.rebase(ce.Current, vals, cs.deltas)
+		return e.save()
+	}
+	e.conflict = newConflict(e.c, cs)
+	switch e.c.opts.OnConflict {
+	case OnConflictReload:
+		return e.onConflictChoice(conflictChoiceMsg{choice: choiceReload})
+	case OnConflictMerge:
+		return e.onConflictChoice(conflictChoiceMsg{choice: choiceMerge})
+	case OnConflictRetry:
+		if cs.retryable(e.c.reg) == "" {
+			return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
+		}
+	}
+	e.mode = modeConflict
+	return e.writeDraftCmd()
+}
+
+func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
+	cs := e.conflict.cs
+	switch msg.choice {
+	case choiceBack:
+		e.mode = modeEdit
+		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; ctrl+s to try again", cs.who(), cs.ce.Current.Version))
+		return e.focusCmd()
+	case choiceReload:
+		kept := cs.mineText
+		e.kept = &kept
+		e.theirLines = changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
+		e.theirLines = append(e.theirLines, "", "your edits, kept as a draft (ctrl+r brings them back):")
+		for _, l := range changeLines(e.c.reg, e.kind, cs.base.Fields, cs.mine) {
+			e.theirLines = append(e.theirLines, "  "+l)
+		}
+		e.rec = cs.ce.Current
+		e.fill(cs.ce.Current)
+		e.mode = modeTheirChanges
+		e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: ctrl+r brings them back", cs.who(), cs.ce.Current.Version))
+		return tea.Batch(e.focusCmd(), e.saveDraftCmd(kept))
+	case choiceRetry:
+		if why := cs.retryable(e.c.reg); why != "" {
+			e.conflict.status.warn("retry is not available: " + why)
+			return nil
+		}
+		if e.autoSaves >= maxAutoSaves {
+			e.mode = modeConflict
+			e.status.warn("gave up retrying after several collisions")
+			return nil
+		}
+		e.autoSaves++
+		e.rebase(cs.ce.Current, cs.ce.Current.Fields, cs.deltas)
+		e.mode = modeEdit
+		e.retryBase, e.retryOn = cs.base.Version, cs.ce.Since
+		if len(e.retryOn) == 0 { // the change log was pruned: at least the last writer is known
+			e.retryOn = []store.Change{{Version: cs.ce.Current.Version, Actor: cs.ce.Current.UpdatedBy}}
+		}
+		backoff := time.Duration(10+rand.IntN(90)) * time.Millisecond
+		save := e.save()
+		return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
+	case choiceMerge:
+		e.merge = newMergeView(e.c, cs)
+		e.mode = modeMerge
+		return nil
+	}
+	return nil
+}
+
+func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
+	if msg.cancel {
+		e.mode = modeConflict
+		return nil
+	}
+	cs := e.conflict.cs
+	e.rebase(cs.ce.Current, msg.values, cs.deltas)
+	e.mode = modeEdit
+	e.autoSaves = 0
+	e.mergedNote = fmt.Sprintf("merged with %s's v%d", cs.who(), cs.ce.Current.Version)
+	return e.save()
+}
+
+func (e *editorModel) theirChangesView() string {
+	c, st := e.c, e.c.styles
+	var b strings.Builder
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version)))
+	b.WriteString("\n" + st.Theirs.Render(fmt.Sprintf("what %s changed since v%d:", e.conflict.cs.who(), e.conflict.cs.base.Version)) + "\n")
+	n := 2
+	for _, l := range e.theirLines {
+		if n >= c.height-3 {
+			b.WriteString(st.Dim.Render("  …") + "\n")
+			break
+		}
+		b.WriteString(c.clip(l) + "\n")
+		n++
+	}
+	for ; n < c.height-2; n++ {
+		b.WriteByte('\n')
+	}
+	b.WriteString(e.status.style(st).Render(c.clip(e.status.text)))
+	b.WriteByte('\n')
+	back := c.keys.Back
+	back.SetHelp(back.Help().Key, "edit their version")
+	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, back}))
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package tui
+
+import (
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// The editor's drafts: unsaved edits written to disk while typing, offered back on open,
+// kept by a reload, deleted for good by a discard (see draftStore for the ordering).
+
+// draftEvery is how often unsaved edits are written to the draft file while typing.
+const draftEvery = 3 * time.Second
+
+func (e *editorModel) writeDraftCmd() tea.Cmd {
+	if e.readOnly != "" || len(e.fields) == 0 || e.discarded {
+		return nil
+	}
+	return e.saveDraftCmd(e.currentDraft())
+}
+
+// saveDraftCmd writes d. Its ticket is taken now, so a discard decided later wins even if
+// this write reaches the disk after it.
+func (e *editorModel) saveDraftCmd(d draft) tea.Cmd {
+	e.lastDraft, e.draftDirty = e.c.opts.Now(), false
+	ds := e.c.drafts
+	t := ds.ticket()
+	return func() tea.Msg {
+		return draftErrMsg{ed: e, err: ds.Save(d, t)}
+	}
+}
+
+func (e *editorModel) deleteDraftCmd() tea.Cmd {
+	ds, kind, id := e.c.drafts, e.kind, e.id
+	e.draftDirty = false
+	t := ds.ticket()
+	return func() tea.Msg {
+		return draftErrMsg{ed: e, err: ds.Delete(kind, id, t)}
+	}
+}
+
+// deleteLegacyDraftCmd removes the draft from before drafts carried a store id, once its
+// offer was answered.
+func (e *editorModel) deleteLegacyDraftCmd() tea.Cmd {
+	ds, kind, id := e.c.drafts, e.kind, e.id
+	t := ds.ticket()
+	return func() tea.Msg {
+		return draftErrMsg{ed: e, err: ds.DeleteLegacy(kind, id, t)}
+	}
+}
+
+// draftDiffers reports whether d holds edits that differ from the form.
+func (e *editorModel) draftDiffers(d *draft) bool { return e.differs(d.Values, d.Deltas) }
+
+// currentDraft captures the form as a draft.
+func (e *editorModel) currentDraft() draft {
+	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now()}
+	if e.rec != nil {
+		d.BaseVersion = e.rec.Version
+	}
+	d.Values, d.Deltas = e.edits()
+	return d
+}
+
+// applyDraft puts a draft's values into the form.
+func (e *editorModel) applyDraft(d *draft) {
+	e.setEdits(d.Values, d.Deltas)
+	e.fieldChanged()
+}
+
+// restoreKept brings back the version kept by a reload.
+func (e *editorModel) restoreKept() tea.Cmd {
+	if e.kept == nil {
+		e.status.info("no kept draft to bring back")
+		return nil
+	}
+	e.applyDraft(e.kept)
+	e.status.ok(fmt.Sprintf("your edits are back on top of v%d; ctrl+s saves them", e.rec.Version))
+	e.kept = nil
+	return e.writeDraftCmd()
+}

@@ -1,0 +1,284 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/locks"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// The editor's lease life cycle: taking the lease (on open, with e, or at the first edit),
+// the heartbeat's loss signal, and following someone else's lease live (read-only while it
+// holds, editable again when it ends).
+
+// othersLease returns the live lease someone else (or this user in another terminal: any
+// lease that is not ours) holds on the record's editor group.
+func othersLease(ls []store.Lease, user string, mine *locks.Held, now time.Time) *store.Lease {
+	for _, l := range ls {
+		if !l.Live(now) || l.Group != store.GroupEditor {
+			continue
+		}
+		if mine != nil && mine.Lease().Fence == l.Fence {
+			continue
+		}
+		l := l
+		return &l
+	}
+	return nil
+}
+
+func (e *editorModel) acquireCmd() tea.Cmd {
+	c, kind, id := e.c, e.kind, e.id
+	ctx, cancel := context.WithCancel(c.ctx)
+	if e.leaseStop != nil {
+		e.leaseStop() // an earlier attempt's context
+	}
+	e.leaseStop = cancel
+	e.acquiring = true
+	return func() tea.Msg {
+		h, err := locks.Acquire(ctx, c.st, store.LeaseRequest{Kind: kind, RecordID: id, Group: store.GroupEditor,
+			TTL: c.opts.LeaseTTL}, locks.Options{TTL: c.opts.LeaseTTL})
+		return leaseAcquiredMsg{ed: e, held: h, err: err}
+	}
+}
+
+func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
+	e.acquiring = false
+	var again tea.Cmd
+	if e.recheck {
+		e.recheck = false
+		again = e.checkLeasesCmd()
+	}
+	if msg.err != nil {
+		var le *store.LeaseError
+		if errors.As(msg.err, &le) && !le.Lost {
+			l := le.Lease
+			e.otherLease = &l
+			// Written before the form turns read-only: an edit that met someone else's lease
+			// stays on disk, to be offered back when the record is opened again.
+			var keep tea.Cmd
+			if e.edited && e.dirty() {
+				keep = e.writeDraftCmd()
+			}
+			e.leaseLocked = true
+			e.readOnly = heldText(l)
+			if keep != nil {
+				e.status.warn("read-only: " + e.readOnly + " — your edit is kept as a draft")
+			} else {
+				e.status.warn("read-only: " + e.readOnly)
+			}
+			e.focusCmd()
+			return tea.Batch(keep, again)
+		}
+		e.status.fail("take the lease", msg.err)
+		return again
+	}
+	e.held = msg.held
+	e.leaseLost = ""
+	e.status.ok("lease taken: others see this record read-only until you leave")
+	return tea.Batch(waitLost(e, msg.held), again)
+}
+
+// heldText says who holds a lease, for the read-only marks: "held by alice since 10:05".
+func heldText(l store.Lease) string {
+	return "held by " + safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04")
+}
+
+// checkLeasesCmd reads the record's leases (and those ended in the last minutes, to tell
+// a release from an expiry); followLease acts on the answer.
+func (e *editorModel) checkLeasesCmd() tea.Cmd {
+	e.leaseSeq++
+	e.leaseAsking = true
+	c, kind, id, seq := e.c, e.kind, e.id, e.leaseSeq
+	return func() tea.Msg {
+		sent := c.opts.Now()
+		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
+		return editorLeasesMsg{ed: e, seq: seq, leases: ls, dbNow: now, sent: sent, err: err}
+	}
+}
+
+// followLease makes the editor follow someone else's lease as it is now: read-only the
+// moment somebody takes it (unsaved edits written to the draft first), editable again
+// without a key press once it ends, released or expired.
+func (e *editorModel) followLease(ls []store.Lease, now time.Time) tea.Cmd {
+	prev := e.otherLease
+	cur := othersLease(ls, e.c.user, e.held, now)
+	e.otherLease = cur
+	switch {
+	case e.rec == nil:
+		return nil
+	case cur != nil && !e.leaseLocked:
+		return e.lockBy(*cur)
+	case cur != nil:
+		e.readOnly = heldText(*cur) // taken over by someone else meanwhile
+		return nil
+	case e.leaseLocked:
+		return e.unlock(prev, ls, now)
+	}
+	return nil
+}
+
+// lockBy turns the form read-only because l holds the record, telling the person at once.
+// Their edits stay in the form and are written to the draft first. A lease of ours that
+// the heartbeat still believes in is gone: l could not have been granted otherwise.
+func (e *editorModel) lockBy(l store.Lease) tea.Cmd {
+	var keep, drop tea.Cmd
+	if e.dirty() {
+		keep = e.writeDraftCmd()
+	}
+	if e.held != nil {
+		drop = e.dropLostLease(errors.New("taken over by " + l.Holder))
+	}
+	e.leaseLocked = true
+	e.readOnly = heldText(l)
+	note := safe.Line(l.Holder) + " took the lease: read-only until it ends" // the lock line says since when
+	if keep != nil {
+		note += "; your edits are kept as a draft"
+	}
+	e.status.warn(note)
+	e.focusCmd()
+	return tea.Batch(keep, drop)
+}
+
+// unlock ends the read-only state after prev ended (ls tells released from expired) and
+// reads the record again.
+func (e *editorModel) unlock(prev *store.Lease, ls []store.Lease, now time.Time) tea.Cmd {
+	e.leaseLocked = false
+	e.readOnly = ""
+	who, how := "the", "ended"
+	if prev != nil {
+		who = safe.Line(prev.Holder) + "'s"
+		how = "expired"
+		for _, l := range ls {
+			if l.Group == prev.Group && l.Fence == prev.Fence && l.Released {
+				how = "released"
+			}
+		}
+		if how == "expired" {
+			how = "expired at " + prev.ExpiresAt.Local().Format("15:04:05")
+		}
+	}
+	e.status.ok(fmt.Sprintf("%s lease %s: you can edit", who, how))
+	c, kind, id := e.c, e.kind, e.id
+	return func() tea.Msg {
+		rec, err := c.st.FindRecord(c.ctx, kind, id)
+		if err != nil {
+			return unlockedMsg{ed: e, err: err}
+		}
+		d, derr := c.drafts.Load(kind, id)
+		if derr != nil {
+			d = nil
+		}
+		return unlockedMsg{ed: e, rec: rec, draft: d}
+	}
+}
+
+// onUnlocked takes the record as it is now. Edits in the form stay on top of the version
+// they were made on (ctrl+s merges them with what changed meanwhile); an untouched form
+// shows the new version, and a draft left from an earlier session is offered.
+func (e *editorModel) onUnlocked(msg unlockedMsg) tea.Cmd {
+	if e.leaseLocked {
+		return nil // taken again meanwhile
+	}
+	if msg.err != nil {
+		e.status.fail(fmt.Sprintf("open %s %d", e.kind, e.id), msg.err)
+		return nil
+	}
+	var cmds []tea.Cmd
+	if e.dirty() {
+		e.status.ok(e.status.text + "; your edits are kept — ctrl+s saves them")
+	} else {
+		e.rec = msg.rec
+		e.fill(msg.rec)
+		if msg.draft != nil && e.mode == modeEdit && e.draftDiffers(msg.draft) {
+			e.offered = msg.draft
+			e.mode = modeOfferDraft
+		}
+	}
+	if e.wantLease && e.held == nil {
+		cmds = append(cmds, e.acquireCmd())
+	}
+	cmds = append(cmds, e.focusCmd())
+	return tea.Batch(cmds...)
+}
+
+// waitLost waits for the lease's loss signal; it ends quietly when the lease is released.
+func waitLost(e *editorModel, h *locks.Held) tea.Cmd {
+	return func() tea.Msg {
+		err, ok := <-h.Lost()
+		if !ok {
+			return nil
+		}
+		return leaseLostMsg{ed: e, err: err}
+	}
+}
+
+func leaseLostReason(err error) string {
+	var le *store.LeaseError
+	if errors.As(err, &le) && le.Reason != "" {
+		return le.Reason
+	}
+	if err == nil {
+		return "ended"
+	}
+	return err.Error()
+}
+
+// releaseCmd ends a held lease and stops its heartbeat.
+func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
+		defer cancel()
+		err := h.Release(ctx)
+		if stop != nil {
+			stop()
+		}
+		if err != nil {
+			return errMsg{op: "release the lease", err: err}
+		}
+		return nil
+	}
+}
+
+// dropLostLease forgets a lease that was lost (why: err) and stops its heartbeat; later saves
+// are optimistic.
+func (e *editorModel) dropLostLease(err error) tea.Cmd {
+	e.leaseLost = leaseLostReason(err)
+	cmd := releaseCmd(e.c, e.held, e.leaseStop)
+	e.held = nil
+	return cmd
+}
+
+// lockLine is the editor's lock indicator.
+func (e *editorModel) lockLine() string {
+	st := e.c.styles
+	switch {
+	case e.held != nil:
+		s := e.held.Status()
+		switch s.State {
+		case locks.StateFailing:
+			return st.Warn.Render(fmt.Sprintf("lease: renewal failing, %s left", s.Remaining.Round(time.Second)))
+		case locks.StateLost:
+			return st.Error.Render("lease lost: " + leaseLostReason(s.Err))
+		}
+		return st.LockYou.Render(fmt.Sprintf("lease: you, %s left", s.Remaining.Round(time.Second)))
+	case e.readOnly != "":
+		return st.LockOther.Render("read-only: " + e.readOnly)
+	case e.leaseLost != "":
+		return st.Error.Render("lease lost: " + safe.Line(e.leaseLost) + " — saving optimistically")
+	case e.otherLease != nil:
+		ind, _ := lockIndicator(*e.otherLease, e.c.user, e.c.dbNow())
+		return st.LockOther.Render("lock: " + ind)
+	case e.wantLease && e.id != 0:
+		return st.Dim.Render("lease: taking…")
+	case e.leaseOnEdit:
+		return st.Dim.Render("lock: free · the lease is taken at your first edit")
+	}
+	return st.Dim.Render("lock: free · saves check the version")
+}

@@ -1,0 +1,204 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// The editor's view: the header, the lock line, the live banner, the form (scrolled on a
+// short screen), the status line and the footer.
+
+// View draws the editor, or the dialog or merge view over it.
+func (e *editorModel) View() string {
+	switch e.mode {
+	case modeConflict:
+		return e.conflict.View()
+	case modeMerge:
+		return e.merge.View()
+	case modeTheirChanges:
+		return e.theirChangesView()
+	}
+	c, st := e.c, e.c.styles
+	var b strings.Builder
+	what := fmt.Sprintf("new %s", e.kind)
+	if e.id != 0 {
+		what = fmt.Sprintf("%s %d", e.kind, e.id)
+		if e.rec != nil {
+			what += fmt.Sprintf(" · v%d", e.rec.Version)
+		}
+	}
+	mode := "optimistic"
+	switch {
+	case e.wantLease:
+		mode = "lease"
+	case e.leaseOnEdit:
+		mode = "lease on edit"
+	}
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))
+	b.WriteByte('\n')
+	b.WriteString(c.clip(e.lockLine()))
+	b.WriteByte('\n')
+	if bn := e.banner(); bn != "" {
+		b.WriteString(st.Warn.Render(c.clip("● " + bn)))
+	}
+	b.WriteByte('\n')
+
+	for _, l := range e.formLines(max(c.height-5, 1)) {
+		b.WriteString(l + "\n")
+	}
+	switch e.mode {
+	case modeConfirmLeave:
+		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  y discard · n keep editing")))
+	case modeOfferDraft:
+		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  y restore · n discard",
+			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+		if e.offered.legacy {
+			// Made before drafts noted their store: it may belong to another one.
+			offer = fmt.Sprintf("Old draft from %s (v%d), store unknown: check it.  y restore · n discard",
+				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+		}
+		b.WriteString(st.Warn.Render(c.clip(offer)))
+	default:
+		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
+	}
+	b.WriteByte('\n')
+	keys := e.editorKeys()
+	if e.readOnly != "" {
+		keys = []key.Binding{c.keys.NextField, c.keys.Back, c.keys.Help}
+	}
+	b.WriteString(c.footer(keys))
+	return b.String()
+}
+
+// formLines draws the fields in exactly room lines. When they do not fit (a short terminal)
+// it shows the part around the focused field, marking what is above and below, so the
+// status line and the footer always keep their place.
+func (e *editorModel) formLines(room int) []string {
+	c, st := e.c, e.c.styles
+	var lines []string
+	if e.mode == modeLoading {
+		lines = append(lines, st.Dim.Render("  loading…"))
+	}
+	focusFrom, focusTo := 0, 0
+	valW := max(c.width-labelWidth-3, 10)
+	for i, fi := range e.fields {
+		focused := i == e.focus && e.mode == modeEdit
+		if i == e.focus {
+			focusFrom = len(lines)
+		}
+		label := padRight(ansi.Truncate(fi.f.Label, labelWidth, "…"), labelWidth)
+		marker := "  "
+		if focused {
+			marker = st.Focused.Render("▸ ")
+			label = st.Focused.Render(label)
+		} else {
+			label = st.Label.Render(label)
+		}
+		var val string
+		switch {
+		case fi.readOnly != "" || e.readOnly != "":
+			shown := fi.shownText()
+			val = st.Dim.Render(ansi.Truncate(firstLine(shown), valW, "…"))
+			if n := strings.Count(strings.TrimSuffix(shown, "\n"), "\n"); fi.body != nil && n > 0 {
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+			}
+		case fi.body != nil && focused:
+			lines = append(lines, marker+label)
+			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
+			focusTo = len(lines)
+			continue
+		case fi.body != nil:
+			val = ansi.Truncate(oneLine(fi.text()), valW-12, "…")
+			if n := fi.body.LineCount() - 1; n > 0 {
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+			}
+		case focused:
+			val = fi.line.View()
+		default:
+			val = ansi.Truncate(safe.Line(fi.text()), valW, "…")
+		}
+		if fi.delta != 0 {
+			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Label, fi.delta))
+		}
+		lines = append(lines, marker+label+" "+val)
+		if i == e.focus {
+			focusTo = len(lines)
+		}
+	}
+	if len(lines) <= room {
+		for len(lines) < room {
+			lines = append(lines, "")
+		}
+		return lines
+	}
+	// A window of room lines holding the focused field, with a line of context above it
+	// when there is room; the first and last lines say what is cut off.
+	top := max(min(focusFrom-2, len(lines)-room), 0)
+	if focusTo > top+room-1 {
+		top = min(focusTo-room+1, len(lines)-room)
+	}
+	win := slices.Clone(lines[top : top+room])
+	if top > 0 && room > 2 {
+		win[0] = st.Dim.Render(fmt.Sprintf("  ↑ %d more", top+1))
+	}
+	if below := len(lines) - (top + room); below > 0 && room > 2 {
+		win[room-1] = st.Dim.Render(fmt.Sprintf("  ↓ %d more", below+1))
+	}
+	return win
+}
+
+// editorKeys are the footer's keys: +/- only where the record has a counter the person may
+// change, described by its label ("stock ±1").
+func (e *editorModel) editorKeys() []key.Binding {
+	var counters []string
+	for _, fi := range e.fields {
+		if fi.f.Rule == store.RuleCounter && fi.readOnly == "" {
+			counters = append(counters, fi.f.Label)
+		}
+	}
+	keys := e.c.keys.EditorKeys()
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k.Help().Key == e.c.keys.Inc.Help().Key {
+			if len(counters) == 0 {
+				continue
+			}
+			k.SetHelp(k.Help().Key, strings.Join(counters, "/")+" ±1")
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// oneLine is the first line of a text for a one-line cell: without its line ending, tabs
+// as spaces, everything else made safe.
+func oneLine(s string) string {
+	return safe.Text(strings.TrimSuffix(firstLine(s), "\r"))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = pad + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// itoa is strconv.FormatInt for ids and versions.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
