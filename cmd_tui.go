@@ -72,7 +72,11 @@ func startTUI(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	return tui.Run(ctx, st, a.tui.options(act))
+	opts := a.tui.options(act)
+	// Drafts belong to the store they were made on: keyed by the store's own id, so a draft
+	// of a.db is never offered on the team server, and a moved file keeps its drafts.
+	opts.StoreID = st.StoreID()
+	return tui.Run(ctx, st, opts)
 }
 
 // options are the TUI's options for act from the flags.

@@ -48,7 +48,7 @@ func TestLease_ReadOnlyUnlocksWhenReleased(t *testing.T) {
 		Set: store.Values{"price": int64(1200)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReleaseLease(actorCtx("bob"), l.Token); err != nil {
+	if _, err := s.ReleaseLease(actorCtx("bob"), l.Token); err != nil {
 		t.Fatal(err)
 	}
 	d.waitFor("bob's lease released: you can edit")
@@ -82,7 +82,7 @@ func TestLease_TakenWhileEditing(t *testing.T) {
 		Set: store.Values{"price": int64(1200)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReleaseLease(actorCtx("bob"), l.Token); err != nil {
+	if _, err := s.ReleaseLease(actorCtx("bob"), l.Token); err != nil {
 		t.Fatal(err)
 	}
 	d.waitFor("bob's lease released: you can edit; your edits are kept")

@@ -28,7 +28,7 @@ func TestLocks_HeaderCountsLiveLeases(t *testing.T) {
 	mustSeed(t, s, 3)
 	mustLease(t, s, "bob", 2, 10*time.Minute)
 	l := mustLease(t, s, "carol", 3, 10*time.Minute)
-	if err := s.ReleaseLease(actorCtx("carol"), l.Token); err != nil {
+	if _, err := s.ReleaseLease(actorCtx("carol"), l.Token); err != nil {
 		t.Fatal(err)
 	}
 	d := newDriver(t, s, "alice", func(o *Options) { o.Now = s.Now })
