@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -372,11 +373,57 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 // UPDATE: what PlanUpdate decides on stays true until the commit, and foreign-key checks of
 // children are not blocked), the lease check and store's PlanUpdate; then the one UPDATE,
 // history or operation log, change log and the key's result.
+//
+// The statements travel in two pipelined batches, since round trips, not the server's work,
+// are a save's cost: the key claim, the locking read and a probe for lease rows; then the
+// UPDATE, the change row and the key's result. PostgreSQL runs a batch's statements one
+// after the other, so the change row is still inserted after the row lock is held, and every
+// check PlanUpdate makes is on values read under that lock. Everything else (a replay, a
+// lease row, a sku check, a history version) costs its own round trips, as before.
 func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
 	t, _ := table(kind)
 	now := db.txNow()
+	groups := db.reg.UpdateGroups(kind, u)
+	var hash string
+	b := &pgx.Batch{}
 	if u.IdempotencyKey != "" {
-		replay, err := db.claimSaveKey(ctx, tx, kind, id, u, actor)
+		hash = store.RequestHash(kind, id, u)
+		b.Queue(claimKeySQL, store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
+	}
+	read, err := db.queueFindFields(b, kind, id, u.FieldNames())
+	if err != nil {
+		return nil, err
+	}
+	// Without a token, a write that no lease row concerns has nothing to check: the probe
+	// (after the row lock, as the full check) spares the check's round trip and row locks.
+	if u.LeaseToken == "" {
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM leases WHERE kind = $1 AND record_id = $2 AND grp = ANY($3))`,
+			string(kind), id, groups)
+	}
+	br := tx.SendBatch(ctx, b)
+	claimed, claimErr := true, error(nil)
+	if u.IdempotencyKey != "" {
+		var tag pgconn.CommandTag
+		tag, claimErr = br.Exec()
+		claimed = claimErr == nil && tag.RowsAffected() == 1
+	}
+	cur, curErr := read(br.QueryRow())
+	leased := true
+	var leaseErr error
+	if u.LeaseToken == "" {
+		leaseErr = br.QueryRow().Scan(&leased)
+	}
+	if err := br.Close(); err != nil && claimErr == nil && curErr == nil && leaseErr == nil {
+		return nil, err
+	}
+	if claimErr != nil {
+		if pgCode(claimErr) == sqlstateUniqueViolation {
+			return nil, errRetry
+		}
+		return nil, claimErr
+	}
+	if !claimed {
+		replay, err := db.takeSaveKey(ctx, tx, u.IdempotencyKey, hash, actor)
 		if err != nil {
 			return nil, err
 		}
@@ -388,12 +435,16 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return replay.Replay(r), nil
 		}
 	}
-	cur, err := db.findFields(ctx, tx, kind, id, u.FieldNames())
-	if err != nil {
-		return nil, err
+	if curErr != nil {
+		return nil, curErr
 	}
-	if err := db.checkLeasesTx(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken); err != nil {
-		return nil, err
+	if leaseErr != nil {
+		return nil, leaseErr
+	}
+	if leased {
+		if err := db.checkLeasesTx(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := db.reg.PlanUpdate(cur, u)
 	if err != nil {
@@ -402,6 +453,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	if plan.Stale {
 		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
 	}
+	b = &pgx.Batch{}
 	var res *store.UpdateResult
 	if plan.Unchanged {
 		r, err := db.findRecordTx(ctx, tx, kind, id, false)
@@ -433,75 +485,122 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
 		}
 		sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
-		// The row is locked since findFields, so the version condition cannot fail; it stays
+		// The row is locked since the read, so the version condition cannot fail; it stays
 		// as the guard that nothing changed between the read and this write.
 		sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + db.selectList(kind)
-		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
-		}
-		if err != nil {
-			return nil, err // constraint and range errors are mapped by mapErr
-		}
 		fields := plan.FieldNames()
+		var r *store.Record
 		if keep {
+			// The history version is made from the record the UPDATE returns.
+			if r, err = db.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
+				return nil, db.missedUpdate(ctx, tx, kind, id, cur.Version, err)
+			}
 			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 				return nil, err
 			}
+		} else {
+			b.Queue(sql, args...)
 		}
 		var deltas map[string]int64
 		if len(plan.Add) > 0 {
 			deltas = plan.Add
 		}
-		if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
-			Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now}); err != nil {
-			return nil, err
+		// The version is known before the UPDATE answers: the row is locked at cur.Version.
+		b.Queue(insertChangeSQL, changeArgs(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: cur.Version + 1,
+			Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now})...)
+		res = &store.UpdateResult{Record: &store.Record{Kind: kind, ID: id}, Version: cur.Version + 1}
+		if r != nil {
+			res.Record = r
 		}
-		res = &store.UpdateResult{Record: r, Version: r.Version}
 	}
 	if u.IdempotencyKey != "" {
-		if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
-			store.ScopeAPI, u.IdempotencyKey, store.ResultOf(res).Encode()); err != nil {
-			return nil, err
+		b.Queue(`UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+			store.ScopeAPI, u.IdempotencyKey, store.ResultOf(res).Encode())
+	}
+	if b.Len() == 0 {
+		return res, nil
+	}
+	br = tx.SendBatch(ctx, b)
+	var upErr error
+	if !plan.Unchanged && !keep {
+		var r *store.Record
+		if r, upErr = db.scanRecord(kind, br.QueryRow()); upErr == nil {
+			res.Record = r
 		}
+	}
+	for range b.Len() - 1 {
+		if upErr != nil {
+			break
+		}
+		_, upErr = br.Exec()
+	}
+	closeErr := br.Close()
+	if errors.Is(upErr, pgx.ErrNoRows) {
+		// Cannot happen under the row lock; the change row queued behind it would be wrong.
+		return nil, fmt.Errorf("save %s %d: the row locked at version %d was not updated", kind, id, cur.Version)
+	}
+	if upErr != nil {
+		return nil, upErr
+	}
+	if closeErr != nil {
+		return nil, closeErr
+	}
+	if res.Record.Version != res.Version {
+		return nil, fmt.Errorf("save %s %d: wrote version %d, want %d", kind, id, res.Record.Version, res.Version)
 	}
 	return res, nil
 }
 
-// findFields reads the version and the named fields of a record, locking its row FOR NO KEY
-// UPDATE until the transaction ends: what store's PlanUpdate needs, without the rest of the
-// row (a body may be megabytes). ENOTFOUND if there is none.
-func (db *DB) findFields(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, names []string) (*store.Record, error) {
+// missedUpdate explains an UPDATE of a save that failed: no row matched (a conflict, or the
+// record is gone), or the error itself (constraint and range errors are mapped by mapErr).
+func (db *DB) missedUpdate(ctx context.Context, tx pgx.Tx, kind store.Kind, id, base int64, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.conflict(ctx, tx, kind, id, base)
+	}
+	return err
+}
+
+// queueFindFields queues the read of the version and the named fields of a record, locking
+// its row FOR NO KEY UPDATE until the transaction ends: what store's PlanUpdate needs,
+// without the rest of the row (a body may be megabytes). The returned function reads its
+// answer; ENOTFOUND if there is none.
+func (db *DB) queueFindFields(b *pgx.Batch, kind store.Kind, id int64, names []string) (func(pgx.Row) (*store.Record, error), error) {
 	t, err := table(kind)
 	if err != nil {
 		return nil, err
 	}
 	cols := []string{"version"}
-	r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
-	dest := []any{&r.Version}
-	vals := make([]any, len(names))
+	fields := make([]*store.Field, len(names))
 	for i, name := range names {
-		f, err := db.reg.Field(kind, name)
-		if err != nil {
-			return nil, err
-		}
-		if vals[i], err = scanTarget(f); err != nil {
+		if fields[i], err = db.reg.Field(kind, name); err != nil {
 			return nil, err
 		}
 		cols = append(cols, ident(name))
-		dest = append(dest, vals[i])
 	}
-	err = tx.QueryRow(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id).Scan(dest...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	for i, name := range names {
-		r.Fields[name] = scannedValue(vals[i])
-	}
-	return r, nil
+	b.Queue("SELECT "+strings.Join(cols, ", ")+" FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
+	return func(row pgx.Row) (*store.Record, error) {
+		r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
+		dest := []any{&r.Version}
+		vals := make([]any, len(names))
+		for i, f := range fields {
+			var err error
+			if vals[i], err = scanTarget(f); err != nil {
+				return nil, err
+			}
+			dest = append(dest, vals[i])
+		}
+		err := row.Scan(dest...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i, name := range names {
+			r.Fields[name] = scannedValue(vals[i])
+		}
+		return r, nil
+	}, nil
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -527,41 +626,33 @@ func (db *DB) conflict(ctx context.Context, tx pgx.Tx, kind store.Kind, id, base
 	return &store.ConflictError{Kind: kind, ID: id, BaseVersion: base, Current: cur, Since: since}
 }
 
-// claimSaveKey handles a save's idempotency key inside the save's transaction (scope api).
-// It returns the stored result when the key was already applied with the same request. The
-// key row is inserted first: a concurrent save with the same key blocks on the primary key
-// until the first one ends, then (READ COMMITTED: each statement takes a new snapshot) sees
-// its committed row and replays it, or inserts the key itself if the first one rolled back.
-func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor) (*store.KeyResult, error) {
-	hash := store.RequestHash(kind, id, u)
-	ttl := store.DefaultCompletedTTL.Microseconds()
-	tag, err := tx.Exec(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at)
+// claimKeySQL claims a save's idempotency key inside the save's transaction (scope api); a
+// save queues it first. The key row is inserted first: a concurrent save with the same key
+// blocks on the primary key until the first one ends, then (READ COMMITTED: each statement
+// takes a new snapshot) sees its committed row and replays it, or inserts the key itself if
+// the first one rolled back. When a row is there already, takeSaveKey decides.
+const claimKeySQL = `INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at)
 		VALUES ($1, $2, 'COMPLETED', $3, $4, clock_timestamp(), clock_timestamp() + $5 * interval '1 microsecond')
-		ON CONFLICT (scope, key) DO NOTHING`,
-		store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, ttl)
-	if err != nil {
-		if pgCode(err) == sqlstateUniqueViolation {
-			return nil, errRetry
-		}
-		return nil, err
-	}
-	if tag.RowsAffected() == 1 {
-		return nil, nil
-	}
+		ON CONFLICT (scope, key) DO NOTHING`
+
+// takeSaveKey handles a save's key that claimKeySQL found taken. It returns the stored
+// result when the key was already applied with the same request (hash); an expired or
+// FAILED key is taken over by this save.
+func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, actor store.Actor) (*store.KeyResult, error) {
 	var (
 		k       store.KeyRecord
 		status  string
 		expired bool
 	)
-	err = tx.QueryRow(ctx, `SELECT status, request_hash, result, expires_at <= clock_timestamp() FROM idempotency
-		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, u.IdempotencyKey).Scan(&status, &k.RequestHash, &k.Result, &expired)
+	err := tx.QueryRow(ctx, `SELECT status, request_hash, result, expires_at <= clock_timestamp() FROM idempotency
+		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, key).Scan(&status, &k.RequestHash, &k.Result, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errRetry // purged under us; start again
 	}
 	if err != nil {
 		return nil, err
 	}
-	k.Scope, k.Key, k.Status = store.ScopeAPI, u.IdempotencyKey, store.KeyStatus(status)
+	k.Scope, k.Key, k.Status = store.ScopeAPI, key, store.KeyStatus(status)
 	replay, err := store.CheckSaveKey(k, !expired, hash)
 	if err != nil {
 		return nil, err
@@ -577,7 +668,7 @@ func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id i
 	_, err = tx.Exec(ctx, `UPDATE idempotency SET status = 'COMPLETED', request_hash = $3, result = NULL, owner = $4,
 		created_at = clock_timestamp(), expires_at = clock_timestamp() + $5 * interval '1 microsecond'
 		WHERE scope = $1 AND key = $2`,
-		store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, ttl)
+		store.ScopeAPI, key, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
 	return nil, err
 }
 
