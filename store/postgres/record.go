@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -315,8 +317,14 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 		return nil, err
 	}
 	keep := store.KeepsHistory(ctx, actor)
+	what := fmt.Sprintf("save %s %d", kind, id)
+	if !keep {
+		if res, done, err := db.relativeSave(ctx, what, kind, id, u, actor); done {
+			return res, err
+		}
+	}
 	var res *store.UpdateResult
-	err = db.inTx(ctx, fmt.Sprintf("save %s %d", kind, id), u.IdempotencyKey != "", func(tx pgx.Tx) (err error) {
+	err = db.inTx(ctx, what, u.IdempotencyKey != "", func(tx pgx.Tx) (err error) {
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
 		return err
 	})
@@ -549,6 +557,128 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		return nil, fmt.Errorf("save %s %d: wrote version %d, want %d", kind, id, res.Record.Version, res.Version)
 	}
 	return res, nil
+}
+
+// relativeSave is the one-round-trip form of the commonest save: relative changes only,
+// without a lease token or a history version. BEGIN, the locking read, one statement that
+// writes the record, its change row and its idempotency key, and COMMIT travel as one
+// pipelined batch, so the row lock is held for no round trip to the client, as a plain
+// UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
+// the UPDATE matches nothing when a lease row concerns the write (any lease row of a written
+// group, live or not) or when a counter would leave its range (store.CheckAdd's bounds), and
+// the change row and the key's row are made from what the UPDATE returned, so they exist
+// only when it wrote. The lease probe runs after the locking read, in a later snapshot, as
+// updateTx's check does; the change row takes its id after the row lock (see insertChange).
+//
+// done is false when the save was not eligible, or wrote nothing and nothing was committed
+// (no row matched, the key was taken, any server error): updateTx then decides and explains,
+// in a transaction of its own. done with an error means the connection was lost while the
+// outcome was open (only for a save without a key: a keyed one is rerun and replays), or
+// the context ended.
+func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id int64, u store.Update, actor store.Actor) (res *store.UpdateResult, done bool, err error) {
+	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
+		return nil, false, nil
+	}
+	t, err := table(kind)
+	if err != nil {
+		return nil, false, nil
+	}
+	now := db.txNow()
+	var sets, conds []string
+	args := []any{id}
+	next := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	for _, n := range sortedNames(u.Add) {
+		d := u.Add[n]
+		f, err := db.reg.Field(kind, n)
+		if err != nil || d == 0 || d == math.MinInt64 {
+			return nil, false, nil // updateTx answers these
+		}
+		c := ident(n)
+		sets = append(sets, c+" = "+c+" + "+next(d))
+		if d > 0 {
+			conds = append(conds, c+" <= "+next(int64(math.MaxInt64)-d))
+		} else {
+			conds = append(conds, c+" >= "+next(int64(math.MinInt64)-d))
+		}
+		if f.Type == store.TypeMoney {
+			conds = append(conds, c+" >= "+next(-d))
+		}
+	}
+	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
+	conds = append(conds, `NOT EXISTS (SELECT 1 FROM leases WHERE kind = `+next(string(kind))+
+		` AND record_id = $1 AND grp = ANY(`+next(db.reg.UpdateGroups(kind, u))+`))`)
+	plan := store.SavePlan{Add: u.Add}
+	c := store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
+		Fields: plan.FieldNames(), Deltas: u.Add, At: now}
+	ca := changeArgs(c)
+	ph := make([]string, len(ca))
+	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
+	for i, typ := range []string{"text", "text", "bigint", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
+		ph[i] = "u.version" // the version the UPDATE wrote
+		if typ != "" {
+			ph[i] = next(ca[i]) + "::" + typ
+		}
+	}
+	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
+		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT " +
+		strings.Join(ph, ", ") + " FROM u)"
+	if u.IdempotencyKey != "" {
+		// The key's stored result is store's encoding with the written version put in.
+		enc := store.KeyResult{Kind: kind, ID: id}.Encode()
+		pre, post, ok := bytes.Cut(enc, []byte(`"version":0`))
+		if !ok || bytes.Contains(post, []byte(`"version":0`)) {
+			return nil, false, nil
+		}
+		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
+			SELECT ` + next(store.ScopeAPI) + "::text, " + next(u.IdempotencyKey) + "::text, 'COMPLETED', " +
+			next(store.RequestHash(kind, id, u)) + "::text, " + next(actor.Name) + "::text, clock_timestamp(), clock_timestamp() + " +
+			next(store.DefaultCompletedTTL.Microseconds()) + "::bigint * interval '1 microsecond', convert_to(" +
+			next(string(pre)+`"version":`) + "::text || u.version || " + next(string(post)) + "::text, 'UTF8') FROM u)"
+	}
+	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT 1 FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	var r *store.Record
+	if err == nil {
+		var one int
+		if err = br.QueryRow().Scan(&one); err == nil {
+			r, err = db.scanRecord(kind, br.QueryRow())
+		}
+	}
+	var commit pgconn.CommandTag
+	if err == nil {
+		commit, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if conn.Conn().PgConn().TxStatus() != 'I' {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	switch {
+	case err == nil && commit.String() == "COMMIT":
+		db.committed()
+		return &store.UpdateResult{Record: r, Version: r.Version}, true, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, true, db.mapErr(what, ctx.Err())
+	case err != nil && isConnErr(err) && u.IdempotencyKey == "":
+		// Everything was sent at once: the server may have run it all and committed.
+		return nil, true, db.errLostDuringSave(what, err)
+	}
+	return nil, false, nil
 }
 
 // missedUpdate explains an UPDATE of a save that failed: no row matched (a conflict, or the
