@@ -29,6 +29,10 @@ if [ -n "${TANDEM_TEST_POSTGRES:-}" ]; then
 		run --db "$pg" bench contention --workers 4 --ops 500 --rows "$rows"
 	done
 	run --db "$pg" bench contention --workers 4 --ops 250 --procs
+	# The save path's figures (issue 11): eight writer processes, on one row and on 64.
+	for rows in 1 64; do
+		run --db "$pg" bench contention --workers 8 --procs --ops 250 --rows "$rows" --strategy raw,relative
+	done
 fi
 
 run bench merge --runs 7

@@ -78,6 +78,18 @@ func (db *DB) historyTail(ctx context.Context, q querier, kind store.Kind, id, v
 // every committing transaction of the server take one lock in turn, so subscribers are woken
 // after the commit instead (DB.committed).
 func (db *DB) insertChange(ctx context.Context, tx pgx.Tx, c store.Change) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, insertChangeSQL+" RETURNING id", changeArgs(c)...).Scan(&id)
+	return id, err
+}
+
+// insertChangeSQL appends a change row; its id comes from the column default. A save queues
+// it in a batch after the UPDATE that holds the record's row lock (see insertChange).
+const insertChangeSQL = `INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+
+// changeArgs returns the arguments of insertChangeSQL for c.
+func changeArgs(c store.Change) []any {
 	var deltas []byte
 	if len(c.Deltas) > 0 {
 		deltas, _ = json.Marshal(c.Deltas)
@@ -86,12 +98,8 @@ func (db *DB) insertChange(ctx context.Context, tx pgx.Tx, c store.Change) (int6
 	if fields == nil {
 		fields = []string{}
 	}
-	var id int64
-	err := tx.QueryRow(ctx, `INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-		string(c.Event), string(c.Kind), c.RecordID, c.Version, c.Actor, string(c.Role), fields, deltas, c.History,
-		c.Group, c.Fence, c.At).Scan(&id)
-	return id, err
+	return []any{string(c.Event), string(c.Kind), c.RecordID, c.Version, c.Actor, string(c.Role), fields, deltas, c.History,
+		c.Group, c.Fence, c.At}
 }
 
 func scanChange(row scanner) (store.Change, error) {

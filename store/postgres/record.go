@@ -1,15 +1,18 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -314,8 +317,14 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 		return nil, err
 	}
 	keep := store.KeepsHistory(ctx, actor)
+	what := fmt.Sprintf("save %s %d", kind, id)
+	if !keep {
+		if res, done, err := db.relativeSave(ctx, what, kind, id, u, actor); done {
+			return res, err
+		}
+	}
 	var res *store.UpdateResult
-	err = db.inTx(ctx, fmt.Sprintf("save %s %d", kind, id), u.IdempotencyKey != "", func(tx pgx.Tx) (err error) {
+	err = db.inTx(ctx, what, u.IdempotencyKey != "", func(tx pgx.Tx) (err error) {
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
 		return err
 	})
@@ -372,11 +381,57 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 // UPDATE: what PlanUpdate decides on stays true until the commit, and foreign-key checks of
 // children are not blocked), the lease check and store's PlanUpdate; then the one UPDATE,
 // history or operation log, change log and the key's result.
+//
+// The statements travel in two pipelined batches, since round trips, not the server's work,
+// are a save's cost: the key claim, the locking read and a probe for lease rows; then the
+// UPDATE, the change row and the key's result. PostgreSQL runs a batch's statements one
+// after the other, so the change row is still inserted after the row lock is held, and every
+// check PlanUpdate makes is on values read under that lock. Everything else (a replay, a
+// lease row, a sku check, a history version) costs its own round trips, as before.
 func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
 	t, _ := table(kind)
 	now := db.txNow()
+	groups := db.reg.UpdateGroups(kind, u)
+	var hash string
+	b := &pgx.Batch{}
 	if u.IdempotencyKey != "" {
-		replay, err := db.claimSaveKey(ctx, tx, kind, id, u, actor)
+		hash = store.RequestHash(kind, id, u)
+		b.Queue(claimKeySQL, store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
+	}
+	read, err := db.queueFindFields(b, kind, id, u.FieldNames())
+	if err != nil {
+		return nil, err
+	}
+	// Without a token, a write that no lease row concerns has nothing to check: the probe
+	// (after the row lock, as the full check) spares the check's round trip and row locks.
+	if u.LeaseToken == "" {
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM leases WHERE kind = $1 AND record_id = $2 AND grp = ANY($3))`,
+			string(kind), id, groups)
+	}
+	br := tx.SendBatch(ctx, b)
+	claimed, claimErr := true, error(nil)
+	if u.IdempotencyKey != "" {
+		var tag pgconn.CommandTag
+		tag, claimErr = br.Exec()
+		claimed = claimErr == nil && tag.RowsAffected() == 1
+	}
+	cur, curErr := read(br.QueryRow())
+	leased := true
+	var leaseErr error
+	if u.LeaseToken == "" {
+		leaseErr = br.QueryRow().Scan(&leased)
+	}
+	if err := br.Close(); err != nil && claimErr == nil && curErr == nil && leaseErr == nil {
+		return nil, err
+	}
+	if claimErr != nil {
+		if pgCode(claimErr) == sqlstateUniqueViolation {
+			return nil, errRetry
+		}
+		return nil, claimErr
+	}
+	if !claimed {
+		replay, err := db.takeSaveKey(ctx, tx, u.IdempotencyKey, hash, actor)
 		if err != nil {
 			return nil, err
 		}
@@ -388,12 +443,16 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return replay.Replay(r), nil
 		}
 	}
-	cur, err := db.findFields(ctx, tx, kind, id, u.FieldNames())
-	if err != nil {
-		return nil, err
+	if curErr != nil {
+		return nil, curErr
 	}
-	if err := db.checkLeasesTx(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken); err != nil {
-		return nil, err
+	if leaseErr != nil {
+		return nil, leaseErr
+	}
+	if leased {
+		if err := db.checkLeasesTx(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := db.reg.PlanUpdate(cur, u)
 	if err != nil {
@@ -402,6 +461,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	if plan.Stale {
 		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
 	}
+	b = &pgx.Batch{}
 	var res *store.UpdateResult
 	if plan.Unchanged {
 		r, err := db.findRecordTx(ctx, tx, kind, id, false)
@@ -433,75 +493,244 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
 		}
 		sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
-		// The row is locked since findFields, so the version condition cannot fail; it stays
+		// The row is locked since the read, so the version condition cannot fail; it stays
 		// as the guard that nothing changed between the read and this write.
 		sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + db.selectList(kind)
-		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
-		}
-		if err != nil {
-			return nil, err // constraint and range errors are mapped by mapErr
-		}
 		fields := plan.FieldNames()
+		var r *store.Record
 		if keep {
+			// The history version is made from the record the UPDATE returns.
+			if r, err = db.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
+				return nil, db.missedUpdate(ctx, tx, kind, id, cur.Version, err)
+			}
 			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 				return nil, err
 			}
+		} else {
+			b.Queue(sql, args...)
 		}
 		var deltas map[string]int64
 		if len(plan.Add) > 0 {
 			deltas = plan.Add
 		}
-		if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
-			Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now}); err != nil {
-			return nil, err
+		// The version is known before the UPDATE answers: the row is locked at cur.Version.
+		b.Queue(insertChangeSQL, changeArgs(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: cur.Version + 1,
+			Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now})...)
+		res = &store.UpdateResult{Record: &store.Record{Kind: kind, ID: id}, Version: cur.Version + 1}
+		if r != nil {
+			res.Record = r
 		}
-		res = &store.UpdateResult{Record: r, Version: r.Version}
 	}
 	if u.IdempotencyKey != "" {
-		if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
-			store.ScopeAPI, u.IdempotencyKey, store.ResultOf(res).Encode()); err != nil {
-			return nil, err
+		b.Queue(`UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+			store.ScopeAPI, u.IdempotencyKey, store.ResultOf(res).Encode())
+	}
+	if b.Len() == 0 {
+		return res, nil
+	}
+	br = tx.SendBatch(ctx, b)
+	var upErr error
+	if !plan.Unchanged && !keep {
+		var r *store.Record
+		if r, upErr = db.scanRecord(kind, br.QueryRow()); upErr == nil {
+			res.Record = r
 		}
+	}
+	for range b.Len() - 1 {
+		if upErr != nil {
+			break
+		}
+		_, upErr = br.Exec()
+	}
+	closeErr := br.Close()
+	if errors.Is(upErr, pgx.ErrNoRows) {
+		// Cannot happen under the row lock; the change row queued behind it would be wrong.
+		return nil, fmt.Errorf("save %s %d: the row locked at version %d was not updated", kind, id, cur.Version)
+	}
+	if upErr != nil {
+		return nil, upErr
+	}
+	if closeErr != nil {
+		return nil, closeErr
+	}
+	if res.Record.Version != res.Version {
+		return nil, fmt.Errorf("save %s %d: wrote version %d, want %d", kind, id, res.Record.Version, res.Version)
 	}
 	return res, nil
 }
 
-// findFields reads the version and the named fields of a record, locking its row FOR NO KEY
-// UPDATE until the transaction ends: what store's PlanUpdate needs, without the rest of the
-// row (a body may be megabytes). ENOTFOUND if there is none.
-func (db *DB) findFields(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, names []string) (*store.Record, error) {
+// relativeSave is the one-round-trip form of the commonest save: relative changes only,
+// without a lease token or a history version. BEGIN, the locking read, one statement that
+// writes the record, its change row and its idempotency key, and COMMIT travel as one
+// pipelined batch, so the row lock is held for no round trip to the client, as a plain
+// UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
+// the UPDATE matches nothing when a lease row concerns the write (any lease row of a written
+// group, live or not) or when a counter would leave its range (store.CheckAdd's bounds), and
+// the change row and the key's row are made from what the UPDATE returned, so they exist
+// only when it wrote. The lease probe runs after the locking read, in a later snapshot, as
+// updateTx's check does; the change row takes its id after the row lock (see insertChange).
+//
+// done is false when the save was not eligible, or wrote nothing and nothing was committed
+// (no row matched, the key was taken, any server error): updateTx then decides and explains,
+// in a transaction of its own. done with an error means the connection was lost while the
+// outcome was open (only for a save without a key: a keyed one is rerun and replays), or
+// the context ended.
+func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id int64, u store.Update, actor store.Actor) (res *store.UpdateResult, done bool, err error) {
+	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
+		return nil, false, nil
+	}
+	t, err := table(kind)
+	if err != nil {
+		return nil, false, nil
+	}
+	now := db.txNow()
+	var sets, conds []string
+	args := []any{id}
+	next := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	for _, n := range sortedNames(u.Add) {
+		d := u.Add[n]
+		f, err := db.reg.Field(kind, n)
+		if err != nil || d == 0 || d == math.MinInt64 {
+			return nil, false, nil // updateTx answers these
+		}
+		c := ident(n)
+		sets = append(sets, c+" = "+c+" + "+next(d))
+		if d > 0 {
+			conds = append(conds, c+" <= "+next(int64(math.MaxInt64)-d))
+		} else {
+			conds = append(conds, c+" >= "+next(int64(math.MinInt64)-d))
+		}
+		if f.Type == store.TypeMoney {
+			conds = append(conds, c+" >= "+next(-d))
+		}
+	}
+	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
+	conds = append(conds, `NOT EXISTS (SELECT 1 FROM leases WHERE kind = `+next(string(kind))+
+		` AND record_id = $1 AND grp = ANY(`+next(db.reg.UpdateGroups(kind, u))+`))`)
+	plan := store.SavePlan{Add: u.Add}
+	c := store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
+		Fields: plan.FieldNames(), Deltas: u.Add, At: now}
+	ca := changeArgs(c)
+	ph := make([]string, len(ca))
+	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
+	for i, typ := range []string{"text", "text", "bigint", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
+		ph[i] = "u.version" // the version the UPDATE wrote
+		if typ != "" {
+			ph[i] = next(ca[i]) + "::" + typ
+		}
+	}
+	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
+		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT " +
+		strings.Join(ph, ", ") + " FROM u)"
+	if u.IdempotencyKey != "" {
+		// The key's stored result is store's encoding with the written version put in.
+		enc := store.KeyResult{Kind: kind, ID: id}.Encode()
+		pre, post, ok := bytes.Cut(enc, []byte(`"version":0`))
+		if !ok || bytes.Contains(post, []byte(`"version":0`)) {
+			return nil, false, nil
+		}
+		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
+			SELECT ` + next(store.ScopeAPI) + "::text, " + next(u.IdempotencyKey) + "::text, 'COMPLETED', " +
+			next(store.RequestHash(kind, id, u)) + "::text, " + next(actor.Name) + "::text, clock_timestamp(), clock_timestamp() + " +
+			next(store.DefaultCompletedTTL.Microseconds()) + "::bigint * interval '1 microsecond', convert_to(" +
+			next(string(pre)+`"version":`) + "::text || u.version || " + next(string(post)) + "::text, 'UTF8') FROM u)"
+	}
+	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT 1 FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	var r *store.Record
+	if err == nil {
+		var one int
+		if err = br.QueryRow().Scan(&one); err == nil {
+			r, err = db.scanRecord(kind, br.QueryRow())
+		}
+	}
+	var commit pgconn.CommandTag
+	if err == nil {
+		commit, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if conn.Conn().PgConn().TxStatus() != 'I' {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	switch {
+	case err == nil && commit.String() == "COMMIT":
+		db.committed()
+		return &store.UpdateResult{Record: r, Version: r.Version}, true, nil
+	case err != nil && ctx.Err() != nil:
+		return nil, true, db.mapErr(what, ctx.Err())
+	case err != nil && isConnErr(err) && u.IdempotencyKey == "":
+		// Everything was sent at once: the server may have run it all and committed.
+		return nil, true, db.errLostDuringSave(what, err)
+	}
+	return nil, false, nil
+}
+
+// missedUpdate explains an UPDATE of a save that failed: no row matched (a conflict, or the
+// record is gone), or the error itself (constraint and range errors are mapped by mapErr).
+func (db *DB) missedUpdate(ctx context.Context, tx pgx.Tx, kind store.Kind, id, base int64, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.conflict(ctx, tx, kind, id, base)
+	}
+	return err
+}
+
+// queueFindFields queues the read of the version and the named fields of a record, locking
+// its row FOR NO KEY UPDATE until the transaction ends: what store's PlanUpdate needs,
+// without the rest of the row (a body may be megabytes). The returned function reads its
+// answer; ENOTFOUND if there is none.
+func (db *DB) queueFindFields(b *pgx.Batch, kind store.Kind, id int64, names []string) (func(pgx.Row) (*store.Record, error), error) {
 	t, err := table(kind)
 	if err != nil {
 		return nil, err
 	}
 	cols := []string{"version"}
-	r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
-	dest := []any{&r.Version}
-	vals := make([]any, len(names))
+	fields := make([]*store.Field, len(names))
 	for i, name := range names {
-		f, err := db.reg.Field(kind, name)
-		if err != nil {
-			return nil, err
-		}
-		if vals[i], err = scanTarget(f); err != nil {
+		if fields[i], err = db.reg.Field(kind, name); err != nil {
 			return nil, err
 		}
 		cols = append(cols, ident(name))
-		dest = append(dest, vals[i])
 	}
-	err = tx.QueryRow(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id).Scan(dest...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	for i, name := range names {
-		r.Fields[name] = scannedValue(vals[i])
-	}
-	return r, nil
+	b.Queue("SELECT "+strings.Join(cols, ", ")+" FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
+	return func(row pgx.Row) (*store.Record, error) {
+		r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
+		dest := []any{&r.Version}
+		vals := make([]any, len(names))
+		for i, f := range fields {
+			var err error
+			if vals[i], err = scanTarget(f); err != nil {
+				return nil, err
+			}
+			dest = append(dest, vals[i])
+		}
+		err := row.Scan(dest...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i, name := range names {
+			r.Fields[name] = scannedValue(vals[i])
+		}
+		return r, nil
+	}, nil
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -527,41 +756,33 @@ func (db *DB) conflict(ctx context.Context, tx pgx.Tx, kind store.Kind, id, base
 	return &store.ConflictError{Kind: kind, ID: id, BaseVersion: base, Current: cur, Since: since}
 }
 
-// claimSaveKey handles a save's idempotency key inside the save's transaction (scope api).
-// It returns the stored result when the key was already applied with the same request. The
-// key row is inserted first: a concurrent save with the same key blocks on the primary key
-// until the first one ends, then (READ COMMITTED: each statement takes a new snapshot) sees
-// its committed row and replays it, or inserts the key itself if the first one rolled back.
-func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor) (*store.KeyResult, error) {
-	hash := store.RequestHash(kind, id, u)
-	ttl := store.DefaultCompletedTTL.Microseconds()
-	tag, err := tx.Exec(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at)
+// claimKeySQL claims a save's idempotency key inside the save's transaction (scope api); a
+// save queues it first. The key row is inserted first: a concurrent save with the same key
+// blocks on the primary key until the first one ends, then (READ COMMITTED: each statement
+// takes a new snapshot) sees its committed row and replays it, or inserts the key itself if
+// the first one rolled back. When a row is there already, takeSaveKey decides.
+const claimKeySQL = `INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at)
 		VALUES ($1, $2, 'COMPLETED', $3, $4, clock_timestamp(), clock_timestamp() + $5 * interval '1 microsecond')
-		ON CONFLICT (scope, key) DO NOTHING`,
-		store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, ttl)
-	if err != nil {
-		if pgCode(err) == sqlstateUniqueViolation {
-			return nil, errRetry
-		}
-		return nil, err
-	}
-	if tag.RowsAffected() == 1 {
-		return nil, nil
-	}
+		ON CONFLICT (scope, key) DO NOTHING`
+
+// takeSaveKey handles a save's key that claimKeySQL found taken. It returns the stored
+// result when the key was already applied with the same request (hash); an expired or
+// FAILED key is taken over by this save.
+func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, actor store.Actor) (*store.KeyResult, error) {
 	var (
 		k       store.KeyRecord
 		status  string
 		expired bool
 	)
-	err = tx.QueryRow(ctx, `SELECT status, request_hash, result, expires_at <= clock_timestamp() FROM idempotency
-		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, u.IdempotencyKey).Scan(&status, &k.RequestHash, &k.Result, &expired)
+	err := tx.QueryRow(ctx, `SELECT status, request_hash, result, expires_at <= clock_timestamp() FROM idempotency
+		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, key).Scan(&status, &k.RequestHash, &k.Result, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errRetry // purged under us; start again
 	}
 	if err != nil {
 		return nil, err
 	}
-	k.Scope, k.Key, k.Status = store.ScopeAPI, u.IdempotencyKey, store.KeyStatus(status)
+	k.Scope, k.Key, k.Status = store.ScopeAPI, key, store.KeyStatus(status)
 	replay, err := store.CheckSaveKey(k, !expired, hash)
 	if err != nil {
 		return nil, err
@@ -577,7 +798,7 @@ func (db *DB) claimSaveKey(ctx context.Context, tx pgx.Tx, kind store.Kind, id i
 	_, err = tx.Exec(ctx, `UPDATE idempotency SET status = 'COMPLETED', request_hash = $3, result = NULL, owner = $4,
 		created_at = clock_timestamp(), expires_at = clock_timestamp() + $5 * interval '1 microsecond'
 		WHERE scope = $1 AND key = $2`,
-		store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, ttl)
+		store.ScopeAPI, key, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
 	return nil, err
 }
 

@@ -288,7 +288,14 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		return nil, err
 	}
 	var hash string
-	if u.IdempotencyKey != "" {
+	groups := db.reg.UpdateGroups(kind, u)
+	cur, seen, err := db.findFields(ctx, tx, kind, id, u.FieldNames(), groups, u.IdempotencyKey)
+	if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+		return nil, err
+	}
+	// A key that was seen, or a record that was not (the key's answer comes first), takes
+	// the key's own check.
+	if u.IdempotencyKey != "" && (seen.key || cur == nil) {
 		hash = store.RequestHash(kind, id, u)
 		replay, err := db.checkUpdateKey(ctx, tx, u.IdempotencyKey, hash)
 		if err != nil || replay != nil {
@@ -301,12 +308,13 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			return nil, err
 		}
 	}
-	cur, err := db.findFields(ctx, tx, kind, id, u.FieldNames())
-	if err != nil {
+	if cur == nil {
 		return nil, err
 	}
-	if err := db.checkLeases(ctx, tx, kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken); err != nil {
-		return nil, err
+	if u.LeaseToken != "" || seen.lease {
+		if err := db.checkLeases(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := db.reg.PlanUpdate(cur, u)
 	if err != nil {
@@ -377,6 +385,9 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		res = &store.UpdateResult{Record: rec, Version: rec.Version}
 	}
 	if u.IdempotencyKey != "" {
+		if hash == "" {
+			hash = store.RequestHash(kind, id, u)
+		}
 		if err := db.completeUpdateKey(ctx, tx, u.IdempotencyKey, hash, store.ResultOf(res), actor); err != nil {
 			return nil, err
 		}
@@ -393,42 +404,82 @@ func skuOf(p *store.SavePlan) string {
 	return s
 }
 
+// probed is what findFields saw besides the record.
+type probed struct {
+	lease bool // a live lease on one of the written groups
+	key   bool // a row of the idempotency key
+}
+
 // findFields reads the version and the named fields of a record: what store's PlanUpdate
 // needs, without the rest of the row (a body may be megabytes). ENOTFOUND if there is none.
-func (db *DB) findFields(ctx context.Context, q queryer, kind store.Kind, id int64, names []string) (*store.Record, error) {
+// In the same statement it reads the database clock (into tx) and whether a live lease on
+// one of groups or a row of key (scope api) exists: each statement is Go-side work inside
+// the write lock, and a save without a lease on its record or a replayed key needs neither
+// the lease check nor the key lookup. Under the write lock both answers stay true.
+func (db *DB) findFields(ctx context.Context, tx *tx, kind store.Kind, id int64, names []string, groups []string, key string) (*store.Record, probed, error) {
+	var seen probed
 	t, err := table(kind)
 	if err != nil {
-		return nil, err
+		return nil, seen, err
 	}
 	fields := make([]*store.Field, len(names))
 	for i, name := range names {
 		if fields[i], err = db.reg.Field(kind, name); err != nil {
-			return nil, err
+			return nil, seen, err
 		}
 	}
 	r := &store.Record{Kind: kind, ID: id, Fields: make(store.Values, len(names))}
 	raw := make([]any, len(names))
+	var clock string
 	dest := []any{&r.Version}
 	for i := range raw {
 		dest = append(dest, &raw[i])
 	}
-	q0 := "SELECT version"
+	dest = append(dest, &clock, &seen.lease, &seen.key)
+	var q strings.Builder
+	var args []any
+	q.WriteString("SELECT version")
 	for _, name := range names {
-		q0 += ", " + name
+		q.WriteString(", " + name)
 	}
-	err = q.QueryRowContext(ctx, q0+" FROM "+t+" WHERE id = ?", id).Scan(dest...)
+	q.WriteString(", strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ")
+	if len(groups) == 0 {
+		q.WriteString("0")
+	} else {
+		q.WriteString(`EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
+			AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
+			strings.TrimSuffix(strings.Repeat("?, ", len(groups)), ", ") + "))")
+		args = append(args, string(kind), id)
+		for _, g := range groups {
+			args = append(args, g)
+		}
+	}
+	if key == "" {
+		q.WriteString(", 0")
+	} else {
+		q.WriteString(", EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
+		args = append(args, store.ScopeAPI, key)
+	}
+	q.WriteString(" FROM " + t + " WHERE id = ?")
+	args = append(args, id)
+	err = tx.QueryRowContext(ctx, q.String(), args...).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
+		return nil, seen, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
 	}
 	if err != nil {
-		return nil, err
+		return nil, seen, err
+	}
+	if tx.dbNow.IsZero() {
+		if tx.dbNow, err = parseTime(clock); err != nil {
+			return nil, seen, err
+		}
 	}
 	for i, f := range fields {
 		if r.Fields[f.Name], err = decodeColumn(f, raw[i]); err != nil {
-			return nil, fmt.Errorf("%s %d: %w", kind, id, err)
+			return nil, seen, fmt.Errorf("%s %d: %w", kind, id, err)
 		}
 	}
-	return r, nil
+	return r, seen, nil
 }
 
 // conflict explains a save that matched no row: the record is gone (ENOTFOUND) or has moved
