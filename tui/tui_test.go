@@ -18,7 +18,7 @@ import (
 
 	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/storetest"
+	"github.com/tandem-editor/tandem/store/memory"
 )
 
 func actorCtx(name string) context.Context {
@@ -287,7 +287,7 @@ func TestSafety_EscapeSequencesShownHarmlessly(t *testing.T) {
 
 // conflictSetup opens product 1 as alice, then bob saves price (and whatever bobSet says)
 // from his own terminal on the same store.
-func conflictSetup(t *testing.T, mod ...func(*Options)) (*storetest.Fake, *driver, *driver) {
+func conflictSetup(t *testing.T, mod ...func(*Options)) (*memory.DB, *driver, *driver) {
 	t.Helper()
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
@@ -682,7 +682,7 @@ func TestResize(t *testing.T) {
 }
 
 // liveLeases returns the live editor leases on product id.
-func liveLeases(t *testing.T, s *storetest.Fake, id int64) []store.Lease {
+func liveLeases(t *testing.T, s *memory.DB, id int64) []store.Lease {
 	t.Helper()
 	ls, now, err := s.FindLeases(context.Background(), store.LeaseFilter{Kind: store.KindProduct, RecordID: id})
 	if err != nil {
