@@ -10,54 +10,60 @@ import (
 
 type keyID struct{ scope, key string }
 
-// ClaimKey claims (scope, key) for a request with the given hash, as store.Idempotency says:
+// claimOwner names the caller of ClaimKey as every store does (store.KeyOwner): the actor and
+// this store value.
+func (db *DB) claimOwner(ctx context.Context) (string, error) {
+	a, err := store.ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return store.KeyOwner(a, db.instance), nil
+}
+
+// ClaimKey claims (scope, key) for a request with the given hash, as store.DecideClaim says:
 // EINVALID for another request's hash, EBUSY for a live PENDING claim of another owner.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	actor, err := store.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := db.begin(ctx, "ClaimKey"); err != nil {
-		return nil, err
-	}
-	defer db.mu.Unlock()
 	if err := store.CheckKey(scope, key); err != nil {
+		return nil, err
+	}
+	owner, err := db.claimOwner(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if pendingTTL <= 0 {
 		pendingTTL = store.DefaultPendingTTL
 	}
+	if err := db.begin(ctx, "ClaimKey"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
 	now := db.dbNow()
 	id := keyID{scope, key}
-	if k, ok := db.keys[id]; ok {
-		live := now.Before(k.ExpiresAt)
-		switch {
-		case !live && k.Status != store.KeyPending:
-			// Its lifetime ended: as good as purged.
-		case k.RequestHash != requestHash:
-			return nil, store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
-		case k.Status == store.KeyCompleted:
-			return &store.Claim{Record: cloneKey(*k)}, nil
-		case k.Status == store.KeyPending && live && k.Owner != actor.Name:
-			return nil, store.Errorf(store.EBUSY, "idempotency key %s/%s is being worked on by %s until %s; try again later",
-				scope, key, k.Owner, k.ExpiresAt.Format(time.RFC3339))
-		}
+	decision, err := store.DecideClaim(db.keys[id], requestHash, owner, now)
+	if err != nil {
+		return nil, err
+	}
+	if decision == store.ClaimReplay {
+		return &store.Claim{Record: cloneKey(*db.keys[id])}, nil
 	}
 	k := &store.KeyRecord{Scope: scope, Key: key, Status: store.KeyPending, RequestHash: requestHash,
-		Owner: actor.Name, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
+		Owner: owner, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
 	db.keys[id] = k
 	return &store.Claim{Claimed: true, Record: cloneKey(*k)}, nil
 }
 
-// heldKey returns the key the actor holds as PENDING, or ENOTFOUND.
+// heldKey returns the key the caller holds as PENDING, or ENOTFOUND.
 func (db *DB) heldKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
-	actor, err := store.ActorFrom(ctx)
+	if err := store.CheckKey(scope, key); err != nil {
+		return nil, err
+	}
+	owner, err := db.claimOwner(ctx)
 	if err != nil {
 		return nil, err
 	}
 	k, ok := db.keys[keyID{scope, key}]
-	if !ok || k.Status != store.KeyPending || k.Owner != actor.Name {
-		return nil, store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by %s (it may have been taken over)", scope, key, actor.Name)
+	if !ok || k.Status != store.KeyPending || k.Owner != owner {
+		return nil, store.KeyNotClaimedError(scope, key)
 	}
 	return k, nil
 }

@@ -30,6 +30,9 @@ import (
 type DB struct {
 	reg *store.Registry
 	id  string // StoreID: random, like a real store's
+	// instance names this store value in claim owners (store.KeyOwner), as the real stores'
+	// do, so an owner reads the same whatever the store.
+	instance string
 	// timestamps is Options.Now; nil means the store's database clock.
 	timestamps func() time.Time
 
@@ -80,6 +83,7 @@ func New(opts store.Options) *DB {
 	db := &DB{
 		reg:        reg,
 		id:         newToken()[:32],
+		instance:   newToken()[:16],
 		timestamps: opts.Now,
 		clock:      time.Now,
 		closedCh:   make(chan struct{}),

@@ -32,7 +32,7 @@ func (db *DB) claimOwner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return a.Name + "@" + db.instance, nil
+	return store.KeyOwner(a, db.instance), nil
 }
 
 // ClaimKey claims (scope, key) for a request with the given hash. See store.Idempotency for
@@ -62,27 +62,22 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		var expired bool
-		k, err = scanKey(tx.QueryRow(ctx, "SELECT "+keyColumns+`, expires_at <= clock_timestamp()
-			FROM idempotency WHERE scope = $1 AND key = $2 FOR UPDATE`, scope, key), &expired)
+		var now time.Time
+		k, err = scanKey(tx.QueryRow(ctx, "SELECT "+keyColumns+`, clock_timestamp()
+			FROM idempotency WHERE scope = $1 AND key = $2 FOR UPDATE`, scope, key), &now)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errRetry // purged in between
 		}
 		if err != nil {
 			return err
 		}
-		if !expired || k.Status == store.KeyPending {
-			if k.RequestHash != requestHash {
-				return store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
-			}
-			switch {
-			case k.Status == store.KeyCompleted:
-				out = &store.Claim{Record: k}
-				return nil
-			case k.Status == store.KeyPending && !expired && k.Owner != owner:
-				return store.Errorf(store.EBUSY, "idempotency key %s is being worked on by %s since %s",
-					key, k.Owner, k.CreatedAt.Format(time.RFC3339))
-			}
+		decision, err := store.DecideClaim(&k, requestHash, owner, now)
+		if err != nil {
+			return err
+		}
+		if decision == store.ClaimReplay {
+			out = &store.Claim{Record: k}
+			return nil
 		}
 		// FAILED, our own PENDING, or a stale PENDING whose owner died: claim it.
 		k, err = scanKey(tx.QueryRow(ctx, `UPDATE idempotency SET status = 'PENDING', request_hash = $3, result = NULL,
@@ -126,7 +121,7 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 			if err == nil && st == string(status) {
 				return nil
 			}
-			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
+			return store.KeyNotClaimedError(scope, key)
 		}
 		return nil
 	})

@@ -49,7 +49,7 @@ func (db *DB) claimOwner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return a.Name + "@" + db.owner, nil
+	return store.KeyOwner(a, db.owner), nil
 }
 
 // checkUpdateKey looks up an update's idempotency key (scope api) inside the update's
@@ -117,19 +117,17 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 		if err != nil {
 			return err
 		}
-		if k != nil && !k.expired || k != nil && k.Status == store.KeyPending {
-			if k.RequestHash != requestHash {
-				return store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
-			}
-			switch {
-			case k.Status == store.KeyCompleted:
-				claim = &store.Claim{Record: k.KeyRecord}
-				return nil
-			case k.Status == store.KeyPending && !k.expired && k.Owner != owner:
-				return store.Errorf(store.EBUSY, "idempotency key %s is being worked on by %s since %s",
-					key, k.Owner, k.CreatedAt.Format(time.RFC3339))
-			}
-			// FAILED, our own PENDING, or a stale PENDING whose owner died: claim it.
+		var stored *store.KeyRecord
+		if k != nil {
+			stored = &k.KeyRecord
+		}
+		decision, err := store.DecideClaim(stored, requestHash, owner, now)
+		if err != nil {
+			return err
+		}
+		if decision == store.ClaimReplay {
+			claim = &store.Claim{Record: k.KeyRecord}
+			return nil
 		}
 		rec := store.KeyRecord{Scope: scope, Key: key, Status: store.KeyPending, RequestHash: requestHash,
 			Owner: owner, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
@@ -187,7 +185,7 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
+			return store.KeyNotClaimedError(scope, key)
 		}
 		return nil
 	})
