@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Lease is a business lock on one field group of one record (seeds 000 and 004): held by one
 // person or worker until ExpiresAt, on the database clock. The token proves ownership; the
@@ -50,4 +53,28 @@ type LeaseRelease struct {
 	// Ended is "" when this call ended the lease; otherwise why it had ended before:
 	// "released", "expired" or "taken over by bob".
 	Ended string
+}
+
+// CheckLeaseTTL refuses a lease duration outside [MinLeaseTTL, MaxLeaseTTL]. It is the one
+// rule and the one message for AcquireLease and ExtendLease in every store, and for the CLI's
+// --ttl, which checks it before it opens a store.
+func CheckLeaseTTL(ttl time.Duration) error {
+	if ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
+		return Errorf(EINVALID, "lease TTL %s is outside %s..%s", ttl, MinLeaseTTL, MaxLeaseTTL)
+	}
+	return nil
+}
+
+// CheckLeaseRequest checks a lease request before any store touches it: a known kind, a
+// group the registry has for it, and a TTL in range (CheckLeaseTTL). EINVALID naming the
+// kind's groups for an unknown group.
+func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
+	if _, ok := r.kinds[req.Kind]; !ok {
+		return Errorf(EINVALID, "unknown kind %q", req.Kind)
+	}
+	if !r.HasGroup(req.Kind, req.Group) {
+		return Errorf(EINVALID, "unknown lease group %q for %s (groups: %s)",
+			req.Group, req.Kind, strings.Join(r.Groups(req.Kind), ", "))
+	}
+	return CheckLeaseTTL(req.TTL)
 }

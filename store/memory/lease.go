@@ -79,14 +79,7 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	if err := db.checkKind(req.Kind); err != nil {
-		return nil, err
-	}
-	if !db.reg.HasGroup(req.Kind, req.Group) {
-		return nil, store.Errorf(store.EINVALID, "%s has no lease group %q (groups: %s)", req.Kind, req.Group,
-			strings.Join(db.reg.Groups(req.Kind), ", "))
-	}
-	if err := checkTTL(req.TTL); err != nil {
+	if err := db.reg.CheckLeaseRequest(req); err != nil {
 		return nil, err
 	}
 	if _, err := db.find(req.Kind, req.RecordID); err != nil {
@@ -114,13 +107,6 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 	return &out, nil
 }
 
-func checkTTL(ttl time.Duration) error {
-	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-		return store.Errorf(store.EINVALID, "lease duration %s is outside [%s, %s]", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
-	}
-	return nil
-}
-
 // ExtendLease moves a live lease's expiry to now + ttl. ELEASE (Lost) when the lease
 // expired, was released or taken over; ENOTFOUND for an unknown token; EINVALID for a TTL
 // out of range.
@@ -129,7 +115,7 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	if err := checkTTL(ttl); err != nil {
+	if err := store.CheckLeaseTTL(ttl); err != nil {
 		return nil, err
 	}
 	l, ok := db.tokens[token]

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -171,15 +170,11 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err != nil {
 		return nil, err
 	}
-	t, err := table(r.Kind)
-	if err != nil {
+	if err := db.reg.CheckLeaseRequest(r); err != nil {
 		return nil, err
 	}
-	if !db.reg.HasGroup(r.Kind, r.Group) {
-		return nil, store.Errorf(store.EINVALID, "unknown lease group %q for %s (groups: %s)",
-			r.Group, r.Kind, strings.Join(db.reg.Groups(r.Kind), ", "))
-	}
-	if err := checkTTL(r.TTL); err != nil {
+	t, err := table(r.Kind)
+	if err != nil {
 		return nil, err
 	}
 	token := randomHex(32)
@@ -250,13 +245,6 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	return out, nil
 }
 
-func checkTTL(ttl time.Duration) error {
-	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-		return store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
-	}
-	return nil
-}
-
 // currentLeaseTx returns the current grant for token, locked FOR UPDATE, and the database
 // clock. A token that is not current is explained by lostLease (ELEASE or unknown).
 func (db *DB) currentLeaseTx(ctx context.Context, tx pgx.Tx, hash string) (leaseRow, time.Time, error) {
@@ -268,7 +256,7 @@ func (db *DB) currentLeaseTx(ctx context.Context, tx pgx.Tx, hash string) (lease
 // ExtendLease moves a live lease's expiry to now + ttl on the database clock. ELEASE (Lost)
 // when the lease expired, was released or taken over; ENOTFOUND for an unknown token.
 func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
-	if err := checkTTL(ttl); err != nil {
+	if err := store.CheckLeaseTTL(ttl); err != nil {
 		return nil, err
 	}
 	hash := tokenHash(token)

@@ -170,16 +170,12 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err != nil {
 		return nil, err
 	}
+	if err := db.reg.CheckLeaseRequest(r); err != nil {
+		return nil, err
+	}
 	t, err := table(r.Kind)
 	if err != nil {
 		return nil, err
-	}
-	if !db.reg.HasGroup(r.Kind, r.Group) {
-		return nil, store.Errorf(store.EINVALID, "unknown lease group %q for %s (groups: %s)",
-			r.Group, r.Kind, strings.Join(db.reg.Groups(r.Kind), ", "))
-	}
-	if r.TTL < store.MinLeaseTTL || r.TTL > store.MaxLeaseTTL {
-		return nil, store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", r.TTL, store.MinLeaseTTL, store.MaxLeaseTTL)
 	}
 	token, err := newToken()
 	if err != nil {
@@ -240,8 +236,8 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 
 // ExtendLease moves a live lease's expiry to now + ttl (database clock).
 func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
-	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-		return nil, store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
+	if err := store.CheckLeaseTTL(ttl); err != nil {
+		return nil, err
 	}
 	var out *store.Lease
 	err := db.writeTx(ctx, "extend lease", func(tx *tx) error {
