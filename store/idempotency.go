@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // KeyStatus is the state of an idempotency key.
 type KeyStatus string
@@ -66,6 +69,40 @@ func CheckKey(scope, key string) error {
 // ("alice@3f9c..."), so that a paused process cannot complete a claim another process (or
 // another store value of the same actor) took over. Every store names owners this way.
 func KeyOwner(actor Actor, instance string) string { return actor.Name + "@" + instance }
+
+// KeyCaller checks what every ClaimKey, CompleteKey and FailKey starts with, before a store
+// touches the key: the scope and key (CheckKey), and the actor, returned as the claim owner
+// the store value instance writes (KeyOwner).
+func KeyCaller(ctx context.Context, scope, key, instance string) (owner string, err error) {
+	if err := CheckKey(scope, key); err != nil {
+		return "", err
+	}
+	a, err := ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return KeyOwner(a, instance), nil
+}
+
+// PendingTTL is how long a new claim lives: ttl, or DefaultPendingTTL when ttl <= 0.
+func PendingTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultPendingTTL
+	}
+	return ttl
+}
+
+// CompletedKey is what CompleteKey stores: the result (empty, never nil, so a COMPLETED key
+// always has one) and how long it is kept (keep, or DefaultCompletedTTL when keep <= 0).
+func CompletedKey(result []byte, keep time.Duration) ([]byte, time.Duration) {
+	if result == nil {
+		result = []byte{}
+	}
+	if keep <= 0 {
+		keep = DefaultCompletedTTL
+	}
+	return result, keep
+}
 
 // ClaimDecision is what ClaimKey does with a key, as DecideClaim says.
 type ClaimDecision int

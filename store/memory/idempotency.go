@@ -10,29 +10,14 @@ import (
 
 type keyID struct{ scope, key string }
 
-// claimOwner names the caller of ClaimKey as every store does (store.KeyOwner): the actor and
-// this store value.
-func (db *DB) claimOwner(ctx context.Context) (string, error) {
-	a, err := store.ActorFrom(ctx)
-	if err != nil {
-		return "", err
-	}
-	return store.KeyOwner(a, db.instance), nil
-}
-
 // ClaimKey claims (scope, key) for a request with the given hash, as store.DecideClaim says:
 // EINVALID for another request's hash, EBUSY for a live PENDING claim of another owner.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	if err := store.CheckKey(scope, key); err != nil {
-		return nil, err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
 	if err != nil {
 		return nil, err
 	}
-	if pendingTTL <= 0 {
-		pendingTTL = store.DefaultPendingTTL
-	}
+	pendingTTL = store.PendingTTL(pendingTTL)
 	if err := db.begin(ctx, "ClaimKey"); err != nil {
 		return nil, err
 	}
@@ -54,10 +39,7 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 
 // heldKey returns the key the caller holds as PENDING, or ENOTFOUND.
 func (db *DB) heldKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
-	if err := store.CheckKey(scope, key); err != nil {
-		return nil, err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +61,7 @@ func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte,
 	if err != nil {
 		return err
 	}
-	if keep <= 0 {
-		keep = store.DefaultCompletedTTL
-	}
-	if result == nil {
-		result = []byte{}
-	}
+	result, keep = store.CompletedKey(result, keep)
 	k.Status, k.Result, k.ExpiresAt = store.KeyCompleted, slices.Clone(result), db.dbNow().Add(keep)
 	return nil
 }

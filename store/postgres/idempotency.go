@@ -26,28 +26,14 @@ func scanKey(row scanner, extra ...any) (store.KeyRecord, error) {
 	return k, err
 }
 
-// claimOwner names the caller of ClaimKey: the actor and this DB value.
-func (db *DB) claimOwner(ctx context.Context) (string, error) {
-	a, err := store.ActorFrom(ctx)
-	if err != nil {
-		return "", err
-	}
-	return store.KeyOwner(a, db.instance), nil
-}
-
 // ClaimKey claims (scope, key) for a request with the given hash. See store.Idempotency for
 // the states and error codes.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	if err := store.CheckKey(scope, key); err != nil {
-		return nil, err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
 	if err != nil {
 		return nil, err
 	}
-	if pendingTTL <= 0 {
-		pendingTTL = store.DefaultPendingTTL
-	}
+	pendingTTL = store.PendingTTL(pendingTTL)
 	var out *store.Claim
 	// A rerun after a lost COMMIT finds its own PENDING claim and claims it again: repeatable.
 	err = db.inTx(ctx, fmt.Sprintf("claim idempotency key %s/%s", scope, key), true, func(tx pgx.Tx) error {
@@ -98,10 +84,7 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 
 // finishKey moves a key claimed by this caller from PENDING to status.
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
-	if err := store.CheckKey(scope, key); err != nil {
-		return err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
 	if err != nil {
 		return err
 	}
@@ -130,12 +113,7 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 // CompleteKey marks a claimed key COMPLETED with its result, kept for keep. ENOTFOUND when
 // the caller does not hold the claim.
 func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
-	if keep <= 0 {
-		keep = store.DefaultCompletedTTL
-	}
-	if result == nil {
-		result = []byte{}
-	}
+	result, keep = store.CompletedKey(result, keep)
 	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
 }
 
