@@ -1,6 +1,9 @@
 package store
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 )
@@ -77,4 +80,19 @@ func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
 			req.Group, req.Kind, strings.Join(r.Groups(req.Kind), ", "))
 	}
 	return CheckLeaseTTL(req.TTL)
+}
+
+// NewLeaseToken returns a new lease token: 32 random bytes, hex. Only its holder ever sees
+// it; stores keep LeaseTokenHash.
+func NewLeaseToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// LeaseTokenHash is what a store keeps instead of a lease token (hex SHA-256), so that
+// whoever reads the database cannot write under another holder's lease.
+func LeaseTokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }

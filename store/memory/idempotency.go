@@ -37,19 +37,6 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 	return &store.Claim{Claimed: true, Record: cloneKey(*k)}, nil
 }
 
-// heldKey returns the key the caller holds as PENDING, or ENOTFOUND.
-func (db *DB) heldKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
-	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
-	if err != nil {
-		return nil, err
-	}
-	k, ok := db.keys[keyID{scope, key}]
-	if !ok || k.Status != store.KeyPending || k.Owner != owner {
-		return nil, store.KeyNotClaimedError(scope, key)
-	}
-	return k, nil
-}
-
 // CompleteKey marks a claimed key COMPLETED with its result, kept for keep (0: the default).
 // ENOTFOUND when the caller does not hold the claim.
 func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
@@ -79,6 +66,19 @@ func (db *DB) FailKey(ctx context.Context, scope, key string) error {
 	}
 	k.Status, k.ExpiresAt = store.KeyFailed, db.dbNow().Add(store.DefaultCompletedTTL)
 	return nil
+}
+
+// heldKey returns the key the caller holds as PENDING, or ENOTFOUND.
+func (db *DB) heldKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := db.keys[keyID{scope, key}]
+	if !ok || k.Status != store.KeyPending || k.Owner != owner {
+		return nil, store.KeyNotClaimedError(scope, key)
+	}
+	return k, nil
 }
 
 // FindKey returns the state of a key. ENOTFOUND if there is none.

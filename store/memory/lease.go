@@ -98,7 +98,7 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 	}
 	db.fences[scope]++
 	l := &lease{Lease: store.Lease{Kind: req.Kind, RecordID: req.RecordID, Group: req.Group, Holder: actor.Name,
-		Token: newToken(), Fence: db.fences[scope], AcquiredAt: now, ExpiresAt: now.Add(req.TTL)}}
+		Token: store.NewLeaseToken(), Fence: db.fences[scope], AcquiredAt: now, ExpiresAt: now.Add(req.TTL)}}
 	db.leases[scope] = l
 	db.tokens[l.Token] = l
 	db.appendChange(store.Change{Event: store.EventLeaseGranted, Kind: req.Kind, RecordID: req.RecordID,

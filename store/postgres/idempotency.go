@@ -82,6 +82,19 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 	return out, nil
 }
 
+// CompleteKey marks a claimed key COMPLETED with its result, kept for keep. ENOTFOUND when
+// the caller does not hold the claim.
+func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
+	result, keep = store.CompletedKey(result, keep)
+	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
+}
+
+// FailKey marks a claimed key FAILED so a later claim may try again. ENOTFOUND when the
+// caller does not hold the claim.
+func (db *DB) FailKey(ctx context.Context, scope, key string) error {
+	return db.finishKey(ctx, scope, key, store.KeyFailed, nil, store.DefaultCompletedTTL)
+}
+
 // finishKey moves a key claimed by this caller from PENDING to status.
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
 	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
@@ -108,19 +121,6 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 		}
 		return nil
 	})
-}
-
-// CompleteKey marks a claimed key COMPLETED with its result, kept for keep. ENOTFOUND when
-// the caller does not hold the claim.
-func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
-	result, keep = store.CompletedKey(result, keep)
-	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
-}
-
-// FailKey marks a claimed key FAILED so a later claim may try again. ENOTFOUND when the
-// caller does not hold the claim.
-func (db *DB) FailKey(ctx context.Context, scope, key string) error {
-	return db.finishKey(ctx, scope, key, store.KeyFailed, nil, store.DefaultCompletedTTL)
 }
 
 // FindKey returns the state of a key. ENOTFOUND if there is none.
