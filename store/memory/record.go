@@ -44,14 +44,13 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 		return nil, err
 	}
 	ids := slices.Sorted(maps.Keys(db.records[flt.Kind]))
-	search := strings.ToLower(flt.Search)
 	out := []*store.Record{}
 	for _, id := range ids {
 		if id <= flt.AfterID || len(flt.IDs) > 0 && !slices.Contains(flt.IDs, id) {
 			continue
 		}
 		r := db.records[flt.Kind][id]
-		if search != "" && !matches(r, search) {
+		if flt.Search != "" && !matches(r, flt.Search) {
 			continue
 		}
 		out = append(out, r.Clone())
@@ -62,9 +61,12 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 	return out, nil
 }
 
-func matches(r *store.Record, lowerSearch string) bool {
+// matches reports whether r matches a FindRecords search: which fields are searched and how
+// text is folded, in one place, so that it can follow the rule the SQL stores share.
+func matches(r *store.Record, search string) bool {
+	search = strings.ToLower(search)
 	for _, name := range []string{"sku", "name", "title"} {
-		if s, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(s), lowerSearch) {
+		if s, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(s), search) {
 			return true
 		}
 	}
