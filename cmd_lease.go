@@ -78,8 +78,14 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
 			if err != nil {
 				return err
 			}
-			if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-				return usagef("--ttl %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
+			req := store.LeaseRequest{Kind: kind, RecordID: id, Group: group, TTL: ttl}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			// Checked before the store opens, with the stores' own rule and words.
+			if err := reg.CheckLeaseRequest(req); err != nil {
+				return usageErr(err)
 			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
@@ -89,7 +95,6 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
 			if err != nil {
 				return err
 			}
-			req := store.LeaseRequest{Kind: kind, RecordID: id, Group: group, TTL: ttl}
 			if !hold {
 				l, err := st.AcquireLease(ctx, req)
 				if err != nil {
@@ -144,8 +149,8 @@ prints it as JSON. A lease that expired, was released or was taken over cannot b
 extended (exit 4); an unknown token is exit 5.`,
 		Args: exactArgs(1, "TOKEN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-				return usagef("--ttl %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
+			if err := store.CheckLeaseTTL(ttl); err != nil {
+				return usageErr(err)
 			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {

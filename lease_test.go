@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -344,5 +345,25 @@ func TestLease_HoldInterrupted(t *testing.T) {
 		// Released, not left to expire in a minute: bob gets it at once.
 		out := mustTandem(t, dsn, "--user", "bob", "lease", "acquire", "product", id, "--ttl", "1s")
 		mustTandem(t, dsn, "--user", "bob", "lease", "release", mustLeaseJSON(t, strings.TrimSpace(out)).Token)
+	}
+}
+
+// TestLease_CheckedLikeTheStore shows that the CLI refuses a bad lease request with the
+// stores' own rule and words (store.CheckLeaseRequest), before it opens a store: the DSN
+// names no store, so any other answer would be about the store.
+func TestLease_CheckedLikeTheStore(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "none.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lease", "acquire", "product", "1", "--ttl", "0s"}, "lease TTL 0s is outside 1s..24h0m0s"},
+		{[]string{"lease", "acquire", "product", "1", "--group", "pricing"}, `unknown lease group "pricing" for product (groups: editor, `},
+		{[]string{"lease", "extend", "some-token", "--ttl", "25h"}, "lease TTL 25h0m0s is outside 1s..24h0m0s"},
+	} {
+		r := tandem(t, dsn, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("tandem %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // KeyStatus is the state of an idempotency key.
 type KeyStatus string
@@ -62,23 +65,121 @@ func CheckKey(scope, key string) error {
 	return nil
 }
 
+// KeyOwner names the owner of a claim: the actor and the store value that claimed it
+// ("alice@3f9c..."), so that a paused process cannot complete a claim another process (or
+// another store value of the same actor) took over. Every store names owners this way.
+func KeyOwner(actor Actor, instance string) string { return actor.Name + "@" + instance }
+
+// KeyCaller checks what every ClaimKey, CompleteKey and FailKey starts with, before a store
+// touches the key: the scope and key (CheckKey), and the actor, returned as the claim owner
+// the store value instance writes (KeyOwner).
+func KeyCaller(ctx context.Context, scope, key, instance string) (owner string, err error) {
+	if err := CheckKey(scope, key); err != nil {
+		return "", err
+	}
+	a, err := ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return KeyOwner(a, instance), nil
+}
+
+// PendingTTL is how long a new claim lives: ttl, or DefaultPendingTTL when ttl <= 0.
+func PendingTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultPendingTTL
+	}
+	return ttl
+}
+
+// CompletedKey is what CompleteKey stores: the result (empty, never nil, so a COMPLETED key
+// always has one) and how long it is kept (keep, or DefaultCompletedTTL when keep <= 0).
+func CompletedKey(result []byte, keep time.Duration) ([]byte, time.Duration) {
+	if result == nil {
+		result = []byte{}
+	}
+	if keep <= 0 {
+		keep = DefaultCompletedTTL
+	}
+	return result, keep
+}
+
+// ClaimDecision is what ClaimKey does with a key, as DecideClaim says.
+type ClaimDecision int
+
+// The claim decisions. Claim and TakeOver both write a PENDING claim for the caller; they
+// differ only in whether an old row is overwritten.
+const (
+	// ClaimNew: no row, or one whose lifetime ended and that is not PENDING (as good as
+	// purged). The caller claims the key.
+	ClaimNew ClaimDecision = iota + 1
+	// ClaimTakeOver: a FAILED key, the caller's own PENDING claim, or a stale PENDING claim
+	// whose owner died. The caller claims the key over the old row.
+	ClaimTakeOver
+	// ClaimReplay: the same request already COMPLETED. Nothing is written; the caller gets the
+	// stored record and replays its result.
+	ClaimReplay
+)
+
+// DecideClaim decides, once for every store, what ClaimKey does: k is the key's stored row
+// (nil when there is none), requestHash the request's hash, owner the caller's KeyOwner and
+// now the database clock. A key that remembers another request is EINVALID (even a stale
+// PENDING one: its request may still be half done); a live PENDING claim of another owner
+// is EBUSY. Backends read the row, call DecideClaim, and write what it says.
+func DecideClaim(k *KeyRecord, requestHash, owner string, now time.Time) (ClaimDecision, error) {
+	if k == nil {
+		return ClaimNew, nil
+	}
+	live := now.Before(k.ExpiresAt)
+	switch {
+	case !live && k.Status != KeyPending:
+		return ClaimNew, nil
+	case k.RequestHash != requestHash:
+		return 0, keyMismatchError(k)
+	case k.Status == KeyCompleted:
+		return ClaimReplay, nil
+	case k.Status == KeyPending && live && k.Owner != owner:
+		return 0, keyBusyError(k)
+	}
+	return ClaimTakeOver, nil
+}
+
 // CheckSaveKey decides what a save does with an idempotency key already stored for it (scope
 // api): k is the stored key, live whether its lifetime has not ended (database clock), hash
 // the save's RequestHash. replay is true when the same request already completed: the save
 // answers with k's result and writes nothing. A key used for another request is EINVALID, a
-// PENDING one EBUSY; an ended or FAILED key is free, and the save takes it.
+// PENDING one EBUSY (a save never holds a claim, so any live claim is someone else's); an
+// ended or FAILED key is free, and the save takes it. The errors are DecideClaim's.
 func CheckSaveKey(k KeyRecord, live bool, hash string) (replay bool, err error) {
 	if !live {
 		return false, nil
 	}
 	if k.RequestHash != hash {
-		return false, Errorf(EINVALID, "idempotency key %s was already used for a different request", k.Key)
+		return false, keyMismatchError(&k)
 	}
 	switch k.Status {
 	case KeyCompleted:
 		return true, nil
 	case KeyPending:
-		return false, Errorf(EBUSY, "idempotency key %s is in progress elsewhere; try again later", k.Key)
+		return false, keyBusyError(&k)
 	}
 	return false, nil
+}
+
+func keyMismatchError(k *KeyRecord) error {
+	return Errorf(EINVALID, "idempotency key %s was already used for a different request", k.Key)
+}
+
+func keyBusyError(k *KeyRecord) error {
+	by := "another request" // a save's own lookup may not read the owner
+	if k.Owner != "" {
+		by = k.Owner + " since " + k.CreatedAt.UTC().Format(time.RFC3339)
+	}
+	return Errorf(EBUSY, "idempotency key %s is being worked on by %s; try again later", k.Key, by)
+}
+
+// KeyNotClaimedError is the error of CompleteKey and FailKey when the caller does not hold
+// the key's PENDING claim, in every store.
+func KeyNotClaimedError(scope, key string) error {
+	return Errorf(ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
 }

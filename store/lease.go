@@ -1,6 +1,12 @@
 package store
 
-import "time"
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+)
 
 // Lease is a business lock on one field group of one record (seeds 000 and 004): held by one
 // person or worker until ExpiresAt, on the database clock. The token proves ownership; the
@@ -50,4 +56,43 @@ type LeaseRelease struct {
 	// Ended is "" when this call ended the lease; otherwise why it had ended before:
 	// "released", "expired" or "taken over by bob".
 	Ended string
+}
+
+// CheckLeaseTTL refuses a lease duration outside [MinLeaseTTL, MaxLeaseTTL]. It is the one
+// rule and the one message for AcquireLease and ExtendLease in every store, and for the CLI's
+// --ttl, which checks it before it opens a store.
+func CheckLeaseTTL(ttl time.Duration) error {
+	if ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
+		return Errorf(EINVALID, "lease TTL %s is outside %s..%s", ttl, MinLeaseTTL, MaxLeaseTTL)
+	}
+	return nil
+}
+
+// CheckLeaseRequest checks a lease request before any store touches it: a known kind, a
+// group the registry has for it, and a TTL in range (CheckLeaseTTL). EINVALID naming the
+// kind's groups for an unknown group.
+func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
+	if _, ok := r.kinds[req.Kind]; !ok {
+		return Errorf(EINVALID, "unknown kind %q", req.Kind)
+	}
+	if !r.HasGroup(req.Kind, req.Group) {
+		return Errorf(EINVALID, "unknown lease group %q for %s (groups: %s)",
+			req.Group, req.Kind, strings.Join(r.Groups(req.Kind), ", "))
+	}
+	return CheckLeaseTTL(req.TTL)
+}
+
+// NewLeaseToken returns a new lease token: 32 random bytes, hex. Only its holder ever sees
+// it; stores keep LeaseTokenHash.
+func NewLeaseToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// LeaseTokenHash is what a store keeps instead of a lease token (hex SHA-256), so that
+// whoever reads the database cannot write under another holder's lease.
+func LeaseTokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }

@@ -1,7 +1,8 @@
 // Package store is tandem's domain: record kinds and the field registry, records and
 // updates, versions, history, leases, idempotency keys, change events, errors, and the Store
-// interface every database implements. It holds no SQL and imports no driver; store/sqlite
-// and store/postgres implement it, and store/storetest is the contract both must pass.
+// interface every database implements. It holds no SQL and imports no driver; store/memory,
+// store/sqlite and store/postgres implement it, and store/storetest is the contract all must
+// pass.
 package store
 
 import (

@@ -16,7 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/storetest"
+	"github.com/tandem-editor/tandem/store/memory"
 )
 
 // updating reports whether -update was given (the flag is defined by teatest's golden
@@ -75,9 +75,9 @@ func isBackground(cmd tea.Cmd) bool {
 }
 
 // newFakeStore returns a fake store on the fixed clock.
-func newFakeStore(t *testing.T) *storetest.Fake {
+func newFakeStore(t *testing.T) *memory.DB {
 	t.Helper()
-	fake := storetest.NewFake(store.Options{Now: func() time.Time { return t0 }})
+	fake := memory.New(store.Options{Now: func() time.Time { return t0 }})
 	fake.SetClock(func() time.Time { return t0 })
 	t.Cleanup(func() { fake.Close() })
 	return fake

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/storetest"
+	"github.com/tandem-editor/tandem/store/memory"
 )
 
 // Helpers the screens' tests share: stores, records, leases, and driving the editor.
@@ -60,7 +60,7 @@ func replaceField(d *driver, v string) {
 
 // conflictSetup opens product 1 as alice, then bob saves price (and whatever bobSet says)
 // from his own terminal on the same store.
-func conflictSetup(t *testing.T, mod ...func(*Options)) (*storetest.Fake, *driver, *driver) {
+func conflictSetup(t *testing.T, mod ...func(*Options)) (*memory.DB, *driver, *driver) {
 	t.Helper()
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
@@ -80,7 +80,7 @@ func bobSaves(t *testing.T, bob *driver, field, value string) {
 }
 
 // liveLeases returns the live editor leases on product id.
-func liveLeases(t *testing.T, s *storetest.Fake, id int64) []store.Lease {
+func liveLeases(t *testing.T, s *memory.DB, id int64) []store.Lease {
 	t.Helper()
 	ls, now, err := s.FindLeases(context.Background(), store.LeaseFilter{Kind: store.KindProduct, RecordID: id})
 	if err != nil {

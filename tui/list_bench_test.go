@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/storetest"
+	"github.com/tandem-editor/tandem/store/memory"
 )
 
 // BenchmarkList shows that the product list costs the same with 100 and 100,000 products:
@@ -123,14 +123,14 @@ func runSync(b *testing.B, app *App, cmd tea.Cmd) {
 // products: its CreateRecord checks the sku against every product (seeding is quadratic,
 // more than ten minutes here) and its FindRecords sorts every id on each call.
 type keysetStore struct {
-	*storetest.Fake
+	*memory.DB
 	products []*store.Record // ordered by id
 }
 
 // FindRecords serves products from the ordered slice and everything else from the fake.
 func (s *keysetStore) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Record, error) {
 	if flt.Kind != store.KindProduct {
-		return s.Fake.FindRecords(ctx, flt)
+		return s.DB.FindRecords(ctx, flt)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (s *keysetStore) FindRecords(ctx context.Context, flt store.Filter) ([]*sto
 // CountRecords counts the ordered products.
 func (s *keysetStore) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 	if kind != store.KindProduct {
-		return s.Fake.CountRecords(ctx, kind)
+		return s.DB.CountRecords(ctx, kind)
 	}
 	return len(s.products), ctx.Err()
 }
@@ -176,10 +176,10 @@ func matches(r *store.Record, lowerSearch string) bool {
 // checked by the registry as CreateRecord would check it.
 func benchStore(b *testing.B, n int) *keysetStore {
 	b.Helper()
-	fake := storetest.NewFake(store.Options{Now: func() time.Time { return t0 }})
+	fake := memory.New(store.Options{Now: func() time.Time { return t0 }})
 	fake.SetClock(func() time.Time { return t0 })
 	b.Cleanup(func() { fake.Close() })
-	s := &keysetStore{Fake: fake, products: make([]*store.Record, 0, n)}
+	s := &keysetStore{DB: fake, products: make([]*store.Record, 0, n)}
 	for i := 1; i <= n; i++ {
 		fields, err := fake.Registry().CheckCreate(store.KindProduct, store.RoleEditor, store.Values{
 			"sku": "SKU-" + itoa(int64(i)), "name": "Product " + itoa(int64(i)),

@@ -26,28 +26,14 @@ func scanKey(row scanner, extra ...any) (store.KeyRecord, error) {
 	return k, err
 }
 
-// claimOwner names the caller of ClaimKey: the actor and this DB value.
-func (db *DB) claimOwner(ctx context.Context) (string, error) {
-	a, err := store.ActorFrom(ctx)
-	if err != nil {
-		return "", err
-	}
-	return a.Name + "@" + db.instance, nil
-}
-
 // ClaimKey claims (scope, key) for a request with the given hash. See store.Idempotency for
 // the states and error codes.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	if err := store.CheckKey(scope, key); err != nil {
-		return nil, err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
 	if err != nil {
 		return nil, err
 	}
-	if pendingTTL <= 0 {
-		pendingTTL = store.DefaultPendingTTL
-	}
+	pendingTTL = store.PendingTTL(pendingTTL)
 	var out *store.Claim
 	// A rerun after a lost COMMIT finds its own PENDING claim and claims it again: repeatable.
 	err = db.inTx(ctx, fmt.Sprintf("claim idempotency key %s/%s", scope, key), true, func(tx pgx.Tx) error {
@@ -62,27 +48,22 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		var expired bool
-		k, err = scanKey(tx.QueryRow(ctx, "SELECT "+keyColumns+`, expires_at <= clock_timestamp()
-			FROM idempotency WHERE scope = $1 AND key = $2 FOR UPDATE`, scope, key), &expired)
+		var now time.Time
+		k, err = scanKey(tx.QueryRow(ctx, "SELECT "+keyColumns+`, clock_timestamp()
+			FROM idempotency WHERE scope = $1 AND key = $2 FOR UPDATE`, scope, key), &now)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errRetry // purged in between
 		}
 		if err != nil {
 			return err
 		}
-		if !expired || k.Status == store.KeyPending {
-			if k.RequestHash != requestHash {
-				return store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
-			}
-			switch {
-			case k.Status == store.KeyCompleted:
-				out = &store.Claim{Record: k}
-				return nil
-			case k.Status == store.KeyPending && !expired && k.Owner != owner:
-				return store.Errorf(store.EBUSY, "idempotency key %s is being worked on by %s since %s",
-					key, k.Owner, k.CreatedAt.Format(time.RFC3339))
-			}
+		decision, err := store.DecideClaim(&k, requestHash, owner, now)
+		if err != nil {
+			return err
+		}
+		if decision == store.ClaimReplay {
+			out = &store.Claim{Record: k}
+			return nil
 		}
 		// FAILED, our own PENDING, or a stale PENDING whose owner died: claim it.
 		k, err = scanKey(tx.QueryRow(ctx, `UPDATE idempotency SET status = 'PENDING', request_hash = $3, result = NULL,
@@ -101,12 +82,22 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 	return out, nil
 }
 
+// CompleteKey marks a claimed key COMPLETED with its result, kept for keep. ENOTFOUND when
+// the caller does not hold the claim.
+func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
+	result, keep = store.CompletedKey(result, keep)
+	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
+}
+
+// FailKey marks a claimed key FAILED so a later claim may try again. ENOTFOUND when the
+// caller does not hold the claim.
+func (db *DB) FailKey(ctx context.Context, scope, key string) error {
+	return db.finishKey(ctx, scope, key, store.KeyFailed, nil, store.DefaultCompletedTTL)
+}
+
 // finishKey moves a key claimed by this caller from PENDING to status.
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
-	if err := store.CheckKey(scope, key); err != nil {
-		return err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
 	if err != nil {
 		return err
 	}
@@ -126,28 +117,10 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 			if err == nil && st == string(status) {
 				return nil
 			}
-			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
+			return store.KeyNotClaimedError(scope, key)
 		}
 		return nil
 	})
-}
-
-// CompleteKey marks a claimed key COMPLETED with its result, kept for keep. ENOTFOUND when
-// the caller does not hold the claim.
-func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
-	if keep <= 0 {
-		keep = store.DefaultCompletedTTL
-	}
-	if result == nil {
-		result = []byte{}
-	}
-	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
-}
-
-// FailKey marks a claimed key FAILED so a later claim may try again. ENOTFOUND when the
-// caller does not hold the claim.
-func (db *DB) FailKey(ctx context.Context, scope, key string) error {
-	return db.finishKey(ctx, scope, key, store.KeyFailed, nil, store.DefaultCompletedTTL)
 }
 
 // FindKey returns the state of a key. ENOTFOUND if there is none.

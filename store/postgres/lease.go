@@ -2,12 +2,9 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,11 +44,6 @@ func scanLease(row scanner, extra ...any) (leaseRow, error) {
 	return l, nil
 }
 
-func tokenHash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
 // checkLeasesTx is the lease check of a write, inside the write's transaction. The lease rows
 // of the written groups (and the presented token's row) are locked FOR SHARE, so a takeover
 // waits until this write has committed: a holder whose lease ended can never write after the
@@ -61,7 +53,7 @@ func tokenHash(token string) string {
 func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token string) error {
 	hash := ""
 	if token != "" {
-		hash = tokenHash(token)
+		hash = store.LeaseTokenHash(token)
 	}
 	var now time.Time
 	rows, err := tx.Query(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
@@ -171,19 +163,15 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err != nil {
 		return nil, err
 	}
+	if err := db.reg.CheckLeaseRequest(r); err != nil {
+		return nil, err
+	}
 	t, err := table(r.Kind)
 	if err != nil {
 		return nil, err
 	}
-	if !db.reg.HasGroup(r.Kind, r.Group) {
-		return nil, store.Errorf(store.EINVALID, "unknown lease group %q for %s (groups: %s)",
-			r.Group, r.Kind, strings.Join(db.reg.Groups(r.Kind), ", "))
-	}
-	if err := checkTTL(r.TTL); err != nil {
-		return nil, err
-	}
-	token := randomHex(32)
-	hash := tokenHash(token)
+	token := store.NewLeaseToken()
+	hash := store.LeaseTokenHash(token)
 	var out *store.Lease
 	what := fmt.Sprintf("acquire lease on %s %d (%s)", r.Kind, r.RecordID, r.Group)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
@@ -250,13 +238,6 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	return out, nil
 }
 
-func checkTTL(ttl time.Duration) error {
-	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-		return store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
-	}
-	return nil
-}
-
 // currentLeaseTx returns the current grant for token, locked FOR UPDATE, and the database
 // clock. A token that is not current is explained by lostLease (ELEASE or unknown).
 func (db *DB) currentLeaseTx(ctx context.Context, tx pgx.Tx, hash string) (leaseRow, time.Time, error) {
@@ -268,10 +249,10 @@ func (db *DB) currentLeaseTx(ctx context.Context, tx pgx.Tx, hash string) (lease
 // ExtendLease moves a live lease's expiry to now + ttl on the database clock. ELEASE (Lost)
 // when the lease expired, was released or taken over; ENOTFOUND for an unknown token.
 func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
-	if err := checkTTL(ttl); err != nil {
+	if err := store.CheckLeaseTTL(ttl); err != nil {
 		return nil, err
 	}
-	hash := tokenHash(token)
+	hash := store.LeaseTokenHash(token)
 	var out *store.Lease
 	err := db.inTx(ctx, "extend lease", true, func(tx pgx.Tx) error {
 		l, now, err := db.currentLeaseTx(ctx, tx, hash)
@@ -307,7 +288,7 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 // ReleaseLease ends a lease. Releasing an already ended lease is not an error, and the
 // answer says why it had ended; ENOTFOUND for an unknown token.
 func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelease, error) {
-	hash := tokenHash(token)
+	hash := store.LeaseTokenHash(token)
 	var out *store.LeaseRelease
 	err := db.inTx(ctx, "release lease", true, func(tx pgx.Tx) error {
 		l, now, err := db.currentLeaseTx(ctx, tx, hash)

@@ -42,16 +42,6 @@ func (db *DB) findKey(ctx context.Context, q queryer, scope, key string, now tim
 	return &k, nil
 }
 
-// claimOwner names the caller of ClaimKey: the actor plus this process's random id, so that
-// a paused process cannot complete a claim another process took over.
-func (db *DB) claimOwner(ctx context.Context) (string, error) {
-	a, err := store.ActorFrom(ctx)
-	if err != nil {
-		return "", err
-	}
-	return a.Name + "@" + db.owner, nil
-}
-
 // checkUpdateKey looks up an update's idempotency key (scope api) inside the update's
 // transaction: a non-nil result means the same request already completed, and is its
 // stored result to replay.
@@ -96,16 +86,11 @@ func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, r
 
 // ClaimKey claims (scope, key) for a request with the given hash.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	if err := store.CheckKey(scope, key); err != nil {
-		return nil, err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.owner)
 	if err != nil {
 		return nil, err
 	}
-	if pendingTTL <= 0 {
-		pendingTTL = store.DefaultPendingTTL
-	}
+	pendingTTL = store.PendingTTL(pendingTTL)
 	var claim *store.Claim
 	what := fmt.Sprintf("claim idempotency key %s/%s", scope, key)
 	err = db.writeTx(ctx, what, func(tx *tx) error {
@@ -117,19 +102,17 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 		if err != nil {
 			return err
 		}
-		if k != nil && !k.expired || k != nil && k.Status == store.KeyPending {
-			if k.RequestHash != requestHash {
-				return store.Errorf(store.EINVALID, "idempotency key %s was already used for a different request", key)
-			}
-			switch {
-			case k.Status == store.KeyCompleted:
-				claim = &store.Claim{Record: k.KeyRecord}
-				return nil
-			case k.Status == store.KeyPending && !k.expired && k.Owner != owner:
-				return store.Errorf(store.EBUSY, "idempotency key %s is being worked on by %s since %s",
-					key, k.Owner, k.CreatedAt.Format(time.RFC3339))
-			}
-			// FAILED, our own PENDING, or a stale PENDING whose owner died: claim it.
+		var stored *store.KeyRecord
+		if k != nil {
+			stored = &k.KeyRecord
+		}
+		decision, err := store.DecideClaim(stored, requestHash, owner, now)
+		if err != nil {
+			return err
+		}
+		if decision == store.ClaimReplay {
+			claim = &store.Claim{Record: k.KeyRecord}
+			return nil
 		}
 		rec := store.KeyRecord{Scope: scope, Key: key, Status: store.KeyPending, RequestHash: requestHash,
 			Owner: owner, CreatedAt: now, ExpiresAt: now.Add(pendingTTL)}
@@ -152,12 +135,7 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 
 // CompleteKey marks a key the caller claimed COMPLETED with its result, kept for keep.
 func (db *DB) CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error {
-	if keep <= 0 {
-		keep = store.DefaultCompletedTTL
-	}
-	if result == nil {
-		result = []byte{}
-	}
+	result, keep = store.CompletedKey(result, keep)
 	return db.finishKey(ctx, scope, key, store.KeyCompleted, result, keep)
 }
 
@@ -167,10 +145,7 @@ func (db *DB) FailKey(ctx context.Context, scope, key string) error {
 }
 
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
-	if err := store.CheckKey(scope, key); err != nil {
-		return err
-	}
-	owner, err := db.claimOwner(ctx)
+	owner, err := store.KeyCaller(ctx, scope, key, db.owner)
 	if err != nil {
 		return err
 	}
@@ -187,7 +162,7 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return store.Errorf(store.ENOTFOUND, "idempotency key %s/%s is not claimed by you (never claimed, finished, or taken over)", scope, key)
+			return store.KeyNotClaimedError(scope, key)
 		}
 		return nil
 	})

@@ -2,10 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,21 +10,6 @@ import (
 
 	"github.com/tandem-editor/tandem/store"
 )
-
-// newToken returns a lease token: 32 random bytes, hex.
-func newToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("lease token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// hashToken is what the database stores instead of the token.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
 
 const leaseColumns = "kind, record_id, grp, holder, token_hash, fence, acquired_at, expires_at, released"
 
@@ -80,7 +62,7 @@ func findGrant(ctx context.Context, q queryer, token string) (*grant, error) {
 		kind string
 	)
 	err := q.QueryRowContext(ctx, `SELECT kind, record_id, grp, fence FROM lease_grants WHERE token_hash = ?`,
-		hashToken(token)).Scan(&kind, &g.id, &g.group, &g.fence)
+		store.LeaseTokenHash(token)).Scan(&kind, &g.id, &g.group, &g.fence)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -143,7 +125,7 @@ func (db *DB) checkLeases(ctx context.Context, tx *tx, kind store.Kind, id int64
 	}
 	// Liveness is judged by the database clock in SQL, so the common case (no lease) costs
 	// one indexed lookup.
-	args := []any{string(kind), id, hashToken(token)}
+	args := []any{string(kind), id, store.LeaseTokenHash(token)}
 	for _, g := range groups {
 		args = append(args, g)
 	}
@@ -170,21 +152,14 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err != nil {
 		return nil, err
 	}
+	if err := db.reg.CheckLeaseRequest(r); err != nil {
+		return nil, err
+	}
 	t, err := table(r.Kind)
 	if err != nil {
 		return nil, err
 	}
-	if !db.reg.HasGroup(r.Kind, r.Group) {
-		return nil, store.Errorf(store.EINVALID, "unknown lease group %q for %s (groups: %s)",
-			r.Group, r.Kind, strings.Join(db.reg.Groups(r.Kind), ", "))
-	}
-	if r.TTL < store.MinLeaseTTL || r.TTL > store.MaxLeaseTTL {
-		return nil, store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", r.TTL, store.MinLeaseTTL, store.MaxLeaseTTL)
-	}
-	token, err := newToken()
-	if err != nil {
-		return nil, store.Errorf(store.EINTERNAL, "%v", err)
-	}
+	token := store.NewLeaseToken()
 	var out *store.Lease
 	what := fmt.Sprintf("acquire lease on %s %d (%s)", r.Kind, r.RecordID, r.Group)
 	err = db.writeTx(ctx, what, func(tx *tx) error {
@@ -218,12 +193,12 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (`+leaseColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
 			ON CONFLICT (kind, record_id, grp) DO UPDATE SET holder = excluded.holder, token_hash = excluded.token_hash,
 				fence = excluded.fence, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, released = 0`,
-			string(l.Kind), l.RecordID, l.Group, l.Holder, hashToken(token), l.Fence, formatTime(l.AcquiredAt), formatTime(l.ExpiresAt))
+			string(l.Kind), l.RecordID, l.Group, l.Holder, store.LeaseTokenHash(token), l.Fence, formatTime(l.AcquiredAt), formatTime(l.ExpiresAt))
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO lease_grants (token_hash, kind, record_id, grp, fence) VALUES (?, ?, ?, ?, ?)`,
-			hashToken(token), string(l.Kind), l.RecordID, l.Group, l.Fence); err != nil {
+			store.LeaseTokenHash(token), string(l.Kind), l.RecordID, l.Group, l.Fence); err != nil {
 			return err
 		}
 		if err := logLease(ctx, tx, store.EventLeaseGranted, l, actor.Name, actor.Role); err != nil {
@@ -240,8 +215,8 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 
 // ExtendLease moves a live lease's expiry to now + ttl (database clock).
 func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
-	if ttl < store.MinLeaseTTL || ttl > store.MaxLeaseTTL {
-		return nil, store.Errorf(store.EINVALID, "lease TTL %s is outside %s..%s", ttl, store.MinLeaseTTL, store.MaxLeaseTTL)
+	if err := store.CheckLeaseTTL(ttl); err != nil {
+		return nil, err
 	}
 	var out *store.Lease
 	err := db.writeTx(ctx, "extend lease", func(tx *tx) error {

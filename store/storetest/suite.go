@@ -1,6 +1,6 @@
-// Package storetest is the contract every tandem store must pass (Run, RunConcurrency), and
-// an in-memory store for tests of code that uses one (NewFake). The suite uses nothing but the
-// store.Store interface, so it runs unchanged against SQLite and PostgreSQL.
+// Package storetest is the contract every tandem store must pass (Run, RunConcurrency). The
+// suite uses nothing but the store.Store interface, so it runs unchanged against store/memory,
+// store/sqlite and store/postgres.
 package storetest
 
 import (

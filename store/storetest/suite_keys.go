@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,39 @@ func testKeys(t *testing.T, open Opener) {
 		mustClaim(t, s, actWorker, store.ScopeJob, "job-1", "h1", time.Minute)
 		_, err := s.ClaimKey(actx(t, actWorker), store.ScopeJob, "job-1", "h2", time.Minute)
 		requireCode(t, err, store.EINVALID)
-		requireMessage(t, err, "job-1")
+		requireMessage(t, err, "idempotency key job-1 was already used for a different request")
+	})
+	// The owner and the messages are decided once (store.DecideClaim, store.KeyOwner): every
+	// store names a claim's owner actor@instance and says the same words, so a store that
+	// drifts fails here.
+	t.Run("OwnerAndMessages", func(t *testing.T) {
+		s := fresh(t, open)
+		c := mustClaim(t, s, actWorker, store.ScopeJob, "job-1", "h1", time.Minute)
+		owner := c.Record.Owner
+		if !strings.HasPrefix(owner, actWorker.Name+"@") || len(owner) == len(actWorker.Name)+1 {
+			t.Fatalf("claim owner = %q, want %s@<instance>", owner, actWorker.Name)
+		}
+		if k, err := s.FindKey(t.Context(), store.ScopeJob, "job-1"); err != nil || k.Owner != owner {
+			t.Fatalf("stored key = %+v, %v; want owner %q", k, err, owner)
+		}
+		_, err := s.ClaimKey(actx(t, actWorkerB), store.ScopeJob, "job-1", "h1", time.Minute)
+		requireCode(t, err, store.EBUSY)
+		requireMessage(t, err, "idempotency key job-1 is being worked on by "+owner+" since ", "; try again later")
+		err = s.CompleteKey(actx(t, actWorkerB), store.ScopeJob, "job-1", nil, time.Hour)
+		requireCode(t, err, store.ENOTFOUND)
+		requireMessage(t, err, "idempotency key job/job-1 is not claimed by you")
+		if c := mustClaim(t, s, actWorker, store.ScopeJob, "job-1", "h1", time.Minute); !c.Claimed || c.Record.Owner != owner {
+			t.Fatalf("the owner's second claim = %+v, want claimed again by %q", c, owner)
+		}
+	})
+	t.Run("ErrDifferentRequestOnStalePending", func(t *testing.T) {
+		s := fresh(t, open)
+		mustClaim(t, s, actWorker, store.ScopeJob, "job-1", "h1", time.Second)
+		waitPast(time.Second)
+		// Its owner died, but the key still names a request that may be half done.
+		_, err := s.ClaimKey(actx(t, actWorkerB), store.ScopeJob, "job-1", "h2", time.Minute)
+		requireCode(t, err, store.EINVALID)
+		requireMessage(t, err, "idempotency key job-1 was already used for a different request")
 	})
 	t.Run("FailedKeyMayBeClaimedAgain", func(t *testing.T) {
 		s := fresh(t, open)

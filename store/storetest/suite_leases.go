@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/hex"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,16 +59,31 @@ func testLeases(t *testing.T, open Opener) {
 	t.Run("ErrInvalid", func(t *testing.T) {
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")
-		for name, r := range map[string]store.LeaseRequest{
-			"unknown group": {Kind: store.KindProduct, RecordID: p.ID, Group: "pricing", TTL: time.Minute},
-			"ttl too short": {Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: time.Millisecond},
-			"ttl too long":  {Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: 48 * time.Hour},
+		// One rule and one message in every store (store.CheckLeaseRequest): a drift fails here.
+		for name, tc := range map[string]struct {
+			req store.LeaseRequest
+			msg string
+		}{
+			"unknown group": {store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: "pricing", TTL: time.Minute},
+				`unknown lease group "pricing" for product (groups: editor, `},
+			"ttl too short": {store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: time.Millisecond},
+				"lease TTL 1ms is outside 1s..24h0m0s"},
+			"ttl too long": {store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: 48 * time.Hour},
+				"lease TTL 48h0m0s is outside 1s..24h0m0s"},
 		} {
-			if _, err := s.AcquireLease(actx(t, actAlice), r); store.ErrorCode(err) != store.EINVALID {
-				t.Errorf("%s: error = %v, want %s", name, err, store.EINVALID)
+			_, err := s.AcquireLease(actx(t, actAlice), tc.req)
+			if store.ErrorCode(err) != store.EINVALID || err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("%s: error = %v, want %s containing %q", name, err, store.EINVALID, tc.msg)
 			}
 		}
-		_, err := s.AcquireLease(actx(t, actAlice), store.LeaseRequest{Kind: store.KindProduct, RecordID: 4242, Group: store.GroupEditor, TTL: time.Minute})
+		l, err := s.AcquireLease(actx(t, actAlice), store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: store.GroupEditor, TTL: time.Minute})
+		if err != nil {
+			t.Fatalf("acquire: %v", err)
+		}
+		_, err = s.ExtendLease(actx(t, actAlice), l.Token, 0)
+		requireCode(t, err, store.EINVALID)
+		requireMessage(t, err, "lease TTL 0s is outside 1s..24h0m0s")
+		_, err = s.AcquireLease(actx(t, actAlice), store.LeaseRequest{Kind: store.KindProduct, RecordID: 4242, Group: store.GroupEditor, TTL: time.Minute})
 		requireCode(t, err, store.ENOTFOUND)
 	})
 	t.Run("TakeoverAfterExpiry", func(t *testing.T) {

@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// TestDecideClaim walks every state a stored key can be in against the decision every store
+// takes from DecideClaim.
+func TestDecideClaim(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	const me, other = "alice@1", "bob@2"
+	key := func(status store.KeyStatus, hash, owner string, ttl time.Duration) *store.KeyRecord {
+		return &store.KeyRecord{Scope: store.ScopeJob, Key: "k", Status: status, RequestHash: hash, Owner: owner,
+			CreatedAt: now.Add(-time.Minute), ExpiresAt: now.Add(ttl)}
+	}
+	tests := []struct {
+		name string
+		k    *store.KeyRecord
+		want store.ClaimDecision
+		code string
+	}{
+		{"NoRow", nil, store.ClaimNew, ""},
+		{"CompletedReplays", key(store.KeyCompleted, "h", other, time.Hour), store.ClaimReplay, ""},
+		{"CompletedOtherRequest", key(store.KeyCompleted, "x", other, time.Hour), 0, store.EINVALID},
+		{"CompletedEnded", key(store.KeyCompleted, "x", other, 0), store.ClaimNew, ""},
+		{"FailedTakenOver", key(store.KeyFailed, "h", other, time.Hour), store.ClaimTakeOver, ""},
+		{"FailedOtherRequest", key(store.KeyFailed, "x", other, time.Hour), 0, store.EINVALID},
+		{"FailedEnded", key(store.KeyFailed, "x", other, -time.Second), store.ClaimNew, ""},
+		{"PendingOthersBusy", key(store.KeyPending, "h", other, time.Second), 0, store.EBUSY},
+		{"PendingMineAgain", key(store.KeyPending, "h", me, time.Second), store.ClaimTakeOver, ""},
+		{"PendingStaleTakenOver", key(store.KeyPending, "h", other, 0), store.ClaimTakeOver, ""},
+		{"PendingStaleOtherRequest", key(store.KeyPending, "x", other, -time.Hour), 0, store.EINVALID},
+		{"PendingOtherRequest", key(store.KeyPending, "x", other, time.Hour), 0, store.EINVALID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := store.DecideClaim(tc.k, "h", me, now)
+			if code := store.ErrorCode(err); code != tc.code || got != tc.want {
+				t.Fatalf("DecideClaim = %v, %v; want %v, code %q", got, err, tc.want, tc.code)
+			}
+		})
+	}
+}
+
+// TestCheckSaveKey holds a save's key check to the claim's words: a save that meets a claim
+// in progress names its owner, as ClaimKey does.
+func TestCheckSaveKey(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	k := store.KeyRecord{Scope: store.ScopeAPI, Key: "k", Status: store.KeyPending, RequestHash: "h", Owner: "bob@2",
+		CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
+	_, saveErr := store.CheckSaveKey(k, true, "h")
+	_, claimErr := store.DecideClaim(&k, "h", "alice@1", now)
+	if saveErr == nil || claimErr == nil || saveErr.Error() != claimErr.Error() {
+		t.Fatalf("save: %v; claim: %v; want the same EBUSY", saveErr, claimErr)
+	}
+	_, saveErr = store.CheckSaveKey(k, true, "x")
+	_, claimErr = store.DecideClaim(&k, "x", "alice@1", now)
+	if saveErr == nil || claimErr == nil || saveErr.Error() != claimErr.Error() {
+		t.Fatalf("save: %v; claim: %v; want the same EINVALID", saveErr, claimErr)
+	}
+}

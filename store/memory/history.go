@@ -1,0 +1,120 @@
+package memory
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// historyEntry is one stored history row of a record.
+type historyEntry struct {
+	kind store.Kind
+	id   int64
+	row  store.HistoryRow
+}
+
+// addVersion stores the history version of r as the real stores do (a snapshot or a delta,
+// as store.Registry.NewHistoryRow decides). pre holds the values before the save of the
+// fields store.Registry.PreImageFields named.
+func (db *DB) addVersion(r *store.Record, actor string, at time.Time, fields []string, pre store.Values) error {
+	h, err := db.reg.NewHistoryRow(r, actor, at, fields, db.historyTail(r.Kind, r.ID, r.Version), pre)
+	if err != nil {
+		return err
+	}
+	db.history = append(db.history, historyEntry{kind: r.Kind, id: r.ID, row: h})
+	return nil
+}
+
+// historyTail is what a real store reads before writing history version version.
+func (db *DB) historyTail(kind store.Kind, id, version int64) store.HistoryTail {
+	var t store.HistoryTail
+	for i := len(db.history) - 1; i >= 0; i-- {
+		h := db.history[i]
+		if h.kind != kind || h.id != id {
+			continue
+		}
+		if t.Version == 0 {
+			t.Version, t.Base = h.row.Version, h.row.ChainBase()
+		}
+		if h.row.Version < t.Base {
+			break
+		}
+		t.Chain++
+		t.ChainBytes += len(h.row.Delta)
+	}
+	for _, c := range db.changes {
+		if c.Kind == kind && c.RecordID == id && isRecordEvent(c.Event) && !c.History && c.Version > t.Version && c.Version < version {
+			t.Written = append(t.Written, c.Fields...)
+		}
+	}
+	return t
+}
+
+// historyRows returns the stored history rows of a record with from <= version <= to,
+// ascending.
+func (db *DB) historyRows(kind store.Kind, id, from, to int64) []store.HistoryRow {
+	var out []store.HistoryRow
+	for _, h := range db.history {
+		if h.kind == kind && h.id == id && h.row.Version >= from && h.row.Version <= to {
+			out = append(out, h.row)
+		}
+	}
+	return out
+}
+
+// FindHistory returns the history versions of a record, newest first (empty when it has
+// none). EINVALID for an unknown kind.
+func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
+	if err := db.begin(ctx, "FindHistory"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if err := db.checkKind(kind); err != nil {
+		return nil, err
+	}
+	vs, err := db.reg.RebuildHistory(kind, id, db.historyRows(kind, id, 0, math.MaxInt64))
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(vs)
+	return vs, nil
+}
+
+// FindVersion returns history version v of a record, rebuilt from its chain. ENOTFOUND when
+// there is no such history version, EINVALID for an unknown kind.
+func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*store.Version, error) {
+	if err := db.begin(ctx, "FindVersion"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if err := db.checkKind(kind); err != nil {
+		return nil, err
+	}
+	from := v
+	if at := db.historyRows(kind, id, v, v); len(at) == 1 {
+		from = at[0].ChainBase()
+	}
+	return db.reg.RebuildVersion(kind, id, v, db.historyRows(kind, id, from, v))
+}
+
+// FindOps returns the record writes that added no history version, newest first.
+// EINVALID for an unknown kind.
+func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.Change, error) {
+	if err := db.begin(ctx, "FindOps"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if err := db.checkKind(kind); err != nil {
+		return nil, err
+	}
+	out := []store.Change{}
+	for i := len(db.changes) - 1; i >= 0; i-- {
+		if c := db.changes[i]; c.Kind == kind && c.RecordID == id && isRecordEvent(c.Event) && !c.History {
+			out = append(out, cloneChange(c))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,185 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+type leaseScope struct {
+	kind  store.Kind
+	id    int64
+	group string
+}
+
+type lease struct {
+	store.Lease
+	takenBy string // holder of the lease that took this one over
+}
+
+// checkLeases refuses a write to groups of a record when another holder's live lease covers
+// one of them, or when the presented token is no longer valid.
+func (db *DB) checkLeases(kind store.Kind, id int64, groups []string, token string, now time.Time) error {
+	if token != "" {
+		l, ok := db.tokens[token]
+		if !ok {
+			return store.UnknownTokenError(kind, id, now)
+		}
+		if l.Kind != kind || l.RecordID != id {
+			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", l.Kind, l.RecordID, kind, id)
+		}
+		if reason := db.lostReason(l, now); reason != "" {
+			return &store.LeaseError{Lease: l.public(), Lost: true, Now: now, Reason: reason}
+		}
+	}
+	for _, g := range groups {
+		l, ok := db.leases[leaseScope{kind, id, g}]
+		if ok && l.Live(now) && l.Token != token {
+			return &store.LeaseError{Lease: l.public(), Now: now}
+		}
+	}
+	return nil
+}
+
+// lostReason says why a lease is no longer valid at now, or "" when it is.
+func (db *DB) lostReason(l *lease, now time.Time) string {
+	switch {
+	case l.takenBy != "":
+		return "taken over by " + l.takenBy
+	case l.Released:
+		return "released"
+	case !now.Before(l.ExpiresAt):
+		return "expired"
+	case db.fences[leaseScope{l.Kind, l.RecordID, l.Group}] != l.Fence:
+		return "a newer lease was granted"
+	}
+	return ""
+}
+
+func (l *lease) public() store.Lease {
+	p := l.Lease
+	p.Token = ""
+	return p
+}
+
+// AcquireLease grants a lease to the actor, taking over an expired or released one with a
+// higher fencing number. ELEASE (*store.LeaseError naming the holder) when a live lease
+// holds the scope, EINVALID for an unknown group or a TTL out of range, ENOTFOUND for a
+// missing record.
+func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.Lease, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.begin(ctx, "AcquireLease"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if err := db.reg.CheckLeaseRequest(req); err != nil {
+		return nil, err
+	}
+	if _, err := db.find(req.Kind, req.RecordID); err != nil {
+		return nil, err
+	}
+	now := db.dbNow()
+	scope := leaseScope{req.Kind, req.RecordID, req.Group}
+	old, ok := db.leases[scope]
+	if ok && old.Live(now) {
+		return nil, &store.LeaseError{Lease: old.public(), Now: now}
+	}
+	if ok && !old.Released {
+		old.takenBy = actor.Name
+		db.appendChange(store.Change{Event: store.EventLeaseExpired, Kind: req.Kind, RecordID: req.RecordID,
+			Actor: old.Holder, Group: req.Group, Fence: old.Fence, At: now})
+	}
+	db.fences[scope]++
+	l := &lease{Lease: store.Lease{Kind: req.Kind, RecordID: req.RecordID, Group: req.Group, Holder: actor.Name,
+		Token: store.NewLeaseToken(), Fence: db.fences[scope], AcquiredAt: now, ExpiresAt: now.Add(req.TTL)}}
+	db.leases[scope] = l
+	db.tokens[l.Token] = l
+	db.appendChange(store.Change{Event: store.EventLeaseGranted, Kind: req.Kind, RecordID: req.RecordID,
+		Actor: actor.Name, Role: actor.Role, Group: req.Group, Fence: l.Fence, At: now})
+	out := l.Lease
+	return &out, nil
+}
+
+// ExtendLease moves a live lease's expiry to now + ttl. ELEASE (Lost) when the lease
+// expired, was released or taken over; ENOTFOUND for an unknown token; EINVALID for a TTL
+// out of range.
+func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) (*store.Lease, error) {
+	if err := db.begin(ctx, "ExtendLease"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if err := store.CheckLeaseTTL(ttl); err != nil {
+		return nil, err
+	}
+	l, ok := db.tokens[token]
+	if !ok {
+		return nil, store.Errorf(store.ENOTFOUND, "no lease with this token")
+	}
+	now := db.dbNow()
+	if reason := db.lostReason(l, now); reason != "" {
+		return nil, &store.LeaseError{Lease: l.public(), Lost: true, Now: now, Reason: reason}
+	}
+	l.ExpiresAt = now.Add(ttl)
+	db.appendChange(store.Change{Event: store.EventLeaseRenewed, Kind: l.Kind, RecordID: l.RecordID,
+		Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: now})
+	out := l.Lease
+	return &out, nil
+}
+
+// ReleaseLease ends a lease; releasing an ended lease is not an error. ENOTFOUND for an
+// unknown token.
+func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelease, error) {
+	if err := db.begin(ctx, "ReleaseLease"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	l, ok := db.tokens[token]
+	if !ok {
+		return nil, store.Errorf(store.ENOTFOUND, "no lease with this token")
+	}
+	now := db.dbNow()
+	if reason := db.lostReason(l, now); reason != "" {
+		return &store.LeaseRelease{Lease: l.public(), Ended: reason}, nil
+	}
+	l.Released, l.ExpiresAt = true, now
+	db.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,
+		Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: now})
+	return &store.LeaseRelease{Lease: l.public()}, nil
+}
+
+// FindLeases returns the live leases matching flt, and those that ended within flt.Expired,
+// without tokens, ordered by kind, record and group, with the database clock's now.
+func (db *DB) FindLeases(ctx context.Context, flt store.LeaseFilter) ([]store.Lease, time.Time, error) {
+	if err := db.begin(ctx, "FindLeases"); err != nil {
+		return nil, time.Time{}, err
+	}
+	defer db.mu.Unlock()
+	now := db.dbNow()
+	out := []store.Lease{}
+	for scope, l := range db.leases {
+		if flt.Kind != "" && scope.kind != flt.Kind || flt.RecordID != 0 && scope.id != flt.RecordID {
+			continue
+		}
+		// A released lease's ExpiresAt is the moment it was released.
+		if l.Live(now) || flt.Expired > 0 && now.Sub(l.ExpiresAt) < flt.Expired {
+			out = append(out, l.public())
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Lease) int {
+		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.RecordID, b.RecordID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Group, b.Group)
+	})
+	return out, now, nil
+}

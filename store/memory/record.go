@@ -1,0 +1,315 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+func (db *DB) find(kind store.Kind, id int64) (*store.Record, error) {
+	if err := db.checkKind(kind); err != nil {
+		return nil, err
+	}
+	r, ok := db.records[kind][id]
+	if !ok {
+		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
+	}
+	return r, nil
+}
+
+// FindRecord returns one record. ENOTFOUND if there is none, EINVALID for an unknown kind.
+func (db *DB) FindRecord(ctx context.Context, kind store.Kind, id int64) (*store.Record, error) {
+	if err := db.begin(ctx, "FindRecord"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	r, err := db.find(kind, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Clone(), nil
+}
+
+// FindRecords returns the records matching flt, ordered by id. EINVALID for an unknown kind.
+func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Record, error) {
+	if err := db.begin(ctx, "FindRecords"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if err := db.checkKind(flt.Kind); err != nil {
+		return nil, err
+	}
+	ids := slices.Sorted(maps.Keys(db.records[flt.Kind]))
+	out := []*store.Record{}
+	for _, id := range ids {
+		if id <= flt.AfterID || len(flt.IDs) > 0 && !slices.Contains(flt.IDs, id) {
+			continue
+		}
+		r := db.records[flt.Kind][id]
+		if flt.Search != "" && !matches(r, flt.Search) {
+			continue
+		}
+		out = append(out, r.Clone())
+		if flt.Limit > 0 && len(out) == flt.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// matches reports whether r matches a FindRecords search: which fields are searched and how
+// text is folded, in one place, so that it can follow the rule the SQL stores share.
+func matches(r *store.Record, search string) bool {
+	search = strings.ToLower(search)
+	for _, name := range []string{"sku", "name", "title"} {
+		if s, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(s), search) {
+			return true
+		}
+	}
+	return false
+}
+
+// CountRecords returns how many records of kind exist. EINVALID for an unknown kind.
+func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
+	if err := db.begin(ctx, "CountRecords"); err != nil {
+		return 0, err
+	}
+	defer db.mu.Unlock()
+	if err := db.checkKind(kind); err != nil {
+		return 0, err
+	}
+	return len(db.records[kind]), nil
+}
+
+// CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values, a
+// duplicate sku, a missing parent or a tree deeper than store.MaxDepth; EFORBIDDEN for
+// fields the actor's role may not write.
+func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.begin(ctx, "CreateRecord"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	fields, err := db.reg.CheckCreate(kind, actor.Role, vals)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", kind, err)
+	}
+	fields = fields.Clone()
+	if kind == store.KindProduct {
+		if err := db.checkSKU(0, fields["sku"]); err != nil {
+			return nil, err
+		}
+	}
+	parent, token, err := store.CreateParent(kind, fields, opts)
+	if err != nil {
+		return nil, err
+	}
+	if parent != 0 {
+		if err := db.checkLeases(kind, parent, []string{db.reg.TreeGroup()}, token, db.dbNow()); err != nil {
+			return nil, err
+		}
+		if err := db.checkNewChild(parent); err != nil {
+			return nil, err
+		}
+	}
+	db.lastID[kind]++
+	now := db.stamp()
+	r := &store.Record{Kind: kind, ID: db.lastID[kind], Version: 1, UpdatedBy: actor.Name, UpdatedAt: now, Fields: fields}
+	db.records[kind][r.ID] = r
+	names := slices.Sorted(maps.Keys(vals))
+	keep := store.KeepsHistory(ctx, actor)
+	if keep {
+		if err := db.addVersion(r, actor.Name, now, names, nil); err != nil {
+			return nil, err
+		}
+	}
+	db.appendChange(store.Change{Event: store.EventCreated, Kind: kind, RecordID: r.ID, Version: 1,
+		Actor: actor.Name, Role: actor.Role, Fields: names, History: keep, At: now})
+	return r.Clone(), nil
+}
+
+// checkSKU refuses a sku whose key another product (not id) already has, as the real
+// stores' unique index on the key does.
+func (db *DB) checkSKU(id int64, sku any) error {
+	s, _ := sku.(string)
+	if err := store.CheckSKU(s); err != nil {
+		return err
+	}
+	key := store.SKUKey(s)
+	for _, oid := range slices.Sorted(maps.Keys(db.records[store.KindProduct])) {
+		o, _ := db.records[store.KindProduct][oid].Fields["sku"].(string)
+		if oid != id && store.SKUKey(o) == key {
+			return store.DuplicateSKUError(s, oid, o)
+		}
+	}
+	return nil
+}
+
+// UpdateRecord applies a partial, version-checked update atomically, with the contract's
+// errors: ECONFLICT (*store.ConflictError), ENOTFOUND, EINVALID, EFORBIDDEN
+// (*store.OwnershipError), ELEASE (*store.LeaseError).
+func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.begin(ctx, "UpdateRecord"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	res, err := db.update(ctx, actor, kind, id, u)
+	if err == nil && len(db.lostReply) > 0 {
+		err, db.lostReply = db.lostReply[0], db.lostReply[1:]
+		return nil, err
+	}
+	return res, err
+}
+
+// update is UpdateRecord under the lock, in the order store.Records gives: a completed key
+// replays first, then the lease check, then PlanUpdate on the current record, then the write.
+func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
+	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+		return nil, fmt.Errorf("update %s %d: %w", kind, id, err)
+	}
+	r, err := db.find(kind, id)
+	if err != nil {
+		return nil, err
+	}
+	now := db.dbNow()
+	var hash string
+	if u.IdempotencyKey != "" {
+		hash = store.RequestHash(kind, id, u)
+		if k, ok := db.keys[keyID{store.ScopeAPI, u.IdempotencyKey}]; ok {
+			replay, err := store.CheckSaveKey(*k, now.Before(k.ExpiresAt), hash)
+			if err != nil {
+				return nil, err
+			}
+			if replay {
+				kr, err := store.DecodeKeyResult(k.Result)
+				if err != nil {
+					return nil, err
+				}
+				return kr.Replay(r.Clone()), nil
+			}
+		}
+	}
+	if err := db.checkLeases(kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
+		return nil, err
+	}
+	plan, err := db.reg.PlanUpdate(r, u)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Stale {
+		return nil, db.conflict(r, u.BaseVersion)
+	}
+	res := &store.UpdateResult{Record: r, Version: r.Version, Unchanged: true}
+	if !plan.Unchanged {
+		if plan.SKUKey != "" {
+			if err := db.checkSKU(id, plan.Set["sku"]); err != nil {
+				return nil, err
+			}
+		}
+		keep := store.KeepsHistory(ctx, actor)
+		pre := db.reg.PreImage(kind, store.Update{Set: plan.Set}, r, keep)
+		for name, d := range plan.Add {
+			cur, _ := r.Fields[name].(int64)
+			r.Fields[name] = cur + d
+		}
+		for name, v := range plan.Set {
+			if s, ok := v.([]string); ok {
+				v = slices.Clone(s)
+			}
+			r.Fields[name] = v
+		}
+		stamp := db.stamp()
+		r.Version++
+		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
+		names := plan.FieldNames()
+		if keep {
+			if err := db.addVersion(r, actor.Name, stamp, names, pre); err != nil {
+				return nil, err
+			}
+		}
+		var deltas map[string]int64
+		if len(plan.Add) > 0 {
+			deltas = maps.Clone(plan.Add)
+		}
+		db.appendChange(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
+			Actor: actor.Name, Role: actor.Role, Fields: names, Deltas: deltas, History: keep, At: stamp})
+		res = &store.UpdateResult{Record: r, Version: r.Version}
+	}
+	if u.IdempotencyKey != "" {
+		db.keys[keyID{store.ScopeAPI, u.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: u.IdempotencyKey,
+			Status: store.KeyCompleted, RequestHash: hash, Result: store.ResultOf(res).Encode(), Owner: actor.Name,
+			CreatedAt: now, ExpiresAt: now.Add(store.DefaultCompletedTTL)}
+	}
+	res.Record = r.Clone()
+	return res, nil
+}
+
+func (db *DB) conflict(r *store.Record, base int64) *store.ConflictError {
+	e := &store.ConflictError{Kind: r.Kind, ID: r.ID, BaseVersion: base, Current: r.Clone()}
+	for _, c := range db.changes {
+		if c.Kind == r.Kind && c.RecordID == r.ID && c.Version > base && isRecordEvent(c.Event) {
+			e.Since = append(e.Since, cloneChange(c))
+		}
+	}
+	return e
+}
+
+func isRecordEvent(e store.Event) bool {
+	return e == store.EventCreated || e == store.EventSaved || e == store.EventMoved
+}
+
+// LockedUpdate reads the record, calls fn with a copy, and applies the update fn returns,
+// checked against the version read. LockedUpdate calls are serialized like a row lock; when
+// another writer changed the record between the read and the write, fn is called again
+// (bounded; then EBUSY). fn may call the store's read methods. Same errors as UpdateRecord.
+func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn func(*store.Record) (store.Update, error)) (*store.UpdateResult, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.lockedMu.Lock()
+	defer db.lockedMu.Unlock()
+	for range lockedUpdateAttempts {
+		if err := db.begin(ctx, "LockedUpdate"); err != nil {
+			return nil, err
+		}
+		r, err := db.find(kind, id)
+		if err != nil {
+			db.mu.Unlock()
+			return nil, err
+		}
+		read := r.Clone()
+		db.mu.Unlock()
+
+		u, err := fn(read.Clone())
+		if err != nil {
+			return nil, fmt.Errorf("locked update of %s %d: %w", kind, id, err)
+		}
+		if len(u.Set) == 0 && len(u.Add) == 0 {
+			return nil, nil
+		}
+		if u.BaseVersion == 0 && len(u.Set) > 0 {
+			u.BaseVersion = read.Version // the version read is the base of an absolute change
+		}
+		db.mu.Lock()
+		if cur, ok := db.records[kind][id]; ok && cur.Version != read.Version {
+			db.mu.Unlock()
+			continue // someone wrote in between: read again, as a retried transaction would
+		}
+		res, err := db.update(ctx, actor, kind, id, u)
+		db.mu.Unlock()
+		return res, err
+	}
+	return nil, store.Errorf(store.EBUSY, "%s %d kept changing during a locked update; try again later", kind, id)
+}
