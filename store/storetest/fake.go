@@ -291,14 +291,13 @@ func (f *Fake) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Reco
 		return nil, err
 	}
 	ids := slices.Sorted(maps.Keys(f.records[flt.Kind]))
-	search := strings.ToLower(flt.Search)
 	out := []*store.Record{}
 	for _, id := range ids {
 		if id <= flt.AfterID || len(flt.IDs) > 0 && !slices.Contains(flt.IDs, id) {
 			continue
 		}
 		r := f.records[flt.Kind][id]
-		if search != "" && !matches(r, search) {
+		if flt.Search != "" && !f.reg.MatchesSearch(r, flt.Search) {
 			continue
 		}
 		out = append(out, r.Clone())
@@ -307,15 +306,6 @@ func (f *Fake) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Reco
 		}
 	}
 	return out, nil
-}
-
-func matches(r *store.Record, lowerSearch string) bool {
-	for _, name := range []string{"sku", "name", "title"} {
-		if s, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(s), lowerSearch) {
-			return true
-		}
-	}
-	return false
 }
 
 // CountRecords returns how many records of kind exist. EINVALID for an unknown kind.
