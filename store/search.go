@@ -93,12 +93,12 @@ var foldCaser = cases.Fold()
 //   - NFKC normalisation, so that a decomposed "é" (e + U+0301) is the composed one, "ﬁ" is
 //     "fi", full-width "ＡＢＣ" is "ABC", and a non-breaking space is a space (unlike in a
 //     sku key, which drops it: in text it separates words, and a searcher types a space);
-//   - full Unicode case folding (not lower-casing): "ß", "SS" and "ẞ" are all "ss", final
-//     "ς" and "Σ" are "σ", "Ё" is "ё";
+//   - full Unicode case folding (not lower-casing), then NFKC again, because folding can
+//     leave text unnormalised: "ß", "SS" and "ẞ" are all "ss", final "ς" and "Σ" are "σ",
+//     "Ё" is "ё";
 //   - "i" followed by a combining dot above is "i": folding makes the Turkish capital "İ"
 //     "i̇" (i + U+0307), which no one types when searching; so "istanbul" finds "İstanbul".
 //     (Without a locale, folding cannot know that a Turkish "I" is "ı"; it folds to "i".)
-//   - NFKC after folding too, because folding can leave text unnormalised.
 //
 // Accents stay: "emile" does not find "Émile". White space is kept as it is (not trimmed),
 // since the query is a substring.
