@@ -81,6 +81,19 @@ func Folds(kind Kind, vals Values) map[string]string {
 	return out
 }
 
+// FoldRow returns SearchFold of each of a stored record's values of FoldedFields, in that
+// order: what the migration that adds the folded columns writes into them for the records
+// that exist (the same values a write of the fields gives). A NULL (nil) folds to "".
+func FoldRow(raw []*string) []string {
+	out := make([]string, len(raw))
+	for i, v := range raw {
+		if v != nil {
+			out[i] = SearchFold(*v)
+		}
+	}
+	return out
+}
+
 // foldCaser is shared: a Fold caser is stateless and safe for concurrent use.
 var foldCaser = cases.Fold()
 

@@ -104,3 +104,10 @@ func TestPlanUpdate_Folds(t *testing.T) {
 		t.Errorf("relative save: folds = %v, %v; want none", p.Folds, err)
 	}
 }
+
+func TestFoldRow(t *testing.T) {
+	s := "STRAẞE"
+	if got := FoldRow([]*string{&s, nil}); len(got) != 2 || got[0] != "strasse" || got[1] != "" {
+		t.Errorf("FoldRow = %q, want [strasse, \"\"]", got)
+	}
+}

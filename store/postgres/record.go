@@ -620,9 +620,9 @@ func afterMigration(ctx context.Context, tx pgx.Tx, name string) error {
 }
 
 // fillFolds gives every record the folded columns of its searched fields (migration
-// search_fold), with store.Folds: the same values a write of the fields gives. The columns
-// are store.FoldedFields, the ones that migration adds; a migration that adds another
-// folded field fills its own column. One UPDATE per kind: the values travel as arrays.
+// search_fold), with store.FoldRow. The columns are store.FoldedFields, the ones that
+// migration adds; a migration that adds another folded field fills its own column. One
+// UPDATE per kind: the values travel as arrays.
 func fillFolds(ctx context.Context, tx pgx.Tx) error {
 	for _, kind := range store.Kinds {
 		fields := store.FoldedFields(kind)
@@ -654,18 +654,9 @@ func fillFolds(ctx context.Context, tx pgx.Tx) error {
 				rows.Close()
 				return err
 			}
-			vals := store.Values{}
-			for i, name := range fields {
-				if raw[i] != nil {
-					vals[name] = *raw[i]
-				} else {
-					vals[name] = ""
-				}
-			}
-			folds := store.Folds(kind, vals)
 			ids = append(ids, id)
-			for i, name := range fields {
-				folded[i] = append(folded[i], folds[store.FoldColumn(name)])
+			for i, v := range store.FoldRow(raw) {
+				folded[i] = append(folded[i], v)
 			}
 		}
 		rows.Close()

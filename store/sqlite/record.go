@@ -478,9 +478,8 @@ func afterMigration(ctx context.Context, tx *sql.Tx, name string) error {
 }
 
 // fillFolds gives every record the folded columns of its searched fields (migration
-// search_fold), with store.Folds: the same values a write of the fields gives. The columns
-// are store.FoldedFields, the ones that migration adds; a migration that adds another
-// folded field fills its own column.
+// search_fold), with store.FoldRow. The columns are store.FoldedFields, the ones that
+// migration adds; a migration that adds another folded field fills its own column.
 func fillFolds(ctx context.Context, tx *sql.Tx) error {
 	for _, kind := range store.Kinds {
 		fields := store.FoldedFields(kind)
@@ -496,13 +495,13 @@ func fillFolds(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 		type row struct {
-			id   int64
-			vals store.Values
+			id     int64
+			folded []string
 		}
 		var all []row
 		for rows.Next() {
 			var id int64
-			raw := make([]sql.NullString, len(fields))
+			raw := make([]*string, len(fields))
 			dest := []any{&id}
 			for i := range raw {
 				dest = append(dest, &raw[i])
@@ -511,11 +510,7 @@ func fillFolds(ctx context.Context, tx *sql.Tx) error {
 				rows.Close()
 				return err
 			}
-			vals := store.Values{}
-			for i, name := range fields {
-				vals[name] = raw[i].String
-			}
-			all = append(all, row{id, vals})
+			all = append(all, row{id, store.FoldRow(raw)})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -530,10 +525,9 @@ func fillFolds(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 		for _, r := range all {
-			folds := store.Folds(kind, r.vals)
 			args := make([]any, 0, len(fields)+1)
-			for _, name := range fields {
-				args = append(args, folds[store.FoldColumn(name)])
+			for _, v := range r.folded {
+				args = append(args, v)
 			}
 			if _, err := stmt.ExecContext(ctx, append(args, r.id)...); err != nil {
 				stmt.Close()
