@@ -228,7 +228,7 @@ func (r *Registry) UpdateGroups(kind Kind, u Update) []string {
 // Filter selects records for FindRecords.
 type Filter struct {
 	Kind    Kind
-	Search  string  // case-insensitive substring of sku, name or title; "" for all
+	Search  string  // substring of a searched field, compared after SearchFold (search.go); "" for all
 	IDs     []int64 // only these ids, when non-empty
 	AfterID int64   // keyset paging: only ids greater than this
 	Limit   int     // at most this many, 0 for no limit

@@ -89,6 +89,7 @@ type Field struct {
 	Group    string   `yaml:"group"`
 	Required bool     `yaml:"required"`
 	ReadOnly bool     `yaml:"readonly"` // written only by a dedicated operation (parent_id by a move)
+	Search   bool     `yaml:"search"`   // a search (--search, the list's filter) looks in it; see SearchFold
 	MaxChars int      `yaml:"max_chars"`
 	MaxBytes int      `yaml:"max_bytes"`
 	MaxItems int      `yaml:"max_items"`
@@ -163,7 +164,7 @@ func LoadRegistry(path string) (*Registry, error) {
 }
 
 var fieldKeys = []string{"name", "label", "type", "owner", "rule", "group", "required", "readonly",
-	"max_chars", "max_bytes", "max_items", "values"}
+	"search", "max_chars", "max_bytes", "max_items", "values"}
 
 // ParseRegistry parses and validates registry YAML. Errors name the file, the line and the problem.
 func ParseRegistry(name string, data []byte) (*Registry, error) {
@@ -197,14 +198,21 @@ func ParseRegistry(name string, data []byte) (*Registry, error) {
 			if fn.Kind != yaml.MappingNode {
 				return nil, bad(fn.Line, "want a field as a mapping with name, type, owner and rule")
 			}
+			searchSet := false
 			for j := 0; j+1 < len(fn.Content); j += 2 {
 				if k := fn.Content[j]; !slices.Contains(fieldKeys, k.Value) {
 					return nil, bad(k.Line, "unknown key %q (known: %s)", k.Value, strings.Join(fieldKeys, ", "))
 				}
+				searchSet = searchSet || fn.Content[j].Value == "search"
 			}
 			f := new(Field)
 			if err := fn.Decode(f); err != nil {
 				return nil, bad(fn.Line, "%v", err)
+			}
+			if !searchSet {
+				// A file written before the flag keeps the search it had: every field with a
+				// folded column.
+				f.Search = hasFoldColumn(kind, f.Name)
 			}
 			if err := f.check(kind, cols); err != nil {
 				return nil, bad(fn.Line, "%s", err)
@@ -260,6 +268,10 @@ func (f *Field) check(kind Kind, cols map[string]Type) error {
 	}
 	if f.Type == TypeSet && f.Rule != RuleSet && f.Rule != RuleScalar {
 		return fmt.Errorf("%s.%s: a set field merges by rule set or scalar", kind, f.Name)
+	}
+	if f.Search && !hasFoldColumn(kind, f.Name) {
+		return fmt.Errorf("%s.%s: search needs a folded column, which only %s have (store/search.go)",
+			kind, f.Name, strings.Join(foldedFields[kind], ", "))
 	}
 	if f.Type == TypeEnum && len(f.Values) == 0 {
 		return fmt.Errorf("%s.%s: an enum needs values", kind, f.Name)

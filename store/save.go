@@ -30,6 +30,9 @@ type SavePlan struct {
 	Stale bool
 	// SKUKey is the key of the sku being written (Set["sku"]), "" when the sku is not.
 	SKUKey string
+	// Folds holds the folded columns to write next to Set, with their values (see Folds in
+	// search.go): one for each field in Set that has one. nil when there are none.
+	Folds map[string]string
 }
 
 // FieldNames returns the fields the plan writes, sorted.
@@ -89,6 +92,7 @@ func (r *Registry) PlanUpdate(cur *Record, u Update) (*SavePlan, error) {
 		}
 		p.SKUKey = SKUKey(sku)
 	}
+	p.Folds = Folds(cur.Kind, p.Set)
 	return p, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -50,7 +49,7 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 			continue
 		}
 		r := db.records[flt.Kind][id]
-		if flt.Search != "" && !matches(r, flt.Search) {
+		if flt.Search != "" && !db.reg.MatchesSearch(r, flt.Search) {
 			continue
 		}
 		out = append(out, r.Clone())
@@ -59,18 +58,6 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 		}
 	}
 	return out, nil
-}
-
-// matches reports whether r matches a FindRecords search: which fields are searched and how
-// text is folded, in one place, so that it can follow the rule the SQL stores share.
-func matches(r *store.Record, search string) bool {
-	search = strings.ToLower(search)
-	for _, name := range []string{"sku", "name", "title"} {
-		if s, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(s), search) {
-			return true
-		}
-	}
-	return false
 }
 
 // CountRecords returns how many records of kind exist. EINVALID for an unknown kind.

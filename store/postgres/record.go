@@ -156,15 +156,13 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
 	}
 	if f.Search != "" {
-		cols := []string{"title"}
-		if f.Kind == store.KindProduct {
-			cols = []string{"sku", "name"}
+		// store decides the fields and the folding; strpos() on the folded columns is an
+		// exact, wildcard-free substring test, as SQLite's instr() (see store/search.go).
+		ors := []string{"false"} // a registry that searches no field finds nothing
+		for _, sf := range db.reg.SearchFields(f.Kind) {
+			ors = append(ors, "strpos("+ident(store.FoldColumn(sf.Name))+", $?) > 0")
 		}
-		var ors []string
-		for _, c := range cols {
-			ors = append(ors, ident(c)+` ILIKE $? ESCAPE '\'`)
-		}
-		add("("+strings.Join(ors, " OR ")+")", "%"+likeEscape(f.Search)+"%")
+		add("("+strings.Join(ors, " OR ")+")", store.SearchFold(f.Search))
 	}
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)
@@ -198,10 +196,6 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		return rows.Err()
 	})
 	return out, err
-}
-
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // CountRecords returns how many records of kind exist.
@@ -276,6 +270,12 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		if kind == store.KindProduct {
 			args = append(args, store.SKUKey(sku))
 			cols = append(cols, "sku_key")
+			ph = append(ph, "$"+strconv.Itoa(len(args)))
+		}
+		folds := store.Folds(kind, full)
+		for _, col := range sortedNames(folds) {
+			args = append(args, folds[col])
+			cols = append(cols, ident(col))
 			ph = append(ph, "$"+strconv.Itoa(len(args)))
 		}
 		args = append(args, now, actor.Name)
@@ -488,6 +488,9 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		}
 		if plan.SKUKey != "" {
 			sets = append(sets, "sku_key = "+next(plan.SKUKey))
+		}
+		for _, col := range sortedNames(plan.Folds) {
+			sets = append(sets, ident(col)+" = "+next(plan.Folds[col]))
 		}
 		for _, n := range sortedNames(plan.Add) {
 			sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
@@ -828,8 +831,73 @@ func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 // migration's transaction. It goes by the name, not the number, so that renumbering the
 // migrations keeps it attached to its script.
 func afterMigration(ctx context.Context, tx pgx.Tx, name string) error {
-	if strings.HasSuffix(name, "_sku_key.sql") {
+	switch {
+	case strings.HasSuffix(name, "_sku_key.sql"):
 		return fillSKUKeys(ctx, tx)
+	case strings.HasSuffix(name, "_search_fold.sql"):
+		return fillFolds(ctx, tx)
+	}
+	return nil
+}
+
+// fillFolds gives every record the folded columns of its searched fields (migration
+// search_fold), with store.FoldRow. The columns are store.FoldedFields, the ones that
+// migration adds; a migration that adds another folded field fills its own column. One
+// UPDATE per kind: the values travel as arrays.
+func fillFolds(ctx context.Context, tx pgx.Tx) error {
+	for _, kind := range store.Kinds {
+		fields := store.FoldedFields(kind)
+		if len(fields) == 0 {
+			continue
+		}
+		t, err := table(kind)
+		if err != nil {
+			return err
+		}
+		cols := make([]string, len(fields))
+		for i, name := range fields {
+			cols[i] = ident(name)
+		}
+		rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		folded := make([][]string, len(fields))
+		for rows.Next() {
+			var id int64
+			raw := make([]*string, len(fields))
+			dest := []any{&id}
+			for i := range raw {
+				dest = append(dest, &raw[i])
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			for i, v := range store.FoldRow(raw) {
+				folded[i] = append(folded[i], v)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		args := []any{ids}
+		sets := make([]string, len(fields))
+		unnest := []string{"$1::bigint[]"}
+		as := []string{"id"}
+		for i, name := range fields {
+			args = append(args, folded[i])
+			sets[i] = ident(store.FoldColumn(name)) + " = f.c" + strconv.Itoa(i)
+			unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
+			as = append(as, "c"+strconv.Itoa(i))
+		}
+		if _, err := tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
+			strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

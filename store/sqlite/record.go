@@ -51,12 +51,13 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		args  []any
 	)
 	if f.Search != "" {
-		var ors []string
-		for _, col := range []string{"sku", "name", "title"} {
-			if _, err := db.reg.Field(f.Kind, col); err == nil {
-				ors = append(ors, "instr(lower("+col+"), lower(?)) > 0")
-				args = append(args, f.Search)
-			}
+		// store decides the fields and the folding; instr() on the folded columns is an exact,
+		// wildcard-free substring test (see store/search.go).
+		ors := []string{"0"} // a registry that searches no field finds nothing
+		q := store.SearchFold(f.Search)
+		for _, sf := range db.reg.SearchFields(f.Kind) {
+			ors = append(ors, "instr("+store.FoldColumn(sf.Name)+", ?) > 0")
+			args = append(args, q)
 		}
 		where = append(where, "("+strings.Join(ors, " OR ")+")")
 	}
@@ -158,6 +159,11 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if kind == store.KindProduct {
 		cols = append(cols, "sku_key")
 		args = append(args, store.SKUKey(sku))
+	}
+	folds := store.Folds(kind, full)
+	for _, col := range sortedKeys(folds) {
+		cols = append(cols, col)
+		args = append(args, folds[col])
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
@@ -355,6 +361,10 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			sets = append(sets, "sku_key = ?")
 			args = append(args, plan.SKUKey)
 		}
+		for _, col := range sortedKeys(plan.Folds) {
+			sets = append(sets, col+" = ?")
+			args = append(args, plan.Folds[col])
+		}
 		for _, name := range sortedKeys(plan.Add) {
 			if _, err := db.reg.Field(kind, name); err != nil {
 				return nil, err
@@ -509,8 +519,75 @@ func sortedKeys[V any](m map[string]V) []string {
 // migration's transaction. It goes by the name, not the number, so that renumbering the
 // migrations keeps it attached to its script.
 func afterMigration(ctx context.Context, tx *sql.Tx, name string) error {
-	if strings.HasSuffix(name, "_sku_key.sql") {
+	switch {
+	case strings.HasSuffix(name, "_sku_key.sql"):
 		return fillSKUKeys(ctx, tx)
+	case strings.HasSuffix(name, "_search_fold.sql"):
+		return fillFolds(ctx, tx)
+	}
+	return nil
+}
+
+// fillFolds gives every record the folded columns of its searched fields (migration
+// search_fold), with store.FoldRow. The columns are store.FoldedFields, the ones that
+// migration adds; a migration that adds another folded field fills its own column.
+func fillFolds(ctx context.Context, tx *sql.Tx) error {
+	for _, kind := range store.Kinds {
+		fields := store.FoldedFields(kind)
+		if len(fields) == 0 {
+			continue
+		}
+		t, err := table(kind)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT id, "+strings.Join(fields, ", ")+" FROM "+t)
+		if err != nil {
+			return err
+		}
+		type row struct {
+			id     int64
+			folded []string
+		}
+		var all []row
+		for rows.Next() {
+			var id int64
+			raw := make([]*string, len(fields))
+			dest := []any{&id}
+			for i := range raw {
+				dest = append(dest, &raw[i])
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, row{id, store.FoldRow(raw)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var sets []string
+		for _, name := range fields {
+			sets = append(sets, store.FoldColumn(name)+" = ?")
+		}
+		stmt, err := tx.PrepareContext(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE id = ?")
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			args := make([]any, 0, len(fields)+1)
+			for _, v := range r.folded {
+				args = append(args, v)
+			}
+			if _, err := stmt.ExecContext(ctx, append(args, r.id)...); err != nil {
+				stmt.Close()
+				return err
+			}
+		}
+		if err := stmt.Close(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ func contract() []suiteTest {
 	return []suiteTest{
 		{"CreateRecord", testCreateRecord},
 		{"FindRecords", testFindRecords},
+		{"FindRecords_Search", testSearch},
 		{"UpdateRecord", testUpdateRecord},
 		{"UpdateRecord_Ownership", testOwnership},
 		{"UpdateRecord_Relative", testRelative},

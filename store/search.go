@@ -1,0 +1,146 @@
+package store
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Search is decided here, once, for every store: which fields a search looks in (the fields
+// the registry marks `search: true`), and how their text and the query are folded
+// (SearchFold). A record matches when the folded query is a substring of the folded value of
+// one of its searched fields.
+//
+// PostgreSQL and SQLite cannot run Go's folding (their lower() and ILIKE know other Unicode
+// tables, or none: SQLite's lower() is ASCII only), so each store keeps, per searched field,
+// a column with the folded value (FoldColumn: name_fold) and matches the folded query
+// against it with a plain substring test (SQLite instr(), PostgreSQL strpos()), which
+// compares characters exactly and knows no wildcards. One column per field, not one per
+// record, because a save names only the fields it changes (SavePlan.Folds): a combined
+// column would need the current values of the fields it does not name.
+//
+// Which fields have such a column is schema, like the columns themselves (foldedFields): a
+// registry file may turn search off for one of them, but cannot search a field that has
+// none. Every store writes every folded column on every write of its field, whatever the
+// registry says, so that a store opened later with another registry finds the values
+// current.
+
+// foldedFields lists, per kind, the fields that have a folded column (FoldColumn). A field
+// added here needs a migration that adds and fills its column on both stores.
+var foldedFields = map[Kind][]string{
+	KindProduct:  {"sku", "name"},
+	KindDocument: {"title"},
+}
+
+// FoldColumn returns the column that holds SearchFold of field's value.
+func FoldColumn(field string) string { return field + "_fold" }
+
+// FoldedFields returns the fields of kind that have a folded column, in a fixed order. The
+// slice must not be modified.
+func FoldedFields(kind Kind) []string { return foldedFields[kind] }
+
+// hasFoldColumn reports whether field of kind has a folded column.
+func hasFoldColumn(kind Kind, field string) bool {
+	for _, f := range foldedFields[kind] {
+		if f == field {
+			return true
+		}
+	}
+	return false
+}
+
+// SearchFields returns the fields of kind a search looks in, in display order.
+func (r *Registry) SearchFields(kind Kind) []*Field {
+	var out []*Field
+	for _, f := range r.kinds[kind] {
+		if f.Search {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Folds returns the folded columns a write of vals must set, with their values: one for each
+// field in vals that has a folded column (FoldColumn). Stores call it with a create's full
+// values and with a save's SavePlan.Set.
+func Folds(kind Kind, vals Values) map[string]string {
+	var out map[string]string
+	for _, name := range foldedFields[kind] {
+		v, ok := vals[name]
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		s, _ := v.(string)
+		out[FoldColumn(name)] = SearchFold(s)
+	}
+	return out
+}
+
+// FoldRow returns SearchFold of each of a stored record's values of FoldedFields, in that
+// order: what the migration that adds the folded columns writes into them for the records
+// that exist (the same values a write of the fields gives). A NULL (nil) folds to "".
+func FoldRow(raw []*string) []string {
+	out := make([]string, len(raw))
+	for i, v := range raw {
+		if v != nil {
+			out[i] = SearchFold(*v)
+		}
+	}
+	return out
+}
+
+// foldCaser is shared: a Fold caser is stateless and safe for concurrent use.
+var foldCaser = cases.Fold()
+
+// SearchFold returns the form that searched text and a search query are compared in, so that
+// a search finds a record whatever case and Unicode form its text was typed in:
+//
+//   - format characters (zero-width space and joiners, word joiner, BOM, soft hyphen, bidi
+//     marks) are removed, as in a sku key (SKUKey): they look like nothing, so "ham<ZWSP>mer"
+//     is found by "hammer";
+//   - NFKC normalisation, so that a decomposed "é" (e + U+0301) is the composed one, "ﬁ" is
+//     "fi", full-width "ＡＢＣ" is "ABC", and a non-breaking space is a space (unlike in a
+//     sku key, which drops it: in text it separates words, and a searcher types a space);
+//   - full Unicode case folding (not lower-casing), then NFKC again, because folding can
+//     leave text unnormalised: "ß", "SS" and "ẞ" are all "ss", final "ς" and "Σ" are "σ",
+//     "Ё" is "ё";
+//   - "i" followed by a combining dot above is "i": folding makes the Turkish capital "İ"
+//     "i̇" (i + U+0307), which no one types when searching; so "istanbul" finds "İstanbul".
+//     (Without a locale, folding cannot know that a Turkish "I" is "ı"; it folds to "i".)
+//
+// Accents stay: "emile" does not find "Émile". White space is kept as it is (not trimmed),
+// since the query is a substring.
+func SearchFold(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = norm.NFKC.String(s)
+	s = foldCaser.String(s)
+	s = norm.NFKC.String(s)
+	if strings.Contains(s, "i\u0307") {
+		// Again NFKC: a mark after the dropped dot may now compose with the "i" ("í").
+		s = norm.NFKC.String(strings.ReplaceAll(s, "i\u0307", "i"))
+	}
+	return s
+}
+
+// MatchesSearch reports whether rec matches query in one of kind's searched fields: the store
+// without SQL (the in-memory one) calls it, so that it finds exactly what the databases find
+// in their folded columns.
+func (r *Registry) MatchesSearch(rec *Record, query string) bool {
+	q := SearchFold(query)
+	for _, f := range r.SearchFields(rec.Kind) {
+		if s, ok := rec.Fields[f.Name].(string); ok && strings.Contains(SearchFold(s), q) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSearchFold(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Émile", "émile"},
+		{"E\u0301MILE", "émile"}, // decomposed: NFKC composes it
+		{"Straße", "strasse"},
+		{"STRAẞE", "strasse"},
+		{"İstanbul", "istanbul"},          // the dot of a folded İ is dropped
+		{"i\u0307\u0301", "í"},            // and a mark after it composes with the i
+		{"ΣΊΣΥΦΟΣ", "σίσυφοσ"},            // capital and final sigma are both σ
+		{"Σίσυφος", "σίσυφοσ"},            //
+		{"ЁЛКА", "ёлка"},                  //
+		{"Ham\u200bmer\ufeff", "hammer"},  // format characters go
+		{"Café\u00a0Royal", "café royal"}, // a non-breaking space is a space
+		{"ＡＢＣ", "abc"},                    // width
+		{"ﬁne", "fine"},                   // ligature
+		{" 50% off_sale ", " 50% off_sale "},
+	} {
+		if got := SearchFold(tc.in); got != tc.want {
+			t.Errorf("SearchFold(%+q) = %+q, want %+q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRegistry_Search(t *testing.T) {
+	def := DefaultRegistry()
+	names := func(fs []*Field) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(def.SearchFields(KindProduct)); got != "sku,name" {
+		t.Errorf("product search fields = %s, want sku,name", got)
+	}
+	if got := names(def.SearchFields(KindDocument)); got != "title" {
+		t.Errorf("document search fields = %s, want title", got)
+	}
+
+	// A registry file may turn search off, and one without the key keeps the default; a field
+	// without a folded column cannot be searched.
+	yaml := func(name, description string) string {
+		var b strings.Builder
+		b.WriteString("product:\n")
+		for _, f := range def.Fields(KindProduct) {
+			line := "  - {name: " + f.Name + ", type: " + string(f.Type) + ", owner: " + string(f.Owner) + ", rule: " + string(f.Rule)
+			if f.Type == TypeEnum {
+				line += ", values: [" + strings.Join(f.Values, ", ") + "]"
+			}
+			switch f.Name {
+			case "name":
+				line += name
+			case "description":
+				line += description
+			}
+			b.WriteString(line + "}\n")
+		}
+		b.WriteString("document:\n")
+		for _, f := range def.Fields(KindDocument) {
+			line := "  - {name: " + f.Name + ", type: " + string(f.Type) + ", owner: " + string(f.Owner) + ", rule: " + string(f.Rule)
+			if f.ReadOnly {
+				line += ", readonly: true"
+			}
+			b.WriteString(line + "}\n")
+		}
+		return b.String()
+	}
+	r, err := ParseRegistry("t.yaml", []byte(yaml(", search: false", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(r.SearchFields(KindProduct)); got != "sku" {
+		t.Errorf("with name off: product search fields = %s, want sku", got)
+	}
+	if got := names(r.SearchFields(KindDocument)); got != "title" {
+		t.Errorf("without the key: document search fields = %s, want title", got)
+	}
+	_, err = ParseRegistry("t.yaml", []byte(yaml("", ", search: true")))
+	if ErrorCode(err) != EINVALID || !strings.Contains(err.Error(), "product.description: search needs a folded column") {
+		t.Errorf("search on description = %v, want EINVALID naming product.description", err)
+	}
+}
+
+func TestPlanUpdate_Folds(t *testing.T) {
+	r := DefaultRegistry()
+	cur := &Record{Kind: KindProduct, Version: 3, Fields: Values{"sku": "A-1", "name": "Straße", "stock": int64(1)}}
+	p, err := r.PlanUpdate(cur, Update{BaseVersion: 3, Set: Values{"name": "STRAẞE", "sku": "A-1"}, Add: map[string]int64{"stock": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sku is set to the value it has, so it is not written, nor is its folded column.
+	if len(p.Folds) != 1 || p.Folds["name_fold"] != "strasse" {
+		t.Errorf("folds = %v, want only name_fold = strasse", p.Folds)
+	}
+	p, err = r.PlanUpdate(cur, Update{Add: map[string]int64{"stock": 1}})
+	if err != nil || p.Folds != nil {
+		t.Errorf("relative save: folds = %v, %v; want none", p.Folds, err)
+	}
+}
+
+func TestFoldRow(t *testing.T) {
+	s := "STRAẞE"
+	if got := FoldRow([]*string{&s, nil}); len(got) != 2 || got[0] != "strasse" || got[1] != "" {
+		t.Errorf("FoldRow = %q, want [strasse, \"\"]", got)
+	}
+}

@@ -1,0 +1,66 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// TestOpen_MigrateSearchFolds opens a database written before search folded its text: the
+// migration fills the folded columns of the records that exist, in Go, so a non-ASCII search
+// finds them as it finds new ones.
+func TestOpen_MigrateSearchFolds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	initSQL, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		string(initSQL),
+		"PRAGMA user_version = 1",
+		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES
+			(1, 'STRASSE-1', 'Ёлка', '2026-01-01T00:00:00.000Z', 'old'),
+			(2, 'X-2', 'Straße', '2026-01-01T00:00:00.000Z', 'old'),
+			(3, 'Y-3', 'plain', '2026-01-01T00:00:00.000Z', 'old')`,
+		`INSERT INTO documents (id, title, updated_at, updated_by) VALUES
+			(1, 'İzmir', '2026-01-01T00:00:00.000Z', 'old'), (2, 'Ankara', '2026-01-01T00:00:00.000Z', 'old')`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("build a version 1 database: %v", err)
+		}
+	}
+	raw.Close()
+
+	db := mustOpen(t, path)
+	for _, tc := range []struct {
+		kind  store.Kind
+		query string
+		want  []int64
+	}{
+		{store.KindProduct, "straße", []int64{1, 2}}, // sku of 1, name of 2
+		{store.KindProduct, "ЁЛКА", []int64{1}},
+		{store.KindProduct, "PLAIN", []int64{3}},
+		{store.KindDocument, "izmir", []int64{1}},
+		{store.KindDocument, "ANKARA", []int64{2}},
+	} {
+		rs, err := db.FindRecords(t.Context(), store.Filter{Kind: tc.kind, Search: tc.query})
+		if err != nil {
+			t.Fatalf("search %q: %v", tc.query, err)
+		}
+		var got []int64
+		for _, r := range rs {
+			got = append(got, r.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("search %s %q = %v, want %v", tc.kind, tc.query, got, tc.want)
+		}
+	}
+}
