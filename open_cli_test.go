@@ -89,7 +89,7 @@ func TestCLI_MissingStoreIsNotCreated(t *testing.T) {
 		{"adjust", "product", "4242", "stock", "-1"},
 		{"move", "3", "root"},
 		{"history", "product", "42"},
-		{"lease", "acquire", "product", "42", "--group", "nosuch"},
+		{"lease", "acquire", "product", "42"},
 		{"lease", "release", "not-a-token"},
 		{"locks"},
 		{"worker", "checksum", "--once"},
@@ -117,6 +117,17 @@ func TestCLI_MissingStoreIsNotCreated(t *testing.T) {
 			})
 		}
 	}
+	// Bad input is refused before any store is looked for: exit 2, and still nothing made.
+	t.Run("lease acquire --group nosuch", func(t *testing.T) {
+		dir := t.TempDir()
+		r := tandemIn(t, dir, "typo.db", "lease", "acquire", "product", "42", "--group", "nosuch")
+		if r.code != exitUsage || !strings.Contains(r.stderr, `unknown lease group "nosuch"`) {
+			t.Errorf("exit %d, stderr %q; want %d naming the group", r.code, r.stderr, exitUsage)
+		}
+		if names := dirNames(t, dir); len(names) > 0 {
+			t.Errorf("the command made %v", names)
+		}
+	})
 }
 
 // TestCLI_WhatCreatesAStore shows the ways a store is made: init (empty, or --sample), seed,
