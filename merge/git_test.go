@@ -145,18 +145,28 @@ func mangle(rng *rand.Rand, b []byte) []byte {
 // often the result differs from git's.
 //
 // A plain `go test` runs the first cases of each corpus; TANDEM_LONG_TESTS=1
-// (CI) runs them whole.
+// (CI) runs them whole. The corpora run in parallel: each waits on one git
+// process at a time, so two of them keep two cores busy.
 func TestText_MatchesGit(t *testing.T) {
 	mustGit(t)
 	t.Run("small", func(t *testing.T) {
+		t.Parallel()
 		compareWithGit(t, count(60, 1500), 40, 3, []int{1000}, true)
 	})
 	t.Run("large", func(t *testing.T) {
+		t.Parallel()
 		compareWithGit(t, count(3, 40), 3000, 40, []int{1000}, true)
 	})
-	t.Run("prose", func(t *testing.T) { compareProseWithGit(t, count(10, 300)) })
-	t.Run("real", func(t *testing.T) { compareRealWithGit(t, count(20, 200)) })
+	t.Run("prose", func(t *testing.T) {
+		t.Parallel()
+		compareProseWithGit(t, count(10, 300))
+	})
+	t.Run("real", func(t *testing.T) {
+		t.Parallel()
+		compareRealWithGit(t, count(20, 200))
+	})
 	t.Run("ambiguous", func(t *testing.T) {
+		t.Parallel()
 		compareWithGit(t, count(80, 3000), 40, 3, []int{4, 20}, false)
 		compareWithGit(t, count(3, 80), 3000, 400, []int{4, 20}, false)
 	})

@@ -333,6 +333,10 @@ func checkLeases(changes []store.Change) Check {
 	return c.result("grants")
 }
 
+// clockSlack is how far the store's clock may read behind a holder's on the same machine:
+// SQLite's now has milliseconds, truncated, PostgreSQL's microseconds.
+const clockSlack = 2 * time.Millisecond
+
 // belief is the time one holder believed it held one lease, on its own clock.
 type belief struct {
 	holder string
@@ -350,6 +354,9 @@ type belief struct {
 // the expiry an overlap. A holder killed without a release believes until its lease runs out.
 // An acquire whose answer never reached the holder (killed, connection cut) is no belief.
 func beliefs(entries []Entry) map[leaseScope][]*belief {
+	// expiry is when a lease granted or renewed by a call sent at sent certainly runs out,
+	// less clockSlack: the store's clock may read a little behind the holder's.
+	expiry := func(e Entry) int64 { return e.Sent + int64(e.TTL) - int64(clockSlack) }
 	type id struct {
 		holder string
 		scope  leaseScope
@@ -370,11 +377,11 @@ func beliefs(entries []Entry) map[leaseScope][]*belief {
 				// check names it.
 				out[k.scope] = append(out[k.scope], b)
 			}
-			b = &belief{holder: e.Holder, fence: e.Fence, start: e.At, end: e.Sent + int64(e.TTL)}
+			b = &belief{holder: e.Holder, fence: e.Fence, start: e.At, end: expiry(e)}
 			open[k] = b
 		case "renewed":
 			if b != nil {
-				b.end = max(b.end, e.Sent+int64(e.TTL))
+				b.end = max(b.end, expiry(e))
 			}
 		case "released", "lost":
 			if b != nil {
