@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/tandem-editor/tandem/internal/wake"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -93,7 +94,7 @@ type DB struct {
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup // subscription goroutines and the waker
-	commits   notifier       // wakes this process's subscribers after each commit
+	commits   wake.Signal    // wakes this process's subscribers after each commit
 	poke      chan struct{}  // asks the waker for a NOTIFY (feed.go)
 	closeOnce sync.Once
 }

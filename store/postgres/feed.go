@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -170,7 +169,7 @@ func (db *DB) LastChangeID(ctx context.Context) (int64, error) {
 // committed is called after every committed write transaction: it wakes this process's
 // subscribers at once and asks the waker to NOTIFY the others.
 func (db *DB) committed() {
-	db.commits.broadcast()
+	db.commits.Broadcast()
 	select {
 	case db.poke <- struct{}{}:
 	default: // a notification is already due; it covers this commit too
@@ -276,7 +275,7 @@ func (db *DB) feed(ctx context.Context, conn *pgx.Conn, cursor int64, ch chan<- 
 				conn, failures = c, 0
 			}
 		}
-		local := db.commits.wait() // armed before reading: a commit after the read wakes us
+		local := db.commits.Wait() // armed before reading: a commit after the read wakes us
 		err := db.catchUp(ctx, &h, &cursor, ch)
 		if ctx.Err() != nil {
 			return
@@ -343,28 +342,4 @@ func (db *DB) catchUp(ctx context.Context, h *horizon, cursor *int64, ch chan<- 
 		}
 	}
 	return nil
-}
-
-// notifier wakes waiters: wait returns a channel that is closed by the next broadcast.
-type notifier struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (n *notifier) wait() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) broadcast() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
 }

@@ -21,6 +21,7 @@ import (
 	driver "modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/tandem-editor/tandem/internal/wake"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -42,8 +43,8 @@ type DB struct {
 	created  bool   // this OpenWith call created the file
 	owner    string // distinguishes this process's idempotency claims from another's
 
-	commits notifier  // wakes this process's subscribers after each commit
-	stmts   stmtCache // prepared statements of write transactions
+	commits wake.Signal // wakes this process's subscribers after each commit
+	stmts   stmtCache   // prepared statements of write transactions
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc
@@ -374,7 +375,7 @@ func (db *DB) writeTx(ctx context.Context, what string, fn func(*tx) error) erro
 		start := time.Now()
 		err := db.tryWrite(ctx, fn)
 		if err == nil {
-			db.commits.broadcast()
+			db.commits.Broadcast()
 			return nil
 		}
 		if isReadOnly(err) {
@@ -455,30 +456,6 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("bad time %q in database: %w", s, err)
 	}
 	return t.UTC(), nil
-}
-
-// notifier wakes waiters: wait returns a channel that is closed by the next broadcast.
-type notifier struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (n *notifier) wait() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) broadcast() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
 }
 
 // Prepared statements. Parsing SQL is a third of a save's cost in modernc.org/sqlite, so

@@ -74,7 +74,7 @@ func (db *DB) follow(ctx context.Context, conn *sql.Conn, ch chan<- store.Change
 	defer tick.Stop()
 	dirty := true // catch up from the cursor first
 	for {
-		wake := db.commits.wait()
+		wake := db.commits.Wait()
 		if dirty {
 			var err error
 			cursor, err = db.deliver(ctx, conn, ch, cursor)
