@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -107,31 +106,18 @@ func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 // migration keeps them readable, and new saves chain onto them.
 func TestMigrate_KeepsHistory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const snap1 = `{"availability":"in_stock","categories":["tools"],"checksum":"","description":"one\ntwo\n","last_sync_at":null,"name":"Lamp","price":2999,"search_index":"","sku":"L1","stock":10,"thumbnail":""}`
 	const snap3 = `{"availability":"in_stock","categories":["tools"],"checksum":"abc","description":"one\ntwo\n","last_sync_at":"2026-01-02T03:04:05.678Z","name":"Lamp","price":3499,"search_index":"","sku":"L1","stock":10,"thumbnail":""}`
-	for _, q := range []string{string(v1), "PRAGMA user_version = 1",
+	mustVersion1(t, path,
 		`INSERT INTO products (id, sku, name, description, categories, price, stock, checksum, last_sync_at, version, updated_at, updated_by)
-			VALUES (1, 'L1', 'Lamp', 'one` + "\n" + `two` + "\n" + `', '["tools"]', 3499, 10, 'abc', '2026-01-02T03:04:05.678Z', 3, '2026-01-03T00:00:00.000Z', 'bob')`,
-		`INSERT INTO history VALUES ('product', 1, 1, 'alice', '2026-01-01T00:00:00.000Z', '["description","name","price","sku"]', '` + snap1 + `')`,
-		`INSERT INTO history VALUES ('product', 1, 3, 'bob', '2026-01-03T00:00:00.000Z', '["price"]', '` + snap3 + `')`,
+			VALUES (1, 'L1', 'Lamp', 'one`+"\n"+`two`+"\n"+`', '["tools"]', 3499, 10, 'abc', '2026-01-02T03:04:05.678Z', 3, '2026-01-03T00:00:00.000Z', 'bob')`,
+		`INSERT INTO history VALUES ('product', 1, 1, 'alice', '2026-01-01T00:00:00.000Z', '["description","name","price","sku"]', '`+snap1+`')`,
+		`INSERT INTO history VALUES ('product', 1, 3, 'bob', '2026-01-03T00:00:00.000Z', '["price"]', '`+snap3+`')`,
 		`INSERT INTO changes (event, kind, record_id, version, actor, role, fields, history, at) VALUES
 			('created', 'product', 1, 1, 'alice', 'editor', '["description","name","price","sku"]', 1, '2026-01-01T00:00:00.000Z'),
 			('saved', 'product', 1, 2, 'sync', 'system', '["checksum","last_sync_at"]', 0, '2026-01-02T00:00:00.000Z'),
 			('saved', 'product', 1, 3, 'bob', 'editor', '["price"]', 1, '2026-01-03T00:00:00.000Z')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	raw.Close()
+	)
 
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "carol", Role: store.RoleEditor})
 	db, err := sqlite.Open(ctx, path, store.Options{})

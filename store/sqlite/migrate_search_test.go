@@ -1,8 +1,6 @@
 package sqlite_test
 
 import (
-	"database/sql"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,29 +13,14 @@ import (
 // finds them as it finds new ones.
 func TestOpen_MigrateSearchFolds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
-	initSQL, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		string(initSQL),
-		"PRAGMA user_version = 1",
+	mustVersion1(t, path,
 		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES
 			(1, 'STRASSE-1', 'Ёлка', '2026-01-01T00:00:00.000Z', 'old'),
 			(2, 'X-2', 'Straße', '2026-01-01T00:00:00.000Z', 'old'),
 			(3, 'Y-3', 'plain', '2026-01-01T00:00:00.000Z', 'old')`,
 		`INSERT INTO documents (id, title, updated_at, updated_by) VALUES
 			(1, 'İzmir', '2026-01-01T00:00:00.000Z', 'old'), (2, 'Ankara', '2026-01-01T00:00:00.000Z', 'old')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("build a version 1 database: %v", err)
-		}
-	}
-	raw.Close()
+	)
 
 	db := mustOpen(t, path)
 	for _, tc := range []struct {

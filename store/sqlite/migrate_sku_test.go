@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"database/sql"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,27 +15,12 @@ import (
 // (the oldest gets the plain key), and from then on no new sku joins the collision.
 func TestOpen_MigrateSKUKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
-	initSQL, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		string(initSQL),
-		"PRAGMA user_version = 1",
+	mustVersion1(t, path,
 		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES
 			(1, 'ABC-1', 'first', '2026-01-01T00:00:00.000Z', 'old'),
 			(2, 'abc-1 ', 'lookalike', '2026-01-01T00:00:00.000Z', 'old'),
 			(3, 'XYZ-9', 'other', '2026-01-01T00:00:00.000Z', 'old')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("build a version 1 database: %v", err)
-		}
-	}
-	raw.Close()
+	)
 
 	db := mustOpen(t, path)
 	if got, want := db.SchemaVersion(), sqlite.LatestSchemaVersion(); got != want || got < 3 {

@@ -176,27 +176,13 @@ func TestOpen_ReadOnly(t *testing.T) {
 // with the way out, and not changed.
 func TestOpen_OldSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
-	initSQL, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A store as tandem 1 made it: the first migration only, and one record.
 	const id = 1
-	for _, q := range []string{string(initSQL), "PRAGMA user_version = 1",
-		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES (1, 'H-1', 'Hammer', '2026-01-01T00:00:00.000Z', 'old')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw.Close()
+	mustVersion1(t, path,
+		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES (1, 'H-1', 'Hammer', '2026-01-01T00:00:00.000Z', 'old')`)
 
 	before := fileSum(t, path)
-	_, err = sqlite.OpenWith(t.Context(), path, store.Options{}, sqlite.OpenConfig{ReadOnly: true})
+	_, err := sqlite.OpenWith(t.Context(), path, store.Options{}, sqlite.OpenConfig{ReadOnly: true})
 	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "open it once with write access") {
 		t.Fatalf("read-only open of an old store: %v, want %s telling how to upgrade it", err, store.EINVALID)
 	}
