@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// exactArgs is cobra.ExactArgs whose error is a usage error naming what is expected.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %s (got %d arguments)", cmd.Name(), what, len(args))
+		}
+		return validUTF8(args)
+	}
+}
+
+// minArgs is cobra.MinimumNArgs whose error is a usage error naming what is expected.
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s takes %s (got %d arguments)", cmd.Name(), what, len(args))
+		}
+		return validUTF8(args)
+	}
+}
+
+// validUTF8 refuses arguments that are not valid UTF-8.
+func validUTF8(args []string) error {
+	for i, s := range args {
+		if !utf8.ValidString(s) {
+			return usagef("argument %d is not valid UTF-8", i+1)
+		}
+	}
+	return nil
+}
+
+// parseKind parses a KIND argument (product, products, document, documents).
+func parseKind(s string) (store.Kind, error) {
+	k, err := store.ParseKind(s)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	return k, nil
+}
+
+// parseID parses a record id argument.
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("%q is not a record id (a positive whole number)", s)
+	}
+	return id, nil
+}
+
+// parseRecordRef parses the KIND ID arguments that name one record.
+func parseRecordRef(kind, id string) (store.Kind, int64, error) {
+	k, err := parseKind(kind)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := parseID(id)
+	if err != nil {
+		return "", 0, err
+	}
+	return k, n, nil
+}
+
+// parseAssignments parses field=value arguments with the registry's field types. A text
+// field given as field=@path reads its value from the file at path (@- for stdin is not
+// offered: the CLI is for scripts that have files).
+func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (store.Values, error) {
+	vals := store.Values{}
+	for _, arg := range args {
+		if !utf8.ValidString(arg) {
+			return nil, usagef("argument is not valid UTF-8")
+		}
+		name, raw, ok := strings.Cut(arg, "=")
+		if !ok {
+			return nil, usagef("%q is not field=value", arg)
+		}
+		name = strings.TrimSpace(name)
+		f, err := reg.Field(kind, name)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		if _, dup := vals[name]; dup {
+			return nil, usagef("%s is given twice", name)
+		}
+		if f.Type == store.TypeText && strings.HasPrefix(raw, "@") {
+			b, err := readLimited(raw[1:], f.MaxBytes)
+			if err != nil {
+				return nil, usagef("%s: %v", name, err)
+			}
+			raw = string(b)
+		}
+		v, err := f.Parse(raw)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		vals[name] = v
+	}
+	return vals, nil
+}
+
+// maxFileValue bounds a value read with field=@path when the field itself sets no
+// max_bytes: four times the largest limit of the built-in registry (body, 16 MiB).
+const maxFileValue = 64 << 20
+
+// readLimited reads the file at path, refusing one of more than max bytes (0: maxFileValue).
+// It reads at most max+1 bytes whatever the file says its size is: devices, pipes and
+// process substitutions (/dev/zero, <(...)) report 0 and may never end. A regular file's
+// reported size only sizes the buffer, so it is read into memory once.
+func readLimited(path string, max int) ([]byte, error) {
+	if max <= 0 {
+		max = maxFileValue
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), int64(max)))
+	}
+	// bytes.Buffer reads in steps of at least bytes.MinRead: room for one more step
+	// past the expected end lets it see EOF without growing.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, int64(max)+1)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if buf.Len() > max {
+		return nil, fmt.Errorf("%s is over the limit of %d bytes (%s)", path, max, byteSize(max))
+	}
+	return buf.Bytes(), nil
+}
+
+// byteSize shows a limit in the unit people set it in: "16 MiB", "1 MiB", "512 KiB".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// parseDelta parses the DELTA of adjust for field f: a whole number, or an amount like
+// -1.50 for a money counter.
+func parseDelta(f *store.Field, s string) (int64, error) {
+	if f.Type == store.TypeMoney {
+		n, err := store.ParseMoney(s)
+		if err != nil {
+			return 0, usagef("%s: %v", f.Name, err)
+		}
+		return n, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, usagef("%s: %q is not a whole number", f.Name, s)
+	}
+	return n, nil
+}
+
+// parseFlagsWithDelta parses cmd's flags (its own and the inherited global ones) from args
+// as cobra would, except that the positional argument number n (0-based) may start with '-':
+// adjust's DELTA, as in "adjust product 42 stock -1". That one argument is set aside before
+// the flags are parsed and put back among the positional arguments after. Nothing else is
+// treated specially: a flag's value is the flag's whatever it looks like (--key -5 is the
+// key "-5"), and any other argument starting with '-' is a flag. cmd must have
+// DisableFlagParsing set, so that cobra leaves the parsing to RunE.
+func parseFlagsWithDelta(cmd *cobra.Command, args []string, n int) ([]string, error) {
+	at := dashPositional(cmd, args, n)
+	rest := args
+	if at >= 0 {
+		rest = slices.Delete(slices.Clone(args), at, at+1)
+	}
+	cmd.DisableFlagParsing = false
+	defer func() { cmd.DisableFlagParsing = true }()
+	if err := cmd.ParseFlags(rest); err != nil {
+		return nil, usageErr(err)
+	}
+	pos := slices.Clone(cmd.Flags().Args())
+	if at >= 0 {
+		// dashPositional counted n positional arguments before it, as pflag did.
+		pos = slices.Insert(pos, min(n, len(pos)), args[at])
+	}
+	return pos, nil
+}
+
+// dashPositional returns the index in args of positional argument number n if that argument
+// starts with '-' and is not one of cmd's flags; else -1. It reads args the way pflag does:
+// "--" ends the flags (what follows is positional, -1 included, so nothing need be set
+// aside), --name=value and -n=value carry their value, and a flag that takes a value and has
+// none attached takes the next argument, whatever it looks like.
+func dashPositional(cmd *cobra.Command, args []string, n int) int {
+	// known reports whether cmd has the flag named name (a shorthand with short) and
+	// whether it takes a value, that is has no value of its own when given alone.
+	known := func(name string, short bool) (ok, takesValue bool) {
+		for _, inherited := range []bool{false, true} {
+			fs := cmd.Flags()
+			if inherited {
+				fs = cmd.InheritedFlags()
+			}
+			f := fs.Lookup(name)
+			if short {
+				f = fs.ShorthandLookup(name)
+			}
+			if f != nil {
+				return true, f.NoOptDefVal == ""
+			}
+		}
+		return false, false
+	}
+	pos := 0
+	for i := 0; i < len(args); i++ {
+		s := args[i]
+		switch {
+		case s == "--":
+			return -1
+		case len(s) < 2 || s[0] != '-':
+			pos++
+		case s[1] == '-':
+			name, _, hasValue := strings.Cut(s[2:], "=")
+			if ok, takes := known(name, false); ok && takes && !hasValue {
+				i++ // --name VALUE
+			}
+		default:
+			if ok, _ := known(s[1:2], true); !ok && pos == n {
+				return i
+			}
+			// A run of shorthands (-abc); the first that takes a value ends it, with the
+			// rest of the run (-kVALUE, -k=VALUE) or the next argument (-k VALUE).
+			for j := 1; j < len(s); j++ {
+				ok, takes := known(s[j:j+1], true)
+				if !ok {
+					break // pflag refuses it
+				}
+				if takes {
+					if j == len(s)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return -1
+}

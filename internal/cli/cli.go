@@ -1,0 +1,442 @@
+// Package cli is tandem's command line: the TUI's launcher and the non-interactive commands
+// that scripts, workers and tests use. The tandem binary's main.go only calls Run. See
+// README.md for the contract.
+//
+// This file holds the wiring only: global flags, the DSN → store opener, the error → exit
+// code mapping and the list of subcommands. Each subcommand lives in its own cmd_<name>.go
+// and is registered with one line in commands below.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// defaultDB is the store tandem uses without --db or TANDEM_DB.
+const defaultDB = "./tandem.db"
+
+// version is the release version; set with
+// -ldflags "-X github.com/tandem-editor/tandem/internal/cli.version=v1.2.3".
+var version = ""
+
+// Exit codes: the CLI contract (README "Exit codes"). Only exitCode maps errors to them.
+const (
+	exitOK        = 0 // success
+	exitFailure   = 1 // unexpected failure, busy or unreachable database
+	exitUsage     = 2 // bad input or usage (EINVALID, cobra usage errors)
+	exitConflict  = 3 // version conflict (ECONFLICT)
+	exitLease     = 4 // someone else's lease holds the record (ELEASE)
+	exitNotFound  = 5 // no such record (ENOTFOUND)
+	exitForbidden = 6 // field ownership does not allow the write (EFORBIDDEN)
+)
+
+// commands returns every subcommand of tandem. To add one, write cmd_<name>.go with a
+// func new<Name>Cmd(a *app) *cobra.Command and add one line here.
+func commands(a *app) []*cobra.Command {
+	return []*cobra.Command{
+		newInitCmd(a),
+		newSeedCmd(a),
+		newListCmd(a),
+		newGetCmd(a),
+		newCreateCmd(a),
+		newSetCmd(a),
+		newAdjustCmd(a),
+		newHistoryCmd(a),
+		newMoveCmd(a),
+		newMergeFileCmd(a),
+		newLeaseCmd(a),
+		newLocksCmd(a),
+		newWatchCmd(a),
+		newWorkerCmd(a),
+		newBenchCmd(a),
+		newTortureCmd(a),
+	}
+}
+
+// Run executes tandem with args and returns the exit code. It never calls os.Exit, so
+// tests may call it in-process.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{args: args, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if a.st != nil {
+		if cerr := a.st.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close store: %w", cerr)
+		}
+	}
+	if err == nil {
+		return exitOK
+	}
+	if !a.started {
+		// Cobra refused the command line (unknown command or flag, wrong number of
+		// arguments) before any command ran: a usage error.
+		err = usageErr(err)
+	}
+	var ec *exitCodeError
+	if !errors.As(err, &ec) || ec.msg != "" {
+		// Messages quote database text (who changed a record, a lease holder) and echo the
+		// command line (paths, DSNs, field names, values): defuse both. A driver's message
+		// may span lines; its continuation lines are indented, so that no echoed newline
+		// can forge a line of tandem's own.
+		msg := strings.TrimRight(safe.Text(redact(err.Error())), "\n")
+		fmt.Fprintf(stderr, "tandem: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+	}
+	if errors.As(err, &usageError{}) && !a.started {
+		fmt.Fprintln(stderr, "Run 'tandem --help' for usage.")
+	}
+	return exitCode(err)
+}
+
+// exitCode maps an error to tandem's exit code: the one place where store error codes
+// become process exit codes.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ec *exitCodeError
+	if errors.As(err, &ec) {
+		return ec.code
+	}
+	if errors.As(err, &usageError{}) {
+		return exitUsage
+	}
+	switch store.ErrorCode(err) {
+	case store.EINVALID:
+		return exitUsage
+	case store.ECONFLICT:
+		return exitConflict
+	case store.ELEASE:
+		return exitLease
+	case store.ENOTFOUND:
+		return exitNotFound
+	case store.EFORBIDDEN:
+		return exitForbidden
+	}
+	// EBUSY, EUNAVAILABLE, EINTERNAL and anything unexpected.
+	return exitFailure
+}
+
+// usageError marks bad usage of the command line (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageErr wraps err as a usage error.
+func usageErr(err error) error {
+	if err == nil || errors.As(err, &usageError{}) {
+		return err
+	}
+	return usageError{err}
+}
+
+// usagef returns a usage error with a formatted message.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCodeError makes tandem exit with a given code; msg, when not empty, is printed as the
+// error. Commands that follow another tool's exit codes (merge-file) return it.
+type exitCodeError struct {
+	code int
+	msg  string
+}
+
+func (e *exitCodeError) Error() string { return e.msg }
+
+// app is the state shared by all commands: global flags, streams and the store, opened on
+// first use.
+type app struct {
+	args           []string // the command line, without the program name
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	dsn    string // --db
+	create bool   // --create
+	user   string // --user
+	as     string // --as
+	fields string // --fields
+
+	tui     tuiFlags        // the root command's own flags, for the TUI
+	started bool            // a command's RunE was reached (flags and arguments were accepted)
+	reg     *store.Registry // loaded by registry()
+	st      store.Store     // opened by store()
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tandem",
+		Short: "A terminal editor for records that many people and programs change at once",
+		Long: `tandem edits products and documents that several people and programs change at the
+same time, and never loses an update silently. Without a subcommand it opens the
+terminal UI on the store named by --db (./tandem.db by default; created and filled
+with sample data on first run). The subcommands are the non-interactive CLI for
+scripts and workers.
+
+Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict,
+4 held by someone else's lease, 5 not found, 6 not allowed by field ownership.`,
+		Example: `  tandem                                  # open the TUI on ./tandem.db
+  tandem --db postgres://alice@db.example/tandem --user alice
+  tandem list products
+  tandem set product 42 price=31.50 --expect-version 3`,
+		Version:       versionString(),
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.started = true
+			if a.dsn == "" && !cmd.Flags().Changed("db") {
+				// Read here, not as the flag's default, so that --help never shows a
+				// password from TANDEM_DB.
+				a.dsn = envOr("TANDEM_DB", defaultDB)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDefault(cmd.Context(), a)
+		},
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+
+	addTUIFlags(root, &a.tui)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.dsn, "db", "",
+		"store: a SQLite file path, a postgres:// DSN or a libpq key=value string (default $TANDEM_DB, then "+defaultDB+")")
+	pf.BoolVar(&a.create, "create", false,
+		"create the store named by --db when it is a SQLite file that does not exist (empty; mode 0600)")
+	pf.StringVar(&a.user, "user", defaultUser(),
+		"who you are in history and leases (env TANDEM_USER, then USER)")
+	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
+	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the built-in registry)")
+
+	for _, c := range commands(a) {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// store opens the store named by --db with the registry of --fields, once. A SQLite file
+// that does not exist is ENOTFOUND (exit 5) and is not created, unless --create was given.
+func (a *app) store(ctx context.Context) (store.Store, error) {
+	if a.st != nil {
+		return a.st, nil
+	}
+	if a.create {
+		st, created, err := a.createStore(ctx, nil)
+		if created {
+			fmt.Fprintf(a.stderr, "tandem: created %s (an empty store)\n", safe.Line(a.dsn))
+		}
+		return st, err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, a.dsn, store.Options{Registry: reg})
+	if err != nil {
+		return nil, err
+	}
+	a.st = st
+	return st, nil
+}
+
+// createStore opens the store named by --db like store, creating it first when it is a
+// SQLite file that does not exist: fill (nil: none) fills the new store before it appears
+// at its path. created reports whether this call made the file (the caller says so); when
+// another process created it at the same moment, createStore opens that store and created is
+// false.
+func (a *app) createStore(ctx context.Context, fill func(context.Context, store.Store) error) (st store.Store, created bool, err error) {
+	if a.st != nil {
+		return a.st, false, nil
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return nil, false, err
+	}
+	st, created, err = createStore(ctx, a.dsn, store.Options{Registry: reg}, fill)
+	if err != nil {
+		return nil, false, err
+	}
+	a.st = st
+	return st, created, nil
+}
+
+// registry loads the field registry of --fields (or the built-in one), once.
+func (a *app) registry() (*store.Registry, error) {
+	if a.reg == nil {
+		reg, err := store.LoadRegistry(a.fields)
+		if err != nil {
+			return nil, err
+		}
+		a.reg = reg
+	}
+	return a.reg, nil
+}
+
+// actor returns ctx carrying the writer given by --user and --as.
+func (a *app) actor(ctx context.Context) (context.Context, error) {
+	role, err := store.ParseRole(a.as)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	if strings.TrimSpace(a.user) == "" {
+		return nil, usagef("no user: set --user, $TANDEM_USER or $USER")
+	}
+	if !utf8.ValidString(a.user) || utf8.RuneCountInString(a.user) > 200 ||
+		strings.ContainsFunc(a.user, unicode.IsControl) {
+		return nil, usagef("--user: a name is up to 200 characters of valid UTF-8 without control characters")
+	}
+	return store.WithActor(ctx, store.Actor{Name: a.user, Role: role}), nil
+}
+
+// libpqKeyword finds a keyword of a libpq key=value connection string ("host=db
+// dbname=tandem password=…") at the start of a word.
+var libpqKeyword = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user|password|passfile|` +
+	`require_auth|channel_binding|connect_timeout|client_encoding|options|application_name|` +
+	`fallback_application_name|keepalives|keepalives_idle|keepalives_interval|keepalives_count|` +
+	`tcp_user_timeout|replication|gssencmode|sslmode|requiressl|sslcompression|sslcert|sslkey|` +
+	`sslpassword|sslcertmode|sslrootcert|sslcrl|sslcrldir|sslsni|requirepeer|` +
+	`ssl_min_protocol_version|ssl_max_protocol_version|krbsrvname|gsslib|gssdelegation|service|` +
+	`target_session_attrs|load_balance_hosts|search_path)\s*=`)
+
+// isPostgresDSN reports whether dsn names a PostgreSQL server rather than a SQLite file: a
+// postgres:// or postgresql:// URL, or a libpq key=value connection string (a word that
+// starts with one of libpq's keywords and "=", such as "host=db dbname=tandem").
+func isPostgresDSN(dsn string) bool {
+	l := strings.ToLower(strings.TrimSpace(dsn))
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || libpqKeyword.MatchString(dsn)
+}
+
+// checkDSN refuses a --db that is neither a file path nor a PostgreSQL DSN tandem would use.
+func checkDSN(dsn string) error {
+	if strings.TrimSpace(dsn) == "" {
+		return store.Errorf(store.EINVALID, "--db is empty: give a SQLite file path or a postgres:// DSN")
+	}
+	if l := strings.ToLower(dsn); strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") {
+		// In postgres://u:p@ss@host the password holds an '@'. The URL parser takes the
+		// password to end at the first '@' and the rest for the host, which then shows up
+		// in every message: refuse before anything parses or prints it.
+		rest, _, _ := strings.Cut(dsn[strings.Index(dsn, "://")+3:], "?")
+		if strings.Count(rest, "@") > 1 {
+			return store.Errorf(store.EINVALID, "--db: the postgres:// DSN has more than one '@' before its query; write an '@' in the user name or password as %%40")
+		}
+	}
+	if !isPostgresDSN(dsn) && strings.Contains(strings.ToLower(dsn), "password=") {
+		// Never a file whose name holds a password.
+		return store.Errorf(store.EINVALID, "--db looks like a connection string with a password but is not one tandem understands; give a postgres:// URL or a key=value string such as \"host=H dbname=D\"")
+	}
+	return nil
+}
+
+// openStore opens the existing store a DSN names: postgres://, postgresql:// or a libpq
+// key=value string is a PostgreSQL server (whose empty schema gets tandem's tables), anything
+// else a SQLite file, which must exist: a missing one is ENOTFOUND (exit 5) and is not
+// created. A malformed DSN or path is EINVALID (exit 2), a server that cannot be reached
+// EUNAVAILABLE (exit 1). Messages never contain the DSN's password.
+func openStore(ctx context.Context, dsn string, opts store.Options) (store.Store, error) {
+	st, _, err := openOrCreate(ctx, dsn, opts, false, nil)
+	return st, err
+}
+
+// createStore is openStore that creates a SQLite file that does not exist, filled by fill
+// (nil: empty) before it appears at its path (see openSQLite); created reports
+// whether this call made it. On PostgreSQL it is openStore, and fill is not called.
+func createStore(ctx context.Context, dsn string, opts store.Options, fill func(context.Context, store.Store) error) (st store.Store, created bool, err error) {
+	return openOrCreate(ctx, dsn, opts, true, fill)
+}
+
+func openOrCreate(ctx context.Context, dsn string, opts store.Options, create bool, fill func(context.Context, store.Store) error) (store.Store, bool, error) {
+	if err := checkDSN(dsn); err != nil {
+		return nil, false, err
+	}
+	var (
+		st      store.Store
+		created bool
+		err     error
+	)
+	if isPostgresDSN(dsn) {
+		st, err = openPostgres(ctx, dsn, opts)
+	} else {
+		st, created, err = openSQLite(ctx, dsn, opts, create, fill)
+	}
+	if err != nil {
+		// The stores' messages name the file or server (without a password) already.
+		return nil, false, redactErr(err)
+	}
+	return st, created, nil
+}
+
+var (
+	// userinfoPassword matches the password of a URL's user:password@. It runs to the last
+	// '@' of the word: a password may hold an '@' (only what follows the last one is the
+	// host), and hiding too much of a message is harmless where too little is not.
+	userinfoPassword = regexp.MustCompile(`(://[^:/@\s]*):\S*@`)
+	// keywordPassword matches password=... in keyword/value DSNs (quoted or not, spaces
+	// around '=' allowed) and in query strings.
+	keywordPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&\s]*)`)
+)
+
+// redact removes passwords from any DSN inside s.
+func redact(s string) string {
+	s = userinfoPassword.ReplaceAllString(s, "$1:xxxxx@")
+	return keywordPassword.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// redactErr returns err with any DSN password removed from its message, keeping its store
+// error code for the exit code.
+func redactErr(err error) error {
+	msg := err.Error()
+	if r := redact(msg); r != msg {
+		return &store.Error{Code: store.ErrorCode(err), Message: r}
+	}
+	return err
+}
+
+// envOr returns the environment variable key, or def when it is unset or empty.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// defaultUser is $TANDEM_USER, then $USER, then the name of the operating system account
+// (containers often have no $USER).
+func defaultUser() string {
+	if u := envOr("TANDEM_USER", os.Getenv("USER")); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
+// versionString is what --version prints: the release and the schema version.
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "dev"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
+	return fmt.Sprintf("tandem %s (schema version %d)", v, schemaVersion())
+}

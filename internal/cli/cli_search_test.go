@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestCLI_ListSearchUnicode: "tandem list --search" finds the same records on SQLite and on
+// PostgreSQL for non-ASCII text, whatever case it was typed in (issue 11: "--search émile"
+// found a record on PostgreSQL and nothing on SQLite), also after a save changes a name.
+func TestCLI_ListSearchUnicode(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			for _, p := range [][2]string{{"E-1", "Émile Zola"}, {"E-2", "EMILE"}, {"S-1", "Straße"}, {"S-2", "STRASSE"}, {"C-1", "Ёлка"}} {
+				mustCreate(t, dsn, "product", "sku="+p[0], "name="+p[1])
+			}
+			search := func(q string) []string {
+				t.Helper()
+				var list []record
+				if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json", "--search", q)), &list); err != nil {
+					t.Fatal(err)
+				}
+				out := []string{}
+				for _, r := range list {
+					out = append(out, fmt.Sprint(r.Fields["sku"]))
+				}
+				slices.Sort(out)
+				return out
+			}
+			for q, want := range map[string][]string{
+				"émile":   {"E-1"},
+				"ÉMILE":   {"E-1"},
+				"emile":   {"E-2"},
+				"straße":  {"S-1", "S-2"},
+				"STRASSE": {"S-1", "S-2"},
+				"ёлка":    {"C-1"},
+			} {
+				if got := search(q); !slices.Equal(got, want) {
+					t.Errorf("list --search %q = %q, want %q", q, got, want)
+				}
+			}
+			mustTandem(t, dsn, "set", "product", "2", "name=Émile", "--expect-version", "1")
+			if got, want := search("émile"), []string{"E-1", "E-2"}; !slices.Equal(got, want) {
+				t.Errorf("after the rename: list --search émile = %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+func newInitCmd(a *app) *cobra.Command {
+	var sample bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create a new store (empty, or with --sample filled with sample data)",
+		Long: `Init creates the store --db names: a new SQLite file (mode 0600, whatever the umask)
+with tandem's schema, or tandem's tables in an empty PostgreSQL schema. Besides init,
+only seed, the TUI's first run and the global --create flag create a store: every
+other command refuses a SQLite file that does not exist (exit 5), so a mistyped path
+never becomes an empty store.
+
+A new SQLite store appears at its path complete or not at all: it is built under a
+temporary name beside it and linked into place in one step. When several processes
+create the same store at once, one creates it and the others open it. With --sample
+the new store is filled with seed's sample data in that same step, as the TUI's first
+run does.
+
+Init on a store that exists changes nothing, says so and exits 0 (on PostgreSQL,
+--sample fills a store that holds no records yet). It prints the store id, the
+store's identity that drafts are kept under.`,
+		Example: `  tandem --db team.db init
+  tandem --db demo.db init --sample
+  tandem --db 'postgres://alice@db.example/tandem' init`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, err := a.actor(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var (
+				filled = new(string)
+				fill   func(context.Context, store.Store) error
+			)
+			if sample {
+				filled, fill = sampleFill(defaultSeedProducts, defaultSeedDocuments)
+			}
+			st, created, err := a.createStore(ctx, fill)
+			if err != nil {
+				return err
+			}
+			where := safe.Line(redact(a.dsn))
+			switch {
+			case created && sample:
+				fmt.Fprintf(a.stdout, "created %s with %s (store id %s)\n", where, *filled, st.StoreID())
+			case created:
+				fmt.Fprintf(a.stdout, "created %s (store id %s)\n", where, st.StoreID())
+			case !isPostgresDSN(a.dsn):
+				fmt.Fprintf(a.stdout, "%s already holds a tandem store (store id %s); nothing changed\n", where, st.StoreID())
+			default:
+				return initPostgres(ctx, a, st, fill, filled, where)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&sample, "sample", false, "fill the new store with the sample data of seed")
+	return cmd
+}
+
+// initPostgres reports a PostgreSQL store that opening has made ready (its tables exist
+// now), filling it first when fill is set and it holds no records.
+func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context.Context, store.Store) error, filled *string, where string) error {
+	if fill != nil {
+		n := 0
+		for _, k := range store.Kinds {
+			c, err := st.CountRecords(ctx, k)
+			if err != nil {
+				return err
+			}
+			n += c
+		}
+		if n == 0 {
+			if err := fill(ctx, st); err != nil {
+				return fmt.Errorf("fill the store with sample data: %w", err)
+			}
+			fmt.Fprintf(a.stdout, "store at %s is ready with %s (store id %s)\n", where, *filled, st.StoreID())
+			return nil
+		}
+	}
+	fmt.Fprintf(a.stdout, "store at %s is ready (store id %s)\n", where, st.StoreID())
+	return nil
+}

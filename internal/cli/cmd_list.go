@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+func newListCmd(a *app) *cobra.Command {
+	var (
+		asJSON bool
+		search string
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "list KIND",
+		Short: "List the products or documents",
+		Long: `List prints the records of one kind (product or document, singular or plural) in
+id order: a table for people, or with --json an array of records in the same form
+"tandem get --json" prints.`,
+		Example: `  tandem list products
+  tandem list documents --json
+  tandem list products --search lamp`,
+		Args: exactArgs(1, "KIND"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := parseKind(args[0])
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return usagef("--limit cannot be negative")
+			}
+			st, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			recs, err := st.FindRecords(cmd.Context(), store.Filter{Kind: kind, Search: search, Limit: limit})
+			if err != nil {
+				return err
+			}
+			reg := st.Registry()
+			if asJSON {
+				out := make([]jsonRecord, 0, len(recs))
+				for _, r := range recs {
+					out = append(out, exportRecord(reg, r))
+				}
+				return writeJSON(a.stdout, out)
+			}
+			return printTable(a.stdout, reg, kind, recs)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of records")
+	cmd.Flags().StringVar(&search, "search", "", "only records whose sku, name or title contains this text, in any case (Unicode case folding)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many records (0: all)")
+	return cmd
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxServer is one private tmux server (its own socket) running tandem TUIs in real
+// terminals.
+type tmuxServer struct {
+	t      *testing.T
+	socket string
+}
+
+func newTmuxServer(t *testing.T) *tmuxServer {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed; the end-to-end terminal test needs it")
+	}
+	s := &tmuxServer{t: t, socket: fmt.Sprintf("tandem-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	return s
+}
+
+func (s *tmuxServer) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// start runs command in a new 100x30 session called name.
+func (s *tmuxServer) start(name, command string) {
+	s.t.Helper()
+	s.run("new-session", "-d", "-x", "100", "-y", "30", "-s", name, command)
+}
+
+// keys sends tmux key names (Enter, Tab, C-s, Escape) to a session.
+func (s *tmuxServer) keys(name string, keys ...string) {
+	s.t.Helper()
+	for _, k := range keys {
+		s.run("send-keys", "-t", name, k)
+	}
+}
+
+// text types literal text into a session.
+func (s *tmuxServer) text(name, text string) {
+	s.t.Helper()
+	s.run("send-keys", "-t", name, "-l", text)
+}
+
+// screen is what the session's terminal shows now.
+func (s *tmuxServer) screen(name string) string {
+	s.t.Helper()
+	return s.run("capture-pane", "-p", "-t", name)
+}
+
+// waitFor polls the session's screen until it contains every one of wants, or fails after a
+// deadline with the screen it saw last.
+func (s *tmuxServer) waitFor(name string, wants ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		scr := s.screen(name)
+		ok := true
+		for _, w := range wants {
+			if !strings.Contains(scr, w) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s's terminal never showed %q; it shows:\n%s", name, wants, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestE2E_TwoTerminalDemo drives the README's two-terminal demo in real terminals: alice and
+// bob open product 42; bob saves a new price; alice, still on version 1, changes the
+// description and the price, saves, sees the conflict dialog, merges (keeping her price)
+// and saves. The record in the store is then checked with `tandem get --json`.
+func TestE2E_TwoTerminalDemo(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	if r := tandem(t, dsn, "seed"); r.code != 0 {
+		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
+	}
+	tui := func(user string) string {
+		// exec keeps the pane's process the TUI; drafts go to the test's directory.
+		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s",
+			filepath.Join(dir, "cache-"+user), binary, dsn, user)
+	}
+	tm.start("alice", tui("alice"))
+	tm.start("bob", tui("bob"))
+
+	open42 := func(who string) {
+		tm.waitFor(who, "[ products ]", "1 of 60")
+		tm.keys(who, "/")
+		tm.text(who, "LGT-1042")
+		tm.keys(who, "Enter")
+		tm.waitFor(who, "1 of 1 matching")
+		tm.keys(who, "Enter")
+		tm.waitFor(who, "product 42 · v1", "Brass desk lamp with linen shade")
+	}
+	open42("alice")
+	open42("bob")
+	captures := map[string]string{"list (bob, filtered)": ""}
+
+	// Bob: price is the fifth field (sku, name, description, categories, price).
+	tm.keys("bob", "Tab", "Tab", "Tab", "Tab")
+	tm.waitFor("bob", "▸ price")
+	tm.keys("bob", "C-u")
+	tm.text("bob", "95.00")
+	tm.keys("bob", "C-s")
+	tm.waitFor("bob", "saved v2")
+
+	// Alice sees bob's save while she is still editing.
+	captures["editor with live banner (alice)"] = tm.waitFor("alice", "bob saved v2 (price); you are editing v1")
+
+	// Alice: a line at the top of the description, then her own price.
+	tm.keys("alice", "Tab", "Tab")
+	tm.waitFor("alice", "▸ description")
+	tm.text("alice", "Now with a dimmer. ")
+	tm.keys("alice", "Tab", "Tab")
+	tm.waitFor("alice", "▸ price")
+	tm.keys("alice", "C-u")
+	tm.text("alice", "92.00")
+	tm.keys("alice", "C-s")
+	captures["conflict dialog (alice)"] = tm.waitFor("alice", "collide:      price", "m  merge field by field")
+
+	tm.keys("alice", "m")
+	captures["merge view (alice)"] = tm.waitFor("alice", "1 of 1 conflict left", "1 mine   92.00", "2 theirs 95.00")
+	tm.keys("alice", "1")
+	captures["merge view resolved (alice)"] = tm.waitFor("alice", "0 of 1 conflict left")
+	tm.keys("alice", "C-s")
+	captures["saved (alice)"] = tm.waitFor("alice", "merged with bob's v2; saved v3")
+	// Bob's list or editor learns of alice's save too.
+	tm.waitFor("bob", "alice saved v3")
+
+	for _, name := range []string{"editor with live banner (alice)", "conflict dialog (alice)", "merge view (alice)", "saved (alice)"} {
+		t.Logf("%s:\n%s", name, captures[name])
+	}
+
+	r := tandem(t, dsn, "get", "product", "42", "--json")
+	if r.code != 0 {
+		t.Fatalf("get: exit %d: %s", r.code, r.stderr)
+	}
+	var got struct {
+		Version   int64          `json:"version"`
+		UpdatedBy string         `json:"updated_by"`
+		Fields    map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	if got.Version != 3 || got.UpdatedBy != "alice" {
+		t.Errorf("version %d by %s, want 3 by alice", got.Version, got.UpdatedBy)
+	}
+	if got.Fields["price"] != "92.00" {
+		t.Errorf("price = %v, want alice's 92.00 picked in the merge", got.Fields["price"])
+	}
+	if d, _ := got.Fields["description"].(string); !strings.HasPrefix(d, "Now with a dimmer. A heavy brass base") {
+		t.Errorf("description lost alice's edit: %q", d)
+	}
+
+	tm.keys("alice", "Escape")
+	tm.waitFor("alice", "[ products ]")
+	tm.keys("alice", "q")
+}
+
+// TestE2E_ExternalEditor edits a description in $EDITOR (ctrl+e): the TUI hands the terminal
+// to the editor, takes the text back and saves it.
+func TestE2E_ExternalEditor(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	if r := tandem(t, dsn, "seed"); r.code != 0 {
+		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
+	}
+	editor := filepath.Join(dir, "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf 'Written in the external editor.\\n' > \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm.start("carol", fmt.Sprintf("exec env XDG_CACHE_HOME=%s EDITOR=%s TERM=xterm-256color %s --db %s --user carol",
+		filepath.Join(dir, "cache"), editor, binary, dsn))
+	tm.waitFor("carol", "[ products ]", "1 of 60")
+	tm.keys("carol", "Enter")
+	tm.waitFor("carol", "product 1 · v1")
+	tm.keys("carol", "Tab", "Tab")
+	tm.waitFor("carol", "▸ description")
+	tm.keys("carol", "C-e")
+	tm.waitFor("carol", "took the text back from "+editor, "Written in the external editor.")
+	tm.keys("carol", "C-s")
+	tm.waitFor("carol", "saved v2")
+	r := tandem(t, dsn, "get", "product", "1", "--json")
+	var got struct {
+		Fields map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	if d := got.Fields["description"]; d != "Written in the external editor.\n" {
+		t.Fatalf("description = %q", d)
+	}
+}

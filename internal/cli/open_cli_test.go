@@ -1,0 +1,466 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tandem-editor/tandem/store/postgres"
+)
+
+// tandemIn runs tandem in dir (its working directory) against the store dsn ("" leaves
+// TANDEM_DB unset, so tandem uses ./tandem.db), in a session of its own, so that a TUI finds
+// no terminal to take over.
+func tandemIn(t *testing.T, dir, dsn string, args ...string) result {
+	t.Helper()
+	cmd := tandemCmd(dsn, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("run tandem %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// sum is the SHA-256 of a file, to show that nothing wrote it.
+func sum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// seededStore makes a store with the sample data and returns its path.
+func seededStore(t *testing.T) string {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), "tandem.db")
+	mustTandem(t, dsn, "seed")
+	return dsn
+}
+
+// TestCLI_MissingStoreIsNotCreated runs every command that reads or writes records on a file
+// that does not exist (the default ./tandem.db and a mistyped --db): each exits 5 with "no
+// store at PATH (tandem seed creates one)" and the directory stays empty.
+func TestCLI_MissingStoreIsNotCreated(t *testing.T) {
+	commands := [][]string{
+		{"list", "products"},
+		{"get", "product", "42"},
+		{"create", "product", "sku=NEW-1", "name=New"},
+		{"create", "product", "sku=NEW-1"}, // a bad create: no name
+		{"set", "product", "42", "name=x", "--expect-version", "1"},
+		{"adjust", "product", "4242", "stock", "-1"},
+		{"move", "3", "root"},
+		{"history", "product", "42"},
+		{"lease", "acquire", "product", "42"},
+		{"lease", "release", "not-a-token"},
+		{"locks"},
+		{"worker", "checksum", "--once"},
+	}
+	for _, db := range []string{"", "typo.db"} {
+		for _, args := range commands {
+			name := strings.Join(args, " ")
+			if db != "" {
+				name = "--db " + db + " " + name
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				r := tandemIn(t, dir, db, args...)
+				path := db
+				if path == "" {
+					path = defaultDB
+				}
+				want := "tandem: no store at " + path + " (tandem seed creates one)\n"
+				if r.code != exitNotFound || r.stderr != want {
+					t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitNotFound, want)
+				}
+				if names := dirNames(t, dir); len(names) > 0 {
+					t.Errorf("the command made %v", names)
+				}
+			})
+		}
+	}
+	// Bad input is refused before any store is looked for: exit 2, and still nothing made.
+	t.Run("lease acquire --group nosuch", func(t *testing.T) {
+		dir := t.TempDir()
+		r := tandemIn(t, dir, "typo.db", "lease", "acquire", "product", "42", "--group", "nosuch")
+		if r.code != exitUsage || !strings.Contains(r.stderr, `unknown lease group "nosuch"`) {
+			t.Errorf("exit %d, stderr %q; want %d naming the group", r.code, r.stderr, exitUsage)
+		}
+		if names := dirNames(t, dir); len(names) > 0 {
+			t.Errorf("the command made %v", names)
+		}
+	})
+}
+
+// TestCLI_WhatCreatesAStore shows the ways a store is made: init (empty, or --sample), seed,
+// the global --create, and the TUI's first run; each says it created the file, and the file
+// is 0600 even under umask 0. A second init changes nothing and keeps the store id, which
+// also stays with a moved file.
+func TestCLI_WhatCreatesAStore(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name) }
+	idRE := regexp.MustCompile(`store id ([0-9a-f]{32})`)
+
+	r := tandemIn(t, dir, "", "init")
+	m := idRE.FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil || !strings.HasPrefix(r.stdout, "created ./tandem.db") {
+		t.Fatalf("init: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	sid := m[1]
+	r = tandemIn(t, dir, "", "init")
+	if r.code != 0 || !strings.Contains(r.stdout, "already holds a tandem store (store id "+sid+"); nothing changed") {
+		t.Errorf("second init: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if err := os.Rename(path("tandem.db"), path("moved.db")); err != nil {
+		t.Fatal(err)
+	}
+	if r = tandemIn(t, dir, "moved.db", "init"); !strings.Contains(r.stdout, "store id "+sid) {
+		t.Errorf("the moved store does not keep its id %s: %q %q", sid, r.stdout, r.stderr)
+	}
+
+	r = tandemIn(t, dir, "sample.db", "init", "--sample")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, fmt.Sprintf("created sample.db with %d products and %d documents", defaultSeedProducts, defaultSeedDocuments)) {
+		t.Errorf("init --sample: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = tandemIn(t, dir, "seeded.db", "seed")
+	if r.code != 0 || r.stderr != "tandem: created seeded.db\n" {
+		t.Errorf("seed: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = tandemIn(t, dir, "", "--db", "flag.db", "--create", "list", "products")
+	if r.code != 0 || r.stderr != "tandem: created flag.db (an empty store)\n" {
+		t.Errorf("--create list: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// The TUI's first run creates and fills the store, then finds no terminal (exit 1).
+	r = tandemIn(t, dir, "tui.db")
+	if want := fmt.Sprintf("tandem: created tui.db with %d products and %d documents\n", defaultSeedProducts, defaultSeedDocuments); !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("TUI first run: exit %d, stderr %q, want it to start with %q", r.code, r.stderr, want)
+	}
+	for _, name := range []string{"moved.db", "sample.db", "seeded.db", "flag.db", "tui.db"} {
+		fi, err := os.Stat(path(name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %o under umask 0, want 600", name, fi.Mode().Perm())
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 5 {
+		t.Errorf("directory holds %v, want the five stores and nothing else", names)
+	}
+}
+
+// TestCLI_CreatedMessageDefused starts the TUI on a new file whose path holds an OSC escape
+// (it would set the terminal's title) and a BEL: "tandem: created …" echoes the path
+// defused, and so does the message of a missing store.
+func TestCLI_CreatedMessageDefused(t *testing.T) {
+	dir := t.TempDir()
+	hostile := "x\x1b]0;pwned\x07.db"
+	for _, args := range [][]string{nil, {"seed"}, {"get", "product", "1"}} {
+		db := hostile
+		if len(args) > 0 && args[0] == "get" {
+			db = "missing" + hostile
+		}
+		r := tandemIn(t, dir, db, args...)
+		if !strings.Contains(r.stderr, `x\x1b]0;pwned\x07.db`) {
+			t.Errorf("tandem %v: stderr %q does not show the path defused", args, r.stderr)
+		}
+		if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") {
+			t.Errorf("tandem %v: the escape reached the terminal: %q", args, r.stderr)
+		}
+		os.Remove(filepath.Join(dir, hostile))
+	}
+}
+
+// TestCLI_FirstRunsAtOnce starts several first runs on one new file at once (processes of the
+// binary, started together): TUIs, init --sample and seed. Exactly one creates the store and
+// fills it; the others open what it made (the TUIs get as far as looking for a terminal) or,
+// for seed, find it already filled; nobody fails on a duplicate SKU, and the store holds the
+// sample data once.
+func TestCLI_FirstRunsAtOnce(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		// ok reports whether a process that did not create the store ended as it should.
+		ok func(r result) bool
+		// created reports whether the process says it created the store.
+		created func(r result) bool
+	}{
+		{"TUI", nil,
+			func(r result) bool { return r.code == exitFailure && strings.Contains(r.stderr, "TTY") },
+			func(r result) bool { return strings.HasPrefix(r.stderr, "tandem: created ") }},
+		{"init --sample", []string{"init", "--sample"},
+			func(r result) bool { return r.code == 0 && strings.Contains(r.stdout, "already holds a tandem store") },
+			func(r result) bool { return r.code == 0 && strings.HasPrefix(r.stdout, "created ") }},
+		{"seed", []string{"seed"},
+			func(r result) bool {
+				return r.code == exitUsage && strings.Contains(r.stderr, "already holds 60 products")
+			},
+			func(r result) bool { return r.code == 0 && strings.HasPrefix(r.stdout, "seeded ") }},
+	}
+	const procs = 6
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dsn := filepath.Join(dir, "first.db")
+			cmds := make([]*exec.Cmd, procs)
+			outs, errs := make([]bytes.Buffer, procs), make([]bytes.Buffer, procs)
+			for i := range cmds {
+				cmds[i] = tandemCmd(dsn, tc.args...)
+				cmds[i].SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+				cmds[i].Stdout, cmds[i].Stderr = &outs[i], &errs[i]
+			}
+			for _, c := range cmds {
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			creators := 0
+			for i, c := range cmds {
+				_ = c.Wait()
+				r := result{outs[i].String(), errs[i].String(), c.ProcessState.ExitCode()}
+				switch {
+				case tc.created(r):
+					creators++
+				case !tc.ok(r):
+					t.Errorf("process %d: exit %d\nstdout: %s\nstderr: %s", i, r.code, r.stdout, r.stderr)
+				}
+			}
+			if creators != 1 {
+				t.Errorf("%d processes created the store, want 1", creators)
+			}
+			var products, documents []record
+			if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json")), &products); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "documents", "--json")), &documents); err != nil {
+				t.Fatal(err)
+			}
+			if len(products) != defaultSeedProducts || len(documents) != defaultSeedDocuments {
+				t.Errorf("store holds %d products and %d documents, want the sample once (%d and %d)",
+					len(products), len(documents), defaultSeedProducts, defaultSeedDocuments)
+			}
+			for _, n := range dirNames(t, dir) {
+				if n != "first.db" {
+					t.Errorf("left beside the store: %q", n)
+				}
+			}
+		})
+	}
+}
+
+// TestCLI_ReadsDoNotWaitForWriters holds SQLite's write lock (BEGIN IMMEDIATE, as a writer
+// in another process does) while get and list run: they answer without waiting for it.
+func TestCLI_ReadsDoNotWaitForWriters(t *testing.T) {
+	dsn := seededStore(t)
+	raw, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	conn, err := raw.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK")
+	if got := mustGet(t, dsn, "product", 50); got.ID != 50 {
+		t.Errorf("get product 50 returned %+v", got)
+	}
+	if out := mustTandem(t, dsn, "list", "products"); !strings.Contains(out, "LGT-1042") {
+		t.Errorf("list products while a writer holds the lock:\n%s", out)
+	}
+}
+
+// makeReadOnly makes path (a file or a directory) impossible to write for tandem until the
+// test ends. As a normal user that is chmod a-w; root ignores permission bits, so as root it
+// is chattr +i (immutable: refused even to root), and the test is skipped where that is not
+// available. Either way it checks that writing really fails, so the test means something.
+func makeReadOnly(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+			t.Skipf("running as root, which ignores permission bits, and chattr +i is not available: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
+	} else {
+		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
+	}
+	if fi.IsDir() {
+		probe := filepath.Join(path, "probe")
+		if f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			f.Close()
+			os.Remove(probe)
+			t.Fatalf("%s is still writable", path)
+		}
+	} else if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+		f.Close()
+		t.Fatalf("%s is still writable", path)
+	}
+}
+
+// TestCLI_ReadOnlyStore makes a store's file, then its directory, impossible to write
+// (chattr +i as root, chmod otherwise): get and list work, and set, adjust and create exit 2
+// saying the store is read-only and why; the file is unchanged.
+func TestCLI_ReadOnlyStore(t *testing.T) {
+	for _, tc := range []struct{ name, why string }{
+		{"File", "the file is not writable"},
+		{"Directory", "its directory is not writable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := seededStore(t)
+			if tc.name == "File" {
+				makeReadOnly(t, dsn)
+			} else {
+				makeReadOnly(t, filepath.Dir(dsn))
+			}
+			before := sum(t, dsn)
+			if got := mustGet(t, dsn, "product", 50); got.ID != 50 || got.Version != 1 {
+				t.Errorf("get product 50: %+v", got)
+			}
+			if out := mustTandem(t, dsn, "list", "products"); !strings.Contains(out, "LGT-1042") {
+				t.Errorf("list products:\n%s", out)
+			}
+			for _, args := range [][]string{
+				{"set", "product", "50", "name=Changed", "--expect-version", "1"},
+				{"adjust", "product", "50", "stock", "-1"},
+				{"create", "product", "sku=RO-1", "name=New"},
+			} {
+				r := tandem(t, dsn, args...)
+				want := "is read-only (" + tc.why + "); tandem can read it but not change it"
+				if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+					t.Errorf("%v: exit %d, stderr %q; want %d and %q", args, r.code, r.stderr, exitUsage, want)
+				}
+			}
+			if sum(t, dsn) != before {
+				t.Error("the read-only store's file changed")
+			}
+		})
+	}
+}
+
+// TestCLI_ConnectionStrings checks what --db does with strings that are not file paths: a
+// libpq key=value string is a PostgreSQL DSN (never a file named after it, never a password
+// in the output), a password-bearing string that is not one is refused, and a postgres://
+// DSN whose password holds an '@' is refused without printing any part of it.
+func TestCLI_ConnectionStrings(t *testing.T) {
+	cases := []struct {
+		name, db string
+		code     int
+		secrets  []string
+	}{
+		{"key=value, server down", "host=127.0.0.1 port=1 dbname=x user=u password=hunter2 connect_timeout=3", exitFailure, []string{"hunter2"}},
+		{"key=value, spaces and quotes", "dbname = 'x' host=127.0.0.1 port=1 password = 'two words' connect_timeout=3", exitFailure, []string{"two words", "words"}},
+		{"not a DSN, with a password", "x?password=hunter2.db", exitUsage, []string{"hunter2"}},
+		{"@ in the password", "postgres://u:abc@secretpart@127.0.0.1:1/x", exitUsage, []string{"abc", "secretpart"}},
+		{"@ in the password, encoded", "postgres://u:abc%40secretpart@127.0.0.1:1/x?connect_timeout=3", exitFailure, []string{"abc", "secretpart"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := tandemIn(t, dir, tc.db, "list", "products")
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d: %s", r.code, tc.code, r.stderr)
+			}
+			for _, s := range tc.secrets {
+				if strings.Contains(r.stdout+r.stderr, s) {
+					t.Errorf("the password (%q) was printed: %s", s, r.stderr)
+				}
+			}
+			if names := dirNames(t, dir); len(names) > 0 {
+				t.Errorf("a file was made from the connection string: %q", names)
+			}
+		})
+	}
+}
+
+// TestCLI_KeyValueDSN_Postgres opens the test server's store through a libpq key=value
+// string: init makes it ready, and records written through it are there.
+func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
+	url := postgres.TestDSN(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable search_path=%s",
+		cfg.Host, cfg.Port, cfg.User, cfg.Database, cfg.RuntimeParams["search_path"])
+	dir := t.TempDir()
+	r := tandemIn(t, dir, kv, "init")
+	if r.code != 0 || !regexp.MustCompile(`^store at .* is ready \(store id [0-9a-f]{32}\)\n$`).MatchString(r.stdout) {
+		t.Fatalf("init: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	p := mustCreate(t, kv, "product", "sku=KV-1", "name=Through key=value")
+	if got := mustGet(t, url, "product", p.ID); got.Fields["name"] != "Through key=value" {
+		t.Errorf("the record is not in the server's store: %+v", got)
+	}
+	if names := dirNames(t, dir); len(names) > 0 {
+		t.Errorf("a file was made from the connection string: %q", names)
+	}
+}
+
+// TestRedact_PasswordWithAt checks the redaction of every DSN form a message may quote: the
+// password of a URL runs to the last '@' before the host.
+func TestRedact_PasswordWithAt(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:abc@secretpart@host/x":               "postgres://u:xxxxx@host/x",
+		"open postgres://u:a@b@c@h:5432/x: refused":        "open postgres://u:xxxxx@h:5432/x: refused",
+		"host=h password='two words' dbname=x":             "host=h password=xxxxx dbname=x",
+		"host=h password = hunter2 dbname=x":               "host=h password = xxxxx dbname=x",
+		"postgres://u@h/x?sslpassword=k&password=p%40ss":   "postgres://u@h/x?sslpassword=xxxxx&password=xxxxx",
+		"postgres://u@h/x?application_name=a@b":            "postgres://u@h/x?application_name=a@b",
+		"host=h password='it\\'s' dbname=x":                "host=h password=xxxxx dbname=x",
+		"two: postgres://a:p1@h1/x and postgres://b:p2@h2": "two: postgres://a:xxxxx@h1/x and postgres://b:xxxxx@h2",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
