@@ -87,7 +87,7 @@ type DB struct {
 	where     string // user@host:port/db, for messages; never the password
 	password  string // only to scrub it from driver messages
 	listenCfg *pgx.ConnConfig
-	instance  string // identifies this DB value as an idempotency claimer
+	owner     string // identifies this DB value as an idempotency claimer
 	version   int
 	storeID   string // store_meta's store_id, read at open
 
@@ -117,7 +117,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 		now:      opts.Now,
 		where:    describe(cc.Config),
 		password: cc.Password,
-		instance: randomHex(8),
+		owner:    randomHex(8),
 		poke:     make(chan struct{}, 1),
 	}
 	if cc.ConnectTimeout == 0 {

@@ -110,16 +110,16 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		if err := db.lockTree(ctx, tx); err != nil {
 			return err
 		}
-		cur, err := db.findRecordTx(ctx, tx, store.KindDocument, id, true)
+		cur, err := db.findRecord(ctx, tx, store.KindDocument, id, true)
 		if err != nil {
 			return err
 		}
-		if err := db.checkLeasesTx(ctx, tx, store.KindDocument, id, []string{group}, m.LeaseToken); err != nil {
+		if err := db.checkLeases(ctx, tx, store.KindDocument, id, []string{group}, m.LeaseToken); err != nil {
 			return err
 		}
 		var newParent any
 		if m.Parent != nil {
-			if err := db.checkLeasesTx(ctx, tx, store.KindDocument, *m.Parent, []string{group}, m.ParentLeaseToken); err != nil {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, *m.Parent, []string{group}, m.ParentLeaseToken); err != nil {
 				return err
 			}
 			newParent = *m.Parent

@@ -29,7 +29,7 @@ func scanKey(row scanner, extra ...any) (store.KeyRecord, error) {
 // ClaimKey claims (scope, key) for a request with the given hash. See store.Idempotency for
 // the states and error codes.
 func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*store.Claim, error) {
-	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
+	owner, err := store.KeyCaller(ctx, scope, key, db.owner)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (db *DB) FailKey(ctx context.Context, scope, key string) error {
 
 // finishKey moves a key claimed by this caller from PENDING to status.
 func (db *DB) finishKey(ctx context.Context, scope, key string, status store.KeyStatus, result []byte, keep time.Duration) error {
-	owner, err := store.KeyCaller(ctx, scope, key, db.instance)
+	owner, err := store.KeyCaller(ctx, scope, key, db.owner)
 	if err != nil {
 		return err
 	}

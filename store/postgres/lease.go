@@ -44,13 +44,13 @@ func scanLease(row scanner, extra ...any) (leaseRow, error) {
 	return l, nil
 }
 
-// checkLeasesTx is the lease check of a write, inside the write's transaction. The lease rows
+// checkLeases is the lease check of a write, inside the write's transaction. The lease rows
 // of the written groups (and the presented token's row) are locked FOR SHARE, so a takeover
 // waits until this write has committed: a holder whose lease ended can never write after the
 // new holder got it. token is the presented lease token ("" for none). A live lease of
 // another token on a written group is an ELEASE *LeaseError naming its holder, whoever
 // writes: the token binds, not the holder's name.
-func (db *DB) checkLeasesTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token string) error {
+func (db *DB) checkLeases(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token string) error {
 	hash := ""
 	if token != "" {
 		hash = store.LeaseTokenHash(token)

@@ -116,8 +116,8 @@ func arg(f *store.Field, v any) any {
 	return v
 }
 
-// findRecordTx reads one record, locking it FOR UPDATE when lock is set. ENOTFOUND if none.
-func (db *DB) findRecordTx(ctx context.Context, q querier, kind store.Kind, id int64, lock bool) (*store.Record, error) {
+// findRecord reads one record, locking it FOR UPDATE when lock is set. ENOTFOUND if none.
+func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int64, lock bool) (*store.Record, error) {
 	t, err := table(kind)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (db *DB) findRecordTx(ctx context.Context, q querier, kind store.Kind, id i
 func (db *DB) FindRecord(ctx context.Context, kind store.Kind, id int64) (*store.Record, error) {
 	var r *store.Record
 	err := db.read(ctx, fmt.Sprintf("find %s %d", kind, id), func(q querier) (err error) {
-		r, err = db.findRecordTx(ctx, q, kind, id, false)
+		r, err = db.findRecord(ctx, q, kind, id, false)
 		return err
 	})
 	return r, err
@@ -256,7 +256,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			if err := db.checkNewChild(ctx, tx, parent); err != nil {
 				return err
 			}
-			if err := db.checkLeasesTx(ctx, tx, store.KindDocument, parent, []string{db.reg.TreeGroup()}, parentToken); err != nil {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, parent, []string{db.reg.TreeGroup()}, parentToken); err != nil {
 				return err
 			}
 		}
@@ -349,7 +349,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	keyed := false
 	err = db.inTxFlag(ctx, fmt.Sprintf("update %s %d", kind, id), &keyed, func(tx pgx.Tx) error {
 		res = nil
-		cur, err := db.findRecordTx(ctx, tx, kind, id, true)
+		cur, err := db.findRecord(ctx, tx, kind, id, true)
 		if err != nil {
 			return err
 		}
@@ -436,7 +436,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return nil, err
 		}
 		if replay != nil {
-			r, err := db.findRecordTx(ctx, tx, kind, id, false)
+			r, err := db.findRecord(ctx, tx, kind, id, false)
 			if err != nil {
 				return nil, err
 			}
@@ -450,7 +450,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		return nil, leaseErr
 	}
 	if leased {
-		if err := db.checkLeasesTx(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
+		if err := db.checkLeases(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
 			return nil, err
 		}
 	}
@@ -464,7 +464,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	b = &pgx.Batch{}
 	var res *store.UpdateResult
 	if plan.Unchanged {
-		r, err := db.findRecordTx(ctx, tx, kind, id, false)
+		r, err := db.findRecord(ctx, tx, kind, id, false)
 		if err != nil {
 			return nil, err
 		}
@@ -748,7 +748,7 @@ func sortedNames[V any](m map[string]V) []string {
 // conflict builds the answer to a version-checked UPDATE that matched no row: ENOTFOUND, or
 // a *ConflictError with the current record and the writes since the base version.
 func (db *DB) conflict(ctx context.Context, tx pgx.Tx, kind store.Kind, id, base int64) error {
-	cur, err := db.findRecordTx(ctx, tx, kind, id, false)
+	cur, err := db.findRecord(ctx, tx, kind, id, false)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func table(kind store.Kind) (string, error) {
 }
 
 // columns returns the select list of a kind: id, every registry field, and the metadata.
-func (db *DB) columns(kind store.Kind) string {
+func (db *DB) selectList(kind store.Kind) string {
 	var b strings.Builder
 	b.WriteString("id")
 	for _, f := range db.reg.Fields(kind) {

@@ -363,11 +363,11 @@ type tx struct {
 	dbNow time.Time // the database clock, read lazily (lease and key expiry)
 }
 
-// writeTx runs fn in a BEGIN IMMEDIATE transaction and commits. It retries the whole
+// inTx runs fn in a BEGIN IMMEDIATE transaction and commits. It retries the whole
 // transaction with jittered backoff when the database stays busy or locked past busy_timeout,
 // then gives up with EBUSY. fn may run more than once. Typed store errors from fn pass
 // through; driver errors are mapped to store codes with what as their context.
-func (db *DB) writeTx(ctx context.Context, what string, fn func(*tx) error) error {
+func (db *DB) inTx(ctx context.Context, what string, fn func(*tx) error) error {
 	if db.readOnly != "" {
 		return db.errReadOnly(what, db.readOnly)
 	}

@@ -33,7 +33,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 	group := db.reg.TreeGroup()
 	what := fmt.Sprintf("move document %d", id)
 	var res *store.UpdateResult
-	err = db.writeTx(ctx, what, func(tx *tx) error {
+	err = db.inTx(ctx, what, func(tx *tx) error {
 		cur, err := db.findRecord(ctx, tx, store.KindDocument, id)
 		if err != nil {
 			return err
@@ -59,7 +59,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		}
 		rec, err := db.scanRecord(store.KindDocument, tx.QueryRowContext(ctx,
 			`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
-			 WHERE id = ? RETURNING `+db.columns(store.KindDocument),
+			 WHERE id = ? RETURNING `+db.selectList(store.KindDocument),
 			newParent, formatTime(tx.now), actor.Name, id))
 		if err != nil {
 			return err
@@ -103,7 +103,7 @@ const maxWalk = 64
 
 // ancestors returns id and its ancestors, nearest first (id, its parent, ..., the root);
 // empty when id does not exist.
-func ancestors(ctx context.Context, q queryer, id int64) ([]int64, error) {
+func ancestors(ctx context.Context, q querier, id int64) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, `WITH RECURSIVE up(id, parent_id, n) AS (
 			SELECT id, parent_id, 1 FROM documents WHERE id = ?
 			UNION ALL
@@ -125,7 +125,7 @@ func ancestors(ctx context.Context, q queryer, id int64) ([]int64, error) {
 }
 
 // deepestPath returns the longest downward path from id (id first) to a leaf of its subtree.
-func deepestPath(ctx context.Context, q queryer, id int64) ([]int64, error) {
+func deepestPath(ctx context.Context, q querier, id int64) ([]int64, error) {
 	var path string
 	err := q.QueryRowContext(ctx, `WITH RECURSIVE down(id, n, path) AS (
 			SELECT id, 1, CAST(id AS TEXT) FROM documents WHERE id = ?

@@ -72,7 +72,7 @@ func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, acto
 // historyTail reads where the record's history ends: its newest history version, the length
 // and size of that version's chain, and the fields written since by writes without history
 // (before version, the write being logged). octet_length reads a length without the text.
-func (db *DB) historyTail(ctx context.Context, q queryer, kind store.Kind, id, version int64) (store.HistoryTail, error) {
+func (db *DB) historyTail(ctx context.Context, q querier, kind store.Kind, id, version int64) (store.HistoryTail, error) {
 	var t store.HistoryTail
 	var written sql.NullString
 	err := q.QueryRowContext(ctx, `SELECT h.version, coalesce(h.base, h.version),
@@ -141,7 +141,7 @@ func scanChange(sc scanner) (store.Change, error) {
 	return c, err
 }
 
-func queryChanges(ctx context.Context, q queryer, query string, args ...any) ([]store.Change, error) {
+func queryChanges(ctx context.Context, q querier, query string, args ...any) ([]store.Change, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func queryChanges(ctx context.Context, q queryer, query string, args ...any) ([]
 }
 
 // changesSince returns the record writes after version base, oldest first.
-func (db *DB) changesSince(ctx context.Context, q queryer, kind store.Kind, id, base int64) ([]store.Change, error) {
+func (db *DB) changesSince(ctx context.Context, q querier, kind store.Kind, id, base int64) ([]store.Change, error) {
 	return queryChanges(ctx, q, "SELECT "+changeColumns+` FROM changes
 		WHERE kind = ? AND record_id = ? AND version > ? AND event IN `+recordEvents+` ORDER BY id`,
 		string(kind), id, base)

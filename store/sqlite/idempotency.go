@@ -17,7 +17,7 @@ type keyRow struct {
 	expired bool
 }
 
-func (db *DB) findKey(ctx context.Context, q queryer, scope, key string, now time.Time) (*keyRow, error) {
+func (db *DB) findKey(ctx context.Context, q querier, scope, key string, now time.Time) (*keyRow, error) {
 	var (
 		k                keyRow
 		status, cat, eat string
@@ -93,7 +93,7 @@ func (db *DB) ClaimKey(ctx context.Context, scope, key, requestHash string, pend
 	pendingTTL = store.PendingTTL(pendingTTL)
 	var claim *store.Claim
 	what := fmt.Sprintf("claim idempotency key %s/%s", scope, key)
-	err = db.writeTx(ctx, what, func(tx *tx) error {
+	err = db.inTx(ctx, what, func(tx *tx) error {
 		now, err := tx.clock(ctx)
 		if err != nil {
 			return err
@@ -150,7 +150,7 @@ func (db *DB) finishKey(ctx context.Context, scope, key string, status store.Key
 		return err
 	}
 	what := fmt.Sprintf("finish idempotency key %s/%s", scope, key)
-	return db.writeTx(ctx, what, func(tx *tx) error {
+	return db.inTx(ctx, what, func(tx *tx) error {
 		now, err := tx.clock(ctx)
 		if err != nil {
 			return err
@@ -184,7 +184,7 @@ func (db *DB) FindKey(ctx context.Context, scope, key string) (*store.KeyRecord,
 // PurgeKeys deletes keys whose lifetime ended (by the database clock) and returns how many.
 func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
 	var n int64
-	err := db.writeTx(ctx, "purge idempotency keys", func(tx *tx) error {
+	err := db.inTx(ctx, "purge idempotency keys", func(tx *tx) error {
 		now, err := tx.clock(ctx)
 		if err != nil {
 			return err

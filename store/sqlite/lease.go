@@ -39,7 +39,7 @@ func scanLease(sc scanner) (*leaseRow, error) {
 }
 
 // findLease returns the current lease row of one scope, or nil.
-func findLease(ctx context.Context, q queryer, kind store.Kind, id int64, group string) (*leaseRow, error) {
+func findLease(ctx context.Context, q querier, kind store.Kind, id int64, group string) (*leaseRow, error) {
 	l, err := scanLease(q.QueryRowContext(ctx, "SELECT "+leaseColumns+
 		" FROM leases WHERE kind = ? AND record_id = ? AND grp = ?", string(kind), id, group))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -56,7 +56,7 @@ type grant struct {
 	fence int64
 }
 
-func findGrant(ctx context.Context, q queryer, token string) (*grant, error) {
+func findGrant(ctx context.Context, q querier, token string) (*grant, error) {
 	var (
 		g    grant
 		kind string
@@ -72,7 +72,7 @@ func findGrant(ctx context.Context, q queryer, token string) (*grant, error) {
 
 // tokenState checks a presented token against the current lease of its scope and returns the
 // lease, or a *LeaseError (Lost) saying why it is no longer valid.
-func tokenState(ctx context.Context, q queryer, g *grant, now time.Time) (*leaseRow, error) {
+func tokenState(ctx context.Context, q querier, g *grant, now time.Time) (*leaseRow, error) {
 	cur, err := findLease(ctx, q, g.kind, g.id, g.group)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	token := store.NewLeaseToken()
 	var out *store.Lease
 	what := fmt.Sprintf("acquire lease on %s %d (%s)", r.Kind, r.RecordID, r.Group)
-	err = db.writeTx(ctx, what, func(tx *tx) error {
+	err = db.inTx(ctx, what, func(tx *tx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t+" WHERE id = ?", r.RecordID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return store.Errorf(store.ENOTFOUND, "%s %d not found", r.Kind, r.RecordID)
@@ -219,7 +219,7 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 		return nil, err
 	}
 	var out *store.Lease
-	err := db.writeTx(ctx, "extend lease", func(tx *tx) error {
+	err := db.inTx(ctx, "extend lease", func(tx *tx) error {
 		g, err := findGrant(ctx, tx, token)
 		if err != nil {
 			return err
@@ -258,7 +258,7 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 // why it had ended.
 func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelease, error) {
 	var out *store.LeaseRelease
-	err := db.writeTx(ctx, "release lease", func(tx *tx) error {
+	err := db.inTx(ctx, "release lease", func(tx *tx) error {
 		g, err := findGrant(ctx, tx, token)
 		if err != nil {
 			return err

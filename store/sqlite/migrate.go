@@ -88,7 +88,7 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 				"%s has schema version %d and this tandem needs %d, but it is read-only (%s); open it once with write access to upgrade it",
 				db.path, cur, latest, db.readOnly)
 		}
-		err = db.writeTx(ctx, what, func(t *tx) error {
+		err = db.inTx(ctx, what, func(t *tx) error {
 			cur, err := db.checkSchema(ctx, t.Tx, latest, allowInit)
 			if err != nil {
 				return err

@@ -12,8 +12,8 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// queryer is what reads need: the read pool or a write transaction.
-type queryer interface {
+// querier is what reads need: the read pool or a write transaction.
+type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
@@ -27,12 +27,12 @@ func (db *DB) FindRecord(ctx context.Context, kind store.Kind, id int64) (*store
 	return r, nil
 }
 
-func (db *DB) findRecord(ctx context.Context, q queryer, kind store.Kind, id int64) (*store.Record, error) {
+func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int64) (*store.Record, error) {
 	t, err := table(kind)
 	if err != nil {
 		return nil, err
 	}
-	row := q.QueryRowContext(ctx, "SELECT "+db.columns(kind)+" FROM "+t+" WHERE id = ?", id)
+	row := q.QueryRowContext(ctx, "SELECT "+db.selectList(kind)+" FROM "+t+" WHERE id = ?", id)
 	r, err := db.scanRecord(kind, row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
@@ -71,7 +71,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		where = append(where, "id > ?")
 		args = append(args, f.AfterID)
 	}
-	q := "SELECT " + db.columns(f.Kind) + " FROM " + t
+	q := "SELECT " + db.selectList(f.Kind) + " FROM " + t
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -167,10 +167,10 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
-		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.columns(kind)
+		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
 
 	var rec *store.Record
-	err = db.writeTx(ctx, "create "+string(kind), func(tx *tx) error {
+	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
 		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
 			return err
 		}
@@ -234,7 +234,7 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	keep := store.KeepsHistory(ctx, actor)
 	var res *store.UpdateResult
 	what := fmt.Sprintf("update %s %d", kind, id)
-	err = db.writeTx(ctx, what, func(tx *tx) error {
+	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
 		return err
@@ -255,7 +255,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	keep := store.KeepsHistory(ctx, actor)
 	var res *store.UpdateResult
 	what := fmt.Sprintf("locked update %s %d", kind, id)
-	err = db.writeTx(ctx, what, func(tx *tx) error {
+	err = db.inTx(ctx, what, func(tx *tx) error {
 		res = nil
 		cur, err := db.findRecord(ctx, tx, kind, id)
 		if err != nil {
@@ -376,7 +376,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		args = append(args, formatTime(tx.now), actor.Name, id, cur.Version)
 		// The version condition cannot fail under the write lock; it stays as the guard that
 		// nothing changed between the read above and this write.
-		q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.columns(kind)
+		q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.selectList(kind)
 		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
