@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/postgres"
 	"github.com/tandem-editor/tandem/store/sqlite"
 	"github.com/tandem-editor/tandem/torture"
 )
@@ -84,7 +85,7 @@ func TestTorture_SQLite(t *testing.T) {
 }
 
 func TestTorture_Postgres(t *testing.T) {
-	runTorture(t, postgres.TestDSN(t), "cut every writer's database connection")
+	runTorture(t, pgtest.DSN(t), "cut every writer's database connection")
 }
 
 // blindStore drops the version check: every version-checked save is sent with the version the

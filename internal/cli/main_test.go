@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
 
 // binary is the tandem binary built once by TestMain; the CLI tests run it as real OS
@@ -136,7 +136,7 @@ func backends(t *testing.T) []backend {
 	t.Helper()
 	bs := []backend{{"sqlite", newSQLiteStore}}
 	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
-		bs = append(bs, backend{"postgres", func(t *testing.T) string { return postgres.TestDSN(t) }})
+		bs = append(bs, backend{"postgres", func(t *testing.T) string { return pgtest.DSN(t) }})
 	} else if os.Getenv("CI") == "true" {
 		t.Fatal("TANDEM_TEST_POSTGRES is not set under CI=true: the PostgreSQL CLI tests must run in CI")
 	} else {

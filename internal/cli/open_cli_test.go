@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 
-	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/jackc/pgx/v5"
 )
 
 // tandemIn runs tandem in dir (its working directory) against the store dsn ("" leaves
@@ -425,7 +425,7 @@ func TestCLI_ConnectionStrings(t *testing.T) {
 // TestCLI_KeyValueDSN_Postgres opens the test server's store through a libpq key=value
 // string: init makes it ready, and records written through it are there.
 func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
-	url := postgres.TestDSN(t)
+	url := pgtest.DSN(t)
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -36,7 +38,7 @@ func mustOpen(t *testing.T, dsn string) *DB {
 // backends, and closes the connection when the test ends.
 func mustAdmin(t *testing.T) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), TestServerDSN(t))
+	conn, err := pgx.Connect(t.Context(), pgtest.ServerDSN(t))
 	if err != nil {
 		t.Fatalf("admin connect: %v", err)
 	}
@@ -101,7 +103,7 @@ func cycles(t *testing.T, db *DB) int {
 // The advisory tree lock must let exactly one win every round, and the recursive check after
 // each round must find no cycle.
 func TestMoveDocument_Race(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	db1, db2 := mustOpen(t, dsn), mustOpen(t, dsn)
 	a := mustCreateDoc(t, db1, "A", nil)
 	a1 := mustCreateDoc(t, db1, "A1", &a.ID)
@@ -154,7 +156,7 @@ func TestMoveDocument_Race(t *testing.T) {
 // doing read-modify-write (stock = stock + 1 computed in Go) under SELECT ... FOR UPDATE on
 // one row. A lost update would leave stock below the number of writes.
 func TestLockedUpdate_ConcurrentReadModifyWrite(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	dbs := []*DB{mustOpen(t, dsn), mustOpen(t, dsn)}
 	p := mustCreateProduct(t, dbs[0], "RMW")
 	const each = 50
@@ -206,7 +208,7 @@ func TestLockedUpdate_ConcurrentReadModifyWrite(t *testing.T) {
 // again with the same idempotency key, as the error message tells people to. At the end every
 // save is applied exactly once, and each is in history.
 func TestReconnect_TerminateBackends(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	db := mustOpen(t, dsn)
 	admin := mustAdmin(t)
 	p := mustCreateProduct(t, db, "KILL")
@@ -269,7 +271,7 @@ func TestReconnect_TerminateBackends(t *testing.T) {
 // times while another store writes. The subscriber must still deliver every change, in order,
 // exactly once.
 func TestSubscribe_ListenConnectionKilled(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	reader, writer := mustOpen(t, dsn), mustOpen(t, dsn)
 	admin := mustAdmin(t)
 	p := mustCreateProduct(t, writer, "FEED")
@@ -374,7 +376,7 @@ func TestOpen_BadDSN(t *testing.T) {
 
 // TestOpen_NewerSchemaRefused shows that a schema migrated by a newer tandem is refused.
 func TestOpen_NewerSchemaRefused(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	db := mustOpen(t, dsn)
 	if _, err := db.pool.Exec(t.Context(), "INSERT INTO schema_migrations (version) VALUES (99)"); err != nil {
 		t.Fatal(err)
@@ -388,7 +390,7 @@ func TestOpen_NewerSchemaRefused(t *testing.T) {
 // TestOpen_ConcurrentFirstMigration opens one fresh schema from several goroutines at once:
 // the advisory lock lets one migrate and the others find it migrated.
 func TestOpen_ConcurrentFirstMigration(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
@@ -408,7 +410,7 @@ func TestOpen_ConcurrentFirstMigration(t *testing.T) {
 
 // TestOpen_MissingSchema shows a clear error when the search_path names no schema.
 func TestOpen_MissingSchema(t *testing.T) {
-	dsn, err := WithSearchPath(TestServerDSN(t), "tandem_t_does_not_exist")
+	dsn, err := pgtest.WithSearchPath(pgtest.ServerDSN(t), "tandem_t_does_not_exist")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +424,7 @@ func TestOpen_MissingSchema(t *testing.T) {
 // attempt: nothing was committed, so the transaction runs again on a new connection and
 // succeeds, even for a save without an idempotency key.
 func TestInTx_ConnectionLostBeforeCommit(t *testing.T) {
-	db := mustOpen(t, TestDSN(t))
+	db := mustOpen(t, pgtest.DSN(t))
 	attempts := 0
 	err := db.inTx(t.Context(), "test", false, func(tx pgx.Tx) error {
 		attempts++

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -54,7 +56,7 @@ func ids(cs []store.Change) []int64 {
 // Once it commits, both deliver the two in id order; a transaction that took an id and
 // rolled back leaves a gap that holds nothing up.
 func TestChanges_LateCommit(t *testing.T) {
-	db := mustOpen(t, TestDSN(t))
+	db := mustOpen(t, pgtest.DSN(t))
 	p := mustCreateProduct(t, db, "LATE")
 	from, err := db.LastChangeID(t.Context())
 	if err != nil {

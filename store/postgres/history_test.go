@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -29,7 +31,7 @@ func schemaSize(t *testing.T, db *DB) int64 {
 // body (random text, which TOAST's compression cannot shrink): the schema must grow by what
 // changed, not by a copy of the body per save.
 func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
-	db := mustOpen(t, TestDSN(t))
+	db := mustOpen(t, pgtest.DSN(t))
 	ctx := actx(t, alice)
 	var b strings.Builder
 	buf := make([]byte, 32)
@@ -69,7 +71,7 @@ func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 // change_counter): the migration keeps its history readable, new saves chain onto it, and
 // the change log goes on after the old ids.
 func TestMigrate_KeepsHistory(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tandem-editor/tandem/store"
@@ -15,7 +17,7 @@ import (
 // connection, as another process would) reads the same id, and a schema made before store
 // ids existed (version 1) gets one when it is opened and keeps it.
 func TestStoreID(t *testing.T) {
-	dsn := postgres.TestDSN(t)
+	dsn := pgtest.DSN(t)
 	open := func() *postgres.DB {
 		t.Helper()
 		db, err := postgres.Open(t.Context(), dsn, store.Options{})
@@ -34,7 +36,7 @@ func TestStoreID(t *testing.T) {
 	db.Close()
 
 	// A schema as tandem 1 made it (the first migration only), in a schema of its own.
-	dsn = postgres.TestDSN(t)
+	dsn = pgtest.DSN(t)
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -12,7 +14,7 @@ import (
 // migration fills the folded columns of the records that exist, in Go, so a non-ASCII search
 // finds them as it finds new ones.
 func TestOpen_MigrateSearchFolds(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	ms, err := migrations()
 	if err != nil || len(ms) == 0 || ms[0].version != 1 {
 		t.Fatalf("migrations = %v, %v", ms, err)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -12,7 +14,7 @@ import (
 // collide once compared by key: the migration keys every product in Go, keeps the colliding
 // ones (the oldest gets the plain key), and from then on no new sku joins the collision.
 func TestOpen_MigrateSKUKeys(t *testing.T) {
-	dsn := TestDSN(t)
+	dsn := pgtest.DSN(t)
 	ms, err := migrations()
 	if err != nil || len(ms) == 0 || ms[0].version != 1 {
 		t.Fatalf("migrations = %v, %v", ms, err)

@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/postgres"
 	"github.com/tandem-editor/tandem/store/storetest"
@@ -11,7 +13,7 @@ import (
 // openFresh opens a store in a fresh schema of the test server (dropped when the test ends).
 func openFresh(t *testing.T, opts store.Options) store.Store {
 	t.Helper()
-	db, err := postgres.Open(t.Context(), postgres.TestDSN(t), opts)
+	db, err := postgres.Open(t.Context(), pgtest.DSN(t), opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -19,11 +21,11 @@ func openFresh(t *testing.T, opts store.Options) store.Store {
 }
 
 func TestDB(t *testing.T) {
-	postgres.TestServerDSN(t) // skip (or fail under CI) once, not per subtest
+	pgtest.ServerDSN(t) // skip (or fail under CI) once, not per subtest
 	storetest.Run(t, openFresh)
 }
 
 func TestDB_Concurrency(t *testing.T) {
-	postgres.TestServerDSN(t)
+	pgtest.ServerDSN(t)
 	storetest.RunConcurrency(t, openFresh)
 }

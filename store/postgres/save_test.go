@@ -6,15 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/postgres"
 )
 
 // TestRelativeSave_KeepsTheChecks drives the one-round-trip relative save through each
 // condition it checks in SQL (a lease on a written group, a counter's range, a taken key)
 // and checks that each answer, and the change log, are those of the full save.
 func TestRelativeSave_KeepsTheChecks(t *testing.T) {
-	postgres.TestServerDSN(t)
+	pgtest.ServerDSN(t)
 	st := openFresh(t, store.Options{})
 	ed := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
 	sys := store.WithActor(t.Context(), store.Actor{Name: "worker", Role: store.RoleSystem})
