@@ -17,6 +17,9 @@ type Version struct {
 	At       time.Time
 	Fields   []string // the fields this save changed, sorted
 	Snapshot Values   // every field after the save (rebuilt from a HistoryRow chain)
+	// Event is EventDeleted for a tombstone (Snapshot: the record as it was deleted),
+	// EventRestored for a restore, "" for every other write (create, save, move).
+	Event Event
 }
 
 // History is stored as chains: a full snapshot, then deltas, each holding only what differs
@@ -51,6 +54,7 @@ type HistoryRow struct {
 	Base     int64
 	Snapshot []byte // every field, EncodeSnapshot's form
 	Delta    []byte // {"set": {field: value}, "patch": {field: text patch}}
+	Event    Event  // EventDeleted, EventRestored, or "" (see Version.Event)
 }
 
 // IsSnapshot reports whether the row holds a full snapshot.
@@ -202,7 +206,7 @@ func (r *Registry) RebuildHistory(kind Kind, id int64, rows []HistoryRow) ([]Ver
 		}
 		cur, chain = next, h.ChainBase()
 		out = append(out, Version{Kind: kind, RecordID: id, Version: h.Version, Actor: h.Actor, At: h.At,
-			Fields: slices.Clone(h.Fields), Snapshot: cur.Clone()})
+			Fields: slices.Clone(h.Fields), Snapshot: cur.Clone(), Event: h.Event})
 	}
 	return out, nil
 }

@@ -74,6 +74,22 @@ type Records interface {
 	// called more than once when the transaction is retried after a deadlock or busy
 	// database, so it must not have side effects. Same errors as UpdateRecord.
 	LockedUpdate(ctx context.Context, kind Kind, id int64, fn func(*Record) (Update, error)) (*UpdateResult, error)
+	// DeleteRecord removes a record (and, with d.Subtree, the documents below it) in one
+	// transaction, leaving a tombstone (a history version of event EventDeleted holding
+	// every field) and an EventDeleted change per record removed (see delete.go for the
+	// rules). A completed idempotency key of the same request answers first (Replayed).
+	// ECONFLICT (*ConflictError) when the record is not at d.ExpectVersion, ENOTFOUND,
+	// EINVALID (a document with children and no Subtree; no version), EFORBIDDEN for a
+	// system actor, ELEASE when a live lease on any group of a record removed is not
+	// presented with d.LeaseToken.
+	DeleteRecord(ctx context.Context, kind Kind, id int64, d Delete) (*DeleteResult, error)
+	// RestoreRecord brings a deleted record back under its id, with the values its tombstone
+	// kept, as the tombstone's version + 1, with a history version of event EventRestored and
+	// an EventRestored change. A document whose parent is gone goes to the root (the result's
+	// Note says so). ENOTFOUND when history holds no tombstone to restore from, EINVALID
+	// when the record exists or another product took its sku meanwhile, EFORBIDDEN for a
+	// system actor, ELEASE when the parent's tree group is leased and r does not present it.
+	RestoreRecord(ctx context.Context, kind Kind, id int64, r Restore) (*RestoreResult, error)
 }
 
 // Documents holds the operations on the document tree.

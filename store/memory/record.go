@@ -252,9 +252,7 @@ func (db *DB) conflict(r *store.Record, base int64) *store.ConflictError {
 	return e
 }
 
-func isRecordEvent(e store.Event) bool {
-	return e == store.EventCreated || e == store.EventSaved || e == store.EventMoved
-}
+func isRecordEvent(e store.Event) bool { return store.IsRecordEvent(e) }
 
 // LockedUpdate reads the record, calls fn with a copy, and applies the update fn returns,
 // checked against the version read. LockedUpdate calls are serialized like a row lock; when

@@ -59,6 +59,8 @@ func contract() []suiteTest {
 		{"History_Rebuild", testHistoryRebuild},
 		{"Keys", testKeys},
 		{"MoveDocument", testMoveDocument},
+		{"DeleteRecord", testDeleteRecord},
+		{"RestoreRecord", testRestoreRecord},
 		{"SchemaVersion", testSchemaVersion},
 		{"StoreID", testStoreID},
 		{"Leases", testLeases},

@@ -1,0 +1,278 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Deleting and restoring records, decided here, once, for every store. A store removes the
+// record's row (so its sku and its place in the tree are free again, and no query needs to
+// learn about deleted rows) and keeps what restore needs in history: a tombstone, a history
+// version of event EventDeleted whose snapshot holds every field as the delete found it. A
+// restore reads the record's newest history version, which must be that tombstone, and
+// inserts the record again, under the same id, as the next version.
+//
+// Who may delete: a delete removes every field, the editors' ones included, and nothing a
+// worker does needs it, so deleting and restoring are an editor's acts; a system actor is
+// refused (EFORBIDDEN) with a message saying so. A delete writes every lease group of the
+// record: a live lease on any of them blocks it unless its token is presented (ELEASE), as
+// for a save. A delete and a restore always keep their history versions, also inside
+// WithoutHistory: without the tombstone there would be nothing to restore from.
+
+// Delete asks for a record to be deleted.
+type Delete struct {
+	// ExpectVersion is the version the deleter saw: the delete happens only while the record
+	// is still at it (else a *ConflictError, like a save). Required.
+	ExpectVersion int64
+	// LeaseToken presents a lease on the record (of any of its groups).
+	LeaseToken string
+	// Subtree deletes a document together with every document below it. Without it a
+	// document with children is refused (EINVALID), so nothing is deleted by surprise.
+	Subtree bool
+	// IdempotencyKey, when set, makes the delete apply at most once: a second delete with
+	// the same key and request is answered with the first result (Replayed).
+	IdempotencyKey string
+}
+
+// Tombstone names one deleted record and the version its delete wrote.
+type Tombstone struct {
+	Kind    Kind
+	ID      int64
+	Version int64 // the tombstone's version: the deleted record's version + 1
+	Title   string
+}
+
+// DeleteResult is what a delete did.
+type DeleteResult struct {
+	// Deleted lists the records deleted: the one asked for first, then (Subtree) the
+	// documents below it, deepest first, the order the rows were removed in.
+	Deleted []Tombstone
+	// Replayed is set when the idempotency key had already been applied: nothing was
+	// deleted this time, and Deleted names only the record asked for, with the first
+	// delete's version.
+	Replayed bool
+}
+
+// Restore asks for a deleted record to be brought back.
+type Restore struct {
+	// ParentLeaseToken presents the lease on the parent document's tree group, needed to
+	// restore a document under a leased one (as for a create).
+	ParentLeaseToken string
+}
+
+// RestoreResult is what a restore did.
+type RestoreResult struct {
+	Record *Record // the record as restored, at its new version
+	// Note says what the restore could not bring back as it was (a parent that is gone),
+	// "" when nothing.
+	Note string
+}
+
+// Events of deletes and restores, in the change log and in history (Version.Event).
+const (
+	EventDeleted  Event = "deleted"
+	EventRestored Event = "restored"
+)
+
+// IsRecordEvent reports whether e is a write of a record (as opposed to a lease event).
+func IsRecordEvent(e Event) bool {
+	switch e {
+	case EventCreated, EventSaved, EventMoved, EventDeleted, EventRestored:
+		return true
+	}
+	return false
+}
+
+// RecordEvents lists the events IsRecordEvent accepts, for the stores' SQL.
+var RecordEvents = []Event{EventCreated, EventSaved, EventMoved, EventDeleted, EventRestored}
+
+// CheckDelete validates a delete before any SQL runs: a known kind, an editor, the version
+// it was made from, a well-formed key.
+func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
+	if _, ok := r.kinds[kind]; !ok {
+		return Errorf(EINVALID, "unknown kind %q", kind)
+	}
+	if err := CheckDeleter(kind, actor); err != nil {
+		return err
+	}
+	if d.ExpectVersion <= 0 {
+		return Errorf(EINVALID, "a delete needs the version it was decided on (--expect-version)")
+	}
+	if d.Subtree && kind != KindDocument {
+		return Errorf(EINVALID, "only documents have subtrees; --subtree does not apply to a %s", kind)
+	}
+	if d.IdempotencyKey != "" {
+		return CheckKey(ScopeAPI, d.IdempotencyKey)
+	}
+	return nil
+}
+
+// CheckDeleter refuses a delete or restore by anyone but an editor (see the rule above).
+func CheckDeleter(kind Kind, actor Actor) error {
+	if actor.Role != RoleEditor {
+		return Errorf(EFORBIDDEN, "deleting or restoring a %s is an editor's act, not %s's (role %s): run it as --as editor",
+			kind, actor.Name, actor.Role)
+	}
+	return nil
+}
+
+// DeleteGroups returns the lease groups a delete of a kind writes: all of them.
+func (r *Registry) DeleteGroups(kind Kind) []string { return r.Groups(kind) }
+
+// PlanDelete decides a delete of cur, the record as the delete's transaction read it, with
+// children the ids of its child documents (none for a product). stale reports a version
+// other than the expected one: the store answers with a *ConflictError. EINVALID for a
+// document with children when d.Subtree is not set.
+func PlanDelete(cur *Record, d Delete, children []int64) (stale bool, err error) {
+	if cur.Version != d.ExpectVersion {
+		return true, nil
+	}
+	if len(children) > 0 && !d.Subtree {
+		ids := make([]string, 0, 3)
+		for _, c := range children[:min(3, len(children))] {
+			ids = append(ids, fmt.Sprint(c))
+		}
+		if len(children) > 3 {
+			ids = append(ids, "…")
+		}
+		return false, Errorf(EINVALID, "%s %d has %d child document(s) (%s): delete them first, or delete the subtree (--subtree)",
+			cur.Kind, cur.ID, len(children), strings.Join(ids, ", "))
+	}
+	return false, nil
+}
+
+// DeleteRequestHash is the digest stored with a delete's idempotency key.
+func DeleteRequestHash(kind Kind, id int64, d Delete) string {
+	b, _ := json.Marshal(struct {
+		Op      string `json:"op"`
+		Kind    Kind   `json:"k"`
+		ID      int64  `json:"i"`
+		Base    int64  `json:"b"`
+		Subtree bool   `json:"t"`
+	}{"delete", kind, id, d.ExpectVersion, d.Subtree})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// DeleteKeyResult is what a keyed delete stores with its key.
+func DeleteKeyResult(res *DeleteResult) KeyResult {
+	t := res.Deleted[0]
+	return KeyResult{Kind: t.Kind, ID: t.ID, Version: t.Version}
+}
+
+// ReplayDelete answers a retried delete whose key k completed.
+func (k KeyResult) ReplayDelete() *DeleteResult {
+	return &DeleteResult{Replayed: true, Deleted: []Tombstone{{Kind: k.Kind, ID: k.ID, Version: k.Version}}}
+}
+
+// NewTombstone returns the history row a delete of cur writes: a snapshot of every field as
+// the delete found it, at the next version, with event EventDeleted. Tombstones are always
+// snapshots, so a restore reads one row.
+func (r *Registry) NewTombstone(cur *Record, actor string, at time.Time) (HistoryRow, error) {
+	snap, err := r.EncodeSnapshot(cur.Kind, cur.Fields)
+	if err != nil {
+		return HistoryRow{}, err
+	}
+	return HistoryRow{Version: cur.Version + 1, Actor: actor, At: at, Fields: []string{}, Snapshot: snap, Event: EventDeleted}, nil
+}
+
+// NewRestoredRow returns the history row of a restored record rec: a snapshot (the chain
+// before it ended with the tombstone), event EventRestored.
+func (r *Registry) NewRestoredRow(rec *Record, actor string, at time.Time) (HistoryRow, error) {
+	snap, err := r.EncodeSnapshot(rec.Kind, rec.Fields)
+	if err != nil {
+		return HistoryRow{}, err
+	}
+	return HistoryRow{Version: rec.Version, Actor: actor, At: at, Fields: r.FieldNames(rec.Kind), Snapshot: snap, Event: EventRestored}, nil
+}
+
+// FieldNames returns the names of a kind's fields, in registry order.
+func (r *Registry) FieldNames(kind Kind) []string {
+	out := make([]string, 0, len(r.kinds[kind]))
+	for _, f := range r.kinds[kind] {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// RestorePlan is what a restore writes.
+type RestorePlan struct {
+	Version int64  // the restored record's version: the tombstone's + 1
+	Values  Values // every field, as the tombstone kept them (parent_id cleared when gone)
+	Parent  int64  // the parent document it goes under, 0 for none (or the root)
+	SKU     string // the sku to check for uniqueness, "" for a document
+	Note    string // see RestoreResult.Note
+}
+
+// PlanRestore decides a restore of kind id from newest, the record's newest history row
+// (nil when it has none), given whether the record exists now and, for a document, whether
+// the parent the tombstone names still does (parentExists is asked only then). ENOTFOUND
+// when there is nothing to restore from; EINVALID when the record exists or its newest
+// history version is not a tombstone (it was restored and saved since).
+func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *HistoryRow, parentExists func(int64) (bool, error)) (*RestorePlan, error) {
+	if _, ok := r.kinds[kind]; !ok {
+		return nil, Errorf(EINVALID, "unknown kind %q", kind)
+	}
+	if exists {
+		return nil, Errorf(EINVALID, "%s %d is not deleted: there is nothing to restore", kind, id)
+	}
+	if newest == nil || newest.Event != EventDeleted || !newest.IsSnapshot() {
+		return nil, Errorf(ENOTFOUND, "%s %d not found, and history keeps no delete of it to restore", kind, id)
+	}
+	vals, err := r.DecodeSnapshot(kind, newest.Snapshot)
+	if err != nil {
+		return nil, Errorf(EINTERNAL, "tombstone of %s %d: %v", kind, id, err)
+	}
+	p := &RestorePlan{Version: newest.Version + 1, Values: vals}
+	if kind == KindProduct {
+		p.SKU, _ = vals["sku"].(string)
+	}
+	if parent, ok := vals["parent_id"].(int64); ok && kind == KindDocument {
+		ok, err := parentExists(parent)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			p.Parent = parent
+		} else {
+			p.Values["parent_id"] = nil
+			p.Note = fmt.Sprintf("its parent, document %d, no longer exists: restored at the root (restore document %d first to put it back under it, then move it)", parent, parent)
+		}
+	}
+	return p, nil
+}
+
+// RestoredRecord returns the record a restore plan inserts.
+func (p *RestorePlan) RestoredRecord(kind Kind, id int64, actor string, at time.Time) *Record {
+	return &Record{Kind: kind, ID: id, Version: p.Version, UpdatedBy: actor, UpdatedAt: at, Fields: p.Values.Clone()}
+}
+
+// DeleteOrder returns the ids a delete removes, in the order it removes them: for a subtree,
+// the descendants deepest first (children before their parents, as the parent_id foreign key
+// needs), then id itself. tree maps each document below id to its parent.
+func DeleteOrder(id int64, tree map[int64]int64) []int64 {
+	depth := func(d int64) int {
+		n := 0
+		for d != id && n <= len(tree) {
+			d = tree[d]
+			n++
+		}
+		return n
+	}
+	out := make([]int64, 0, len(tree)+1)
+	for d := range tree {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b int64) int {
+		if da, db := depth(a), depth(b); da != db {
+			return db - da
+		}
+		return int(a - b)
+	})
+	return append(out, id)
+}
