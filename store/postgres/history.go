@@ -13,7 +13,13 @@ import (
 )
 
 // recordEvents are the change-log events that write a record (not lease events).
-var recordEvents = []string{string(store.EventCreated), string(store.EventSaved), string(store.EventMoved)}
+var recordEvents = func() []string {
+	var out []string
+	for _, e := range store.RecordEvents {
+		out = append(out, string(e))
+	}
+	return out
+}()
 
 const changeColumns = "id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at"
 
@@ -148,7 +154,7 @@ func (db *DB) changesSince(ctx context.Context, q querier, kind store.Kind, id, 
 		string(kind), id, base, recordEvents)
 }
 
-const historyColumns = "version, actor, at, fields, base, snapshot, delta"
+const historyColumns = "version, actor, at, fields, base, snapshot, delta, event"
 
 // queryHistory reads history rows, ascending by version.
 func queryHistory(ctx context.Context, q querier, sql string, args ...any) ([]store.HistoryRow, error) {
@@ -161,9 +167,11 @@ func queryHistory(ctx context.Context, q querier, sql string, args ...any) ([]st
 	for rows.Next() {
 		var h store.HistoryRow
 		var base *int64
-		if err := rows.Scan(&h.Version, &h.Actor, &h.At, &h.Fields, &base, &h.Snapshot, &h.Delta); err != nil {
+		var event string
+		if err := rows.Scan(&h.Version, &h.Actor, &h.At, &h.Fields, &base, &h.Snapshot, &h.Delta, &event); err != nil {
 			return nil, err
 		}
+		h.Event = store.Event(event)
 		h.At = h.At.UTC()
 		if base != nil {
 			h.Base = *base

@@ -13,7 +13,7 @@ import (
 )
 
 // recordEvents are the change events that write a record (as opposed to lease events).
-const recordEvents = "('created', 'saved', 'moved')"
+const recordEvents = "('created', 'saved', 'moved', 'deleted', 'restored')"
 
 // logWrite records a committed record write inside its transaction: a history version for an
 // editor write that keeps history, and in every case a change-log row (the operation log when
@@ -165,11 +165,16 @@ func (db *DB) changesSince(ctx context.Context, q querier, kind store.Kind, id, 
 		string(kind), id, base)
 }
 
-const historyColumns = "version, actor, at, fields, base, snapshot, delta"
+const historyColumns = "version, actor, at, fields, base, snapshot, delta, event"
 
 // queryHistory reads history rows, ascending by version.
 func (db *DB) queryHistory(ctx context.Context, query string, args ...any) ([]store.HistoryRow, error) {
-	rows, err := db.read.QueryContext(ctx, query, args...)
+	return queryHistoryOn(ctx, db.read, query, args...)
+}
+
+// queryHistoryOn reads history rows with q (the read pool or a write transaction).
+func queryHistoryOn(ctx context.Context, q querier, query string, args ...any) ([]store.HistoryRow, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -181,10 +186,12 @@ func (db *DB) queryHistory(ctx context.Context, query string, args ...any) ([]st
 			at, fields      string
 			base            sql.NullInt64
 			snap, deltaText sql.NullString
+			event           string
 		)
-		if err := rows.Scan(&h.Version, &h.Actor, &at, &fields, &base, &snap, &deltaText); err != nil {
+		if err := rows.Scan(&h.Version, &h.Actor, &at, &fields, &base, &snap, &deltaText, &event); err != nil {
 			return nil, err
 		}
+		h.Event = store.Event(event)
 		if h.At, err = parseTime(at); err != nil {
 			return nil, err
 		}
