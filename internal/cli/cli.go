@@ -57,6 +57,8 @@ func commands(a *app) []*cobra.Command {
 		newAdjustCmd(a),
 		newHistoryCmd(a),
 		newMoveCmd(a),
+		newDeleteCmd(a),
+		newRestoreCmd(a),
 		newMergeFileCmd(a),
 		newLeaseCmd(a),
 		newLocksCmd(a),

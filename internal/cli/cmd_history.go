@@ -18,6 +18,7 @@ type jsonVersion struct {
 	At       string         `json:"at"`
 	Fields   []string       `json:"fields"`
 	Snapshot map[string]any `json:"snapshot"`
+	Event    store.Event    `json:"event,omitempty"` // deleted (a tombstone) or restored
 }
 
 // jsonChange is the JSON form of an operation-log entry.
@@ -56,13 +57,18 @@ exactly (tandem get KIND ID --version N shows one).`,
 			if err != nil {
 				return err
 			}
-			// Not-found first, so a missing record is exit 5 and not an empty history.
-			if _, err := st.FindRecord(ctx, kind, id); err != nil {
-				return err
+			// Not-found first, so a missing record is exit 5 and not an empty history; a
+			// deleted one still has its history, tombstone first.
+			_, findErr := st.FindRecord(ctx, kind, id)
+			if findErr != nil && store.ErrorCode(findErr) != store.ENOTFOUND {
+				return findErr
 			}
 			vs, err := st.FindHistory(ctx, kind, id)
 			if err != nil {
 				return err
+			}
+			if findErr != nil && (len(vs) == 0 || vs[0].Event != store.EventDeleted) {
+				return findErr
 			}
 			ops, err := st.FindOps(ctx, kind, id)
 			if err != nil {
@@ -77,8 +83,15 @@ exactly (tandem get KIND ID --version N shows one).`,
 				fmt.Fprintln(a.stdout, "  none")
 			}
 			for _, v := range vs {
+				what := strings.Join(v.Fields, ", ")
+				switch v.Event {
+				case store.EventDeleted:
+					what = fmt.Sprintf("deleted (tandem restore %s %d brings it back)", kind, id)
+				case store.EventRestored:
+					what = "restored"
+				}
 				fmt.Fprintf(a.stdout, "  v%-4d %s  %-12s %s\n", v.Version, v.At.Local().Format("2006-01-02 15:04:05"),
-					safe.Line(v.Actor), safe.Line(strings.Join(v.Fields, ", ")))
+					safe.Line(v.Actor), safe.Line(what))
 			}
 			fmt.Fprintf(a.stdout, "Operation log of %s %d (%d):\n", kind, id, len(ops))
 			if len(ops) == 0 {
@@ -123,6 +136,7 @@ func exportHistory(reg *store.Registry, kind store.Kind, vs []store.Version, ops
 		}
 		out.Versions = append(out.Versions, jsonVersion{
 			Version: v.Version, Actor: v.Actor, At: formatTime(v.At), Fields: nonNil(v.Fields), Snapshot: snap,
+			Event: v.Event,
 		})
 	}
 	for _, c := range ops {

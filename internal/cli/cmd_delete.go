@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// jsonTombstone is the JSON form of one deleted record.
+type jsonTombstone struct {
+	Kind    store.Kind `json:"kind"`
+	ID      int64      `json:"id"`
+	Version int64      `json:"version"`
+	Title   string     `json:"title,omitempty"`
+}
+
+func newDeleteCmd(a *app) *cobra.Command {
+	var (
+		asJSON  bool
+		expect  int64
+		key     string
+		leaseTk string
+		subtree bool
+	)
+	cmd := &cobra.Command{
+		Use:   "delete KIND ID --expect-version N",
+		Short: "Delete a record, if nobody changed it since version N (tandem restore brings it back)",
+		Long: `Delete removes a record, but only while it is still at the version given with
+--expect-version (required), like set: if someone saved in between, nothing is deleted
+and delete exits 3. History keeps a tombstone (every field as it was), which
+"tandem history" shows and "tandem restore" brings back. A document with child
+documents is refused unless --subtree deletes it with everything below it.
+
+Deleting is an editor's act: --as system is refused (exit 6). A lease on any part of
+the record blocks the delete unless --lease presents its token (exit 4). --key makes
+the delete idempotent: the same delete with the same key again reports the first
+result.`,
+		Example: `  tandem delete product 42 --expect-version 3
+  tandem delete document 7 --expect-version 2 --subtree`,
+		Args: exactArgs(2, "KIND ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("expect-version") {
+				return usagef("delete needs --expect-version N: the version you read (tandem get %s %s)", args[0], args[1])
+			}
+			if expect <= 0 {
+				return usagef("--expect-version %d is not a version (versions start at 1)", expect)
+			}
+			kind, id, err := parseRecordRef(args[0], args[1])
+			if err != nil {
+				return err
+			}
+			ctx, err := a.actor(cmd.Context())
+			if err != nil {
+				return err
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			actor, err := store.ActorFrom(ctx)
+			if err != nil {
+				return err
+			}
+			d := store.Delete{ExpectVersion: expect, LeaseToken: leaseTk, Subtree: subtree, IdempotencyKey: key}
+			if err := reg.CheckDelete(kind, actor, d); err != nil {
+				return err
+			}
+			st, err := a.store(ctx)
+			if err != nil {
+				return err
+			}
+			res, err := st.DeleteRecord(ctx, kind, id, d)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := struct {
+					Deleted  []jsonTombstone `json:"deleted"`
+					Replayed bool            `json:"replayed,omitempty"`
+				}{Deleted: []jsonTombstone{}, Replayed: res.Replayed}
+				for _, t := range res.Deleted {
+					out.Deleted = append(out.Deleted, jsonTombstone(t))
+				}
+				return writeJSON(a.stdout, out)
+			}
+			first := res.Deleted[0]
+			if res.Replayed {
+				fmt.Fprintf(a.stdout, "already applied (key %q): %s %d was deleted as version %d\n", key, first.Kind, first.ID, first.Version)
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "deleted %s %d %q (tombstone version %d; tandem restore %s %d brings it back)\n",
+				first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
+			for _, t := range res.Deleted[1:] {
+				fmt.Fprintf(a.stdout, "  and %s %d %q below it\n", t.Kind, t.ID, safe.Line(t.Title))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&expect, "expect-version", 0, "the version the delete was decided on (required)")
+	f.BoolVar(&subtree, "subtree", false, "delete a document with every document below it")
+	f.StringVar(&key, "key", "", "idempotency key: the same key deletes at most once")
+	f.StringVar(&leaseTk, "lease", "", "lease token, when you hold a lease on the record")
+	f.BoolVar(&asJSON, "json", false, `print {"deleted":[{kind,id,version,title}...]} as JSON`)
+	return cmd
+}
