@@ -235,6 +235,7 @@ type App struct {
 	feedCh   <-chan store.Change
 	cursor   int64 // the last change seen, where a resubscription continues
 	quitting bool
+	asking   *deleteAsk // a delete waiting for its confirmation (delete.go)
 }
 
 // New returns the root model without starting a program (tests drive it directly).
@@ -332,8 +333,15 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, tea.Batch(cmds...)
 	case tickMsg:
 		return a, tea.Batch(tick(), a.broadcast(msg))
-	case pageMsg, refreshedMsg, leasesMsg:
+	case pageMsg, refreshedMsg, leasesMsg, insertRowMsg:
 		return a, a.list.Update(msg)
+	case askDeleteMsg:
+		a.asking = &msg.ask
+		return a, nil
+	case deletedMsg:
+		return a, a.onDeleted(msg)
+	case restoredMsg:
+		return a, a.onRestored(msg)
 	case historyMsg:
 		return a, a.deliver(scrHistory, msg)
 	case locksMsg:
@@ -377,6 +385,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		if key.Matches(msg, a.c.keys.ForceQuit) {
 			return a, a.quit()
+		}
+		if a.asking != nil {
+			return a, a.onDeleteKey(msg)
 		}
 		if a.showHelp {
 			if key.Matches(msg, a.c.keys.Help, a.c.keys.HelpAnywhere, a.c.keys.Back, a.c.keys.Quit) {
@@ -480,7 +491,7 @@ func (a *App) Render() string {
 	default:
 		body = a.list.View()
 	}
-	return fitScreen(body, a.c.width, a.c.height)
+	return a.renderAsking(fitScreen(body, a.c.width, a.c.height))
 }
 
 func (a *App) helpView() string {

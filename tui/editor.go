@@ -448,6 +448,8 @@ func (e *editorModel) onChange(ch store.Change) tea.Cmd {
 		return nil
 	}
 	switch ch.Event {
+	case store.EventDeleted:
+		return e.onDeleted(ch)
 	case store.EventSaved, store.EventMoved, store.EventCreated:
 		if e.rec != nil && ch.Version > e.rec.Version {
 			e.others = append(e.others, ch)
@@ -577,6 +579,9 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 
+	if cmd, ok := e.deleteKey(msg); ok {
+		return cmd
+	}
 	switch {
 	case key.Matches(msg, k.Save):
 		e.autoSaves = 0

@@ -65,7 +65,12 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		h.versions, h.ops = msg.versions, msg.ops
+	case changeMsg:
+		return h.onChange(msg.c)
 	case tea.KeyPressMsg:
+		if cmd, ok := h.restoreKey(msg); ok {
+			return cmd
+		}
 		k := h.c.keys
 		n := len(h.versions)
 		if h.tab == 1 {
@@ -107,7 +112,7 @@ func (h *historyModel) View() string {
 		start := max(0, h.cursor-listRows+1)
 		for i := start; i < len(h.versions) && i < start+listRows; i++ {
 			v := h.versions[i]
-			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor), v.At.Local().Format("2006-01-02 15:04:05"), strings.Join(fieldLabels(c.reg, h.kind, v.Fields), ", "))
+			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor),  v.At.Local().Format("2006-01-02 15:04:05"), versionWhat(c.reg, h.kind, v))
 			if i == h.cursor {
 				row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 			}

@@ -60,6 +60,12 @@ type KeyMap struct {
 
 	// History.
 	SwitchTab key.Binding
+
+	// Delete and restore (delete.go).
+	Delete         key.Binding // list, and editor when not typing
+	DeleteInEditor key.Binding // editor, also while typing
+	Subtree        key.Binding // the delete confirmation of a document
+	Restore        key.Binding // history (a deleted record), list (the last delete)
 }
 
 // DefaultKeyMap returns tandem's keys.
@@ -114,17 +120,22 @@ func DefaultKeyMap() KeyMap {
 		Undo:       b([]string{"u"}, "u", "undo"),
 
 		SwitchTab: b([]string{"tab"}, "tab", "versions/op log"),
+
+		Delete:         b([]string{"d"}, "d", "delete"),
+		DeleteInEditor: b([]string{"ctrl+x"}, "ctrl+x", "delete record"),
+		Subtree:        b([]string{"s"}, "s", "subtree"),
+		Restore:        b([]string{"R"}, "R", "restore"),
 	}
 }
 
 // ListKeys are the list's keys, in footer order.
 func (k KeyMap) ListKeys() []key.Binding {
-	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Up, k.Down, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Delete, k.Up, k.Down, k.Help, k.Quit}
 }
 
 // EditorKeys are the editor's keys, in footer order.
 func (k KeyMap) EditorKeys() []key.Binding {
-	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}
+	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.
@@ -139,7 +150,7 @@ func (k KeyMap) MergeKeys() []key.Binding {
 
 // HistoryKeys are the history screen's keys.
 func (k KeyMap) HistoryKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.SwitchTab, k.Back}
+	return []key.Binding{k.Up, k.Down, k.SwitchTab, k.Restore, k.Back}
 }
 
 // LocksKeys are the locks overview's keys.
@@ -164,13 +175,13 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
 	return [][]helpGroup{
 		{
-			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, move, page, k.Quit}},
-			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}},
+			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
+			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}},
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},
 		{
 			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo}},
-			{"history", []key.Binding{move, k.SwitchTab, k.Back}},
+			{"history", []key.Binding{move, k.SwitchTab, k.Restore, k.Back}},
 			{"locks", []key.Binding{move, pair(k.Open, k.Open, "enter", "open the record"), k.Back}},
 		},
 	}

@@ -48,6 +48,8 @@ type listModel struct {
 	// counts the pages loaded while looking for it.
 	pending      *store.Record
 	pendingPages int
+
+	lastDeleted *store.Tombstone // the record this TUI deleted last, for R (delete.go)
 }
 
 // maxSeekPages bounds the pages the list loads to put the cursor on a new record.
@@ -296,6 +298,9 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	case changeMsg:
 		return l.onChange(msg.c)
+	case insertRowMsg:
+		l.insertRow(msg.rec)
+		return nil
 	case tea.KeyPressMsg:
 		return l.onKey(msg)
 	}
@@ -326,6 +331,8 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 	switch ch.Event {
 	case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired, store.EventLeaseRenewed:
 		return l.loadLeases()
+	case store.EventDeleted, store.EventRestored:
+		return l.onDeleteEvent(ch)
 	case store.EventCreated, store.EventMoved:
 		if l.kind == store.KindDocument {
 			return l.load()
@@ -361,6 +368,9 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		var cmd tea.Cmd
 		l.filter, cmd = l.filter.Update(msg)
+		return cmd
+	}
+	if cmd, ok := l.deleteKey(msg); ok {
 		return cmd
 	}
 	switch {

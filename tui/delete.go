@@ -1,0 +1,308 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Deleting and restoring from the TUI. `d` on a list row (or in the editor, ctrl+x while
+// typing) asks first, naming the record; the app holds the question and draws it in place
+// of the status line, whatever screen asked, so the list and the editor need only send
+// askDeleteMsg. The delete is version-checked against the version the person saw, and
+// presents the editor's lease. Lists follow deletes and restores live, from the feed.
+// `R` restores: on the history screen, the record whose tombstone is shown; on the list,
+// the record this TUI deleted last.
+
+// deleteAsk is a delete waiting for its confirmation.
+type deleteAsk struct {
+	kind    store.Kind
+	id      int64
+	version int64
+	title   string
+	token   string   // the editor's lease, presented with the delete
+	from    screenID // the screen that asked
+}
+
+// askDeleteMsg asks the app to confirm and run a delete.
+type askDeleteMsg struct{ ask deleteAsk }
+
+// deletedMsg is the store's answer to a delete.
+type deletedMsg struct {
+	ask deleteAsk
+	res *store.DeleteResult
+	err error
+}
+
+// restoredMsg is the store's answer to a restore.
+type restoredMsg struct {
+	kind store.Kind
+	id   int64
+	res  *store.RestoreResult
+	err  error
+	from screenID
+}
+
+// insertRowMsg carries a record that came back (restored) for the list to put in place.
+type insertRowMsg struct{ rec *store.Record }
+
+func askDelete(a deleteAsk) tea.Cmd { return func() tea.Msg { return askDeleteMsg{a} } }
+
+// question is what the confirmation says, in place of the status line.
+func (d deleteAsk) question(k KeyMap) string {
+	q := fmt.Sprintf("delete %s %d %q (v%d)? %s yes", d.kind, d.id, safe.Line(d.title), d.version, k.Yes.Help().Key)
+	if d.kind == store.KindDocument {
+		q += fmt.Sprintf(" · %s with everything below it", k.Subtree.Help().Key)
+	}
+	return q + " · " + k.No.Help().Key + " no"
+}
+
+// deleteCmd runs the delete.
+func deleteCmd(c *common, d deleteAsk, subtree bool) tea.Cmd {
+	return func() tea.Msg {
+		res, err := c.st.DeleteRecord(c.ctx, d.kind, d.id, store.Delete{ExpectVersion: d.version, LeaseToken: d.token, Subtree: subtree})
+		return deletedMsg{ask: d, res: res, err: err}
+	}
+}
+
+// restoreCmd runs a restore.
+func restoreCmd(c *common, kind store.Kind, id int64, from screenID) tea.Cmd {
+	return func() tea.Msg {
+		res, err := c.st.RestoreRecord(c.ctx, kind, id, store.Restore{})
+		return restoredMsg{kind: kind, id: id, res: res, err: err, from: from}
+	}
+}
+
+// onDeleteKey answers the confirmation.
+func (a *App) onDeleteKey(msg tea.KeyPressMsg) tea.Cmd {
+	k, d := a.c.keys, *a.asking
+	switch {
+	case key.Matches(msg, k.Yes):
+		a.asking = nil
+		return deleteCmd(a.c, d, false)
+	case d.kind == store.KindDocument && key.Matches(msg, k.Subtree):
+		a.asking = nil
+		return deleteCmd(a.c, d, true)
+	case key.Matches(msg, k.No):
+		a.asking = nil
+	}
+	return nil
+}
+
+// statusOf returns the status line of the screen id (the list's when it is not open).
+func (a *App) statusOf(id screenID) *statusLine {
+	switch s := a.screens[id].(type) {
+	case *editorModel:
+		return &s.status
+	case *historyModel:
+		return &s.status
+	}
+	return &a.list.status
+}
+
+// onDeleted reports a delete; a record deleted from its editor closes the editor.
+func (a *App) onDeleted(msg deletedMsg) tea.Cmd {
+	d := msg.ask
+	if msg.err != nil {
+		a.statusOf(d.from).fail(fmt.Sprintf("delete %s %d", d.kind, d.id), msg.err)
+		return nil
+	}
+	t := msg.res.Deleted[0]
+	a.list.lastDeleted = &t
+	text := fmt.Sprintf("deleted %s %d %q (tombstone v%d)", t.Kind, t.ID, safe.Line(t.Title), t.Version)
+	if n := len(msg.res.Deleted) - 1; n > 0 {
+		text += fmt.Sprintf(" and %d below it", n)
+	}
+	text += " · " + a.c.keys.Restore.Help().Key + " restores it"
+	cmd := a.list.removeRows(msg.res.Deleted)
+	if d.from == scrEditor && a.editor != nil && a.editor.id == d.id && a.editor.kind == d.kind {
+		return tea.Batch(cmd, a.editor.leave(text))
+	}
+	a.list.status.ok(text)
+	return cmd
+}
+
+// onRestored reports a restore.
+func (a *App) onRestored(msg restoredMsg) tea.Cmd {
+	st := a.statusOf(msg.from)
+	if msg.err != nil {
+		st.fail(fmt.Sprintf("restore %s %d", msg.kind, msg.id), msg.err)
+		return nil
+	}
+	if t := a.list.lastDeleted; t != nil && t.Kind == msg.kind && t.ID == msg.id {
+		a.list.lastDeleted = nil
+	}
+	text := fmt.Sprintf("restored %s %d as v%d", msg.kind, msg.id, msg.res.Record.Version)
+	if msg.res.Note != "" {
+		text += ": " + msg.res.Note
+	}
+	st.ok(text)
+	var cmds []tea.Cmd
+	if h, ok := a.screens[scrHistory].(*historyModel); ok && h.kind == msg.kind && h.id == msg.id {
+		cmds = append(cmds, h.Init())
+	}
+	return tea.Batch(cmds...)
+}
+
+// renderAsking draws the confirmation over the screen's status line (the line above the
+// footer; fitScreen keeps both on any height).
+func (a *App) renderAsking(screen string) string {
+	if a.asking == nil {
+		return screen
+	}
+	lines := strings.Split(screen, "\n")
+	if len(lines) < 2 {
+		return screen
+	}
+	lines[len(lines)-2] = a.c.styles.Warn.Render(a.c.clip(a.asking.question(a.c.keys)))
+	return strings.Join(lines, "\n")
+}
+
+// listDeleteKey handles d and R on the list.
+func (l *listModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := l.c.keys
+	switch {
+	case key.Matches(msg, k.Delete):
+		r := l.selected()
+		if r == nil {
+			return nil, true
+		}
+		return askDelete(deleteAsk{kind: r.Kind, id: r.ID, version: r.Version, title: r.Title(), from: scrList}), true
+	case key.Matches(msg, k.Restore):
+		t := l.lastDeleted
+		if t == nil {
+			l.status.info("nothing deleted here to restore (the history screen restores any deleted record: tandem restore KIND ID)")
+			return nil, true
+		}
+		return restoreCmd(l.c, t.Kind, t.ID, scrList), true
+	}
+	return nil, false
+}
+
+// onRecordGone follows a delete or a restore on the feed.
+func (l *listModel) onDeleteEvent(ch store.Change) tea.Cmd {
+	if ch.Event == store.EventDeleted {
+		return l.removeRows([]store.Tombstone{{Kind: ch.Kind, ID: ch.RecordID}})
+	}
+	if l.kind == store.KindDocument {
+		return l.load()
+	}
+	c, kind, search, id := l.c, l.kind, l.search, ch.RecordID
+	return func() tea.Msg {
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, IDs: []int64{id}, Search: search})
+		if err != nil || len(recs) == 0 {
+			return refreshedMsg{kind: kind, err: err}
+		}
+		return insertRowMsg{rec: recs[0]}
+	}
+}
+
+// removeRows takes deleted records out of the list (documents: the tree is reloaded).
+func (l *listModel) removeRows(ts []store.Tombstone) tea.Cmd {
+	if len(ts) == 0 || ts[0].Kind != l.kind {
+		return nil
+	}
+	if l.kind == store.KindDocument {
+		return l.load()
+	}
+	for _, t := range ts {
+		if i := l.indexOf(t.ID); i >= 0 {
+			l.rows = slices.Delete(l.rows, i, i+1)
+			l.total = max(l.total-1, len(l.rows))
+			if l.cursor > i || l.cursor >= len(l.rows) {
+				l.cursor = max(l.cursor-1, 0)
+			}
+		}
+	}
+	l.clampOffset()
+	return nil
+}
+
+// insertRow puts a restored product in id order, when it falls within what is loaded.
+func (l *listModel) insertRow(r *store.Record) {
+	if r.Kind != l.kind || l.kind != store.KindProduct || l.indexOf(r.ID) >= 0 {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(l.rows, r.ID, func(x *store.Record, id int64) int { return int(x.ID - id) })
+	if i == len(l.rows) && l.more {
+		return // beyond the loaded pages: it comes with them
+	}
+	sel := l.selected()
+	l.rows = slices.Insert(l.rows, i, r)
+	l.total++
+	if sel != nil {
+		l.cursor = l.indexOf(sel.ID)
+	}
+	l.clampOffset()
+}
+
+// editorDeleteKey handles d (when not typing) and ctrl+x in the editor.
+func (e *editorModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := e.c.keys
+	if !key.Matches(msg, k.DeleteInEditor) && !(key.Matches(msg, k.Delete) && !e.typing()) {
+		return nil, false
+	}
+	if e.rec == nil || e.id == 0 {
+		return nil, true
+	}
+	a := deleteAsk{kind: e.kind, id: e.id, version: e.rec.Version, title: e.rec.Title(), from: scrEditor}
+	if e.held != nil {
+		a.token = e.held.Token()
+	}
+	return askDelete(a), true
+}
+
+// onDeleted turns the editor read-only when someone deletes its record; unsaved edits are
+// kept as a draft first, to be offered if the record is restored.
+func (e *editorModel) onDeleted(ch store.Change) tea.Cmd {
+	var cmd tea.Cmd
+	if e.dirty() {
+		cmd = e.writeDraftCmd()
+	}
+	e.readOnly = fmt.Sprintf("deleted by %s (v%d)", safe.Line(ch.Actor), ch.Version)
+	msg := fmt.Sprintf("%s deleted this %s; tandem restore %s %d brings it back", safe.Line(ch.Actor), e.kind, e.kind, e.id)
+	if cmd != nil {
+		msg += " (your edits are kept as a draft)"
+	}
+	e.status.warn(msg)
+	return cmd
+}
+
+// historyRestoreKey handles R on the history screen: it restores the record when the
+// newest version is its tombstone.
+func (h *historyModel) restoreKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	if !key.Matches(msg, h.c.keys.Restore) {
+		return nil, false
+	}
+	if len(h.versions) == 0 || h.versions[0].Event != store.EventDeleted {
+		h.status.info(fmt.Sprintf("%s %d is not deleted: nothing to restore", h.kind, h.id))
+		return nil, true
+	}
+	return restoreCmd(h.c, h.kind, h.id, scrHistory), true
+}
+
+// onChange reloads the history when its record is written, so a delete or a restore shows
+// while the screen is open.
+func (h *historyModel) onChange(ch store.Change) tea.Cmd {
+	if ch.Kind != h.kind || ch.RecordID != h.id || !store.IsRecordEvent(ch.Event) {
+		return nil
+	}
+	return h.Init()
+}
+
+// versionWhat is the history list's last column: the fields a version wrote, or what it did.
+func versionWhat(reg *store.Registry, kind store.Kind, v store.Version) string {
+	switch v.Event {
+	case store.EventDeleted:
+		return "deleted (R restores it)"
+	case store.EventRestored:
+		return "restored"
+	}
+	return strings.Join(fieldLabels(reg, kind, v.Fields), ", ")
+}

@@ -1,0 +1,121 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// TestDelete_FromList: d asks, naming the record; n keeps it; y deletes it version-checked,
+// the row goes, and another terminal's list drops it live; R brings it back in both.
+func TestDelete_FromList(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 3)
+	alice := newDriver(t, s, "alice")
+	bob := newDriver(t, s, "bob")
+	alice.key("j")
+	alice.key("d")
+	if got := alice.screen(); !strings.Contains(got, `delete product 2 "Product 2" (v1)? y yes · n no`) {
+		t.Fatalf("no confirmation naming the record:\n%s", got)
+	}
+	alice.key("n")
+	if _, err := s.FindRecord(context.Background(), store.KindProduct, 2); err != nil {
+		t.Fatalf("n deleted the product: %v", err)
+	}
+	alice.key("d")
+	alice.key("y")
+	alice.waitFor(`deleted product 2 "Product 2" (tombstone v2) · R restores it`)
+	if _, err := s.FindRecord(context.Background(), store.KindProduct, 2); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("product 2 after y: %v, want not found", err)
+	}
+	if strings.Contains(alice.screen(), "Product 2 ") {
+		t.Errorf("alice's list still shows product 2:\n%s", alice.screen())
+	}
+	bob.waitUntil("product 2 gone from bob's list", func() bool { return !strings.Contains(bob.screen(), "Product 2") })
+	if !strings.Contains(bob.screen(), "Product 3") {
+		t.Errorf("bob's list lost more than product 2:\n%s", bob.screen())
+	}
+
+	alice.key("R")
+	alice.waitFor("restored product 2 as v3")
+	bob.waitFor("Product 2")
+	if r := mustRecord(t, s, 2); r.Version != 3 || r.UpdatedBy != "alice" {
+		t.Errorf("restored = v%d by %s, want v3 by alice", r.Version, r.UpdatedBy)
+	}
+	// In id order, between 1 and 3.
+	scr := bob.screen()
+	if i1, i2, i3 := strings.Index(scr, "Product 1"), strings.Index(scr, "Product 2"), strings.Index(scr, "Product 3"); !(i1 < i2 && i2 < i3) {
+		t.Errorf("restored row out of order:\n%s", scr)
+	}
+}
+
+// TestDelete_Stale: the delete checks the version the list showed; a save in between makes
+// it a conflict, and nothing is deleted.
+func TestDelete_Stale(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice", func(o *Options) {})
+	d.key("d")
+	// Bob saves before alice answers; alice's list may already show v2, but her question
+	// names v1 and the delete is checked against it.
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"name": "Bob's"}}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("y")
+	d.waitFor("delete product 1: product 1 changed since you loaded version 1")
+	if r := mustRecord(t, s, 1); r.Version != 2 {
+		t.Errorf("product is at v%d, want 2", r.Version)
+	}
+}
+
+// TestDelete_FromEditor: ctrl+x in the editor asks, deletes under the editor's own lease,
+// and leaves to the list; another editor open on the record turns read-only and says who
+// deleted it.
+func TestDelete_FromEditor(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	alice := newDriver(t, s, "alice")
+	bob := newDriver(t, s, "bob")
+	openProduct(t, alice, 1, "e") // with a lease: the delete must present it
+	openProduct(t, bob, 1, "enter")
+	alice.key("ctrl+x")
+	alice.waitFor(`delete product 1 "Product 1" (v1)?`)
+	alice.key("y")
+	alice.waitFor(`deleted product 1 "Product 1" (tombstone v2)`)
+	if strings.Contains(alice.screen(), "product 1 · v") {
+		t.Errorf("alice is still in the editor:\n%s", alice.screen())
+	}
+	bob.waitFor("alice deleted this product")
+	if got := bob.screen(); !strings.Contains(got, "deleted by alice (v2)") {
+		t.Errorf("bob's editor does not say it is read-only:\n%s", got)
+	}
+	if ls := liveLeases(t, s, 1); len(ls) != 0 {
+		t.Errorf("alice's lease outlived the delete: %+v", ls)
+	}
+}
+
+// TestDelete_RestoreFromHistory: the history screen follows its record live: a delete
+// shows as its tombstone, and R restores the record.
+func TestDelete_RestoreFromHistory(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	d.key("h")
+	d.waitFor("history of product 1")
+	d.key("R")
+	d.waitFor("product 1 is not deleted: nothing to restore")
+	if _, err := s.DeleteRecord(actorCtx("bob"), store.KindProduct, 1, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor("deleted (R restores it)")
+	d.key("R")
+	d.waitFor("restored product 1 as v3")
+	d.waitFor("alice        2026-12-01 10:05:00 restored")
+	if r := mustRecord(t, s, 1); r.Version != 3 || r.UpdatedBy != "alice" {
+		t.Errorf("restored = v%d by %s, want v3 by alice", r.Version, r.UpdatedBy)
+	}
+	d.key("esc")
+	d.waitFor("Product 1")
+}
