@@ -112,7 +112,7 @@ func (h *historyModel) View() string {
 		start := max(0, h.cursor-listRows+1)
 		for i := start; i < len(h.versions) && i < start+listRows; i++ {
 			v := h.versions[i]
-			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor),  v.At.Local().Format("2006-01-02 15:04:05"), versionWhat(c.reg, h.kind, v))
+			row := fmt.Sprintf("  v%-4d %-12s %-19s %s", v.Version, safe.Line(v.Actor), v.At.Local().Format("2006-01-02 15:04:05"), versionWhat(c.reg, h.kind, v))
 			if i == h.cursor {
 				row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 			}
