@@ -19,6 +19,7 @@ type Store interface {
 	Idempotency
 	Leases
 	Feed
+	Presences
 	Meta
 	// Registry returns the field registry the store was opened with.
 	Registry() *Registry

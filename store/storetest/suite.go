@@ -61,6 +61,7 @@ func contract() []suiteTest {
 		{"MoveDocument", testMoveDocument},
 		{"DeleteRecord", testDeleteRecord},
 		{"RestoreRecord", testRestoreRecord},
+		{"Presence", testPresence},
 		{"SchemaVersion", testSchemaVersion},
 		{"StoreID", testStoreID},
 		{"Leases", testLeases},

@@ -1,0 +1,80 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Announce records or refreshes the actor's editor session on a record, until the database
+// clock's now + r.TTL.
+func (db *DB) Announce(ctx context.Context, r store.PresenceRequest) error {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	if err := db.reg.CheckPresence(r); err != nil {
+		return err
+	}
+	if err := db.begin(ctx, "Announce"); err != nil {
+		return err
+	}
+	defer db.mu.Unlock()
+	now := db.dbNow()
+	if db.presence == nil {
+		db.presence = map[string]store.Presence{}
+	}
+	for s, p := range db.presence {
+		if now.After(p.ExpiresAt.Add(store.PresencePurgeAfter)) {
+			delete(db.presence, s)
+		}
+	}
+	p := store.Presence{Kind: r.Kind, RecordID: r.RecordID, Session: r.Session, User: actor.Name, Since: now, ExpiresAt: now.Add(r.TTL)}
+	if old, ok := db.presence[r.Session]; ok && old.Kind == r.Kind && old.RecordID == r.RecordID {
+		p.Since = old.Since
+	}
+	db.presence[r.Session] = p
+	return nil
+}
+
+// Leave removes a session's presence.
+func (db *DB) Leave(ctx context.Context, session string) error {
+	if err := db.begin(ctx, "Leave"); err != nil {
+		return err
+	}
+	defer db.mu.Unlock()
+	delete(db.presence, session)
+	return nil
+}
+
+// FindPresence returns the live presences f selects, by record, then oldest first.
+func (db *DB) FindPresence(ctx context.Context, f store.PresenceFilter) ([]store.Presence, error) {
+	if err := db.reg.CheckPresenceFilter(f); err != nil {
+		return nil, err
+	}
+	if err := db.begin(ctx, "FindPresence"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	now := db.dbNow()
+	out := []store.Presence{}
+	for _, p := range db.presence {
+		if p.Kind == f.Kind && (f.RecordID == 0 || p.RecordID == f.RecordID) && now.Before(p.ExpiresAt) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, comparePresence)
+	return out, nil
+}
+
+func comparePresence(a, b store.Presence) int {
+	if a.RecordID != b.RecordID {
+		return int(a.RecordID - b.RecordID)
+	}
+	if c := a.Since.Compare(b.Since); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Session, b.Session)
+}
