@@ -55,7 +55,7 @@ type DB struct {
 	fences    map[leaseScope]int64
 	keys      map[keyID]*store.KeyRecord
 	presence  map[string]store.Presence // by session (presence.go)
-	lockedMu  sync.Mutex // serializes LockedUpdate calls like a row lock
+	lockedMu  sync.Mutex                // serializes LockedUpdate calls like a row lock
 	subsWG    sync.WaitGroup
 }
 
