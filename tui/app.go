@@ -162,6 +162,8 @@ type common struct {
 	height int
 	skew   time.Duration // database clock minus local clock, learnt from FindLeases
 	drafts *draftStore
+	// presence is who has which record open in an editor (presence.go).
+	presence *presenceState
 }
 
 // dbNow is the current time on the database clock, as well as the TUI knows it.
@@ -245,17 +247,18 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		return nil, err
 	}
 	c := &common{
-		ctx:    store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
-		st:     s,
-		reg:    s.Registry(),
-		opts:   opts,
-		user:   opts.User,
-		styles: NewStyles(),
-		keys:   DefaultKeyMap(),
-		help:   help.New(),
-		width:  80,
-		height: 24,
-		drafts: newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
+		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
+		st:       s,
+		reg:      s.Registry(),
+		opts:     opts,
+		user:     opts.User,
+		styles:   NewStyles(),
+		keys:     DefaultKeyMap(),
+		help:     help.New(),
+		width:    80,
+		height:   24,
+		drafts:   newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
+		presence: newPresenceState(),
 	}
 	l := newList(c)
 	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}}, nil
@@ -297,9 +300,20 @@ func waitChange(ch <-chan store.Change) tea.Cmd {
 	}
 }
 
-// Update routes msg.
+// Update routes msg, then keeps the editor's presence in step (presence.go).
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := a.update(msg)
+	if p := a.presenceCmd(msg); p != nil {
+		cmd = tea.Batch(cmd, p)
+	}
+	return m, cmd
+}
+
+func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case presenceMsg:
+		a.c.presence.onPresence(msg)
+		return a, nil
 	case tea.WindowSizeMsg:
 		a.c.width, a.c.height = msg.Width, msg.Height
 		return a, a.broadcast(msg)
@@ -449,7 +463,7 @@ func (a *App) deliver(id screenID, msg tea.Msg) tea.Cmd {
 func (a *App) quit() tea.Cmd {
 	a.quitting = true
 	if a.editor != nil {
-		return tea.Sequence(a.editor.leaveCmd(), tea.Quit)
+		return tea.Sequence(a.editor.leaveCmd(), leavePresence(a.c, a.c.presence.session), tea.Quit)
 	}
 	return tea.Quit
 }

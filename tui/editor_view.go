@@ -44,7 +44,7 @@ func (e *editorModel) View() string {
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))
 	b.WriteByte('\n')
-	b.WriteString(c.clip(e.lockLine()))
+	b.WriteString(c.clip(e.lockLine() + e.presenceLine()))
 	b.WriteByte('\n')
 	if bn := e.banner(); bn != "" {
 		b.WriteString(st.Warn.Render(c.clip("● " + bn)))

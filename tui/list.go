@@ -496,6 +496,7 @@ func (l *listModel) View() string {
 		if ls, ok := l.leases[l.kind][r.ID]; ok {
 			lk, held = lockIndicator(ls, c.user, now)
 		}
+		lk += l.presenceNote(r.ID)
 		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
 		line := fmt.Sprintf("%6d %s %4s %s ", r.ID, title, "v"+strconv.FormatInt(r.Version, 10), writer)
 		if i == l.cursor {
