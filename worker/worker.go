@@ -175,7 +175,8 @@ func (w *Worker) job(ctx context.Context, r *store.Record) jobResult {
 	name := fmt.Sprintf("%s %s %d v%d", w.task.Name, r.Kind, r.ID, r.Version)
 	held, err := locks.Acquire(ctx, w.st, store.LeaseRequest{Kind: r.Kind, RecordID: r.ID, Group: store.GroupSystem, TTL: w.opts.LeaseTTL}, locks.Options{})
 	if err != nil {
-		if store.ErrorCode(err) == store.ELEASE {
+		// ENOTFOUND: deleted since the page was read (tandem delete).
+		if c := store.ErrorCode(err); c == store.ELEASE || c == store.ENOTFOUND {
 			w.logf("%s: skipped: %v", name, err)
 			return jobSkipped
 		}
@@ -232,7 +233,7 @@ func (w *Worker) job(ctx context.Context, r *store.Record) jobResult {
 		if ferr := w.st.FailKey(bg, store.ScopeJob, key); ferr != nil {
 			w.logf("%s: mark job failed: %v", name, ferr)
 		}
-		if c := store.ErrorCode(err); c == store.ELEASE || c == store.ECONFLICT || c == store.EBUSY {
+		if c := store.ErrorCode(err); c == store.ELEASE || c == store.ECONFLICT || c == store.EBUSY || c == store.ENOTFOUND {
 			w.logf("%s: skipped: %v", name, err)
 			return jobSkipped
 		}

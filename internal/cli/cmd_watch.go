@@ -103,6 +103,8 @@ func feedLine(c store.Change) string {
 		if len(c.Fields) > 0 {
 			s += " (" + feedFields(c) + ")"
 		}
+	case store.EventDeleted, store.EventRestored:
+		s = fmt.Sprintf("v%d %s %s by %s", c.Version, rec, safe.Line(string(c.Event)), who)
 	case store.EventLeaseGranted:
 		s = fmt.Sprintf("%s %s lease granted to %s (fence %d)", rec, safe.Line(c.Group), who, c.Fence)
 	case store.EventLeaseRenewed:
