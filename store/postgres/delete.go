@@ -199,15 +199,15 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		// Two restores of one record: the second waits on the first's history row lock and
-		// then finds the record there.
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", id).Scan(&exists); err != nil {
-			return err
-		}
+		// Two restores of one record: the second waits on the first's lock of the tombstone,
+		// then (READ COMMITTED: a new snapshot per statement) finds the record there.
 		rows, err := queryHistory(ctx, tx, "SELECT "+historyColumns+` FROM history
 			WHERE kind = $1 AND record_id = $2 ORDER BY version DESC LIMIT 1 FOR UPDATE`, string(kind), id)
 		if err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", id).Scan(&exists); err != nil {
 			return err
 		}
 		var newest *store.HistoryRow

@@ -26,6 +26,7 @@ func concurrency() []suiteTest {
 		{"SKURace", testSKURace},
 		{"MoneyCounterRace", testMoneyCounterRace},
 		{"FeedManyWriters", testFeedManyWriters},
+		{"DeleteRace", testDeleteRace},
 	}
 }
 
