@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -118,4 +120,56 @@ func TestDelete_RestoreFromHistory(t *testing.T) {
 	}
 	d.key("esc")
 	d.waitFor("Product 1")
+}
+
+// TestDelete_Goldens: the delete confirmation over the list at 80×24 and at 15 rows (the
+// question replaces the status line and stays above the footer), a document's question
+// offering its subtree, and the history of a deleted record.
+func TestDelete_Goldens(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 3)
+	d := newDriver(t, s, "alice")
+	d.key("d")
+	d.golden("delete_confirm")
+	d.apply(tea.WindowSizeMsg{Width: 80, Height: 15})
+	d.settle()
+	d.golden("delete_confirm_15rows")
+	d.key("esc")
+	if strings.Contains(d.screen(), "delete product") {
+		t.Errorf("esc did not take the question away:\n%s", d.screen())
+	}
+	d.apply(tea.WindowSizeMsg{Width: 80, Height: 24})
+	d.settle()
+
+	ctx := actorCtx("bob")
+	root, err := s.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Chapter", "parent_id": root.ID}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("tab")
+	d.waitFor("Handbook")
+	d.key("d")
+	d.waitFor(`delete document 1 "Handbook" (v1)? y yes · s with everything below it · n no`)
+	d.key("s")
+	d.waitFor(`deleted document 1 "Handbook" (tombstone v2) and 1 below it`)
+	if strings.Contains(d.screen(), "Chapter") {
+		t.Errorf("the subtree is still listed:\n%s", d.screen())
+	}
+
+	d.key("tab")
+	d.waitFor("Product 1")
+	if _, err := s.DeleteRecord(ctx, store.KindProduct, 1, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d.waitUntil("product 1 gone", func() bool { return !strings.Contains(d.screen(), "Product 1 ") })
+	d.key("h")
+	d.waitFor("history of product 2")
+	d.key("esc")
+	// The history of a deleted record, as the history screen shows it.
+	d.exec(func() tea.Msg { return openHistoryMsg{kind: store.KindProduct, id: 1} })
+	d.waitFor("deleted (R restores it)")
+	d.golden("history_deleted")
 }
