@@ -265,10 +265,11 @@ func (e *editorModel) onDeleted(ch store.Change) tea.Cmd {
 	if e.dirty() {
 		cmd = e.writeDraftCmd()
 	}
+	e.deleted = true
 	e.readOnly = fmt.Sprintf("deleted by %s (v%d)", safe.Line(ch.Actor), ch.Version)
 	msg := fmt.Sprintf("%s deleted this %s; tandem restore %s %d brings it back", safe.Line(ch.Actor), e.kind, e.kind, e.id)
 	if cmd != nil {
-		msg += " (your edits are kept as a draft)"
+		msg = fmt.Sprintf("%s deleted this %s; your edits are kept as a draft", safe.Line(ch.Actor), e.kind)
 	}
 	e.status.warn(msg)
 	return cmd
@@ -305,4 +306,14 @@ func versionWhat(reg *store.Registry, kind store.Kind, v store.Version) string {
 		return "restored"
 	}
 	return strings.Join(fieldLabels(reg, kind, v.Fields), ", ")
+}
+
+// onRestored opens the record afresh when it comes back while its editor shows it deleted:
+// the new editor loads the restored version and offers the draft kept at the delete.
+func (e *editorModel) onRestored(ch store.Change) tea.Cmd {
+	if !e.deleted {
+		return nil
+	}
+	kind, id := e.kind, e.id
+	return tea.Sequence(e.leaveCmd(), func() tea.Msg { return openEditorMsg{kind: kind, id: id} })
 }

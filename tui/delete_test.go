@@ -96,6 +96,44 @@ func TestDelete_FromEditor(t *testing.T) {
 	if ls := liveLeases(t, s, 1); len(ls) != 0 {
 		t.Errorf("alice's lease outlived the delete: %+v", ls)
 	}
+	// Restored: bob's editor opens it again, editable, at the restored version.
+	if _, err := s.RestoreRecord(actorCtx("carol"), store.KindProduct, 1, store.Restore{}); err != nil {
+		t.Fatal(err)
+	}
+	bob.waitFor("product 1 · v3")
+	if got := bob.screen(); strings.Contains(got, "read-only") {
+		t.Errorf("bob's editor is still read-only after the restore:\n%s", got)
+	}
+}
+
+// TestDelete_EditsKeptAsDraft: bob has typed into a record alice deletes; his edits become a
+// draft, offered when the record is restored.
+func TestDelete_EditsKeptAsDraft(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	bob := newDriver(t, s, "bob")
+	openProduct(t, bob, 1, "enter")
+	focusField(t, bob, "name")
+	bob.typeText(" by bob")
+	if _, err := s.DeleteRecord(actorCtx("alice"), store.KindProduct, 1, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bob.waitFor("alice deleted this product; your edits are kept as a draft")
+	bob.settle()
+	if d, err := bob.app.c.drafts.Load(store.KindProduct, 1); err != nil || d == nil {
+		t.Fatalf("no draft after the delete: %v %v", d, err)
+	}
+	if _, err := s.RestoreRecord(actorCtx("alice"), store.KindProduct, 1, store.Restore{}); err != nil {
+		t.Fatal(err)
+	}
+	bob.waitFor("Unsaved edits from")
+	bob.key("y")
+	bob.waitFor("Product 1 by bob")
+	bob.key("ctrl+s")
+	bob.waitFor("saved v4")
+	if got := mustRecord(t, s, 1).Fields["name"]; got != "Product 1 by bob" {
+		t.Errorf("name = %q, want bob's edit saved on the restored record", got)
+	}
 }
 
 // TestDelete_RestoreFromHistory: the history screen follows its record live: a delete

@@ -49,6 +49,7 @@ type editorModel struct {
 	focus int
 
 	readOnly string // why the whole record is read-only ("held by alice since 10:05")
+	deleted  bool   // someone deleted the record while it was open (delete.go)
 	status   statusLine
 
 	held       *locks.Held
@@ -450,6 +451,8 @@ func (e *editorModel) onChange(ch store.Change) tea.Cmd {
 	switch ch.Event {
 	case store.EventDeleted:
 		return e.onDeleted(ch)
+	case store.EventRestored:
+		return e.onRestored(ch)
 	case store.EventSaved, store.EventMoved, store.EventCreated:
 		if e.rec != nil && ch.Version > e.rec.Version {
 			e.others = append(e.others, ch)
