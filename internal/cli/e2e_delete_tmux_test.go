@@ -10,16 +10,27 @@ import (
 
 // TestE2E_DeleteRestore deletes a product from one real terminal's TUI, sees it vanish from
 // the other terminal's list live (no key pressed there), restores it with the CLI, and sees
-// it come back in both lists.
+// it come back in both lists, on SQLite and PostgreSQL. The times it took are logged.
 func TestE2E_DeleteRestore(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := filepath.Join(t.TempDir(), "demo.db")
+			if b.name != "sqlite" {
+				dsn = b.dsn(t)
+			}
+			e2eDeleteRestore(t, dsn)
+		})
+	}
+}
+
+func e2eDeleteRestore(t *testing.T, dsn string) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
-	dsn := filepath.Join(dir, "demo.db")
 	if r := tandem(t, dsn, "seed"); r.code != 0 {
 		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
 	}
 	tui := func(user string) string {
-		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s",
+		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db '%s' --user %s",
 			filepath.Join(dir, "cache-"+user), binary, dsn, user)
 	}
 	tm.start("alice", tui("alice"))
@@ -40,6 +51,7 @@ func TestE2E_DeleteRestore(t *testing.T) {
 	tm.keys("alice", "d")
 	tm.waitFor("alice", `delete product 42 "`+name+`" (v1)? y yes`)
 	tm.keys("alice", "y")
+	start := time.Now()
 	tm.waitFor("alice", "deleted product 42")
 
 	deadline := time.Now().Add(15 * time.Second)
@@ -49,13 +61,16 @@ func TestE2E_DeleteRestore(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	t.Logf("product 42 left bob's list %v after alice pressed y (polled every 100ms)", time.Since(start).Round(10*time.Millisecond))
 	wantExit(t, "get the deleted product", tandem(t, dsn, "get", "product", "42"), exitNotFound)
 
+	start = time.Now()
 	out := mustTandem(t, dsn, "--user", "carol", "restore", "product", "42")
 	if !strings.Contains(out, "restored product 42: version 3") {
 		t.Errorf("restore said %q", out)
 	}
 	tm.waitFor("bob", name)
+	t.Logf("product 42 was back in bob's list %v after tandem restore started", time.Since(start).Round(10*time.Millisecond))
 	tm.waitFor("alice", name)
 	got := mustGet(t, dsn, "product", 42)
 	if got.Version != 3 || got.Fields["name"] != name || got.UpdatedBy != "carol" {
