@@ -70,6 +70,12 @@ func TestCLI_DeleteRestore(t *testing.T) {
 			wantExit(t, "restore of a record that exists", tandem(t, dsn, "restore", "product", id), exitUsage, "not deleted")
 			wantExit(t, "restore of a record never deleted", tandem(t, dsn, "restore", "product", "999"), exitNotFound)
 			wantExit(t, "restore as system", tandem(t, dsn, "--as", "system", "restore", "product", fmt.Sprint(other.ID)), exitForbidden)
+			// A restore whose sku another product took meanwhile is refused and restores nothing.
+			mustTandem(t, dsn, "delete", "product", fmt.Sprint(other.ID), "--expect-version", "1")
+			taker := mustCreate(t, dsn, "product", "sku=keep-1", "name=Taker")
+			wantExit(t, "restore of a taken sku", tandem(t, dsn, "restore", "product", fmt.Sprint(other.ID)), exitUsage,
+				"sku KEEP-1 already exists", fmt.Sprintf("product %d has keep-1", taker.ID))
+			wantExit(t, "get the product whose restore was refused", tandem(t, dsn, "get", "product", fmt.Sprint(other.ID)), exitNotFound)
 
 			// Documents: children are refused without --subtree, deleted with it.
 			root := mustCreate(t, dsn, "document", "title=Root")
