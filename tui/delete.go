@@ -164,7 +164,7 @@ func (a *App) renderAsking(screen string) string {
 	return strings.Join(lines, "\n")
 }
 
-// listDeleteKey handles d and R on the list.
+// deleteKey handles d and R on the list; ok reports that the key was one of them.
 func (l *listModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := l.c.keys
 	switch {
@@ -185,7 +185,7 @@ func (l *listModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// onRecordGone follows a delete or a restore on the feed.
+// onDeleteEvent follows a delete or a restore on the feed.
 func (l *listModel) onDeleteEvent(ch store.Change) tea.Cmd {
 	if ch.Event == store.EventDeleted {
 		return l.removeRows([]store.Tombstone{{Kind: ch.Kind, ID: ch.RecordID}})
@@ -242,7 +242,7 @@ func (l *listModel) insertRow(r *store.Record) {
 	l.clampOffset()
 }
 
-// editorDeleteKey handles d (when not typing) and ctrl+x in the editor.
+// deleteKey handles d (when not typing) and ctrl+x in the editor; ok reports that it did.
 func (e *editorModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := e.c.keys
 	if !key.Matches(msg, k.DeleteInEditor) && !(key.Matches(msg, k.Delete) && !e.typing()) {
@@ -275,7 +275,7 @@ func (e *editorModel) onDeleted(ch store.Change) tea.Cmd {
 	return cmd
 }
 
-// historyRestoreKey handles R on the history screen: it restores the record when the
+// restoreKey handles R on the history screen: it restores the record when the
 // newest version is its tombstone.
 func (h *historyModel) restoreKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if !key.Matches(msg, h.c.keys.Restore) {

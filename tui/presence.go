@@ -157,7 +157,7 @@ func containsName(ns []string, n string) bool {
 	return false
 }
 
-// listPresence is the list row's presence note, after the lock indicator.
+// presenceNote is the list row's presence note, after the lock indicator.
 func (l *listModel) presenceNote(id int64) string {
 	if who := l.c.editing(l.kind, id); who != "" {
 		return " · " + who + " editing"
