@@ -140,7 +140,7 @@ func PlanDelete(cur *Record, d Delete, children []int64) (stale bool, err error)
 		if len(children) > 3 {
 			ids = append(ids, "…")
 		}
-		return false, Errorf(EINVALID, "%s %d has %d child document(s) (%s): delete them first, or delete the subtree (--subtree)",
+		return false, Errorf(EINVALID, "%s %d has %d child document(s) (%s): delete them first, or delete the subtree with it (--subtree; s in the TUI)",
 			cur.Kind, cur.ID, len(children), strings.Join(ids, ", "))
 	}
 	return false, nil
