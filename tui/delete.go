@@ -301,7 +301,7 @@ func (h *historyModel) onChange(ch store.Change) tea.Cmd {
 func versionWhat(reg *store.Registry, kind store.Kind, v store.Version) string {
 	switch v.Event {
 	case store.EventDeleted:
-		return "deleted (R restores it)"
+		return "deleted"
 	case store.EventRestored:
 		return "restored"
 	}
@@ -316,4 +316,28 @@ func (e *editorModel) onRestored(ch store.Change) tea.Cmd {
 	}
 	kind, id := e.kind, e.id
 	return tea.Sequence(e.leaveCmd(), func() tea.Msg { return openEditorMsg{kind: kind, id: id} })
+}
+
+// versionDiff is the history screen's heading and lines under the selected version: for a
+// tombstone, what a restore brings back instead of a diff (which would show only what
+// writes without history changed before the delete, if anything).
+func versionDiff(reg *store.Registry, kind store.Kind, v store.Version, what string, diff []string) (string, []string) {
+	if v.Event != store.EventDeleted {
+		return what, diff
+	}
+	head := fmt.Sprintf("deleted by %s, with these values (what a restore brings back)", safe.Line(v.Actor))
+	var out []string
+	for _, f := range reg.Fields(kind) {
+		if f.Type == store.TypeText {
+			s := f.Format(v.Snapshot[f.Name])
+			first, _, _ := strings.Cut(s, "\n")
+			if n := strings.Count(strings.TrimSuffix(s, "\n"), "\n"); n > 0 {
+				first += fmt.Sprintf("  (+%d lines)", n)
+			}
+			out = append(out, fmt.Sprintf("%-14s %s", f.Label, safe.Line(first)))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%-14s %s", f.Label, safe.Line(f.Format(v.Snapshot[f.Name]))))
+	}
+	return head, out
 }

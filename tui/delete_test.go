@@ -149,7 +149,7 @@ func TestDelete_RestoreFromHistory(t *testing.T) {
 	if _, err := s.DeleteRecord(actorCtx("bob"), store.KindProduct, 1, store.Delete{ExpectVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	d.waitFor("deleted (R restores it)")
+	d.waitFor("with these values (what a restore brings back)")
 	d.key("R")
 	d.waitFor("restored product 1 as v3")
 	d.waitFor("alice        2026-12-01 10:05:00 restored")
@@ -208,6 +208,6 @@ func TestDelete_Goldens(t *testing.T) {
 	d.key("esc")
 	// The history of a deleted record, as the history screen shows it.
 	d.exec(func() tea.Msg { return openHistoryMsg{kind: store.KindProduct, id: 1} })
-	d.waitFor("deleted (R restores it)")
+	d.waitFor("with these values (what a restore brings back)")
 	d.golden("history_deleted")
 }

@@ -132,8 +132,9 @@ func (h *historyModel) View() string {
 				prev = h.versions[h.cursor+1].Snapshot
 				what = fmt.Sprintf("v%d → v%d", h.versions[h.cursor+1].Version, v.Version)
 			}
+			what, diff := versionDiff(c.reg, h.kind, v, what, changeLines(c.reg, h.kind, prev, v.Snapshot))
 			lines = append(lines, st.Dim.Render(strings.Repeat("─", max(c.width, 1))), st.Header.Render(what))
-			for _, l := range changeLines(c.reg, h.kind, prev, v.Snapshot) {
+			for _, l := range diff {
 				lines = append(lines, diffStyle(st, strings.TrimPrefix(l, "  ")))
 			}
 		}
