@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -94,6 +96,69 @@ func TestCLI_DeleteRestore(t *testing.T) {
 			wantExit(t, "restore a child whose parent is gone", r, exitOK, "no longer exists", "root")
 			if got := mustGet(t, dsn, "document", child.ID); got.Fields["parent_id"] != nil {
 				t.Errorf("child restored under %v, want the root", got.Fields["parent_id"])
+			}
+		})
+	}
+}
+
+// TestCLI_DeleteRestoreConcurrent: in each round, processes of the binary race to delete one
+// product at the version they read (one wins, the others exit 3 or 5), then race to restore
+// it (one wins, the others exit 2: it is back). The product ends at version 1 + 2 × rounds,
+// with a tombstone and a restore in history per round.
+func TestCLI_DeleteRestoreConcurrent(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			const procs, rounds = 4, 3
+			p := mustCreate(t, dsn, "product", "sku=RACE-1", "name=Race")
+			id := fmt.Sprint(p.ID)
+			race := func(args ...string) (wins int, codes []int, outs []string) {
+				cmds := make([]*exec.Cmd, procs)
+				bufs := make([]*bytes.Buffer, procs)
+				for i := range cmds {
+					cmds[i] = tandemCmd(dsn, args...)
+					bufs[i] = new(bytes.Buffer)
+					cmds[i].Stdout, cmds[i].Stderr = bufs[i], bufs[i]
+					if err := cmds[i].Start(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i, c := range cmds {
+					if err := c.Wait(); err == nil {
+						wins++
+					}
+					codes = append(codes, c.ProcessState.ExitCode())
+					outs = append(outs, bufs[i].String())
+				}
+				return wins, codes, outs
+			}
+			version := p.Version
+			for round := range rounds {
+				wins, codes, outs := race("delete", "product", id, "--expect-version", fmt.Sprint(version))
+				if wins != 1 {
+					t.Fatalf("round %d: %d deletes won (exits %v, %q), want 1", round, wins, codes, outs)
+				}
+				for i, c := range codes {
+					if c != 0 && c != exitConflict && c != exitNotFound {
+						t.Errorf("round %d delete %d: exit %d: %s", round, i, c, outs[i])
+					}
+				}
+				wins, codes, outs = race("restore", "product", id)
+				if wins != 1 {
+					t.Fatalf("round %d: %d restores won (exits %v, %q), want 1", round, wins, codes, outs)
+				}
+				for i, c := range codes {
+					if c != 0 && (c != exitUsage || !strings.Contains(outs[i], "not deleted")) {
+						t.Errorf("round %d restore %d: exit %d: %s", round, i, c, outs[i])
+					}
+				}
+				version += 2
+				if got := mustGet(t, dsn, "product", p.ID); got.Version != version || got.Fields["name"] != "Race" {
+					t.Fatalf("round %d: product at v%d named %v, want v%d named Race", round, got.Version, got.Fields["name"], version)
+				}
+			}
+			if n := historyLen(t, dsn, "product", p.ID); n != 1+2*rounds {
+				t.Errorf("history holds %d versions, want %d", n, 1+2*rounds)
 			}
 		})
 	}
