@@ -239,21 +239,32 @@ func (e *editorModel) titlesCmd() tea.Cmd {
 func (e *editorModel) focusCmd() tea.Cmd {
 	var cmd tea.Cmd
 	for i, fi := range e.fields {
-		if i == e.focus && e.readOnly == "" && fi.readOnly == "" {
+		if fi.body != nil {
+			fi.body.SetReadOnly(e.readOnly != "" || fi.readOnly != "")
+		}
+		switch {
+		case i == e.focus && e.readOnly == "" && fi.readOnly == "":
 			if fi.body != nil {
 				cmd = fi.body.Focus()
 			} else {
 				cmd = fi.line.Focus()
 			}
-			continue
-		}
-		if fi.body != nil {
+		case i == e.focus && e.viewing(fi):
+			// Read-only and focused: the body editor scrolls it but takes no edits.
+			cmd = fi.body.Focus()
+		case fi.body != nil:
 			fi.body.Blur()
-		} else {
+		default:
 			fi.line.Blur()
 		}
 	}
 	return cmd
+}
+
+// viewing reports whether fi, when focused, shows in the scrollable read-only view: a long
+// text that cannot be edited now (the field, or the whole record, is read-only).
+func (e *editorModel) viewing(fi *fieldInput) bool {
+	return (e.readOnly != "" || fi.readOnly != "") && fi.viewable()
 }
 
 // layout sizes the inputs for the window.
@@ -595,9 +606,9 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		if e.readOnly != "" {
 			e.focus = (e.focus + dir + len(e.fields)) % len(e.fields)
-			return nil
+			return e.focusCmd()
 		}
-		e.focus = e.nextEditable(e.focus, dir)
+		e.focus = e.nextStop(e.focus, dir)
 		cmd := e.focusCmd()
 		if e.draftDirty {
 			return tea.Batch(cmd, e.writeDraftCmd())
@@ -608,11 +619,11 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.ExtEditor):
 		return e.externalEdit()
 	}
-	if e.readOnly != "" {
-		return nil
-	}
 	fi := e.fields[e.focus]
-	if fi.readOnly != "" {
+	if e.viewing(fi) {
+		return fi.body.Update(msg) // scrolls; the body editor is read-only
+	}
+	if e.readOnly != "" || fi.readOnly != "" {
 		return nil
 	}
 	if fi.f.Rule == store.RuleCounter && (key.Matches(msg, k.Inc) || key.Matches(msg, k.Dec)) {

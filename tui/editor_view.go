@@ -104,10 +104,16 @@ func (e *editorModel) formLines(room int) []string {
 		}
 		var val string
 		switch {
+		case focused && e.viewing(fi):
+			lines = append(lines, marker+label+" "+st.Dim.Render(fmt.Sprintf("read-only · %d lines · ↑/↓ pgup/pgdn scroll", fi.body.LineCount())))
+			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
+			focusTo = len(lines)
+			continue
 		case fi.readOnly != "" || e.readOnly != "":
 			shown := fi.shownText()
 			val = st.Dim.Render(ansi.Truncate(firstLine(shown), valW, "…"))
-			if n := strings.Count(strings.TrimSuffix(shown, "\n"), "\n"); fi.body != nil && n > 0 {
+			if fi.body != nil && fi.body.LineCount() > 1 {
+				n := fi.body.LineCount() - 1
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
 			}
 		case fi.body != nil && focused:

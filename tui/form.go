@@ -194,6 +194,25 @@ func (f *form) nextEditable(from, dir int) int {
 	return max(from, 0)
 }
 
+// viewable reports whether a read-only field opens in a scrollable read-only view when
+// focused: a text with more than one line, which a one-line cell cannot show.
+func (fi *fieldInput) viewable() bool {
+	return fi.body != nil && fi.body.LineCount() > 1
+}
+
+// nextStop returns the next field from from in direction dir (1 or -1) that tab stops at:
+// one that can be edited, or a read-only long text, to be read in its scrollable view.
+func (f *form) nextStop(from, dir int) int {
+	n := len(f.fields)
+	for i := 1; i <= n; i++ {
+		j := ((from+dir*i)%n + n) % n
+		if fi := f.fields[j]; fi.readOnly == "" || fi.viewable() {
+			return j
+		}
+	}
+	return max(from, 0)
+}
+
 // counterUnchanged reports whether a counter field still shows the base value, so its
 // delta is a relative change (typing a value makes the change absolute).
 func (f *form) counterUnchanged(fi *fieldInput) bool {
