@@ -29,6 +29,7 @@ const (
 	modeConflict                // the conflict dialog
 	modeMerge                   // the merge view
 	modeTheirChanges            // after a reload: what they changed
+	modeMove                    // the tree picker for a document's new parent
 )
 
 // editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
@@ -72,6 +73,7 @@ type editorModel struct {
 
 	conflict *conflictModel
 	merge    *mergeModel
+	picker   *movePicker
 
 	saving     bool
 	sent       []fieldSnap // the form as the save in flight sent it
@@ -239,6 +241,7 @@ func (e *editorModel) titlesCmd() tea.Cmd {
 func (e *editorModel) focusCmd() tea.Cmd {
 	var cmd tea.Cmd
 	for i, fi := range e.fields {
+		fi.inWord = false // a letter typed after a move to another field starts an undo step
 		if fi.body != nil {
 			fi.body.SetReadOnly(e.readOnly != "" || fi.readOnly != "")
 		}
@@ -362,6 +365,16 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return e.onSaved(msg)
+	case moveTreeMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onMoveTree(msg)
+	case movedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onMoved(msg)
 	case extEditedMsg:
 		if msg.ed != e {
 			return nil
@@ -577,6 +590,8 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.conflict.Update(msg)
 	case modeMerge:
 		return e.merge.Update(msg)
+	case modeMove:
+		return e.onMoveKey(msg)
 	case modeTheirChanges:
 		switch {
 		case key.Matches(msg, k.RestoreDraft):
@@ -618,6 +633,8 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.restoreKept()
 	case key.Matches(msg, k.ExtEditor):
 		return e.externalEdit()
+	case key.Matches(msg, k.MoveDoc):
+		return e.startMove()
 	}
 	fi := e.fields[e.focus]
 	if e.viewing(fi) {
@@ -626,7 +643,26 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if e.readOnly != "" || fi.readOnly != "" {
 		return nil
 	}
+	if key.Matches(msg, k.UndoEdit) || key.Matches(msg, k.RedoEdit) {
+		undo := key.Matches(msg, k.UndoEdit)
+		done := false
+		if undo {
+			done = fi.undoEdit()
+		} else {
+			done = fi.redoEdit()
+		}
+		switch {
+		case done:
+			e.fieldChanged()
+		case undo:
+			e.status.info("nothing to undo in " + fi.f.Label)
+		default:
+			e.status.info("nothing to redo in " + fi.f.Label)
+		}
+		return nil
+	}
 	if fi.f.Rule == store.RuleCounter && (key.Matches(msg, k.Inc) || key.Matches(msg, k.Dec)) {
+		fi.noteEdit(fi.state(), "")
 		if e.rec != nil {
 			fi.setText(fi.f.Format(e.rec.Fields[fi.f.Name]))
 		}
@@ -658,9 +694,16 @@ func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
 		cmd = fi.body.Update(msg)
 		changed = fi.body.Revision() != rev
 	} else {
-		before := fi.line.Value()
+		before := fi.state()
 		fi.line, cmd = fi.line.Update(msg)
-		changed = fi.line.Value() != before
+		changed = fi.line.Value() != before.text
+		if changed {
+			typed := ""
+			if k, ok := msg.(tea.KeyPressMsg); ok {
+				typed = k.Text
+			}
+			fi.noteEdit(before, typed)
+		}
 	}
 	if changed {
 		if fi.f.Rule == store.RuleCounter {

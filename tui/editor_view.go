@@ -25,6 +25,8 @@ func (e *editorModel) View() string {
 		return e.merge.View()
 	case modeTheirChanges:
 		return e.theirChangesView()
+	case modeMove:
+		return e.moveView()
 	}
 	c, st := e.c, e.c.styles
 	var b strings.Builder
@@ -173,6 +175,9 @@ func (e *editorModel) editorKeys() []key.Binding {
 	keys := e.c.keys.EditorKeys()
 	out := keys[:0:0]
 	for _, k := range keys {
+		if k.Help().Key == e.c.keys.MoveDoc.Help().Key && (e.kind != store.KindDocument || e.id == 0) {
+			continue
+		}
 		if k.Help().Key == e.c.keys.Inc.Help().Key {
 			if len(counters) == 0 {
 				continue

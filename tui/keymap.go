@@ -36,6 +36,9 @@ type KeyMap struct {
 	Back         key.Binding
 	ExtEditor    key.Binding
 	RestoreDraft key.Binding
+	UndoEdit     key.Binding // the focused field's last edit
+	RedoEdit     key.Binding
+	MoveDoc      key.Binding // a document: pick a new parent in the tree
 
 	// Yes/no questions (unsaved changes, a draft to restore).
 	Yes key.Binding
@@ -94,6 +97,9 @@ func DefaultKeyMap() KeyMap {
 		Back:         b([]string{"esc"}, "esc", "back"),
 		ExtEditor:    b([]string{"ctrl+e"}, "ctrl+e", "$EDITOR"),
 		RestoreDraft: b([]string{"ctrl+r"}, "ctrl+r", "bring back my draft"),
+		UndoEdit:     b([]string{"ctrl+z"}, "ctrl+z", "undo"),
+		RedoEdit:     b([]string{"ctrl+y"}, "ctrl+y", "redo"),
+		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", "move (parent)"),
 
 		Yes: b([]string{"y"}, "y", "yes"),
 		No:  b([]string{"n", "esc"}, "n", "no"),
@@ -124,7 +130,12 @@ func (k KeyMap) ListKeys() []key.Binding {
 
 // EditorKeys are the editor's keys, in footer order.
 func (k KeyMap) EditorKeys() []key.Binding {
-	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}
+	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.UndoEdit, k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.Back}
+}
+
+// MoveKeys are the move picker's keys.
+func (k KeyMap) MoveKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, pair(k.Confirm, k.Confirm, "enter", "move here"), k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.
@@ -165,7 +176,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 	return [][]helpGroup{
 		{
 			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, move, page, k.Quit}},
-			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}},
+			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.Back}},
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},
 		{
