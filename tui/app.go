@@ -347,6 +347,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case openEditorMsg:
 		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
+		a.editor.revert = msg.revert
 		a.editorOf = msg.from
 		return a, a.open(scrEditor, a.editor)
 	case openHistoryMsg:

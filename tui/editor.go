@@ -74,6 +74,7 @@ type editorModel struct {
 	conflict *conflictModel
 	merge    *mergeModel
 	picker   *movePicker
+	revert   *revertTo // opened to revert to an old version: its values go into the form once loaded
 
 	saving     bool
 	sent       []fieldSnap // the form as the save in flight sent it
@@ -173,10 +174,13 @@ func (e *editorModel) Init() tea.Cmd {
 		e.mode = modeEdit
 		return e.focusCmd()
 	}
-	c, kind, id := e.c, e.kind, e.id
+	c, kind, id, revert := e.c, e.kind, e.id, e.revert
 	return func() tea.Msg {
-		rec, err := c.st.FindRecord(c.ctx, kind, id)
-		if err != nil {
+		var rec *store.Record
+		var err error
+		if revert != nil {
+			rec = revert.base // the version the person looked at is the base, not a newer one
+		} else if rec, err = c.st.FindRecord(c.ctx, kind, id); err != nil {
 			return recordLoadedMsg{ed: e, err: err}
 		}
 		sent := c.opts.Now()
@@ -185,7 +189,7 @@ func (e *editorModel) Init() tea.Cmd {
 			return recordLoadedMsg{ed: e, err: err}
 		}
 		d, derr := c.drafts.Load(kind, id)
-		if derr != nil {
+		if derr != nil || revert != nil {
 			d = nil // an unreadable draft is reported by saving a new one over it
 		}
 		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, sent: sent, draft: d}
@@ -433,6 +437,9 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 		return nil
 	}
 	var cmds []tea.Cmd
+	if e.revert != nil {
+		e.applyRevert()
+	}
 	if msg.draft != nil && e.draftDiffers(msg.draft) {
 		e.offered = msg.draft
 		e.mode = modeOfferDraft

@@ -63,6 +63,7 @@ type KeyMap struct {
 
 	// History.
 	SwitchTab key.Binding
+	Revert    key.Binding
 }
 
 // DefaultKeyMap returns tandem's keys.
@@ -120,6 +121,7 @@ func DefaultKeyMap() KeyMap {
 		Undo:       b([]string{"u"}, "u", "undo"),
 
 		SwitchTab: b([]string{"tab"}, "tab", "versions/op log"),
+		Revert:    b([]string{"r"}, "r", "revert to this version"),
 	}
 }
 
@@ -150,7 +152,7 @@ func (k KeyMap) MergeKeys() []key.Binding {
 
 // HistoryKeys are the history screen's keys.
 func (k KeyMap) HistoryKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.SwitchTab, k.Back}
+	return []key.Binding{k.Up, k.Down, k.Revert, k.SwitchTab, k.Back}
 }
 
 // LocksKeys are the locks overview's keys.
@@ -181,7 +183,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 		},
 		{
 			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo}},
-			{"history", []key.Binding{move, k.SwitchTab, k.Back}},
+			{"history", []key.Binding{move, k.Revert, k.SwitchTab, k.Back}},
 			{"locks", []key.Binding{move, pair(k.Open, k.Open, "enter", "open the record"), k.Back}},
 		},
 	}
