@@ -15,17 +15,20 @@ type KeyMap struct {
 	Confirm      key.Binding // takes what was typed: the filter, a value in the merge view
 
 	// List.
-	Up         key.Binding
-	Down       key.Binding
-	PageUp     key.Binding
-	PageDown   key.Binding
-	SwitchKind key.Binding
-	Filter     key.Binding
-	Open       key.Binding
-	OpenLease  key.Binding
-	New        key.Binding
-	History    key.Binding
-	Locks      key.Binding
+	Up          key.Binding
+	Down        key.Binding
+	PageUp      key.Binding
+	PageDown    key.Binding
+	SwitchKind  key.Binding
+	Filter      key.Binding
+	Open        key.Binding
+	OpenLease   key.Binding
+	New         key.Binding
+	History     key.Binding
+	Locks       key.Binding
+	SortNext    key.Binding
+	SortReverse key.Binding
+	Fold        key.Binding
 
 	// Editor.
 	NextField    key.Binding
@@ -78,17 +81,20 @@ func DefaultKeyMap() KeyMap {
 		ForceQuit:    b([]string{"ctrl+c"}, "ctrl+c", "quit"),
 		Confirm:      b([]string{"enter"}, "enter", "apply"),
 
-		Up:         b([]string{"k", "up"}, "k/↑", "up"),
-		Down:       b([]string{"j", "down"}, "j/↓", "down"),
-		PageUp:     b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
-		PageDown:   b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
-		SwitchKind: b([]string{"tab"}, "tab", "products/documents"),
-		Filter:     b([]string{"/"}, "/", "filter"),
-		Open:       b([]string{"enter"}, "enter", "edit"),
-		OpenLease:  b([]string{"e"}, "e", "edit with lease"),
-		New:        b([]string{"n"}, "n", "new"),
-		History:    b([]string{"h"}, "h", "history"),
-		Locks:      b([]string{"L"}, "L", "locks"),
+		Up:          b([]string{"k", "up"}, "k/↑", "up"),
+		Down:        b([]string{"j", "down"}, "j/↓", "down"),
+		PageUp:      b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
+		PageDown:    b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
+		SwitchKind:  b([]string{"tab"}, "tab", "products/documents"),
+		Filter:      b([]string{"/"}, "/", "filter"),
+		Open:        b([]string{"enter"}, "enter", "edit"),
+		OpenLease:   b([]string{"e"}, "e", "edit with lease"),
+		New:         b([]string{"n"}, "n", "new"),
+		History:     b([]string{"h"}, "h", "history"),
+		Locks:       b([]string{"L"}, "L", "locks"),
+		SortNext:    b([]string{"s"}, "s", "sort column"),
+		SortReverse: b([]string{"S"}, "S", "reverse order"),
+		Fold:        b([]string{"f"}, "f", "fold/unfold"),
 
 		NextField:    b([]string{"tab"}, "tab", "next field"),
 		PrevField:    b([]string{"shift+tab"}, "shift+tab", "prev field"),
@@ -127,7 +133,7 @@ func DefaultKeyMap() KeyMap {
 
 // ListKeys are the list's keys, in footer order.
 func (k KeyMap) ListKeys() []key.Binding {
-	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Up, k.Down, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.SortNext, k.Fold, k.History, k.Locks, k.Up, k.Down, k.Help, k.Quit}
 }
 
 // EditorKeys are the editor's keys, in footer order.
@@ -177,7 +183,8 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
 	return [][]helpGroup{
 		{
-			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, move, page, k.Quit}},
+			{"list", []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
+				pair(k.SortNext, k.SortReverse, "s/S", "sort column/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"), move, page, k.Quit}},
 			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.Back}},
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},
