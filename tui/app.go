@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,6 +164,44 @@ type common struct {
 	height int
 	skew   time.Duration // database clock minus local clock, learnt from FindLeases
 	drafts *draftStore
+	// seen holds the items of set fields (categories, tags) in the records the list loaded,
+	// by field name: what one-line fields suggest, next to the registry's enum values.
+	seen map[string]map[string]bool
+}
+
+// noteItems remembers the items of the set fields of recs, for suggestions.
+func (c *common) noteItems(recs []*store.Record) {
+	for _, r := range recs {
+		for _, f := range c.reg.Fields(r.Kind) {
+			items, ok := r.Fields[f.Name].([]string)
+			if f.Type != store.TypeSet || !ok {
+				continue
+			}
+			if c.seen[f.Name] == nil {
+				c.seen[f.Name] = map[string]bool{}
+			}
+			for _, it := range items {
+				if len(c.seen[f.Name]) < maxSuggestions {
+					c.seen[f.Name][it] = true
+				}
+			}
+		}
+	}
+}
+
+// maxSuggestions bounds the items a set field remembers for suggestions.
+const maxSuggestions = 500
+
+// suggestions returns what field f suggests: an enum's values, or the items of a set seen in
+// loaded records, sorted.
+func (c *common) suggestions(f *store.Field) []string {
+	switch f.Type {
+	case store.TypeEnum:
+		return f.Values
+	case store.TypeSet:
+		return slices.Sorted(maps.Keys(c.seen[f.Name]))
+	}
+	return nil
 }
 
 // dbNow is the current time on the database clock, as well as the TUI knows it.
@@ -255,6 +295,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		width:  80,
 		height: 24,
 		drafts: newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
+		seen:   map[string]map[string]bool{},
 	}
 	l := newList(c)
 	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}}, nil

@@ -215,6 +215,14 @@ func (e *editorModel) typing() bool {
 func (e *editorModel) buildForm(rec *store.Record) {
 	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
 	e.fill(rec)
+	if rec != nil {
+		e.c.noteItems([]*store.Record{rec})
+	}
+	for _, fi := range e.fields {
+		if fi.body == nil && fi.readOnly == "" {
+			fi.line.suggestFor(e.c.suggestions(fi.f), fi.f.Type == store.TypeSet)
+		}
+	}
 	e.focus = e.nextEditable(-1, 1)
 	e.layout()
 }
@@ -281,7 +289,7 @@ func (e *editorModel) layout() {
 		if fi.body != nil {
 			fi.body.SetSize(w, e.bodyHeight())
 		} else {
-			fi.line.SetWidth(w)
+			fi.line.SetWidth(w - 1) // and a cell for the cursor at the end
 		}
 	}
 }
@@ -704,6 +712,9 @@ func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
 		before := fi.state()
 		fi.line, cmd = fi.line.Update(msg)
 		changed = fi.line.Value() != before.text
+		if changed && fi.f.Type == store.TypeSet {
+			fi.line.suggestFor(e.c.suggestions(fi.f), true) // the item being typed is the last one
+		}
 		if changed {
 			typed := ""
 			if k, ok := msg.(tea.KeyPressMsg); ok {

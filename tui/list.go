@@ -271,6 +271,7 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		l.loaded = true
+		l.c.noteItems(msg.recs)
 		switch {
 		case msg.append:
 			l.rows = append(l.rows, msg.recs...)
