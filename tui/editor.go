@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/google/uuid"
 
@@ -77,9 +78,10 @@ type editorModel struct {
 	revert   *revertTo // opened to revert to an old version: its values go into the form once loaded
 
 	saving     bool
-	sent       []fieldSnap // the form as the save in flight sent it
-	autoSaves  int         // saves made by one ctrl+s on its own (merge, retry)
-	mergedNote string      // said after the next successful save: "merged with bob's v8 (price)"
+	spin       spinner.Model // turns in the status line while a save or move is on its way
+	sent       []fieldSnap   // the form as the save in flight sent it
+	autoSaves  int           // saves made by one ctrl+s on its own (merge, retry)
+	mergedNote string        // said after the next successful save: "merged with bob's v8 (price)"
 	// retryOn: the writes a retry re-applies my relative changes on top of, and the version
 	// they were made on, for "applied your stock -3 on top of bob's v5 → v6".
 	retryOn   []store.Change
@@ -153,7 +155,7 @@ type (
 // newEditor opens record id of kind (0: a new record); asked says it was opened with `e`,
 // which takes the lease on open whatever the options say.
 func newEditor(c *common, kind store.Kind, id int64, asked bool) *editorModel {
-	e := &editorModel{c: c, kind: kind, id: id}
+	e := &editorModel{c: c, kind: kind, id: id, spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
 	if id != 0 {
 		switch {
 		case asked:
@@ -377,6 +379,13 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return e.onSaved(msg)
+	case spinner.TickMsg:
+		if !e.busy() {
+			return nil // the save came back: the spinner stops by not asking for another frame
+		}
+		var cmd tea.Cmd
+		e.spin, cmd = e.spin.Update(msg)
+		return cmd
 	case moveTreeMsg:
 		if msg.ed != e {
 			return nil
@@ -778,6 +787,18 @@ func (e *editorModel) externalEdit() tea.Cmd {
 	})
 }
 
+// busy reports whether a save or a move is on its way (the spinner turns).
+func (e *editorModel) busy() bool { return e.saving || (e.picker != nil && e.picker.moving) }
+
+// statusText is the status line's text, after the spinner while the editor is busy.
+func (e *editorModel) statusText() string {
+	t := safe.Line(e.status.text)
+	if e.busy() {
+		return e.spin.View() + " " + t
+	}
+	return t
+}
+
 // dirty reports unsaved edits in a form that can be edited now.
 func (e *editorModel) dirty() bool { return e.readOnly == "" && e.changed() }
 
@@ -799,10 +820,10 @@ func (e *editorModel) save() tea.Cmd {
 		}
 		e.saving = true
 		e.status.info("creating…")
-		return func() tea.Msg {
+		return tea.Batch(e.spin.Tick, func() tea.Msg {
 			r, err := c.st.CreateRecord(c.ctx, kind, vals)
 			return savedMsg{ed: e, created: r, err: err}
-		}
+		})
 	}
 	u, err := e.toUpdate()
 	if err != nil {
@@ -834,7 +855,7 @@ func (e *editorModel) save() tea.Cmd {
 	e.sent = e.snapshot()
 	e.status.info("saving…")
 	id := e.id
-	return tea.Batch(drop, func() tea.Msg {
+	return tea.Batch(drop, e.spin.Tick, func() tea.Msg {
 		res, err := c.st.UpdateRecord(c.ctx, kind, id, u)
 		msg := savedMsg{ed: e, u: u, res: res, err: err}
 		if err == nil && !res.Replayed && res.Record.Version > u.BaseVersion+1 {

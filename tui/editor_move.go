@@ -139,10 +139,10 @@ func (e *editorModel) onMoveKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.LeaseToken = e.held.Token()
 		}
 		c, id := e.c, e.id
-		return func() tea.Msg {
+		return tea.Batch(e.spin.Tick, func() tea.Msg {
 			res, err := c.st.MoveDocument(c.ctx, id, m)
 			return movedMsg{ed: e, parent: parent, res: res, err: err}
-		}
+		})
 	}
 	e.clampPicker()
 	return nil
@@ -242,7 +242,7 @@ func (e *editorModel) moveView() string {
 	for ; lines < n; lines++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
+	b.WriteString(e.status.style(st).Render(c.clip(e.statusText())))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.MoveKeys()))
 	return b.String()

@@ -69,7 +69,7 @@ func (e *editorModel) View() string {
 		}
 		b.WriteString(st.Warn.Render(c.clip(offer)))
 	default:
-		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
+		b.WriteString(e.status.style(st).Render(c.clip(e.statusText())))
 	}
 	b.WriteByte('\n')
 	keys := e.editorKeys()
