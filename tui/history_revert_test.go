@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -32,6 +34,9 @@ func TestHistory_RevertToVersion(t *testing.T) {
 	d.key("r")
 	d.waitFor("reverting to v1: check the form, ctrl+s saves it as a new version on v3")
 	d.golden("history_revert_editor")
+	d.apply(tea.WindowSizeMsg{Width: 80, Height: 15})
+	d.golden("history_revert_editor_15rows")
+	d.apply(tea.WindowSizeMsg{Width: 80, Height: 24})
 	if scr := d.screen(); !strings.Contains(scr, "Product 1") || !strings.Contains(scr, "10.01") {
 		t.Fatalf("the form does not hold v1's values:\n%s", scr)
 	}

@@ -94,6 +94,8 @@ func TestList_FoldDocuments(t *testing.T) {
 		t.Fatalf("fold did not hide exactly the subtree:\n%s", scr)
 	}
 	d.golden("list_documents_folded")
+	d.apply(tea.WindowSizeMsg{Width: 80, Height: 15})
+	d.golden("list_documents_folded_15rows")
 	d.key("j")
 	if sel := selectedLine(d.screen()); !strings.Contains(sel, "Release notes") {
 		t.Fatalf("the cursor does not skip the folded rows: %q", sel)
