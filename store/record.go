@@ -238,6 +238,7 @@ type Filter struct {
 	// Desc reverses the order of Sort, ties by id descending too, so one index serves both.
 	Desc bool
 	// AfterValue continues a sorted listing after the row with this value of Sort and id
-	// AfterID (keyset paging); nil starts at the beginning. Ignored without Sort.
+	// AfterID (keyset paging); nil starts at the beginning, whatever AfterID says. Ignored
+	// without Sort.
 	AfterValue any
 }

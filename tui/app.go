@@ -527,20 +527,13 @@ func (a *App) Render() string {
 
 func (a *App) helpView() string {
 	c := a.c
-	hs := c.help.Styles
 	rows := []string{c.styles.Title.Render("tandem · keys")}
 	for i, row := range c.keys.helpGroups() {
 		cols := make([]string, 0, len(row))
 		for j, g := range row {
-			keyW := 0
-			for _, b := range g.keys {
-				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
-			}
-			lines := []string{c.styles.Header.Render(g.title)}
-			for _, b := range g.keys {
-				lines = append(lines, hs.FullKey.Render(padRight(b.Help().Key, keyW))+" "+hs.FullDesc.Render(b.Help().Desc))
-			}
-			col := strings.Join(lines, "\n")
+			// Each group is one column of bubbles' full help under its title.
+			c.help.SetWidth(0)
+			col := c.styles.Header.Render(g.title) + "\n" + c.help.FullHelpView([][]key.Binding{g.keys})
 			if j < len(row)-1 {
 				col = lipgloss.NewStyle().PaddingRight(3).Render(col)
 			}
