@@ -62,3 +62,41 @@ func TestTeatest_OpenAndEdit(t *testing.T) {
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(teatestWait)).(*App)
 	mustGolden(t, "teatest_editor", ansi.Strip(final.Render()))
 }
+
+// TestTeatest_SortUndo runs the new keys in a real program: the list sorted by name
+// descending (s, S), then in the editor a typed word taken back with ctrl+z and made again
+// with ctrl+y. The final model's screen and form are checked.
+func TestTeatest_SortUndo(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	app, err := New(ctx, s, Options{User: "alice", DraftDir: filepath.Join(t.TempDir(), "drafts"), Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithColorProfile(colorprofile.Ascii)))
+	waitForAll(t, tm, "Product 3")
+	tm.Send(tea.KeyPressMsg{Code: 's', Text: "s"})
+	tm.Send(tea.KeyPressMsg{Code: 'S', Text: "S"})
+	waitForAll(t, tm, "by name ▼")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter}) // the first row: Product 3
+	waitForAll(t, tm, "SKU-3", "saves check the version")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	tm.Type(" deluxe")
+	tm.Send(tea.KeyPressMsg{Code: 'z', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'z', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(teatestWait)).(*App)
+	if final.editor == nil {
+		t.Fatalf("no editor open at the end:\n%s", ansi.Strip(final.Render()))
+	}
+	if got := final.editor.fields[1].text(); got != "Product 3 " {
+		t.Errorf("name = %q after typing \" deluxe\", undo, redo, undo; want %q", got, "Product 3 ")
+	}
+	if got := final.list.sortName(); got != "name ▼" {
+		t.Errorf("list order %q, want name ▼", got)
+	}
+}
