@@ -70,6 +70,23 @@ func testSort(t *testing.T, open Opener) {
 	if len(got) != 2 || got[0].Fields["name"] != "émile" || got[1].Fields["name"] != "Émile lamp" {
 		t.Errorf("search émile sorted by name desc: %v", sortNames(got))
 	}
+	// Documents sort by title.
+	for _, title := range []string{"Zeta", "alpha", "Äther", "Beta"} {
+		if _, err := s.CreateRecord(ctx, store.KindDocument, store.Values{"title": title}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs, err := s.FindRecords(ctx, store.Filter{Kind: store.KindDocument, Sort: "title"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, d := range docs {
+		titles = append(titles, d.Fields["title"].(string))
+	}
+	if got, want := strings.Join(titles, ","), "Beta,Zeta,alpha,Äther"; got != want {
+		t.Errorf("documents by title: %s, want %s (byte order)", got, want)
+	}
 	_, err = s.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Sort: "description"})
 	requireCode(t, err, store.EINVALID)
 	_, err = s.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Sort: "price", AfterValue: "cheap"})
