@@ -192,7 +192,9 @@ func (e *editorModel) Init() tea.Cmd {
 		}
 		d, derr := c.drafts.Load(kind, id)
 		if derr != nil || revert != nil {
-			d = nil // an unreadable draft is reported by saving a new one over it
+			// An unreadable draft is reported by saving a new one over it; a revert puts an
+			// old version into the form, so no draft is offered over it.
+			d = nil
 		}
 		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, sent: sent, draft: d}
 	}
