@@ -407,6 +407,9 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.field < len(e.fields) {
+			if fi := e.fields[msg.field]; fi.body == nil {
+				fi.noteEdit(fi.state(), "") // ctrl+z takes it back (a text field's history restarts)
+			}
 			e.fields[msg.field].setText(msg.value)
 			e.fieldChanged()
 			e.status.info("took the text back from " + e.c.opts.Editor)
