@@ -11,8 +11,12 @@ import (
 // 20,000-line body keeps no copies of itself. Ops that continue each other (letters typed in
 // a row, backspaces in a row) form one step, as in other editors; a word ends a step.
 
-// maxUndo bounds the steps kept; the oldest go first.
-const maxUndo = 1000
+// maxUndo bounds the steps kept; the oldest go first. maxStepOps bounds the ops one step
+// joins (a "word" typed without end starts a new step), so memory stays bounded.
+const (
+	maxUndo    = 1000
+	maxStepOps = 256
+)
 
 // op is one recorded edit: at line, col (a byte offset), del was replaced by ins.
 type op struct {
@@ -28,7 +32,7 @@ type step []op
 // step unless the cursor moved in between.
 func (m *Model) record(o op) {
 	m.redo = nil
-	if n := len(m.undo); n > 0 && m.joinable && continues(m.undo[n-1][len(m.undo[n-1])-1], o) {
+	if n := len(m.undo); n > 0 && m.joinable && len(m.undo[n-1]) < maxStepOps && continues(m.undo[n-1][len(m.undo[n-1])-1], o) {
 		m.undo[n-1] = append(m.undo[n-1], o)
 	} else {
 		m.undo = append(m.undo, step{o})
