@@ -89,3 +89,18 @@ func TestModel_UndoReadOnly(t *testing.T) {
 		t.Fatalf("read-only undo changed the text to %q", got)
 	}
 }
+
+// TestModel_UndoStepBounded: a run of letters longer than maxStepOps is taken back in steps
+// of at most maxStepOps.
+func TestModel_UndoStepBounded(t *testing.T) {
+	m := mustModel(t, "", 10, 2, 0, 0)
+	m = send(t, m, strings.Repeat("a", maxStepOps+44))
+	m.Undo()
+	if got := m.Value(); got != strings.Repeat("a", maxStepOps) {
+		t.Fatalf("after one undo %d letters remain, want %d", len(got), maxStepOps)
+	}
+	m.Undo()
+	if got := m.Value(); got != "" {
+		t.Fatalf("after two undos: %q", got)
+	}
+}
