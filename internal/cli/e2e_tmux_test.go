@@ -290,3 +290,49 @@ func TestE2E_ReadOnlyUnlocksAfterHolderKilled(t *testing.T) {
 	tm.keys("bob", "C-s")
 	tm.waitFor("bob", "saved v2")
 }
+
+// TestE2E_MoveDocument moves a document from the editor in a real terminal on a SQLite store:
+// the tree picker, a cycle refused in the store's words, then a move that the store keeps.
+func TestE2E_MoveDocument(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	if r := tandem(t, dsn, "seed"); r.code != 0 {
+		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
+	}
+	tm.start("carol", fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user carol",
+		filepath.Join(dir, "cache"), binary, dsn))
+	tm.waitFor("carol", "[ products ]")
+	tm.keys("carol", "Tab")
+	tm.waitFor("carol", "[ documents ]", "How we work")
+	for range 5 {
+		tm.keys("carol", "j")
+	}
+	tm.waitFor("carol", "6 of 15")
+	tm.keys("carol", "e")
+	tm.waitFor("carol", "document 6 · v1", "lease: you")
+	tm.keys("carol", "C-o")
+	tm.waitFor("carol", "Put it under:", "(this document)")
+	for range 6 { // from the current parent (1) to 7, which is inside 6
+		tm.keys("carol", "j")
+	}
+	tm.keys("carol", "Enter")
+	tm.waitFor("carol", "move: moving 6 under 7 would create a cycle")
+	for range 3 { // to 10 · On call
+		tm.keys("carol", "j")
+	}
+	tm.keys("carol", "Enter")
+	t.Logf("after the move:\n%s", tm.waitFor("carol", "moved under 10 · On call → v2"))
+
+	r := tandem(t, dsn, "get", "document", "6", "--json")
+	var got struct {
+		Version int64          `json:"version"`
+		Fields  map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	if got.Version != 2 || got.Fields["parent_id"] != float64(10) {
+		t.Fatalf("document 6: v%d parent %v, want v2 under 10", got.Version, got.Fields["parent_id"])
+	}
+}
