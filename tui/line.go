@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/internal/safe"
 )
 
 // lineField is a one-line text input: bubbles' textinput (word movement with alt/ctrl+←→,
@@ -68,6 +71,26 @@ func (l *lineField) suggestFor(values []string, set bool) {
 
 // View draws the prompt, the text around the cursor and any suggestion, without the blank
 // cells textinput pads its width with, so what follows the field on its line stays in sight.
+// textinput's sanitizer keeps no control character in the value, but it keeps the bidi
+// overrides and line separators that safe.Unsafe also refuses; they are shown escaped
+// (\u202e), as safe.Line shows them, while the value keeps them as they are.
 func (l lineField) View() string {
-	return strings.TrimRight(l.Model.View(), " ")
+	v := strings.TrimRight(l.Model.View(), " ")
+	if !strings.ContainsFunc(v, unsafeShown) {
+		return v
+	}
+	var b strings.Builder
+	for _, r := range v {
+		if unsafeShown(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
+
+// unsafeShown reports a rune of a drawn field that must not reach the terminal as it is.
+// Runes below U+00A0 are left alone: the value holds none of them (textinput drops control
+// characters), so those in the drawing are its own styling sequences.
+func unsafeShown(r rune) bool { return r >= 0xa0 && safe.Unsafe(r) }

@@ -64,3 +64,20 @@ func TestLineField_Keys(t *testing.T) {
 		t.Fatalf("paste: %q", got)
 	}
 }
+
+// TestLineField_ViewIsSafe: a bidi override or line separator typed or pasted into a field
+// (or set by the merge view from a stored value) is drawn escaped, never raw; an ESC never
+// gets into the value at all.
+func TestLineField_ViewIsSafe(t *testing.T) {
+	l := newLineField()
+	l.Focus()
+	l.SetValue("abc\u202edef\u2028")
+	l, _ = l.Update(tea.PasteMsg{Content: "\x1b]0;pwned\x07x"})
+	v := l.View()
+	if strings.ContainsAny(v, "\u202e\u2028\x07") || strings.Contains(l.Value(), "\x1b") {
+		t.Fatalf("unsafe rune drawn raw or ESC kept: view %q, value %q", v, l.Value())
+	}
+	if !strings.Contains(v, `\u202e`) || !strings.Contains(l.Value(), "\u202e") {
+		t.Fatalf("view %q should show the override escaped, value %q keep it", v, l.Value())
+	}
+}
