@@ -23,6 +23,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -181,7 +182,9 @@ func (c *common) noteItems(recs []*store.Record) {
 				c.seen[f.Name] = map[string]bool{}
 			}
 			for _, it := range items {
-				if len(c.seen[f.Name]) < maxSuggestions {
+				// An item with characters safe.Line would escape is never suggested: the
+				// input draws its suggestions as they are.
+				if len(c.seen[f.Name]) < maxSuggestions && safe.Line(it) == it {
 					c.seen[f.Name][it] = true
 				}
 			}

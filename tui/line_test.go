@@ -81,3 +81,15 @@ func TestLineField_ViewIsSafe(t *testing.T) {
 		t.Fatalf("view %q should show the override escaped, value %q keep it", v, l.Value())
 	}
 }
+
+// TestSuggestions_NeverUnsafe: a stored category with an escape sequence is not suggested.
+func TestSuggestions_NeverUnsafe(t *testing.T) {
+	s := newFakeStore(t)
+	d := newDriver(t, s, "alice")
+	c := d.app.c
+	c.noteItems([]*store.Record{{Kind: store.KindProduct, Fields: store.Values{"categories": []string{"lamps", "\x1b[2Jevil", "bidi\u202e"}}}})
+	f, _ := c.reg.Field(store.KindProduct, "categories")
+	if got := strings.Join(c.suggestions(f), ","); got != "lamps" {
+		t.Fatalf("suggestions %q, want only lamps", got)
+	}
+}
