@@ -407,10 +407,7 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.field < len(e.fields) {
-			if fi := e.fields[msg.field]; fi.body == nil {
-				fi.noteEdit(fi.state(), "") // ctrl+z takes it back (a text field's history restarts)
-			}
-			e.fields[msg.field].setText(msg.value)
+			e.fields[msg.field].replaceText(msg.value) // one edit: ctrl+z takes it back
 			e.fieldChanged()
 			e.status.info("took the text back from " + e.c.opts.Editor)
 		}

@@ -26,9 +26,7 @@ func (e *editorModel) applyRevert() {
 			kept = append(kept, fi.f.Label)
 			continue
 		}
-		fi.noteEdit(fi.state(), "")
-		fi.setText(fi.f.Format(old))
-		fi.delta = 0
+		fi.replaceText(fi.f.Format(old)) // each field's revert is an edit ctrl+z takes back
 	}
 	e.fieldChanged()
 	note := fmt.Sprintf("reverting to v%d: check the form, ctrl+s saves it as a new version on v%d", v.Version, e.rec.Version)

@@ -77,3 +77,26 @@ func TestEditor_UndoInBody(t *testing.T) {
 		t.Fatalf("body undone, yet the form is dirty:\n%s", d.screen())
 	}
 }
+
+// TestEditor_UndoExternalEdit: the text taken back from $EDITOR is one edit, undone by one
+// ctrl+z, in a text field and in a one-line field.
+func TestEditor_UndoExternalEdit(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "description")
+	e := d.app.editor
+	d.apply(extEditedMsg{ed: e, field: e.focus, value: "Written in vi.\n"})
+	d.waitFor("Written in vi.")
+	d.key("ctrl+z")
+	d.waitFor("A fine product.")
+	if e.dirty() {
+		t.Fatal("the external edit undone, yet the form is dirty")
+	}
+	focusField(t, d, "name")
+	d.apply(extEditedMsg{ed: e, field: e.focus, value: "Named in vi"})
+	d.waitFor("Named in vi")
+	d.key("ctrl+z")
+	d.waitUntil("name back", func() bool { return e.fields[1].text() == "Product 1" })
+}

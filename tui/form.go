@@ -41,6 +41,18 @@ func (fi *fieldInput) noteEdit(before fieldSnap, typed string) {
 	fi.inWord = typed != "" && !strings.HasSuffix(typed, " ") && !strings.HasSuffix(typed, "\t")
 }
 
+// replaceText puts s into the field as one edit that undoEdit takes back (text from an
+// external editor, a revert); a counter's relative change goes with it.
+func (fi *fieldInput) replaceText(s string) {
+	if fi.body != nil {
+		fi.body.Replace(s)
+		return
+	}
+	fi.noteEdit(fi.state(), "")
+	fi.setText(s)
+	fi.delta = 0
+}
+
 // state is the field's text and relative change now.
 func (fi *fieldInput) state() fieldSnap { return fieldSnap{text: fi.text(), delta: fi.delta} }
 

@@ -45,6 +45,12 @@ func TestHistory_RevertToVersion(t *testing.T) {
 	d.key("ctrl+z")
 	d.waitFor("price          20.00")
 	d.key("ctrl+y")
+	// The description's revert too, in the body editor's own history.
+	focusField(t, d, "description")
+	d.key("ctrl+z")
+	d.waitFor("Gone.")
+	d.key("ctrl+y")
+	d.waitFor("Second line.")
 	d.key("ctrl+s")
 	d.waitFor("saved v4")
 	r := mustRecord(t, s, 1)

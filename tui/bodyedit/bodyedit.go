@@ -73,8 +73,19 @@ func New() Model {
 // part of its line (and is shown as \r). SetValue does not count as a change: Changed reports
 // false afterwards.
 func (m *Model) SetValue(s string) {
-	lines := strings.Split(s, "\n")
-	crlf := len(lines) > 1
+	m.lines, m.crlf = splitText(s)
+	m.line, m.col, m.goalX = 0, 0, -1
+	m.topLine, m.topOff = 0, 0
+	m.rev++
+	m.savedRev = m.rev
+	m.undo, m.redo, m.joinable = nil, nil, false
+}
+
+// splitText splits s into lines the way SetValue keeps them: on LF, with the CR of CRLF
+// dropped when every line ends with CRLF (crlf reports it).
+func splitText(s string) (lines []string, crlf bool) {
+	lines = strings.Split(s, "\n")
+	crlf = len(lines) > 1
 	for _, l := range lines[:len(lines)-1] {
 		if !strings.HasSuffix(l, "\r") {
 			crlf = false
@@ -86,12 +97,7 @@ func (m *Model) SetValue(s string) {
 			lines[i] = l[:len(l)-1]
 		}
 	}
-	m.lines, m.crlf = lines, crlf
-	m.line, m.col, m.goalX = 0, 0, -1
-	m.topLine, m.topOff = 0, 0
-	m.rev++
-	m.savedRev = m.rev
-	m.undo, m.redo, m.joinable = nil, nil, false
+	return lines, crlf
 }
 
 // Value returns the text, with the line endings it was given. It joins all lines, so it costs

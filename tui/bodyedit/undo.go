@@ -112,3 +112,25 @@ func (m *Model) splice(line, col int, del, ins string) {
 	}
 	m.edited(line)
 }
+
+// Replace puts s in place of the whole text as one edit that Undo takes back (text from an
+// external editor, a revert), cursor at the start. When s's line endings differ from the
+// text's (CRLF against LF), it is SetValue: the history starts again with the new endings.
+func (m *Model) Replace(s string) {
+	lines, crlf := splitText(s)
+	if crlf != m.crlf {
+		m.SetValue(s)
+		return
+	}
+	o := op{line: 0, col: 0, del: strings.Join(m.lines, "\n"), ins: strings.Join(lines, "\n")}
+	if o.del == o.ins {
+		return
+	}
+	m.joinable = false
+	m.record(o)
+	m.joinable = false
+	m.splice(0, 0, o.del, o.ins)
+	m.line, m.col, m.goalX = 0, 0, -1
+	m.topLine, m.topOff = 0, 0
+	m.scrollToCursor()
+}

@@ -104,3 +104,26 @@ func TestModel_UndoStepBounded(t *testing.T) {
 		t.Fatalf("after two undos: %q", got)
 	}
 }
+
+// TestModel_Replace: a whole new text is one undo step; CRLF text keeps its endings.
+func TestModel_Replace(t *testing.T) {
+	m := mustModel(t, "one\r\ntwo\r\n", 10, 3, 1, 2)
+	m = send(t, m, "x")
+	m.Replace("new\r\ntext\r\nhere\r\n")
+	if got := m.Value(); got != "new\r\ntext\r\nhere\r\n" {
+		t.Fatalf("after Replace: %q", got)
+	}
+	m.Undo()
+	if got := m.Value(); got != "one\r\ntwxo\r\n" {
+		t.Fatalf("undo of Replace: %q", got)
+	}
+	m.Undo()
+	if got := m.Value(); got != "one\r\ntwo\r\n" {
+		t.Fatalf("undo of the typed x: %q", got)
+	}
+	m.Redo()
+	m.Redo()
+	if got := m.Value(); got != "new\r\ntext\r\nhere\r\n" {
+		t.Fatalf("redo of Replace: %q", got)
+	}
+}
