@@ -6,7 +6,8 @@
 // line (O(line length)) or shifts the slice (a memmove of string headers). Soft wrap and display
 // widths are computed only for the rows on screen: the top of the view is kept as a line and a
 // byte offset of a wrapped row in it, and View renders forward from there until the height is
-// filled. So a keystroke costs the same on a 20,000-line body as on a 100-line one.
+// filled. So a keystroke costs the same on a 20,000-line body as on a 100-line one. Undo and
+// redo (ctrl+z, ctrl+y) replay recorded edits, never copies of the text (undo.go).
 //
 // Everything drawn goes through the same escaping as internal/safe.Line: control characters,
 // escape sequences and invalid bytes in the content are shown as visible escapes like \x1b,
