@@ -41,6 +41,14 @@ func (l lineField) Update(msg tea.Msg) (lineField, tea.Cmd) {
 		msg = p
 	}
 	var cmd tea.Cmd
+	if k, ok := msg.(tea.KeyPressMsg); ok && key.Matches(k, l.KeyMap.AcceptSuggestion) &&
+		l.Position() < len([]rune(l.Value())) {
+		// → inside the text moves the cursor; only at the end does it take the suggestion.
+		l.KeyMap.AcceptSuggestion.SetEnabled(false)
+		l.Model, cmd = l.Model.Update(msg)
+		l.KeyMap.AcceptSuggestion.SetEnabled(true)
+		return l, cmd
+	}
 	l.Model, cmd = l.Model.Update(msg)
 	return l, cmd
 }

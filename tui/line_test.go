@@ -93,3 +93,22 @@ func TestSuggestions_NeverUnsafe(t *testing.T) {
 		t.Fatalf("suggestions %q, want only lamps", got)
 	}
 }
+
+// TestLineField_RightInsideText: → inside the text moves the cursor even when a suggestion
+// matches; at the end it takes the suggestion.
+func TestLineField_RightInsideText(t *testing.T) {
+	l := newLineField()
+	l.Focus()
+	l.suggestFor([]string{"backorder"}, false)
+	l.SetValue("ba")
+	l, _ = l.Update(keyMsg("home"))
+	l, _ = l.Update(keyMsg("right"))
+	if l.Value() != "ba" || l.Position() != 1 {
+		t.Fatalf("→ at 0: value %q, cursor %d; want ba, 1", l.Value(), l.Position())
+	}
+	l, _ = l.Update(keyMsg("end"))
+	l, _ = l.Update(keyMsg("right"))
+	if l.Value() != "backorder" {
+		t.Fatalf("→ at the end: %q, want backorder", l.Value())
+	}
+}
