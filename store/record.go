@@ -230,6 +230,15 @@ type Filter struct {
 	Kind    Kind
 	Search  string  // substring of a searched field, compared after SearchFold (search.go); "" for all
 	IDs     []int64 // only these ids, when non-empty
-	AfterID int64   // keyset paging: only ids greater than this
+	AfterID int64   // keyset paging: only ids greater than this (with Sort: see AfterValue)
 	Limit   int     // at most this many, 0 for no limit
+	// Sort orders by this field, then by id (Registry.SortFields: fields with an index);
+	// "" orders by id. Strings compare byte by byte on every store.
+	Sort string
+	// Desc reverses the order of Sort, ties by id descending too, so one index serves both.
+	Desc bool
+	// AfterValue continues a sorted listing after the row with this value of Sort and id
+	// AfterID (keyset paging); nil starts at the beginning, whatever AfterID says. Ignored
+	// without Sort.
+	AfterValue any
 }

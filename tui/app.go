@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -164,6 +167,46 @@ type common struct {
 	drafts *draftStore
 	// presence is who has which record open in an editor (presence.go).
 	presence *presenceState
+	// seen holds the items of set fields (categories, tags) in the records the list loaded,
+	// by field name: what one-line fields suggest, next to the registry's enum values.
+	seen map[string]map[string]bool
+}
+
+// noteItems remembers the items of the set fields of recs, for suggestions.
+func (c *common) noteItems(recs []*store.Record) {
+	for _, r := range recs {
+		for _, f := range c.reg.Fields(r.Kind) {
+			items, ok := r.Fields[f.Name].([]string)
+			if f.Type != store.TypeSet || !ok {
+				continue
+			}
+			if c.seen[f.Name] == nil {
+				c.seen[f.Name] = map[string]bool{}
+			}
+			for _, it := range items {
+				// An item with characters safe.Line would escape is never suggested: the
+				// input draws its suggestions as they are.
+				if len(c.seen[f.Name]) < maxSuggestions && safe.Line(it) == it {
+					c.seen[f.Name][it] = true
+				}
+			}
+		}
+	}
+}
+
+// maxSuggestions bounds the items a set field remembers for suggestions.
+const maxSuggestions = 500
+
+// suggestions returns what field f suggests: an enum's values, or the items of a set seen in
+// loaded records, sorted.
+func (c *common) suggestions(f *store.Field) []string {
+	switch f.Type {
+	case store.TypeEnum:
+		return f.Values
+	case store.TypeSet:
+		return slices.Sorted(maps.Keys(c.seen[f.Name]))
+	}
+	return nil
 }
 
 // dbNow is the current time on the database clock, as well as the TUI knows it.
@@ -258,6 +301,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		width:    80,
 		height:   24,
 		drafts:   newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
+		seen:     map[string]map[string]bool{},
 		presence: newPresenceState(),
 	}
 	l := newList(c)
@@ -369,6 +413,7 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case openEditorMsg:
 		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
+		a.editor.revert = msg.revert
 		a.editorOf = msg.from
 		return a, a.open(scrEditor, a.editor)
 	case openHistoryMsg:
@@ -510,20 +555,13 @@ func (a *App) Render() string {
 
 func (a *App) helpView() string {
 	c := a.c
-	hs := c.help.Styles
 	rows := []string{c.styles.Title.Render("tandem · keys")}
 	for i, row := range c.keys.helpGroups() {
 		cols := make([]string, 0, len(row))
 		for j, g := range row {
-			keyW := 0
-			for _, b := range g.keys {
-				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
-			}
-			lines := []string{c.styles.Header.Render(g.title)}
-			for _, b := range g.keys {
-				lines = append(lines, hs.FullKey.Render(padRight(b.Help().Key, keyW))+" "+hs.FullDesc.Render(b.Help().Desc))
-			}
-			col := strings.Join(lines, "\n")
+			// Each group is one column of bubbles' full help under its title.
+			c.help.SetWidth(0)
+			col := c.styles.Header.Render(g.title) + "\n" + c.help.FullHelpView([][]key.Binding{g.keys})
 			if j < len(row)-1 {
 				col = lipgloss.NewStyle().PaddingRight(3).Render(col)
 			}

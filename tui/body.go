@@ -32,6 +32,9 @@ func (b *bodyField) SetValue(s string) {
 	b.value, b.valueRev, b.valid = s, b.m.Revision(), true
 }
 
+// Replace puts s in place of the text as one edit that ctrl+z takes back.
+func (b *bodyField) Replace(s string) { b.m.Replace(s) }
+
 // Value returns the text; it joins the lines only when the text changed since the last call.
 func (b *bodyField) Value() string {
 	if !b.valid || b.valueRev != b.m.Revision() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/google/uuid"
 
@@ -29,6 +30,7 @@ const (
 	modeConflict                // the conflict dialog
 	modeMerge                   // the merge view
 	modeTheirChanges            // after a reload: what they changed
+	modeMove                    // the tree picker for a document's new parent
 )
 
 // editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
@@ -73,11 +75,14 @@ type editorModel struct {
 
 	conflict *conflictModel
 	merge    *mergeModel
+	picker   *movePicker
+	revert   *revertTo // opened to revert to an old version: its values go into the form once loaded
 
 	saving     bool
-	sent       []fieldSnap // the form as the save in flight sent it
-	autoSaves  int         // saves made by one ctrl+s on its own (merge, retry)
-	mergedNote string      // said after the next successful save: "merged with bob's v8 (price)"
+	spin       spinner.Model // turns in the status line while a save or move is on its way
+	sent       []fieldSnap   // the form as the save in flight sent it
+	autoSaves  int           // saves made by one ctrl+s on its own (merge, retry)
+	mergedNote string        // said after the next successful save: "merged with bob's v8 (price)"
 	// retryOn: the writes a retry re-applies my relative changes on top of, and the version
 	// they were made on, for "applied your stock -3 on top of bob's v5 → v6".
 	retryOn   []store.Change
@@ -151,7 +156,7 @@ type (
 // newEditor opens record id of kind (0: a new record); asked says it was opened with `e`,
 // which takes the lease on open whatever the options say.
 func newEditor(c *common, kind store.Kind, id int64, asked bool) *editorModel {
-	e := &editorModel{c: c, kind: kind, id: id}
+	e := &editorModel{c: c, kind: kind, id: id, spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
 	if id != 0 {
 		switch {
 		case asked:
@@ -172,10 +177,13 @@ func (e *editorModel) Init() tea.Cmd {
 		e.mode = modeEdit
 		return e.focusCmd()
 	}
-	c, kind, id := e.c, e.kind, e.id
+	c, kind, id, revert := e.c, e.kind, e.id, e.revert
 	return func() tea.Msg {
-		rec, err := c.st.FindRecord(c.ctx, kind, id)
-		if err != nil {
+		var rec *store.Record
+		var err error
+		if revert != nil {
+			rec = revert.base // the version the person looked at is the base, not a newer one
+		} else if rec, err = c.st.FindRecord(c.ctx, kind, id); err != nil {
 			return recordLoadedMsg{ed: e, err: err}
 		}
 		sent := c.opts.Now()
@@ -184,8 +192,10 @@ func (e *editorModel) Init() tea.Cmd {
 			return recordLoadedMsg{ed: e, err: err}
 		}
 		d, derr := c.drafts.Load(kind, id)
-		if derr != nil {
-			d = nil // an unreadable draft is reported by saving a new one over it
+		if derr != nil || revert != nil {
+			// An unreadable draft is reported by saving a new one over it; a revert puts an
+			// old version into the form, so no draft is offered over it.
+			d = nil
 		}
 		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, sent: sent, draft: d}
 	}
@@ -210,6 +220,14 @@ func (e *editorModel) typing() bool {
 func (e *editorModel) buildForm(rec *store.Record) {
 	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
 	e.fill(rec)
+	if rec != nil {
+		e.c.noteItems([]*store.Record{rec})
+	}
+	for _, fi := range e.fields {
+		if fi.body == nil && fi.readOnly == "" {
+			fi.line.suggestFor(e.c.suggestions(fi.f), fi.f.Type == store.TypeSet)
+		}
+	}
 	e.focus = e.nextEditable(-1, 1)
 	e.layout()
 }
@@ -240,21 +258,33 @@ func (e *editorModel) titlesCmd() tea.Cmd {
 func (e *editorModel) focusCmd() tea.Cmd {
 	var cmd tea.Cmd
 	for i, fi := range e.fields {
-		if i == e.focus && e.readOnly == "" && fi.readOnly == "" {
+		fi.inWord = false // a letter typed after a move to another field starts an undo step
+		if fi.body != nil {
+			fi.body.SetReadOnly(e.readOnly != "" || fi.readOnly != "")
+		}
+		switch {
+		case i == e.focus && e.readOnly == "" && fi.readOnly == "":
 			if fi.body != nil {
 				cmd = fi.body.Focus()
 			} else {
 				cmd = fi.line.Focus()
 			}
-			continue
-		}
-		if fi.body != nil {
+		case i == e.focus && e.viewing(fi):
+			// Read-only and focused: the body editor scrolls it but takes no edits.
+			cmd = fi.body.Focus()
+		case fi.body != nil:
 			fi.body.Blur()
-		} else {
+		default:
 			fi.line.Blur()
 		}
 	}
 	return cmd
+}
+
+// viewing reports whether fi, when focused, shows in the scrollable read-only view: a long
+// text that cannot be edited now (the field, or the whole record, is read-only).
+func (e *editorModel) viewing(fi *fieldInput) bool {
+	return (e.readOnly != "" || fi.readOnly != "") && fi.viewable()
 }
 
 // layout sizes the inputs for the window.
@@ -264,7 +294,7 @@ func (e *editorModel) layout() {
 		if fi.body != nil {
 			fi.body.SetSize(w, e.bodyHeight())
 		} else {
-			fi.line.SetWidth(w)
+			fi.line.SetWidth(w - 1) // and a cell for the cursor at the end
 		}
 	}
 }
@@ -352,6 +382,23 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return e.onSaved(msg)
+	case spinner.TickMsg:
+		if !e.busy() {
+			return nil // the save came back: the spinner stops by not asking for another frame
+		}
+		var cmd tea.Cmd
+		e.spin, cmd = e.spin.Update(msg)
+		return cmd
+	case moveTreeMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onMoveTree(msg)
+	case movedMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onMoved(msg)
 	case extEditedMsg:
 		if msg.ed != e {
 			return nil
@@ -361,7 +408,7 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.field < len(e.fields) {
-			e.fields[msg.field].setText(msg.value)
+			e.fields[msg.field].replaceText(msg.value) // one edit: ctrl+z takes it back
 			e.fieldChanged()
 			e.status.info("took the text back from " + e.c.opts.Editor)
 		}
@@ -410,6 +457,9 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 		return nil
 	}
 	var cmds []tea.Cmd
+	if e.revert != nil {
+		e.applyRevert()
+	}
 	if msg.draft != nil && e.draftDiffers(msg.draft) {
 		e.offered = msg.draft
 		e.mode = modeOfferDraft
@@ -571,6 +621,8 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.conflict.Update(msg)
 	case modeMerge:
 		return e.merge.Update(msg)
+	case modeMove:
+		return e.onMoveKey(msg)
 	case modeTheirChanges:
 		switch {
 		case key.Matches(msg, k.RestoreDraft):
@@ -603,9 +655,9 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		if e.readOnly != "" {
 			e.focus = (e.focus + dir + len(e.fields)) % len(e.fields)
-			return nil
+			return e.focusCmd()
 		}
-		e.focus = e.nextEditable(e.focus, dir)
+		e.focus = e.nextStop(e.focus, dir)
 		cmd := e.focusCmd()
 		if e.draftDirty {
 			return tea.Batch(cmd, e.writeDraftCmd())
@@ -615,15 +667,36 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.restoreKept()
 	case key.Matches(msg, k.ExtEditor):
 		return e.externalEdit()
-	}
-	if e.readOnly != "" {
-		return nil
+	case key.Matches(msg, k.MoveDoc):
+		return e.startMove()
 	}
 	fi := e.fields[e.focus]
-	if fi.readOnly != "" {
+	if e.viewing(fi) {
+		return fi.body.Update(msg) // scrolls; the body editor is read-only
+	}
+	if e.readOnly != "" || fi.readOnly != "" {
+		return nil
+	}
+	if key.Matches(msg, k.UndoEdit) || key.Matches(msg, k.RedoEdit) {
+		undo := key.Matches(msg, k.UndoEdit)
+		done := false
+		if undo {
+			done = fi.undoEdit()
+		} else {
+			done = fi.redoEdit()
+		}
+		switch {
+		case done:
+			e.fieldChanged()
+		case undo:
+			e.status.info("nothing to undo in " + fi.f.Label)
+		default:
+			e.status.info("nothing to redo in " + fi.f.Label)
+		}
 		return nil
 	}
 	if fi.f.Rule == store.RuleCounter && (key.Matches(msg, k.Inc) || key.Matches(msg, k.Dec)) {
+		fi.noteEdit(fi.state(), "")
 		if e.rec != nil {
 			fi.setText(fi.f.Format(e.rec.Fields[fi.f.Name]))
 		}
@@ -655,9 +728,19 @@ func (e *editorModel) forward(msg tea.Msg) tea.Cmd {
 		cmd = fi.body.Update(msg)
 		changed = fi.body.Revision() != rev
 	} else {
-		before := fi.line.Value()
+		before := fi.state()
 		fi.line, cmd = fi.line.Update(msg)
-		changed = fi.line.Value() != before
+		changed = fi.line.Value() != before.text
+		if changed && fi.f.Type == store.TypeSet {
+			fi.line.suggestFor(e.c.suggestions(fi.f), true) // the item being typed is the last one
+		}
+		if changed {
+			typed := ""
+			if k, ok := msg.(tea.KeyPressMsg); ok {
+				typed = k.Text
+			}
+			fi.noteEdit(before, typed)
+		}
 	}
 	if changed {
 		if fi.f.Rule == store.RuleCounter {
@@ -714,6 +797,18 @@ func (e *editorModel) externalEdit() tea.Cmd {
 	})
 }
 
+// busy reports whether a save or a move is on its way (the spinner turns).
+func (e *editorModel) busy() bool { return e.saving || (e.picker != nil && e.picker.moving) }
+
+// statusText is the status line's text, after the spinner while the editor is busy.
+func (e *editorModel) statusText() string {
+	t := safe.Line(e.status.text)
+	if e.busy() {
+		return e.spin.View() + " " + t
+	}
+	return t
+}
+
 // dirty reports unsaved edits in a form that can be edited now.
 func (e *editorModel) dirty() bool { return e.readOnly == "" && e.changed() }
 
@@ -735,10 +830,10 @@ func (e *editorModel) save() tea.Cmd {
 		}
 		e.saving = true
 		e.status.info("creating…")
-		return func() tea.Msg {
+		return tea.Batch(e.spin.Tick, func() tea.Msg {
 			r, err := c.st.CreateRecord(c.ctx, kind, vals)
 			return savedMsg{ed: e, created: r, err: err}
-		}
+		})
 	}
 	u, err := e.toUpdate()
 	if err != nil {
@@ -770,7 +865,7 @@ func (e *editorModel) save() tea.Cmd {
 	e.sent = e.snapshot()
 	e.status.info("saving…")
 	id := e.id
-	return tea.Batch(drop, func() tea.Msg {
+	return tea.Batch(drop, e.spin.Tick, func() tea.Msg {
 		res, err := c.st.UpdateRecord(c.ctx, kind, id, u)
 		msg := savedMsg{ed: e, u: u, res: res, err: err}
 		if err == nil && !res.Replayed && res.Record.Version > u.BaseVersion+1 {

@@ -25,6 +25,8 @@ func (e *editorModel) View() string {
 		return e.merge.View()
 	case modeTheirChanges:
 		return e.theirChangesView()
+	case modeMove:
+		return e.moveView()
 	}
 	c, st := e.c, e.c.styles
 	var b strings.Builder
@@ -67,7 +69,7 @@ func (e *editorModel) View() string {
 		}
 		b.WriteString(st.Warn.Render(c.clip(offer)))
 	default:
-		b.WriteString(e.status.style(st).Render(c.clip(safe.Line(e.status.text))))
+		b.WriteString(e.status.style(st).Render(c.clip(e.statusText())))
 	}
 	b.WriteByte('\n')
 	keys := e.editorKeys()
@@ -104,10 +106,16 @@ func (e *editorModel) formLines(room int) []string {
 		}
 		var val string
 		switch {
+		case focused && e.viewing(fi):
+			lines = append(lines, marker+label+" "+st.Dim.Render(fmt.Sprintf("read-only · %d lines · ↑/↓ pgup/pgdn scroll", fi.body.LineCount())))
+			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
+			focusTo = len(lines)
+			continue
 		case fi.readOnly != "" || e.readOnly != "":
 			shown := fi.shownText()
 			val = st.Dim.Render(ansi.Truncate(firstLine(shown), valW, "…"))
-			if n := strings.Count(strings.TrimSuffix(shown, "\n"), "\n"); fi.body != nil && n > 0 {
+			if fi.body != nil && fi.body.LineCount() > 1 {
+				n := fi.body.LineCount() - 1
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
 			}
 		case fi.body != nil && focused:
@@ -167,6 +175,9 @@ func (e *editorModel) editorKeys() []key.Binding {
 	keys := e.c.keys.EditorKeys()
 	out := keys[:0:0]
 	for _, k := range keys {
+		if k.Help().Key == e.c.keys.MoveDoc.Help().Key && (e.kind != store.KindDocument || e.id == 0) {
+			continue
+		}
 		if k.Help().Key == e.c.keys.Inc.Help().Key {
 			if len(counters) == 0 {
 				continue

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -16,6 +17,75 @@ type fieldInput struct {
 	body     *bodyField // text fields
 	delta    int64      // counter fields: the relative change recorded with +/-
 	shown    string     // read-only fields: the sanitised text shown
+
+	// undo and redo are a one-line field's earlier and undone states (text and relative
+	// change), for ctrl+z and ctrl+y; a text field keeps its own in the body editor.
+	// inWord: the last edit typed a letter, so the next letter joins its undo step.
+	undo, redo []fieldSnap
+	inWord     bool
+}
+
+// maxFieldUndo bounds the undo steps one one-line field keeps.
+const maxFieldUndo = 200
+
+// noteEdit records the field's state before an edit, for undo. Text typed on within a word
+// (and the space that ends it) joins the word's step; anything else starts a step.
+func (fi *fieldInput) noteEdit(before fieldSnap, typed string) {
+	fi.redo = nil
+	if typed == "" || !fi.inWord {
+		fi.undo = append(fi.undo, before)
+		if len(fi.undo) > maxFieldUndo {
+			fi.undo = fi.undo[1:]
+		}
+	}
+	fi.inWord = typed != "" && !strings.HasSuffix(typed, " ") && !strings.HasSuffix(typed, "\t")
+}
+
+// replaceText puts s into the field as one edit that undoEdit takes back (text from an
+// external editor, a revert); a counter's relative change goes with it.
+func (fi *fieldInput) replaceText(s string) {
+	if fi.body != nil {
+		fi.body.Replace(s)
+		return
+	}
+	fi.noteEdit(fi.state(), "")
+	fi.setText(s)
+	fi.delta = 0
+}
+
+// state is the field's text and relative change now.
+func (fi *fieldInput) state() fieldSnap { return fieldSnap{text: fi.text(), delta: fi.delta} }
+
+// undoEdit takes back the field's last edit step and reports whether there was one.
+func (fi *fieldInput) undoEdit() bool {
+	if fi.body != nil {
+		return fi.body.m.Undo()
+	}
+	if len(fi.undo) == 0 {
+		return false
+	}
+	prev := fi.undo[len(fi.undo)-1]
+	fi.undo = fi.undo[:len(fi.undo)-1]
+	fi.redo = append(fi.redo, fi.state())
+	fi.setText(prev.text)
+	fi.delta, fi.inWord = prev.delta, false
+	return true
+}
+
+// redoEdit makes the field's last undone step again and reports whether there was one.
+func (fi *fieldInput) redoEdit() bool {
+	if fi.body != nil {
+		return fi.body.m.Redo()
+	}
+	if len(fi.redo) == 0 {
+		return false
+	}
+	next := fi.redo[len(fi.redo)-1]
+	fi.redo = fi.redo[:len(fi.redo)-1]
+	fi.undo = append(fi.undo, fi.state())
+	fi.setText(next.text)
+	fi.delta, fi.inWord = next.delta, false
+	return true
 }
 
 func (fi *fieldInput) text() string {
@@ -116,6 +186,7 @@ func (f *form) fill(rec *store.Record) {
 		}
 		s := fi.f.Format(v)
 		fi.delta = 0
+		fi.undo, fi.redo, fi.inWord = nil, nil, false // a new base: earlier states are not edits of it
 		clean, editable := safe.Line(s), false
 		if fi.body != nil {
 			clean, editable = safe.Text(s), bodyEditable(s)
@@ -188,6 +259,25 @@ func (f *form) nextEditable(from, dir int) int {
 	for i := 1; i <= n; i++ {
 		j := ((from+dir*i)%n + n) % n
 		if f.fields[j].readOnly == "" {
+			return j
+		}
+	}
+	return max(from, 0)
+}
+
+// viewable reports whether a read-only field opens in a scrollable read-only view when
+// focused: a text with more than one line, which a one-line cell cannot show.
+func (fi *fieldInput) viewable() bool {
+	return fi.body != nil && fi.body.LineCount() > 1
+}
+
+// nextStop returns the next field from from in direction dir (1 or -1) that tab stops at:
+// one that can be edited, or a read-only long text, to be read in its scrollable view.
+func (f *form) nextStop(from, dir int) int {
+	n := len(f.fields)
+	for i := 1; i <= n; i++ {
+		j := ((from+dir*i)%n + n) % n
+		if fi := f.fields[j]; fi.readOnly == "" || fi.viewable() {
 			return j
 		}
 	}

@@ -169,3 +169,63 @@ func TestForm_ReadOnlyFields(t *testing.T) {
 		t.Fatalf("parent shown as %q", got)
 	}
 }
+
+func TestForm_UndoRedo(t *testing.T) {
+	f := mustForm(t, store.KindProduct, store.RoleEditor, product())
+	name := f.field(t, "name")
+	edit := func(typed, to string) {
+		name.noteEdit(name.state(), typed)
+		name.setText(to)
+	}
+	edit("B", "LampB")
+	edit("i", "LampBi")   // same word: same step
+	edit(" ", "LampBi ")  // the space ends the word, in its step
+	edit("x", "LampBi x") // a new word
+	edit("", "")          // a deletion: a step of its own
+	for _, want := range []string{"LampBi x", "LampBi ", "Lamp"} {
+		if !name.undoEdit() || name.text() != want {
+			t.Fatalf("undo: %q, want %q", name.text(), want)
+		}
+	}
+	if name.undoEdit() {
+		t.Fatal("undo past the loaded value")
+	}
+	if !name.redoEdit() || name.text() != "LampBi " {
+		t.Fatalf("redo: %q", name.text())
+	}
+	if f.changed() != true {
+		t.Fatal("a redone edit is not a change")
+	}
+	// A counter's relative change is part of the state an undo restores.
+	stock := f.field(t, "stock")
+	stock.noteEdit(stock.state(), "")
+	stock.delta = -3
+	if !stock.undoEdit() || stock.delta != 0 {
+		t.Fatalf("undo of a counter step left delta %d", stock.delta)
+	}
+	// Loading a version forgets what could be undone: it was made on another base.
+	f.fill(f.rec)
+	if name.undoEdit() || name.redoEdit() {
+		t.Fatal("undo history survived a new base")
+	}
+}
+
+func TestForm_NextStop(t *testing.T) {
+	vals := product()
+	vals["search_index"] = "one\ntwo\nthree"
+	f := mustForm(t, store.KindProduct, store.RoleEditor, vals)
+	var stops []string
+	i := -1
+	for range len(f.fields) {
+		i = f.nextStop(i, 1)
+		if slices.Contains(stops, f.fields[i].f.Name) {
+			break
+		}
+		stops = append(stops, f.fields[i].f.Name)
+	}
+	// Editable fields, and the long system text to read; not the one-line system fields.
+	want := []string{"sku", "name", "description", "categories", "price", "stock", "availability", "search_index"}
+	if !slices.Equal(stops, want) {
+		t.Fatalf("tab stops %v, want %v", stops, want)
+	}
+}

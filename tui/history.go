@@ -19,6 +19,7 @@ type historyModel struct {
 	id       int64
 	versions []store.Version
 	ops      []store.Change
+	rec      *store.Record // the record as the history was read: the base of a revert
 	loaded   bool
 	tab      int // 0 versions, 1 op log
 	cursor   int
@@ -27,6 +28,7 @@ type historyModel struct {
 
 type historyMsg struct {
 	h        *historyModel
+	rec      *store.Record
 	versions []store.Version
 	ops      []store.Change
 	err      error
@@ -43,12 +45,19 @@ func (h *historyModel) typing() bool { return false }
 func (h *historyModel) Init() tea.Cmd {
 	c, kind, id := h.c, h.kind, h.id
 	return func() tea.Msg {
+		// The record first: a version saved after it is then in the history too, and a
+		// revert based on it meets that version as a conflict. A deleted record has none:
+		// its history (ending in the tombstone) still shows, and restore, not revert, applies.
+		rec, err := c.st.FindRecord(c.ctx, kind, id)
+		if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+			return historyMsg{h: h, err: err}
+		}
 		vs, err := c.st.FindHistory(c.ctx, kind, id)
 		if err != nil {
 			return historyMsg{h: h, err: err}
 		}
 		ops, err := c.st.FindOps(c.ctx, kind, id)
-		return historyMsg{h: h, versions: vs, ops: ops, err: err}
+		return historyMsg{h: h, rec: rec, versions: vs, ops: ops, err: err}
 	}
 }
 
@@ -64,7 +73,7 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 			h.status.fail("history", msg.err)
 			return nil
 		}
-		h.versions, h.ops = msg.versions, msg.ops
+		h.versions, h.ops, h.rec = msg.versions, msg.ops, msg.rec
 	case changeMsg:
 		return h.onChange(msg.c)
 	case tea.KeyPressMsg:
@@ -79,6 +88,8 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
 			return func() tea.Msg { return backMsg{} }
+		case key.Matches(msg, k.Revert) && h.tab == 0:
+			return h.revert()
 		case key.Matches(msg, k.SwitchTab):
 			h.tab = 1 - h.tab
 			h.cursor = 0
@@ -89,6 +100,23 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// revert opens the editor with the selected version's values on top of the record as the
+// history read it: the save that follows is a normal, version-checked one, so a version
+// saved since meets the conflict dialog.
+func (h *historyModel) revert() tea.Cmd {
+	if h.rec == nil || h.cursor >= len(h.versions) {
+		return nil
+	}
+	v := h.versions[h.cursor]
+	if v.Version == h.rec.Version {
+		h.status.info(fmt.Sprintf("v%d is the current version", v.Version))
+		return nil
+	}
+	r := &revertTo{base: h.rec, version: v}
+	kind, id := h.kind, h.id
+	return func() tea.Msg { return openEditorMsg{kind: kind, id: id, revert: r} }
 }
 
 // View draws the list of versions (or ops) and the diff of the selected version.

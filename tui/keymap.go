@@ -15,17 +15,20 @@ type KeyMap struct {
 	Confirm      key.Binding // takes what was typed: the filter, a value in the merge view
 
 	// List.
-	Up         key.Binding
-	Down       key.Binding
-	PageUp     key.Binding
-	PageDown   key.Binding
-	SwitchKind key.Binding
-	Filter     key.Binding
-	Open       key.Binding
-	OpenLease  key.Binding
-	New        key.Binding
-	History    key.Binding
-	Locks      key.Binding
+	Up          key.Binding
+	Down        key.Binding
+	PageUp      key.Binding
+	PageDown    key.Binding
+	SwitchKind  key.Binding
+	Filter      key.Binding
+	Open        key.Binding
+	OpenLease   key.Binding
+	New         key.Binding
+	History     key.Binding
+	Locks       key.Binding
+	SortNext    key.Binding
+	SortReverse key.Binding
+	Fold        key.Binding
 
 	// Editor.
 	NextField    key.Binding
@@ -36,6 +39,9 @@ type KeyMap struct {
 	Back         key.Binding
 	ExtEditor    key.Binding
 	RestoreDraft key.Binding
+	UndoEdit     key.Binding // the focused field's last edit
+	RedoEdit     key.Binding
+	MoveDoc      key.Binding // a document: pick a new parent in the tree
 
 	// Yes/no questions (unsaved changes, a draft to restore).
 	Yes key.Binding
@@ -60,6 +66,7 @@ type KeyMap struct {
 
 	// History.
 	SwitchTab key.Binding
+	Revert    key.Binding
 
 	// Delete and restore (delete.go).
 	Delete         key.Binding // list, and editor when not typing
@@ -80,17 +87,20 @@ func DefaultKeyMap() KeyMap {
 		ForceQuit:    b([]string{"ctrl+c"}, "ctrl+c", "quit"),
 		Confirm:      b([]string{"enter"}, "enter", "apply"),
 
-		Up:         b([]string{"k", "up"}, "k/↑", "up"),
-		Down:       b([]string{"j", "down"}, "j/↓", "down"),
-		PageUp:     b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
-		PageDown:   b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
-		SwitchKind: b([]string{"tab"}, "tab", "products/documents"),
-		Filter:     b([]string{"/"}, "/", "filter"),
-		Open:       b([]string{"enter"}, "enter", "edit"),
-		OpenLease:  b([]string{"e"}, "e", "edit with lease"),
-		New:        b([]string{"n"}, "n", "new"),
-		History:    b([]string{"h"}, "h", "history"),
-		Locks:      b([]string{"L"}, "L", "locks"),
+		Up:          b([]string{"k", "up"}, "k/↑", "up"),
+		Down:        b([]string{"j", "down"}, "j/↓", "down"),
+		PageUp:      b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
+		PageDown:    b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
+		SwitchKind:  b([]string{"tab"}, "tab", "products/documents"),
+		Filter:      b([]string{"/"}, "/", "filter"),
+		Open:        b([]string{"enter"}, "enter", "edit"),
+		OpenLease:   b([]string{"e"}, "e", "edit with lease"),
+		New:         b([]string{"n"}, "n", "new"),
+		History:     b([]string{"h"}, "h", "history"),
+		Locks:       b([]string{"L"}, "L", "locks"),
+		SortNext:    b([]string{"s"}, "s", "sort column"),
+		SortReverse: b([]string{"S"}, "S", "reverse order"),
+		Fold:        b([]string{"f"}, "f", "fold/unfold"),
 
 		NextField:    b([]string{"tab"}, "tab", "next field"),
 		PrevField:    b([]string{"shift+tab"}, "shift+tab", "prev field"),
@@ -100,6 +110,9 @@ func DefaultKeyMap() KeyMap {
 		Back:         b([]string{"esc"}, "esc", "back"),
 		ExtEditor:    b([]string{"ctrl+e"}, "ctrl+e", "$EDITOR"),
 		RestoreDraft: b([]string{"ctrl+r"}, "ctrl+r", "bring back my draft"),
+		UndoEdit:     b([]string{"ctrl+z"}, "ctrl+z", "undo"),
+		RedoEdit:     b([]string{"ctrl+y"}, "ctrl+y", "redo"),
+		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", "move (parent)"),
 
 		Yes: b([]string{"y"}, "y", "yes"),
 		No:  b([]string{"n", "esc"}, "n", "no"),
@@ -120,6 +133,7 @@ func DefaultKeyMap() KeyMap {
 		Undo:       b([]string{"u"}, "u", "undo"),
 
 		SwitchTab: b([]string{"tab"}, "tab", "versions/op log"),
+		Revert:    b([]string{"r"}, "r", "revert to it"),
 
 		Delete:         b([]string{"d"}, "d", "delete"),
 		DeleteInEditor: b([]string{"ctrl+x"}, "ctrl+x", "delete record"),
@@ -130,12 +144,17 @@ func DefaultKeyMap() KeyMap {
 
 // ListKeys are the list's keys, in footer order.
 func (k KeyMap) ListKeys() []key.Binding {
-	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Delete, k.Up, k.Down, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.SortNext, k.Fold, k.History, k.Locks, k.Delete, k.Up, k.Down, k.Help, k.Quit}
 }
 
 // EditorKeys are the editor's keys, in footer order.
 func (k KeyMap) EditorKeys() []key.Binding {
-	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}
+	return []key.Binding{k.Save, k.HelpAnywhere, k.NextField, k.PrevField, k.Inc, k.UndoEdit, k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}
+}
+
+// MoveKeys are the move picker's keys.
+func (k KeyMap) MoveKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, pair(k.Confirm, k.Confirm, "enter", "move here"), k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.
@@ -150,7 +169,7 @@ func (k KeyMap) MergeKeys() []key.Binding {
 
 // HistoryKeys are the history screen's keys.
 func (k KeyMap) HistoryKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.SwitchTab, k.Restore, k.Back}
+	return []key.Binding{k.Up, k.Down, k.Revert, k.SwitchTab, k.Restore, k.Back}
 }
 
 // LocksKeys are the locks overview's keys.
@@ -175,13 +194,14 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
 	return [][]helpGroup{
 		{
-			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
-			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}},
+			{"list", []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
+				pair(k.SortNext, k.SortReverse, "s/S", "sort column/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"), k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
+			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}},
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},
 		{
 			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo}},
-			{"history", []key.Binding{move, k.SwitchTab, k.Restore, k.Back}},
+			{"history", []key.Binding{move, k.Revert, k.SwitchTab, k.Restore, k.Back}},
 			{"locks", []key.Binding{move, pair(k.Open, k.Open, "enter", "open the record"), k.Back}},
 		},
 	}

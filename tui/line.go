@@ -1,122 +1,104 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 )
 
-// lineKeyMap is the keys a one-line field answers to, like bodyedit.KeyMap for the body
-// editor: the field's own editing keys, apart from the screens' KeyMap.
-type lineKeyMap struct {
-	Left, Right, Home, End                                key.Binding
-	DeleteBack, DeleteForward, DeleteToStart, DeleteToEnd key.Binding
-}
-
-var lineKeys = lineKeyMap{
-	Left:          key.NewBinding(key.WithKeys("left", "ctrl+b"), key.WithHelp("←", "character backward")),
-	Right:         key.NewBinding(key.WithKeys("right", "ctrl+f"), key.WithHelp("→", "character forward")),
-	Home:          key.NewBinding(key.WithKeys("home", "ctrl+a"), key.WithHelp("home", "start")),
-	End:           key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "end")),
-	DeleteBack:    key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "delete back")),
-	DeleteForward: key.NewBinding(key.WithKeys("delete", "ctrl+d"), key.WithHelp("delete", "delete forward")),
-	DeleteToStart: key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "delete to start")),
-	DeleteToEnd:   key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete to end")),
-}
-
-// lineField is a one-line text input. (bubbles' textinput would need a module that go.mod
-// does not require, atotto/clipboard, so tandem keeps this small one.)
+// lineField is a one-line text input: bubbles' textinput (word movement with alt/ctrl+←→,
+// ctrl+w deletes a word, bracketed paste, ctrl+u/ctrl+k, suggestions), with a steady cursor
+// and tab left to the screens (it moves between fields). Its sanitizer drops control
+// characters from what is typed, pasted or set, so a value never carries an escape sequence
+// to the terminal; the form makes a stored value with control characters read-only before
+// it gets here (form.fill).
 type lineField struct {
-	Prompt      string
-	Placeholder string
-	value       []rune
-	pos         int
-	width       int
-	focused     bool
+	textinput.Model
 }
 
-func newLineField() lineField { return lineField{width: 40} }
+// newLineField returns an empty input with tandem's keys: → at the end of the text accepts
+// a suggestion (tab moves to the next field), ↓/↑ choose another.
+func newLineField() lineField {
+	ti := textinput.New()
+	st := textinput.DefaultDarkStyles()
+	st.Cursor.Blink = false // a blinking cursor would redraw twice a second for nothing
+	ti.SetStyles(st)
+	ti.KeyMap.AcceptSuggestion = key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "accept suggestion"))
+	ti.SetWidth(40)
+	return lineField{ti}
+}
 
-// SetValue, Value, SetWidth, CursorEnd, Focus and Blur work like textinput's.
-func (l *lineField) SetValue(s string) { l.value = []rune(s); l.pos = len(l.value) }
-func (l lineField) Value() string      { return string(l.value) }
-func (l *lineField) SetWidth(w int)    { l.width = max(w, 1) }
-func (l *lineField) CursorEnd()        { l.pos = len(l.value) }
-func (l *lineField) Focus() tea.Cmd    { l.focused = true; return nil }
-func (l *lineField) Blur()             { l.focused = false }
-
-// Update edits the value for one key.
+// Update edits the value for one key or paste. A pasted text of several lines becomes one
+// line, its line breaks spaces.
 func (l lineField) Update(msg tea.Msg) (lineField, tea.Cmd) {
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok || !l.focused {
-		if p, ok := msg.(tea.PasteMsg); ok && l.focused {
-			l.insert(strings.ReplaceAll(p.Content, "\n", " "))
-		}
-		return l, nil
+	if p, ok := msg.(tea.PasteMsg); ok {
+		p.Content = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(p.Content)
+		msg = p
 	}
-	km := lineKeys
-	switch {
-	case key.Matches(k, km.Left):
-		l.pos = max(l.pos-1, 0)
-	case key.Matches(k, km.Right):
-		l.pos = min(l.pos+1, len(l.value))
-	case key.Matches(k, km.Home):
-		l.pos = 0
-	case key.Matches(k, km.End):
-		l.pos = len(l.value)
-	case key.Matches(k, km.DeleteBack):
-		if l.pos > 0 {
-			l.value = append(l.value[:l.pos-1], l.value[l.pos:]...)
-			l.pos--
-		}
-	case key.Matches(k, km.DeleteForward):
-		if l.pos < len(l.value) {
-			l.value = append(l.value[:l.pos], l.value[l.pos+1:]...)
-		}
-	case key.Matches(k, km.DeleteToStart):
-		l.value = l.value[l.pos:]
-		l.pos = 0
-	case key.Matches(k, km.DeleteToEnd):
-		l.value = l.value[:l.pos]
-	default:
-		if k.Text != "" && utf8.ValidString(k.Text) {
-			l.insert(k.Text)
-		}
+	var cmd tea.Cmd
+	if k, ok := msg.(tea.KeyPressMsg); ok && key.Matches(k, l.KeyMap.AcceptSuggestion) &&
+		l.Position() < len([]rune(l.Value())) {
+		// → inside the text moves the cursor; only at the end does it take the suggestion.
+		l.KeyMap.AcceptSuggestion.SetEnabled(false)
+		l.Model, cmd = l.Model.Update(msg)
+		l.KeyMap.AcceptSuggestion.SetEnabled(true)
+		return l, cmd
 	}
-	return l, nil
+	l.Model, cmd = l.Model.Update(msg)
+	return l, cmd
 }
 
-func (l *lineField) insert(s string) {
-	rs := []rune(s)
-	v := make([]rune, 0, len(l.value)+len(rs))
-	v = append(v, l.value[:l.pos]...)
-	v = append(v, rs...)
-	v = append(v, l.value[l.pos:]...)
-	l.value = v
-	l.pos += len(rs)
+// suggestFor sets what the input suggests for the value typed so far. For a set ("a,b,c")
+// each known item completes the last one typed; for anything else the values themselves.
+func (l *lineField) suggestFor(values []string, set bool) {
+	if len(values) == 0 {
+		l.ShowSuggestions = false
+		return
+	}
+	l.ShowSuggestions = true
+	if !set {
+		l.SetSuggestions(values)
+		return
+	}
+	v := l.Value()
+	head := ""
+	if i := strings.LastIndexByte(v, ','); i >= 0 {
+		head = v[:i+1]
+	}
+	out := make([]string, 0, len(values))
+	for _, s := range values {
+		out = append(out, head+s)
+	}
+	l.SetSuggestions(out)
 }
 
-// View draws the prompt and the part of the value around the cursor.
+// View draws the prompt, the text around the cursor and any suggestion, without the blank
+// cells textinput pads its width with, so what follows the field on its line stays in sight.
+// textinput's sanitizer keeps no control character in the value, but it keeps the bidi
+// overrides and line separators that safe.Unsafe also refuses; they are shown escaped
+// (\u202e), as safe.Line shows them, while the value keeps them as they are.
 func (l lineField) View() string {
-	if len(l.value) == 0 && !l.focused && l.Placeholder != "" {
-		return l.Prompt + l.Placeholder
+	v := strings.TrimRight(l.Model.View(), " ")
+	if !strings.ContainsFunc(v, unsafeShown) {
+		return v
 	}
-	start := 0
-	if w := l.width - 1; l.pos > w {
-		start = l.pos - w
+	var b strings.Builder
+	for _, r := range v {
+		if unsafeShown(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
 	}
-	before := safe.Line(string(l.value[start:l.pos]))
-	if !l.focused {
-		return l.Prompt + ansi.Truncate(safe.Line(string(l.value[start:])), l.width, "…")
-	}
-	cur, rest := " ", ""
-	if l.pos < len(l.value) {
-		cur, rest = safe.Line(string(l.value[l.pos])), safe.Line(string(l.value[l.pos+1:]))
-	}
-	return l.Prompt + ansi.Truncate(before+"\x1b[7m"+cur+"\x1b[27m"+rest, l.width, "…")
+	return b.String()
 }
+
+// unsafeShown reports a rune of a drawn field that must not reach the terminal as it is.
+// Runes below U+00A0 are left alone: the value holds none of them (textinput drops control
+// characters), so those in the drawing are its own styling sequences.
+func unsafeShown(r rune) bool { return r >= 0xa0 && safe.Unsafe(r) }

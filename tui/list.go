@@ -41,6 +41,17 @@ type listModel struct {
 	filter    lineField
 	search    string
 
+	// sort is the field products are ordered by ("" for id), desc its direction; the store
+	// orders and pages them (Filter.Sort), so a sort costs one page like the id order.
+	sort string
+	desc bool
+
+	// Documents: all is the whole tree in order, rows what folding leaves of it; folded
+	// holds the documents whose subtrees are hidden, kids how many children each has.
+	all    []*store.Record
+	folded map[int64]bool
+	kids   map[int64]int
+
 	leases map[store.Kind]map[int64]store.Lease
 	status statusLine
 
@@ -78,7 +89,8 @@ func newList(c *common) *listModel {
 	ti := newLineField()
 	ti.Prompt = "/"
 	ti.Placeholder = "sku, name or title"
-	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{}}
+	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{},
+		folded: map[int64]bool{}}
 }
 
 // typing reports whether keys go into the filter.
@@ -94,7 +106,7 @@ func (l *listModel) visibleRows() int { return max(l.c.height-4, 1) }
 func (l *listModel) load() tea.Cmd {
 	l.gen++
 	l.paging = false // a page of the old load is dropped when it comes
-	c, kind, gen, search := l.c, l.kind, l.gen, l.search
+	c, kind, gen, search, sort, desc := l.c, l.kind, l.gen, l.search, l.sort, l.desc
 	if kind == store.KindDocument {
 		return func() tea.Msg {
 			recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: maxDocuments})
@@ -106,7 +118,7 @@ func (l *listModel) load() tea.Cmd {
 		}
 	}
 	return func() tea.Msg {
-		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: pageSize})
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: pageSize, Sort: sort, Desc: desc})
 		if err != nil {
 			return pageMsg{kind: kind, gen: gen, err: err}
 		}
@@ -126,10 +138,15 @@ func (l *listModel) loadMore() tea.Cmd {
 		return nil
 	}
 	l.more, l.paging = false, true // one page in flight at a time
-	c, kind, gen, search, after := l.c, l.kind, l.gen, l.search, l.rows[len(l.rows)-1].ID
+	last := l.rows[len(l.rows)-1]
+	f := store.Filter{Kind: l.kind, Search: l.search, AfterID: last.ID, Limit: pageSize, Sort: l.sort, Desc: l.desc}
+	if l.sort != "" {
+		f.AfterValue = last.Fields[l.sort]
+	}
+	c, kind, gen := l.c, l.kind, l.gen
 	total := l.total
 	return func() tea.Msg {
-		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, AfterID: after, Limit: pageSize})
+		recs, err := c.st.FindRecords(c.ctx, f)
 		if err != nil {
 			return pageMsg{kind: kind, gen: gen, append: true, err: err, more: true}
 		}
@@ -256,10 +273,16 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		l.loaded = true
-		if msg.append {
+		l.c.noteItems(msg.recs)
+		switch {
+		case msg.append:
 			l.rows = append(l.rows, msg.recs...)
-		} else {
-			l.rows, l.depth = msg.recs, msg.depth
+		case msg.kind == store.KindDocument:
+			l.all, l.depth = msg.recs, msg.depth
+			l.unfoldedRows()
+			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+		default:
+			l.rows = msg.recs
 			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
 		}
 		l.total, l.more = max(msg.total, len(l.rows)), msg.more
@@ -276,7 +299,7 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		for _, r := range msg.recs {
 			if i := l.indexOf(r.ID); i >= 0 {
 				l.rows[i] = r
-			} else if l.kind == store.KindProduct && !l.more && l.search == "" &&
+			} else if l.kind == store.KindProduct && !l.more && l.search == "" && l.sort == "" &&
 				(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
 				l.rows = append(l.rows, r)
 				l.total++
@@ -416,6 +439,11 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Locks):
 		return func() tea.Msg { return openLocksMsg{} }
+	case key.Matches(msg, k.SortNext), key.Matches(msg, k.SortReverse):
+		return l.cycleSort(key.Matches(msg, k.SortReverse))
+	case key.Matches(msg, k.Fold):
+		l.toggleFold()
+		return nil
 	}
 	if l.kind == store.KindProduct && l.more && l.cursor >= len(l.rows)-l.visibleRows() {
 		return l.loadMore()
@@ -471,15 +499,28 @@ func (l *listModel) View() string {
 	if l.search != "" {
 		pos += " matching " + strconv.Quote(safe.Line(l.search))
 	}
+	if l.kind == store.KindProduct && l.sort != "" {
+		pos += " · by " + l.sortName()
+	}
 	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
 	b.WriteByte('\n')
 
+	// Price, stock and availability when there is room for them beside a name of 30.
+	wide := l.kind == store.KindProduct && c.width >= wideList
 	nameW := max(c.width-2-7-5-11-22-1, 10)
-	nameHdr := "name"
+	if wide {
+		nameW -= extraColumnsWidth
+	}
+	nameHdr := l.sortedHeader("name", "name")
 	if l.kind == store.KindDocument {
 		nameHdr = "title"
 	}
-	b.WriteString(st.Header.Render(fmt.Sprintf("  %6s %-*s %4s %-10s %s", "id", nameW, nameHdr, "ver", "writer", "lock")))
+	hdr := fmt.Sprintf("  %6s %-*s ", "id", nameW, nameHdr)
+	if wide {
+		hdr += fmt.Sprintf("%9s %6s %-12s ", l.sortedHeader("price", "price"), l.sortedHeader("stock", "stock"),
+			l.sortedHeader("availability", "availability"))
+	}
+	b.WriteString(st.Header.Render(hdr + fmt.Sprintf("%4s %-10s %s", "ver", "writer", "lock")))
 	b.WriteByte('\n')
 
 	n := l.visibleRows()
@@ -489,7 +530,7 @@ func (l *listModel) View() string {
 		r := l.rows[i]
 		title := safe.Line(r.Title())
 		if l.kind == store.KindDocument && l.search == "" {
-			title = strings.Repeat("  ", l.depth[r.ID]) + title
+			title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
 		}
 		title = padRight(ansi.Truncate(title, nameW, "…"), nameW)
 		lk, held := "free", 0
@@ -498,7 +539,11 @@ func (l *listModel) View() string {
 		}
 		lk += l.presenceNote(r.ID)
 		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
-		line := fmt.Sprintf("%6d %s %4s %s ", r.ID, title, "v"+strconv.FormatInt(r.Version, 10), writer)
+		cols := ""
+		if wide {
+			cols = l.extraColumns(r)
+		}
+		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, cols, "v"+strconv.FormatInt(r.Version, 10), writer)
 		if i == l.cursor {
 			line = "▸ " + line
 		} else {
@@ -530,8 +575,43 @@ func (l *listModel) View() string {
 		b.WriteString(l.status.style(st).Render(c.clip(safe.Line(l.status.text))))
 	}
 	b.WriteByte('\n')
-	b.WriteString(c.footer(c.keys.ListKeys()))
+	b.WriteString(c.footer(l.footerKeys()))
 	return b.String()
+}
+
+// wideList is the width from which the product list shows price, stock and availability,
+// which take extraColumnsWidth cells.
+const (
+	wideList          = 110
+	extraColumnsWidth = 9 + 1 + 6 + 1 + 12 + 1
+)
+
+// extraColumns are a product's price, stock and availability cells.
+func (l *listModel) extraColumns(r *store.Record) string {
+	cell := func(name string) string {
+		f, err := l.c.reg.Field(store.KindProduct, name)
+		if err != nil {
+			return ""
+		}
+		return safe.Line(f.Format(r.Fields[name]))
+	}
+	return fmt.Sprintf("%9s %6s %-12s ", ansi.Truncate(cell("price"), 9, "…"), ansi.Truncate(cell("stock"), 6, "…"),
+		ansi.Truncate(cell("availability"), 12, "…"))
+}
+
+// footerKeys are the list's keys for the kind shown: sorting for products, folding for the
+// documents' tree.
+func (l *listModel) footerKeys() []key.Binding {
+	var out []key.Binding
+	for _, k := range l.c.keys.ListKeys() {
+		sortKey := k.Help().Key == l.c.keys.SortNext.Help().Key
+		foldKey := k.Help().Key == l.c.keys.Fold.Help().Key
+		if (sortKey && l.kind != store.KindProduct) || (foldKey && l.kind != store.KindDocument) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // writerName is who last wrote a record, for the narrow writer column: a worker

@@ -43,6 +43,52 @@ func BenchmarkList(b *testing.B) {
 				}
 			})
 
+			b.Run("sort", func(b *testing.B) {
+				// One S press on a list sorted by price: the first page in the other
+				// direction, loaded by the store in that order, and the View.
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				app := openAppList(b, ctx, fake, opts)
+				sortList(b, app, "price", false)
+				reverse := keyMsg("S")
+				var screen string
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					_, cmd := app.Update(reverse)
+					runSync(b, app, cmd)
+					screen = app.Render()
+				}
+				b.StopTimer()
+				if !strings.Contains(ansi.Strip(screen), "by price") || !app.list.loaded {
+					b.Fatalf("sorted first page not shown:\n%s", ansi.Strip(screen))
+				}
+			})
+
+			b.Run("scroll-sorted", func(b *testing.B) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				app := openAppList(b, ctx, fake, opts)
+				sortList(b, app, "name", true)
+				l := app.list
+				down := keyMsg("j")
+				const span = 90
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if l.cursor >= span {
+						b.StopTimer()
+						l.cursor, l.offset = 0, 0
+						b.StartTimer()
+					}
+					_, cmd := app.Update(down)
+					app.Render()
+					if cmd != nil {
+						b.Fatalf("step %d: j started a command (a page load) within the first page", i)
+					}
+				}
+			})
+
 			b.Run("scroll", func(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
@@ -71,6 +117,25 @@ func BenchmarkList(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// sortList sorts the app's product list by field (descending with desc) through the keys, and
+// loads the first page.
+func sortList(b *testing.B, app *App, field string, desc bool) {
+	for range 8 {
+		if app.list.sort == field {
+			break
+		}
+		_, cmd := app.Update(keyMsg("s"))
+		runSync(b, app, cmd)
+	}
+	if desc {
+		_, cmd := app.Update(keyMsg("S"))
+		runSync(b, app, cmd)
+	}
+	if app.list.sort != field || app.list.desc != desc || !app.list.loaded {
+		b.Fatalf("list not sorted by %s (desc %v): %q %v", field, desc, app.list.sort, app.list.desc)
 	}
 }
 
@@ -124,7 +189,8 @@ func runSync(b *testing.B, app *App, cmd tea.Cmd) {
 // more than ten minutes here) and its FindRecords sorts every id on each call.
 type keysetStore struct {
 	*memory.DB
-	products []*store.Record // ordered by id
+	products []*store.Record            // ordered by id
+	index    map[string][]*store.Record // per sort field, ordered by (field, id): the index
 }
 
 // FindRecords serves products from the ordered slice and everything else from the fake.
@@ -134,6 +200,9 @@ func (s *keysetStore) FindRecords(ctx context.Context, flt store.Filter) ([]*sto
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if flt.Sort != "" {
+		return s.findSorted(flt)
 	}
 	start, _ := slices.BinarySearchFunc(s.products, flt.AfterID+1, func(r *store.Record, id int64) int {
 		return cmp.Compare(r.ID, id)
@@ -149,6 +218,51 @@ func (s *keysetStore) FindRecords(ctx context.Context, flt store.Filter) ([]*sto
 		}
 		out = append(out, r.Clone())
 		if flt.Limit > 0 && len(out) == flt.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// findSorted pages products in flt.Sort's order as a database reads an index on (field, id):
+// a binary search for the keyset position, then the next rows forwards (or backwards).
+func (s *keysetStore) findSorted(flt store.Filter) ([]*store.Record, error) {
+	idx, ok := s.index[flt.Sort]
+	if !ok {
+		return nil, store.Errorf(store.EINVALID, "no index on %s", flt.Sort)
+	}
+	asc := flt
+	asc.Desc = false
+	pos := &store.Record{ID: flt.AfterID, Fields: store.Values{flt.Sort: flt.AfterValue}}
+	out := []*store.Record{}
+	take := func(r *store.Record) bool {
+		if flt.Search != "" && !matches(r, strings.ToLower(flt.Search)) {
+			return true
+		}
+		out = append(out, r.Clone())
+		return flt.Limit == 0 || len(out) < flt.Limit
+	}
+	if !flt.Desc {
+		start := 0
+		if flt.AfterValue != nil {
+			start, _ = slices.BinarySearchFunc(idx, pos, func(r, p *store.Record) int { return store.CompareSort(asc, r, p) })
+			for start < len(idx) && store.CompareSort(asc, idx[start], pos) <= 0 {
+				start++
+			}
+		}
+		for _, r := range idx[start:] {
+			if !take(r) {
+				break
+			}
+		}
+		return out, nil
+	}
+	end := len(idx)
+	if flt.AfterValue != nil {
+		end, _ = slices.BinarySearchFunc(idx, pos, func(r, p *store.Record) int { return store.CompareSort(asc, r, p) })
+	}
+	for i := end - 1; i >= 0; i-- {
+		if !take(idx[i]) {
 			break
 		}
 	}
@@ -191,6 +305,13 @@ func benchStore(b *testing.B, n int) *keysetStore {
 		}
 		s.products = append(s.products, &store.Record{Kind: store.KindProduct, ID: int64(i), Version: 1,
 			UpdatedBy: "seed", UpdatedAt: t0, Fields: fields.Clone()})
+	}
+	s.index = map[string][]*store.Record{}
+	for _, f := range fake.Registry().SortFields(store.KindProduct) {
+		idx := slices.Clone(s.products)
+		flt := store.Filter{Kind: store.KindProduct, Sort: f.Name}
+		slices.SortFunc(idx, func(a, b *store.Record) int { return store.CompareSort(flt, a, b) })
+		s.index[f.Name] = idx
 	}
 	return s
 }

@@ -39,6 +39,15 @@ type openEditorMsg struct {
 	id    int64    // 0: a new record
 	lease bool     // take a lease on open
 	from  screenID // where leaving the editor returns to (the list unless the locks screen)
+	// revert opens the editor to revert the record to an old version (from the history).
+	revert *revertTo
+}
+
+// revertTo is a revert asked for on the history screen: the old version's values, put into
+// the form on top of base, the record as the history screen read it.
+type revertTo struct {
+	base    *store.Record
+	version store.Version
 }
 
 // openHistoryMsg asks the app to show a record's history.

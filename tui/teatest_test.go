@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/tandem-editor/tandem/store"
 )
 
 // teatestWait bounds how long a teatest run may take to show something: generous, because
@@ -61,4 +63,47 @@ func TestTeatest_OpenAndEdit(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(teatestWait)).(*App)
 	mustGolden(t, "teatest_editor", ansi.Strip(final.Render()))
+}
+
+// TestTeatest_SortUndo runs the new keys in a real program: the list sorted by name
+// descending (s, S), then in the editor a typed word taken back with ctrl+z and made again
+// with ctrl+y. The final model's screen and form are checked.
+func TestTeatest_SortUndo(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 3)
+	// By name the zebra comes last, as by id; by name descending it comes first.
+	if _, err := s.CreateRecord(actorCtx("seed"), store.KindProduct, store.Values{"sku": "SKU-4", "name": "Zebra lamp"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	app, err := New(ctx, s, Options{User: "alice", DraftDir: filepath.Join(t.TempDir(), "drafts"), Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithColorProfile(colorprofile.Ascii)))
+	waitForAll(t, tm, "Zebra lamp")
+	tm.Send(tea.KeyPressMsg{Code: 's', Text: "s"})
+	tm.Send(tea.KeyPressMsg{Code: 'S', Text: "S"})
+	// Drawn again only when the descending page is in: the zebra moves to the first row.
+	waitForAll(t, tm, "4 Zebra lamp")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitForAll(t, tm, "SKU-4", "saves check the version")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	tm.Type(" deluxe")
+	tm.Send(tea.KeyPressMsg{Code: 'z', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'z', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(teatestWait)).(*App)
+	if final.editor == nil {
+		t.Fatalf("no editor open at the end:\n%s", ansi.Strip(final.Render()))
+	}
+	if got := final.editor.fields[1].text(); got != "Zebra lamp " {
+		t.Errorf("name = %q after typing \" deluxe\", undo, redo, undo; want %q", got, "Zebra lamp ")
+	}
+	if got := final.list.sortName(); got != "name ▼" {
+		t.Errorf("list order %q, want name ▼", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -214,5 +215,124 @@ func TestE2E_ExternalEditor(t *testing.T) {
 	}
 	if d := got.Fields["description"]; d != "Written in the external editor.\n" {
 		t.Fatalf("description = %q", d)
+	}
+}
+
+// pid is the process id of the program a session runs (its pane's process: the sessions
+// exec the TUI, so it is tandem itself).
+func (s *tmuxServer) pid(name string) int {
+	s.t.Helper()
+	var pid int
+	out := strings.TrimSpace(s.run("display-message", "-p", "-t", name, "#{pane_pid}"))
+	if _, err := fmt.Sscan(out, &pid); err != nil || pid <= 0 {
+		s.t.Fatalf("pane pid of %s: %q", name, out)
+	}
+	return pid
+}
+
+// TestE2E_ReadOnlyUnlocksAfterHolderKilled: alice takes a lease (e) on product 7 with a 3 s
+// TTL; bob opens it and sees it read-only; alice's process is SIGKILLed, so nobody releases
+// the lease; bob's editor becomes editable by itself, no key pressed, within TTL + 2 s of the
+// kill (the lease may have been renewed just before it).
+func TestE2E_ReadOnlyUnlocksAfterHolderKilled(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	if r := tandem(t, dsn, "seed"); r.code != 0 {
+		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
+	}
+	const ttl = 3 * time.Second
+	tui := func(user string) string {
+		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s --lease-ttl %s",
+			filepath.Join(dir, "cache-"+user), binary, dsn, user, ttl)
+	}
+	tm.start("alice", tui("alice"))
+	tm.start("bob", tui("bob"))
+	for _, who := range []string{"alice", "bob"} {
+		tm.waitFor(who, "[ products ]", "1 of 60")
+		tm.keys(who, "j", "j", "j", "j", "j", "j")
+		tm.waitFor(who, "7 of 60")
+	}
+	tm.keys("alice", "e")
+	tm.waitFor("alice", "product 7 · v1", "lease: you")
+	tm.keys("bob", "Enter")
+	tm.waitFor("bob", "product 7 · v1", "read-only: held by alice since")
+
+	pid := tm.pid("alice")
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill alice's tandem (pid %d): %v", pid, err)
+	}
+	killed := time.Now()
+
+	deadline := killed.Add(ttl + 2*time.Second)
+	for {
+		scr := tm.screen("bob")
+		if strings.Contains(scr, "alice's lease expired") && strings.Contains(scr, "you can edit") &&
+			!strings.Contains(scr, "read-only") {
+			t.Logf("bob editable %v after the kill:\n%s", time.Since(killed).Round(100*time.Millisecond), scr)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bob's editor still not editable %v after alice was killed (TTL %v); it shows:\n%s",
+				time.Since(killed).Round(100*time.Millisecond), ttl, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Editable for real: a typed name is saved without anyone pressing anything else first.
+	tm.keys("bob", "Tab")
+	tm.waitFor("bob", "▸ name")
+	tm.text("bob", " (bob)")
+	tm.keys("bob", "C-s")
+	tm.waitFor("bob", "saved v2")
+}
+
+// TestE2E_MoveDocument moves a document from the editor in a real terminal on a SQLite store:
+// the tree picker, a cycle refused in the store's words, then a move that the store keeps.
+func TestE2E_MoveDocument(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	if r := tandem(t, dsn, "seed"); r.code != 0 {
+		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
+	}
+	tm.start("carol", fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user carol",
+		filepath.Join(dir, "cache"), binary, dsn))
+	tm.waitFor("carol", "[ products ]")
+	tm.keys("carol", "Tab")
+	tm.waitFor("carol", "[ documents ]", "How we work")
+	for range 5 {
+		tm.keys("carol", "j")
+	}
+	tm.waitFor("carol", "6 of 15")
+	tm.keys("carol", "e")
+	tm.waitFor("carol", "document 6 · v1", "lease: you")
+	tm.keys("carol", "C-o")
+	tm.waitFor("carol", "Put it under:", "(this document)")
+	for range 6 { // from the current parent (1) to 7, which is inside 6
+		tm.keys("carol", "j")
+	}
+	tm.keys("carol", "Enter")
+	tm.waitFor("carol", "move: moving 6 under 7 would create a cycle")
+	for range 3 { // to 10 · On call
+		tm.keys("carol", "j")
+	}
+	tm.keys("carol", "Enter")
+	t.Logf("after the move:\n%s", tm.waitFor("carol", "moved under 10 · On call → v2"))
+
+	r := tandem(t, dsn, "get", "document", "6", "--json")
+	var got struct {
+		Version int64          `json:"version"`
+		Fields  map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	if got.Version != 2 || got.Fields["parent_id"] != float64(10) {
+		t.Fatalf("document 6: v%d parent %v, want v2 under 10", got.Version, got.Fields["parent_id"])
 	}
 }

@@ -33,7 +33,8 @@ func (db *DB) FindRecord(ctx context.Context, kind store.Kind, id int64) (*store
 	return r.Clone(), nil
 }
 
-// FindRecords returns the records matching flt, ordered by id. EINVALID for an unknown kind.
+// FindRecords returns the records matching flt, ordered by id or by flt.Sort. EINVALID for an
+// unknown kind or sort.
 func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Record, error) {
 	if err := db.begin(ctx, "FindRecords"); err != nil {
 		return nil, err
@@ -42,13 +43,16 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 	if err := db.checkKind(flt.Kind); err != nil {
 		return nil, err
 	}
-	ids := slices.Sorted(maps.Keys(db.records[flt.Kind]))
+	if err := db.reg.CheckSort(flt); err != nil {
+		return nil, err
+	}
+	recs := slices.Collect(maps.Values(db.records[flt.Kind]))
+	slices.SortFunc(recs, func(a, b *store.Record) int { return store.CompareSort(flt, a, b) })
 	out := []*store.Record{}
-	for _, id := range ids {
-		if id <= flt.AfterID || len(flt.IDs) > 0 && !slices.Contains(flt.IDs, id) {
+	for _, r := range recs {
+		if !store.AfterSortKey(flt, r) || len(flt.IDs) > 0 && !slices.Contains(flt.IDs, r.ID) {
 			continue
 		}
-		r := db.records[flt.Kind][id]
 		if flt.Search != "" && !db.reg.MatchesSearch(r, flt.Search) {
 			continue
 		}

@@ -167,14 +167,36 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)
 	}
-	if f.AfterID > 0 {
+	if err := db.reg.CheckSort(f); err != nil {
+		return nil, err
+	}
+	order := "id"
+	switch {
+	case f.Sort != "":
+		// f.Sort is one of the registry's sort fields (CheckSort): a column with an index on
+		// (column COLLATE "C", id), read forwards or backwards. Text compares byte by byte
+		// (COLLATE "C"), as SQLite's BINARY does, whatever the database's collation.
+		col := ident(f.Sort)
+		if fd, err := db.reg.Field(f.Kind, f.Sort); err == nil && fd.Type != store.TypeInt && fd.Type != store.TypeMoney {
+			col += ` COLLATE "C"`
+		}
+		cmpOp, dir := ">", ""
+		if f.Desc {
+			cmpOp, dir = "<", " DESC"
+		}
+		order = col + dir + ", id" + dir
+		if f.AfterValue != nil {
+			args = append(args, f.AfterValue, f.AfterID)
+			where = append(where, fmt.Sprintf("(%s, id) %s ($%d, $%d)", col, cmpOp, len(args)-1, len(args)))
+		}
+	case f.AfterID > 0:
 		add("id > $?", f.AfterID)
 	}
 	sql := "SELECT " + db.selectList(f.Kind) + " FROM " + t
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
-	sql += " ORDER BY id"
+	sql += " ORDER BY " + order
 	if f.Limit > 0 {
 		sql += " LIMIT " + strconv.Itoa(f.Limit)
 	}

@@ -40,7 +40,7 @@ func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int
 	return r, err
 }
 
-// FindRecords returns the records matching f, ordered by id.
+// FindRecords returns the records matching f, ordered by id or by f.Sort.
 func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record, error) {
 	t, err := table(f.Kind)
 	if err != nil {
@@ -67,7 +67,24 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 			args = append(args, id)
 		}
 	}
-	if f.AfterID > 0 {
+	if err := db.reg.CheckSort(f); err != nil {
+		return nil, err
+	}
+	order := "id"
+	switch {
+	case f.Sort != "":
+		// f.Sort is one of the registry's sort fields (CheckSort): a column with an index on
+		// (column, id), read forwards or backwards. Text compares byte by byte (BINARY).
+		cmpOp, dir := ">", ""
+		if f.Desc {
+			cmpOp, dir = "<", " DESC"
+		}
+		order = f.Sort + dir + ", id" + dir
+		if f.AfterValue != nil {
+			where = append(where, "("+f.Sort+", id) "+cmpOp+" (?, ?)")
+			args = append(args, f.AfterValue, f.AfterID)
+		}
+	case f.AfterID > 0:
 		where = append(where, "id > ?")
 		args = append(args, f.AfterID)
 	}
@@ -75,7 +92,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY id"
+	q += " ORDER BY " + order
 	if f.Limit > 0 {
 		q += " LIMIT ?"
 		args = append(args, f.Limit)

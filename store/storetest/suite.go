@@ -49,6 +49,7 @@ func contract() []suiteTest {
 		{"CreateRecord", testCreateRecord},
 		{"FindRecords", testFindRecords},
 		{"FindRecords_Search", testSearch},
+		{"FindRecords_Sort", testSort},
 		{"UpdateRecord", testUpdateRecord},
 		{"UpdateRecord_Ownership", testOwnership},
 		{"UpdateRecord_Relative", testRelative},

@@ -6,7 +6,8 @@
 // line (O(line length)) or shifts the slice (a memmove of string headers). Soft wrap and display
 // widths are computed only for the rows on screen: the top of the view is kept as a line and a
 // byte offset of a wrapped row in it, and View renders forward from there until the height is
-// filled. So a keystroke costs the same on a 20,000-line body as on a 100-line one.
+// filled. So a keystroke costs the same on a 20,000-line body as on a 100-line one. Undo and
+// redo (ctrl+z, ctrl+y) replay recorded edits, never copies of the text (undo.go).
 //
 // Everything drawn goes through the same escaping as internal/safe.Line: control characters,
 // escape sequences and invalid bytes in the content are shown as visible escapes like \x1b,
@@ -49,6 +50,11 @@ type Model struct {
 	readOnly      bool
 
 	rev, savedRev uint64
+
+	// undo and redo are the steps of edits that ctrl+z and ctrl+y take back and make again
+	// (undo.go); joinable says the next edit may join the last step (no move in between).
+	undo, redo []step
+	joinable   bool
 }
 
 // New returns an empty, unfocused editor with the default keys and a reverse-video cursor. Give
@@ -68,8 +74,19 @@ func New() Model {
 // part of its line (and is shown as \r). SetValue does not count as a change: Changed reports
 // false afterwards.
 func (m *Model) SetValue(s string) {
-	lines := strings.Split(s, "\n")
-	crlf := len(lines) > 1
+	m.lines, m.crlf = splitText(s)
+	m.line, m.col, m.goalX = 0, 0, -1
+	m.topLine, m.topOff = 0, 0
+	m.rev++
+	m.savedRev = m.rev
+	m.undo, m.redo, m.joinable = nil, nil, false
+}
+
+// splitText splits s into lines the way SetValue keeps them: on LF, with the CR of CRLF
+// dropped when every line ends with CRLF (crlf reports it).
+func splitText(s string) (lines []string, crlf bool) {
+	lines = strings.Split(s, "\n")
+	crlf = len(lines) > 1
 	for _, l := range lines[:len(lines)-1] {
 		if !strings.HasSuffix(l, "\r") {
 			crlf = false
@@ -81,11 +98,7 @@ func (m *Model) SetValue(s string) {
 			lines[i] = l[:len(l)-1]
 		}
 	}
-	m.lines, m.crlf = lines, crlf
-	m.line, m.col, m.goalX = 0, 0, -1
-	m.topLine, m.topOff = 0, 0
-	m.rev++
-	m.savedRev = m.rev
+	return lines, crlf
 }
 
 // Value returns the text, with the line endings it was given. It joins all lines, so it costs
@@ -201,6 +214,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 func (m *Model) handleKey(msg tea.KeyPressMsg) bool {
 	km := &m.KeyMap
 	keepGoal := false
+	rev := m.rev
 	switch {
 	case key.Matches(msg, km.CharacterForward):
 		m.right()
@@ -233,6 +247,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) bool {
 		m.col = len(m.lines[m.line])
 	case m.readOnly:
 		return false
+	case key.Matches(msg, km.Undo):
+		return m.Undo()
+	case key.Matches(msg, km.Redo):
+		return m.Redo()
 	case key.Matches(msg, km.InsertNewline):
 		m.insert("\n")
 	case key.Matches(msg, km.InsertTab):
@@ -265,6 +283,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) bool {
 	if !keepGoal {
 		m.goalX = -1
 	}
+	if m.rev == rev {
+		m.joinable = false // the cursor moved: the next edit starts a new undo step
+	}
 	return true
 }
 
@@ -289,6 +310,7 @@ func (m *Model) insert(text string) {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 		text = strings.ReplaceAll(text, "\r", "\n")
 	}
+	m.record(op{line: m.line, col: m.col, ins: text})
 	s := m.lines[m.line]
 	head, tail := s[:m.col], s[m.col:]
 	parts := strings.Split(text, "\n")
@@ -314,6 +336,7 @@ func (m *Model) deleteRange(from, to int) {
 		return
 	}
 	s := m.lines[m.line]
+	m.record(op{line: m.line, col: from, del: s[from:to]})
 	m.lines[m.line] = s[:from] + s[to:]
 	m.col = from
 	m.edited(m.line)
@@ -330,6 +353,7 @@ func (m *Model) backspace() {
 		return
 	}
 	prev := m.lines[m.line-1]
+	m.record(op{line: m.line - 1, col: len(prev), del: "\n"})
 	m.lines[m.line-1] = prev + m.lines[m.line]
 	m.lines = slices.Delete(m.lines, m.line, m.line+1)
 	m.line--
@@ -349,6 +373,7 @@ func (m *Model) deleteForward() {
 	if m.line == len(m.lines)-1 {
 		return
 	}
+	m.record(op{line: m.line, col: len(s), del: "\n"})
 	m.lines[m.line] = s + m.lines[m.line+1]
 	m.lines = slices.Delete(m.lines, m.line+1, m.line+2)
 	m.edited(m.line)

@@ -25,6 +25,8 @@ type KeyMap struct {
 	DeleteWordBackward      key.Binding
 	DeleteAfterCursor       key.Binding
 	DeleteBeforeCursor      key.Binding
+	Undo                    key.Binding
+	Redo                    key.Binding
 }
 
 // DefaultKeyMap returns the editor's default keys. It leaves ctrl+e (open in $EDITOR), ctrl+s
@@ -50,6 +52,8 @@ func DefaultKeyMap() KeyMap {
 		DeleteWordBackward:      key.NewBinding(key.WithKeys("alt+backspace", "ctrl+backspace"), key.WithHelp("alt+backspace", "delete word back")),
 		DeleteAfterCursor:       key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "delete to line end")),
 		DeleteBeforeCursor:      key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "delete to line start")),
+		Undo:                    key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "undo")),
+		Redo:                    key.NewBinding(key.WithKeys("ctrl+y"), key.WithHelp("ctrl+y", "redo")),
 	}
 }
 
@@ -63,6 +67,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.CharacterForward, k.CharacterBackward, k.WordForward, k.WordBackward, k.LineNext, k.LinePrevious},
 		{k.LineStart, k.LineEnd, k.PageUp, k.PageDown, k.InputBegin, k.InputEnd},
-		{k.InsertNewline, k.InsertTab, k.DeleteCharacterBackward, k.DeleteCharacterForward, k.DeleteWordBackward, k.DeleteAfterCursor, k.DeleteBeforeCursor},
+		{k.InsertNewline, k.InsertTab, k.DeleteCharacterBackward, k.DeleteCharacterForward, k.DeleteWordBackward, k.DeleteAfterCursor, k.DeleteBeforeCursor, k.Undo, k.Redo},
 	}
 }
