@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,6 +237,11 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	what := fmt.Sprintf("update %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
+		if !keep {
+			if res, err = db.relativeSave(ctx, tx, kind, id, u, actor); err != nil || res != nil {
+				return err
+			}
+		}
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
 		return err
 	})
@@ -244,6 +250,99 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	}
 	return res, nil
 }
+
+// relativeSave is the short form of the commonest save: relative changes only, without a
+// lease token or a history version, in the caller's write transaction. The decisions
+// updateTx makes from what it reads are conditions of one UPDATE here, which also returns
+// the database clock: it matches nothing when a live lease on a written group exists (then
+// updateTx checks it), when the key has a row (updateTx replays or refuses), or when a
+// counter would leave its range (store.CheckAdd's bounds, so updateTx explains). Then the
+// change row and the key's row, made from what the UPDATE returned. So a save costs three
+// statements instead of four, and no read of the row before the write. Under SQLite's
+// write lock nothing changes between the conditions and the inserts.
+//
+// It returns nil, nil when the save is not eligible or the UPDATE matched nothing, having
+// written nothing: updateTx then decides and explains, in the same transaction.
+func (db *DB) relativeSave(ctx context.Context, tx *tx, kind store.Kind, id int64, u store.Update, actor store.Actor) (*store.UpdateResult, error) {
+	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
+		return nil, nil
+	}
+	t, err := table(kind)
+	if err != nil {
+		return nil, nil
+	}
+	names := sortedKeys(u.Add)
+	var q strings.Builder
+	args := make([]any, 0, 2*len(names)+8)
+	q.WriteString("UPDATE " + t + " SET ")
+	for _, n := range names {
+		q.WriteString(n + " = " + n + " + ?, ")
+		args = append(args, u.Add[n])
+	}
+	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
+	args = append(args, formatTime(tx.now), actor.Name, id)
+	for _, n := range names {
+		d := u.Add[n]
+		f, err := db.reg.Field(kind, n)
+		if err != nil || d == 0 || d == math.MinInt64 {
+			return nil, nil // updateTx answers these
+		}
+		if d > 0 {
+			q.WriteString(" AND " + n + " <= ?")
+			args = append(args, int64(math.MaxInt64)-d)
+		} else {
+			q.WriteString(" AND " + n + " >= ?")
+			args = append(args, int64(math.MinInt64)-d)
+		}
+		if f.Type == store.TypeMoney {
+			q.WriteString(" AND " + n + " >= ?")
+			args = append(args, -d)
+		}
+	}
+	groups := db.reg.UpdateGroups(kind, u)
+	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
+		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
+		strings.TrimSuffix(strings.Repeat("?, ", len(groups)), ", ") + "))")
+	args = append(args, string(kind), id)
+	for _, g := range groups {
+		args = append(args, g)
+	}
+	if u.IdempotencyKey != "" {
+		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
+		args = append(args, store.ScopeAPI, u.IdempotencyKey)
+	}
+	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+	var clock string
+	rec, err := db.scanRecord(kind, withClock{tx.QueryRowContext(ctx, q.String(), args...), &clock})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tx.dbNow, err = parseTime(clock); err != nil {
+		return nil, err
+	}
+	if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, false, names, u.Add, nil); err != nil {
+		return nil, err
+	}
+	res := &store.UpdateResult{Record: rec, Version: rec.Version}
+	if u.IdempotencyKey != "" {
+		if err := db.completeUpdateKey(ctx, tx, u.IdempotencyKey, store.RequestHash(kind, id, u), store.ResultOf(res), actor); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// withClock scans a row whose last column is the database clock (as text) after the
+// columns the wrapped scan reads.
+type withClock struct {
+	sc    scanner
+	clock *string
+}
+
+func (w withClock) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.clock)...) }
 
 // LockedUpdate reads the record inside a BEGIN IMMEDIATE transaction (which holds SQLite's
 // write lock), calls fn, and applies its update checked against the version read.
