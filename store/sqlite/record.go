@@ -116,7 +116,7 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // CreateRecord inserts a record at version 1 and returns it. Editor creates add history
 // version 1 (unless inside WithoutHistory); every create adds a "created" change.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,47 +124,18 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
-	full, err := db.reg.CheckCreate(kind, actor.Role, vals)
-	if err != nil {
-		return nil, err
-	}
-	parent, parentToken, err := store.CreateParent(kind, full, opts)
-	if err != nil {
-		return nil, err
-	}
-	var sku string
-	if kind == store.KindProduct {
-		sku, _ = full["sku"].(string)
-		if err := store.CheckSKU(sku); err != nil {
-			return nil, err
-		}
-	}
-	written := make([]string, 0, len(vals))
-	for name := range vals {
-		written = append(written, name)
-	}
-	slices.Sort(written)
-	keep := store.KeepsHistory(ctx, actor)
-
 	fields := db.reg.Fields(kind)
-	cols := make([]string, 0, len(fields)+3)
-	args := make([]any, 0, len(fields)+3)
+	cols := make([]string, 0, len(fields)+len(p.Extra)+3)
+	args := make([]any, 0, cap(cols))
 	for _, f := range fields {
-		v, err := encodeColumn(f, full[f.Name])
+		v, err := encodeColumn(f, p.Values[f.Name])
 		if err != nil {
 			return nil, err
 		}
-		cols = append(cols, f.Name)
-		args = append(args, v)
+		cols, args = append(cols, f.Name), append(args, v)
 	}
-	if kind == store.KindProduct {
-		cols = append(cols, "sku_key")
-		args = append(args, store.SKUKey(sku))
-	}
-	folds := store.Folds(kind, full)
-	for _, col := range sortedKeys(folds) {
-		cols = append(cols, col)
-		args = append(args, folds[col])
+	for _, c := range p.Extra {
+		cols, args = append(cols, c.Name), append(args, c.Value)
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
@@ -172,23 +143,23 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 
 	var rec *store.Record
 	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
-		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
+		if err := db.checkUnique(ctx, tx, kind, 0, p.SKU); err != nil {
 			return err
 		}
-		if parent != 0 {
-			if err := db.checkLeases(ctx, tx, store.KindDocument, parent, []string{db.reg.TreeGroup()}, parentToken); err != nil {
+		if p.Parent != 0 {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, p.Parent, []string{db.reg.TreeGroup()}, p.ParentToken); err != nil {
 				return err
 			}
-			if err := db.checkNewChild(ctx, tx, parent); err != nil {
+			if err := db.checkNewChild(ctx, tx, p.Parent); err != nil {
 				return err
 			}
 		}
-		a := append(slices.Clone(args), int64(1), formatTime(tx.now), actor.Name)
+		a := append(slices.Clone(args), int64(1), formatTime(tx.now), p.Actor.Name)
 		var err error
 		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
 			return err
 		}
-		return db.logWrite(ctx, tx, rec, store.EventCreated, actor, keep, written, nil, nil)
+		return db.logWrite(ctx, tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr("create "+string(kind), err)
