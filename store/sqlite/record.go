@@ -204,12 +204,16 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 		return nil, err
 	}
 	keep := store.KeepsHistory(ctx, actor)
+	var rel *relativeSave
+	if !keep {
+		rel = db.newRelativeSave(kind, id, u, actor)
+	}
 	var res *store.UpdateResult
 	what := fmt.Sprintf("update %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
-		if !keep {
-			if res, err = db.relativeSave(ctx, tx, kind, id, u, actor); err != nil || res != nil {
+		if rel != nil {
+			if res, err = rel.run(ctx, db, tx); err != nil || res != nil {
 				return err
 			}
 		}
@@ -230,33 +234,47 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 // counter would leave its range (store.CheckAdd's bounds, so updateTx explains). Then the
 // change row and the key's row, made from what the UPDATE returned. So a save costs three
 // statements instead of four, and no read of the row before the write. Under SQLite's
-// write lock nothing changes between the conditions and the inserts.
-//
-// It returns nil, nil when the save is not eligible or the UPDATE matched nothing, having
-// written nothing: updateTx then decides and explains, in the same transaction.
-func (db *DB) relativeSave(ctx context.Context, tx *tx, kind store.Kind, id int64, u store.Update, actor store.Actor) (*store.UpdateResult, error) {
+// write lock nothing changes between the conditions and the inserts. The statement and its
+// arguments are made before the transaction (newRelativeSave), so that a writer's Go work
+// is not done while it holds the write lock.
+type relativeSave struct {
+	kind  store.Kind
+	id    int64
+	u     store.Update
+	actor store.Actor
+	names []string // the written fields, sorted
+	hash  string   // the request's hash, when it has a key
+	query string
+	args  []any
+	at    int // the index in args of updated_at, which the transaction's time fills in
+}
+
+// newRelativeSave returns the relative save of u, or nil when u is not one (updateTx
+// answers it then).
+func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor store.Actor) *relativeSave {
 	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
-		return nil, nil
+		return nil
 	}
 	t, err := table(kind)
 	if err != nil {
-		return nil, nil
+		return nil
 	}
-	names := sortedKeys(u.Add)
+	s := &relativeSave{kind: kind, id: id, u: u, actor: actor, names: sortedKeys(u.Add)}
 	var q strings.Builder
-	args := make([]any, 0, 2*len(names)+8)
+	args := make([]any, 0, 2*len(s.names)+10)
 	q.WriteString("UPDATE " + t + " SET ")
-	for _, n := range names {
+	for _, n := range s.names {
 		q.WriteString(n + " = " + n + " + ?, ")
 		args = append(args, u.Add[n])
 	}
 	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
-	args = append(args, formatTime(tx.now), actor.Name, id)
-	for _, n := range names {
+	s.at = len(args)
+	args = append(args, "", actor.Name, id)
+	for _, n := range s.names {
 		d := u.Add[n]
 		f, err := db.reg.Field(kind, n)
 		if err != nil || d == 0 || d == math.MinInt64 {
-			return nil, nil // updateTx answers these
+			return nil
 		}
 		if d > 0 {
 			q.WriteString(" AND " + n + " <= ?")
@@ -281,10 +299,19 @@ func (db *DB) relativeSave(ctx context.Context, tx *tx, kind store.Kind, id int6
 	if u.IdempotencyKey != "" {
 		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
+		s.hash = store.RequestHash(kind, id, u)
 	}
 	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+	s.query, s.args = q.String(), args
+	return s
+}
+
+// run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
+// written nothing: updateTx then decides and explains, in the same transaction.
+func (s *relativeSave) run(ctx context.Context, db *DB, tx *tx) (*store.UpdateResult, error) {
+	s.args[s.at] = formatTime(tx.now)
 	var clock string
-	rec, err := db.scanRecord(kind, withClock{tx.QueryRowContext(ctx, q.String(), args...), &clock})
+	rec, err := db.scanRecord(s.kind, withClock{tx.QueryRowContext(ctx, s.query, s.args...), &clock})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -294,12 +321,12 @@ func (db *DB) relativeSave(ctx context.Context, tx *tx, kind store.Kind, id int6
 	if tx.dbNow, err = parseTime(clock); err != nil {
 		return nil, err
 	}
-	if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, false, names, u.Add, nil); err != nil {
+	if err := db.logWrite(ctx, tx, rec, store.EventSaved, s.actor, false, s.names, s.u.Add, nil); err != nil {
 		return nil, err
 	}
 	res := &store.UpdateResult{Record: rec, Version: rec.Version}
-	if u.IdempotencyKey != "" {
-		if err := db.completeUpdateKey(ctx, tx, u.IdempotencyKey, store.RequestHash(kind, id, u), store.ResultOf(res), actor); err != nil {
+	if s.u.IdempotencyKey != "" {
+		if err := db.completeUpdateKey(ctx, tx, s.u.IdempotencyKey, s.hash, store.ResultOf(res), s.actor); err != nil {
 			return nil, err
 		}
 	}
