@@ -342,7 +342,11 @@ func (db *DB) ReadOnly() string { return db.readOnly }
 
 // Close stops the change-feed subscribers and closes every connection.
 func (db *DB) Close() error {
+	// Under the statement cache's lock, which guards every start of a statement being
+	// prepared in the background: none starts after this.
+	db.stmts.mu.Lock()
 	db.cancel()
+	db.stmts.mu.Unlock()
 	db.wg.Wait()
 	db.closeStmts()
 	var errs []error
