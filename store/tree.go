@@ -141,8 +141,3 @@ func (m Move) NewParent() any {
 	}
 	return *m.Parent
 }
-
-// Unchanged returns the answer to a write that changed nothing: the current record.
-func Unchanged(cur *Record) *UpdateResult {
-	return &UpdateResult{Record: cur, Version: cur.Version, Unchanged: true}
-}

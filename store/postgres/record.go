@@ -434,7 +434,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		if err != nil {
 			return nil, err
 		}
-		res = &store.UpdateResult{Record: r, Version: r.Version, Unchanged: true}
+		res = store.Unchanged(r)
 	} else {
 		if plan.SKUKey != "" {
 			sku, _ := plan.Set["sku"].(string)

@@ -432,7 +432,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		if err != nil {
 			return nil, err
 		}
-		res = &store.UpdateResult{Record: rec, Version: rec.Version, Unchanged: true}
+		res = store.Unchanged(rec)
 	} else {
 		if err := db.checkUnique(ctx, tx, kind, id, skuOf(plan)); err != nil {
 			return nil, err
