@@ -1,10 +1,12 @@
 package sqlite_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -78,6 +80,62 @@ func TestDB_GroupCommit(t *testing.T) {
 			if err != nil || k.Status != store.KeyCompleted {
 				t.Fatalf("key w%d-%d: %+v, %v; want completed", w, i, k, err)
 			}
+		}
+	}
+}
+
+// TestDB_GroupCommit_Abandoned holds the writers' queue with a save whose callback waits,
+// queues saves behind it whose contexts end while they wait, and one that does not: the
+// abandoned ones fail with EBUSY and never apply, even after the queue moves again, and
+// the one behind them is still run (the lead passes over the abandoned ones).
+func TestDB_GroupCommit_Abandoned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, other := mustOpen(t, path), mustOpen(t, path)
+	p := mustProduct(t, db)
+	sys := store.WithActor(t.Context(), store.Actor{Name: "worker", Role: store.RoleSystem})
+	entered, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		_, err := db.LockedUpdate(sys, store.KindProduct, p.ID, func(r *store.Record) (store.Update, error) {
+			close(entered)
+			<-release
+			return store.Update{Add: map[string]int64{"stock": 1}}, nil
+		})
+		held <- err
+	}()
+	<-entered
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(sys, 50*time.Millisecond)
+		_, err := other.UpdateRecord(ctx, store.KindProduct, p.ID, store.Update{
+			Add: map[string]int64{"stock": 100}, IdempotencyKey: fmt.Sprintf("gone-%d", i)})
+		cancel()
+		if store.ErrorCode(err) != store.EBUSY {
+			t.Fatalf("save whose context ended in the queue = %v, want %s", err, store.EBUSY)
+		}
+	}
+	behind := make(chan error, 1)
+	go func() {
+		_, err := other.UpdateRecord(sys, store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 10}})
+		behind <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let it queue behind the abandoned ones
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatalf("held save: %v", err)
+	}
+	if err := <-behind; err != nil {
+		t.Fatalf("save queued behind abandoned ones: %v", err)
+	}
+	got, err := db.FindRecord(t.Context(), store.KindProduct, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fields["stock"] != int64(11) || got.Version != 3 {
+		t.Errorf("stock %v at version %d, want 11 at version 3 (the abandoned saves applied?)", got.Fields["stock"], got.Version)
+	}
+	for i := range 3 {
+		if _, err := db.FindKey(t.Context(), store.ScopeAPI, fmt.Sprintf("gone-%d", i)); store.ErrorCode(err) != store.ENOTFOUND {
+			t.Errorf("key of abandoned save %d: %v, want ENOTFOUND", i, err)
 		}
 	}
 }
