@@ -529,10 +529,10 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 }
 
 // relativeSave is the one-round-trip form of the commonest save: relative changes only,
-// without a lease token or a history version. BEGIN, the locking read, one statement that
-// writes the record, its change row and its idempotency key, and COMMIT travel as one
-// pipelined batch, so the row lock is held for no round trip to the client, as a plain
-// UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
+// without a lease token or a history version. The locking read and one statement that
+// writes the record, its change row and its idempotency key travel as one pipelined batch,
+// one implicit transaction, so the row lock is held for no round trip to the client, as a
+// plain UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
 // the UPDATE matches nothing when a lease row concerns the write (any lease row of a written
 // group, live or not) or when a counter would leave its range (store.CheckAdd's bounds), and
 // the change row and the key's row are made from what the UPDATE returned, so they exist
