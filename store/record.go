@@ -110,6 +110,12 @@ type UpdateResult struct {
 	Unchanged bool
 }
 
+// Unchanged returns the answer to a write that changed nothing: the current record, at its
+// version, marked Unchanged.
+func Unchanged(cur *Record) *UpdateResult {
+	return &UpdateResult{Record: cur, Version: cur.Version, Unchanged: true}
+}
+
 // CheckUpdate validates an update against the registry before any SQL runs: known fields,
 // right types and limits, ownership for role, counters only for relative changes, and a base
 // version for absolute changes. Both stores call it so they refuse exactly the same things.

@@ -36,6 +36,15 @@ func ParseKind(s string) (Kind, error) {
 	return "", Errorf(EINVALID, "unknown kind %q (want product or document)", s)
 }
 
+// Plural returns the kind's plural ("products"), which is also the name of its table in
+// both SQL stores. EINVALID for a kind tandem does not know.
+func (k Kind) Plural() (string, error) {
+	if !slices.Contains(Kinds, k) {
+		return "", Errorf(EINVALID, "unknown kind %q (want product or document)", k)
+	}
+	return string(k) + "s", nil
+}
+
 // Type is the value type of a field. It fixes the column type and the Go type of its values.
 type Type string
 

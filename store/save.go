@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"slices"
@@ -204,4 +205,63 @@ func CreateParent(kind Kind, vals Values, opts []CreateOptions) (parent int64, t
 		return 0, "", Errorf(EINVALID, "a parent lease token was given, but the new %s has no parent", kind)
 	}
 	return 0, "", nil
+}
+
+// CreatePlan is what a create writes, decided by Registry.PlanCreate before a store opens
+// its transaction.
+type CreatePlan struct {
+	Actor Actor
+	// Values holds every field of the kind: the values given, checked, and the defaults.
+	Values Values
+	// Parent is the document the new record goes under (0 for none); ParentToken is the
+	// lease token presented for it.
+	Parent      int64
+	ParentToken string
+	// SKU is the new product's sku, checked ("" for other kinds).
+	SKU string
+	// Written names the fields the caller gave, sorted: the fields of the change row and of
+	// the history version.
+	Written []string
+	// Keep is set when the create keeps history (KeepsHistory).
+	Keep bool
+	// Extra holds the columns a store writes beside the registry fields, in a fixed order:
+	// the sku's key (products), then the folded search columns (see Folds).
+	Extra []Column
+}
+
+// Column is a derived column a store writes beside the registry fields, with its value.
+type Column struct {
+	Name  string
+	Value string
+}
+
+// PlanCreate decides what a create of kind with vals writes, for the actor in ctx: the
+// values checked and completed (CheckCreate), the parent and its token (CreateParent), the
+// sku checked (CheckSKU) and its key, the folded columns, and what the logs record. Every
+// store calls it first, so they refuse and write exactly the same things.
+func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts []CreateOptions) (*CreatePlan, error) {
+	actor, err := ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	full, err := r.CheckCreate(kind, actor.Role, vals)
+	if err != nil {
+		return nil, err
+	}
+	p := &CreatePlan{Actor: actor, Values: full, Written: sortedNames(vals), Keep: KeepsHistory(ctx, actor)}
+	if p.Parent, p.ParentToken, err = CreateParent(kind, full, opts); err != nil {
+		return nil, err
+	}
+	if kind == KindProduct {
+		p.SKU, _ = full["sku"].(string)
+		if err := CheckSKU(p.SKU); err != nil {
+			return nil, err
+		}
+		p.Extra = append(p.Extra, Column{Name: "sku_key", Value: SKUKey(p.SKU)})
+	}
+	folds := Folds(kind, full)
+	for _, col := range sortedNames(folds) {
+		p.Extra = append(p.Extra, Column{Name: col, Value: folds[col]})
+	}
+	return p, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,4 +87,57 @@ func treePath(ids []int64) string {
 		s[i] = strconv.FormatInt(id, 10)
 	}
 	return strings.Join(s, " → ")
+}
+
+// MovePlan is what a move needs before its transaction, decided by Registry.PlanMove.
+type MovePlan struct {
+	Actor Actor
+	Field string // the field a move writes (parent_id)
+	Group string // the tree group whose leases a move checks
+	Keep  bool   // the move keeps history (KeepsHistory)
+}
+
+// PlanMove checks a move for the actor in ctx before any store touches it: the move itself
+// (Move.Check) and the actor's right to write parent_id (EFORBIDDEN otherwise).
+func (r *Registry) PlanMove(ctx context.Context, m Move) (*MovePlan, error) {
+	actor, err := ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	f, err := r.Field(KindDocument, "parent_id")
+	if err != nil {
+		return nil, err
+	}
+	if !f.Writable(actor.Role) {
+		return nil, &OwnershipError{Kind: KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
+	}
+	return &MovePlan{Actor: actor, Field: f.Name, Group: r.TreeGroup(), Keep: KeepsHistory(ctx, actor)}, nil
+}
+
+// LeaseCheck is one lease check of a write: the document whose tree-group lease is checked
+// and the token presented for it.
+type LeaseCheck struct {
+	RecordID int64
+	Token    string
+}
+
+// LeaseChecks returns the lease checks a move of document id makes, in order: the moved
+// document's tree group with m.LeaseToken, then the new parent's with m.ParentLeaseToken.
+func (m Move) LeaseChecks(id int64) []LeaseCheck {
+	out := []LeaseCheck{{RecordID: id, Token: m.LeaseToken}}
+	if m.Parent != nil {
+		out = append(out, LeaseCheck{RecordID: *m.Parent, Token: m.ParentLeaseToken})
+	}
+	return out
+}
+
+// NewParent returns the parent_id a move writes: the new parent, or nil for the root.
+func (m Move) NewParent() any {
+	if m.Parent == nil {
+		return nil
+	}
+	return *m.Parent
 }

@@ -48,7 +48,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		}
 	}
 	if store.MoveChangesNothing(r, m.Parent) {
-		return &store.UpdateResult{Record: r.Clone(), Version: r.Version, Unchanged: true}, nil
+		return store.Unchanged(r.Clone()), nil
 	}
 	var newParent any
 	if m.Parent != nil {

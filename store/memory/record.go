@@ -201,7 +201,7 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 	if plan.Stale {
 		return nil, db.conflict(r, u.BaseVersion)
 	}
-	res := &store.UpdateResult{Record: r, Version: r.Version, Unchanged: true}
+	res := store.Unchanged(r)
 	if !plan.Unchanged {
 		if plan.SKUKey != "" {
 			if err := db.checkSKU(id, plan.Set["sku"]); err != nil {

@@ -88,22 +88,10 @@ func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, id, parent int64) error 
 // for an editor (as any editor write) and the change-log entry. See store.Documents for the
 // error codes.
 func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.reg.PlanMove(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
-		return nil, err
-	}
-	f, err := db.reg.Field(store.KindDocument, "parent_id")
-	if err != nil {
-		return nil, err
-	}
-	if !f.Writable(actor.Role) {
-		return nil, &store.OwnershipError{Kind: store.KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
-	}
-	keep := store.KeepsHistory(ctx, actor)
-	group := db.reg.TreeGroup()
 	var res *store.UpdateResult
 	err = db.inTx(ctx, fmt.Sprintf("move document %d", id), false, func(tx pgx.Tx) error {
 		now := db.txNow()
@@ -114,18 +102,13 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		if err != nil {
 			return err
 		}
-		if err := db.checkLeases(ctx, tx, store.KindDocument, id, []string{group}, m.LeaseToken); err != nil {
-			return err
-		}
-		var newParent any
-		if m.Parent != nil {
-			if err := db.checkLeases(ctx, tx, store.KindDocument, *m.Parent, []string{group}, m.ParentLeaseToken); err != nil {
+		for _, c := range m.LeaseChecks(id) {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, c.RecordID, []string{p.Group}, c.Token); err != nil {
 				return err
 			}
-			newParent = *m.Parent
 		}
 		if store.MoveChangesNothing(cur, m.Parent) {
-			res = &store.UpdateResult{Record: cur, Version: cur.Version, Unchanged: true}
+			res = store.Unchanged(cur)
 			return nil
 		}
 		if m.Parent != nil {
@@ -134,21 +117,20 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 			}
 		}
 		r, err := db.scanRecord(store.KindDocument, tx.QueryRow(ctx, `UPDATE documents SET parent_id = $2, version = version + 1,
-			updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+db.selectList(store.KindDocument), id, newParent, now, actor.Name))
+			updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+db.selectList(store.KindDocument), id, m.NewParent(), now, p.Actor.Name))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.Errorf(store.ENOTFOUND, "document %d not found", id)
 		}
 		if err != nil {
 			return err
 		}
-		fields := []string{f.Name}
-		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now, nil); err != nil {
+		if p.Keep {
+			if err := db.insertVersion(ctx, tx, r, p.Actor, []string{p.Field}, now, nil); err != nil {
 				return err
 			}
 		}
 		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id,
-			Version: r.Version, Actor: actor.Name, Role: actor.Role, Fields: fields, History: keep, At: now})
+			Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: []string{p.Field}, History: p.Keep, At: now})
 		res = &store.UpdateResult{Record: r, Version: r.Version}
 		return err
 	})

@@ -135,16 +135,11 @@ func queryChanges(ctx context.Context, q querier, sql string, args ...any) ([]st
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []store.Change
-	for rows.Next() {
-		c, err := scanChange(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Change, error) { return scanChange(row) })
+	if len(out) == 0 {
+		out = nil // as a read of no rows answers everywhere else
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // changesSince returns the record writes after version base, oldest first.

@@ -16,16 +16,9 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// table returns the table of a kind.
-func table(kind store.Kind) (string, error) {
-	switch kind {
-	case store.KindProduct:
-		return "products", nil
-	case store.KindDocument:
-		return "documents", nil
-	}
-	return "", store.Errorf(store.EINVALID, "unknown kind %q (want product or document)", kind)
-}
+// table returns the table of a kind: its plural. Table and column names in SQL come only
+// from here and from the registry, never from input.
+func table(kind store.Kind) (string, error) { return kind.Plural() }
 
 // ident quotes a column name taken from the registry.
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
@@ -237,7 +230,7 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // duplicate sku, EFORBIDDEN for fields the actor's role may not write, ENOTFOUND for a
 // missing parent document, EINVALID when the parent sits at the deepest level already.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -245,77 +238,50 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
-	full, err := db.reg.CheckCreate(kind, actor.Role, vals)
-	if err != nil {
-		return nil, err
-	}
-	parent, parentToken, err := store.CreateParent(kind, full, opts)
-	if err != nil {
-		return nil, err
-	}
-	var sku string
-	if kind == store.KindProduct {
-		sku, _ = full["sku"].(string)
-		if err := store.CheckSKU(sku); err != nil {
-			return nil, err
-		}
-	}
-	names := make([]string, 0, len(vals))
-	for n := range vals {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	keep := store.KeepsHistory(ctx, actor)
 	var rec *store.Record
 	what := "create " + string(kind)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
 		now := db.txNow()
-		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
+		if err := db.checkUnique(ctx, tx, kind, 0, p.SKU); err != nil {
 			return err
 		}
-		if parent != 0 {
+		if p.Parent != 0 {
 			// checkNewChild takes the tree lock, so the parent's lease is checked under it too.
-			if err := db.checkNewChild(ctx, tx, parent); err != nil {
+			if err := db.checkNewChild(ctx, tx, p.Parent); err != nil {
 				return err
 			}
-			if err := db.checkLeases(ctx, tx, store.KindDocument, parent, []string{db.reg.TreeGroup()}, parentToken); err != nil {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, p.Parent, []string{db.reg.TreeGroup()}, p.ParentToken); err != nil {
 				return err
 			}
 		}
 		var cols, ph []string
 		var args []any
+		add := func(col string, v any) {
+			args = append(args, v)
+			cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)))
+		}
 		for _, f := range db.reg.Fields(kind) {
-			args = append(args, arg(f, full[f.Name]))
-			cols = append(cols, ident(f.Name))
-			ph = append(ph, "$"+strconv.Itoa(len(args)))
+			add(ident(f.Name), arg(f, p.Values[f.Name]))
 		}
-		if kind == store.KindProduct {
-			args = append(args, store.SKUKey(sku))
-			cols = append(cols, "sku_key")
-			ph = append(ph, "$"+strconv.Itoa(len(args)))
+		for _, c := range p.Extra {
+			add(ident(c.Name), c.Value)
 		}
-		folds := store.Folds(kind, full)
-		for _, col := range sortedNames(folds) {
-			args = append(args, folds[col])
-			cols = append(cols, ident(col))
-			ph = append(ph, "$"+strconv.Itoa(len(args)))
-		}
-		args = append(args, now, actor.Name)
-		cols = append(cols, "version", "updated_at", "updated_by")
-		ph = append(ph, "1", "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args)))
+		add("updated_at", now)
+		add("updated_by", p.Actor.Name)
+		cols, ph = append(cols, "version"), append(ph, "1")
 		sql := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
 			") RETURNING " + db.selectList(kind)
 		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
-		if keep {
-			if err := db.insertVersion(ctx, tx, r, actor, names, now, nil); err != nil {
+		if p.Keep {
+			if err := db.insertVersion(ctx, tx, r, p.Actor, p.Written, now, nil); err != nil {
 				return err
 			}
 		}
 		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventCreated, Kind: kind, RecordID: r.ID,
-			Version: r.Version, Actor: actor.Name, Role: actor.Role, Fields: names, History: keep, At: now})
+			Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: p.Written, History: p.Keep, At: now})
 		rec = r
 		return err
 	})
@@ -490,7 +456,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		if err != nil {
 			return nil, err
 		}
-		res = &store.UpdateResult{Record: r, Version: r.Version, Unchanged: true}
+		res = store.Unchanged(r)
 	} else {
 		if plan.SKUKey != "" {
 			sku, _ := plan.Set["sku"].(string)
@@ -585,10 +551,10 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 }
 
 // relativeSave is the one-round-trip form of the commonest save: relative changes only,
-// without a lease token or a history version. BEGIN, the locking read, one statement that
-// writes the record, its change row and its idempotency key, and COMMIT travel as one
-// pipelined batch, so the row lock is held for no round trip to the client, as a plain
-// UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
+// without a lease token or a history version. The locking read and one statement that
+// writes the record, its change row and its idempotency key travel as one pipelined batch,
+// one implicit transaction, so the row lock is held for no round trip to the client, as a
+// plain UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
 // the UPDATE matches nothing when a lease row concerns the write (any lease row of a written
 // group, live or not) or when a counter would leave its range (store.CheckAdd's bounds), and
 // the change row and the key's row are made from what the UPDATE returned, so they exist
@@ -669,32 +635,26 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		return nil, false, nil
 	}
 	defer conn.Release()
+	// No BEGIN or COMMIT: the statements of one batch travel before one Sync message, and
+	// PostgreSQL runs everything before a Sync as one implicit transaction, committed at the
+	// Sync when every statement succeeded and rolled back as a whole otherwise (see
+	// "Extended Query" in the protocol chapter of its manual). Each statement still takes its
+	// own snapshot (READ COMMITTED), so the lease probe runs after the row lock, as above.
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
 	b.Queue("SELECT 1 FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
 	b.Queue(sql, args...)
-	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
-	_, err = br.Exec()
+	var one int
 	var r *store.Record
+	err = br.QueryRow().Scan(&one)
 	if err == nil {
-		var one int
-		if err = br.QueryRow().Scan(&one); err == nil {
-			r, err = db.scanRecord(kind, br.QueryRow())
-		}
-	}
-	var commit pgconn.CommandTag
-	if err == nil {
-		commit, err = br.Exec()
+		r, err = db.scanRecord(kind, br.QueryRow())
 	}
 	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if conn.Conn().PgConn().TxStatus() != 'I' {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		err = cerr // the implicit COMMIT's answer
 	}
 	switch {
-	case err == nil && commit.String() == "COMMIT":
+	case err == nil:
 		db.committed()
 		return &store.UpdateResult{Record: r, Version: r.Version}, true, nil
 	case err != nil && ctx.Err() != nil:
@@ -834,19 +794,18 @@ func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 	if kind != store.KindProduct || sku == "" {
 		return nil
 	}
-	var (
-		other    int64
-		otherSKU string
-	)
-	err := tx.QueryRow(ctx, "SELECT id, sku FROM products WHERE sku_key = $1 AND id <> $2 LIMIT 1",
-		store.SKUKey(sku), id).Scan(&other, &otherSKU)
-	switch {
-	case err == nil:
-		return store.DuplicateSKUError(sku, other, otherSKU)
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
+	rows, _ := tx.Query(ctx, "SELECT id, sku FROM products WHERE sku_key = $1 AND id <> $2 LIMIT 1", store.SKUKey(sku), id)
+	holders, err := pgx.CollectRows(rows, pgx.RowToStructByPos[skuHolder])
+	if err != nil || len(holders) == 0 {
+		return err
 	}
-	return err
+	return store.DuplicateSKUError(sku, holders[0].ID, holders[0].SKU)
+}
+
+// skuHolder is the product that holds a sku's key already.
+type skuHolder struct {
+	ID  int64
+	SKU string
 }
 
 // afterMigration runs the part of the migration named name that SQL cannot do, in the

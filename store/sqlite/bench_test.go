@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -56,4 +58,47 @@ func BenchmarkHotRow_RawSQL(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkHotRow_Keyed is the contention benchmark's relative save: stock += 1 with a
+// fresh idempotency key, by the system writer (no history version).
+func BenchmarkHotRow_Keyed(b *testing.B) {
+	db, _, id := benchStore(b)
+	ctx := store.WithActor(b.Context(), store.Actor{Name: "bench", Role: store.RoleSystem})
+	n := 0
+	for b.Loop() {
+		n++
+		u := store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: fmt.Sprintf("k-%d", n)}
+		if _, err := db.UpdateRecord(ctx, store.KindProduct, id, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHotRow_Contended runs the keyed save from goroutines on four DBs of one file,
+// as tandem bench contention does: the process's writers commit in groups (commit.go).
+func BenchmarkHotRow_Contended(b *testing.B) {
+	_, path, id := benchStore(b)
+	var dbs []*sqlite.DB
+	for range 4 {
+		db, err := sqlite.Open(b.Context(), path, store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		dbs = append(dbs, db)
+	}
+	ctx := store.WithActor(b.Context(), store.Actor{Name: "bench", Role: store.RoleSystem})
+	var n atomic.Int64
+	var i atomic.Int64
+	b.SetParallelism(2)
+	b.RunParallel(func(pb *testing.PB) {
+		db := dbs[i.Add(1)%4]
+		for pb.Next() {
+			u := store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: fmt.Sprintf("k-%d", n.Add(1))}
+			if _, err := db.UpdateRecord(ctx, store.KindProduct, id, u); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -11,15 +11,7 @@ import (
 
 // table returns the table of a kind. Table and column names in SQL come only from here and
 // from the registry, never from input.
-func table(kind store.Kind) (string, error) {
-	switch kind {
-	case store.KindProduct:
-		return "products", nil
-	case store.KindDocument:
-		return "documents", nil
-	}
-	return "", store.Errorf(store.EINVALID, "unknown kind %q (want product or document)", kind)
-}
+func table(kind store.Kind) (string, error) { return kind.Plural() }
 
 // columns returns the select list of a kind: id, every registry field, and the metadata.
 func (db *DB) selectList(kind store.Kind) string {

@@ -45,6 +45,7 @@ type DB struct {
 
 	commits wake.Signal // wakes this process's subscribers after each commit
 	stmts   stmtCache   // prepared statements of write transactions
+	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc
@@ -302,6 +303,7 @@ func openPools(file, name string, opts store.Options, mode access, why string) (
 	db.feed, _ = sql.Open("sqlite", dsn)
 	db.feed.SetMaxIdleConns(0)
 	db.owner = randomHex(8)
+	db.writer = writerOf(file)
 	return db, nil
 }
 
@@ -340,7 +342,11 @@ func (db *DB) ReadOnly() string { return db.readOnly }
 
 // Close stops the change-feed subscribers and closes every connection.
 func (db *DB) Close() error {
+	// Under the statement cache's lock, which guards every start of a statement being
+	// prepared in the background: none starts after this.
+	db.stmts.mu.Lock()
 	db.cancel()
+	db.stmts.mu.Unlock()
 	db.wg.Wait()
 	db.closeStmts()
 	var errs []error
@@ -358,7 +364,7 @@ func (db *DB) Close() error {
 // tx is one write transaction: the SQL transaction and the Go-side timestamp all its rows get.
 type tx struct {
 	*sql.Tx
-	db    *DB
+	db    *DB       // whose connection runs the transaction: its statement cache serves it
 	now   time.Time // Go-side time (Options.Now), one per transaction
 	dbNow time.Time // the database clock, read lazily (lease and key expiry)
 }
@@ -413,19 +419,6 @@ func isCantOpen(err error) bool {
 // store (exit 2), with the reason, so the user knows what to change.
 func (db *DB) errReadOnly(what, why string) error {
 	return store.Errorf(store.EINVALID, "%s: %s is read-only (%s); tandem can read it but not change it", what, db.path, why)
-}
-
-func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	t := &tx{Tx: sqlTx, db: db, now: db.now().UTC()}
-	if err := fn(t); err != nil {
-		_ = sqlTx.Rollback()
-		return err
-	}
-	return sqlTx.Commit()
 }
 
 // clock returns the database clock's now, read once per transaction.
@@ -508,8 +501,22 @@ func (db *DB) closeStmts() {
 	db.stmts.m = nil
 }
 
+// stmtCtx is the context a statement of a write transaction runs under: ctx without its
+// cancellation while ctx is live. The driver starts a goroutine per statement to watch a
+// context that can end, a cost paid inside the write lock by every statement of every save;
+// the statements of a write transaction are short, and a context that ends is still
+// honoured before each statement (a done ctx is passed on as it is) and at COMMIT, which
+// database/sql refuses for a transaction whose context ended.
+func stmtCtx(ctx context.Context) context.Context {
+	if ctx.Err() != nil || ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // QueryRowContext runs a single-statement query in the transaction from the statement cache.
 func (t *tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = stmtCtx(ctx)
 	s := t.db.stmt(q)
 	if s == nil {
 		return t.Tx.QueryRowContext(ctx, q, args...)
@@ -519,6 +526,7 @@ func (t *tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 
 // QueryContext runs a single-statement query in the transaction from the statement cache.
 func (t *tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = stmtCtx(ctx)
 	s := t.db.stmt(q)
 	if s == nil {
 		return t.Tx.QueryContext(ctx, q, args...)
@@ -528,6 +536,7 @@ func (t *tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows
 
 // ExecContext runs a single statement in the transaction from the statement cache.
 func (t *tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = stmtCtx(ctx)
 	s := t.db.stmt(q)
 	if s == nil {
 		return t.Tx.ExecContext(ctx, q, args...)

@@ -15,22 +15,10 @@ import (
 // A live lease on the tree group of the document, or of the new parent, must be presented
 // with its token (m.LeaseToken, m.ParentLeaseToken): the token binds, not the holder's name.
 func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.reg.PlanMove(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
-		return nil, err
-	}
-	f, err := db.reg.Field(store.KindDocument, "parent_id")
-	if err != nil {
-		return nil, err
-	}
-	if !f.Writable(actor.Role) {
-		return nil, &store.OwnershipError{Kind: store.KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
-	}
-	keep := store.KeepsHistory(ctx, actor)
-	group := db.reg.TreeGroup()
 	what := fmt.Sprintf("move document %d", id)
 	var res *store.UpdateResult
 	err = db.inTx(ctx, what, func(tx *tx) error {
@@ -38,18 +26,13 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		if err != nil {
 			return err
 		}
-		if err := db.checkLeases(ctx, tx, store.KindDocument, id, []string{group}, m.LeaseToken); err != nil {
-			return err
-		}
-		var newParent any
-		if m.Parent != nil {
-			if err := db.checkLeases(ctx, tx, store.KindDocument, *m.Parent, []string{group}, m.ParentLeaseToken); err != nil {
+		for _, c := range m.LeaseChecks(id) {
+			if err := db.checkLeases(ctx, tx, store.KindDocument, c.RecordID, []string{p.Group}, c.Token); err != nil {
 				return err
 			}
-			newParent = *m.Parent
 		}
 		if store.MoveChangesNothing(cur, m.Parent) {
-			res = &store.UpdateResult{Record: cur, Version: cur.Version, Unchanged: true}
+			res = store.Unchanged(cur)
 			return nil
 		}
 		if m.Parent != nil {
@@ -60,12 +43,12 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 		rec, err := db.scanRecord(store.KindDocument, tx.QueryRowContext(ctx,
 			`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
 			 WHERE id = ? RETURNING `+db.selectList(store.KindDocument),
-			newParent, formatTime(tx.now), actor.Name, id))
+			m.NewParent(), formatTime(tx.now), p.Actor.Name, id))
 		if err != nil {
 			return err
 		}
 		res = &store.UpdateResult{Record: rec, Version: rec.Version}
-		return db.logWrite(ctx, tx, rec, store.EventMoved, actor, keep, []string{f.Name}, nil, nil)
+		return db.logWrite(ctx, tx, rec, store.EventMoved, p.Actor, p.Keep, []string{p.Field}, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr(what, err)

@@ -2,10 +2,9 @@ package sqlite_test
 
 import (
 	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/storetest"
 )
 
 // TestOpen_MigrateSearchFolds opens a database written before search folded its text: the
@@ -22,28 +21,5 @@ func TestOpen_MigrateSearchFolds(t *testing.T) {
 			(1, 'İzmir', '2026-01-01T00:00:00.000Z', 'old'), (2, 'Ankara', '2026-01-01T00:00:00.000Z', 'old')`,
 	)
 
-	db := mustOpen(t, path)
-	for _, tc := range []struct {
-		kind  store.Kind
-		query string
-		want  []int64
-	}{
-		{store.KindProduct, "straße", []int64{1, 2}}, // sku of 1, name of 2
-		{store.KindProduct, "ЁЛКА", []int64{1}},
-		{store.KindProduct, "PLAIN", []int64{3}},
-		{store.KindDocument, "izmir", []int64{1}},
-		{store.KindDocument, "ANKARA", []int64{2}},
-	} {
-		rs, err := db.FindRecords(t.Context(), store.Filter{Kind: tc.kind, Search: tc.query})
-		if err != nil {
-			t.Fatalf("search %q: %v", tc.query, err)
-		}
-		var got []int64
-		for _, r := range rs {
-			got = append(got, r.ID)
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("search %s %q = %v, want %v", tc.kind, tc.query, got, tc.want)
-		}
-	}
+	storetest.CheckMigratedSearch(t, mustOpen(t, path))
 }

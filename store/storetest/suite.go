@@ -53,6 +53,7 @@ func contract() []suiteTest {
 		{"UpdateRecord", testUpdateRecord},
 		{"UpdateRecord_Ownership", testOwnership},
 		{"UpdateRecord_Relative", testRelative},
+		{"UpdateRecord_RelativeSystem", testRelativeSystemSave},
 		{"UpdateRecord_Idempotency", testUpdateIdempotency},
 		{"LockedUpdate", testLockedUpdate},
 		{"History", testHistory},

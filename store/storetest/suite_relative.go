@@ -1,4 +1,4 @@
-package postgres_test
+package storetest
 
 import (
 	"math"
@@ -6,19 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tandem-editor/tandem/store/postgres/pgtest"
-
 	"github.com/tandem-editor/tandem/store"
 )
 
-// TestRelativeSave_KeepsTheChecks drives the one-round-trip relative save through each
-// condition it checks in SQL (a lease on a written group, a counter's range, a taken key)
-// and checks that each answer, and the change log, are those of the full save.
-func TestRelativeSave_KeepsTheChecks(t *testing.T) {
-	pgtest.ServerDSN(t)
-	st := openFresh(t, store.Options{})
-	ed := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
-	sys := store.WithActor(t.Context(), store.Actor{Name: "worker", Role: store.RoleSystem})
+// testRelativeSystemSave drives a system writer's relative save with a key (the save the SQL
+// stores run in one statement, see their relativeSave) through each condition that form
+// checks in SQL (a live lease on a written group, a counter's range, a taken key) and checks
+// that each answer, and the change log, are those of the full save.
+func testRelativeSystemSave(t *testing.T, open Opener) {
+	st := fresh(t, open)
+	ed, sys := actx(t, actAlice), actx(t, actWorker)
 	p, err := st.CreateRecord(ed, store.KindProduct, store.Values{"sku": "S-1", "name": "n"})
 	if err != nil {
 		t.Fatal(err)
