@@ -51,7 +51,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		args  []any
 	)
 	if f.Search != "" {
-		cond, a, err := db.searchCondition(f.Kind, f.Search)
+		cond, a, err := db.searchCondition(f)
 		if err != nil {
 			return nil, err
 		}

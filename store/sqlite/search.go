@@ -19,40 +19,57 @@ func searchTable(kind store.Kind, field string) (string, error) {
 }
 
 // searchCondition returns the WHERE condition, and its arguments, that finds the records of
-// kind matching query in the registry's searched fields (store/search.go decides the fields
-// and the folding). A query of a trigram or more is looked up in the FTS5 trigram index of
-// each searched field, and every candidate is checked with instr(), an exact substring test
-// with no wildcards; a shorter query, which a trigram index cannot answer, is the instr()
-// test alone on every row.
-func (db *DB) searchCondition(kind store.Kind, query string) (string, []any, error) {
-	q := store.SearchFold(query)
-	fields := db.reg.SearchFields(kind)
+// f.Kind matching f.Search in the registry's searched fields (store/search.go decides the
+// fields and the folding).
+//
+// A query of a trigram or more is looked up in the FTS5 trigram index of each searched field
+// (searchTable). A phrase of trigrams matches where they follow each other, that is exactly
+// where the folded query is a substring of the folded column (the indexed text is folded
+// already and compared as it is), so the index's answer is the answer. Each lookup delivers
+// rowids in order and, when the filter pages by id (AfterID, Limit) without naming ids, stops
+// after the page: a word in every record costs a page of index reads, not 100,000.
+//
+// A shorter query, which a trigram index cannot answer, is instr() on the folded columns of
+// every row: an exact substring test with no wildcards.
+func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
+	q := store.SearchFold(f.Search)
+	fields := db.reg.SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "0", nil, nil // a registry that searches no field finds nothing
 	}
 	var (
-		ors, lookups []string
-		args, finds  []any
+		conds []string
+		args  []any
 	)
-	// An FTS5 phrase in double quotes is passed to the tokenizer as it is (a quote is
-	// doubled); with the trigram tokenizer it matches where its trigrams follow each other,
-	// that is where it is a substring.
+	if !store.IndexedQuery(q) {
+		for _, sf := range fields {
+			conds = append(conds, "instr("+store.FoldColumn(sf.Name)+", ?) > 0")
+			args = append(args, q)
+		}
+		return "(" + strings.Join(conds, " OR ") + ")", args, nil
+	}
+	// An FTS5 phrase in double quotes goes to the tokenizer as it is (a quote is doubled).
 	phrase := `"` + strings.ReplaceAll(q, `"`, `""`) + `"`
-	for _, f := range fields {
-		ors = append(ors, "instr("+store.FoldColumn(f.Name)+", ?) > 0")
-		args = append(args, q)
-		st, err := searchTable(kind, f.Name)
+	page := len(f.IDs) == 0
+	for _, sf := range fields {
+		st, err := searchTable(f.Kind, sf.Name)
 		if err != nil {
 			return "", nil, err
 		}
-		lookups = append(lookups, "SELECT rowid FROM "+st+" WHERE "+st+" MATCH ?")
-		finds = append(finds, phrase)
+		lookup := "SELECT rowid FROM " + st + " WHERE " + st + " MATCH ?"
+		args = append(args, phrase)
+		if page && f.AfterID > 0 {
+			lookup += " AND rowid > ?"
+			args = append(args, f.AfterID)
+		}
+		if page && f.Limit > 0 {
+			// The first Limit ids of the union are among the first Limit of each lookup.
+			lookup += " ORDER BY rowid LIMIT ?"
+			args = append(args, f.Limit)
+		}
+		conds = append(conds, "SELECT rowid FROM ("+lookup+")")
 	}
-	cond := "(" + strings.Join(ors, " OR ") + ")"
-	if !store.IndexedQuery(q) {
-		return cond, args, nil
-	}
-	return "id IN (" + strings.Join(lookups, " UNION ") + ") AND " + cond, append(finds, args...), nil
+	return "id IN (" + strings.Join(conds, " UNION ") + ")", args, nil
 }
 
 // afterSearchMigration runs the Go part of a migration that adds folded columns: it fills
