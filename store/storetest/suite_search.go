@@ -285,6 +285,35 @@ func testSearchText(t *testing.T, open Opener) {
 	check(P, "costs had risen. Un", "P-CAFE")      // across the filler and the word
 	check(P, "nothing special", "P-PLAIN")
 	check(P, "nowhere at all")
+	// Paging a search (the TUI's list): pages of 2 after an id give the same records in id
+	// order as one search, on every store, whichever index answers.
+	for _, q := range []string{"freight costs", "e"} {
+		whole, err := s.FindRecords(t.Context(), store.Filter{Kind: P, Search: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paged []*store.Record
+		for after := int64(0); ; {
+			rs, err := s.FindRecords(t.Context(), store.Filter{Kind: P, Search: q, AfterID: after, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) == 0 {
+				break
+			}
+			paged = append(paged, rs...)
+			after = rs[len(rs)-1].ID
+		}
+		idsOf := func(rs []*store.Record) (out []int64) {
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		if !slices.Equal(idsOf(paged), idsOf(whole)) || len(whole) < 7 {
+			t.Errorf("search %q in pages of 2 = %v, in one = %v (want the same, 7 or more)", q, idsOf(paged), idsOf(whole))
+		}
+	}
 	// Categories, one item a line: a query finds an item, not two items joined.
 	check(P, "küchengeräte", "P-CATS")
 	check(P, "KÜCHENGERÄTE", "P-CATS")
