@@ -17,3 +17,13 @@
 
 ALTER TABLE products ADD COLUMN description_fold text, ADD COLUMN categories_fold text;
 ALTER TABLE documents ADD COLUMN body_fold text, ADD COLUMN tags_fold text;
+
+-- The planner chooses, for a page of search results in id order, between reading the primary
+-- key in order until the page is full (a common word) and the trigram indexes (a rare one),
+-- by its estimate of how many rows match, which it takes from the column's statistics. The
+-- default sample (a 100-value histogram) puts a word in 1 record of 500 anywhere from 0.01%
+-- to 1%; a 400-value one brings the estimate close enough to choose well.
+ALTER TABLE products ALTER COLUMN sku_fold SET STATISTICS 400, ALTER COLUMN name_fold SET STATISTICS 400,
+    ALTER COLUMN description_fold SET STATISTICS 400, ALTER COLUMN categories_fold SET STATISTICS 400;
+ALTER TABLE documents ALTER COLUMN title_fold SET STATISTICS 400, ALTER COLUMN body_fold SET STATISTICS 400,
+    ALTER COLUMN tags_fold SET STATISTICS 400;
