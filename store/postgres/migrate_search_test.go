@@ -29,7 +29,11 @@ func TestOpen_MigrateSearchFolds(t *testing.T) {
 		"INSERT INTO schema_migrations (version) VALUES (1)",
 		`INSERT INTO products (id, sku, name, updated_at, updated_by) VALUES
 			(1, 'STRASSE-1', 'Ёлка', now(), 'old'), (2, 'X-2', 'Straße', now(), 'old'), (3, 'Y-3', 'plain', now(), 'old')`,
+		`INSERT INTO products (id, sku, name, description, categories, updated_at, updated_by) VALUES
+			(4, 'T-4', 'text', 'Ein Tisch aus STRASSBURG, lang beschrieben.', '{GARTEN,Küche}', now(), 'old')`,
 		`INSERT INTO documents (id, title, updated_at, updated_by) VALUES (1, 'İzmir', now(), 'old'), (2, 'Ankara', now(), 'old')`,
+		`INSERT INTO documents (id, title, body, tags, updated_at, updated_by) VALUES
+			(3, 'Notes', E'Line one\nΣΟΦΊΑ in the second line', '{Sécurité}', now(), 'old')`,
 	} {
 		if _, err := conn.Exec(t.Context(), q); err != nil {
 			t.Fatalf("build a version 1 schema: %v", err)
@@ -48,6 +52,13 @@ func TestOpen_MigrateSearchFolds(t *testing.T) {
 		{store.KindProduct, "PLAIN", []int64{3}},
 		{store.KindDocument, "izmir", []int64{1}},
 		{store.KindDocument, "ANKARA", []int64{2}},
+		// The text fields' folded columns (migration search_text), through the index.
+		{store.KindProduct, "straßburg", []int64{4}},
+		{store.KindProduct, "KÜCHE", []int64{4}},
+		{store.KindProduct, "garten", []int64{4}},
+		{store.KindProduct, "ß", []int64{1, 2, 4}},
+		{store.KindDocument, "σοφία in", []int64{3}},
+		{store.KindDocument, "SÉCURITÉ", []int64{3}},
 	} {
 		rs, err := db.FindRecords(t.Context(), store.Filter{Kind: tc.kind, Search: tc.query})
 		if err != nil {
