@@ -1,0 +1,125 @@
+package merge
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+type wordCase struct {
+	name, want               string
+	base, ours, theirs, text string
+}
+
+// readWordCases parses testdata/words.txt (its header says the format).
+func readWordCases(t *testing.T) []wordCase {
+	t.Helper()
+	b, err := os.ReadFile("testdata/words.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		out     []wordCase
+		section *string
+	)
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#") && len(out) == 0:
+		case strings.HasPrefix(line, "=== "):
+			out = append(out, wordCase{name: strings.TrimSpace(strings.TrimPrefix(line, "=== "))})
+			section = nil
+		case strings.HasPrefix(line, "want: ") && section == nil:
+			out[len(out)-1].want = strings.TrimSpace(strings.TrimPrefix(line, "want: "))
+		case line == "-- base --\n":
+			section = &out[len(out)-1].base
+		case line == "-- ours --\n":
+			section = &out[len(out)-1].ours
+		case line == "-- theirs --\n":
+			section = &out[len(out)-1].theirs
+		case line == "-- want --\n":
+			section = &out[len(out)-1].text
+		case section != nil:
+			*section += line
+		}
+	}
+	return out
+}
+
+// TestProposeWords_Corpus runs the corpus of prose edits (testdata/words.txt): each case is a
+// long paragraph that both sides edited, so the line merge has one conflict hunk. Where the
+// sides changed different words, the proposal is the base with both edits (written out in
+// the corpus); where the changed words overlap or touch, it is refused with the words named.
+func TestProposeWords_Corpus(t *testing.T) {
+	cases := readWordCases(t)
+	proposed, refused := 0, 0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := Text([]byte(c.base), []byte(c.ours), []byte(c.theirs))
+			if res.Conflicts != 1 {
+				t.Fatalf("line merge: %d conflicts, want 1 (the corpus case is wrong)", res.Conflicts)
+			}
+			ch := res.Chunks[res.ConflictIndex(0)]
+			p, err := ProposeWords(ch)
+			if reason, ok := strings.CutPrefix(c.want, "refuse: "); ok {
+				var r *WordRefusal
+				if !errors.As(err, &r) || !strings.HasPrefix(r.Reason, reason) {
+					t.Fatalf("ProposeWords = %v, %v; want a refusal starting %q", p, err, reason)
+				}
+				refused++
+				return
+			}
+			if err != nil {
+				t.Fatalf("ProposeWords: %v; want a proposal", err)
+			}
+			// Applied as the merge view applies it: the hunk edited to the proposal.
+			r := NewResolution(res)
+			if err := r.Edit(0, p.Text); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(r.Bytes(RenderOptions{})); got != c.text {
+				t.Fatalf("merged with the proposal:\n%s\nwant:\n%s", got, c.text)
+			}
+			var joined strings.Builder
+			for _, pc := range p.Pieces {
+				joined.WriteString(pc.Text)
+			}
+			if joined.String() != string(p.Text) || p.Ours == 0 || p.Theirs == 0 {
+				t.Errorf("pieces %q do not make the text, or a side is missing (ours %d, theirs %d)", p.Pieces, p.Ours, p.Theirs)
+			}
+			proposed++
+		})
+	}
+	t.Logf("%d cases: %d proposed, %d refused", len(cases), proposed, refused)
+	if proposed == 0 || refused == 0 {
+		t.Errorf("the corpus must show both outcomes")
+	}
+}
+
+func TestProposeWords_Pieces(t *testing.T) {
+	base := "The quick brown fox jumps over the lazy dog.\n"
+	res := Text([]byte(base), []byte("The quick red fox jumps over the lazy dog.\n"), []byte("The quick brown fox jumps over the sleepy dog.\n"))
+	p, err := ProposeWords(res.Chunks[res.ConflictIndex(0)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []WordPiece{{"The quick ", Unchanged}, {"red", ChangedOurs}, {" fox jumps over the ", Unchanged},
+		{"sleepy", ChangedTheirs}, {" dog.\n", Unchanged}}
+	if len(p.Pieces) != len(want) {
+		t.Fatalf("pieces = %q, want %q", p.Pieces, want)
+	}
+	for i := range want {
+		if p.Pieces[i] != want[i] {
+			t.Errorf("piece %d = %+v, want %+v", i, p.Pieces[i], want[i])
+		}
+	}
+	// A clean chunk, and a conflict where one side equals the base, have nothing to propose.
+	if _, err := ProposeWords(Chunk{Kind: Unchanged}); err == nil {
+		t.Error("a clean chunk got a proposal")
+	}
+	// Words with apostrophes and hyphens are one token: changing "don't" and "it's" apart.
+	res = Text([]byte("I don't know if it's well-known.\n"), []byte("I can't know if it's well-known.\n"), []byte("I don't know if it's little-known.\n"))
+	if p, err := ProposeWords(res.Chunks[res.ConflictIndex(0)]); err != nil || string(p.Text) != "I can't know if it's little-known.\n" {
+		t.Errorf("ProposeWords = %v, %v", p, err)
+	}
+}
