@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/tandem-editor/tandem/store"
 )
 
 type wordCase struct {
@@ -121,5 +123,42 @@ func TestProposeWords_Pieces(t *testing.T) {
 	res = Text([]byte("I don't know if it's well-known.\n"), []byte("I can't know if it's well-known.\n"), []byte("I don't know if it's little-known.\n"))
 	if p, err := ProposeWords(res.Chunks[res.ConflictIndex(0)]); err != nil || string(p.Text) != "I can't know if it's little-known.\n" {
 		t.Errorf("ProposeWords = %v, %v", p, err)
+	}
+}
+
+// TestRecords_TakeWords: a record merge proposes and takes a hunk's word-level merge as one
+// undo step, and Undo says so; a refused proposal changes nothing.
+func TestRecords_TakeWords(t *testing.T) {
+	reg := store.DefaultRegistry()
+	base := store.Values{"body": "intro\nThe quick brown fox jumps over the lazy dog.\nend\n"}
+	mine := store.Values{"body": "intro\nThe quick red fox jumps over the lazy dog.\nend\n"}
+	theirs := store.Values{"body": "intro\nThe quick brown fox jumps over the sleepy dog.\nend\n"}
+	r := Records(reg, store.KindDocument, base, mine, theirs)
+	if _, err := r.ProposeWords("body", 0); err != nil {
+		t.Fatal(err)
+	}
+	if r.Conflicts() != 1 {
+		t.Fatal("ProposeWords changed the merge")
+	}
+	if _, err := r.TakeWords("body", 0); err != nil {
+		t.Fatal(err)
+	}
+	v, ok := r.Field("body").Value()
+	if want := "intro\nThe quick red fox jumps over the sleepy dog.\nend\n"; !ok || v != want {
+		t.Fatalf("body = %q, %v; want %q", v, ok, want)
+	}
+	u, ok := r.Undo()
+	if !ok || u.String() != "undid hunk 1: word-level merge in body" || u.Hunk != 0 || r.Conflicts() != 1 {
+		t.Errorf("undo = %+v, %v; conflicts %d", u, ok, r.Conflicts())
+	}
+
+	theirs = store.Values{"body": "intro\nThe quick grey fox jumps over the lazy dog.\nend\n"}
+	r = Records(reg, store.KindDocument, base, mine, theirs)
+	var refusal *WordRefusal
+	if _, err := r.TakeWords("body", 0); !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, `"brown"`) {
+		t.Errorf("TakeWords on overlapping words = %v, want a refusal naming brown", err)
+	}
+	if _, ok := r.Undo(); ok || r.Conflicts() != 1 {
+		t.Error("a refused proposal left a step on the undo stack or resolved the field")
 	}
 }
