@@ -538,7 +538,7 @@ func (m *mergeModel) detail() []string {
 	if c, _ := fm.Text.Choice(cur); c.Pick != merge.PickNone {
 		state = "picked " + pickName(c.Pick)
 	}
-	out := []string{fmt.Sprintf("%s · hunk %d of %d (base line %d) · %s · 1 mine 2 theirs 3 base b both w words",
+	out := []string{fmt.Sprintf("%s · hunk %d of %d (base line %d) · %s · 1 mine 2 theirs 3 base b both",
 		f.Label, cur+1, fm.Text.Hunks(), ch.BaseStart+1, state)}
 	if m.words != nil {
 		out = append(out, fmt.Sprintf("word-level merge (%s, %s) · %s takes it, esc puts it away:",
