@@ -156,7 +156,8 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
 	}
 	if f.Search != "" {
-		add(db.searchCondition(f.Kind, f.Search))
+		cond, a := db.searchCondition(f, len(args))
+		where, args = append(where, cond), append(args, a...)
 	}
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)

@@ -17,33 +17,62 @@ const searchTextMigration = "_search_text.sql"
 // trgmLockPurpose serializes installing pg_trgm across the schemas of one database.
 const trgmLockPurpose = "tandem pg_trgm extension"
 
-// searchCondition returns the WHERE condition that finds the records of kind matching query
-// in the registry's searched fields (store/search.go decides the fields and the folding),
-// with "$?" for its one argument, and that argument. A query of a trigram or more is a LIKE
-// of the folded query, its wildcards escaped, which the pg_trgm GIN indexes answer; a
-// shorter one, which a trigram index cannot answer, is strpos() on every row. Both are the
-// exact substring test the other stores make.
-func (db *DB) searchCondition(kind store.Kind, query string) (string, any) {
-	q := store.SearchFold(query)
-	fields := db.reg.SearchFields(kind)
+// searchTable returns the table that holds the folded text of kind's field for search, with
+// its trigram index (see the search_text migration's header).
+func searchTable(kind store.Kind, field string) (string, error) {
+	t, err := table(kind)
+	if err != nil {
+		return "", err
+	}
+	return t + "_" + field + "_search", nil
+}
+
+// searchCondition returns the WHERE condition that finds the records of f.Kind matching
+// f.Search in the registry's searched fields (store/search.go decides the fields and the
+// folding), with its arguments numbered from $n+1.
+//
+// A query of a trigram or more is a LIKE of the folded query (its wildcards escaped) in each
+// searched field's search table, which its pg_trgm GIN index answers. Each lookup delivers
+// ids in order and, when the filter pages by id (AfterID, Limit) without naming ids, stops
+// after the page: the planner then walks the table's primary key for a word in most records
+// and uses the trigram index for a rare one. A shorter query, which a trigram index cannot
+// answer, is strpos() on every row of the record table's folded columns. Both are the exact
+// substring test the other stores make.
+func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
+	q := store.SearchFold(f.Search)
+	fields := db.reg.SearchFields(f.Kind)
 	if len(fields) == 0 {
-		// A registry that searches no field finds nothing (the argument is there for add).
-		return "(false AND $?::text IS NULL)", q
+		return "false", nil // a registry that searches no field finds nothing
 	}
-	ors := make([]string, len(fields))
-	for i, f := range fields {
-		col := ident(store.FoldColumn(f.Name))
-		if store.IndexedQuery(q) {
-			ors[i] = col + " LIKE $?"
-		} else {
-			ors[i] = "strpos(" + col + ", $?) > 0"
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(n+len(args))
+	}
+	if !store.IndexedQuery(q) {
+		p := arg(q)
+		ors := make([]string, len(fields))
+		for i, sf := range fields {
+			ors[i] = "strpos(" + ident(store.FoldColumn(sf.Name)) + ", " + p + ") > 0"
 		}
+		return "(" + strings.Join(ors, " OR ") + ")", args
 	}
-	var arg any = q
-	if store.IndexedQuery(q) {
-		arg = likeContains(q)
+	like := arg(likeContains(q))
+	page := len(f.IDs) == 0
+	var after, limit string
+	if page && f.AfterID > 0 {
+		after = " AND id > " + arg(f.AfterID)
 	}
-	return "(" + strings.Join(ors, " OR ") + ")", arg
+	if page && f.Limit > 0 {
+		// The first Limit ids of the union are among the first Limit of each lookup.
+		limit = " ORDER BY id LIMIT " + arg(f.Limit)
+	}
+	lookups := make([]string, len(fields))
+	for i, sf := range fields {
+		st, _ := searchTable(f.Kind, sf.Name) // the kind is known good: SearchFields has it
+		lookups[i] = "(SELECT id FROM " + st + " WHERE fold LIKE " + like + after + limit + ")"
+	}
+	return "id IN (" + strings.Join(lookups, " UNION ALL ") + ")", args
 }
 
 // likeContains returns the LIKE pattern that matches text containing s: s with LIKE's
@@ -66,17 +95,22 @@ func afterSearchMigration(ctx context.Context, tx pgx.Tx, migration string) erro
 	return nil
 }
 
-// searchIndexes creates a pg_trgm GIN index on every folded column, installing the
-// extension in the public schema when the database has none (see the migration's header).
+// searchIndexes creates, for every folded column, its search table (id, fold) with a
+// pg_trgm GIN index, fills it, and a trigger that keeps it current on every insert and every
+// write of the column (a delete cascades). The text is indexed in a table of its own so that a
+// write of other columns (a title, the stock) does not re-index a long body: a GIN index on
+// the record table would get the whole body's trigrams again for every new row version. The
+// extension is installed in the public schema when the database has none (see the
+// migration's header).
 func searchIndexes(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(trgmLockPurpose)); err != nil {
 		return err
 	}
-	var schema string
+	var ext, schema string
 	err := tx.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-		WHERE e.extname = 'pg_trgm'`).Scan(&schema)
+		WHERE e.extname = 'pg_trgm'`).Scan(&ext)
 	if errors.Is(err, pgx.ErrNoRows) {
-		schema = "public"
+		ext = "public"
 		if _, err := tx.Exec(ctx, "CREATE EXTENSION pg_trgm SCHEMA public"); err != nil {
 			return store.Errorf(store.EUNAVAILABLE,
 				"full-text search needs the pg_trgm extension, which this role cannot install (%s); "+
@@ -85,17 +119,34 @@ func searchIndexes(ctx context.Context, tx pgx.Tx) error {
 	} else if err != nil {
 		return err
 	}
-	opclass := ident(schema) + ".gin_trgm_ops"
+	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return err
+	}
 	for _, kind := range store.Kinds {
 		t, err := table(kind)
 		if err != nil {
 			return err
 		}
+		qt := ident(schema) + "." + t
 		for _, name := range store.FoldedFields(kind) {
-			col := store.FoldColumn(name)
-			if _, err := tx.Exec(ctx, "CREATE INDEX "+ident(t+"_"+col+"_trgm")+" ON "+t+
-				" USING gin ("+ident(col)+" "+opclass+")"); err != nil {
-				return err
+			st, _ := searchTable(kind, name)
+			qst := ident(schema) + "." + st
+			col := ident(store.FoldColumn(name))
+			fn := ident(schema) + "." + ident(st+"_sync")
+			for _, q := range []string{
+				"CREATE TABLE " + qst + " (id bigint PRIMARY KEY REFERENCES " + qt + " (id) ON DELETE CASCADE, fold text)",
+				"INSERT INTO " + qst + " (id, fold) SELECT id, " + col + " FROM " + qt,
+				"CREATE INDEX " + ident(st+"_trgm") + " ON " + qst + " USING gin (fold " + ident(ext) + ".gin_trgm_ops)",
+				"ALTER TABLE " + qst + " ALTER COLUMN fold SET STATISTICS 400",
+				"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN " +
+					"INSERT INTO " + qst + " (id, fold) VALUES (NEW.id, NEW." + col + ") " +
+					"ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold; RETURN NULL; END $f$",
+				"CREATE TRIGGER " + ident(st+"_sync") + " AFTER INSERT OR UPDATE OF " + col + " ON " + qt +
+					" FOR EACH ROW EXECUTE FUNCTION " + fn + "()",
+			} {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return err
+				}
 			}
 		}
 	}
