@@ -22,9 +22,9 @@ import (
 // it does not name.
 //
 // The match is a substring test, found through each database's full-text index over the
-// folded columns (migration search_text): SQLite an FTS5 table with the trigram tokenizer,
-// kept current by triggers, whose candidates are checked with instr(); PostgreSQL pg_trgm
-// GIN indexes used by LIKE (with the wildcards of the query escaped). A trigram index cannot
+// folded columns (migration search_text): SQLite an FTS5 table per column with the trigram
+// tokenizer, PostgreSQL a search table per column with a pg_trgm GIN index used by LIKE (the
+// query's wildcards escaped), both kept current by triggers. A trigram index cannot
 // answer a query shorter than a trigram (IndexedQuery): such a query, one or two
 // characters, is the same substring test on every row of the folded columns, a scan, like
 // the in-memory store's.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/merge"
@@ -148,5 +149,33 @@ func TestMergeView_WordProposal(t *testing.T) {
 	}
 	if m.rm.Conflicts() != 1 {
 		t.Fatal("a refused proposal resolved the hunk")
+	}
+}
+
+// TestConflict_MergeWords: from a real conflict (alice and bob changed different words of one
+// line), the merge view's w shows the word-level merge (goldens at 80×24 and 15 rows), and
+// enter takes it.
+func TestConflict_MergeWords(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	cur := mustRecord(t, s, 1)
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: cur.Version,
+		Set: store.Values{"description": "A fine product.\n2nd line.\nThird line.\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.app.editor.fields[2].setText("A fine product.\nSecond row.\nThird line.\n")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("m")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("w")
+	alice.waitFor("word-level merge")
+	alice.golden("merge_view_words")
+	alice.apply(tea.WindowSizeMsg{Width: 80, Height: 15})
+	alice.golden("merge_view_words_15")
+	alice.apply(tea.WindowSizeMsg{Width: 80, Height: 24})
+	alice.key("enter")
+	alice.waitFor("0 of 1 conflict left")
+	if v, _ := alice.app.editor.merge.rm.Field("description").Value(); v != "A fine product.\n2nd row.\nThird line.\n" {
+		t.Fatalf("description after taking the word merge = %q", v)
 	}
 }
