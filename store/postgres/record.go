@@ -173,6 +173,9 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if f.Limit > 0 {
 		sql += " LIMIT " + strconv.Itoa(f.Limit)
 	}
+	if f.Search != "" {
+		args = searchExecMode(args)
+	}
 	var out []*store.Record
 	err = db.read(ctx, "find "+string(f.Kind)+"s", func(q querier) error {
 		out = out[:0]
