@@ -78,10 +78,11 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 // searchExecMode has a search planned with its values every time: pgx's statement cache
 // would prepare it, and after five runs PostgreSQL may keep a generic plan, which cannot tell
 // a rare word (the trigram index) from a common one (the primary key, stopping after a page)
-// and took 63 ms instead of 3 for a page of a word in every record. An unnamed statement,
-// described then executed, costs a round trip more and is planned for its values.
+// and took 63 ms instead of 3 for a page of a word in every record. An unnamed statement
+// (its parameter types taken from the Go values: text, bigint, bigint[]) is planned for its
+// values, in one round trip.
 func searchExecMode(args []any) []any {
-	return append([]any{pgx.QueryExecModeDescribeExec}, args...)
+	return append([]any{pgx.QueryExecModeExec}, args...)
 }
 
 // likeContains returns the LIKE pattern that matches text containing s: s with LIKE's
