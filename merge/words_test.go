@@ -2,7 +2,11 @@ package merge
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,5 +164,60 @@ func TestRecords_TakeWords(t *testing.T) {
 	}
 	if _, ok := r.Undo(); ok || r.Conflicts() != 1 {
 		t.Error("a refused proposal left a step on the undo stack or resolved the field")
+	}
+}
+
+// TestProposeWords_Random: in generated paragraphs of 80 words, each side replaces one word
+// (ours word i, theirs word j). Whenever i and j differ the proposal is the paragraph with
+// both replacements; when they are the same word with different replacements it is refused
+// naming that word; the same replacement on both sides is taken once.
+func TestProposeWords_Random(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 13))
+	vocab := strings.Fields("the quick brown fox jumps over lazy dog river stone Straße Ёлка σοφία naïve café " +
+		"report budget figures supplier contract season freight costs warehouse schedule board")
+	proposed, refused := 0, 0
+	for n := range 500 {
+		words := make([]string, 80)
+		for k := range words {
+			words[k] = vocab[rng.IntN(len(vocab))]
+		}
+		i, j := rng.IntN(len(words)), rng.IntN(len(words))
+		if n%10 == 0 {
+			j = i
+		}
+		ours, theirs, want := slices.Clone(words), slices.Clone(words), slices.Clone(words)
+		ours[i], theirs[j] = fmt.Sprintf("OURS%d", n), fmt.Sprintf("THEIRS%d", n)
+		if n%20 == 0 {
+			theirs[j] = ours[i] // the same change on both sides
+		}
+		want[i], want[j] = ours[i], theirs[j]
+		line := func(ws []string) []byte { return []byte(strings.Join(ws, " ") + "\n") }
+		res := Text(line(words), line(ours), line(theirs))
+		if res.Conflicts != 1 {
+			if ours[i] == theirs[j] && i == j {
+				continue // the same edit: no conflict to propose for
+			}
+			t.Fatalf("case %d: %d conflicts", n, res.Conflicts)
+		}
+		p, err := ProposeWords(res.Chunks[res.ConflictIndex(0)])
+		if i == j {
+			var r *WordRefusal
+			if !errors.As(err, &r) || !strings.Contains(r.Reason, strconv.Quote(words[i])) {
+				t.Fatalf("case %d: both changed word %d (%q): %v, %v", n, i, words[i], p, err)
+			}
+			refused++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("case %d: words %d and %d: %v", n, i, j, err)
+		}
+		if string(p.Text) != string(line(want)) {
+			t.Fatalf("case %d: proposal\n%s\nwant\n%s", n, p.Text, line(want))
+		}
+		proposed++
+	}
+	t.Logf("%d proposed, %d refused", proposed, refused)
+	if proposed < 400 || refused < 25 {
+		t.Errorf("proposed %d, refused %d: the generator does not cover both", proposed, refused)
 	}
 }
