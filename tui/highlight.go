@@ -47,7 +47,7 @@ func highlight(s, query string) string {
 // on its own; a match is mapped back to the characters its folded bytes come from.
 func matchSpans(s, query string) [][2]int {
 	q := store.SearchFold(query)
-	if q == "" || s == "" {
+	if q == "" || s == "" || !strings.Contains(store.SearchFold(s), q) {
 		return nil
 	}
 	var (
@@ -56,7 +56,7 @@ func matchSpans(s, query string) [][2]int {
 		fstart []int // per character: its byte offset in folded
 	)
 	for i := 0; i < len(s); {
-		_, n := utf8.DecodeRuneInString(s[i:])
+		r, n := utf8.DecodeRuneInString(s[i:])
 		j := i + n
 		for j < len(s) {
 			r, m := utf8.DecodeRuneInString(s[j:])
@@ -67,7 +67,12 @@ func matchSpans(s, query string) [][2]int {
 		}
 		starts = append(starts, i)
 		fstart = append(fstart, folded.Len())
-		folded.WriteString(store.SearchFold(s[i:j]))
+		if r < utf8.RuneSelf && j == i+1 {
+			// ASCII folds to its lower case (SearchFold's NFKC leaves it as it is).
+			folded.WriteByte(byte(unicode.ToLower(r)))
+		} else {
+			folded.WriteString(store.SearchFold(s[i:j]))
+		}
 		i = j
 	}
 	starts = append(starts, len(s))
@@ -97,8 +102,16 @@ func matchSpans(s, query string) [][2]int {
 	return out
 }
 
+// snippetScan and matchLineScan bound how much of a long text a redraw looks through for a
+// match: the list folds the text of every visible row, the editor of every long field.
+const (
+	snippetScan   = 16 << 10
+	matchLineScan = 1 << 20
+)
+
 // searchSnippet is, for a record the list shows during a search, where the search found it
-// when its title does not show it: "description: …the freight costs remain…" (without the
+// when its title does not show it, from the first line of the first field with a match (in
+// its first 16 KiB): "description: …the freight costs remain…" (without the
 // field's name when width is under 40), width columns at most, the match marked; "" when the title shows a match or no searched field matches.
 func searchSnippet(reg *store.Registry, r *store.Record, query string, width int) string {
 	if query == "" || len(matchSpans(safe.Line(r.Title()), query)) > 0 {
@@ -106,12 +119,19 @@ func searchSnippet(reg *store.Registry, r *store.Record, query string, width int
 	}
 	q := store.SearchFold(query)
 	for _, f := range reg.SearchFields(r.Kind) {
-		v := r.Fields[f.Name]
-		if !strings.Contains(store.FoldValue(v), q) {
-			continue
+		text := f.Format(r.Fields[f.Name])
+		if len(text) > snippetScan {
+			text = text[:snippetScan] // a match further in is not shown: the list stays quick
 		}
-		text := safe.Line(strings.ReplaceAll(f.Format(v), "\n", " "))
-		sp := matchSpans(text, query)
+		// The first line with a match (folded whole, which is quick), then where in it.
+		var sp [][2]int
+		for _, l := range strings.Split(text, "\n") {
+			if strings.Contains(store.SearchFold(l), q) {
+				text = safe.Line(l)
+				sp = matchSpans(text, query)
+				break
+			}
+		}
 		if len(sp) == 0 {
 			continue
 		}
@@ -144,8 +164,12 @@ func matchLine(text, query string) string {
 	if query == "" {
 		return ""
 	}
+	if len(text) > matchLineScan {
+		text = text[:matchLineScan]
+	}
+	q := store.SearchFold(query)
 	for i, l := range strings.Split(text, "\n") {
-		if len(matchSpans(l, query)) > 0 {
+		if strings.Contains(store.SearchFold(l), q) {
 			if i == 0 {
 				return ""
 			}
