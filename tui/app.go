@@ -163,6 +163,7 @@ type common struct {
 	skew   time.Duration // database clock minus local clock, learnt from FindLeases
 	drafts *draftStore
 	search string // the list's search, which the editor marks in the record's text
+	marks  matchLineMemo
 }
 
 // dbNow is the current time on the database clock, as well as the TUI knows it.

@@ -108,7 +108,7 @@ func (e *editorModel) formLines(room int) []string {
 			shown := fi.shownText()
 			val = st.Dim.Render(ansi.Truncate(highlight(firstLine(shown), c.search), valW, "…"))
 			if n := strings.Count(strings.TrimSuffix(shown, "\n"), "\n"); fi.body != nil && n > 0 {
-				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + matchLine(shown, c.search))
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(shown, c.search))
 			}
 		case fi.body != nil && focused:
 			lines = append(lines, marker+label)
@@ -118,7 +118,7 @@ func (e *editorModel) formLines(room int) []string {
 		case fi.body != nil:
 			val = ansi.Truncate(highlight(oneLine(fi.text()), c.search), valW-12, "…")
 			if n := fi.body.LineCount() - 1; n > 0 {
-				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + matchLine(fi.text(), c.search))
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(fi.text(), c.search))
 			}
 		case focused:
 			val = fi.line.View()

@@ -106,7 +106,7 @@ func matchSpans(s, query string) [][2]int {
 // match: the list folds the text of every visible row, the editor of every long field.
 const (
 	snippetScan   = 16 << 10
-	matchLineScan = 1 << 20
+	matchLineScan = 256 << 10
 )
 
 // searchSnippet is, for a record the list shows during a search, where the search found it
@@ -186,4 +186,29 @@ func searchCell(reg *store.Registry, r *store.Record, title, query string, width
 		title = ansi.Truncate(title, width/2, "…") + " " + snip
 	}
 	return padRight(ansi.Truncate(title, width, "…"), width)
+}
+
+// matchLineMemo remembers matchLine's last answers, so that a redraw (every key press) does
+// not fold the same long text again: the editor's other fields do not change while one is
+// typed in. Comparing a string with the one remembered is quick (the same string is the same
+// memory).
+type matchLineMemo struct {
+	entries [4]struct{ text, query, out string }
+	next    int
+}
+
+// matchLine is matchLine(text, query), remembered.
+func (m *matchLineMemo) matchLine(text, query string) string {
+	if query == "" {
+		return ""
+	}
+	for _, e := range m.entries {
+		if e.query == query && len(e.text) == len(text) && e.text == text {
+			return e.out
+		}
+	}
+	out := matchLine(text, query)
+	m.entries[m.next] = struct{ text, query, out string }{text, query, out}
+	m.next = (m.next + 1) % len(m.entries)
+	return out
 }

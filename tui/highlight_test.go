@@ -95,3 +95,24 @@ func BenchmarkHighlight_Row(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHighlight_MatchLine is what a redraw of the editor costs for a long body that the
+// search did not match: the whole bounded scan, and the remembered answer. Run: go test ./tui -run '^$' -bench Highlight
+func BenchmarkHighlight_MatchLine(b *testing.B) {
+	body := strings.Repeat("Plain words of a long body, line after line, Straße und Ёлка.\n", 20000)
+	b.Run("Scan", func(b *testing.B) {
+		for b.Loop() {
+			if matchLine(body, "zephyrine") != "" {
+				b.Fatal("a match")
+			}
+		}
+	})
+	b.Run("Remembered", func(b *testing.B) { // what a redraw costs after the first
+		var m matchLineMemo
+		for b.Loop() {
+			if m.matchLine(body, "zephyrine") != "" {
+				b.Fatal("a match")
+			}
+		}
+	})
+}
