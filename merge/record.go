@@ -85,7 +85,22 @@ type fieldUndo struct {
 	merged   any
 	resolved bool
 	hunks    bool // the step picked hunks: undo it in field.Text too
+	hunk     int  // the hunk the step was about, -1 for the whole field
+	what     string
 }
+
+// Undone says what an Undo reverted, so a merge UI can show it and put its cursor there.
+type Undone struct {
+	Field *store.Field
+	// Hunk is the text hunk the step was about (the first of several for a pick of all
+	// remaining hunks), or -1 for a step on the whole field.
+	Hunk int
+	// Step says what was reverted, for people: "hunk 2: theirs", "value: mine".
+	Step string
+}
+
+// String says it in one line: "undid hunk 2: theirs in description".
+func (u Undone) String() string { return "undid " + u.Step + " in " + u.Field.Label }
 
 // Records merges a record field by field by each field's registry rule: base
 // is the version the edit started from, mine the local edit, theirs the
@@ -278,8 +293,16 @@ func (r *RecordResult) Resolve(name string, p Pick) error {
 	default:
 		return store.Errorf(store.EINVALID, "merge: field %s: %v is not a side (use ResolveValue to edit)", name, p)
 	}
-	r.setResolution(f, v)
+	r.setResolution(f, v, "value: "+pickWord(p))
 	return nil
+}
+
+// pickWord names a pick as the merge view's keys do (PickOurs is "mine").
+func pickWord(p Pick) string {
+	if p == PickOurs {
+		return "mine"
+	}
+	return p.String()
 }
 
 // ResolveValue settles a conflicting field with an edited value, checked
@@ -295,12 +318,12 @@ func (r *RecordResult) ResolveValue(name string, v any) error {
 	if s, ok := v.([]string); ok {
 		v = slices.Clone(s)
 	}
-	r.setResolution(f, v)
+	r.setResolution(f, v, "value: edited")
 	return nil
 }
 
-func (r *RecordResult) setResolution(f *FieldMerge, v any) {
-	r.undo = append(r.undo, fieldUndo{field: f, merged: f.merged, resolved: f.resolved})
+func (r *RecordResult) setResolution(f *FieldMerge, v any, what string) {
+	r.undo = append(r.undo, fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunk: -1, what: what})
 	f.merged, f.resolved = v, true
 }
 
@@ -313,7 +336,8 @@ func (r *RecordResult) PickHunk(name string, i int, p Pick) error {
 	if err != nil {
 		return err
 	}
-	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true}
+	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true, hunk: i,
+		what: fmt.Sprintf("hunk %d: %s", i+1, pickWord(p))}
 	if err := f.Text.Pick(i, p); err != nil {
 		return fmt.Errorf("merge: field %s: %w", name, err)
 	}
@@ -330,12 +354,19 @@ func (r *RecordResult) PickRemaining(name string, p Pick) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true}
+	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true, hunk: -1}
+	for i := range f.Text.Hunks() {
+		if c, _ := f.Text.Choice(i); c.Pick == PickNone {
+			prev.hunk = i
+			break
+		}
+	}
 	n, err := f.Text.PickRemaining(p)
 	if err != nil {
 		return 0, fmt.Errorf("merge: field %s: %w", name, err)
 	}
 	if n > 0 {
+		prev.what = fmt.Sprintf("%d remaining hunks: %s", n, pickWord(p))
 		r.undo = append(r.undo, prev)
 		f.merged, f.resolved = nil, false
 	}
@@ -353,12 +384,13 @@ func (r *RecordResult) textField(name string) (*FieldMerge, error) {
 	return f, nil
 }
 
-// Undo reverts the last Resolve, ResolveValue, PickHunk or PickRemaining.
-// Picks made directly on a field's Text are not on this stack; undo those with
-// the Text's own Undo. It reports false when there is nothing to undo.
-func (r *RecordResult) Undo() bool {
+// Undo reverts the last Resolve, ResolveValue, PickHunk, PickRemaining or TakeWords, and
+// says what it reverted (the one undo stack of a record merge: a UI keeps none of its own).
+// Picks made directly on a field's Text are not on this stack; undo those with the Text's
+// own Undo. It reports false when there is nothing to undo.
+func (r *RecordResult) Undo() (Undone, bool) {
 	if len(r.undo) == 0 {
-		return false
+		return Undone{}, false
 	}
 	u := r.undo[len(r.undo)-1]
 	r.undo = r.undo[:len(r.undo)-1]
@@ -366,7 +398,39 @@ func (r *RecordResult) Undo() bool {
 		u.field.Text.Undo()
 	}
 	u.field.merged, u.field.resolved = u.merged, u.resolved
-	return true
+	return Undone{Field: u.field.Field, Hunk: u.hunk, Step: u.what}, true
+}
+
+// ProposeWords returns the word-level proposal for hunk i of the conflicting text field name
+// (see merge.ProposeWords), or why there is none (*WordRefusal). It changes nothing.
+func (r *RecordResult) ProposeWords(name string, i int) (*WordProposal, error) {
+	f, err := r.textField(name)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := f.Text.Hunk(i)
+	if err != nil {
+		return nil, fmt.Errorf("merge: field %s: %w", name, err)
+	}
+	return ProposeWords(ch)
+}
+
+// TakeWords resolves hunk i of the conflicting text field name with its word-level proposal,
+// as one step of the undo stack, and returns it; a refused proposal changes nothing.
+func (r *RecordResult) TakeWords(name string, i int) (*WordProposal, error) {
+	p, err := r.ProposeWords(name, i)
+	if err != nil {
+		return nil, err
+	}
+	f := r.Field(name)
+	prev := fieldUndo{field: f, merged: f.merged, resolved: f.resolved, hunks: true, hunk: i,
+		what: fmt.Sprintf("hunk %d: word-level merge", i+1)}
+	if err := f.Text.Edit(i, p.Text); err != nil {
+		return nil, fmt.Errorf("merge: field %s: %w", name, err)
+	}
+	r.undo = append(r.undo, prev)
+	f.merged, f.resolved = nil, false
+	return p, nil
 }
 
 // Values returns the merged record. It fails with an ECONFLICT error naming

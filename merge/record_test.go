@@ -80,7 +80,7 @@ func TestRecords(t *testing.T) {
 	if !slices.Equal(got, wantChanges) {
 		t.Errorf("changes = %v, want %v", got, wantChanges)
 	}
-	if !r.Undo() || r.Conflicts() != 1 {
+	if _, ok := r.Undo(); !ok || r.Conflicts() != 1 {
 		t.Error("undo did not reopen the conflict")
 	}
 	if err := r.ResolveValue("sku", int64(5)); err == nil {
@@ -209,16 +209,21 @@ func TestRecords_PickHunkUndo(t *testing.T) {
 	steps := []struct {
 		body      any
 		conflicts int
+		undone    string // what Undo says it reverted
 	}{
-		{"edited\n", 0},                   // the hunk pick: the edit is back
-		{"a\nB2\nc\nd\ne\nx\nF1\ng\n", 0}, // the edit
-		{nil, 1},                          // pick remaining: body open again
-		{nil, 2},                          // title
-		{nil, 2},                          // the first hunk pick
+		{"edited\n", 0, "undid hunk 2: base in body"},                    // the hunk pick: the edit is back
+		{"a\nB2\nc\nd\ne\nx\nF1\ng\n", 0, "undid value: edited in body"}, // the edit
+		{nil, 1, "undid 1 remaining hunks: mine in body"},                // pick remaining: body open again
+		{nil, 2, "undid value: mine in title"},                           // title
+		{nil, 2, "undid hunk 1: theirs in body"},                         // the first hunk pick
 	}
 	for i, s := range steps {
-		if !r.Undo() {
+		u, ok := r.Undo()
+		if !ok {
 			t.Fatalf("undo %d: nothing to undo", i+1)
+		}
+		if u.String() != s.undone {
+			t.Errorf("undo %d says %q, want %q", i+1, u.String(), s.undone)
 		}
 		if got := value(); !store.Equal(got, s.body) {
 			t.Errorf("undo %d: body = %q, want %q", i+1, got, s.body)
@@ -230,7 +235,7 @@ func TestRecords_PickHunkUndo(t *testing.T) {
 	if c, _ := body.Text.Choice(0); c.Pick != PickNone {
 		t.Errorf("hunk 0 after undoing everything: %v", c.Pick)
 	}
-	if r.Undo() {
+	if _, ok := r.Undo(); ok {
 		t.Error("undo past the first step reported true")
 	}
 }

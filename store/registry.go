@@ -219,8 +219,8 @@ func ParseRegistry(name string, data []byte) (*Registry, error) {
 				return nil, bad(fn.Line, "%v", err)
 			}
 			if !searchSet {
-				// A file written before the flag keeps the search it had: every field with a
-				// folded column.
+				// Without the flag, every field with a folded column is searched, as in the
+				// default registry (a file written before text search now finds text too).
 				f.Search = hasFoldColumn(kind, f.Name)
 			}
 			if err := f.check(kind, cols); err != nil {

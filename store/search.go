@@ -3,6 +3,7 @@ package store
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -11,15 +12,22 @@ import (
 // Search is decided here, once, for every store: which fields a search looks in (the fields
 // the registry marks `search: true`), and how their text and the query are folded
 // (SearchFold). A record matches when the folded query is a substring of the folded value of
-// one of its searched fields.
+// one of its searched fields (FoldValue: a set's items are folded one per line).
 //
 // PostgreSQL and SQLite cannot run Go's folding (their lower() and ILIKE know other Unicode
 // tables, or none: SQLite's lower() is ASCII only), so each store keeps, per searched field,
 // a column with the folded value (FoldColumn: name_fold) and matches the folded query
-// against it with a plain substring test (SQLite instr(), PostgreSQL strpos()), which
-// compares characters exactly and knows no wildcards. One column per field, not one per
-// record, because a save names only the fields it changes (SavePlan.Folds): a combined
-// column would need the current values of the fields it does not name.
+// against it. One column per field, not one per record, because a save names only the fields
+// it changes (SavePlan.Folds): a combined column would need the current values of the fields
+// it does not name.
+//
+// The match is a substring test, found through each database's full-text index over the
+// folded columns (migration search_text): SQLite an FTS5 table per column with the trigram
+// tokenizer, PostgreSQL a search table per column with a pg_trgm GIN index used by LIKE (the
+// query's wildcards escaped), both kept current by triggers. A trigram index cannot
+// answer a query shorter than a trigram (IndexedQuery): such a query, one or two
+// characters, is the same substring test on every row of the folded columns, a scan, like
+// the in-memory store's.
 //
 // Which fields have such a column is schema, like the columns themselves (foldedFields): a
 // registry file may turn search off for one of them, but cannot search a field that has
@@ -27,12 +35,32 @@ import (
 // registry says, so that a store opened later with another registry finds the values
 // current.
 
-// foldedFields lists, per kind, the fields that have a folded column (FoldColumn). A field
-// added here needs a migration that adds and fills its column on both stores.
-var foldedFields = map[Kind][]string{
-	KindProduct:  {"sku", "name"},
-	KindDocument: {"title"},
+// foldMigrations lists, per migration that adds folded columns (by the end of its file
+// name, so renumbering keeps them attached), the fields whose columns it adds, per kind. A
+// field added here needs a migration that adds its column on both stores; the stores fill it
+// after the script (FoldedFieldsAddedBy) and index it.
+var foldMigrations = []struct {
+	suffix string
+	fields map[Kind][]string
+}{
+	{"_search_fold.sql", map[Kind][]string{KindProduct: {"sku", "name"}, KindDocument: {"title"}}},
+	{"_search_text.sql", map[Kind][]string{KindProduct: {"description", "categories"}, KindDocument: {"body", "tags"}}},
 }
+
+// foldedFields lists, per kind, every field that has a folded column, in migration order.
+var foldedFields = func() map[Kind][]string {
+	out := map[Kind][]string{}
+	for _, m := range foldMigrations {
+		for kind, fields := range m.fields {
+			out[kind] = append(out[kind], fields...)
+		}
+	}
+	return out
+}()
+
+// TrigramSize is the length, in characters of the folded query, from which a store's
+// trigram index can answer a search (IndexedQuery).
+const TrigramSize = 3
 
 // FoldColumn returns the column that holds SearchFold of field's value.
 func FoldColumn(field string) string { return field + "_fold" }
@@ -40,6 +68,28 @@ func FoldColumn(field string) string { return field + "_fold" }
 // FoldedFields returns the fields of kind that have a folded column, in a fixed order. The
 // slice must not be modified.
 func FoldedFields(kind Kind) []string { return foldedFields[kind] }
+
+// FoldedFieldsAddedBy returns the fields of kind whose folded columns the migration named
+// migration (its file name) adds, or nil when it adds none: what the store fills for the
+// records that exist right after the migration's script. The slice must not be modified.
+func FoldedFieldsAddedBy(migration string, kind Kind) []string {
+	for _, m := range foldMigrations {
+		if strings.HasSuffix(migration, m.suffix) {
+			return m.fields[kind]
+		}
+	}
+	return nil
+}
+
+// AddsFoldedColumns reports whether the migration named migration adds folded columns.
+func AddsFoldedColumns(migration string) bool {
+	for _, m := range foldMigrations {
+		if strings.HasSuffix(migration, m.suffix) {
+			return true
+		}
+	}
+	return false
+}
 
 // hasFoldColumn reports whether field of kind has a folded column.
 func hasFoldColumn(kind Kind, field string) bool {
@@ -62,6 +112,10 @@ func (r *Registry) SearchFields(kind Kind) []*Field {
 	return out
 }
 
+// IndexedQuery reports whether the folded query q (SearchFold) is long enough for a trigram
+// index to answer (TrigramSize characters or more). A shorter one is matched by a scan.
+func IndexedQuery(q string) bool { return utf8.RuneCountInString(q) >= TrigramSize }
+
 // Folds returns the folded columns a write of vals must set, with their values: one for each
 // field in vals that has a folded column (FoldColumn). Stores call it with a create's full
 // values and with a save's SavePlan.Set.
@@ -75,23 +129,22 @@ func Folds(kind Kind, vals Values) map[string]string {
 		if out == nil {
 			out = map[string]string{}
 		}
-		s, _ := v.(string)
-		out[FoldColumn(name)] = SearchFold(s)
+		out[FoldColumn(name)] = FoldValue(v)
 	}
 	return out
 }
 
-// FoldRow returns SearchFold of each of a stored record's values of FoldedFields, in that
-// order: what the migration that adds the folded columns writes into them for the records
-// that exist (the same values a write of the fields gives). A NULL (nil) folds to "".
-func FoldRow(raw []*string) []string {
-	out := make([]string, len(raw))
-	for i, v := range raw {
-		if v != nil {
-			out[i] = SearchFold(*v)
-		}
+// FoldValue returns what a field's folded column holds for the value v: SearchFold of a
+// string, of a set's items one per line (so a query without a line break never matches
+// across two items), and "" for anything else (nil, a number).
+func FoldValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return SearchFold(v)
+	case []string:
+		return SearchFold(strings.Join(v, "\n"))
 	}
-	return out
+	return ""
 }
 
 // foldCaser is shared: a Fold caser is stateless and safe for concurrent use.
@@ -138,7 +191,7 @@ func SearchFold(s string) string {
 func (r *Registry) MatchesSearch(rec *Record, query string) bool {
 	q := SearchFold(query)
 	for _, f := range r.SearchFields(rec.Kind) {
-		if s, ok := rec.Fields[f.Name].(string); ok && strings.Contains(SearchFold(s), q) {
+		if strings.Contains(FoldValue(rec.Fields[f.Name]), q) {
 			return true
 		}
 	}

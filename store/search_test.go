@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,16 +38,16 @@ func TestRegistry_Search(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	if got := names(def.SearchFields(KindProduct)); got != "sku,name" {
-		t.Errorf("product search fields = %s, want sku,name", got)
+	if got := names(def.SearchFields(KindProduct)); got != "sku,name,description,categories" {
+		t.Errorf("product search fields = %s, want sku,name,description,categories", got)
 	}
-	if got := names(def.SearchFields(KindDocument)); got != "title" {
-		t.Errorf("document search fields = %s, want title", got)
+	if got := names(def.SearchFields(KindDocument)); got != "title,body,tags" {
+		t.Errorf("document search fields = %s, want title,body,tags", got)
 	}
 
 	// A registry file may turn search off, and one without the key keeps the default; a field
 	// without a folded column cannot be searched.
-	yaml := func(name, description string) string {
+	yaml := func(name, thumbnail string) string {
 		var b strings.Builder
 		b.WriteString("product:\n")
 		for _, f := range def.Fields(KindProduct) {
@@ -57,8 +58,8 @@ func TestRegistry_Search(t *testing.T) {
 			switch f.Name {
 			case "name":
 				line += name
-			case "description":
-				line += description
+			case "thumbnail":
+				line += thumbnail
 			}
 			b.WriteString(line + "}\n")
 		}
@@ -76,15 +77,15 @@ func TestRegistry_Search(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(r.SearchFields(KindProduct)); got != "sku" {
-		t.Errorf("with name off: product search fields = %s, want sku", got)
+	if got := names(r.SearchFields(KindProduct)); got != "sku,description,categories" {
+		t.Errorf("with name off: product search fields = %s, want sku,description,categories", got)
 	}
-	if got := names(r.SearchFields(KindDocument)); got != "title" {
-		t.Errorf("without the key: document search fields = %s, want title", got)
+	if got := names(r.SearchFields(KindDocument)); got != "title,body,tags" {
+		t.Errorf("without the key: document search fields = %s, want title,body,tags", got)
 	}
 	_, err = ParseRegistry("t.yaml", []byte(yaml("", ", search: true")))
-	if ErrorCode(err) != EINVALID || !strings.Contains(err.Error(), "product.description: search needs a folded column") {
-		t.Errorf("search on description = %v, want EINVALID naming product.description", err)
+	if ErrorCode(err) != EINVALID || !strings.Contains(err.Error(), "product.thumbnail: search needs a folded column") {
+		t.Errorf("search on thumbnail = %v, want EINVALID naming product.thumbnail", err)
 	}
 }
 
@@ -105,9 +106,37 @@ func TestPlanUpdate_Folds(t *testing.T) {
 	}
 }
 
-func TestFoldRow(t *testing.T) {
-	s := "STRAẞE"
-	if got := FoldRow([]*string{&s, nil}); len(got) != 2 || got[0] != "strasse" || got[1] != "" {
-		t.Errorf("FoldRow = %q, want [strasse, \"\"]", got)
+func TestFoldValue(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{"STRAẞE", "strasse"},
+		{[]string{"Küche", "GARTEN"}, "küche\ngarten"}, // one item a line
+		{nil, ""},
+		{int64(3), ""},
+	} {
+		if got := FoldValue(tc.v); got != tc.want {
+			t.Errorf("FoldValue(%#v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestFoldedFieldsAddedBy(t *testing.T) {
+	// Every folded field is added by exactly one migration, so each is filled once.
+	for _, kind := range Kinds {
+		var all []string
+		for _, m := range []string{"0005_search_fold.sql", "0008_search_text.sql"} {
+			all = append(all, FoldedFieldsAddedBy(m, kind)...)
+		}
+		if !slices.Equal(all, FoldedFields(kind)) {
+			t.Errorf("%s: migrations add %v, folded fields are %v", kind, all, FoldedFields(kind))
+		}
+	}
+	if FoldedFieldsAddedBy("0003_sku_key.sql", KindProduct) != nil || AddsFoldedColumns("0003_sku_key.sql") {
+		t.Error("sku_key adds no folded columns")
+	}
+	if !IndexedQuery("abc") || IndexedQuery("ab") || !IndexedQuery("αβγ") || IndexedQuery("ßß") {
+		t.Error("IndexedQuery counts characters, from TrigramSize")
 	}
 }

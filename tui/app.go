@@ -169,7 +169,9 @@ type common struct {
 	presence *presenceState
 	// seen holds the items of set fields (categories, tags) in the records the list loaded,
 	// by field name: what one-line fields suggest, next to the registry's enum values.
-	seen map[string]map[string]bool
+	seen   map[string]map[string]bool
+	search string // the list's search, which the editor marks in the record's text
+	marks  matchLineMemo
 }
 
 // noteItems remembers the items of the set fields of recs, for suggestions.

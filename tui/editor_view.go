@@ -113,10 +113,10 @@ func (e *editorModel) formLines(room int) []string {
 			continue
 		case fi.readOnly != "" || e.readOnly != "":
 			shown := fi.shownText()
-			val = st.Dim.Render(ansi.Truncate(firstLine(shown), valW, "…"))
+			val = st.Dim.Render(ansi.Truncate(highlight(firstLine(shown), c.search), valW, "…"))
 			if fi.body != nil && fi.body.LineCount() > 1 {
 				n := fi.body.LineCount() - 1
-				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(shown, c.search))
 			}
 		case fi.body != nil && focused:
 			lines = append(lines, marker+label)
@@ -124,14 +124,14 @@ func (e *editorModel) formLines(room int) []string {
 			focusTo = len(lines)
 			continue
 		case fi.body != nil:
-			val = ansi.Truncate(oneLine(fi.text()), valW-12, "…")
+			val = ansi.Truncate(highlight(oneLine(fi.text()), c.search), valW-12, "…")
 			if n := fi.body.LineCount() - 1; n > 0 {
-				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n))
+				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(fi.text(), c.search))
 			}
 		case focused:
 			val = fi.line.View()
 		default:
-			val = ansi.Truncate(safe.Line(fi.text()), valW, "…")
+			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search), valW, "…")
 		}
 		if fi.delta != 0 {
 			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Label, fi.delta))

@@ -62,6 +62,7 @@ type KeyMap struct {
 	PrevHunk   key.Binding
 	AllMine    key.Binding
 	AllTheirs  key.Binding
+	Words      key.Binding // show a text hunk's word-level merge; Confirm takes it
 	Undo       key.Binding
 
 	// History.
@@ -130,6 +131,7 @@ func DefaultKeyMap() KeyMap {
 		PrevHunk:   b([]string{"p"}, "p", "prev hunk"),
 		AllMine:    b([]string{"M"}, "M/T", "all mine/theirs"),
 		AllTheirs:  b([]string{"T"}, "T", "all theirs"),
+		Words:      b([]string{"w"}, "w", "word merge"),
 		Undo:       b([]string{"u"}, "u", "undo"),
 
 		SwitchTab: b([]string{"tab"}, "tab", "versions/op log"),
@@ -164,7 +166,7 @@ func (k KeyMap) ConflictKeys() []key.Binding {
 
 // MergeKeys are the merge view's keys.
 func (k KeyMap) MergeKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo, k.Save, k.Back}
+	return []key.Binding{k.Up, k.Down, k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Words, k.Undo, k.Save, k.Back}
 }
 
 // HistoryKeys are the history screen's keys.
@@ -200,7 +202,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},
 		{
-			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Undo}},
+			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Words, k.Undo}},
 			{"history", []key.Binding{move, k.Revert, k.SwitchTab, k.Restore, k.Back}},
 			{"locks", []key.Binding{move, pair(k.Open, k.Open, "enter", "open the record"), k.Back}},
 		},

@@ -88,7 +88,7 @@ type refreshedMsg struct {
 func newList(c *common) *listModel {
 	ti := newLineField()
 	ti.Prompt = "/"
-	ti.Placeholder = "sku, name or title"
+	ti.Placeholder = "text to find"
 	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{},
 		folded: map[int64]bool{}}
 }
@@ -107,6 +107,7 @@ func (l *listModel) load() tea.Cmd {
 	l.gen++
 	l.paging = false // a page of the old load is dropped when it comes
 	c, kind, gen, search, sort, desc := l.c, l.kind, l.gen, l.search, l.sort, l.desc
+	c.search = search // the editor marks it too
 	if kind == store.KindDocument {
 		return func() tea.Msg {
 			recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: maxDocuments})
@@ -528,11 +529,11 @@ func (l *listModel) View() string {
 	now := c.dbNow()
 	for i := l.offset; i < end; i++ {
 		r := l.rows[i]
-		title := safe.Line(r.Title())
+		title := highlight(safe.Line(r.Title()), l.search)
 		if l.kind == store.KindDocument && l.search == "" {
 			title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
 		}
-		title = padRight(ansi.Truncate(title, nameW, "…"), nameW)
+		title = searchCell(c.reg, r, title, l.search, nameW)
 		lk, held := "free", 0
 		if ls, ok := l.leases[l.kind][r.ID]; ok {
 			lk, held = lockIndicator(ls, c.user, now)

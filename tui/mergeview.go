@@ -117,19 +117,15 @@ type mergeDoneMsg struct {
 	cancel bool
 }
 
-// undoMark is where the cursor was for one step on the merge's undo stack, so undo shows
-// the field (and hunk) it reverts.
-type undoMark struct{ field, hunk int }
-
 // mergeModel is the merge view over cs.rm.
 type mergeModel struct {
 	c       *common
 	cs      *conflictState
 	rm      *merge.RecordResult
-	cursor  int         // index into rm.Fields
-	rows    []int       // the fields shown as rows: every field somebody changed
-	hunk    map[int]int // the current hunk of each text conflict
-	undo    []undoMark  // one per step on rm's undo stack
+	cursor  int                 // index into rm.Fields
+	rows    []int               // the fields shown as rows: every field somebody changed
+	hunk    map[int]int         // the current hunk of each text conflict
+	words   *merge.WordProposal // the current hunk's word-level merge, while shown (w)
 	editing bool
 	line    lineField
 	body    *bodyField
@@ -161,11 +157,6 @@ func (m *mergeModel) layout() {
 	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rows)-9, 3))
 }
 
-// did records that a step was put on rm's undo stack at the cursor.
-func (m *mergeModel) did() {
-	m.undo = append(m.undo, undoMark{field: m.cursor, hunk: m.hunk[m.cursor]})
-}
-
 // Update handles the merge keys.
 func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
@@ -178,6 +169,23 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 		return m.updateEditing(k, fm)
 	}
 	m.status = statusLine{}
+	if m.words != nil {
+		// The proposal is shown: Confirm takes it, any other key puts it away (and does
+		// what it does).
+		m.words = nil
+		if key.Matches(k, keys.Confirm) {
+			if _, err := m.rm.TakeWords(fm.Field.Name, m.hunk[m.cursor]); err != nil {
+				m.status.fail("merge", err)
+				return nil
+			}
+			m.status.info(fmt.Sprintf("%s hunk %d: word-level merge taken (u undoes it)", fm.Field.Label, m.hunk[m.cursor]+1))
+			m.afterHunk(fm.Text, m.hunk[m.cursor])
+			return nil
+		}
+		if key.Matches(k, keys.Back) || key.Matches(k, keys.Words) {
+			return nil
+		}
+	}
 	switch {
 	case key.Matches(k, keys.Save):
 		if n := m.rm.Conflicts(); n > 0 {
@@ -203,13 +211,20 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 			m.cursor = m.rows[at]
 		}
 	case key.Matches(k, keys.Undo):
-		if !m.rm.Undo() || len(m.undo) == 0 {
+		u, ok := m.rm.Undo()
+		if !ok {
 			m.status.info("nothing to undo")
 			return nil
 		}
-		u := m.undo[len(m.undo)-1]
-		m.undo = m.undo[:len(m.undo)-1]
-		m.cursor, m.hunk[u.field] = u.field, u.hunk
+		for i, f := range m.rm.Fields {
+			if f.Field == u.Field {
+				m.cursor = i
+			}
+		}
+		if u.Hunk >= 0 {
+			m.hunk[m.cursor] = u.Hunk
+		}
+		m.status.info(u.String())
 	case fm.State != merge.FieldConflict:
 		if key.Matches(k, keys.EditValue) || key.Matches(k, keys.PickMine) || key.Matches(k, keys.PickTheirs) {
 			m.status.info(fm.Field.Label + " merged without conflict")
@@ -253,7 +268,6 @@ func (m *mergeModel) resolved(err error) {
 		m.status.fail("merge", err)
 		return
 	}
-	m.did()
 	m.nextConflict()
 }
 
@@ -291,6 +305,14 @@ func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 		p = merge.PickBase
 	case key.Matches(k, keys.PickBoth):
 		p = merge.PickBoth
+	case key.Matches(k, keys.Words):
+		w, err := m.rm.ProposeWords(name, cur)
+		if err != nil {
+			m.status.warn(fmt.Sprintf("%s hunk %d: %v", fm.Field.Label, cur+1, err))
+			return nil
+		}
+		m.words = w
+		return nil
 	default:
 		return nil
 	}
@@ -298,13 +320,18 @@ func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 		m.status.fail("merge", err)
 		return nil
 	}
-	m.did()
+	m.afterHunk(t, cur)
+	return nil
+}
+
+// afterHunk moves on after hunk cur of t was resolved: to its next open hunk, or to the next
+// open conflict.
+func (m *mergeModel) afterHunk(t *merge.Resolution, cur int) {
 	if t.Remaining() > 0 {
 		m.hunk[m.cursor] = nextOpenHunk(t, cur)
 	} else {
 		m.nextConflict()
 	}
-	return nil
 }
 
 // nextOpenHunk returns the next unresolved hunk after cur (wrapping), or cur.
@@ -349,7 +376,6 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 		}
 		m.editing = false
 		m.line.Blur()
-		m.did()
 		m.nextConflict()
 		return nil
 	case key.Matches(k, m.c.keys.Back):
@@ -514,6 +540,11 @@ func (m *mergeModel) detail() []string {
 	}
 	out := []string{fmt.Sprintf("%s · hunk %d of %d (base line %d) · %s · 1 mine 2 theirs 3 base b both",
 		f.Label, cur+1, fm.Text.Hunks(), ch.BaseStart+1, state)}
+	if m.words != nil {
+		out = append(out, fmt.Sprintf("word-level merge (%s, %s) · %s takes it, esc puts it away:",
+			st.Mine.Render("●[mine]"), st.Theirs.Render("◆[theirs]"), m.c.keys.Confirm.Help().Key))
+		return append(out, wordLines(st, m.words, max(m.c.width-2, 10))...)
+	}
 	out = append(out, st.Mine.Render("mine vs base:"))
 	for _, d := range editLines(ch.OursDiff()) {
 		out = append(out, "  "+diffStyle(st, d))
@@ -559,6 +590,44 @@ func (m *mergeModel) preview(fm *merge.FieldMerge) []string {
 	var out []string
 	for _, l := range splitText(fm.Field.Format(v)) {
 		out = append(out, mark+l)
+	}
+	return out
+}
+
+// wordLines is a word-level proposal as it would be written, wrapped to width, with each
+// side's words marked: "●[…]" mine, "◆[…]" theirs (in their colours too), so the marks show
+// without colour. Database text goes through safe.Line piece by piece.
+func wordLines(st Styles, w *merge.WordProposal, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, pc := range w.Pieces {
+		segs := strings.Split(pc.Text, "\n")
+		for i, seg := range segs {
+			if i > 0 {
+				lines = append(lines, cur.String())
+				cur.Reset()
+			}
+			if seg == "" {
+				continue
+			}
+			seg = safe.Line(seg)
+			switch pc.From {
+			case merge.ChangedOurs:
+				seg = st.Mine.Render("●[" + seg + "]")
+			case merge.ChangedTheirs:
+				seg = st.Theirs.Render("◆[" + seg + "]")
+			case merge.ChangedBoth:
+				seg = st.Mine.Render("●◆[" + seg + "]")
+			}
+			cur.WriteString(seg)
+		}
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	var out []string
+	for _, l := range lines {
+		out = append(out, strings.Split(ansi.Wrap("  "+l, width, ""), "\n")...)
 	}
 	return out
 }

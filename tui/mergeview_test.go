@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/merge"
@@ -14,11 +15,17 @@ import (
 // product 1's v1 in two places far apart (two hunks).
 func mergeViewOn(t *testing.T, mine, theirs string) (*mergeModel, func(string) string) {
 	t.Helper()
+	return mergeViewFrom(t, "one\ntwo\nthree\nfour\nfive\nsix\nseven\n", mine, theirs)
+}
+
+// mergeViewFrom is mergeViewOn from another base description.
+func mergeViewFrom(t *testing.T, baseText, mine, theirs string) (*mergeModel, func(string) string) {
+	t.Helper()
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
 	d := newDriver(t, s, "alice")
 	base := mustRecord(t, s, 1)
-	base.Fields["description"] = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+	base.Fields["description"] = baseText
 	cur := base.Clone()
 	cur.Version, cur.UpdatedBy = 2, "bob"
 	cur.Fields["description"] = theirs
@@ -84,7 +91,10 @@ func TestMergeView_HunksUndoAndEdit(t *testing.T) {
 	if got := press("esc"); !strings.Contains(got, "mine and theirs (edited)") {
 		t.Fatalf("edited value not shown:\n%s", got)
 	}
-	press("u")
+	// Undo says what it reverted (the merge result's own undo stack; the view keeps none).
+	if got := press("u"); !strings.Contains(got, "undid value: edited in description") {
+		t.Fatalf("undo of the edit does not say what it reverted:\n%s", got)
+	}
 	if got, want := description(t, m), "ONE-b\ntwo\nthree\nfour\nfive\nsix\nSEVEN-b\n"; got != want {
 		t.Fatalf("after undoing the edit: description = %q, want %q", got, want)
 	}
@@ -95,5 +105,77 @@ func TestMergeView_HunksUndoAndEdit(t *testing.T) {
 	}
 	if got := press("ctrl+s"); !strings.Contains(got, "1 conflict left") {
 		t.Fatalf("save with an open conflict was not refused:\n%s", got)
+	}
+}
+
+// TestMergeView_WordProposal: w shows a conflicting hunk's word-level merge with each side's
+// words marked, and nothing is applied until enter; enter takes it, u undoes it and says so.
+// Changed words that overlap get the refusal, naming them, and nothing changes.
+func TestMergeView_WordProposal(t *testing.T) {
+	const para = "The committee met on Tuesday to review the figures, and freight costs remain the largest concern."
+	m, press := mergeViewFrom(t, para+"\n",
+		strings.Replace(para, "Tuesday", "Monday", 1)+"\n",
+		strings.Replace(para, "largest", "biggest", 1)+"\n")
+	got := press("w")
+	for _, want := range []string{"word-level merge", "●[Monday]", "◆[biggest]", "enter takes it"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("w does not show %q:\n%s", want, got)
+		}
+	}
+	if m.rm.Conflicts() != 1 {
+		t.Fatal("showing the proposal applied it")
+	}
+	press("esc") // put away: nothing applied
+	if m.rm.Conflicts() != 1 || m.words != nil {
+		t.Fatal("esc applied the proposal or kept it shown")
+	}
+	press("w")
+	if got := press("enter"); !strings.Contains(got, "word-level merge taken") || m.rm.Conflicts() != 0 {
+		t.Fatalf("enter did not take the proposal:\n%s", got)
+	}
+	want := strings.Replace(strings.Replace(para, "Tuesday", "Monday", 1), "largest", "biggest", 1) + "\n"
+	if got := description(t, m); got != want {
+		t.Fatalf("description = %q, want %q", got, want)
+	}
+	if got := press("u"); !strings.Contains(got, "undid hunk 1: word-level merge in description") || m.rm.Conflicts() != 1 {
+		t.Fatalf("undo of the word merge:\n%s", got)
+	}
+
+	m, press = mergeViewFrom(t, para+"\n",
+		strings.Replace(para, "Tuesday", "Monday", 1)+"\n",
+		strings.Replace(para, "Tuesday", "Friday", 1)+"\n")
+	if got := press("w"); !strings.Contains(got, `both sides changed "Tuesday"`) || m.words != nil {
+		t.Fatalf("overlapping words were not refused by name:\n%s", got)
+	}
+	if m.rm.Conflicts() != 1 {
+		t.Fatal("a refused proposal resolved the hunk")
+	}
+}
+
+// TestConflict_MergeWords: from a real conflict (alice and bob changed different words of one
+// line), the merge view's w shows the word-level merge (goldens at 80×24 and 15 rows), and
+// enter takes it.
+func TestConflict_MergeWords(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	cur := mustRecord(t, s, 1)
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: cur.Version,
+		Set: store.Values{"description": "A fine product.\n2nd line.\nThird line.\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.app.editor.fields[2].setText("A fine product.\nSecond row.\nThird line.\n")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("m")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("w")
+	alice.waitFor("word-level merge")
+	alice.golden("merge_view_words")
+	alice.apply(tea.WindowSizeMsg{Width: 80, Height: 15})
+	alice.golden("merge_view_words_15")
+	alice.apply(tea.WindowSizeMsg{Width: 80, Height: 24})
+	alice.key("enter")
+	alice.waitFor("0 of 1 conflict left")
+	if v, _ := alice.app.editor.merge.rm.Field("description").Value(); v != "A fine product.\n2nd row.\nThird line.\n" {
+		t.Fatalf("description after taking the word merge = %q", v)
 	}
 }

@@ -49,3 +49,48 @@ func TestCLI_ListSearchUnicode(t *testing.T) {
 		})
 	}
 }
+
+// TestCLI_ListSearchText: "tandem list --search" finds words inside descriptions and
+// categories (issue 13), on both stores alike, through each store's text index, and a save of
+// the description is found by its new words.
+func TestCLI_ListSearchText(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			mustCreate(t, dsn, "product", "sku=D-1", "name=Stool", "description=Oak.\nΟ ΣΊΣΥΦΟΣ κυλά την πέτρα.\n")
+			mustCreate(t, dsn, "product", "sku=D-2", "name=Table", "categories=Küche,Garten")
+			mustCreate(t, dsn, "product", "sku=D-3", "name=Lamp", "description=Brass, made in İstanbul.")
+			search := func(q string) []string {
+				t.Helper()
+				var list []record
+				if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json", "--search", q)), &list); err != nil {
+					t.Fatal(err)
+				}
+				out := []string{}
+				for _, r := range list {
+					out = append(out, fmt.Sprint(r.Fields["sku"]))
+				}
+				slices.Sort(out)
+				return out
+			}
+			for q, want := range map[string][]string{
+				"σίσυφος κυλά": {"D-1"},
+				"KÜCHE":        {"D-2"},
+				"istanbul":     {"D-3"},
+				"a":            {"D-1", "D-2", "D-3"}, // shorter than a trigram: the scan
+				"nowhere":      {},
+			} {
+				if got := search(q); !slices.Equal(got, want) {
+					t.Errorf("list --search %q = %q, want %q", q, got, want)
+				}
+			}
+			mustTandem(t, dsn, "set", "product", "1", "description=Pine.", "--expect-version", "1")
+			if got := search("σίσυφος"); len(got) != 0 {
+				t.Errorf("after the save: list --search σίσυφος = %q, want nothing", got)
+			}
+			if got, want := search("PINE"), []string{"D-1"}; !slices.Equal(got, want) {
+				t.Errorf("after the save: list --search PINE = %q, want %q", got, want)
+			}
+		})
+	}
+}

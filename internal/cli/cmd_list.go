@@ -50,7 +50,7 @@ id order: a table for people, or with --json an array of records in the same for
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of records")
-	cmd.Flags().StringVar(&search, "search", "", "only records whose sku, name or title contains this text, in any case (Unicode case folding)")
+	cmd.Flags().StringVar(&search, "search", "", "only records whose searched fields (sku, name, description, categories; title, body, tags) contain this text, in any case (Unicode case folding)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many records (0: all)")
 	return cmd
 }

@@ -149,13 +149,8 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
 	}
 	if f.Search != "" {
-		// store decides the fields and the folding; strpos() on the folded columns is an
-		// exact, wildcard-free substring test, as SQLite's instr() (see store/search.go).
-		ors := []string{"false"} // a registry that searches no field finds nothing
-		for _, sf := range db.reg.SearchFields(f.Kind) {
-			ors = append(ors, "strpos("+ident(store.FoldColumn(sf.Name))+", $?) > 0")
-		}
-		add("("+strings.Join(ors, " OR ")+")", store.SearchFold(f.Search))
+		cond, a := db.searchCondition(f, len(args))
+		where, args = append(where, cond), append(args, a...)
 	}
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)
@@ -192,6 +187,9 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	sql += " ORDER BY " + order
 	if f.Limit > 0 {
 		sql += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	if f.Search != "" {
+		args = searchExecMode(args)
 	}
 	var out []*store.Record
 	err = db.read(ctx, "find "+string(f.Kind)+"s", func(q querier) error {
@@ -815,70 +813,8 @@ func afterMigration(ctx context.Context, tx pgx.Tx, name string) error {
 	switch {
 	case strings.HasSuffix(name, "_sku_key.sql"):
 		return fillSKUKeys(ctx, tx)
-	case strings.HasSuffix(name, "_search_fold.sql"):
-		return fillFolds(ctx, tx)
-	}
-	return nil
-}
-
-// fillFolds gives every record the folded columns of its searched fields (migration
-// search_fold), with store.FoldRow. The columns are store.FoldedFields, the ones that
-// migration adds; a migration that adds another folded field fills its own column. One
-// UPDATE per kind: the values travel as arrays.
-func fillFolds(ctx context.Context, tx pgx.Tx) error {
-	for _, kind := range store.Kinds {
-		fields := store.FoldedFields(kind)
-		if len(fields) == 0 {
-			continue
-		}
-		t, err := table(kind)
-		if err != nil {
-			return err
-		}
-		cols := make([]string, len(fields))
-		for i, name := range fields {
-			cols[i] = ident(name)
-		}
-		rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		folded := make([][]string, len(fields))
-		for rows.Next() {
-			var id int64
-			raw := make([]*string, len(fields))
-			dest := []any{&id}
-			for i := range raw {
-				dest = append(dest, &raw[i])
-			}
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-			for i, v := range store.FoldRow(raw) {
-				folded[i] = append(folded[i], v)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		args := []any{ids}
-		sets := make([]string, len(fields))
-		unnest := []string{"$1::bigint[]"}
-		as := []string{"id"}
-		for i, name := range fields {
-			args = append(args, folded[i])
-			sets[i] = ident(store.FoldColumn(name)) + " = f.c" + strconv.Itoa(i)
-			unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
-			as = append(as, "c"+strconv.Itoa(i))
-		}
-		if _, err := tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
-			strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...); err != nil {
-			return err
-		}
+	case store.AddsFoldedColumns(name):
+		return afterSearchMigration(ctx, tx, name)
 	}
 	return nil
 }

@@ -44,7 +44,9 @@ func fileSize(t *testing.T, path string) int64 {
 // TestHistory_TitleEditsOfALargeDocument makes 100 title edits of a document with a 1 MB
 // body: history must grow by what changed, not by the body (a full snapshot per save added
 // the body a hundred times). The size is measured with the store closed, which checkpoints
-// the WAL into the file.
+// the WAL into the file. An UPDATE rewrites the whole row, which holds the body and its
+// folded copy for search (body_fold, 1 MiB each), so the file may grow by about one such row
+// (2 MiB) whatever the number of edits; a snapshot per save would be 100 MiB.
 func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
@@ -81,8 +83,8 @@ func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 	}
 	after := fileSize(t, path)
 	t.Logf("100 title edits of a %d-byte document: %d bytes before, %d after (+%d)", len(body), before, after, after-before)
-	if grew := after - before; grew >= 2<<20 {
-		t.Errorf("the database grew by %d bytes, want under 2 MiB", grew)
+	if grew := after - before; grew >= 3<<20 {
+		t.Errorf("the database grew by %d bytes, want under 3 MiB", grew)
 	}
 
 	db, err = sqlite.Open(ctx, path, store.Options{})

@@ -52,15 +52,11 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		args  []any
 	)
 	if f.Search != "" {
-		// store decides the fields and the folding; instr() on the folded columns is an exact,
-		// wildcard-free substring test (see store/search.go).
-		ors := []string{"0"} // a registry that searches no field finds nothing
-		q := store.SearchFold(f.Search)
-		for _, sf := range db.reg.SearchFields(f.Kind) {
-			ors = append(ors, "instr("+store.FoldColumn(sf.Name)+", ?) > 0")
-			args = append(args, q)
+		cond, a, err := db.searchCondition(f)
+		if err != nil {
+			return nil, err
 		}
-		where = append(where, "("+strings.Join(ors, " OR ")+")")
+		where, args = append(where, cond), append(args, a...)
 	}
 	if len(f.IDs) > 0 {
 		where = append(where, "id IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(f.IDs)), ", ")+")")
@@ -636,72 +632,8 @@ func afterMigration(ctx context.Context, tx *sql.Tx, name string) error {
 	switch {
 	case strings.HasSuffix(name, "_sku_key.sql"):
 		return fillSKUKeys(ctx, tx)
-	case strings.HasSuffix(name, "_search_fold.sql"):
-		return fillFolds(ctx, tx)
-	}
-	return nil
-}
-
-// fillFolds gives every record the folded columns of its searched fields (migration
-// search_fold), with store.FoldRow. The columns are store.FoldedFields, the ones that
-// migration adds; a migration that adds another folded field fills its own column.
-func fillFolds(ctx context.Context, tx *sql.Tx) error {
-	for _, kind := range store.Kinds {
-		fields := store.FoldedFields(kind)
-		if len(fields) == 0 {
-			continue
-		}
-		t, err := table(kind)
-		if err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, "SELECT id, "+strings.Join(fields, ", ")+" FROM "+t)
-		if err != nil {
-			return err
-		}
-		type row struct {
-			id     int64
-			folded []string
-		}
-		var all []row
-		for rows.Next() {
-			var id int64
-			raw := make([]*string, len(fields))
-			dest := []any{&id}
-			for i := range raw {
-				dest = append(dest, &raw[i])
-			}
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return err
-			}
-			all = append(all, row{id, store.FoldRow(raw)})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		var sets []string
-		for _, name := range fields {
-			sets = append(sets, store.FoldColumn(name)+" = ?")
-		}
-		stmt, err := tx.PrepareContext(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE id = ?")
-		if err != nil {
-			return err
-		}
-		for _, r := range all {
-			args := make([]any, 0, len(fields)+1)
-			for _, v := range r.folded {
-				args = append(args, v)
-			}
-			if _, err := stmt.ExecContext(ctx, append(args, r.id)...); err != nil {
-				stmt.Close()
-				return err
-			}
-		}
-		if err := stmt.Close(); err != nil {
-			return err
-		}
+	case store.AddsFoldedColumns(name):
+		return afterSearchMigration(ctx, tx, name)
 	}
 	return nil
 }

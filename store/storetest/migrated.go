@@ -14,8 +14,10 @@ import (
 
 // CheckMigratedSearch checks search on a store migrated from version 1 whose records were
 // written before search folded its text: products 1 (sku STRASSE-1, name Ёлка), 2 (name
-// Straße) and 3 (name plain); documents 1 (title İzmir) and 2 (title Ankara). The migration
-// must have filled their folded columns, so a non-ASCII search finds them as it finds new ones.
+// Straße), 3 (name plain) and 4 (description with STRASSBURG, categories GARTEN and Küche);
+// documents 1 (title İzmir), 2 (title Ankara) and 3 (body with ΣΟΦΊΑ, tag Sécurité). The
+// migrations must have filled their folded columns and text indexes, so a non-ASCII search
+// finds them as it finds new ones.
 func CheckMigratedSearch(t *testing.T, st store.Store) {
 	t.Helper()
 	for _, tc := range []struct {
@@ -28,6 +30,13 @@ func CheckMigratedSearch(t *testing.T, st store.Store) {
 		{store.KindProduct, "PLAIN", []int64{3}},
 		{store.KindDocument, "izmir", []int64{1}},
 		{store.KindDocument, "ANKARA", []int64{2}},
+		// The text fields' folded columns (migration search_text), through the index.
+		{store.KindProduct, "straßburg", []int64{4}},
+		{store.KindProduct, "KÜCHE", []int64{4}},
+		{store.KindProduct, "garten", []int64{4}},
+		{store.KindProduct, "ß", []int64{1, 2, 4}},
+		{store.KindDocument, "σοφία in", []int64{3}},
+		{store.KindDocument, "SÉCURITÉ", []int64{3}},
 	} {
 		rs, err := st.FindRecords(t.Context(), store.Filter{Kind: tc.kind, Search: tc.query})
 		if err != nil {

@@ -129,6 +129,10 @@ func testFindRecords(t *testing.T, open Opener) {
 			"limit":       {store.Filter{Limit: 2}, ids[:2]},
 			"after+limit": {store.Filter{AfterID: ids[0], Limit: 2}, ids[1:3]},
 			"no match":    {store.Filter{Search: "nothing"}, nil},
+			// A search with ids and paging: the ids bound the search, not its pages.
+			"search+ids":         {store.Filter{Search: "hammer", IDs: []int64{ids[2], ids[1]}}, []int64{ids[2]}},
+			"search+after+limit": {store.Filter{Search: "hammer", AfterID: ids[0], Limit: 1}, []int64{ids[2]}},
+			"search+ids+limit":   {store.Filter{Search: "hammer", IDs: []int64{ids[0], ids[2]}, AfterID: ids[0], Limit: 1}, []int64{ids[2]}},
 		} {
 			if got := find(tc.f); !slices.Equal(got, tc.want) {
 				t.Errorf("%s: ids = %v, want %v", name, got, tc.want)

@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// searchTextMigration is the end of the name of the migration that indexes the folded
+// columns (and adds those of the text fields).
+const searchTextMigration = "_search_text.sql"
+
+// trgmLockPurpose serializes installing pg_trgm across the schemas of one database.
+const trgmLockPurpose = "tandem pg_trgm extension"
+
+// searchTable returns the table that holds the folded text of kind's field for search, with
+// its trigram index (see the search_text migration's header).
+func searchTable(kind store.Kind, field string) (string, error) {
+	t, err := table(kind)
+	if err != nil {
+		return "", err
+	}
+	return t + "_" + field + "_search", nil
+}
+
+// searchCondition returns the WHERE condition that finds the records of f.Kind matching
+// f.Search in the registry's searched fields (store/search.go decides the fields and the
+// folding), with its arguments numbered from $n+1.
+//
+// A query of a trigram or more is a LIKE of the folded query (its wildcards escaped) in each
+// searched field's search table, which its pg_trgm GIN index answers. Each lookup delivers
+// ids in order and, when the filter pages by id (AfterID, Limit) without naming ids, stops
+// after the page: the planner then walks the table's primary key for a word in most records
+// and uses the trigram index for a rare one. A shorter query, which a trigram index cannot
+// answer, is strpos() on every row of the record table's folded columns. Both are the exact
+// substring test the other stores make.
+func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
+	q := store.SearchFold(f.Search)
+	fields := db.reg.SearchFields(f.Kind)
+	if len(fields) == 0 {
+		return "false", nil // a registry that searches no field finds nothing
+	}
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(n+len(args))
+	}
+	if !store.IndexedQuery(q) {
+		p := arg(q)
+		ors := make([]string, len(fields))
+		for i, sf := range fields {
+			ors[i] = "strpos(" + ident(store.FoldColumn(sf.Name)) + ", " + p + ") > 0"
+		}
+		return "(" + strings.Join(ors, " OR ") + ")", args
+	}
+	like := arg(likeContains(q))
+	page := len(f.IDs) == 0
+	var after, limit string
+	if page && f.AfterID > 0 {
+		after = " AND id > " + arg(f.AfterID)
+	}
+	if page && f.Limit > 0 {
+		// The first Limit ids of the union are among the first Limit of each lookup.
+		limit = " ORDER BY id LIMIT " + arg(f.Limit)
+	}
+	lookups := make([]string, len(fields))
+	for i, sf := range fields {
+		st, _ := searchTable(f.Kind, sf.Name) // the kind is known good: SearchFields has it
+		lookups[i] = "(SELECT id FROM " + st + " WHERE fold LIKE " + like + after + limit + ")"
+	}
+	return "id IN (" + strings.Join(lookups, " UNION ALL ") + ")", args
+}
+
+// searchExecMode has a search planned with its values every time: pgx's statement cache
+// would prepare it, and after five runs PostgreSQL may keep a generic plan, which cannot tell
+// a rare word (the trigram index) from a common one (the primary key, stopping after a page)
+// and took 63 ms instead of 3 for a page of a word in every record. An unnamed statement
+// (its parameter types taken from the Go values: text, bigint, bigint[]) is planned for its
+// values, in one round trip.
+func searchExecMode(args []any) []any {
+	return append([]any{pgx.QueryExecModeExec}, args...)
+}
+
+// likeContains returns the LIKE pattern that matches text containing s: s with LIKE's
+// wildcards and its escape character (backslash, the default) escaped, between two %.
+func likeContains(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// afterSearchMigration runs the Go part of a migration that adds folded columns: it fills
+// them for the records that exist, and the search_text migration then indexes every folded
+// column.
+func afterSearchMigration(ctx context.Context, tx pgx.Tx, migration string) error {
+	if err := fillFolds(ctx, tx, migration); err != nil {
+		return err
+	}
+	if strings.HasSuffix(migration, searchTextMigration) {
+		return searchIndexes(ctx, tx)
+	}
+	return nil
+}
+
+// searchIndexes creates, for every folded column, its search table (id, fold) with a
+// pg_trgm GIN index, fills it, and a trigger that keeps it current on every insert and every
+// write of the column (a delete cascades). The text is indexed in a table of its own so that a
+// write of other columns (a title, the stock) does not re-index a long body: a GIN index on
+// the record table would get the whole body's trigrams again for every new row version. The
+// extension is installed in the public schema when the database has none (see the
+// migration's header).
+func searchIndexes(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(trgmLockPurpose)); err != nil {
+		return err
+	}
+	var ext, schema string
+	err := tx.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+		WHERE e.extname = 'pg_trgm'`).Scan(&ext)
+	if errors.Is(err, pgx.ErrNoRows) {
+		ext = "public"
+		if _, err := tx.Exec(ctx, "CREATE EXTENSION pg_trgm SCHEMA public"); err != nil {
+			return store.Errorf(store.EUNAVAILABLE,
+				"full-text search needs the pg_trgm extension, which this role cannot install (%s); "+
+					"have the database owner run CREATE EXTENSION pg_trgm, then open the store again", pgMessage(err))
+		}
+	} else if err != nil {
+		return err
+	}
+	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return err
+	}
+	for _, kind := range store.Kinds {
+		t, err := table(kind)
+		if err != nil {
+			return err
+		}
+		qt := ident(schema) + "." + t
+		for _, name := range store.FoldedFields(kind) {
+			st, _ := searchTable(kind, name)
+			qst := ident(schema) + "." + st
+			col := ident(store.FoldColumn(name))
+			fn := ident(schema) + "." + ident(st+"_sync")
+			for _, q := range []string{
+				"CREATE TABLE " + qst + " (id bigint PRIMARY KEY REFERENCES " + qt + " (id) ON DELETE CASCADE, fold text)",
+				"INSERT INTO " + qst + " (id, fold) SELECT id, " + col + " FROM " + qt,
+				"CREATE INDEX " + ident(st+"_trgm") + " ON " + qst + " USING gin (fold " + ident(ext) + ".gin_trgm_ops)",
+				"ALTER TABLE " + qst + " ALTER COLUMN fold SET STATISTICS 400",
+				"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN " +
+					"INSERT INTO " + qst + " (id, fold) VALUES (NEW.id, NEW." + col + ") " +
+					"ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold; RETURN NULL; END $f$",
+				"CREATE TRIGGER " + ident(st+"_sync") + " AFTER INSERT OR UPDATE OF " + col + " ON " + qt +
+					" FOR EACH ROW EXECUTE FUNCTION " + fn + "()",
+			} {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fillFolds gives every record the folded columns that the migration named migration adds
+// (store.FoldedFieldsAddedBy), with store.FoldValue of the stored values: what a write of
+// the fields gives. One UPDATE per kind: the values travel as arrays.
+func fillFolds(ctx context.Context, tx pgx.Tx, migration string) error {
+	reg := store.DefaultRegistry() // field types are schema: every registry has these
+	for _, kind := range store.Kinds {
+		names := store.FoldedFieldsAddedBy(migration, kind)
+		if len(names) == 0 {
+			continue
+		}
+		t, err := table(kind)
+		if err != nil {
+			return err
+		}
+		fields := make([]*store.Field, len(names))
+		cols := make([]string, len(names))
+		for i, name := range names {
+			if fields[i], err = reg.Field(kind, name); err != nil {
+				return err
+			}
+			cols[i] = ident(name)
+		}
+		rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		folded := make([][]string, len(fields))
+		for rows.Next() {
+			var id int64
+			dest := []any{&id}
+			for _, f := range fields {
+				if f.Type == store.TypeSet {
+					dest = append(dest, new([]string))
+				} else {
+					dest = append(dest, new(*string))
+				}
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			for i, d := range dest[1:] {
+				var v any
+				switch d := d.(type) {
+				case *[]string:
+					v = *d
+				case **string:
+					if *d != nil {
+						v = **d
+					}
+				}
+				folded[i] = append(folded[i], store.FoldValue(v))
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		args := []any{ids}
+		sets := make([]string, len(fields))
+		unnest := []string{"$1::bigint[]"}
+		as := []string{"id"}
+		for i, name := range names {
+			args = append(args, folded[i])
+			sets[i] = ident(store.FoldColumn(name)) + " = f.c" + strconv.Itoa(i)
+			unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
+			as = append(as, "c"+strconv.Itoa(i))
+		}
+		if _, err := tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
+			strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
