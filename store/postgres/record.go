@@ -231,6 +231,14 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
+	o, err := store.CreateOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	var hash string
+	if o.IdempotencyKey != "" {
+		hash = store.CreateHash(kind, o.ID, vals)
+	}
 	var sku string
 	if kind == store.KindProduct {
 		sku, _ = full["sku"].(string)
@@ -248,6 +256,30 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	what := "create " + string(kind)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
 		now := db.txNow()
+		if o.IdempotencyKey != "" {
+			// As a save: the key's row is inserted first, so a concurrent create with the
+			// same key waits on it, then finds it and replays.
+			tag, err := tx.Exec(ctx, claimKeySQL, store.ScopeAPI, o.IdempotencyKey, hash, actor.Name,
+				store.DefaultCompletedTTL.Microseconds())
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				replay, err := db.takeSaveKey(ctx, tx, o.IdempotencyKey, hash, actor)
+				if err != nil {
+					return err
+				}
+				if replay != nil {
+					rec, err = db.findRecord(ctx, tx, kind, replay.ID, false)
+					return err
+				}
+			}
+		}
+		if o.ID != 0 {
+			if err := db.checkFreeID(ctx, tx, kind, o.ID); err != nil {
+				return err
+			}
+		}
 		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
 			return err
 		}
@@ -278,6 +310,11 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			cols = append(cols, ident(col))
 			ph = append(ph, "$"+strconv.Itoa(len(args)))
 		}
+		if o.ID != 0 {
+			args = append(args, o.ID)
+			cols = append(cols, "id")
+			ph = append(ph, "$"+strconv.Itoa(len(args)))
+		}
 		args = append(args, now, actor.Name)
 		cols = append(cols, "version", "updated_at", "updated_by")
 		ph = append(ph, "1", "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args)))
@@ -286,6 +323,19 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
+		}
+		if o.ID != 0 {
+			// The identity sequence never hands out an id at or below one given here.
+			if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'),
+				greatest(nextval(pg_get_serial_sequence($1, 'id')), $2))`, t, o.ID); err != nil {
+				return err
+			}
+		}
+		if o.IdempotencyKey != "" {
+			if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+				store.ScopeAPI, o.IdempotencyKey, store.CreatedResult(r).Encode()); err != nil {
+				return err
+			}
 		}
 		if keep {
 			if err := db.insertVersion(ctx, tx, r, actor, names, now, nil); err != nil {
@@ -803,6 +853,24 @@ func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, acto
 		WHERE scope = $1 AND key = $2`,
 		store.ScopeAPI, key, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
 	return nil, err
+}
+
+// checkFreeID refuses a create with an id a record of kind already has; the primary key
+// stays the guarantee against a concurrent insert.
+func (db *DB) checkFreeID(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var one int
+	err = tx.QueryRow(ctx, "SELECT 1 FROM "+t+" WHERE id = $1", id).Scan(&one)
+	switch {
+	case err == nil:
+		return store.IDTakenError(kind, id)
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	}
+	return err
 }
 
 // checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a

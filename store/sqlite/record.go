@@ -131,6 +131,14 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
+	o, err := store.CreateOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	var hash string
+	if o.IdempotencyKey != "" {
+		hash = store.CreateHash(kind, o.ID, vals)
+	}
 	var sku string
 	if kind == store.KindProduct {
 		sku, _ = full["sku"].(string)
@@ -165,12 +173,31 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		cols = append(cols, col)
 		args = append(args, folds[col])
 	}
+	if o.ID != 0 {
+		cols = append(cols, "id")
+		args = append(args, o.ID)
+	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
 
 	var rec *store.Record
 	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
+		if o.IdempotencyKey != "" {
+			replay, err := db.checkUpdateKey(ctx, tx, o.IdempotencyKey, hash)
+			if err != nil {
+				return err
+			}
+			if replay != nil {
+				rec, err = db.findRecord(ctx, tx, kind, replay.ID)
+				return err
+			}
+		}
+		if o.ID != 0 {
+			if err := db.checkFreeID(ctx, tx, kind, o.ID); err != nil {
+				return err
+			}
+		}
 		if err := db.checkUnique(ctx, tx, kind, 0, sku); err != nil {
 			return err
 		}
@@ -187,12 +214,34 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
 			return err
 		}
+		if o.IdempotencyKey != "" {
+			if err := db.completeUpdateKey(ctx, tx, o.IdempotencyKey, hash, store.CreatedResult(rec), actor); err != nil {
+				return err
+			}
+		}
 		return db.logWrite(ctx, tx, rec, store.EventCreated, actor, keep, written, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr("create "+string(kind), err)
 	}
 	return rec, nil
+}
+
+// checkFreeID refuses a create with an id a record of kind already has.
+func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, "SELECT 1 FROM "+t+" WHERE id = ?", id).Scan(&one)
+	switch {
+	case err == nil:
+		return store.IDTakenError(kind, id)
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	}
+	return err
 }
 
 // checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
