@@ -64,6 +64,8 @@ func commands(a *app) []*cobra.Command {
 		newWorkerCmd(a),
 		newBenchCmd(a),
 		newTortureCmd(a),
+		newExportCmd(a),
+		newImportCmd(a),
 	}
 }
 
