@@ -25,7 +25,7 @@ func (g genRecords) FindRecords(_ context.Context, f store.Filter) ([]*store.Rec
 			UpdatedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Fields: store.Values{
 				"sku": fmt.Sprintf("SKU-%06d", id), "name": fmt.Sprintf("Halden oak lamp %d, oiled", id),
 				"description": "Gives a warm, even light.\nMade in Lithuania.\n\n- Care: dust with a dry cloth",
-				"categories": []string{"lighting", "office"}, "price": id * 7, "stock": id % 120,
+				"categories":  []string{"lighting", "office"}, "price": id * 7, "stock": id % 120,
 				"availability": "in_stock", "thumbnail": "", "search_index": "", "checksum": "", "last_sync_at": nil,
 			}})
 	}
