@@ -15,7 +15,7 @@ import (
 func newExportCmd(a *app) *cobra.Command {
 	var (
 		format, search, fields, out string
-		base                        bool
+		base, asJSON                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export KIND [--format csv|jsonl|json] [--search TEXT] [--fields a,b] [-o FILE]",
@@ -42,6 +42,12 @@ moved on.`,
 			kind, err := parseKind(args[0])
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				if format != "" && format != string(exchange.JSON) {
+					return usagef("--json is --format json; it cannot go with --format %s", format)
+				}
+				format = string(exchange.JSON)
 			}
 			if format == "" {
 				format = string(exchange.FormatOf(out))
@@ -114,6 +120,7 @@ moved on.`,
 	fl.StringVar(&fields, "fields", "", "comma-separated fields to write, in this order (default: all)")
 	fl.StringVarP(&out, "output", "o", "", "write to this file (default: stdout)")
 	fl.BoolVar(&base, "base", false, "also write each field as base.<field>, for import --merge")
+	fl.BoolVar(&asJSON, "json", false, "the same as --format json")
 	return cmd
 }
 
