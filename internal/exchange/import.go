@@ -180,7 +180,7 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	if base != cur.Version {
 		if !im.opt.Merge {
 			res.Outcome = Conflict
-			res.Message = fmt.Sprintf("edited from version %d, the store is at version %d (by %s): %s changed since; nothing written (--merge merges)",
+			res.Message = fmt.Sprintf("edited from version %d, but the store is at version %d (last written by %s); the row changes %s; nothing written (--merge merges)",
 				base, cur.Version, cur.UpdatedBy, strings.Join(slices.Sorted(mapKeys(set)), ", "))
 			return res, false, nil
 		}
@@ -298,7 +298,7 @@ func (im *Importer) dryLeases(ctx context.Context, res Result, row *Row, set sto
 	groups := im.reg.UpdateGroups(row.Kind, store.Update{Set: set})
 	for _, l := range leases {
 		if l.Live(now) && slices.Contains(groups, l.Group) {
-			res.Outcome, res.Holder = Leased, l.Holder
+			res.Outcome, res.Holder, res.Fields = Leased, l.Holder, nil
 			res.Message = fmt.Sprintf("%s holds a lease on %s %d (%s) until %s; nothing written", l.Holder, row.Kind, row.ID, l.Group, l.ExpiresAt.UTC().Format("15:04:05Z"))
 			return res, false, nil
 		}
