@@ -77,7 +77,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// commands that stream, after each line: a.flush): 100,000 rows of "list" are one
 	// write system call per 64 KiB, not one per line.
 	out := bufio.NewWriterSize(stdout, 64<<10)
-	a := &app{args: args, stdin: stdin, stdout: out, stderr: stderr, out: out}
+	a := &app{args: args, stdin: stdin, stdout: out, stderr: stderr, out: out, stdoutTTY: isTerminal(stdout)}
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -174,6 +174,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer     // stdout is out: buffered
 	out            *bufio.Writer // flushed by Run at the end, and by flush
+	stdoutTTY      bool          // stdout is a terminal
 
 	dsn    string // --db
 	create bool   // --create

@@ -78,7 +78,8 @@ moved on.`,
 				defer bw.Flush()
 				w = bw
 			}
-			x, err := exchange.NewWriter(w, f, reg, kind, exchange.WriterOptions{Fields: names, Base: base})
+			x, err := exchange.NewWriter(w, f, reg, kind, exchange.WriterOptions{Fields: names, Base: base,
+				Terminal: file == nil && a.stdoutTTY})
 			if err != nil {
 				return usageErr(err)
 			}

@@ -21,14 +21,19 @@ type progressBar struct {
 	last  time.Time
 }
 
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
 // newProgress returns a bar for total steps (0: unknown, the count alone is shown), or nil
 // when stderr is not a terminal.
 func (a *app) newProgress(label string, total int) *progressBar {
-	f, ok := a.stderr.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
+	if !isTerminal(a.stderr) {
 		return nil
 	}
-	return &progressBar{w: f, bar: progress.New(progress.WithDefaultBlend(), progress.WithWidth(40)), label: label, total: total}
+	return &progressBar{w: a.stderr, bar: progress.New(progress.WithDefaultBlend(), progress.WithWidth(40)), label: label, total: total}
 }
 
 // set shows done steps, at most ten times a second.

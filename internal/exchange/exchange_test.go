@@ -446,3 +446,16 @@ func TestImport_BadRowsLandNothing(t *testing.T) {
 	}
 	_ = io.EOF
 }
+
+func TestWriter_Terminal(t *testing.T) {
+	st := memory.New(store.Options{})
+	if _, err := st.CreateRecord(as(t, alice), store.KindProduct, store.Values{"sku": "E-1", "name": "evil \u202egnp.exe"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tty := range []bool{false, true} {
+		out := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name"}, Terminal: tty})
+		if got := bytes.Contains(out, []byte("\u202e")); got == tty {
+			t.Errorf("Terminal %v: bidi override written raw: %v\n%q", tty, got, out)
+		}
+	}
+}

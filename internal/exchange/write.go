@@ -20,6 +20,7 @@ type Writer struct {
 	kind   store.Kind
 	fields []*store.Field
 	base   bool
+	tty    bool
 
 	csv  *csv.Writer
 	row  []string     // the CSV row, reused
@@ -35,6 +36,11 @@ type WriterOptions struct {
 	// columns; JSON: a "base" object), so that import --merge can merge the edited file
 	// with what the store holds by then (see Reader).
 	Base bool
+	// Terminal makes the output safe for a terminal to show: CSV cells pass through
+	// safe.Text (control characters and escape sequences shown as visible escapes), which
+	// changes the data; set it only when the output goes to a terminal, not to a file or a
+	// pipe. JSON is always written with such characters escaped, which keeps the data.
+	Terminal bool
 }
 
 // NewWriter returns a Writer of records of kind to w. EINVALID for an unknown field.
@@ -46,7 +52,7 @@ func NewWriter(w io.Writer, format Format, reg *store.Registry, kind store.Kind,
 	if err != nil {
 		return nil, err
 	}
-	x := &Writer{w: w, format: format, kind: kind, fields: fields, base: o.Base}
+	x := &Writer{w: w, format: format, kind: kind, fields: fields, base: o.Base, tty: o.Terminal}
 	switch format {
 	case CSV:
 		x.csv = csv.NewWriter(w)
@@ -92,6 +98,11 @@ func (x *Writer) Write(r *store.Record) error {
 			}
 		}
 		x.row = append(x.row, r.UpdatedBy, formatTime(r))
+		if x.tty {
+			for i, c := range x.row {
+				x.row[i] = safe.Text(c)
+			}
+		}
 		return x.csv.Write(x.row)
 	}
 	b := &x.line
