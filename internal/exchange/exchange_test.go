@@ -459,3 +459,26 @@ func TestWriter_Terminal(t *testing.T) {
 		}
 	}
 }
+
+// conflictingStore answers every save with a conflict, as a record another writer keeps
+// changing would.
+type conflictingStore struct{ store.Store }
+
+func (c conflictingStore) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
+	cur, err := c.Store.FindRecord(ctx, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	return nil, &store.ConflictError{Kind: kind, ID: id, BaseVersion: u.BaseVersion, Current: cur}
+}
+
+// TestImport_GivesUp: a row without a version is retried against a fresh read when another
+// writer got in, and reported as a conflict (never as updated) when it keeps losing.
+func TestImport_GivesUp(t *testing.T) {
+	st := mustSQLite(t)
+	mustProducts(t, st, 1)
+	res, sum := mustImport(t, as(t, alice), conflictingStore{st}, []byte("kind,id,price\nproduct,1,3.00\n"), CSV, ImportOptions{})
+	if sum[Conflict] != 1 || !strings.Contains(res[0].Message, "kept changing") {
+		t.Fatalf("report %v %+v, want a conflict after the retries", sum, res[0])
+	}
+}

@@ -216,7 +216,11 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	if len(set) > 0 {
 		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
 		if store.ErrorCode(err) == store.ECONFLICT && (row.Version == 0 || im.opt.Merge) {
-			return res, true, nil // another writer got in since the read: read again
+			// Another writer got in since the read: read again (Apply retries, and reports
+			// this conflict when it gives up).
+			res.Outcome, res.Fields = Conflict, nil
+			res.Message = fmt.Sprintf("%s %d kept changing while the import wrote it (%d tries); nothing written", row.Kind, row.ID, maxRetries+1)
+			return res, true, nil
 		}
 		if err != nil {
 			r, err := im.refused(res, err)
