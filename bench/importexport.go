@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,7 +164,9 @@ func nativeExport(ctx context.Context, dsn, path string, cols []string, run stri
 	tool := "sqlite3 -csv"
 	if isPostgres(dsn) {
 		tool = `psql \copy`
-		cmd = exec.CommandContext(ctx, "psql", "-q", dsn, "-c", `\copy (`+q+`) TO '`+path+`' CSV HEADER`)
+		conn, env := psqlDSN(dsn)
+		cmd = exec.CommandContext(ctx, "psql", "-q", conn, "-c", `\copy (`+q+`) TO '`+path+`' CSV HEADER`)
+		cmd.Env = append(os.Environ(), env...)
 	} else {
 		cmd = exec.CommandContext(ctx, "sqlite3", "-csv", "-header", "-readonly", dsn, q)
 		out, err := os.Create(path)
@@ -180,6 +183,20 @@ func nativeExport(ctx context.Context, dsn, path string, cols []string, run stri
 		return 0, "", fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
 	}
 	return time.Since(start), tool, nil
+}
+
+// psqlDSN returns dsn for psql: a search_path parameter (which pgx takes and psql refuses) is
+// moved into PGOPTIONS.
+func psqlDSN(dsn string) (string, []string) {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Query().Get("search_path") == "" {
+		return dsn, nil
+	}
+	q := u.Query()
+	sp := q.Get("search_path")
+	q.Del("search_path")
+	u.RawQuery = q.Encode()
+	return u.String(), []string{"PGOPTIONS=-c search_path=" + sp}
 }
 
 // WriteImport writes an import benchmark's figures for people.
