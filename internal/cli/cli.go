@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-editor/tandem/internal/exchange"
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
@@ -139,6 +140,21 @@ func exitCode(err error) int {
 	}
 	// EBUSY, EUNAVAILABLE, EINTERNAL and anything unexpected.
 	return exitFailure
+}
+
+// importExit is the exit of an import whose rows were reported: 0 when every row landed,
+// else the exit code of the outcome that decides (exchange.Summary.ExitOutcome): invalid 2,
+// leased 4, conflict 3. Kept here, beside exitCode, so that exit codes are mapped in one file.
+func importExit(sum exchange.Summary) error {
+	switch sum.ExitOutcome() {
+	case exchange.Invalid:
+		return &exitCodeError{code: exitUsage, msg: fmt.Sprintf("import: %d rows invalid", sum[exchange.Invalid])}
+	case exchange.Leased:
+		return &exitCodeError{code: exitLease, msg: fmt.Sprintf("import: %d rows held by someone else's lease", sum[exchange.Leased])}
+	case exchange.Conflict:
+		return &exitCodeError{code: exitConflict, msg: fmt.Sprintf("import: %d rows conflicted", sum[exchange.Conflict])}
+	}
+	return nil
 }
 
 // usageError marks bad usage of the command line (exit 2).

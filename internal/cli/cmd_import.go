@@ -173,16 +173,3 @@ func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRu
 	_, err := fmt.Fprintf(w, "%d %s: %s\n", len(res), what, strings.Join(parts, ", "))
 	return err
 }
-
-// importExit is the exit of an import whose rows were reported: 0 when all landed.
-func importExit(sum exchange.Summary) error {
-	switch sum.ExitOutcome() {
-	case exchange.Invalid:
-		return &exitCodeError{code: exitUsage, msg: fmt.Sprintf("import: %d rows invalid", sum[exchange.Invalid])}
-	case exchange.Leased:
-		return &exitCodeError{code: exitLease, msg: fmt.Sprintf("import: %d rows held by someone else's lease", sum[exchange.Leased])}
-	case exchange.Conflict:
-		return &exitCodeError{code: exitConflict, msg: fmt.Sprintf("import: %d rows conflicted", sum[exchange.Conflict])}
-	}
-	return nil
-}
