@@ -82,9 +82,11 @@ func TestCLI_ImportKilled(t *testing.T) {
 			mustTandem(t, want, "import", base)
 			mustTandem(t, want, "import", changes)
 
+			wantState := productState(t, want)
 			got := be.dsn(t)
 			mustTandem(t, got, "import", base)
-			killed := 0
+			n0 := len(productState(t, got))
+			killed, midway := 0, false
 			for i := 0; killed < kills && i < 10*kills; i++ {
 				cmd := tandemCmd(got, "import", changes)
 				if err := cmd.Start(); err != nil {
@@ -96,16 +98,25 @@ func TestCLI_ImportKilled(t *testing.T) {
 				}
 				if err := cmd.Wait(); err != nil {
 					killed++ // killed before it finished (a finished run is not counted)
+					if !midway {
+						// Some kill must land between the first row and the last, or
+						// the test shows nothing about finishing a half-done import.
+						n := len(productState(t, got))
+						midway = n > n0 && n < len(wantState)
+					}
 				}
 			}
 			if killed < kills {
 				t.Fatalf("only %d of the runs were killed before they finished", killed)
 			}
+			if !midway {
+				t.Fatalf("no kill of %d landed halfway through the import (between its first and its last create)", killed)
+			}
 			r := tandem(t, got, "import", changes, "--json")
 			if r.code != 0 {
 				t.Fatalf("re-run after %d kills: exit %d\n%s\n%s", killed, r.code, r.stdout, r.stderr)
 			}
-			if w, g := productState(t, want), productState(t, got); !mapsEqual(w, g) {
+			if w, g := wantState, productState(t, got); !mapsEqual(w, g) {
 				for k, v := range w {
 					if g[k] != v {
 						t.Errorf("after %d kills, %s: got %s, want %s", killed, k, g[k], v)
