@@ -16,6 +16,8 @@ import (
 	"github.com/tandem-editor/tandem/internal/sample"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/memory"
+	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
@@ -33,6 +35,29 @@ func as(t testing.TB, a store.Actor) context.Context {
 func mustSQLite(t testing.TB) store.Store {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// opener opens a fresh store for a test.
+type opener func(t testing.TB) store.Store
+
+// forEachStore runs fn on a SQLite file and, when TANDEM_TEST_POSTGRES names a server, on a
+// fresh PostgreSQL schema.
+func forEachStore(t *testing.T, fn func(t *testing.T, open opener)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, mustSQLite) })
+	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
+		t.Run("postgres", func(t *testing.T) { fn(t, mustPostgres) })
+	}
+}
+
+// mustPostgres opens a store in a fresh schema of the test server.
+func mustPostgres(t testing.TB) store.Store {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.DSN(t), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,29 +197,31 @@ func firstDiff(a, b string) string {
 }
 
 func TestImport_RerunChangesNothing(t *testing.T) {
-	st := mustSQLite(t)
-	mustProducts(t, st, 20)
-	data := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}})
-	edited := strings.ReplaceAll(string(data), ",product,", ",product,") // no-op guard
-	edited = regexp.MustCompile(`(?m)^(product,\d+,\d+,[^\n]*),(\d+)\.(\d\d),`).ReplaceAllString(edited, "$1,1$2.$3,")
-	// One new row without an id.
-	edited += "product,,,New thing,5.00,,\n"
-	data = []byte(strings.Replace(edited, "kind,id,version,name,price", "kind,id,version,name,price", 1))
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 20)
+		data := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}})
+		edited := strings.ReplaceAll(string(data), ",product,", ",product,") // no-op guard
+		edited = regexp.MustCompile(`(?m)^(product,\d+,\d+,[^\n]*),(\d+)\.(\d\d),`).ReplaceAllString(edited, "$1,1$2.$3,")
+		// One new row without an id.
+		edited += "product,,,New thing,5.00,,\n"
+		data = []byte(strings.Replace(edited, "kind,id,version,name,price", "kind,id,version,name,price", 1))
 
-	withSKU := []byte(strings.Replace(string(data), "product,,,New thing,5.00,,\n", "", 1))
-	ctx := as(t, alice)
-	_, sum := mustImport(t, ctx, st, withSKU, CSV, ImportOptions{})
-	if sum[Updated] != 20 {
-		t.Fatalf("first import: %v, want 20 updated", sum)
-	}
-	before := versionsOf(t, st)
-	res, sum := mustImport(t, ctx, st, withSKU, CSV, ImportOptions{})
-	if sum[Unchanged] != 20 || len(sum) != 1 {
-		t.Fatalf("second import: %v (%+v), want every row unchanged", sum, res[0])
-	}
-	if after := versionsOf(t, st); after != before {
-		t.Errorf("the second import added versions:\n before %s\n after  %s", before, after)
-	}
+		withSKU := []byte(strings.Replace(string(data), "product,,,New thing,5.00,,\n", "", 1))
+		ctx := as(t, alice)
+		_, sum := mustImport(t, ctx, st, withSKU, CSV, ImportOptions{})
+		if sum[Updated] != 20 {
+			t.Fatalf("first import: %v, want 20 updated", sum)
+		}
+		before := versionsOf(t, st)
+		res, sum := mustImport(t, ctx, st, withSKU, CSV, ImportOptions{})
+		if sum[Unchanged] != 20 || len(sum) != 1 {
+			t.Fatalf("second import: %v (%+v), want every row unchanged", sum, res[0])
+		}
+		if after := versionsOf(t, st); after != before {
+			t.Errorf("the second import added versions:\n before %s\n after  %s", before, after)
+		}
+	})
 }
 
 func versionsOf(t *testing.T, st store.Store) string {
@@ -212,125 +239,133 @@ func versionsOf(t *testing.T, st store.Store) string {
 }
 
 func TestImport_CreateRerun(t *testing.T) {
-	st := mustSQLite(t)
-	data := []byte("kind,sku,name,price\nproduct,N-1,One,1.00\nproduct,N-2,Two,2.00\n")
-	ctx := as(t, alice)
-	_, sum := mustImport(t, ctx, st, data, CSV, ImportOptions{})
-	if sum[Created] != 2 {
-		t.Fatalf("first import: %v", sum)
-	}
-	_, sum = mustImport(t, ctx, st, data, CSV, ImportOptions{})
-	if sum[Unchanged] != 2 {
-		t.Fatalf("second import: %v, want 2 unchanged", sum)
-	}
-	if n, _ := st.CountRecords(ctx, store.KindProduct); n != 2 {
-		t.Errorf("%d products after importing two rows twice, want 2", n)
-	}
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		data := []byte("kind,sku,name,price\nproduct,N-1,One,1.00\nproduct,N-2,Two,2.00\n")
+		ctx := as(t, alice)
+		_, sum := mustImport(t, ctx, st, data, CSV, ImportOptions{})
+		if sum[Created] != 2 {
+			t.Fatalf("first import: %v", sum)
+		}
+		_, sum = mustImport(t, ctx, st, data, CSV, ImportOptions{})
+		if sum[Unchanged] != 2 {
+			t.Fatalf("second import: %v, want 2 unchanged", sum)
+		}
+		if n, _ := st.CountRecords(ctx, store.KindProduct); n != 2 {
+			t.Errorf("%d products after importing two rows twice, want 2", n)
+		}
+	})
 }
 
 // The seeds' story: an import program ignored a person's lease and overwrote their edit.
 func TestImport_Lease(t *testing.T) {
-	st := mustSQLite(t)
-	mustProducts(t, st, 50)
-	ctx := as(t, alice)
-	l, err := st.AcquireLease(as(t, bob), store.LeaseRequest{Kind: store.KindProduct, RecordID: 42, Group: store.GroupEditor, TTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString("kind,id,version,price\n")
-	for id := 40; id <= 44; id++ {
-		b.WriteString("product," + itoa(id) + ",1,99.00\n")
-	}
-	for _, dry := range []bool{true, false} {
-		res, sum := mustImport(t, ctx, st, []byte(b.String()), CSV, ImportOptions{DryRun: dry})
-		if sum[Leased] != 1 || sum[Updated] != 4 {
-			t.Fatalf("dry run %v: %v, want 4 updated and 1 leased", dry, sum)
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 50)
+		ctx := as(t, alice)
+		l, err := st.AcquireLease(as(t, bob), store.LeaseRequest{Kind: store.KindProduct, RecordID: 42, Group: store.GroupEditor, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if r := res[2]; r.ID != 42 || r.Outcome != Leased || r.Holder != "bob" || r.Line != 4 {
-			t.Errorf("dry run %v: row of product 42 = %+v, want leased by bob on line 4", dry, r)
+		var b strings.Builder
+		b.WriteString("kind,id,version,price\n")
+		for id := 40; id <= 44; id++ {
+			b.WriteString("product," + itoa(id) + ",1,99.00\n")
 		}
-	}
-	for id := int64(40); id <= 44; id++ {
-		r, _ := st.FindRecord(ctx, store.KindProduct, id)
-		if got, want := r.Fields["price"], int64(9900); (id == 42) == (got == want) {
-			t.Errorf("product %d: price %v after the import", id, got)
+		for _, dry := range []bool{true, false} {
+			res, sum := mustImport(t, ctx, st, []byte(b.String()), CSV, ImportOptions{DryRun: dry})
+			if sum[Leased] != 1 || sum[Updated] != 4 {
+				t.Fatalf("dry run %v: %v, want 4 updated and 1 leased", dry, sum)
+			}
+			if r := res[2]; r.ID != 42 || r.Outcome != Leased || r.Holder != "bob" || r.Line != 4 {
+				t.Errorf("dry run %v: row of product 42 = %+v, want leased by bob on line 4", dry, r)
+			}
 		}
-	}
-	// The holder's own save still goes through.
-	if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 42, store.Update{BaseVersion: 1,
-		Set: store.Values{"price": int64(4200)}, LeaseToken: l.Token}); err != nil {
-		t.Fatalf("the lease holder's save after the import: %v", err)
-	}
+		for id := int64(40); id <= 44; id++ {
+			r, _ := st.FindRecord(ctx, store.KindProduct, id)
+			if got, want := r.Fields["price"], int64(9900); (id == 42) == (got == want) {
+				t.Errorf("product %d: price %v after the import", id, got)
+			}
+		}
+		// The holder's own save still goes through.
+		if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 42, store.Update{BaseVersion: 1,
+			Set: store.Values{"price": int64(4200)}, LeaseToken: l.Token}); err != nil {
+			t.Fatalf("the lease holder's save after the import: %v", err)
+		}
+	})
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestImport_Conflict(t *testing.T) {
-	st := mustSQLite(t)
-	mustProducts(t, st, 3)
-	ctx := as(t, alice)
-	old := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}})
-	// Two saves by bob: the store is at version 3, changing the name.
-	for v := int64(1); v <= 2; v++ {
-		if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 2, store.Update{BaseVersion: v,
-			Set: store.Values{"name": "Renamed " + itoa(int(v))}}); err != nil {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 3)
+		ctx := as(t, alice)
+		old := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}})
+		// Two saves by bob: the store is at version 3, changing the name.
+		for v := int64(1); v <= 2; v++ {
+			if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 2, store.Update{BaseVersion: v,
+				Set: store.Values{"name": "Renamed " + itoa(int(v))}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Alice edits the price of product 2 in the old export (version 1).
+		edited := regexp.MustCompile(`(?m)^(product,2,1,.*),\d+\.\d\d,alice,`).ReplaceAll(old, []byte("${1},1.23,alice,"))
+		if bytes.Equal(edited, old) {
+			t.Fatal("the edit did not apply")
+		}
+		res, sum := mustImport(t, ctx, st, edited, CSV, ImportOptions{})
+		if sum[Conflict] != 1 || res[1].Outcome != Conflict {
+			t.Fatalf("stale row: %v %+v, want a conflict", sum, res[1])
+		}
+		if r, _ := st.FindRecord(ctx, store.KindProduct, 2); r.Version != 3 || r.Fields["price"] == int64(123) {
+			t.Fatalf("a conflicting row changed the record: %+v", r)
+		}
+		// With --merge the disjoint change lands: the name stays bob's, the price is alice's.
+		res, sum = mustImport(t, ctx, st, edited, CSV, ImportOptions{Merge: true, KeyPrefix: "m"})
+		if sum[Updated] != 1 || res[1].Outcome != Updated {
+			t.Fatalf("--merge: %v %+v, want it updated", sum, res[1])
+		}
+		r, _ := st.FindRecord(ctx, store.KindProduct, 2)
+		if r.Fields["price"] != int64(123) || r.Fields["name"] != "Renamed 2" || r.Version != 4 {
+			t.Errorf("after --merge: price %v name %v version %d, want 123, Renamed 2, 4", r.Fields["price"], r.Fields["name"], r.Version)
+		}
+		// The base may travel in the file (export --base) instead of the store's history.
+		withBase := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}, Base: true})
+		if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 3, store.Update{BaseVersion: 1,
+			Set: store.Values{"name": "Bob's"}}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// Alice edits the price of product 2 in the old export (version 1).
-	edited := regexp.MustCompile(`(?m)^(product,2,1,.*),\d+\.\d\d,alice,`).ReplaceAll(old, []byte("${1},1.23,alice,"))
-	if bytes.Equal(edited, old) {
-		t.Fatal("the edit did not apply")
-	}
-	res, sum := mustImport(t, ctx, st, edited, CSV, ImportOptions{})
-	if sum[Conflict] != 1 || res[1].Outcome != Conflict {
-		t.Fatalf("stale row: %v %+v, want a conflict", sum, res[1])
-	}
-	if r, _ := st.FindRecord(ctx, store.KindProduct, 2); r.Version != 3 || r.Fields["price"] == int64(123) {
-		t.Fatalf("a conflicting row changed the record: %+v", r)
-	}
-	// With --merge the disjoint change lands: the name stays bob's, the price is alice's.
-	res, sum = mustImport(t, ctx, st, edited, CSV, ImportOptions{Merge: true, KeyPrefix: "m"})
-	if sum[Updated] != 1 || res[1].Outcome != Updated {
-		t.Fatalf("--merge: %v %+v, want it updated", sum, res[1])
-	}
-	r, _ := st.FindRecord(ctx, store.KindProduct, 2)
-	if r.Fields["price"] != int64(123) || r.Fields["name"] != "Renamed 2" || r.Version != 4 {
-		t.Errorf("after --merge: price %v name %v version %d, want 123, Renamed 2, 4", r.Fields["price"], r.Fields["name"], r.Version)
-	}
-	// The base may travel in the file (export --base) instead of the store's history.
-	withBase := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}, Base: true})
-	if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 3, store.Update{BaseVersion: 1,
-		Set: store.Values{"name": "Bob's"}}); err != nil {
-		t.Fatal(err)
-	}
-	edited = regexp.MustCompile(`(?m)^(product,3,1,[^\n]*?),\d+\.\d\d,`).ReplaceAll(withBase, []byte("${1},7.77,"))
-	res, _ = mustImport(t, ctx, st, edited, CSV, ImportOptions{Merge: true, KeyPrefix: "base"})
-	if r, _ := st.FindRecord(ctx, store.KindProduct, 3); res[2].Outcome != Updated || r.Fields["price"] != int64(777) || r.Fields["name"] != "Bob's" {
-		t.Errorf("--merge with base columns: %+v, record %v", res[2], r.Fields)
-	}
+		edited = regexp.MustCompile(`(?m)^(product,3,1,[^\n]*?),\d+\.\d\d,`).ReplaceAll(withBase, []byte("${1},7.77,"))
+		res, _ = mustImport(t, ctx, st, edited, CSV, ImportOptions{Merge: true, KeyPrefix: "base"})
+		if r, _ := st.FindRecord(ctx, store.KindProduct, 3); res[2].Outcome != Updated || r.Fields["price"] != int64(777) || r.Fields["name"] != "Bob's" {
+			t.Errorf("--merge with base columns: %+v, record %v", res[2], r.Fields)
+		}
 
-	// Both changed the name: a conflict even with --merge.
-	both := regexp.MustCompile(`(?m)^product,2,1,("[^"]*"|[^,]*),`).ReplaceAll(old, []byte("product,2,1,Mine,"))
-	res, _ = mustImport(t, ctx, st, both, CSV, ImportOptions{Merge: true, KeyPrefix: "b"})
-	if res[1].Outcome != Conflict || !strings.Contains(res[1].Message, "name") {
-		t.Errorf("both changed the name, --merge: %+v, want a conflict naming name", res[1])
-	}
+		// Both changed the name: a conflict even with --merge.
+		both := regexp.MustCompile(`(?m)^product,2,1,("[^"]*"|[^,]*),`).ReplaceAll(old, []byte("product,2,1,Mine,"))
+		res, _ = mustImport(t, ctx, st, both, CSV, ImportOptions{Merge: true, KeyPrefix: "b"})
+		if res[1].Outcome != Conflict || !strings.Contains(res[1].Message, "name") {
+			t.Errorf("both changed the name, --merge: %+v, want a conflict naming name", res[1])
+		}
+	})
 }
 
 func TestImport_Ownership(t *testing.T) {
-	st := mustSQLite(t)
-	mustProducts(t, st, 1)
-	data := []byte("kind,id,name,checksum\nproduct,1,New name,abc\n")
-	res, _ := mustImport(t, as(t, alice), st, data, CSV, ImportOptions{})
-	r, _ := st.FindRecord(context.Background(), store.KindProduct, 1)
-	if res[0].Outcome != Updated || r.Fields["checksum"] != "" || r.Fields["name"] != "New name" {
-		t.Fatalf("editor import of a system field: %+v, record %v", res[0], r.Fields)
-	}
-	if !strings.Contains(res[0].Message, "checksum") {
-		t.Errorf("report %q does not name the field left alone", res[0].Message)
-	}
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 1)
+		data := []byte("kind,id,name,checksum\nproduct,1,New name,abc\n")
+		res, _ := mustImport(t, as(t, alice), st, data, CSV, ImportOptions{})
+		r, _ := st.FindRecord(context.Background(), store.KindProduct, 1)
+		if res[0].Outcome != Updated || r.Fields["checksum"] != "" || r.Fields["name"] != "New name" {
+			t.Fatalf("editor import of a system field: %+v, record %v", res[0], r.Fields)
+		}
+		if !strings.Contains(res[0].Message, "checksum") {
+			t.Errorf("report %q does not name the field left alone", res[0].Message)
+		}
+	})
 }
 
 // TestReader_BadFiles: every bad file gets a clear message, per row or for the file, and a
@@ -440,17 +475,19 @@ func TestReader_BadFiles(t *testing.T) {
 
 // TestImport_BadRowsLandNothing: invalid rows write nothing, the others land.
 func TestImport_BadRowsLandNothing(t *testing.T) {
-	st := mustSQLite(t)
-	mustProducts(t, st, 2)
-	data := []byte("kind,id,version,price,stock\nproduct,1,1,2.00,5\nproduct,2,1,-1.00,5\n")
-	res, sum := mustImport(t, as(t, alice), st, data, CSV, ImportOptions{})
-	if sum[Invalid] != 1 || sum[Updated] != 1 || res[1].Line != 3 {
-		t.Fatalf("report %v %+v", sum, res)
-	}
-	if r, _ := st.FindRecord(context.Background(), store.KindProduct, 2); r.Version != 1 {
-		t.Errorf("an invalid row wrote: version %d", r.Version)
-	}
-	_ = io.EOF
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 2)
+		data := []byte("kind,id,version,price,stock\nproduct,1,1,2.00,5\nproduct,2,1,-1.00,5\n")
+		res, sum := mustImport(t, as(t, alice), st, data, CSV, ImportOptions{})
+		if sum[Invalid] != 1 || sum[Updated] != 1 || res[1].Line != 3 {
+			t.Fatalf("report %v %+v", sum, res)
+		}
+		if r, _ := st.FindRecord(context.Background(), store.KindProduct, 2); r.Version != 1 {
+			t.Errorf("an invalid row wrote: version %d", r.Version)
+		}
+		_ = io.EOF
+	})
 }
 
 func TestWriter_Terminal(t *testing.T) {
@@ -481,10 +518,12 @@ func (c conflictingStore) UpdateRecord(ctx context.Context, kind store.Kind, id 
 // TestImport_GivesUp: a row without a version is retried against a fresh read when another
 // writer got in, and reported as a conflict (never as updated) when it keeps losing.
 func TestImport_GivesUp(t *testing.T) {
-	st := mustSQLite(t)
-	mustProducts(t, st, 1)
-	res, sum := mustImport(t, as(t, alice), conflictingStore{st}, []byte("kind,id,price\nproduct,1,3.00\n"), CSV, ImportOptions{})
-	if sum[Conflict] != 1 || !strings.Contains(res[0].Message, "kept changing") {
-		t.Fatalf("report %v %+v, want a conflict after the retries", sum, res[0])
-	}
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 1)
+		res, sum := mustImport(t, as(t, alice), conflictingStore{st}, []byte("kind,id,price\nproduct,1,3.00\n"), CSV, ImportOptions{})
+		if sum[Conflict] != 1 || !strings.Contains(res[0].Message, "kept changing") {
+			t.Fatalf("report %v %+v, want a conflict after the retries", sum, res[0])
+		}
+	})
 }
