@@ -148,13 +148,21 @@ func exitCode(err error) int {
 func importExit(sum exchange.Summary) error {
 	switch sum.ExitOutcome() {
 	case exchange.Invalid:
-		return &exitCodeError{code: exitUsage, msg: fmt.Sprintf("import: %d rows invalid", sum[exchange.Invalid])}
+		return &exitCodeError{code: exitUsage, msg: "import: " + rows(sum[exchange.Invalid]) + " invalid"}
 	case exchange.Leased:
-		return &exitCodeError{code: exitLease, msg: fmt.Sprintf("import: %d rows held by someone else's lease", sum[exchange.Leased])}
+		return &exitCodeError{code: exitLease, msg: "import: " + rows(sum[exchange.Leased]) + " held by someone else's lease"}
 	case exchange.Conflict:
-		return &exitCodeError{code: exitConflict, msg: fmt.Sprintf("import: %d rows conflicted", sum[exchange.Conflict])}
+		return &exitCodeError{code: exitConflict, msg: "import: " + rows(sum[exchange.Conflict]) + " conflicted"}
 	}
 	return nil
+}
+
+// rows says "1 row" or "n rows".
+func rows(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 // usageError marks bad usage of the command line (exit 2).

@@ -163,13 +163,13 @@ func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRu
 			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
 		}
 	}
-	what := "rows"
+	what := rows(len(res))
 	if dryRun {
-		what = "rows (dry run: nothing written)"
+		what += " (dry run: nothing written)"
 	}
 	if len(parts) == 0 {
 		parts = []string{"nothing to import"}
 	}
-	_, err := fmt.Fprintf(w, "%d %s: %s\n", len(res), what, strings.Join(parts, ", "))
+	_, err := fmt.Fprintf(w, "%s: %s\n", what, strings.Join(parts, ", "))
 	return err
 }
