@@ -18,6 +18,7 @@ for rows in 1 16; do
 	run --db "$work/bench-$rows.db" bench contention --workers 4 --ops 500 --rows "$rows"
 done
 run --db "$work/bench-procs.db" bench contention --workers 4 --ops 250 --procs
+run --db "$work/import.db" --create bench import --rows 100000
 
 if [ -n "${TANDEM_TEST_POSTGRES:-}" ]; then
 	schema="tandem_bench_$$"
@@ -29,6 +30,7 @@ if [ -n "${TANDEM_TEST_POSTGRES:-}" ]; then
 		run --db "$pg" bench contention --workers 4 --ops 500 --rows "$rows"
 	done
 	run --db "$pg" bench contention --workers 4 --ops 250 --procs
+	run --db "$pg" bench import --rows 100000
 	# The save path's figures (issue 11): eight writer processes, on one row and on 64.
 	for rows in 1 64; do
 		run --db "$pg" bench contention --workers 8 --procs --ops 250 --rows "$rows" --strategy raw,relative

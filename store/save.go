@@ -188,6 +188,49 @@ type CreateOptions struct {
 	// ParentLeaseToken presents the lease on the parent document's tree group (the group of
 	// parent_id), needed to create a document under a leased one.
 	ParentLeaseToken string
+	// ID, when not 0, is the id the new record gets instead of the next free one (an import
+	// restoring an export into a fresh store). Later creates get ids above it. EINVALID when
+	// it is negative or a record of the kind already has it.
+	ID int64
+	// IdempotencyKey, when set, makes the create apply at most once, like
+	// Update.IdempotencyKey: a second create with the same key and the same request writes
+	// nothing and returns the record the first one created, as it is now; with another
+	// request it fails (EINVALID). The key is stored in the create's transaction.
+	IdempotencyKey string
+}
+
+// CreateOpts returns the one CreateOptions a create reads (the zero value when none was
+// given), checked: EINVALID for a negative ID or a bad key.
+func CreateOpts(opts []CreateOptions) (CreateOptions, error) {
+	var o CreateOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.ID < 0 {
+		return o, Errorf(EINVALID, "id %d is not a record id", o.ID)
+	}
+	if o.IdempotencyKey != "" {
+		if err := CheckKey(ScopeAPI, o.IdempotencyKey); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// CreateHash is the request hash a keyed create stores with its key (see RequestHash): the
+// kind, the id asked for (0: the next free one) and the values.
+func CreateHash(kind Kind, id int64, vals Values) string {
+	return RequestHash(kind, id, Update{Set: vals})
+}
+
+// CreatedResult is what a keyed create stores with its key: the record it made, at version 1.
+func CreatedResult(r *Record) KeyResult {
+	return KeyResult{Kind: r.Kind, ID: r.ID, Version: r.Version}
+}
+
+// IDTakenError is the error of a create asking for an id a record of kind already has.
+func IDTakenError(kind Kind, id int64) error {
+	return Errorf(EINVALID, "%s %d already exists: a create with an id needs an id no %s has", kind, id, kind)
 }
 
 // CreateParent returns the parent document a create of kind with the checked values vals puts
@@ -219,6 +262,10 @@ type CreatePlan struct {
 	ParentToken string
 	// SKU is the new product's sku, checked ("" for other kinds).
 	SKU string
+	// ID is the id the caller asked for (0: the store picks one).
+	ID int64
+	// Key is the create's idempotency key ("" for none) and Hash its request hash.
+	Key, Hash string
 	// Written names the fields the caller gave, sorted: the fields of the change row and of
 	// the history version.
 	Written []string
@@ -248,7 +295,15 @@ func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts 
 	if err != nil {
 		return nil, err
 	}
-	p := &CreatePlan{Actor: actor, Values: full, Written: sortedNames(vals), Keep: KeepsHistory(ctx, actor)}
+	o, err := CreateOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &CreatePlan{Actor: actor, Values: full, Written: sortedNames(vals), Keep: KeepsHistory(ctx, actor),
+		ID: o.ID, Key: o.IdempotencyKey}
+	if p.Key != "" {
+		p.Hash = CreateHash(kind, o.ID, vals)
+	}
 	if p.Parent, p.ParentToken, err = CreateParent(kind, full, opts); err != nil {
 		return nil, err
 	}

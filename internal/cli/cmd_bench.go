@@ -29,6 +29,7 @@ tandem merge-file against git merge-file, and editor keystrokes on long bodies
 against short ones. BENCHMARKS.md has the numbers and what they mean.`,
 	}
 	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchEditorCmd(a), newBenchWriterCmd(a))
+	cmd.AddCommand(newBenchImportCmd(a))
 	return cmd
 }
 

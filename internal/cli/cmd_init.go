@@ -11,7 +11,7 @@ import (
 )
 
 func newInitCmd(a *app) *cobra.Command {
-	var sample bool
+	var sample, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create a new store (empty, or with --sample filled with sample data)",
@@ -53,24 +53,26 @@ store's identity that drafts are kept under.`,
 			where := safe.Line(redact(a.dsn))
 			switch {
 			case created && sample:
-				fmt.Fprintf(a.stdout, "created %s with %s (store id %s)\n", where, *filled, st.StoreID())
+				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, *filled},
+					"created %s with %s (store id %s)\n", where, *filled, st.StoreID())
 			case created:
-				fmt.Fprintf(a.stdout, "created %s (store id %s)\n", where, st.StoreID())
+				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
+					"created %s (store id %s)\n", where, st.StoreID())
 			case !isPostgresDSN(a.dsn):
-				fmt.Fprintf(a.stdout, "%s already holds a tandem store (store id %s); nothing changed\n", where, st.StoreID())
-			default:
-				return initPostgres(ctx, a, st, fill, filled, where)
+				return a.sayInit(asJSON, initReport{where, st.StoreID(), false, ""},
+					"%s already holds a tandem store (store id %s); nothing changed\n", where, st.StoreID())
 			}
-			return nil
+			return initPostgres(ctx, a, st, fill, filled, where, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&sample, "sample", false, "fill the new store with the sample data of seed")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"db", "store_id", "created", "filled"}`)
 	return cmd
 }
 
 // initPostgres reports a PostgreSQL store that opening has made ready (its tables exist
 // now), filling it first when fill is set and it holds no records.
-func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context.Context, store.Store) error, filled *string, where string) error {
+func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context.Context, store.Store) error, filled *string, where string, asJSON bool) error {
 	if fill != nil {
 		n := 0
 		for _, k := range store.Kinds {
@@ -84,10 +86,27 @@ func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context
 			if err := fill(ctx, st); err != nil {
 				return fmt.Errorf("fill the store with sample data: %w", err)
 			}
-			fmt.Fprintf(a.stdout, "store at %s is ready with %s (store id %s)\n", where, *filled, st.StoreID())
-			return nil
+			return a.sayInit(asJSON, initReport{where, st.StoreID(), false, *filled},
+				"store at %s is ready with %s (store id %s)\n", where, *filled, st.StoreID())
 		}
 	}
-	fmt.Fprintf(a.stdout, "store at %s is ready (store id %s)\n", where, st.StoreID())
-	return nil
+	return a.sayInit(asJSON, initReport{where, st.StoreID(), false, ""},
+		"store at %s is ready (store id %s)\n", where, st.StoreID())
+}
+
+// initReport is init's --json output.
+type initReport struct {
+	DB      string `json:"db"`
+	StoreID string `json:"store_id"`
+	Created bool   `json:"created"`
+	Filled  string `json:"filled,omitempty"` // the sample data it was filled with
+}
+
+// sayInit prints init's outcome: r as JSON, or the sentence.
+func (a *app) sayInit(asJSON bool, r initReport, format string, args ...any) error {
+	if asJSON {
+		return writeJSON(a.stdout, r)
+	}
+	_, err := fmt.Fprintf(a.stdout, format, args...)
+	return err
 }

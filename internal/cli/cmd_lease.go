@@ -32,7 +32,10 @@ func exportLease(l store.Lease) jsonLease {
 // printLease writes l as one line of JSON, so a script reading a --hold process's output
 // line by line gets the token from the first line.
 func (a *app) printLease(l store.Lease) error {
-	return writeJSONLine(a.stdout, exportLease(l))
+	if err := writeJSONLine(a.stdout, exportLease(l)); err != nil {
+		return err
+	}
+	return a.flush()
 }
 
 func newLeaseCmd(a *app) *cobra.Command {
@@ -109,6 +112,7 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
 	f.StringVar(&group, "group", store.GroupEditor, "field group to lease (editor, system, or a group of the registry)")
 	f.DurationVar(&ttl, "ttl", locks.DefaultTTL, "time to live (renewed at half of it with --hold)")
 	f.BoolVar(&hold, "hold", false, "keep renewing the lease until interrupted, then release it")
+	acceptJSON(cmd)
 	return cmd
 }
 
@@ -169,11 +173,13 @@ extended (exit 4); an unknown token is exit 5.`,
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", locks.DefaultTTL, "new time to live, from now")
+	acceptJSON(cmd)
 	return cmd
 }
 
 func newLeaseReleaseCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "release TOKEN",
 		Short: "End a lease",
 		Long: `Release ends the lease the token belongs to, so others may take the record at once.
@@ -194,6 +200,12 @@ token is exit 5.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(a.stdout, struct {
+					Released bool   `json:"released"`
+					Ended    string `json:"ended,omitempty"`
+				}{rel.Ended == "", rel.Ended})
+			}
 			if rel.Ended != "" {
 				// Not an error (the lease is gone either way), but not "released" either: a
 				// holder whose lease was taken over must learn it did not let go itself.
@@ -206,4 +218,12 @@ token is exit 5.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"released": true} or {"released": false, "ended": "why"}`)
+	return cmd
+}
+
+// acceptJSON gives a command whose output is JSON already a --json flag that changes
+// nothing, so that every command that prints accepts --json.
+func acceptJSON(cmd *cobra.Command) {
+	cmd.Flags().Bool("json", false, "accepted for uniformity: the output is JSON already")
 }

@@ -25,7 +25,7 @@ const (
 func newSeedCmd(a *app) *cobra.Command {
 	var (
 		products, documents int
-		force               bool
+		force, asJSON       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "seed",
@@ -66,8 +66,7 @@ anyway (nothing is deleted, SKUs are chosen so they do not collide).`,
 			}
 			if created {
 				fmt.Fprintf(a.stderr, "tandem: created %s\n", safe.Line(a.dsn))
-				fmt.Fprintf(a.stdout, "seeded %s\n", *filled)
-				return nil
+				return a.saySeeded(asJSON, *filled)
 			}
 			np, err := st.CountRecords(ctx, store.KindProduct)
 			if err != nil {
@@ -84,13 +83,13 @@ anyway (nothing is deleted, SKUs are chosen so they do not collide).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "seeded %s\n", what)
-			return nil
+			return a.saySeeded(asJSON, what)
 		},
 	}
 	cmd.Flags().IntVar(&products, "products", defaultSeedProducts, fmt.Sprintf("how many products to add (at most %d)", maxSeedProducts))
 	cmd.Flags().IntVar(&documents, "documents", defaultSeedDocuments, fmt.Sprintf("how many documents to add (at most %d)", maxSeedDocuments))
 	cmd.Flags().BoolVar(&force, "force", false, "add sample data to a store that is not empty")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"seeded": "what was added"}`)
 	return cmd
 }
 
@@ -156,4 +155,15 @@ func seedStore(ctx context.Context, st store.Store, products, documents int) (st
 		ids[i] = r.ID
 	}
 	return fmt.Sprintf("%d products and %d documents", products, len(docs)), nil
+}
+
+// saySeeded prints what seed added.
+func (a *app) saySeeded(asJSON bool, what string) error {
+	if asJSON {
+		return writeJSON(a.stdout, struct {
+			Seeded string `json:"seeded"`
+		}{what})
+	}
+	_, err := fmt.Fprintf(a.stdout, "seeded %s\n", what)
+	return err
 }

@@ -63,7 +63,7 @@ It exits 0 when every check passes and 1 otherwise.`,
 				return st, err
 			}
 			cfg.Start = torture.ExecStarter(exe, dsn)
-			cfg.Out = a.stdout
+			cfg.Out = flushing{a} // progress as it happens
 			report, err := torture.Run(ctx, cfg)
 			if err != nil {
 				return err

@@ -70,6 +70,9 @@ JSON object per line.`,
 				} else {
 					_, err = fmt.Fprintln(a.stdout, feedLine(c))
 				}
+				if err == nil {
+					err = a.flush() // a reader waits for each change
+				}
 				if err != nil {
 					return fmt.Errorf("watch: write: %w", err) // the reader went away
 				}

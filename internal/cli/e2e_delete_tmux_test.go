@@ -47,7 +47,7 @@ func e2eDeleteRestore(t *testing.T, dsn string) {
 	tm.keys("alice", "/")
 	tm.text("alice", "LGT-1042")
 	tm.keys("alice", "Enter")
-	tm.waitFor("alice", "1 of 1 matching", name)
+	tm.waitFor("alice", "1 of 1 matching", "Brass desk lamp") // the row also shows the matched sku
 	tm.keys("alice", "d")
 	tm.waitFor("alice", `delete product 42 "`+name+`" (v1)? y yes`)
 	tm.keys("alice", "y")

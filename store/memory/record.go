@@ -93,14 +93,42 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		return nil, fmt.Errorf("create %s: %w", kind, err)
 	}
 	fields = fields.Clone()
+	parent, token, err := store.CreateParent(kind, fields, opts)
+	if err != nil {
+		return nil, err
+	}
+	o, err := store.CreateOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	var hash string
+	if o.IdempotencyKey != "" {
+		hash = store.CreateHash(kind, o.ID, vals)
+		if k, ok := db.keys[keyID{store.ScopeAPI, o.IdempotencyKey}]; ok {
+			replay, err := store.CheckSaveKey(*k, db.dbNow().Before(k.ExpiresAt), hash)
+			if err != nil {
+				return nil, err
+			}
+			if replay {
+				kr, err := store.DecodeKeyResult(k.Result)
+				if err != nil {
+					return nil, err
+				}
+				r, err := db.find(kind, kr.ID)
+				if err != nil {
+					return nil, err
+				}
+				return r.Clone(), nil
+			}
+		}
+	}
+	if _, taken := db.records[kind][o.ID]; taken {
+		return nil, store.IDTakenError(kind, o.ID)
+	}
 	if kind == store.KindProduct {
 		if err := db.checkSKU(0, fields["sku"]); err != nil {
 			return nil, err
 		}
-	}
-	parent, token, err := store.CreateParent(kind, fields, opts)
-	if err != nil {
-		return nil, err
 	}
 	if parent != 0 {
 		if err := db.checkLeases(kind, parent, []string{db.reg.TreeGroup()}, token, db.dbNow()); err != nil {
@@ -110,9 +138,14 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			return nil, err
 		}
 	}
-	db.lastID[kind]++
+	id := o.ID
+	if id == 0 {
+		db.lastID[kind]++
+		id = db.lastID[kind]
+	}
+	db.lastID[kind] = max(db.lastID[kind], id)
 	now := db.stamp()
-	r := &store.Record{Kind: kind, ID: db.lastID[kind], Version: 1, UpdatedBy: actor.Name, UpdatedAt: now, Fields: fields}
+	r := &store.Record{Kind: kind, ID: id, Version: 1, UpdatedBy: actor.Name, UpdatedAt: now, Fields: fields}
 	db.records[kind][r.ID] = r
 	names := slices.Sorted(maps.Keys(vals))
 	keep := store.KeepsHistory(ctx, actor)
@@ -123,6 +156,12 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	}
 	db.appendChange(store.Change{Event: store.EventCreated, Kind: kind, RecordID: r.ID, Version: 1,
 		Actor: actor.Name, Role: actor.Role, Fields: names, History: keep, At: now})
+	if o.IdempotencyKey != "" {
+		kn := db.dbNow()
+		db.keys[keyID{store.ScopeAPI, o.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: o.IdempotencyKey,
+			Status: store.KeyCompleted, RequestHash: hash, Result: store.CreatedResult(r).Encode(), Owner: actor.Name,
+			CreatedAt: kn, ExpiresAt: kn.Add(store.DefaultCompletedTTL)}
+	}
 	return r.Clone(), nil
 }
 

@@ -240,6 +240,30 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	what := "create " + string(kind)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
 		now := db.txNow()
+		if p.Key != "" {
+			// As a save: the key's row is inserted first, so a concurrent create with the
+			// same key waits on it, then finds it and replays.
+			tag, err := tx.Exec(ctx, claimKeySQL, store.ScopeAPI, p.Key, p.Hash, p.Actor.Name,
+				store.DefaultCompletedTTL.Microseconds())
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				replay, err := db.takeSaveKey(ctx, tx, p.Key, p.Hash, p.Actor)
+				if err != nil {
+					return err
+				}
+				if replay != nil {
+					rec, err = db.findRecord(ctx, tx, kind, replay.ID, false)
+					return err
+				}
+			}
+		}
+		if p.ID != 0 {
+			if err := db.checkFreeID(ctx, tx, kind, p.ID); err != nil {
+				return err
+			}
+		}
 		if err := db.checkUnique(ctx, tx, kind, 0, p.SKU); err != nil {
 			return err
 		}
@@ -264,6 +288,9 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		for _, c := range p.Extra {
 			add(ident(c.Name), c.Value)
 		}
+		if p.ID != 0 {
+			add("id", p.ID)
+		}
 		add("updated_at", now)
 		add("updated_by", p.Actor.Name)
 		cols, ph = append(cols, "version"), append(ph, "1")
@@ -272,6 +299,19 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
+		}
+		if p.ID != 0 {
+			// The identity sequence never hands out an id at or below one given here.
+			if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'),
+				greatest(nextval(pg_get_serial_sequence($1, 'id')), $2))`, t, p.ID); err != nil {
+				return err
+			}
+		}
+		if p.Key != "" {
+			if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+				store.ScopeAPI, p.Key, store.CreatedResult(r).Encode()); err != nil {
+				return err
+			}
 		}
 		if p.Keep {
 			if err := db.insertVersion(ctx, tx, r, p.Actor, p.Written, now, nil); err != nil {
@@ -783,6 +823,24 @@ func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, acto
 		WHERE scope = $1 AND key = $2`,
 		store.ScopeAPI, key, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
 	return nil, err
+}
+
+// checkFreeID refuses a create with an id a record of kind already has; the primary key
+// stays the guarantee against a concurrent insert.
+func (db *DB) checkFreeID(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var one int
+	err = tx.QueryRow(ctx, "SELECT 1 FROM "+t+" WHERE id = $1", id).Scan(&one)
+	switch {
+	case err == nil:
+		return store.IDTakenError(kind, id)
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	}
+	return err
 }
 
 // checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a

@@ -150,12 +150,31 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	for _, c := range p.Extra {
 		cols, args = append(cols, c.Name), append(args, c.Value)
 	}
+	if p.ID != 0 {
+		cols = append(cols, "id")
+		args = append(args, p.ID)
+	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
 
 	var rec *store.Record
 	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
+		if p.Key != "" {
+			replay, err := db.checkUpdateKey(ctx, tx, p.Key, p.Hash)
+			if err != nil {
+				return err
+			}
+			if replay != nil {
+				rec, err = db.findRecord(ctx, tx, kind, replay.ID)
+				return err
+			}
+		}
+		if p.ID != 0 {
+			if err := db.checkFreeID(ctx, tx, kind, p.ID); err != nil {
+				return err
+			}
+		}
 		if err := db.checkUnique(ctx, tx, kind, 0, p.SKU); err != nil {
 			return err
 		}
@@ -172,12 +191,34 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
 			return err
 		}
+		if p.Key != "" {
+			if err := db.completeUpdateKey(ctx, tx, p.Key, p.Hash, store.CreatedResult(rec), p.Actor); err != nil {
+				return err
+			}
+		}
 		return db.logWrite(ctx, tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
 	})
 	if err != nil {
 		return nil, mapErr("create "+string(kind), err)
 	}
 	return rec, nil
+}
+
+// checkFreeID refuses a create with an id a record of kind already has.
+func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, "SELECT 1 FROM "+t+" WHERE id = ?", id).Scan(&one)
+	switch {
+	case err == nil:
+		return store.IDTakenError(kind, id)
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	}
+	return err
 }
 
 // checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a

@@ -47,6 +47,7 @@ func run(t *testing.T, open Opener, tests []suiteTest) {
 func contract() []suiteTest {
 	return []suiteTest{
 		{"CreateRecord", testCreateRecord},
+		{"CreateRecord_Options", testCreateOptions},
 		{"FindRecords", testFindRecords},
 		{"FindRecords_Search", testSearch},
 		{"FindRecords_Sort", testSort},

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/exchange"
+	"github.com/tandem-editor/tandem/store"
+)
+
+func newExportCmd(a *app) *cobra.Command {
+	var (
+		format, search, fields, out string
+		base, asJSON                bool
+	)
+	cmd := &cobra.Command{
+		Use:   "export KIND [--format csv|jsonl|json] [--search TEXT] [--fields a,b] [-o FILE]",
+		Short: "Write every record of a kind as CSV, JSON Lines or JSON",
+		Long: `Export writes every record of one kind (or those a search finds) in id order, as CSV
+(RFC 4180, the default), JSON Lines or a JSON array, to stdout or to -o FILE. It
+streams: memory holds one page of records however many there are.
+
+Columns (CSV) and members (JSON) are kind, id and version, then the fields (all of
+them in registry order, or those --fields names in its order), then updated_by and
+updated_at. Money is a decimal ("29.99"), a set is "a,b" in one cell (an array in
+JSON), a time is RFC 3339, an unset time or ref an empty cell (null). Edit the file
+and "tandem import" it back: rows carry the version they were exported at, so an edit
+made against an old export conflicts instead of overwriting.
+
+--base adds each field again as base.<field> (a "base" object in JSON): the values the
+file was exported with, which "tandem import --merge" merges from when the store has
+moved on.`,
+		Example: `  tandem export products > products.csv
+  tandem export documents --format jsonl -o docs.jsonl
+  tandem export products --search lamp --fields sku,price`,
+		Args: exactArgs(1, "KIND"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := parseKind(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if format != "" && format != string(exchange.JSON) {
+					return usagef("--json is --format json; it cannot go with --format %s", format)
+				}
+				format = string(exchange.JSON)
+			}
+			if format == "" {
+				format = string(exchange.FormatOf(out))
+			}
+			f, err := exchange.ParseFormat(format)
+			if err != nil {
+				return usageErr(err)
+			}
+			var names []string
+			if fields != "" {
+				names = strings.Split(fields, ",")
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			w := a.stdout
+			var file *os.File
+			if out != "" && out != "-" {
+				// Written next to the target and renamed at the end, so a failed export
+				// never leaves a half file under the name asked for.
+				if file, err = os.CreateTemp(dirOf(out), ".tandem-export-*"); err != nil {
+					return usageErr(fmt.Errorf("-o: %w", err))
+				}
+				defer os.Remove(file.Name())
+				defer file.Close()
+				bw := bufio.NewWriterSize(file, 64<<10)
+				defer bw.Flush()
+				w = bw
+			}
+			x, err := exchange.NewWriter(w, f, reg, kind, exchange.WriterOptions{Fields: names, Base: base,
+				Terminal: file == nil && a.stdoutTTY})
+			if err != nil {
+				return usageErr(err)
+			}
+			st, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			total := 0
+			if search == "" {
+				total, _ = st.CountRecords(cmd.Context(), kind)
+			}
+			bar := a.newProgress("export", total)
+			err = exchange.Export(cmd.Context(), st, x, store.Filter{Kind: kind, Search: search}, bar.set)
+			bar.finish()
+			if err != nil {
+				return err
+			}
+			if err := x.Close(); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			if file == nil {
+				return nil
+			}
+			if err := w.(*bufio.Writer).Flush(); err != nil {
+				return fmt.Errorf("write %s: %w", out, err)
+			}
+			if err := file.Close(); err != nil {
+				return fmt.Errorf("write %s: %w", out, err)
+			}
+			if err := os.Rename(file.Name(), out); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&format, "format", "", "csv, jsonl or json (default: from -o's extension, else csv)")
+	fl.StringVar(&search, "search", "", "only records whose sku, name or title contains this text, in any case")
+	fl.StringVar(&fields, "fields", "", "comma-separated fields to write, in this order (default: all)")
+	fl.StringVarP(&out, "output", "o", "", "write to this file (default: stdout)")
+	fl.BoolVar(&base, "base", false, "also write each field as base.<field>, for import --merge")
+	fl.BoolVar(&asJSON, "json", false, "the same as --format json")
+	return cmd
+}
+
+// dirOf returns the directory of path ("." for a bare name).
+func dirOf(path string) string {
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		return path[:i+1]
+	}
+	return "."
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeFile writes a test file and returns its path.
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// importBase is n products with ids 1..n, for a fresh store.
+func importBase(n int) string {
+	var b strings.Builder
+	b.WriteString("kind,id,version,sku,name,price,stock,categories\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "product,%d,1,B-%d,Base %d,%d.50,%d,\"a,b\"\n", i, i, i, i, i)
+	}
+	return b.String()
+}
+
+// importChanges creates n products with ids above the base (as an export of another store
+// would), updates every base product (edited from version 1), then creates n products
+// without an id (new rows added at the end of an edited export).
+func importChanges(n int) string {
+	var b strings.Builder
+	b.WriteString("kind,id,version,sku,name,price,stock,categories\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "product,%d,7,I-%d,\"With id %d, from elsewhere\",2.00,2,x\n", n+i, i, i)
+	}
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "product,%d,1,B-%d,\"Changed %d, \"\"quoted\"\"\",%d.99,%d,\"b,c\"\n", i, i, i, i, i+1)
+	}
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "product,,,N-%d,New %d,1.00,1,\n", i, i)
+	}
+	return b.String()
+}
+
+// productState is every product by sku: its version and values, without ids (PostgreSQL's
+// sequence may skip ids a killed transaction took) and without times.
+func productState(t *testing.T, dsn string) map[string]string {
+	t.Helper()
+	var recs []record
+	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json")), &recs); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range recs {
+		b, _ := json.Marshal(r.Fields)
+		out[fmt.Sprint(r.Fields["sku"])] = fmt.Sprintf("v%d %s", r.Version, b)
+	}
+	return out
+}
+
+// TestCLI_ImportKilled: an import SIGKILLed at random points, again and again, then run to
+// its end, leaves the store as one uninterrupted import does: no row applied twice, none
+// lost (the idempotency key of each row, in the row's own transaction).
+func TestCLI_ImportKilled(t *testing.T) {
+	n, kills := 100, 12
+	if longTests() {
+		n, kills = 300, 40
+	}
+	base := writeFile(t, "base.csv", importBase(n))
+	changes := writeFile(t, "changes.csv", importChanges(n))
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			want := be.dsn(t)
+			mustTandem(t, want, "import", base)
+			mustTandem(t, want, "import", changes)
+
+			wantState := productState(t, want)
+			got := be.dsn(t)
+			mustTandem(t, got, "import", base)
+			n0 := len(productState(t, got))
+			killed, midway := 0, false
+			for i := 0; killed < kills && i < 10*kills; i++ {
+				cmd := tandemCmd(got, "import", changes)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Duration(10+rand.IntN(150)) * time.Millisecond)
+				if err := cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					killed++ // killed before it finished (a finished run is not counted)
+					if !midway {
+						// Some kill must land between the first row and the last, or
+						// the test shows nothing about finishing a half-done import.
+						n := len(productState(t, got))
+						midway = n > n0 && n < len(wantState)
+					}
+				}
+			}
+			if killed < kills {
+				t.Fatalf("only %d of the runs were killed before they finished", killed)
+			}
+			if !midway {
+				t.Fatalf("no kill of %d landed halfway through the import (between its first and its last create)", killed)
+			}
+			r := tandem(t, got, "import", changes, "--json")
+			if r.code != 0 {
+				t.Fatalf("re-run after %d kills: exit %d\n%s\n%s", killed, r.code, r.stdout, r.stderr)
+			}
+			if w, g := wantState, productState(t, got); !mapsEqual(w, g) {
+				for k, v := range w {
+					if g[k] != v {
+						t.Errorf("after %d kills, %s: got %s, want %s", killed, k, g[k], v)
+						break
+					}
+				}
+				t.Fatalf("after %d kills and a re-run: %d products, want %d", killed, len(g), len(w))
+			}
+			t.Logf("%d runs killed, then finished", killed)
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// importReport is the JSON report of an import.
+type importReport struct {
+	DryRun  bool           `json:"dry_run"`
+	Summary map[string]int `json:"summary"`
+	Rows    []struct {
+		Line    int    `json:"line"`
+		ID      int64  `json:"id"`
+		Outcome string `json:"outcome"`
+		Holder  string `json:"holder"`
+		Message string `json:"message"`
+	} `json:"rows"`
+}
+
+func mustReport(t *testing.T, r result) importReport {
+	t.Helper()
+	var rep importReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decode import --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	return rep
+}
+
+// TestCLI_ImportExitCodes: 0 when every row landed, 2 invalid, 4 leased, 3 conflict, with
+// the other rows landing; --dry-run and --all-or-nothing write nothing.
+func TestCLI_ImportExitCodes(t *testing.T) {
+	dsn := newSQLiteStore(t)
+	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(5)))
+	mustTandem(t, dsn, "set", "product", "3", "name=Moved on", "--expect-version", "1")
+	mustTandem(t, dsn, "--user", "bob", "lease", "acquire", "product", "4")
+
+	file := func(rows ...string) string {
+		return writeFile(t, "f.csv", "kind,id,version,price\n"+strings.Join(rows, "\n")+"\n")
+	}
+	cases := []struct {
+		name string
+		rows []string
+		code int
+		want []string // outcome per row
+	}{
+		{"OK", []string{"product,1,1,9.00"}, 0, []string{"updated"}},
+		{"Invalid", []string{"product,2,1,9.00", "product,1,2,lots"}, 2, []string{"updated", "invalid"}},
+		{"Conflict", []string{"product,3,1,9.00"}, 3, []string{"conflict"}},
+		{"Leased", []string{"product,4,1,9.00", "product,5,1,9.00"}, 4, []string{"leased", "updated"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tandem(t, dsn, "import", file(tc.rows...), "--json", "--key-prefix", tc.name)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			var got []string
+			for _, row := range mustReport(t, r).Rows {
+				got = append(got, row.Outcome)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("outcomes %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if r := mustGet(t, dsn, "product", 4); r.Version != 1 {
+		t.Errorf("the leased product was written: version %d", r.Version)
+	}
+	leased := tandem(t, dsn, "import", file("product,4,1,1.00"))
+	if !strings.Contains(leased.stdout, "bob") || !strings.Contains(leased.stdout, "leased") {
+		t.Errorf("the table does not say who holds the lease:\n%s", leased.stdout)
+	}
+
+	t.Run("DryRun", func(t *testing.T) {
+		f := writeFile(t, "dry.csv", "kind,id,version,sku,name,price\nproduct,1,2,B-1,Base 1,1.00\nproduct,,,,,\nproduct,99,,D-99,New,1.00\n")
+		r := tandem(t, dsn, "import", f, "--dry-run", "--json")
+		rep := mustReport(t, r)
+		if !rep.DryRun || rep.Summary["updated"] != 1 || rep.Summary["invalid"] != 1 || rep.Summary["created"] != 1 || r.code != 2 {
+			t.Fatalf("dry run: exit %d %+v", r.code, rep)
+		}
+		if g := mustGet(t, dsn, "product", 1); g.Version != 2 {
+			t.Errorf("a dry run wrote: version %d", g.Version)
+		}
+	})
+	t.Run("AllOrNothing", func(t *testing.T) {
+		r := tandem(t, dsn, "import", file("product,1,2,1.00", "product,3,1,1.00"), "--all-or-nothing", "--json")
+		if r.code != 3 {
+			t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+		}
+		if g := mustGet(t, dsn, "product", 1); g.Version != 2 {
+			t.Errorf("--all-or-nothing wrote the good row of a failing file: version %d", g.Version)
+		}
+	})
+	t.Run("BadFile", func(t *testing.T) {
+		r := tandem(t, dsn, "import", writeFile(t, "bad.csv", "kind,id,colour\nproduct,1,red\n"))
+		if r.code != 2 || !strings.Contains(r.stderr, `unknown column "colour"`) {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+		r = tandem(t, dsn, "import", writeFile(t, "empty.csv", ""))
+		if r.code != 2 || !strings.Contains(r.stderr, "empty") {
+			t.Fatalf("empty file: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}

@@ -1,0 +1,462 @@
+package exchange
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-editor/tandem/merge"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Outcome is what became of one import row.
+type Outcome string
+
+// The outcomes, in the order of their exit codes' precedence (see ExitOutcome).
+const (
+	Created   Outcome = "created"   // a new record (with the row's id when it had one)
+	Updated   Outcome = "updated"   // the differing fields were written
+	Unchanged Outcome = "unchanged" // the store already held the row's values, or the row was imported before
+	Conflict  Outcome = "conflict"  // the row was edited from an older version; nothing written
+	Leased    Outcome = "leased"    // someone's lease holds the record; nothing written
+	Invalid   Outcome = "invalid"   // bad values, a field the role may not write...; nothing written
+)
+
+// Result is the report of one row.
+type Result struct {
+	Line    int        `json:"line"`
+	Kind    store.Kind `json:"kind,omitempty"`
+	ID      int64      `json:"id,omitempty"`
+	Outcome Outcome    `json:"outcome"`
+	// Version is the record's version after the row: the one written, or the current one.
+	Version int64 `json:"version,omitempty"`
+	// Fields are the fields written (or that would be, in a dry run), sorted.
+	Fields []string `json:"fields,omitempty"`
+	// Holder is the lease holder of a leased row.
+	Holder string `json:"holder,omitempty"`
+	// Message explains the outcome: the conflict's fields, the lease, what was invalid, a
+	// new id's version starting anew, fields the role may not write that were left alone.
+	Message string `json:"message,omitempty"`
+}
+
+// ImportOptions are how rows are applied.
+type ImportOptions struct {
+	// KeyPrefix starts every row's idempotency key (see Key).
+	KeyPrefix string
+	// Merge applies the field-level three-way merge when a row's version is stale, with
+	// the row's base values (or the store's history version the row's version names) as
+	// the base; without it a stale row is a conflict.
+	Merge bool
+	// DryRun decides every row as it would be applied and writes nothing.
+	DryRun bool
+}
+
+// Importer applies import rows to a store, one write (one transaction) per row.
+type Importer struct {
+	st  store.Store
+	reg *store.Registry
+	opt ImportOptions
+}
+
+// NewImporter returns an Importer writing to st.
+func NewImporter(st store.Store, opt ImportOptions) *Importer {
+	return &Importer{st: st, reg: st.Registry(), opt: opt}
+}
+
+// MaxKeyPrefix is the longest --key-prefix (the key adds a position and a digest).
+const MaxKeyPrefix = 120
+
+// Key returns the idempotency key of the row at position pos (0 for the first row): the
+// prefix, the position, the writer's role and the row's content digest. The same file
+// imported again (or re-run after being killed) gives every row the key it had, so rows
+// already applied replay instead of applying twice; a changed row, or the same row at
+// another position, gets a new key.
+func (im *Importer) Key(role store.Role, pos int, row *Row) string {
+	return im.opt.KeyPrefix + ":" + strconv.Itoa(pos) + ":" + string(role) + ":" + row.Digest
+}
+
+// maxRetries bounds how often a row made without a version column (or merged) is read
+// again when another writer got in between its read and its write.
+const maxRetries = 3
+
+// Apply applies the row at position pos and reports what became of it. Errors of the store
+// that say nothing about the row (a database that went away, a busy lock) are returned; the
+// import stops there and may be re-run.
+func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error) {
+	res := Result{Line: row.Line, Kind: row.Kind, ID: row.ID}
+	if row.Err != nil {
+		return im.invalid(res, row.Err), nil
+	}
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return res, err
+	}
+	key := im.Key(actor.Role, pos, row)
+	if k, err := im.st.FindKey(ctx, store.ScopeAPI, key); err == nil && k.Status == store.KeyCompleted {
+		if kr, err := store.DecodeKeyResult(k.Result); err == nil {
+			res.ID, res.Version = kr.ID, kr.Version
+		}
+		res.Outcome, res.Message = Unchanged, "imported before (same row, same key)"
+		return res, nil
+	} else if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+		return res, err
+	}
+	if row.ID == 0 {
+		return im.create(ctx, res, row, actor, key, store.CreateOptions{IdempotencyKey: key})
+	}
+	for attempt := 0; ; attempt++ {
+		cur, err := im.st.FindRecord(ctx, row.Kind, row.ID)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			res, err := im.create(ctx, res, row, actor, key, store.CreateOptions{ID: row.ID, IdempotencyKey: key})
+			if err == nil && res.Outcome == Created && row.Version > 1 {
+				res.Message = fmt.Sprintf("created with id %d at version 1 (the file had version %d: versions start anew)", row.ID, row.Version)
+			}
+			return res, err
+		}
+		if err != nil {
+			return res, err
+		}
+		res, retry, err := im.update(ctx, res, row, cur, actor, key)
+		if err != nil || !retry || attempt == maxRetries {
+			return res, err
+		}
+	}
+}
+
+// create applies a row that makes a new record.
+func (im *Importer) create(ctx context.Context, res Result, row *Row, actor store.Actor, key string, opt store.CreateOptions) (Result, error) {
+	vals, skipped := im.writable(row.Kind, actor.Role, row.Set, nil)
+	if _, err := im.reg.CheckCreate(row.Kind, actor.Role, vals); err != nil {
+		return im.invalid(res, err), nil
+	}
+	res.Fields = slices.Sorted(func(yield func(string) bool) {
+		for k := range vals {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	res.Outcome, res.Message = Created, skippedNote(skipped, actor.Role)
+	if im.opt.DryRun {
+		res.Version = 1
+		return res, nil
+	}
+	r, err := im.st.CreateRecord(ctx, row.Kind, vals, opt)
+	if err != nil {
+		return im.refused(res, err)
+	}
+	res.ID, res.Version = r.ID, r.Version
+	return res, nil
+}
+
+// update applies a row to the record as it is (cur). retry is set when the record changed
+// between the read and the write and the row may be applied again to a fresh read.
+func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store.Record, actor store.Actor, key string) (_ Result, retry bool, _ error) {
+	set, skipped := im.writable(row.Kind, actor.Role, row.Set, cur.Fields)
+	note := skippedNote(skipped, actor.Role)
+	var move *store.Move
+	if p, ok := set["parent_id"]; ok {
+		// parent_id is written by a move, after the other fields (a move is idempotent: a
+		// move to the parent the document has writes nothing).
+		delete(set, "parent_id")
+		move = &store.Move{}
+		if id, ok := p.(int64); ok {
+			move.Parent = &id
+		}
+	}
+	res.Version = cur.Version
+	if len(set) == 0 && move == nil {
+		res.Outcome, res.Message = Unchanged, note
+		return res, false, nil
+	}
+	base := row.Version
+	if base == 0 {
+		base = cur.Version // no version column: the row's values win, checked against this read
+	}
+	if base != cur.Version {
+		if !im.opt.Merge {
+			res.Outcome = Conflict
+			res.Message = fmt.Sprintf("edited from version %d, but the store is at version %d (last written by %s); the row changes %s; nothing written (--merge merges)",
+				base, cur.Version, cur.UpdatedBy, strings.Join(slices.Sorted(mapKeys(set)), ", "))
+			return res, false, nil
+		}
+		merged, msg, err := im.merge(ctx, row, cur, actor.Role)
+		if err != nil {
+			return res, false, err
+		}
+		if merged == nil {
+			res.Outcome, res.Message = Conflict, msg
+			return res, false, nil
+		}
+		set, base = merged, cur.Version
+		note = strings.TrimSpace("merged with the changes since version " + strconv.FormatInt(row.Version, 10) + ". " + note)
+		if len(set) == 0 && move == nil {
+			res.Outcome, res.Message = Unchanged, note
+			return res, false, nil
+		}
+	}
+	u := store.Update{BaseVersion: base, Set: set, IdempotencyKey: key}
+	if len(set) > 0 {
+		if err := im.reg.CheckUpdate(row.Kind, actor.Role, u); err != nil {
+			return im.invalid(res, err), false, nil
+		}
+	}
+	res.Fields = u.FieldNames()
+	if move != nil {
+		res.Fields = append(res.Fields, "parent_id")
+	}
+	res.Outcome, res.Message = Updated, note
+	if im.opt.DryRun {
+		return im.dryLeases(ctx, res, row, set)
+	}
+	if len(set) > 0 {
+		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
+		if store.ErrorCode(err) == store.ECONFLICT && (row.Version == 0 || im.opt.Merge) {
+			// Another writer got in since the read: read again (Apply retries, and reports
+			// this conflict when it gives up).
+			res.Outcome, res.Fields = Conflict, nil
+			res.Message = fmt.Sprintf("%s %d kept changing while the import wrote it (%d tries); nothing written", row.Kind, row.ID, maxRetries+1)
+			return res, true, nil
+		}
+		if err != nil {
+			r, err := im.refused(res, err)
+			return r, false, err
+		}
+		res.Version = ur.Version
+	}
+	if move != nil {
+		mr, err := im.st.MoveDocument(ctx, row.ID, *move)
+		if err != nil {
+			r, err := im.refused(res, err)
+			return r, false, err
+		}
+		res.Version = mr.Record.Version
+		if mr.Unchanged {
+			res.Fields = slices.DeleteFunc(res.Fields, func(s string) bool { return s == "parent_id" })
+		}
+		if len(res.Fields) == 0 {
+			res.Outcome = Unchanged
+		}
+	}
+	return res, false, nil
+}
+
+// merge merges a stale row with the record as it is, field by field by each field's rule
+// (package merge): base is what the row was edited from (its base values, else the history
+// version its version names), mine the row, theirs the store. Fields role may not write are
+// left out. It returns the values to write (nil with a message when the merge conflicts or has
+// no base).
+func (im *Importer) merge(ctx context.Context, row *Row, cur *store.Record, role store.Role) (store.Values, string, error) {
+	base := row.Base
+	if base == nil {
+		v, err := im.st.FindVersion(ctx, row.Kind, row.ID, row.Version)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			return nil, fmt.Sprintf("edited from version %d, the store is at version %d, and there is no base to merge with: the row has no base.<field> values and version %d kept no history (export --base writes them)",
+				row.Version, cur.Version, row.Version), nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		base = v.Snapshot
+	}
+	mine, b, theirs := store.Values{}, store.Values{}, store.Values{}
+	for name, v := range row.Set {
+		if name == "parent_id" {
+			continue
+		}
+		mine[name], b[name], theirs[name] = v, base[name], cur.Fields[name]
+	}
+	mr := merge.Records(im.reg, row.Kind, b, mine, theirs)
+	out := store.Values{}
+	var conflicts []string
+	for _, fm := range mr.Fields {
+		if !fm.Field.Writable(role) {
+			continue // left as it is; the report names it
+		}
+		v, ok := fm.Value()
+		if !ok {
+			conflicts = append(conflicts, fm.Field.Name)
+			continue
+		}
+		if !store.Equal(v, cur.Fields[fm.Field.Name]) {
+			out[fm.Field.Name] = v
+		}
+	}
+	if len(conflicts) > 0 {
+		return nil, fmt.Sprintf("edited from version %d, the store is at version %d (by %s), and both changed %s; nothing written",
+			row.Version, cur.Version, cur.UpdatedBy, strings.Join(conflicts, ", ")), nil
+	}
+	return out, "", nil
+}
+
+// dryLeases reports a dry run's update as leased when a live lease covers a group it writes.
+func (im *Importer) dryLeases(ctx context.Context, res Result, row *Row, set store.Values) (Result, bool, error) {
+	leases, now, err := im.st.FindLeases(ctx, store.LeaseFilter{Kind: row.Kind, RecordID: row.ID})
+	if err != nil {
+		return res, false, err
+	}
+	groups := im.reg.UpdateGroups(row.Kind, store.Update{Set: set})
+	for _, l := range leases {
+		if l.Live(now) && slices.Contains(groups, l.Group) {
+			res.Outcome, res.Holder, res.Fields = Leased, l.Holder, nil
+			res.Message = fmt.Sprintf("%s holds a lease on %s %d (%s) until %s; nothing written", l.Holder, row.Kind, row.ID, l.Group, l.ExpiresAt.UTC().Format("15:04:05Z"))
+			return res, false, nil
+		}
+	}
+	return res, false, nil
+}
+
+// writable returns the row's values a writer in role may write and that differ from cur
+// (all of them when cur is nil, except zero values of fields the role may not write), and
+// the names of differing fields the role may not write: those are left as they are, and
+// the report says so.
+func (im *Importer) writable(kind store.Kind, role store.Role, vals, cur store.Values) (store.Values, []string) {
+	out := store.Values{}
+	var skipped []string
+	for name, v := range vals {
+		f, err := im.reg.Field(kind, name)
+		if err != nil {
+			continue // the reader checked every name
+		}
+		if cur != nil && store.Equal(cur[name], v) {
+			continue
+		}
+		if !f.Writable(role) {
+			if cur != nil || !store.Equal(f.Zero(), v) {
+				skipped = append(skipped, name)
+			}
+			continue
+		}
+		out[name] = v
+	}
+	slices.Sort(skipped)
+	return out, skipped
+}
+
+// skippedNote tells which fields the role may not write were left alone.
+func skippedNote(skipped []string, role store.Role) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	other := store.RoleSystem
+	if role == store.RoleSystem {
+		other = store.RoleEditor
+	}
+	return fmt.Sprintf("not written, owned by %s: %s (import again with --as %s)", other, strings.Join(skipped, ", "), other)
+}
+
+// invalid reports a row refused for bad input.
+func (im *Importer) invalid(res Result, err error) Result {
+	res.Outcome, res.Message, res.Fields = Invalid, err.Error(), nil
+	return res
+}
+
+// refused turns a store's refusal of a row into its outcome; other errors stop the import.
+func (im *Importer) refused(res Result, err error) (Result, error) {
+	res.Fields = nil
+	var le *store.LeaseError
+	switch {
+	case errors.As(err, &le):
+		res.Outcome, res.Holder, res.Message = Leased, le.Lease.Holder, err.Error()+"; nothing written"
+	case store.ErrorCode(err) == store.ECONFLICT:
+		res.Outcome, res.Message = Conflict, err.Error()
+	case store.ErrorCode(err) == store.EINVALID, store.ErrorCode(err) == store.EFORBIDDEN, store.ErrorCode(err) == store.ENOTFOUND:
+		res.Outcome, res.Message = Invalid, err.Error()
+	default:
+		return res, err
+	}
+	return res, nil
+}
+
+// mapKeys returns m's keys.
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Summary counts the outcomes of an import.
+type Summary map[Outcome]int
+
+// ExitOutcome returns the outcome that decides an import's exit code: invalid rows first
+// (2), then leased (4), then conflicts (3); "" when every row landed (0).
+func (s Summary) ExitOutcome() Outcome {
+	for _, o := range []Outcome{Invalid, Leased, Conflict} {
+		if s[o] > 0 {
+			return o
+		}
+	}
+	return ""
+}
+
+// ReadAll reads every row of x. A problem of the file (see Reader) returns no rows: such a
+// file is not imported at all.
+func ReadAll(x *Reader) ([]*Row, error) {
+	var rows []*Row
+	for {
+		row, err := x.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+}
+
+// NotWritten is the message of a row that would have landed when an all-or-nothing import
+// wrote nothing because of other rows.
+const NotWritten = "not written: --all-or-nothing, and other rows would not land"
+
+// ApplyAll applies rows in file order, one transaction per row, calling progress (when not
+// nil) after each. With allOrNothing every row is first decided as a dry run would (reading
+// the store, writing nothing); if any row would not land, nothing is written and the rows
+// that would have landed are reported unchanged with NotWritten. Then the rows are applied.
+// That is not one transaction: a writer that changes a record between the check and the
+// write can still make a row conflict (or be leased) after earlier rows landed; the report
+// then says exactly which rows landed, and a re-run with the same key prefix finishes the
+// rest without applying any row twice.
+func (im *Importer) ApplyAll(ctx context.Context, rows []*Row, allOrNothing bool, progress func(int)) ([]Result, Summary, error) {
+	if allOrNothing && !im.opt.DryRun {
+		check := NewImporter(im.st, ImportOptions{KeyPrefix: im.opt.KeyPrefix, Merge: im.opt.Merge, DryRun: true})
+		res, sum, err := check.ApplyAll(ctx, rows, false, progress)
+		if err != nil || sum.ExitOutcome() != "" {
+			for i := range res {
+				switch res[i].Outcome {
+				case Created, Updated:
+					res[i].Outcome, res[i].Fields, res[i].Message = Unchanged, nil, NotWritten
+				}
+			}
+			return res, recount(res), err
+		}
+	}
+	out := make([]Result, 0, len(rows))
+	for i, row := range rows {
+		r, err := im.Apply(ctx, i, row)
+		if err != nil {
+			return out, recount(out), fmt.Errorf("line %d: %w", row.Line, err)
+		}
+		out = append(out, r)
+		if progress != nil {
+			progress(i + 1)
+		}
+	}
+	return out, recount(out), nil
+}
+
+func recount(res []Result) Summary {
+	s := Summary{}
+	for _, r := range res {
+		s[r.Outcome]++
+	}
+	return s
+}

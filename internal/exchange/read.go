@@ -1,0 +1,504 @@
+package exchange
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Row is one row of an import file, parsed and checked against the registry's types.
+type Row struct {
+	// Line is the row's first line in the file (1 is the first line).
+	Line int
+	Kind store.Kind
+	// ID is the record the row updates (0: the row creates a record).
+	ID int64
+	// Version is the version the row was exported at (0: the file has none), against which
+	// its changes are checked.
+	Version int64
+	// Set holds the values of the fields the row names.
+	Set store.Values
+	// Base holds the values the row was edited from (base.<field> columns or a "base"
+	// object), for import --merge; nil when the row carries none.
+	Base store.Values
+	// Err is set when the row is invalid (a value of the wrong type, an unknown kind...):
+	// it is reported and not applied; the other members may be partly set.
+	Err error
+	// Digest identifies the row's content (kind, id, version, values, base): with the row's
+	// position it makes the row's idempotency key.
+	Digest string
+}
+
+// Reader reads the rows of an import file. A problem of one row (a value of the wrong type)
+// makes that row invalid (Row.Err) and the reader goes on; a problem of the file (not CSV,
+// an unknown column, a row over MaxRowBytes, an empty file) is returned by Next as an error,
+// after which the file must not be imported at all.
+type Reader struct {
+	reg    *store.Registry
+	format Format
+	lim    *rowLimit
+
+	// CSV
+	csv    *csv.Reader
+	header []string
+	kind   store.Kind // the kind of the CSV file's rows (from its first row)
+
+	// JSON Lines
+	lines *bufio.Reader
+	line  int
+
+	// JSON array
+	dec     *json.Decoder
+	started bool
+
+	rows int
+}
+
+// NewReader returns a Reader of r in format. A UTF-8 byte order mark at the start is skipped.
+func NewReader(r io.Reader, format Format, reg *store.Registry) (*Reader, error) {
+	if _, err := ParseFormat(string(format)); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		br.Discard(3)
+	}
+	lim := &rowLimit{r: br, max: MaxRowBytes, lines: &lineCounter{}}
+	x := &Reader{reg: reg, format: format, lim: lim}
+	switch format {
+	case CSV:
+		x.csv = csv.NewReader(lim)
+		x.csv.ReuseRecord = false
+	case JSONL:
+		x.lines = bufio.NewReaderSize(lim, 64<<10)
+	case JSON:
+		x.dec = json.NewDecoder(lim)
+		x.dec.UseNumber()
+	}
+	return x, nil
+}
+
+// errRowTooLong stops the reading of a row longer than MaxRowBytes.
+var errRowTooLong = errors.New("row too long")
+
+// rowLimit fails a read once more than max bytes were read since the last reset (the start
+// of a row), so a 100 MB line is refused after max bytes and not read into memory whole.
+type rowLimit struct {
+	r     io.Reader
+	n     int64
+	max   int64
+	lines *lineCounter
+}
+
+func (l *rowLimit) Read(p []byte) (int, error) {
+	if l.n > l.max {
+		return 0, errRowTooLong
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	l.lines.add(p[:n])
+	return n, err
+}
+
+func (l *rowLimit) reset() { l.n = 0 }
+
+// lineCounter finds the line of an offset in what was read: the JSON decoder reads ahead,
+// so the line of a row is found from its offset (Decoder.InputOffset).
+type lineCounter struct {
+	read  int64   // bytes seen
+	base  int     // newlines before offsets[0]
+	nl    []int64 // offsets of newlines not yet passed
+	track bool
+}
+
+func (c *lineCounter) add(p []byte) {
+	if c.track {
+		for i, b := range p {
+			if b == '\n' {
+				c.nl = append(c.nl, c.read+int64(i))
+			}
+		}
+	}
+	c.read += int64(len(p))
+}
+
+// lineAt returns the line (from 1) of offset off; offsets must not go backwards.
+func (c *lineCounter) lineAt(off int64) int {
+	i := 0
+	for i < len(c.nl) && c.nl[i] < off {
+		i++
+	}
+	c.base += i
+	c.nl = c.nl[i:]
+	return c.base + 1
+}
+
+// Next returns the next row, io.EOF after the last one, or another error when the file
+// cannot be read as a whole (see Reader).
+func (x *Reader) Next() (*Row, error) {
+	var (
+		row *Row
+		err error
+	)
+	switch x.format {
+	case CSV:
+		row, err = x.nextCSV()
+	case JSONL:
+		row, err = x.nextJSONL()
+	default:
+		row, err = x.nextJSON()
+	}
+	if errors.Is(err, errRowTooLong) {
+		return nil, fileErrorf(0, "row %d is longer than %d MiB; nothing was imported", x.rows+1, MaxRowBytes>>20)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x.rows++
+	return row, nil
+}
+
+func (x *Reader) nextCSV() (*Row, error) {
+	if x.header == nil {
+		rec, err := x.csv.Read()
+		x.lim.reset()
+		if err == io.EOF {
+			return nil, fileErrorf(0, "the file is empty: a CSV import starts with a header line such as kind,id,version,name")
+		}
+		if err != nil {
+			return nil, csvError(err)
+		}
+		if err := x.checkHeader(rec); err != nil {
+			return nil, err
+		}
+		x.header = rec
+	}
+	rec, err := x.csv.Read()
+	x.lim.reset()
+	if err == io.EOF {
+		return nil, io.EOF // a header without rows imports nothing
+	}
+	line, _ := x.csv.FieldPos(0)
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
+		return &Row{Line: pe.StartLine, Err: rowErrorf("%d cells where the header has %d", len(rec), len(x.header))}, nil
+	}
+	if err != nil {
+		return nil, csvError(err)
+	}
+	row := &Row{Line: line}
+	if err := x.parseCSV(row, rec); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// csvError explains a CSV syntax error, which stops the import.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, errRowTooLong) {
+			return errRowTooLong
+		}
+		return fileErrorf(pe.Line, "not valid CSV (RFC 4180): %v; nothing was imported", pe.Err)
+	}
+	if errors.Is(err, errRowTooLong) {
+		return err
+	}
+	return fmt.Errorf("read CSV: %w", err)
+}
+
+// checkHeader refuses a header that is not an export's: no kind column, a column named
+// twice, or a column that is no field of any kind.
+func (x *Reader) checkHeader(h []string) error {
+	seen := map[string]bool{}
+	for i, c := range h {
+		if !utf8.ValidString(c) {
+			return fileErrorf(1, "column %d of the header is not valid UTF-8", i+1)
+		}
+		if seen[c] {
+			return fileErrorf(1, "column %q appears twice in the header", c)
+		}
+		seen[c] = true
+		switch c {
+		case colKind, colID, colVersion, colUpdatedBy, colUpdatedAt:
+			continue
+		}
+		name := strings.TrimPrefix(c, basePrefix)
+		if _, err := x.reg.Field(store.KindProduct, name); err == nil {
+			continue
+		}
+		if _, err := x.reg.Field(store.KindDocument, name); err == nil {
+			continue
+		}
+		return fileErrorf(1, "unknown column %q in the header (want kind, id, version, fields of the kind, base.<field>)", c)
+	}
+	if !seen[colKind] {
+		return fileErrorf(1, "the header has no kind column (an export's header starts kind,id,version)")
+	}
+	return nil
+}
+
+// parseCSV fills row from the cells of one CSV record. The first row with a valid kind
+// decides the file's kind; a column that is not one of its fields is an error of the file.
+func (x *Reader) parseCSV(row *Row, rec []string) error {
+	var errs []string
+	bad := func(err error) { errs = append(errs, err.Error()) }
+	cells := map[string]string{}
+	for i, c := range x.header {
+		cells[c] = rec[i]
+	}
+	kind, err := store.ParseKind(cells[colKind])
+	if err != nil {
+		row.Err = rowErrorf("kind: %q is not product or document", cells[colKind])
+		return nil
+	}
+	if x.kind == "" {
+		for _, c := range x.header {
+			name := strings.TrimPrefix(c, basePrefix)
+			switch c {
+			case colKind, colID, colVersion, colUpdatedBy, colUpdatedAt:
+				continue
+			}
+			if _, err := x.reg.Field(kind, name); err != nil {
+				return fileErrorf(1, "column %q is not a field of %s (the kind of the first row, line %d); nothing was imported", c, kind, row.Line)
+			}
+		}
+		x.kind = kind
+	}
+	if kind != x.kind {
+		row.Err = rowErrorf("a %s in a file of %ss (a CSV file holds one kind)", kind, x.kind)
+		return nil
+	}
+	row.Kind = kind
+	row.ID, err = parseNumber(colID, cells[colID])
+	if err != nil {
+		bad(err)
+	}
+	row.Version, err = parseNumber(colVersion, cells[colVersion])
+	if err != nil {
+		bad(err)
+	}
+	row.Set = store.Values{}
+	for _, c := range x.header {
+		switch c {
+		case colKind, colID, colVersion, colUpdatedBy, colUpdatedAt:
+			continue
+		}
+		name, isBase := strings.CutPrefix(c, basePrefix)
+		f, err := x.reg.Field(kind, name)
+		if err != nil {
+			bad(err)
+			continue
+		}
+		v, err := f.Parse(cells[c])
+		if err != nil {
+			bad(err)
+			continue
+		}
+		if isBase {
+			if row.Base == nil {
+				row.Base = store.Values{}
+			}
+			row.Base[name] = v
+		} else {
+			row.Set[name] = v
+		}
+	}
+	x.finish(row, errs)
+	return nil
+}
+
+// parseNumber parses an id or version cell: "" is 0 (none).
+func parseNumber(col, s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, rowErrorf("%s: %q is not a positive whole number", col, s)
+	}
+	return n, nil
+}
+
+// finish sets the row's error from errs, or its digest.
+func (x *Reader) finish(row *Row, errs []string) {
+	if len(errs) > 0 {
+		row.Err = rowErrorf("%s", strings.Join(errs, "; "))
+		return
+	}
+	b, err := json.Marshal(struct {
+		Kind    store.Kind   `json:"k"`
+		ID      int64        `json:"i"`
+		Version int64        `json:"v"`
+		Set     store.Values `json:"s"`
+		Base    store.Values `json:"b"`
+	}{row.Kind, row.ID, row.Version, row.Set, row.Base})
+	if err != nil {
+		row.Err = rowErrorf("%v", err)
+		return
+	}
+	sum := sha256.Sum256(b)
+	row.Digest = hex.EncodeToString(sum[:12])
+}
+
+// jsonRow is a row of a JSON import.
+type jsonRow struct {
+	Kind      string                     `json:"kind"`
+	ID        *json.Number               `json:"id"`
+	Version   *json.Number               `json:"version"`
+	Fields    map[string]json.RawMessage `json:"fields"`
+	Base      map[string]json.RawMessage `json:"base"`
+	UpdatedBy any                        `json:"updated_by"`
+	UpdatedAt any                        `json:"updated_at"`
+}
+
+func (x *Reader) nextJSONL() (*Row, error) {
+	for {
+		var line []byte
+		for {
+			chunk, err := x.lines.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF && len(line) > 0 {
+				break
+			}
+			if err == io.EOF && x.rows == 0 && x.line == 0 {
+				return nil, fileErrorf(0, "the file is empty: a JSON Lines import holds one record object per line")
+			}
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		x.lim.reset()
+		x.line++
+		if x.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // blank lines (and the last newline) are not rows
+		}
+		row := &Row{Line: x.line}
+		x.parseJSON(row, line)
+		return row, nil
+	}
+}
+
+func (x *Reader) nextJSON() (*Row, error) {
+	if !x.started {
+		x.lim.lines.track = true
+		tok, err := x.dec.Token()
+		if err == io.EOF {
+			return nil, fileErrorf(0, "the file is empty: a JSON import is an array of record objects")
+		}
+		if err != nil {
+			return nil, jsonFileError(err)
+		}
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return nil, fileErrorf(1, "a JSON import is an array of record objects ([{...}, ...])")
+		}
+		x.started = true
+	}
+	if !x.dec.More() {
+		if _, err := x.dec.Token(); err != nil {
+			return nil, jsonFileError(err)
+		}
+		return nil, io.EOF
+	}
+	var raw json.RawMessage
+	err := x.dec.Decode(&raw)
+	if err != nil {
+		return nil, jsonFileError(err)
+	}
+	line := x.lim.lines.lineAt(x.dec.InputOffset() - int64(len(raw)))
+	x.lim.reset()
+	row := &Row{Line: line}
+	x.parseJSON(row, raw)
+	return row, nil
+}
+
+func jsonFileError(err error) error {
+	if errors.Is(err, errRowTooLong) {
+		return err
+	}
+	return fileErrorf(0, "not a JSON array of records: %v; nothing was imported", err)
+}
+
+// parseJSON fills row from one JSON object.
+func (x *Reader) parseJSON(row *Row, b []byte) {
+	if !utf8.Valid(b) {
+		row.Err = rowErrorf("not valid UTF-8")
+		return
+	}
+	var jr jsonRow
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&jr); err != nil {
+		row.Err = rowErrorf("not a record object: %v", err)
+		return
+	}
+	kind, err := store.ParseKind(jr.Kind)
+	if err != nil {
+		row.Err = rowErrorf("kind: %q is not product or document", jr.Kind)
+		return
+	}
+	row.Kind = kind
+	var errs []string
+	num := func(col string, n *json.Number) int64 {
+		if n == nil {
+			return 0
+		}
+		v, err := parseNumber(col, n.String())
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		return v
+	}
+	row.ID = num(colID, jr.ID)
+	row.Version = num(colVersion, jr.Version)
+	values := func(m map[string]json.RawMessage) store.Values {
+		out := store.Values{}
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			f, err := x.reg.Field(kind, name)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			var v any
+			if err := json.Unmarshal(m[name], &v); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
+				continue
+			}
+			v, err = f.Import(v)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			out[name] = v
+		}
+		return out
+	}
+	row.Set = values(jr.Fields)
+	if jr.Base != nil {
+		row.Base = values(jr.Base)
+	}
+	x.finish(row, errs)
+}

@@ -1,0 +1,186 @@
+package exchange
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Writer writes records of one kind to a file in one format, one record at a time, so an
+// export of any size holds one page of records in memory. Close finishes the file.
+type Writer struct {
+	w      io.Writer
+	format Format
+	kind   store.Kind
+	fields []*store.Field
+	base   bool
+	tty    bool
+
+	csv  *csv.Writer
+	row  []string     // the CSV row, reused
+	line bytes.Buffer // the JSON line, reused
+	n    int
+}
+
+// WriterOptions choose what a Writer writes besides the records' values.
+type WriterOptions struct {
+	// Fields are the fields written, in this order; all of the kind's when empty.
+	Fields []string
+	// Base adds each field's value again as the base of an edit (CSV: base.<field>
+	// columns; JSON: a "base" object), so that import --merge can merge the edited file
+	// with what the store holds by then (see Reader).
+	Base bool
+	// Terminal makes the output safe for a terminal to show: CSV cells pass through
+	// safe.Text (control characters and escape sequences shown as visible escapes), which
+	// changes the data; set it only when the output goes to a terminal, not to a file or a
+	// pipe. JSON is always written with such characters escaped, which keeps the data.
+	Terminal bool
+}
+
+// NewWriter returns a Writer of records of kind to w. EINVALID for an unknown field.
+func NewWriter(w io.Writer, format Format, reg *store.Registry, kind store.Kind, o WriterOptions) (*Writer, error) {
+	if _, err := ParseFormat(string(format)); err != nil {
+		return nil, err
+	}
+	fields, err := exportFields(reg, kind, o.Fields)
+	if err != nil {
+		return nil, err
+	}
+	x := &Writer{w: w, format: format, kind: kind, fields: fields, base: o.Base, tty: o.Terminal}
+	switch format {
+	case CSV:
+		x.csv = csv.NewWriter(w)
+		if err := x.csv.Write(x.header()); err != nil {
+			return nil, fmt.Errorf("write CSV header: %w", err)
+		}
+	case JSON:
+		if _, err := io.WriteString(w, "["); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// header returns the CSV header line.
+func (x *Writer) header() []string {
+	h := []string{colKind, colID, colVersion}
+	for _, f := range x.fields {
+		h = append(h, f.Name)
+	}
+	if x.base {
+		for _, f := range x.fields {
+			h = append(h, basePrefix+f.Name)
+		}
+	}
+	return append(h, colUpdatedBy, colUpdatedAt)
+}
+
+// Write writes one record. r must be of the Writer's kind.
+func (x *Writer) Write(r *store.Record) error {
+	if r.Kind != x.kind {
+		return fmt.Errorf("export: a %s in an export of %ss", r.Kind, x.kind)
+	}
+	x.n++
+	if x.format == CSV {
+		x.row = append(x.row[:0], string(r.Kind), strconv.FormatInt(r.ID, 10), strconv.FormatInt(r.Version, 10))
+		for _, f := range x.fields {
+			x.row = append(x.row, cell(f, r.Fields[f.Name]))
+		}
+		if x.base {
+			for _, f := range x.fields {
+				x.row = append(x.row, cell(f, r.Fields[f.Name]))
+			}
+		}
+		x.row = append(x.row, r.UpdatedBy, formatTime(r))
+		if x.tty {
+			for i, c := range x.row {
+				x.row[i] = safe.Text(c)
+			}
+		}
+		return x.csv.Write(x.row)
+	}
+	b := &x.line
+	b.Reset()
+	if x.format == JSON {
+		if x.n > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, `{"kind":%q,"id":%d,"version":%d,"fields":`, r.Kind, r.ID, r.Version)
+	if err := x.writeValues(b, r.Fields); err != nil {
+		return err
+	}
+	if x.base {
+		b.WriteString(`,"base":`)
+		if err := x.writeValues(b, r.Fields); err != nil {
+			return err
+		}
+	}
+	b.WriteString(`,"updated_by":`)
+	by, err := json.Marshal(r.UpdatedBy)
+	if err != nil {
+		return err
+	}
+	b.Write(by)
+	fmt.Fprintf(b, `,"updated_at":%q}`, formatTime(r))
+	if x.format == JSONL {
+		b.WriteByte('\n')
+	}
+	// Escaped so that a terminal never obeys a control character from the database; the
+	// JSON decodes to the same strings.
+	_, err = x.w.Write(safe.JSON(b.Bytes()))
+	return err
+}
+
+// writeValues writes the Writer's fields of vals as a JSON object, in field order.
+func (x *Writer) writeValues(b *bytes.Buffer, vals store.Values) error {
+	b.WriteByte('{')
+	for i, f := range x.fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v, err := json.Marshal(f.Export(vals[f.Name]))
+		if err != nil {
+			return fmt.Errorf("export %s: %w", f.Name, err)
+		}
+		fmt.Fprintf(b, "%q:", f.Name)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// Close finishes the file (the JSON array's end, the CSV writer's buffer). It does not close
+// the underlying writer.
+func (x *Writer) Close() error {
+	switch x.format {
+	case CSV:
+		x.csv.Flush()
+		return x.csv.Error()
+	case JSON:
+		end := "]\n"
+		if x.n > 0 {
+			end = "\n]\n"
+		}
+		_, err := io.WriteString(x.w, end)
+		return err
+	}
+	return nil
+}
+
+// Count returns how many records were written.
+func (x *Writer) Count() int { return x.n }
+
+func formatTime(r *store.Record) string {
+	if r.UpdatedAt.IsZero() {
+		return ""
+	}
+	return r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.999999999Z07:00")
+}
