@@ -1,0 +1,509 @@
+// Package sync clones a store into a working copy and syncs the copy back with the same
+// conflict rules people see in the editor: relative changes are replayed with their keys,
+// absolute changes are saved on the version they were made on, or merged field by field
+// (merge.Records) when the source moved on, and real collisions wait in the copy's conflict
+// queue for a person. It talks to both sides through store interfaces only, so any store can
+// be the source.
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tandem-editor/tandem/merge"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// pageSize is how many records a clone or a pull reads from the source at a time.
+const pageSize = 2000
+
+// mergeAttempts bounds the merge-and-save loop of one absolute change whose source keeps
+// moving under it.
+const mergeAttempts = 5
+
+// maxRounds bounds pull-then-push rounds: each round after the first only picks up the
+// source's echo of what the previous one pushed.
+const maxRounds = 5
+
+// CloneOptions say what a clone copies.
+type CloneOptions struct {
+	Kinds   []store.Kind // the kinds to copy (empty: all)
+	Subtree int64        // documents: only this one and its descendants (0: all)
+	Source  string       // where the source was found, without a password (kept for sync)
+	// Progress, when set, is called after each batch with records copied and the total.
+	Progress func(done, total int)
+}
+
+// Clone makes dst, an empty store, a working copy of src. It reads the source's change-feed
+// position before the records: a record that changes during the clone may be copied at a
+// newer version than the position says, and the first sync reads it again, which is
+// harmless because a pull always takes a record's current state. Each batch is written in
+// one local transaction.
+func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
+	kinds := o.Kinds
+	if len(kinds) == 0 {
+		kinds = []store.Kind{store.KindProduct, store.KindDocument}
+	}
+	if o.Subtree != 0 {
+		if _, err := src.FindRecord(ctx, store.KindDocument, o.Subtree); err != nil {
+			return nil, fmt.Errorf("clone: subtree: %w", err)
+		}
+	}
+	pos, err := src.LastChangeID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("clone: read the source's change feed: %w", err)
+	}
+	st := store.CopyState{SourceID: src.StoreID(), Source: o.Source, Kinds: kinds, Subtree: o.Subtree, Position: pos}
+	if err := dst.StartCopy(ctx, st); err != nil {
+		return nil, fmt.Errorf("clone: %w", err)
+	}
+	total := 0
+	for _, k := range kinds {
+		n, err := src.CountRecords(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("clone: count %ss: %w", k, err)
+		}
+		total += n
+	}
+	done := 0
+	for _, k := range kinds {
+		if k == store.KindDocument && o.Subtree != 0 {
+			n, err := cloneSubtree(ctx, src, dst, o.Subtree)
+			if err != nil {
+				return nil, err
+			}
+			done += n
+			continue
+		}
+		var after int64
+		for {
+			recs, err := src.FindRecords(ctx, store.Filter{Kind: k, AfterID: after, Limit: pageSize})
+			if err != nil {
+				return nil, fmt.Errorf("clone: read %ss: %w", k, err)
+			}
+			if len(recs) == 0 {
+				break
+			}
+			if err := dst.ApplySource(ctx, recs, 0); err != nil {
+				return nil, fmt.Errorf("clone: %w", err)
+			}
+			after = recs[len(recs)-1].ID
+			done += len(recs)
+			if o.Progress != nil {
+				o.Progress(done, total)
+			}
+		}
+	}
+	return dst.CopyState(ctx)
+}
+
+// cloneSubtree copies document root and its descendants, parents before children.
+func cloneSubtree(ctx context.Context, src store.Store, dst store.WorkingCopy, root int64) (int, error) {
+	var all []*store.Record
+	var after int64
+	for {
+		recs, err := src.FindRecords(ctx, store.Filter{Kind: store.KindDocument, AfterID: after, Limit: pageSize})
+		if err != nil {
+			return 0, fmt.Errorf("clone: read documents: %w", err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		all = append(all, recs...)
+		after = recs[len(recs)-1].ID
+	}
+	children := map[int64][]*store.Record{}
+	var top *store.Record
+	for _, r := range all {
+		if r.ID == root {
+			top = r
+		}
+		if p, ok := r.Fields[store.ParentField].(int64); ok {
+			children[p] = append(children[p], r)
+		}
+	}
+	if top == nil {
+		return 0, store.Errorf(store.ENOTFOUND, "clone: document %d is not on the source", root)
+	}
+	level := []*store.Record{top}
+	n := 0
+	for len(level) > 0 {
+		if err := dst.ApplySource(ctx, level, 0); err != nil {
+			return n, fmt.Errorf("clone: %w", err)
+		}
+		n += len(level)
+		var next []*store.Record
+		for _, r := range level {
+			next = append(next, children[r.ID]...)
+		}
+		level = next
+	}
+	return n, nil
+}
+
+// Wait is a local change held back because a lease on the source covers it.
+type Wait struct {
+	Kind   store.Kind `json:"kind"`
+	ID     int64      `json:"id"`
+	Group  string     `json:"group"`
+	Holder string     `json:"holder"`
+	Until  time.Time  `json:"until"`
+}
+
+// Report is what a sync did and what is left.
+type Report struct {
+	Pulled    int                  // records the copy took from the source
+	Pushed    int                  // outbox entries now on the source
+	Merged    int                  // of those, how many were merged with the source's changes
+	Conflicts []store.CopyConflict // open conflicts after the sync
+	Waits     []Wait               // changes held back by leases on the source
+	Position  int64                // the source's change-feed position the copy has read to
+	Pending   int                  // outbox entries left (those waiting for leases)
+}
+
+// InSync reports whether the copy and the source agree: nothing waits and nothing collides.
+func (r *Report) InSync() bool { return len(r.Conflicts) == 0 && len(r.Waits) == 0 && r.Pending == 0 }
+
+// Sync pulls the source's changes since the copy's position and pushes the copy's outbox,
+// round after round until nothing moves. Each step is one local transaction, so a sync
+// stopped anywhere (a crash, a lost connection) loses nothing, and the next sync continues:
+// keys make a re-sent push harmless. An error means the source could not be read or written
+// at all; what was done until then stays done.
+func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
+	st, err := wc.CopyState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if id := src.StoreID(); id != st.SourceID {
+		return nil, store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, the copy's source is %s)", id, st.SourceID)
+	}
+	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
+	for round := 0; round < maxRounds; round++ {
+		pulled, err := s.pull(ctx, st)
+		if err != nil {
+			return s.rep, err
+		}
+		pushed, err := s.push(ctx)
+		if err != nil {
+			return s.rep, err
+		}
+		if pulled == 0 && pushed == 0 {
+			break
+		}
+		if st, err = wc.CopyState(ctx); err != nil {
+			return s.rep, err
+		}
+	}
+	if st, err = wc.CopyState(ctx); err != nil {
+		return s.rep, err
+	}
+	s.rep.Position, s.rep.Pending = st.Position, st.Pending
+	if s.rep.Conflicts, err = wc.Conflicts(ctx); err != nil {
+		return s.rep, err
+	}
+	if s.rep.InSync() {
+		if err := wc.MarkSynced(ctx, time.Now()); err != nil {
+			return s.rep, err
+		}
+	}
+	return s.rep, nil
+}
+
+type syncer struct {
+	src store.Store
+	wc  store.WorkingCopy
+	reg *store.Registry
+	rep *Report
+}
+
+// pull takes the source's changes after the copy's position: the records they name are read
+// as they are now and written to the copy with the new position, batch by batch.
+func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
+	pos, n := st.Position, 0
+	for {
+		chs, err := s.src.Changes(ctx, pos, pageSize)
+		if err != nil {
+			return n, fmt.Errorf("sync: read the source's changes: %w", err)
+		}
+		if len(chs) == 0 {
+			return n, nil
+		}
+		ids := map[store.Kind][]int64{}
+		seen := map[recKey]bool{}
+		for _, c := range chs {
+			switch c.Event {
+			case store.EventCreated, store.EventSaved, store.EventMoved:
+			default:
+				continue
+			}
+			k := recKey{c.Kind, c.RecordID}
+			if !st.InScope(c.Kind) || seen[k] {
+				continue
+			}
+			seen[k] = true
+			ids[c.Kind] = append(ids[c.Kind], c.RecordID)
+		}
+		var recs []*store.Record
+		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+			if len(ids[kind]) == 0 {
+				continue
+			}
+			rs, err := s.src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids[kind]})
+			if err != nil {
+				return n, fmt.Errorf("sync: read changed %ss: %w", kind, err)
+			}
+			recs = append(recs, rs...)
+		}
+		pos = chs[len(chs)-1].ID
+		if err := s.wc.ApplySource(ctx, recs, pos); err != nil {
+			return n, fmt.Errorf("sync: %w", err)
+		}
+		n += len(recs)
+		s.rep.Pulled += len(recs)
+	}
+}
+
+type recKey struct {
+	kind store.Kind
+	id   int64
+}
+
+// outcome is what became of one outbox entry.
+type outcome struct {
+	rec      *store.Record       // applied: the record as the source has it now
+	rebase   bool                // applied on exactly its base version
+	merged   bool                // applied after a merge with the source's changes
+	conflict *store.CopyConflict // not applied: queued for a person
+	wait     *store.LeaseError   // not applied: a lease on the source holds the record
+	fatal    error               // the source failed: stop the sync
+}
+
+// push sends the outbox, oldest entry first. Entries of a record held by a lease wait, and so
+// do that record's later entries, to keep their order.
+func (s *syncer) push(ctx context.Context) (int, error) {
+	entries, err := s.wc.Outbox(ctx, 0)
+	if err != nil {
+		return 0, err
+	}
+	held := map[recKey]bool{}
+	s.rep.Waits = nil
+	moved := 0
+	for i := range entries {
+		e := &entries[i]
+		k := recKey{e.Kind, e.ID}
+		if held[k] {
+			continue
+		}
+		o := s.pushEntry(ctx, e)
+		switch {
+		case o.fatal != nil:
+			return moved, o.fatal
+		case o.wait != nil:
+			held[k] = true
+			l := o.wait.Lease
+			s.rep.Waits = append(s.rep.Waits, Wait{Kind: e.Kind, ID: e.ID, Group: l.Group, Holder: l.Holder, Until: l.ExpiresAt})
+		case o.conflict != nil:
+			if err := s.wc.QueueConflict(ctx, e.Seq, *o.conflict); err != nil {
+				return moved, err
+			}
+			moved++
+		default:
+			if err := s.wc.AckEntry(ctx, e.Seq, o.rec, o.rebase); err != nil {
+				return moved, err
+			}
+			moved++
+			s.rep.Pushed++
+			if o.merged {
+				s.rep.Merged++
+			}
+		}
+	}
+	return moved, nil
+}
+
+// actorCtx is the context of a source write made for entry e: its author, as an editor.
+func actorCtx(ctx context.Context, e *store.OutboxEntry) context.Context {
+	return store.WithActor(ctx, store.Actor{Name: e.Actor, Role: store.RoleEditor})
+}
+
+func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {
+	ctx = actorCtx(ctx, e)
+	switch e.Op {
+	case store.CopySave:
+		return s.pushSave(ctx, e)
+	case store.CopyMove:
+		return s.pushMove(ctx, e)
+	case store.CopyCreate:
+		return s.pushCreate(ctx, e)
+	}
+	return outcome{fatal: store.Errorf(store.EINVALID, "outbox entry %d: unknown operation %q", e.Seq, e.Op)}
+}
+
+// refused turns a source error into an outcome: leases wait, refusals that a person must
+// look at become conflicts, anything else stops the sync.
+func refused(e *store.OutboxEntry, err error, theirs *store.Record) outcome {
+	var le *store.LeaseError
+	if errors.As(err, &le) && !le.Lost {
+		return outcome{wait: le}
+	}
+	switch store.ErrorCode(err) {
+	case store.ENOTFOUND, store.EINVALID, store.EFORBIDDEN:
+		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(err), Base: e.Before, Mine: e.After, Actor: e.Actor, At: e.At}
+		if theirs != nil {
+			c.Theirs, c.TheirsVersion = theirs.Fields, theirs.Version
+		}
+		return outcome{conflict: c}
+	}
+	return outcome{fatal: fmt.Errorf("sync: %s %d: %w", e.Kind, e.ID, err)}
+}
+
+func reason(err error) string {
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return "not on the source any more: " + err.Error()
+	}
+	return err.Error()
+}
+
+// pushSave sends a save: counters as deltas with the entry's key (never applied twice, no
+// version check), the other fields on the entry's base version, merged when the source
+// moved on.
+func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
+	set, add := store.Values{}, map[string]int64{}
+	for _, name := range e.Changed() {
+		f, err := s.reg.Field(e.Kind, name)
+		if err != nil {
+			continue
+		}
+		if f.Rule == store.RuleCounter {
+			a, _ := e.After[name].(int64)
+			b, _ := e.Before[name].(int64)
+			if a != b {
+				add[name] = a - b
+			}
+			continue
+		}
+		set[name] = e.After[name]
+	}
+	var o outcome
+	if len(set) > 0 {
+		o = s.pushAbsolute(ctx, e, set)
+		if o.rec == nil {
+			return o
+		}
+	}
+	if len(add) > 0 {
+		res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{Add: add, IdempotencyKey: e.Key + ":add"})
+		if err != nil {
+			return refused(e, err, nil)
+		}
+		// Later entries were made on top of this one; they may move onto the source's
+		// version only if no other write came between the two parts.
+		o.rebase = o.rebase && o.rec != nil && res.Version == o.rec.Version+1 && !res.Replayed
+		o.rec = res.Record
+	}
+	if o.rec == nil {
+		// Nothing differed (a save that was undone): take the record as it is.
+		r, err := s.src.FindRecord(ctx, e.Kind, e.ID)
+		if err != nil {
+			return refused(e, err, nil)
+		}
+		o.rec = r
+	}
+	return o
+}
+
+// pushAbsolute saves the absolute part of a save on its base version; on a conflict it
+// merges (base = what the edit was made on, mine = the edit, theirs = the source now) and
+// saves the merge on the source's version, a bounded number of times.
+func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set store.Values) outcome {
+	res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: e.BaseVersion, Set: set, IdempotencyKey: e.Key + ":set"})
+	if err == nil {
+		return outcome{rec: res.Record, rebase: !res.Replayed && !res.Unchanged}
+	}
+	for attempt := 0; attempt < mergeAttempts; attempt++ {
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) {
+			return refused(e, err, nil)
+		}
+		theirs := ce.Current
+		base, mine, cur := store.Values{}, store.Values{}, store.Values{}
+		for _, f := range s.reg.CopyFields(e.Kind) {
+			if f.Rule == store.RuleCounter {
+				continue // pushed as a delta
+			}
+			if v, ok := e.Before[f.Name]; ok {
+				base[f.Name] = v
+			}
+			if v, ok := e.After[f.Name]; ok {
+				mine[f.Name] = v
+			}
+			cur[f.Name] = theirs.Fields[f.Name]
+		}
+		m := merge.Records(s.reg, e.Kind, base, mine, cur)
+		if m.Conflicts() > 0 {
+			var fields []string
+			for _, f := range m.Fields {
+				if f.State == merge.FieldConflict {
+					fields = append(fields, f.Field.Name)
+				}
+			}
+			return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: "changed on both sides",
+				Fields: fields, Base: base, Mine: mine, Theirs: cur, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At}}
+		}
+		changes, err2 := m.Changes()
+		if err2 != nil {
+			return outcome{fatal: err2}
+		}
+		if len(changes) == 0 {
+			return outcome{rec: theirs, merged: true} // the source holds the edit already
+		}
+		key := fmt.Sprintf("%s:merge@%d", e.Key, theirs.Version)
+		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes, IdempotencyKey: key})
+		if err == nil {
+			return outcome{rec: res.Record, merged: true}
+		}
+	}
+	return refused(e, err, nil)
+}
+
+// pushMove replays a move. A move has no base version: it is checked against the source's
+// tree as it is now, and one that would form a cycle there becomes a conflict.
+func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
+	var parent *int64
+	if p, ok := e.After[store.ParentField].(int64); ok {
+		parent = &p
+	}
+	res, err := s.src.MoveDocument(ctx, e.ID, store.Move{Parent: parent})
+	if err != nil {
+		o := refused(e, err, nil)
+		if o.conflict != nil {
+			o.conflict.Fields = []string{store.ParentField}
+			if cur, ferr := s.src.FindRecord(ctx, e.Kind, e.ID); ferr == nil {
+				o.conflict.Theirs = store.Values{store.ParentField: cur.Fields[store.ParentField]}
+				o.conflict.TheirsVersion = cur.Version
+			}
+		}
+		return o
+	}
+	return outcome{rec: res.Record}
+}
+
+// pushCreate creates the record on the source, which gives it its id.
+func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
+	vals := store.Values{}
+	for _, f := range s.reg.CopyFields(e.Kind) {
+		if v, ok := e.After[f.Name]; ok {
+			vals[f.Name] = v
+		}
+	}
+	if p, ok := e.After[store.ParentField].(int64); ok {
+		vals[store.ParentField] = p
+	}
+	rec, err := s.src.CreateRecord(ctx, e.Kind, vals)
+	if err != nil {
+		return refused(e, err, nil)
+	}
+	return outcome{rec: rec}
+}
