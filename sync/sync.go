@@ -323,9 +323,13 @@ func (s *syncer) push(ctx context.Context) (int, error) {
 	return moved, nil
 }
 
-// actorCtx is the context of a source write made for entry e: its author, as an editor.
+// Via is how the source's history names a write a sync made for a working copy.
+const Via = "offline copy"
+
+// actorCtx is the context of a source write made for entry e: its author, as an editor,
+// with where and when the edit was made for the source's history.
 func actorCtx(ctx context.Context, e *store.OutboxEntry) context.Context {
-	return store.WithActor(ctx, store.Actor{Name: e.Actor, Role: store.RoleEditor})
+	return store.WithActor(ctx, store.Actor{Name: e.Actor, Role: store.RoleEditor, Via: Via, EditedAt: e.At})
 }
 
 func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {

@@ -238,6 +238,14 @@ func testConverges(t *testing.T, src store.Store, order string) {
 		t.Errorf("leased product written by %q, want alice (the author, not the sync)", got)
 	}
 
+	hist, err := src.FindHistory(ctx, store.KindProduct, f.leased)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hist[0].Actor; !strings.HasPrefix(got, "alice (offline copy, edited 20") {
+		t.Errorf("source history names %q, want alice, the working copy and when she edited", got)
+	}
+
 	// Conflicts: only in the second copy, and only the real collisions; the local value stays.
 	if cs, _ := first.Conflicts(ctx); len(cs) != 0 {
 		t.Errorf("first copy conflicts %v", describe(cs))
