@@ -64,6 +64,10 @@ func commands(a *app) []*cobra.Command {
 		newWorkerCmd(a),
 		newBenchCmd(a),
 		newTortureCmd(a),
+		newCloneCmd(a),
+		newSyncCmd(a),
+		newStatusCmd(a),
+		newResolveCmd(a),
 	}
 }
 

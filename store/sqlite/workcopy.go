@@ -771,3 +771,26 @@ func (db *DB) MarkSynced(ctx context.Context, at time.Time) error {
 	})
 	return mapErr("mark synced", err)
 }
+
+// Checkpoint moves everything from the write-ahead log into the database file, so the file
+// alone holds the store (a clone is made in a temporary file and then linked into place).
+func (db *DB) Checkpoint(ctx context.Context) (bool, error) {
+	var busy, logged, moved int
+	if err := db.write.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil {
+		return false, mapErr("checkpoint", err)
+	}
+	return busy == 0, nil
+}
+
+// refuseOnCopy refuses what a working copy cannot do: a lease would hold nobody back, since
+// the others edit the source, not this file.
+func (db *DB) refuseOnCopy(ctx context.Context) error {
+	ok, err := db.isCopy(ctx, db.read)
+	if err != nil {
+		return mapErr("read working copy", err)
+	}
+	if ok {
+		return store.Errorf(store.EINVALID, "leases cannot be taken on a working copy (%s): nobody else edits this file; take the lease on the source, where the others are", db.path)
+	}
+	return nil
+}
