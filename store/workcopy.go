@@ -102,6 +102,9 @@ type WorkingCopy interface {
 	// moved either). Documents outside the copy's subtree are skipped. When position is
 	// above the stored one, it becomes the copy's feed position.
 	ApplySource(ctx context.Context, recs []*Record, position int64) error
+	// Stale returns the source's records ApplySource could not write yet, because a local
+	// record (a create not yet pushed) holds their sku; a sync reads them again.
+	Stale(ctx context.Context) (map[Kind][]int64, error)
 	// Outbox returns up to limit (0: all) outbox entries, oldest first.
 	Outbox(ctx context.Context, limit int) ([]OutboxEntry, error)
 	// AckEntry removes entry seq, which is now on the source, where rec is the record as the

@@ -222,6 +222,19 @@ type syncer struct {
 // as they are now and written to the copy with the new position, batch by batch.
 func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 	pos, n := st.Position, 0
+	stale, err := s.wc.Stale(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for kind, ids := range stale {
+		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids})
+		if err != nil {
+			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
+		}
+		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
+			return n, fmt.Errorf("sync: %w", err)
+		}
+	}
 	for {
 		chs, err := s.src.Changes(ctx, pos, pageSize)
 		if err != nil {
@@ -312,6 +325,18 @@ func (s *syncer) push(ctx context.Context) (int, error) {
 		default:
 			if err := s.wc.AckEntry(ctx, e.Seq, o.rec, o.rebase); err != nil {
 				return moved, err
+			}
+			if e.Op == store.CopyCreate && o.rec.ID != e.ID {
+				// The later entries of the record follow it to its source id, as AckEntry
+				// moved them in the copy.
+				for j := i + 1; j < len(entries); j++ {
+					if l := &entries[j]; l.Kind == e.Kind && l.ID == e.ID {
+						l.ID = o.rec.ID
+						if l.BaseVersion == 0 {
+							l.BaseVersion = o.rec.Version
+						}
+					}
+				}
 			}
 			moved++
 			s.rep.Pushed++
@@ -494,7 +519,21 @@ func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
 	return outcome{rec: res.Record}
 }
 
-// pushCreate creates the record on the source, which gives it its id.
+// ScopeCreate is the idempotency scope of the creates a sync makes on the source. A create
+// takes no idempotency key of its own, so the sync claims the entry's key in the source's
+// key table around it: a create that was made and then lost its acknowledgement (a crash) is
+// found there and not made twice.
+const ScopeCreate = "copy-create"
+
+// createPending is how long a claimed create key stays claimed: a create takes
+// milliseconds, and a sync that died holding the claim blocks the next one this long.
+const createPending = 5 * time.Second
+
+// createKeep is how long the source remembers a create's key.
+const createKeep = 90 * 24 * time.Hour
+
+// pushCreate creates the record on the source, which gives it its id. A product whose sku
+// the source has already is a conflict on sku.
 func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
 	vals := store.Values{}
 	for _, f := range s.reg.CopyFields(e.Kind) {
@@ -505,9 +544,66 @@ func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
 	if p, ok := e.After[store.ParentField].(int64); ok {
 		vals[store.ParentField] = p
 	}
-	rec, err := s.src.CreateRecord(ctx, e.Kind, vals)
+	hash := store.RequestHash(e.Kind, 0, store.Update{Set: vals})
+	claim, err := s.src.ClaimKey(ctx, ScopeCreate, e.Key, hash, createPending)
+	if store.ErrorCode(err) == store.EBUSY {
+		// A sync that died while creating this record holds the claim: wait it out once.
+		select {
+		case <-ctx.Done():
+			return outcome{fatal: ctx.Err()}
+		case <-time.After(createPending + time.Second):
+		}
+		claim, err = s.src.ClaimKey(ctx, ScopeCreate, e.Key, hash, createPending)
+	}
 	if err != nil {
 		return refused(e, err, nil)
 	}
+	if !claim.Claimed {
+		var id int64
+		if _, err := fmt.Sscan(string(claim.Record.Result), &id); err != nil {
+			return outcome{fatal: fmt.Errorf("sync: create key %s holds %q, not a record id", e.Key, claim.Record.Result)}
+		}
+		rec, err := s.src.FindRecord(ctx, e.Kind, id)
+		if err != nil {
+			return refused(e, err, nil)
+		}
+		return outcome{rec: rec}
+	}
+	if sku, ok := vals["sku"].(string); ok && e.Kind == store.KindProduct {
+		if other, err := s.findSKU(ctx, sku); err != nil {
+			return outcome{fatal: err}
+		} else if other != nil {
+			_ = s.src.FailKey(ctx, ScopeCreate, e.Key)
+			return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID,
+				Reason: fmt.Sprintf("sku %s is taken on the source by product %d", sku, other.ID),
+				Fields: []string{"sku"}, Base: store.Values{}, Mine: e.After, Actor: e.Actor, At: e.At}}
+		}
+	}
+	rec, err := s.src.CreateRecord(ctx, e.Kind, vals)
+	if err != nil {
+		_ = s.src.FailKey(ctx, ScopeCreate, e.Key)
+		o := refused(e, err, nil)
+		if o.conflict != nil && e.Kind == store.KindProduct {
+			o.conflict.Fields = []string{"sku"}
+		}
+		return o
+	}
+	if err := s.src.CompleteKey(ctx, ScopeCreate, e.Key, []byte(fmt.Sprint(rec.ID)), createKeep); err != nil {
+		return outcome{fatal: fmt.Errorf("sync: record the create of %s %d: %w", e.Kind, rec.ID, err)}
+	}
 	return outcome{rec: rec}
+}
+
+// findSKU returns the source's product whose sku is the same as sku (store.SKUKey), or nil.
+func (s *syncer) findSKU(ctx context.Context, sku string) (*store.Record, error) {
+	recs, err := s.src.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: sku})
+	if err != nil {
+		return nil, fmt.Errorf("sync: look up sku %s: %w", sku, err)
+	}
+	for _, r := range recs {
+		if other, _ := r.Fields["sku"].(string); store.SKUKey(other) == store.SKUKey(sku) {
+			return r, nil
+		}
+	}
+	return nil, nil
 }

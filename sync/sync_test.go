@@ -345,3 +345,59 @@ func assertConverged(t *testing.T, src, wc store.Store, open []store.CopyConflic
 		}
 	}
 }
+
+// TestSync_Creates pushes records created offline, one of them with a sku the source took
+// in the meantime: that one is a conflict on sku until a person renames it.
+func TestSync_Creates(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			src := open(t)
+			f := seed(t, src)
+			a := mustClone(t, src, "a")
+			if _, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "NEW-1", "name": "new", "stock": int64(3)}); err != nil {
+				t.Fatal(err)
+			}
+			clash, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "CLASH-1", "name": "alice's"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := a.CreateRecord(as("alice"), store.KindDocument, store.Values{"title": "notes from the train", "parent_id": f.root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustSet(t, a, "alice", store.KindDocument, doc.ID, store.Values{"body": "written offline\n"})
+			if _, err := src.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "clash-1", "name": "carol's"}); err != nil {
+				t.Fatal(err)
+			}
+
+			rep := mustSync(t, src, a)
+			if got := fieldConflicts(rep.Conflicts); !slices.Equal(got, []string{"product " + itoa(clash.ID) + ": sku"}) {
+				t.Fatalf("conflicts %v, want the clashing create on sku: %v", got, describe(rep.Conflicts))
+			}
+			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, clash.ID, tsync.Picks{"sku": "mine"}); store.ErrorCode(err) != "" {
+				// mine is allowed, it just comes back at the next sync
+				t.Logf("resolve sku=mine: %v", err)
+			}
+			rep = mustSync(t, src, a)
+			if len(rep.Conflicts) != 1 {
+				t.Fatalf("sku=mine again: conflicts %v, want the sku conflict back", describe(rep.Conflicts))
+			}
+			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, clash.ID, tsync.Picks{"sku": "CLASH-2"}); err != nil {
+				t.Fatal(err)
+			}
+			if rep = mustSync(t, src, a); !rep.InSync() {
+				t.Fatalf("after renaming: %+v", rep)
+			}
+			assertConverged(t, src, a, nil)
+			n, _ := src.CountRecords(ctx, store.KindProduct)
+			if n != 4+3 {
+				t.Errorf("source has %d products, want 7 (4 seeded, carol's, two of alice's)", n)
+			}
+			docs, _ := src.FindRecords(ctx, store.Filter{Kind: store.KindDocument, Search: "notes from the train"})
+			if len(docs) != 1 || docs[0].Fields["body"] != "written offline\n" || docs[0].Fields["parent_id"] != f.root {
+				t.Errorf("document created offline on the source: %+v", docs)
+			}
+		})
+	}
+}

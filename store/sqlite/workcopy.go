@@ -85,6 +85,11 @@ CREATE TABLE wc_conflicts (
     at             TEXT    NOT NULL,
     PRIMARY KEY (kind, record_id)
 );
+CREATE TABLE wc_stale ( -- source records not written yet: a local record holds their sku
+    kind      TEXT    NOT NULL,
+    record_id INTEGER NOT NULL,
+    PRIMARY KEY (kind, record_id)
+) WITHOUT ROWID;
 `
 
 // copyColumns returns the columns a working copy tracks for kind: the fields it pushes, and
@@ -393,7 +398,21 @@ func (db *DB) putSource(ctx context.Context, tx *tx, r *store.Record) error {
 	}
 	if r.Kind == store.KindProduct {
 		sku, _ := r.Fields["sku"].(string)
+		var other int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM products WHERE sku_key = ? AND id <> ?`, store.SKUKey(sku), r.ID).Scan(&other)
+		switch {
+		case err == nil:
+			// A local record (a create not yet pushed, or a rename) holds the sku; the
+			// source's record waits until that is settled (Stale).
+			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
 		cols, args = append(cols, "sku_key"), append(args, store.SKUKey(sku))
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
+		return err
 	}
 	folds := store.Folds(r.Kind, r.Fields)
 	for _, col := range sortedKeys(folds) {
@@ -423,6 +442,25 @@ func (db *DB) putBase(ctx context.Context, tx *tx, kind store.Kind, id, version 
 		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version, vals = excluded.vals`,
 		string(kind), id, version, enc)
 	return err
+}
+
+// Stale returns the source's records the copy could not write yet (store.WorkingCopy).
+func (db *DB) Stale(ctx context.Context) (map[store.Kind][]int64, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT kind, record_id FROM wc_stale ORDER BY kind, record_id`)
+	if err != nil {
+		return nil, mapErr("read stale records", err)
+	}
+	defer rows.Close()
+	out := map[store.Kind][]int64{}
+	for rows.Next() {
+		var kind string
+		var id int64
+		if err := rows.Scan(&kind, &id); err != nil {
+			return nil, mapErr("read stale records", err)
+		}
+		out[store.Kind(kind)] = append(out[store.Kind(kind)], id)
+	}
+	return out, mapErr("read stale records", rows.Err())
 }
 
 // Outbox returns the entries waiting to be pushed (store.WorkingCopy).
