@@ -569,6 +569,17 @@ func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
 		}
 		return outcome{rec: rec}
 	}
+	// A sync killed between the create and CompleteKey left the claim pending: the record
+	// may be on the source already. Its first history version says who made it, from a
+	// working copy, edited when; with the same values, it is this entry's.
+	if own, err := s.findOwnCreate(ctx, e, vals); err != nil {
+		return outcome{fatal: err}
+	} else if own != nil {
+		if err := s.src.CompleteKey(ctx, ScopeCreate, e.Key, []byte(fmt.Sprint(own.ID)), createKeep); err != nil {
+			return outcome{fatal: fmt.Errorf("sync: record the create of %s %d: %w", e.Kind, own.ID, err)}
+		}
+		return outcome{rec: own}
+	}
 	if sku, ok := vals["sku"].(string); ok && e.Kind == store.KindProduct {
 		if other, err := s.findSKU(ctx, sku); err != nil {
 			return outcome{fatal: err}
@@ -602,6 +613,53 @@ func (s *syncer) findSKU(ctx context.Context, sku string) (*store.Record, error)
 	}
 	for _, r := range recs {
 		if other, _ := r.Fields["sku"].(string); store.SKUKey(other) == store.SKUKey(sku) {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// findOwnCreate looks on the source for the record entry e created in a sync that died
+// before it could record so: same natural key (sku, title), same values, and a first history
+// version made by e's author from a working copy with e's edit time.
+func (s *syncer) findOwnCreate(ctx context.Context, e *store.OutboxEntry, vals store.Values) (*store.Record, error) {
+	var cands []*store.Record
+	switch e.Kind {
+	case store.KindProduct:
+		sku, _ := vals["sku"].(string)
+		r, err := s.findSKU(ctx, sku)
+		if err != nil || r == nil {
+			return nil, err
+		}
+		cands = []*store.Record{r}
+	default:
+		title, _ := vals["title"].(string)
+		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: e.Kind, Search: title})
+		if err != nil {
+			return nil, fmt.Errorf("sync: look up %q: %w", title, err)
+		}
+		cands = recs
+	}
+	who := store.Actor{Name: e.Actor, Via: Via, EditedAt: e.At}.HistoryName()
+	for _, r := range cands {
+		v, err := s.src.FindVersion(ctx, e.Kind, r.ID, 1)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sync: read %s %d's first version: %w", e.Kind, r.ID, err)
+		}
+		if v.Actor != who {
+			continue
+		}
+		same := true
+		for name, want := range vals {
+			if !store.Equal(v.Snapshot[name], want) {
+				same = false
+				break
+			}
+		}
+		if same {
 			return r, nil
 		}
 	}
