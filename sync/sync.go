@@ -77,26 +77,62 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 			done += n
 			continue
 		}
-		var after int64
-		for {
-			recs, err := src.FindRecords(ctx, store.Filter{Kind: k, AfterID: after, Limit: pageSize})
-			if err != nil {
-				return nil, fmt.Errorf("clone: read %ss: %w", k, err)
+		rctx, stop := context.WithCancel(ctx)
+		pages := readPages(rctx, src, k)
+		for p := range pages {
+			if p.err != nil {
+				stop()
+				return nil, fmt.Errorf("clone: read %ss: %w", k, p.err)
 			}
-			if len(recs) == 0 {
-				break
-			}
-			if err := dst.ApplySource(ctx, recs, 0); err != nil {
+			if err := dst.ApplySource(ctx, p.recs, 0); err != nil {
+				stop()
+				drain(pages)
 				return nil, fmt.Errorf("clone: %w", err)
 			}
-			after = recs[len(recs)-1].ID
-			done += len(recs)
+			done += len(p.recs)
 			if o.Progress != nil {
 				o.Progress(done, total)
 			}
 		}
+		stop()
 	}
 	return dst.CopyState(ctx)
+}
+
+// page is one page of records read from a source, or the error that ended the reading.
+type page struct {
+	recs []*store.Record
+	err  error
+}
+
+// readPages reads every record of kind from src, page by page, ahead of the caller: the
+// next page is read from the source while the copy writes the last one. The channel is
+// closed after the last page or an error; a caller that stops early must drain it.
+func readPages(ctx context.Context, src store.Store, kind store.Kind) <-chan page {
+	ch := make(chan page, 2)
+	go func() {
+		defer close(ch)
+		var after int64
+		for {
+			recs, err := src.FindRecords(ctx, store.Filter{Kind: kind, AfterID: after, Limit: pageSize})
+			if err != nil {
+				ch <- page{err: err}
+				return
+			}
+			if len(recs) == 0 {
+				return
+			}
+			ch <- page{recs: recs}
+			after = recs[len(recs)-1].ID
+		}
+	}()
+	return ch
+}
+
+// drain empties pages so that its reader ends.
+func drain(pages <-chan page) {
+	for range pages {
+	}
 }
 
 // cloneSubtree copies document root and its descendants, parents before children.
@@ -161,6 +197,8 @@ type Report struct {
 	Waits     []Wait               // changes held back by leases on the source
 	Position  int64                // the source's change-feed position the copy has read to
 	Pending   int                  // outbox entries left (those waiting for leases)
+	PullTime  time.Duration        // time spent pulling
+	PushTime  time.Duration        // time spent pushing
 }
 
 // InSync reports whether the copy and the source agree: nothing waits and nothing collides.
@@ -181,11 +219,15 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
 	for round := 0; round < maxRounds; round++ {
+		start := time.Now()
 		pulled, err := s.pull(ctx, st)
+		s.rep.PullTime += time.Since(start)
 		if err != nil {
 			return s.rep, err
 		}
+		start = time.Now()
 		pushed, err := s.push(ctx)
+		s.rep.PushTime += time.Since(start)
 		if err != nil {
 			return s.rep, err
 		}

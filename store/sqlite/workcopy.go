@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -54,8 +57,7 @@ CREATE TABLE wc_meta (
 CREATE TABLE wc_base (
     kind      TEXT    NOT NULL,
     record_id INTEGER NOT NULL,
-    version   INTEGER NOT NULL,
-    vals      TEXT    NOT NULL, -- JSON object of the copied fields, column-encoded
+    version   INTEGER NOT NULL, -- the source version the local record was last synced at
     PRIMARY KEY (kind, record_id)
 ) WITHOUT ROWID;
 CREATE TABLE wc_outbox (
@@ -300,14 +302,73 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 	return &s, nil
 }
 
+// wcTx is a write transaction of the working copy that prepares each statement once on its
+// own connection: a clone or a pull runs the same few statements for thousands of records.
+type wcTx struct {
+	*tx
+	stmts map[string]*sql.Stmt
+	quiet bool // the copy has no outbox entries, conflicts or stale records (checked at start)
+}
+
+func newWCTx(ctx context.Context, t *tx) (*wcTx, error) {
+	w := &wcTx{tx: t, stmts: map[string]*sql.Stmt{}}
+	var busy int
+	err := w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_outbox) OR EXISTS (SELECT 1 FROM wc_conflicts)
+		OR EXISTS (SELECT 1 FROM wc_stale)`).Scan(&busy)
+	w.quiet = busy == 0
+	return w, err
+}
+
+func (w *wcTx) prepare(ctx context.Context, q string) (*sql.Stmt, error) {
+	if s, ok := w.stmts[q]; ok {
+		return s, nil
+	}
+	// The store's statement cache first (small transactions, such as an acknowledgement,
+	// run the same statements over and over); a statement it has not prepared yet is
+	// prepared here, once for the transaction.
+	var s *sql.Stmt
+	if c := w.tx.db.stmt(q); c != nil {
+		s = w.tx.Tx.StmtContext(ctx, c)
+	} else {
+		var err error
+		if s, err = w.tx.Tx.PrepareContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	w.stmts[q] = s
+	return s, nil
+}
+
+// ExecContext runs q as a statement prepared once in the transaction.
+func (w *wcTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	s, err := w.prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// QueryRowContext runs q as a statement prepared once in the transaction. A statement that
+// cannot be prepared is run unprepared, so its error comes with the row.
+func (w *wcTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	s, err := w.prepare(ctx, q)
+	if err != nil {
+		return w.tx.Tx.QueryRowContext(ctx, q, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
 // applying sets or clears the flag that keeps the outbox triggers quiet, inside tx.
-func applying(ctx context.Context, tx *tx, on bool) error {
+func applying(ctx context.Context, tx *wcTx, on bool) error {
 	_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET applying = ?`, on)
 	return err
 }
 
 // hasLocalState reports whether a record has outbox entries or an open conflict.
-func hasLocalState(ctx context.Context, tx *tx, kind store.Kind, id int64) (bool, error) {
+func hasLocalState(ctx context.Context, tx *wcTx, kind store.Kind, id int64) (bool, error) {
+	if tx.quiet {
+		return false, nil
+	}
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_outbox WHERE kind = ? AND record_id = ?)
 		OR EXISTS (SELECT 1 FROM wc_conflicts WHERE kind = ? AND record_id = ?)`,
@@ -317,7 +378,11 @@ func hasLocalState(ctx context.Context, tx *tx, kind store.Kind, id int64) (bool
 
 // ApplySource writes records as the source has them (store.WorkingCopy).
 func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position int64) error {
-	err := db.inTx(ctx, "apply source records", func(tx *tx) error {
+	err := db.inTx(ctx, "apply source records", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
 		var kinds string
 		var subtree int64
 		if err := tx.QueryRowContext(ctx, `SELECT kinds, subtree FROM wc_meta`).Scan(&kinds, &subtree); err != nil {
@@ -353,7 +418,7 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		if err := applying(ctx, tx, false); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
+		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
 		return err
 	})
 	return mapErr("apply source records", err)
@@ -361,7 +426,7 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 
 // inSubtree reports whether document r belongs under the copy's subtree root: its parent is
 // the root or a document the copy holds.
-func (db *DB) inSubtree(ctx context.Context, tx *tx, r *store.Record, root int64) (bool, error) {
+func (db *DB) inSubtree(ctx context.Context, tx *wcTx, r *store.Record, root int64) (bool, error) {
 	p, _ := r.Fields[store.ParentField].(int64)
 	if p == 0 {
 		return false, nil
@@ -376,7 +441,7 @@ func (db *DB) inSubtree(ctx context.Context, tx *tx, r *store.Record, root int64
 
 // putSource writes r exactly as the source has it, as the record and as its base. The
 // caller has set the applying flag.
-func (db *DB) putSource(ctx context.Context, tx *tx, r *store.Record) error {
+func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	t, err := table(r.Kind)
 	if err != nil {
 		return err
@@ -398,21 +463,12 @@ func (db *DB) putSource(ctx context.Context, tx *tx, r *store.Record) error {
 	}
 	if r.Kind == store.KindProduct {
 		sku, _ := r.Fields["sku"].(string)
-		var other int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM products WHERE sku_key = ? AND id <> ?`, store.SKUKey(sku), r.ID).Scan(&other)
-		switch {
-		case err == nil:
-			// A local record (a create not yet pushed, or a rename) holds the sku; the
-			// source's record waits until that is settled (Stale).
-			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
-			return err
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
 		cols, args = append(cols, "sku_key"), append(args, store.SKUKey(sku))
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
-		return err
+	if !tx.quiet {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
+			return err
+		}
 	}
 	folds := store.Folds(r.Kind, r.Fields)
 	for _, col := range sortedKeys(folds) {
@@ -427,20 +483,24 @@ func (db *DB) putSource(ctx context.Context, tx *tx, r *store.Record) error {
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.Repeat("?, ", len(cols)-1) + "?) ON CONFLICT (id) DO UPDATE SET " + strings.Join(set, ", ")
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if isUnique(err) && r.Kind == store.KindProduct {
+			// A local record (a create not yet pushed, or a sku the source has since
+			// given to another product) holds the sku: the source's record waits until
+			// that is settled (Stale). SQLite undid this statement only.
+			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		}
 		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
 	}
-	return db.putBase(ctx, tx, r.Kind, r.ID, r.Version, r.Fields)
+	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
 }
 
-// putBase makes (version, vals) the base of a record.
-func (db *DB) putBase(ctx context.Context, tx *tx, kind store.Kind, id, version int64, vals store.Values) error {
-	enc, err := db.encodeValues(kind, vals)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version, vals) VALUES (?, ?, ?, ?)
-		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version, vals = excluded.vals`,
-		string(kind), id, version, enc)
+// putBase makes version the base version of a record. Its base values need no copy of
+// their own: while the record has no outbox entries they are its values, and the oldest
+// entry's Before holds them once it has.
+func putBase(ctx context.Context, tx *wcTx, kind store.Kind, id, version int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES (?, ?, ?)
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, string(kind), id, version)
 	return err
 }
 
@@ -502,7 +562,7 @@ func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error
 }
 
 // findEntry reads the kind, record and base version of outbox entry seq.
-func findEntry(ctx context.Context, tx *tx, seq int64) (kind store.Kind, id, base int64, op store.CopyOp, err error) {
+func findEntry(ctx context.Context, tx *wcTx, seq int64) (kind store.Kind, id, base int64, op store.CopyOp, err error) {
 	var k, o string
 	err = tx.QueryRowContext(ctx, `SELECT kind, record_id, base_version, op FROM wc_outbox WHERE seq = ?`, seq).Scan(&k, &id, &base, &o)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -513,7 +573,11 @@ func findEntry(ctx context.Context, tx *tx, seq int64) (kind store.Kind, id, bas
 
 // AckEntry removes an entry that is now on the source (store.WorkingCopy).
 func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase bool) error {
-	err := db.inTx(ctx, "acknowledge outbox entry", func(tx *tx) error {
+	err := db.inTx(ctx, "acknowledge outbox entry", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
 		kind, id, base, op, err := findEntry(ctx, tx, seq)
 		if err != nil {
 			return err
@@ -573,7 +637,11 @@ func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase
 
 // QueueConflict replaces an outbox entry by a conflict (store.WorkingCopy).
 func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict) error {
-	err := db.inTx(ctx, "queue conflict", func(tx *tx) error {
+	err := db.inTx(ctx, "queue conflict", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
 		if _, _, _, _, err := findEntry(ctx, tx, seq); err != nil {
 			return err
 		}
@@ -609,7 +677,7 @@ func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict
 	return mapErr("queue conflict", err)
 }
 
-func (db *DB) putConflict(ctx context.Context, tx *tx, c store.CopyConflict) error {
+func (db *DB) putConflict(ctx context.Context, tx *wcTx, c store.CopyConflict) error {
 	base, err := db.encodeValues(c.Kind, c.Base)
 	if err != nil {
 		return err
@@ -704,7 +772,11 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 	if err != nil {
 		return err
 	}
-	err = db.inTx(ctx, "resolve conflict", func(tx *tx) error {
+	err = db.inTx(ctx, "resolve conflict", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
 		c, err := db.findConflict(ctx, tx, kind, id)
 		if err != nil {
 			return err
@@ -712,9 +784,8 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
 			return err
 		}
-		t, _ := table(kind)
-		// The chosen values become the local record's, written like a local save would, so
-		// the local history and feed show the resolution.
+		tbl, _ := table(kind)
+		// The chosen values become the local record's.
 		var sets []string
 		var args []any
 		for _, f := range db.copyColumns(kind) {
@@ -742,14 +813,14 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if err := applying(ctx, tx, true); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
 			return fmt.Errorf("write resolution: %w", err)
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return err
 		}
 		if c.Theirs != nil {
-			if err := db.putBase(ctx, tx, kind, id, c.TheirsVersion, c.Theirs); err != nil {
+			if err := putBase(ctx, tx, kind, id, c.TheirsVersion); err != nil {
 				return err
 			}
 		}
@@ -760,7 +831,7 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 
 // queueResolution adds the outbox entries that take a resolution to the source: a create
 // again (a create's conflict), or what differs from theirs as a save and a move.
-func (db *DB) queueResolution(ctx context.Context, tx *tx, c store.CopyConflict, vals store.Values, actor string) error {
+func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflict, vals store.Values, actor string) error {
 	add := func(op store.CopyOp, base int64, before, after store.Values) error {
 		b, err := db.encodeValues(c.Kind, before)
 		if err != nil {
@@ -831,4 +902,10 @@ func (db *DB) refuseOnCopy(ctx context.Context) error {
 		return store.Errorf(store.EINVALID, "leases cannot be taken on a working copy (%s): nobody else edits this file; take the lease on the source, where the others are", db.path)
 	}
 	return nil
+}
+
+// isUnique reports whether err is a unique constraint failing.
+func isUnique(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
