@@ -54,9 +54,9 @@ when it last synced. It reads only the copy: no server is needed.`,
 					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced})
 			}
 			now := time.Now()
-			fmt.Fprintf(a.stdout, "offline copy of %s (store %s)\n", safe.Line(st.Source), st.SourceID)
-			fmt.Fprintf(a.stdout, "read the source up to change %d; cloned %s; synced %s\n", st.Position, ago(st.ClonedAt, now), ago(st.SyncedAt, now))
-			fmt.Fprintf(a.stdout, "%d pending · %d conflicts\n", st.Pending, len(cs))
+			fmt.Fprintf(a.stdout, "offline copy of %s · %d pending · %s · synced %s\n", safe.Line(st.Source), st.Pending,
+				plural(len(cs), "conflict"), ago(st.SyncedAt, now))
+			fmt.Fprintf(a.stdout, "source store %s, read up to change %d; cloned %s\n", st.SourceID, st.Position, ago(st.ClonedAt, now))
 			for i := range cs {
 				fmt.Fprintf(a.stdout, "conflict: %s\n", safe.Line(tsync.Describe(&cs[i])))
 			}
