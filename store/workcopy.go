@@ -80,6 +80,7 @@ type CopyConflict struct {
 	// Base is what the local edit was made on, Mine the local values, Theirs the source's
 	// values at TheirsVersion (nil when the record is not on the source).
 	Base, Mine, Theirs Values
+	BaseVersion        int64 // the source version the local edit was made on
 	TheirsVersion      int64
 	Actor              string // who made the local edit
 	At                 time.Time

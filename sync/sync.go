@@ -421,7 +421,7 @@ func refused(e *store.OutboxEntry, err error, theirs *store.Record) outcome {
 	}
 	switch store.ErrorCode(err) {
 	case store.ENOTFOUND, store.EINVALID, store.EFORBIDDEN:
-		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(err), Base: e.Before, Mine: e.After, Actor: e.Actor, At: e.At}
+		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(err), Base: e.Before, Mine: e.After, BaseVersion: e.BaseVersion, Actor: e.Actor, At: e.At}
 		if theirs != nil {
 			c.Theirs, c.TheirsVersion = theirs.Fields, theirs.Version
 		}
@@ -521,7 +521,7 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 				}
 			}
 			return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: "changed on both sides",
-				Fields: fields, Base: base, Mine: mine, Theirs: cur, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At}}
+				Fields: fields, Base: base, Mine: mine, Theirs: cur, BaseVersion: e.BaseVersion, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At}}
 		}
 		changes, err2 := m.Changes()
 		if err2 != nil {

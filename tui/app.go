@@ -71,6 +71,8 @@ type Options struct {
 	Width, Height int
 	// Editor is the external editor command for ctrl+e; empty means $VISUAL, $EDITOR, vi.
 	Editor string
+	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
+	OpenSource func(ctx context.Context) (store.Store, error)
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
 	// database clock.
 	Now func() time.Time
@@ -235,6 +237,7 @@ type App struct {
 	feedCh   <-chan store.Change
 	cursor   int64 // the last change seen, where a resubscription continues
 	quitting bool
+	wc       *workCopy // a working copy's header, sync and conflicts (workcopy.go); nil otherwise
 }
 
 // New returns the root model without starting a program (tests drive it directly).
@@ -257,12 +260,12 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		drafts: newDraftStore(opts.DraftDir, opts.User, opts.StoreID),
 	}
 	l := newList(c)
-	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}}, nil
+	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}, wc: newWorkCopy(c)}, nil
 }
 
 // Init starts the list, the feed and the tick.
 func (a *App) Init() tea.Cmd {
-	return tea.Batch(a.list.Init(), a.subscribe(), tick())
+	return tea.Batch(a.list.Init(), a.subscribe(), tick(), a.wc.Init())
 }
 
 func tick() tea.Cmd {
@@ -298,6 +301,9 @@ func waitChange(ch <-chan store.Change) tea.Cmd {
 
 // Update routes msg.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, done := a.wc.update(a, msg); done {
+		return a, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		a.c.width, a.c.height = msg.Width, msg.Height
@@ -480,7 +486,7 @@ func (a *App) Render() string {
 	default:
 		body = a.list.View()
 	}
-	return fitScreen(body, a.c.width, a.c.height)
+	return fitScreen(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines())
 }
 
 func (a *App) helpView() string {

@@ -26,6 +26,7 @@ type KeyMap struct {
 	New        key.Binding
 	History    key.Binding
 	Locks      key.Binding
+	Sync       key.Binding // a working copy: sync with its source
 
 	// Editor.
 	NextField    key.Binding
@@ -85,6 +86,7 @@ func DefaultKeyMap() KeyMap {
 		New:        b([]string{"n"}, "n", "new"),
 		History:    b([]string{"h"}, "h", "history"),
 		Locks:      b([]string{"L"}, "L", "locks"),
+		Sync:       b([]string{"S"}, "S", "sync (working copy)"),
 
 		NextField:    b([]string{"tab"}, "tab", "next field"),
 		PrevField:    b([]string{"shift+tab"}, "shift+tab", "prev field"),
@@ -164,7 +166,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
 	return [][]helpGroup{
 		{
-			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, move, page, k.Quit}},
+			{"list", []key.Binding{k.Open, k.OpenLease, k.New, k.Filter, k.SwitchKind, k.History, k.Locks, k.Sync, move, page, k.Quit}},
 			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, k.ExtEditor, k.RestoreDraft, k.Back}},
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},

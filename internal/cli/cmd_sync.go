@@ -74,6 +74,20 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 	return cmd
 }
 
+// copySource opens the source of the working copy named by --db, where the copy remembers
+// it (the TUI's S). EINVALID when the store is not a working copy.
+func (a *app) copySource(ctx context.Context) (store.Store, error) {
+	_, st, err := a.workingCopy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openStore(ctx, st.Source, store.Options{Registry: a.st.Registry()})
+	if err != nil {
+		return nil, fmt.Errorf("the source cannot be reached; %d local changes stay in the copy: %w", st.Pending, err)
+	}
+	return src, nil
+}
+
 // workingCopy returns the store of --db as a working copy, and its state.
 func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopyState, error) {
 	st, err := a.store(ctx)

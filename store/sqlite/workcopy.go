@@ -83,6 +83,7 @@ CREATE TABLE wc_conflicts (
     mine           TEXT    NOT NULL,
     theirs         TEXT,             -- NULL when the record is not on the source
     theirs_version INTEGER NOT NULL,
+    base_version   INTEGER NOT NULL,
     actor          TEXT    NOT NULL,
     at             TEXT    NOT NULL,
     PRIMARY KEY (kind, record_id)
@@ -703,13 +704,13 @@ func (db *DB) putConflict(ctx context.Context, tx *wcTx, c store.CopyConflict) e
 		at = tx.now
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO wc_conflicts
-		(kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, actor, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		string(c.Kind), c.ID, string(c.Op), c.Reason, jsonText(fields), base, mine, theirs, c.TheirsVersion, c.Actor, formatTime(at))
+		(kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		string(c.Kind), c.ID, string(c.Op), c.Reason, jsonText(fields), base, mine, theirs, c.TheirsVersion, c.BaseVersion, c.Actor, formatTime(at))
 	return err
 }
 
-const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, actor, at`
+const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at`
 
 func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 	var (
@@ -717,7 +718,7 @@ func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 		kind, op, fields, base, mine, at string
 		theirs                           sql.NullString
 	)
-	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.Actor, &at); err != nil {
+	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.BaseVersion, &c.Actor, &at); err != nil {
 		return c, err
 	}
 	c.Kind, c.Op = store.Kind(kind), store.CopyOp(op)
