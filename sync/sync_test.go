@@ -401,3 +401,47 @@ func TestSync_Creates(t *testing.T) {
 		})
 	}
 }
+
+// TestClone_Subtree copies one document and its descendants, and a sync brings the
+// documents created under them on the source, and no others.
+func TestClone_Subtree(t *testing.T) {
+	ctx := context.Background()
+	src := sources["sqlite"](t)
+	f := seed(t, src)
+	wc, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Kinds: []store.Kind{store.KindDocument}, Subtree: f.root}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func() []int64 {
+		recs, err := wc.FindRecords(ctx, store.Filter{Kind: store.KindDocument})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got, want := ids(), []int64{f.root, f.x, f.y}; !slices.Equal(got, want) {
+		t.Fatalf("cloned documents %v, want the subtree %v", got, want)
+	}
+	if n, _ := wc.CountRecords(ctx, store.KindProduct); n != 0 {
+		t.Errorf("a document clone copied %d products", n)
+	}
+	under, err := src.CreateRecord(as("carol"), store.KindDocument, store.Values{"title": "under x", "parent_id": f.x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.CreateRecord(as("carol"), store.KindDocument, store.Values{"title": "elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, src, wc)
+	if got, want := ids(), []int64{f.root, f.x, f.y, under.ID}; !slices.Equal(got, want) {
+		t.Errorf("after sync: documents %v, want %v", got, want)
+	}
+}
