@@ -392,6 +392,21 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		if err := applying(ctx, tx, true); err != nil {
 			return err
 		}
+		if tx.quiet && subtree == 0 {
+			// Nothing local to keep: write the records in bulk, kind by kind.
+			for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+				var of []*store.Record
+				for _, r := range recs {
+					if r.Kind == kind && strings.Contains(kinds, `"`+string(kind)+`"`) {
+						of = append(of, r)
+					}
+				}
+				if err := db.putSourceBulk(ctx, tx, of); err != nil {
+					return err
+				}
+			}
+			recs = nil
+		}
 		for _, r := range recs {
 			if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
 				continue
@@ -447,6 +462,30 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	if err != nil {
 		return err
 	}
+	cols, args, err := db.sourceRow(r)
+	if err != nil {
+		return err
+	}
+	if !tx.quiet {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, upsert(t, cols, 1), args...); err != nil {
+		if isUnique(err) && r.Kind == store.KindProduct {
+			// A local record (a create not yet pushed, or a sku the source has since
+			// given to another product) holds the sku: the source's record waits until
+			// that is settled (Stale). SQLite undid this statement only.
+			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		}
+		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
+	}
+	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
+}
+
+// sourceRow returns the columns and values that write r as the source has it.
+func (db *DB) sourceRow(r *store.Record) ([]string, []any, error) {
 	fields := db.reg.Fields(r.Kind)
 	cols := make([]string, 0, len(fields)+8)
 	args := make([]any, 0, len(fields)+8)
@@ -458,7 +497,7 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		}
 		c, err := encodeColumn(f, v)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		cols, args = append(cols, f.Name), append(args, c)
 	}
@@ -466,34 +505,78 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		sku, _ := r.Fields["sku"].(string)
 		cols, args = append(cols, "sku_key"), append(args, store.SKUKey(sku))
 	}
-	if !tx.quiet {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
-			return err
-		}
-	}
 	folds := store.Folds(r.Kind, r.Fields)
 	for _, col := range sortedKeys(folds) {
 		cols, args = append(cols, col), append(args, folds[col])
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	args = append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy)
+	return cols, args, nil
+}
+
+// upsert returns the statement that writes n rows of cols into table t, replacing rows with
+// the same id.
+func upsert(t string, cols []string, n int) string {
 	set := make([]string, 0, len(cols)-1)
 	for _, c := range cols[1:] {
 		set = append(set, c+" = excluded."+c)
 	}
-	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
-		strings.Repeat("?, ", len(cols)-1) + "?) ON CONFLICT (id) DO UPDATE SET " + strings.Join(set, ", ")
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-		if isUnique(err) && r.Kind == store.KindProduct {
-			// A local record (a create not yet pushed, or a sku the source has since
-			// given to another product) holds the sku: the source's record waits until
-			// that is settled (Stale). SQLite undid this statement only.
-			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+	row := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
+	rows := strings.Repeat(row+", ", n-1) + row
+	return "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES " + rows +
+		" ON CONFLICT (id) DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+// bulkRows is how many records one statement of a bulk write holds.
+const bulkRows = 64
+
+// putSourceBulk writes records of one kind as putSource does, bulkRows to a statement: a
+// clone writes a hundred thousand records, and a statement costs more than a row. Only for
+// a copy without local state (tx.quiet), where no record needs a check of its own. A chunk
+// that fails (a sku a local record holds) is written again record by record.
+func (db *DB) putSourceBulk(ctx context.Context, tx *wcTx, recs []*store.Record) error {
+	for len(recs) > 0 {
+		n := min(bulkRows, len(recs))
+		chunk := recs[:n]
+		recs = recs[n:]
+		if err := db.putChunk(ctx, tx, chunk); err != nil {
+			for _, r := range chunk {
+				if err := db.putSource(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (db *DB) putChunk(ctx context.Context, tx *wcTx, chunk []*store.Record) error {
+	kind := chunk[0].Kind
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var cols []string
+	var args []any
+	base := make([]any, 0, 3*len(chunk))
+	for _, r := range chunk {
+		c, a, err := db.sourceRow(r)
+		if err != nil {
 			return err
 		}
-		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
+		if r.Kind != kind || (cols != nil && !slices.Equal(c, cols)) {
+			return errors.New("mixed rows")
+		}
+		cols, args = c, append(args, a...)
+		base = append(base, string(kind), r.ID, r.Version)
 	}
-	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
+	if _, err := tx.ExecContext(ctx, upsert(t, cols, len(chunk)), args...); err != nil {
+		return err
+	}
+	rows := strings.Repeat("(?, ?, ?), ", len(chunk)-1) + "(?, ?, ?)"
+	_, err = tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, base...)
+	return err
 }
 
 // putBase makes version the base version of a record. Its base values need no copy of
