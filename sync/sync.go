@@ -337,14 +337,22 @@ type outcome struct {
 
 // push sends the outbox, oldest entry first. Entries of a record held by a lease wait, and so
 // do that record's later entries, to keep their order.
-func (s *syncer) push(ctx context.Context) (int, error) {
+func (s *syncer) push(ctx context.Context) (moved int, err error) {
 	entries, err := s.wc.Outbox(ctx, 0)
 	if err != nil {
 		return 0, err
 	}
+	// Acknowledgements are written while the next entry travels to the source: the copy
+	// and the source work at the same time. A create and a conflict wait for the writes
+	// before them, since they change what later entries refer to.
+	acks := startAcker(ctx, s.wc)
+	defer func() {
+		if aerr := acks.wait(); err == nil {
+			err = aerr
+		}
+	}()
 	held := map[recKey]bool{}
 	s.rep.Waits = nil
-	moved := 0
 	for i := range entries {
 		e := &entries[i]
 		k := recKey{e.Kind, e.ID}
@@ -360,15 +368,21 @@ func (s *syncer) push(ctx context.Context) (int, error) {
 			l := o.wait.Lease
 			s.rep.Waits = append(s.rep.Waits, Wait{Kind: e.Kind, ID: e.ID, Group: l.Group, Holder: l.Holder, Until: l.ExpiresAt})
 		case o.conflict != nil:
+			if err := acks.flush(); err != nil {
+				return moved, err
+			}
 			if err := s.wc.QueueConflict(ctx, e.Seq, *o.conflict); err != nil {
 				return moved, err
 			}
 			moved++
-		default:
+		case e.Op == store.CopyCreate:
+			if err := acks.flush(); err != nil {
+				return moved, err
+			}
 			if err := s.wc.AckEntry(ctx, e.Seq, o.rec, o.rebase); err != nil {
 				return moved, err
 			}
-			if e.Op == store.CopyCreate && o.rec.ID != e.ID {
+			if o.rec.ID != e.ID {
 				// The later entries of the record follow it to its source id, as AckEntry
 				// moved them in the copy.
 				for j := i + 1; j < len(entries); j++ {
@@ -382,12 +396,71 @@ func (s *syncer) push(ctx context.Context) (int, error) {
 			}
 			moved++
 			s.rep.Pushed++
+		default:
+			acks.ack(e.Seq, o.rec, o.rebase)
+			if o.rebase {
+				// As AckEntry does in the copy: the record's later entries made on the same
+				// version were made on top of this one, which the source now has.
+				for j := i + 1; j < len(entries); j++ {
+					if l := &entries[j]; l.Kind == e.Kind && l.ID == e.ID && l.BaseVersion == e.BaseVersion {
+						l.BaseVersion = o.rec.Version
+					}
+				}
+			}
+			moved++
+			s.rep.Pushed++
 			if o.merged {
 				s.rep.Merged++
 			}
 		}
 	}
 	return moved, nil
+}
+
+// acker writes acknowledgements to the copy in order, in a goroutine of its own.
+type acker struct {
+	ctx  context.Context
+	wc   store.WorkingCopy
+	ch   chan ackReq
+	done chan error
+}
+
+type ackReq struct {
+	seq    int64
+	rec    *store.Record
+	rebase bool
+}
+
+func startAcker(ctx context.Context, wc store.WorkingCopy) *acker {
+	a := &acker{ctx: ctx, wc: wc, ch: make(chan ackReq, 64), done: make(chan error, 1)}
+	go func() {
+		var err error
+		for r := range a.ch {
+			if err == nil { // after a failure the rest stay in the outbox: re-sent next time
+				err = wc.AckEntry(ctx, r.seq, r.rec, r.rebase)
+			}
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+// ack queues the acknowledgement of entry seq.
+func (a *acker) ack(seq int64, rec *store.Record, rebase bool) {
+	a.ch <- ackReq{seq, rec, rebase}
+}
+
+// flush waits until every queued acknowledgement is written and starts over.
+func (a *acker) flush() error {
+	err := a.wait()
+	*a = *startAcker(a.ctx, a.wc)
+	return err
+}
+
+// wait ends the acker once everything queued is written.
+func (a *acker) wait() error {
+	close(a.ch)
+	return <-a.done
 }
 
 // Via is how the source's history names a write a sync made for a working copy.
