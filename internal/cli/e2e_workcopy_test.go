@@ -22,11 +22,15 @@ func TestE2E_WorkingCopy(t *testing.T) {
 		filepath.Join(dir, "cache"), binary, train))
 	tm.waitFor("alice", "offline copy of", "0 pending · 0 conflicts · synced never", "[ products ]")
 
-	// Offline: the price of product 42 (the fifth field).
+	// Offline: the price of product 42 (the fifth field). A lease cannot be had here.
 	tm.keys("alice", "/")
 	tm.text("alice", "LGT-1042")
 	tm.keys("alice", "Enter")
 	tm.waitFor("alice", "1 of 1 matching")
+	tm.keys("alice", "e")
+	t.Logf("e on a working copy:\n%s", tm.waitFor("alice", "leases cannot be taken on a working copy"))
+	tm.keys("alice", "Escape")
+	tm.waitFor("alice", "[ products ]")
 	tm.keys("alice", "Enter")
 	tm.waitFor("alice", "product 42 · v1")
 	tm.keys("alice", "Tab", "Tab", "Tab", "Tab")
