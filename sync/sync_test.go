@@ -182,6 +182,10 @@ func testConverges(t *testing.T, src store.Store, order string) {
 	rep1 := mustSync(t, src, first)
 	rep2 := mustSync(t, src, second)
 
+	// The second copy's own move waits as a conflict; the first copy's move, which the
+	// source took, must not close a loop with it in the second copy's tree meanwhile.
+	assertAcyclic(t, second)
+
 	// The first to sync meets no collision of the copies; only A's leased edit waits.
 	if len(rep1.Conflicts) != 0 {
 		t.Errorf("first sync: conflicts %v, want none", describe(rep1.Conflicts))
@@ -264,7 +268,10 @@ func testConverges(t *testing.T, src store.Store, order string) {
 
 	// Everything without a conflict converged: source and both copies hold the same values.
 	assertConverged(t, src, first, nil)
-	assertConverged(t, src, second, cs)
+	// The document the first copy moved waits too: under its new parent it would sit below
+	// itself in the second copy, whose own move is in conflict (wc_stale).
+	held := append(slices.Clone(cs), store.CopyConflict{Kind: store.KindDocument, ID: map[string]int64{"AB": f.x, "BA": f.y}[order], Fields: []string{"parent_id"}})
+	assertConverged(t, src, second, held)
 
 	// Resolve: theirs for the price and body, mine for the move (which still forms a cycle,
 	// so it comes back), and a value for nothing else.
@@ -443,5 +450,34 @@ func TestClone_Subtree(t *testing.T) {
 	mustSync(t, src, wc)
 	if got, want := ids(), []int64{f.root, f.x, f.y, under.ID}; !slices.Equal(got, want) {
 		t.Errorf("after sync: documents %v, want %v", got, want)
+	}
+}
+
+// assertAcyclic fails when a document of st sits under itself.
+func assertAcyclic(t *testing.T, st store.Store) {
+	t.Helper()
+	docs, err := st.FindRecords(context.Background(), store.Filter{Kind: store.KindDocument})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := map[int64]int64{}
+	for _, d := range docs {
+		if p, ok := d.Fields["parent_id"].(int64); ok {
+			parent[d.ID] = p
+		}
+	}
+	for _, d := range docs {
+		id := d.ID
+		for range len(docs) + 1 {
+			p, ok := parent[id]
+			if !ok {
+				break
+			}
+			if p == d.ID {
+				t.Errorf("document %d sits under itself", d.ID)
+				break
+			}
+			id = p
+		}
 	}
 }

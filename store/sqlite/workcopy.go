@@ -467,6 +467,15 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		return err
 	}
 	if !tx.quiet {
+		if cycle, err := localCycle(ctx, tx, r); err != nil || cycle {
+			// The copy's own move of an ancestor waits in the outbox or the conflict
+			// queue; the source's parent would close a loop with it here. The record
+			// waits (Stale) until that move is settled, as the source's tree is.
+			if err == nil {
+				_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			}
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
 			return err
 		}
@@ -482,6 +491,30 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
 	}
 	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
+}
+
+// localCycle reports whether giving document r its source parent would put it under
+// itself in the copy's tree.
+func localCycle(ctx context.Context, tx *wcTx, r *store.Record) (bool, error) {
+	p, ok := r.Fields[store.ParentField].(int64)
+	if r.Kind != store.KindDocument || !ok {
+		return false, nil
+	}
+	for range store.MaxDepth + 2 {
+		if p == r.ID {
+			return true, nil
+		}
+		var next sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT parent_id FROM documents WHERE id = ?`, p).Scan(&next)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !next.Valid) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		p = next.Int64
+	}
+	return true, nil // deeper than any tree may be: a loop
 }
 
 // sourceRow returns the columns and values that write r as the source has it.
