@@ -264,8 +264,10 @@ type copyMerge struct {
 
 var _ screen = (*copyMerge)(nil)
 
+// Init starts nothing: the merge is ready when the screen opens.
 func (s *copyMerge) Init() tea.Cmd { return nil }
 
+// Update passes keys to the merge view; its end resolves the conflict or leaves it queued.
 func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 	done, ok := msg.(mergeDoneMsg)
 	if !ok {
@@ -290,6 +292,7 @@ func resolveCopy(ctx context.Context, wc store.WorkingCopy, cf store.CopyConflic
 	return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
 }
 
+// View draws the merge view.
 func (s *copyMerge) View() string { return s.m.View() }
 
 func (s *copyMerge) typing() bool { return s.m.editing }
