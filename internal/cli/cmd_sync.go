@@ -44,9 +44,9 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 			if source == "" {
 				source = st.Source
 			}
-			src, err := openStore(ctx, source, store.Options{Registry: wc.Registry()})
+			src, err := a.openSource(ctx, source, st)
 			if err != nil {
-				return fmt.Errorf("the source cannot be reached; %d local changes stay in the copy: %w", st.Pending, err)
+				return err
 			}
 			defer src.Close()
 			rep, err := tsync.Sync(ctx, src, wc)
@@ -81,11 +81,21 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := openStore(ctx, st.Source, store.Options{Registry: a.st.Registry()})
-	if err != nil {
-		return nil, fmt.Errorf("the source cannot be reached; %d local changes stay in the copy: %w", st.Pending, err)
+	return a.openSource(ctx, st.Source, st)
+}
+
+// openSource opens a working copy's source. A source that is not there (a file moved away,
+// a server down) is unavailable (exit 1), whatever the store says: the copy is fine, and
+// its changes wait.
+func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
+	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
+	switch store.ErrorCode(err) {
+	case "":
+		return src, nil
+	case store.ENOTFOUND, store.EUNAVAILABLE, store.EBUSY, store.EINTERNAL:
+		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %d local changes stay in the copy: %v", st.Pending, err)
 	}
-	return src, nil
+	return nil, fmt.Errorf("open the source: %w", err)
 }
 
 // workingCopy returns the store of --db as a working copy, and its state.
