@@ -114,6 +114,8 @@ type WorkingCopy interface {
 	// value and base. rebase, when set, says the entry was applied on exactly its base
 	// version: the record's remaining entries made on that version move onto rec's version.
 	AckEntry(ctx context.Context, seq int64, rec *Record, rebase bool) error
+	// AckEntries is AckEntry for several entries, in their order, in one transaction.
+	AckEntries(ctx context.Context, acks []Ack) error
 	// QueueConflict replaces entry seq by conflict c. A record has at most one open
 	// conflict: a second one joins it (its fields are added, the first base of each field
 	// is kept, mine and theirs are the newest).
@@ -128,6 +130,13 @@ type WorkingCopy interface {
 	ResolveConflict(ctx context.Context, kind Kind, id int64, vals Values) error
 	// MarkSynced records that a sync ended at at with nothing left to move.
 	MarkSynced(ctx context.Context, at time.Time) error
+}
+
+// Ack is one outbox entry that is now on the source (see WorkingCopy.AckEntry).
+type Ack struct {
+	Seq    int64
+	Record *Record
+	Rebase bool
 }
 
 // CopyFields returns the fields of kind a working copy writes to its source: the editor and

@@ -121,8 +121,22 @@ func startAcker(ctx context.Context, wc store.WorkingCopy) *acker {
 	go func() {
 		var err error
 		for r := range a.ch {
+			// What queued up meanwhile goes in the same local transaction.
+			batch := []store.Ack{{Seq: r.seq, Record: r.rec, Rebase: r.rebase}}
+		more:
+			for len(batch) < cap(a.ch) {
+				select {
+				case r2, ok := <-a.ch:
+					if !ok {
+						break more
+					}
+					batch = append(batch, store.Ack{Seq: r2.seq, Record: r2.rec, Rebase: r2.rebase})
+				default:
+					break more
+				}
+			}
 			if err == nil { // after a failure the rest stay in the outbox: re-sent next time
-				err = wc.AckEntry(ctx, r.seq, r.rec, r.rebase)
+				err = wc.AckEntries(ctx, batch)
 			}
 		}
 		a.done <- err
@@ -247,7 +261,10 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 // merges (base = what the edit was made on, mine = the edit, theirs = the source now) and
 // saves the merge on the source's version, a bounded number of times.
 func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set store.Values) outcome {
-	res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: e.BaseVersion, Set: set, IdempotencyKey: e.Key + ":set"})
+	// No key: the version check makes a re-sent absolute save harmless. Sent again after a
+	// crash, it meets its own write as a conflict, and the merge below finds nothing left
+	// to write. (A key would cost a row on the source for every save.)
+	res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: e.BaseVersion, Set: set})
 	if err == nil {
 		return outcome{rec: res.Record, rebase: !res.Replayed && !res.Unchanged}
 	}
@@ -288,8 +305,7 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 		if len(changes) == 0 {
 			return outcome{rec: theirs, merged: true} // the source holds the edit already
 		}
-		key := fmt.Sprintf("%s:merge@%d", e.Key, theirs.Version)
-		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes, IdempotencyKey: key})
+		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
 		if err == nil {
 			return outcome{rec: res.Record, merged: true}
 		}

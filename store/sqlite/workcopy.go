@@ -568,12 +568,27 @@ const bulkRows = 64
 // a copy without local state (tx.quiet), where no record needs a check of its own. A chunk
 // that fails (a sku a local record holds) is written again record by record.
 func (db *DB) putSourceBulk(ctx context.Context, tx *wcTx, recs []*store.Record) error {
-	for len(recs) > 0 {
-		n := min(bulkRows, len(recs))
-		chunk := recs[:n]
-		recs = recs[n:]
-		if err := db.putChunk(ctx, tx, chunk); err != nil {
-			for _, r := range chunk {
+	// The rows of the next chunk are built (encoded values, search folds, sku keys) in a
+	// goroutine while SQLite writes the last one.
+	chunks := make(chan rowChunk, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(chunks)
+		for len(recs) > 0 {
+			n := min(bulkRows, len(recs))
+			c := db.buildChunk(recs[:n])
+			recs = recs[n:]
+			select {
+			case chunks <- c:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for c := range chunks {
+		if c.err != nil || db.putChunk(ctx, tx, c) != nil {
+			for _, r := range c.recs {
 				if err := db.putSource(ctx, tx, r); err != nil {
 					return err
 				}
@@ -583,32 +598,46 @@ func (db *DB) putSourceBulk(ctx context.Context, tx *wcTx, recs []*store.Record)
 	return nil
 }
 
-func (db *DB) putChunk(ctx context.Context, tx *wcTx, chunk []*store.Record) error {
-	kind := chunk[0].Kind
-	t, err := table(kind)
+// rowChunk is up to bulkRows records of one kind as one statement's values, or the reason
+// they cannot be written together.
+type rowChunk struct {
+	recs []*store.Record
+	cols []string
+	args []any
+	base []any
+	err  error
+}
+
+func (db *DB) buildChunk(recs []*store.Record) rowChunk {
+	c := rowChunk{recs: recs, base: make([]any, 0, 3*len(recs))}
+	kind := recs[0].Kind
+	for _, r := range recs {
+		cols, args, err := db.sourceRow(r)
+		if err != nil {
+			c.err = err
+			return c
+		}
+		if r.Kind != kind || (c.cols != nil && !slices.Equal(cols, c.cols)) {
+			c.err = errors.New("mixed rows")
+			return c
+		}
+		c.cols, c.args = cols, append(c.args, args...)
+		c.base = append(c.base, string(kind), r.ID, r.Version)
+	}
+	return c
+}
+
+func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
+	t, err := table(c.recs[0].Kind)
 	if err != nil {
 		return err
 	}
-	var cols []string
-	var args []any
-	base := make([]any, 0, 3*len(chunk))
-	for _, r := range chunk {
-		c, a, err := db.sourceRow(r)
-		if err != nil {
-			return err
-		}
-		if r.Kind != kind || (cols != nil && !slices.Equal(c, cols)) {
-			return errors.New("mixed rows")
-		}
-		cols, args = c, append(args, a...)
-		base = append(base, string(kind), r.ID, r.Version)
-	}
-	if _, err := tx.ExecContext(ctx, upsert(t, cols, len(chunk)), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, upsert(t, c.cols, len(c.recs)), c.args...); err != nil {
 		return err
 	}
-	rows := strings.Repeat("(?, ?, ?), ", len(chunk)-1) + "(?, ?, ?)"
+	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
 	_, err = tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
-		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, base...)
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, c.base...)
 	return err
 }
 
@@ -690,66 +719,82 @@ func findEntry(ctx context.Context, tx *wcTx, seq int64) (kind store.Kind, id, b
 
 // AckEntry removes an entry that is now on the source (store.WorkingCopy).
 func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase bool) error {
-	err := db.inTx(ctx, "acknowledge outbox entry", func(t *tx) error {
+	return db.AckEntries(ctx, []store.Ack{{Seq: seq, Record: rec, Rebase: rebase}})
+}
+
+// AckEntries is AckEntry for several entries, in order, in one transaction
+// (store.WorkingCopy).
+func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
+	err := db.inTx(ctx, "acknowledge outbox entries", func(t *tx) error {
 		tx, err := newWCTx(ctx, t)
 		if err != nil {
 			return err
 		}
-		kind, id, base, op, err := findEntry(ctx, tx, seq)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_outbox WHERE seq = ?`, seq); err != nil {
-			return err
-		}
-		if err := applying(ctx, tx, true); err != nil {
-			return err
-		}
-		if op == store.CopyCreate && rec.ID != id {
-			// The source gave the record its id: the local one goes, the source's comes, and
-			// what was queued for the local id follows it.
-			t, _ := table(kind)
-			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", id); err != nil {
-				return err
-			}
-			for _, q := range []string{`UPDATE wc_outbox SET record_id = ? WHERE kind = ? AND record_id = ?`,
-				`UPDATE wc_conflicts SET record_id = ? WHERE kind = ? AND record_id = ?`} {
-				if _, err := tx.ExecContext(ctx, q, rec.ID, string(kind), id); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE wc_outbox SET base_version = ? WHERE kind = ? AND record_id = ? AND base_version = 0`,
-				rec.Version, string(kind), rec.ID); err != nil {
-				return err
-			}
-			id = rec.ID
-			if err := db.putSource(ctx, tx, rec); err != nil {
-				return err
-			}
-		} else if rebase {
-			if _, err := tx.ExecContext(ctx, `UPDATE wc_outbox SET base_version = ? WHERE kind = ? AND record_id = ? AND base_version = ?`,
-				rec.Version, string(kind), id, base); err != nil {
+		for _, a := range acks {
+			if err := db.ackEntry(ctx, tx, a.Seq, a.Record, a.Rebase); err != nil {
 				return err
 			}
 		}
-		busy, err := hasLocalState(ctx, tx, kind, id)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !busy:
-			err = db.putSource(ctx, tx, rec)
-		case rebase:
-			// Later local edits were made on top of this one, which is now rec.Version.
-			_, err = tx.ExecContext(ctx, `UPDATE wc_base SET version = ? WHERE kind = ? AND record_id = ? AND version = ?`,
-				rec.Version, string(kind), id, base)
-		}
-		if err != nil {
-			return err
-		}
-		return applying(ctx, tx, false)
+		return nil
 	})
-	return mapErr("acknowledge outbox entry", err)
+	return mapErr("acknowledge outbox entries", err)
+}
+
+// ackEntry acknowledges one entry inside tx.
+func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Record, rebase bool) error {
+	kind, id, base, op, err := findEntry(ctx, tx, seq)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM wc_outbox WHERE seq = ?`, seq); err != nil {
+		return err
+	}
+	if err := applying(ctx, tx, true); err != nil {
+		return err
+	}
+	if op == store.CopyCreate && rec.ID != id {
+		// The source gave the record its id: the local one goes, the source's comes, and
+		// what was queued for the local id follows it.
+		t, _ := table(kind)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", id); err != nil {
+			return err
+		}
+		for _, q := range []string{`UPDATE wc_outbox SET record_id = ? WHERE kind = ? AND record_id = ?`,
+			`UPDATE wc_conflicts SET record_id = ? WHERE kind = ? AND record_id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, rec.ID, string(kind), id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE wc_outbox SET base_version = ? WHERE kind = ? AND record_id = ? AND base_version = 0`,
+			rec.Version, string(kind), rec.ID); err != nil {
+			return err
+		}
+		id = rec.ID
+		if err := db.putSource(ctx, tx, rec); err != nil {
+			return err
+		}
+	} else if rebase {
+		if _, err := tx.ExecContext(ctx, `UPDATE wc_outbox SET base_version = ? WHERE kind = ? AND record_id = ? AND base_version = ?`,
+			rec.Version, string(kind), id, base); err != nil {
+			return err
+		}
+	}
+	busy, err := hasLocalState(ctx, tx, kind, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !busy:
+		err = db.putSource(ctx, tx, rec)
+	case rebase:
+		// Later local edits were made on top of this one, which is now rec.Version.
+		_, err = tx.ExecContext(ctx, `UPDATE wc_base SET version = ? WHERE kind = ? AND record_id = ? AND version = ?`,
+			rec.Version, string(kind), id, base)
+	}
+	if err != nil {
+		return err
+	}
+	return applying(ctx, tx, false)
 }
 
 // QueueConflict replaces an outbox entry by a conflict (store.WorkingCopy).
