@@ -53,8 +53,9 @@ func (r *Report) InSync() bool { return len(r.Conflicts) == 0 && len(r.Waits) ==
 // Sync pulls the source's changes since the copy's position and pushes the copy's outbox,
 // round after round until nothing moves. Each step is one local transaction, so a sync
 // stopped anywhere (a crash, a lost connection) loses nothing, and the next sync continues:
-// a re-sent push is harmless (deltas and creates carry keys, other saves a version check). An error means the source could not be read or written
-// at all; what was done until then stays done.
+// a re-sent push is harmless (deltas and creates carry keys, other saves a version check).
+// An error means the source could not be read or written at all; what was done until then
+// stays done.
 func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
 	st, err := wc.CopyState(ctx)
 	if err != nil {
