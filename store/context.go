@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Role is the kind of writer: a person (editor) or a program (system).
 type Role string
@@ -24,6 +27,24 @@ func ParseRole(s string) (Role, error) {
 type Actor struct {
 	Name string
 	Role Role
+	// Via, when set, says the write replays an edit made elsewhere (a working copy's sync:
+	// "offline copy"), and EditedAt when that edit was made. History keeps both beside the
+	// name (HistoryName); updated_by stays the plain name.
+	Via      string
+	EditedAt time.Time
+}
+
+// HistoryName is the actor as a history version names it: the name, and for a replayed
+// edit where it came from and when it was made ("alice (offline copy, edited
+// 2026-12-01T10:05:00Z)").
+func (a Actor) HistoryName() string {
+	if a.Via == "" {
+		return a.Name
+	}
+	if a.EditedAt.IsZero() {
+		return a.Name + " (" + a.Via + ")"
+	}
+	return a.Name + " (" + a.Via + ", edited " + a.EditedAt.UTC().Format(time.RFC3339) + ")"
 }
 
 type ctxKey int

@@ -74,6 +74,8 @@ type Options struct {
 	Width, Height int
 	// Editor is the external editor command for ctrl+e; empty means $VISUAL, $EDITOR, vi.
 	Editor string
+	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
+	OpenSource func(ctx context.Context) (store.Store, error)
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
 	// database clock.
 	Now func() time.Time
@@ -283,6 +285,7 @@ type App struct {
 	cursor   int64 // the last change seen, where a resubscription continues
 	quitting bool
 	asking   *deleteAsk // a delete waiting for its confirmation (delete.go)
+	wc       *workCopy  // a working copy's header, sync and conflicts (workcopy.go); nil otherwise
 }
 
 // New returns the root model without starting a program (tests drive it directly).
@@ -307,12 +310,12 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		presence: newPresenceState(),
 	}
 	l := newList(c)
-	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}}, nil
+	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}, wc: newWorkCopy(c)}, nil
 }
 
 // Init starts the list, the feed and the tick.
 func (a *App) Init() tea.Cmd {
-	return tea.Batch(a.list.Init(), a.subscribe(), tick())
+	return tea.Batch(a.list.Init(), a.subscribe(), tick(), a.wc.Init())
 }
 
 func tick() tea.Cmd {
@@ -356,6 +359,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, done := a.wc.update(a, msg); done {
+		return a, cmd
+	}
 	switch msg := msg.(type) {
 	case presenceMsg:
 		a.c.presence.onPresence(msg)
@@ -552,7 +558,7 @@ func (a *App) Render() string {
 	default:
 		body = a.list.View()
 	}
-	return a.renderAsking(fitScreen(body, a.c.width, a.c.height))
+	return a.renderAsking(fitScreen(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines()))
 }
 
 func (a *App) helpView() string {

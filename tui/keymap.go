@@ -29,6 +29,7 @@ type KeyMap struct {
 	SortNext    key.Binding
 	SortReverse key.Binding
 	Fold        key.Binding
+	Sync        key.Binding // a working copy: sync with its source
 
 	// Editor.
 	NextField    key.Binding
@@ -100,8 +101,9 @@ func DefaultKeyMap() KeyMap {
 		History:     b([]string{"h"}, "h", "history"),
 		Locks:       b([]string{"L"}, "L", "locks"),
 		SortNext:    b([]string{"s"}, "s", "sort column"),
-		SortReverse: b([]string{"S"}, "S", "reverse order"),
+		SortReverse: b([]string{"o"}, "o", "reverse order"),
 		Fold:        b([]string{"f"}, "f", "fold/unfold"),
+		Sync:        b([]string{"S"}, "S", "sync (working copy)"),
 
 		NextField:    b([]string{"tab"}, "tab", "next field"),
 		PrevField:    b([]string{"shift+tab"}, "shift+tab", "prev field"),
@@ -197,7 +199,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 	return [][]helpGroup{
 		{
 			{"list", []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
-				pair(k.SortNext, k.SortReverse, "s/S", "sort column/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"), k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
+				pair(k.SortNext, k.SortReverse, "s/o", "sort column/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"), k.Sync, k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
 			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}},
 			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
 		},

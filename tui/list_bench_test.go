@@ -50,7 +50,7 @@ func BenchmarkList(b *testing.B) {
 				defer cancel()
 				app := openAppList(b, ctx, fake, opts)
 				sortList(b, app, "price", false)
-				reverse := keyMsg("S")
+				reverse := keyMsg("o")
 				var screen string
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -131,7 +131,7 @@ func sortList(b *testing.B, app *App, field string, desc bool) {
 		runSync(b, app, cmd)
 	}
 	if desc {
-		_, cmd := app.Update(keyMsg("S"))
+		_, cmd := app.Update(keyMsg("o"))
 		runSync(b, app, cmd)
 	}
 	if app.list.sort != field || app.list.desc != desc || !app.list.loaded {

@@ -103,7 +103,7 @@ func (l *listModel) toggleFold() {
 	r := l.selected()
 	switch {
 	case l.kind != store.KindDocument:
-		l.status.info("f folds documents; products sort with s (S reverses)")
+		l.status.info("f folds documents; products sort with s (o reverses)")
 		return
 	case l.search != "":
 		l.status.info("a filtered list is flat: esc clears the filter")

@@ -22,7 +22,7 @@ func rowIDs(scr string) []string {
 }
 
 // TestList_SortAndColumns: a wide terminal shows price, stock and availability; s cycles the
-// sort column (name, price, stock...), S reverses it, the header marks the order, and the
+// sort column (name, price, stock...), o reverses it, the header marks the order, and the
 // pages come from the store in that order (keyset paging past the first page included).
 func TestList_SortAndColumns(t *testing.T) {
 	s := newFakeStore(t)
@@ -58,7 +58,7 @@ func TestList_SortAndColumns(t *testing.T) {
 	if sel := selectedLine(d.screen()); !strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(sel, "▸")), "1 ") {
 		t.Fatalf("last row by price ascending is not product 1: %q", sel)
 	}
-	d.key("S")
+	d.key("o")
 	d.waitFor("by price ▼")
 	if got := rowIDs(d.screen()); got[0] != "1" || got[1] != "2" {
 		t.Fatalf("by price descending, rows %v, want 1, 2, ...", got)

@@ -70,6 +70,10 @@ func commands(a *app) []*cobra.Command {
 		newTortureCmd(a),
 		newExportCmd(a),
 		newImportCmd(a),
+		newCloneCmd(a),
+		newSyncCmd(a),
+		newStatusCmd(a),
+		newResolveCmd(a),
 	}
 }
 

@@ -28,7 +28,7 @@ mean something on a shared machine: write strategies against a raw UPDATE,
 tandem merge-file against git merge-file, and editor keystrokes on long bodies
 against short ones. BENCHMARKS.md has the numbers and what they mean.`,
 	}
-	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchEditorCmd(a), newBenchWriterCmd(a))
+	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchEditorCmd(a), newBenchWriterCmd(a), newBenchSyncCmd(a))
 	cmd.AddCommand(newBenchImportCmd(a))
 	return cmd
 }

@@ -76,6 +76,7 @@ func startTUI(ctx context.Context, a *app) error {
 	// Drafts belong to the store they were made on: keyed by the store's own id, so a draft
 	// of a.db is never offered on the team server, and a moved file keeps its drafts.
 	opts.StoreID = st.StoreID()
+	opts.OpenSource = a.copySource
 	return tui.Run(ctx, st, opts)
 }
 

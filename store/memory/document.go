@@ -64,7 +64,7 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 	keep := store.KeepsHistory(ctx, actor)
 	names := []string{fd.Name}
 	if keep {
-		if err := db.addVersion(r, actor.Name, stamp, names, nil); err != nil {
+		if err := db.addVersion(r, actor.HistoryName(), stamp, names, nil); err != nil {
 			return nil, err
 		}
 	}

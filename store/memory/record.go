@@ -150,7 +150,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	names := slices.Sorted(maps.Keys(vals))
 	keep := store.KeepsHistory(ctx, actor)
 	if keep {
-		if err := db.addVersion(r, actor.Name, now, names, nil); err != nil {
+		if err := db.addVersion(r, actor.HistoryName(), now, names, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -264,7 +264,7 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
 		names := plan.FieldNames()
 		if keep {
-			if err := db.addVersion(r, actor.Name, stamp, names, pre); err != nil {
+			if err := db.addVersion(r, actor.HistoryName(), stamp, names, pre); err != nil {
 				return nil, err
 			}
 		}

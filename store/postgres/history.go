@@ -31,7 +31,7 @@ func (db *DB) insertVersion(ctx context.Context, tx pgx.Tx, r *store.Record, act
 	if err != nil {
 		return fmt.Errorf("read history tail: %w", err)
 	}
-	h, err := db.reg.NewHistoryRow(r, actor.Name, now, fields, tail, pre)
+	h, err := db.reg.NewHistoryRow(r, actor.HistoryName(), now, fields, tail, pre)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if err := db.reg.CheckDelete(kind, actor, d); err != nil {
 		return nil, err
 	}
+	if err := db.refuseDeleteOnCopy(ctx, "delete"); err != nil {
+		return nil, err
+	}
 	var res *store.DeleteResult
 	what := fmt.Sprintf("delete %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
@@ -180,6 +183,9 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	if err := store.CheckDeleter(kind, actor); err != nil {
 		return nil, err
 	}
+	if err := db.refuseDeleteOnCopy(ctx, "restore"); err != nil {
+		return nil, err
+	}
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
@@ -275,4 +281,18 @@ func (db *DB) insertRecord(ctx context.Context, tx *tx, r *store.Record) (*store
 		return nil, store.Errorf(store.EINTERNAL, "insert %s %d returned no row", r.Kind, r.ID)
 	}
 	return rec, err
+}
+
+// refuseDeleteOnCopy refuses a delete or restore on a working copy: the outbox carries saves,
+// moves and creates, not deletes, so one made here would never reach the source. Refusing
+// keeps the promise that nothing done offline is lost silently.
+func (db *DB) refuseDeleteOnCopy(ctx context.Context, what string) error {
+	ok, err := db.isCopy(ctx, db.read)
+	if err != nil {
+		return mapErr("read working copy", err)
+	}
+	if ok {
+		return store.Errorf(store.EINVALID, "%s is not available on a working copy (%s): sync does not carry it yet; %s on the source, then sync", what, db.path, what)
+	}
+	return nil
 }

@@ -51,7 +51,7 @@ func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, acto
 	if err != nil {
 		return fmt.Errorf("read history tail: %w", err)
 	}
-	h, err := db.reg.NewHistoryRow(rec, actor.Name, tx.now, fields, tail, pre)
+	h, err := db.reg.NewHistoryRow(rec, actor.HistoryName(), tx.now, fields, tail, pre)
 	if err != nil {
 		return err
 	}

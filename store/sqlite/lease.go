@@ -155,6 +155,9 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err := db.reg.CheckLeaseRequest(r); err != nil {
 		return nil, err
 	}
+	if err := db.refuseOnCopy(ctx); err != nil {
+		return nil, err
+	}
 	t, err := table(r.Kind)
 	if err != nil {
 		return nil, err

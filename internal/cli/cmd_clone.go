@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+func newCloneCmd(a *app) *cobra.Command {
+	var (
+		kind    string
+		subtree int64
+	)
+	cmd := &cobra.Command{
+		Use:   "clone SOURCE FILE",
+		Short: "Make FILE an offline working copy of SOURCE",
+		Long: `Clone copies the records of SOURCE (a postgres:// DSN or a tandem SQLite file) into
+FILE, a new SQLite store that works with no server: every command and the TUI use it
+with --db FILE, and tandem sync brings the edits back. The copy remembers the source's
+store id and where it was found (without a password: give it with PGPASSWORD or a
+.pgpass file when syncing), and for each record its base version and values.
+
+--kind copies one kind only; --subtree DOC_ID copies one document and its descendants.
+FILE must not exist; it appears only when the clone is complete, so an interrupted
+clone leaves nothing behind to mistake for a copy.`,
+		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
+  tandem clone team.db handbook.db --kind document --subtree 12`,
+		Args: exactArgs(2, "SOURCE FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			source, file := args[0], args[1]
+			o := tsync.CloneOptions{Subtree: subtree}
+			if kind != "" {
+				k, err := parseKind(kind)
+				if err != nil {
+					return err
+				}
+				o.Kinds = []store.Kind{k}
+			}
+			if subtree != 0 && kind == "product" {
+				return usagef("--subtree selects documents; it cannot go with --kind product")
+			}
+			if subtree != 0 && kind == "" {
+				o.Kinds = []store.Kind{store.KindProduct, store.KindDocument}
+			}
+			if _, err := os.Lstat(file); err == nil {
+				return usagef("%s exists: clone makes a new file (remove it or pick another name)", file)
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			src, err := openStore(ctx, source, store.Options{Registry: reg})
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			loc, err := sourceLocation(source)
+			if err != nil {
+				return err
+			}
+			o.Source = loc
+			if isTerminal(a.stderr) {
+				o.Progress = func(done, total int) {
+					fmt.Fprintf(a.stderr, "\rcloning: %d of %d records", done, total)
+				}
+			}
+			st, err := cloneInto(ctx, src, file, reg, o)
+			if o.Progress != nil {
+				fmt.Fprintln(a.stderr)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "cloned %s into %s at change %d; work with --db %s, then tandem sync --db %s\n",
+				safe.Line(st.Source), safe.Line(file), st.Position, safe.Line(file), safe.Line(file))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&kind, "kind", "", "copy only this kind (product or document)")
+	cmd.Flags().Int64Var(&subtree, "subtree", 0, "copy only this document and its descendants")
+	return cmd
+}
+
+// cloneInto clones src into a temporary file next to file and links it to file when the
+// clone is complete, so file either does not exist or is a whole working copy.
+func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Registry, o tsync.CloneOptions) (*store.CopyState, error) {
+	dir, base := filepath.Split(file)
+	if dir == "" {
+		dir = "."
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, usagef("directory %s does not exist", dir)
+	}
+	tmp := filepath.Join(dir, "."+base+".clone")
+	for _, s := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(tmp + s) // what an interrupted clone left
+	}
+	defer func() {
+		for _, s := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(tmp + s)
+		}
+	}()
+	db, err := sqlite.Open(ctx, tmp, store.Options{Registry: reg})
+	if err != nil {
+		return nil, err
+	}
+	st, err := tsync.Clone(ctx, src, db, o)
+	if err == nil {
+		_, err = db.Checkpoint(ctx)
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp, file); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, usagef("%s appeared while cloning; the clone was not written", file)
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return nil, fmt.Errorf("clone: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// sourceLocation is what a working copy keeps of its source's DSN: the DSN without its
+// password (a SQLite path made absolute), so that sync finds the source and no password is
+// ever written to disk.
+func sourceLocation(dsn string) (string, error) {
+	if !isPostgresDSN(dsn) {
+		return filepath.Abs(dsn)
+	}
+	l := strings.ToLower(dsn)
+	if strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", usagef("source: %v", redactErr(err))
+		}
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		q := u.Query()
+		q.Del("password")
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	return strings.Join(strings.Fields(keywordPassword.ReplaceAllString(dsn, "")), " "), nil
+}

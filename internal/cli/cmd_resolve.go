@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+func newResolveCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "resolve KIND ID FIELD=mine|theirs|base|VALUE...",
+		Short: "Resolve a working copy's conflict, field by field",
+		Long: `Resolve answers the conflict a sync queued for one record of the working copy named
+by --db: every colliding field needs an answer, mine (your value), theirs (the
+source's), base (what both started from) or a value. Fields that merged cleanly keep
+their merge. The result becomes the local record and is pushed at the next sync,
+version-checked against the source again. Nothing changes if an answer is missing or
+bad (exit 2).`,
+		Example: `  tandem resolve product 42 price=theirs
+  tandem resolve product 42 price=92.00
+  tandem resolve document 7 body=mine parent_id=theirs`,
+		Args: minArgs(3, "KIND ID FIELD=mine|theirs|base|VALUE..."),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := validUTF8(args); err != nil {
+				return err
+			}
+			kind, id, err := parseRecordRef(args[0], args[1])
+			if err != nil {
+				return err
+			}
+			picks := tsync.Picks{}
+			for _, arg := range args[2:] {
+				name, val, ok := strings.Cut(arg, "=")
+				if !ok || name == "" {
+					return usagef("%q: want FIELD=mine, FIELD=theirs, FIELD=base or FIELD=VALUE", arg)
+				}
+				if _, dup := picks[name]; dup {
+					return usagef("%s is answered twice", name)
+				}
+				picks[name] = val
+			}
+			ctx, err := a.actor(cmd.Context())
+			if err != nil {
+				return err
+			}
+			wc, _, err := a.workingCopy(ctx)
+			if err != nil {
+				return err
+			}
+			vals, err := tsync.Resolve(ctx, wc, kind, id, picks)
+			if err != nil {
+				return err
+			}
+			reg := wc.Registry()
+			var parts []string
+			for name := range picks {
+				f, _ := reg.Field(kind, name)
+				parts = append(parts, name+"="+f.Format(vals[name]))
+			}
+			slices.Sort(parts)
+			fmt.Fprintf(a.stdout, "resolved %s %d: %s; tandem sync sends it to the source\n", kind, id, safe.Line(cut(strings.Join(parts, " "), 200)))
+			return nil
+		},
+	}
+	return cmd
+}

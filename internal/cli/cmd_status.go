@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+func newStatusCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show a working copy's source, pending changes and conflicts",
+		Long: `Status describes the working copy named by --db: its source, how far it has read the
+source's changes, the local changes not yet synced, the conflicts waiting for you and
+when it last synced. It reads only the copy: no server is needed.`,
+		Example: `  tandem status --db catalogue.db
+  tandem status --db catalogue.db --json`,
+		Args: exactArgs(0, ""),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			wc, st, err := a.workingCopy(ctx)
+			if err != nil {
+				return err
+			}
+			cs, err := wc.Conflicts(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				kinds := make([]string, len(st.Kinds))
+				for i, k := range st.Kinds {
+					kinds[i] = string(k)
+				}
+				synced := ""
+				if !st.SyncedAt.IsZero() {
+					synced = formatTime(st.SyncedAt)
+				}
+				return writeJSON(a.stdout, struct {
+					Source    string         `json:"source"`
+					SourceID  string         `json:"source_id"`
+					Kinds     []string       `json:"kinds"`
+					Subtree   int64          `json:"subtree,omitempty"`
+					Position  int64          `json:"position"`
+					Pending   int            `json:"pending"`
+					Conflicts []jsonConflict `json:"conflicts"`
+					ClonedAt  string         `json:"cloned_at"`
+					SyncedAt  string         `json:"synced_at"`
+				}{st.Source, st.SourceID, kinds, st.Subtree, st.Position, st.Pending,
+					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced})
+			}
+			now := time.Now()
+			fmt.Fprintf(a.stdout, "offline copy of %s · %d pending · %s · synced %s\n", safe.Line(st.Source), st.Pending,
+				plural(len(cs), "conflict"), ago(st.SyncedAt, now))
+			fmt.Fprintf(a.stdout, "source store %s, read up to change %d; cloned %s\n", st.SourceID, st.Position, ago(st.ClonedAt, now))
+			for i := range cs {
+				fmt.Fprintf(a.stdout, "conflict: %s\n", safe.Line(tsync.Describe(&cs[i])))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the state as JSON")
+	return cmd
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+func newSyncCmd(a *app) *cobra.Command {
+	var (
+		asJSON bool
+		source string
+	)
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Bring a working copy and its source together",
+		Long: `Sync pulls the source's changes into the working copy named by --db and pushes the
+copy's local changes to the source, until nothing moves. Relative changes (stock) are
+replayed exactly once; other fields are saved on the version they were edited from, or
+merged field by field when the source moved on. What both sides changed differently
+waits in the copy's conflict queue (tandem status, tandem resolve), with your value
+kept; a record someone holds a lease on waits until the lease ends.
+
+--source overrides where the source is (the copy remembers it without a password).
+
+Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
+4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally).`,
+		Example: `  tandem sync --db catalogue.db
+  PGPASSWORD=… tandem sync --db catalogue.db --json`,
+		Args: exactArgs(0, ""),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			wc, st, err := a.workingCopy(ctx)
+			if err != nil {
+				return err
+			}
+			if source == "" {
+				source = st.Source
+			}
+			src, err := a.openSource(ctx, source, st)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			rep, err := tsync.Sync(ctx, src, wc)
+			if err != nil {
+				return fmt.Errorf("sync stopped; what was done stays done and the next sync continues: %w", err)
+			}
+			if asJSON {
+				if err := writeJSON(a.stdout, syncJSON(wc.Registry(), rep)); err != nil {
+					return err
+				}
+			} else {
+				printSync(a.stdout, rep)
+			}
+			switch {
+			case len(rep.Conflicts) > 0:
+				return &exitCodeError{code: exitConflict}
+			case len(rep.Waits) > 0:
+				return &exitCodeError{code: exitLease}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it is not where the copy remembers it")
+	return cmd
+}
+
+// copySource opens the source of the working copy named by --db, where the copy remembers
+// it (the TUI's S). EINVALID when the store is not a working copy.
+func (a *app) copySource(ctx context.Context) (store.Store, error) {
+	_, st, err := a.workingCopy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.openSource(ctx, st.Source, st)
+}
+
+// openSource opens a working copy's source. A source that is not there (a file moved away,
+// a server down) is unavailable (exit 1), whatever the store says: the copy is fine, and
+// its changes wait.
+func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
+	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
+	switch store.ErrorCode(err) {
+	case "":
+		return src, nil
+	case store.ENOTFOUND, store.EUNAVAILABLE, store.EBUSY, store.EINTERNAL:
+		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %d local changes stay in the copy: %v", st.Pending, err)
+	}
+	return nil, fmt.Errorf("open the source: %w", err)
+}
+
+// workingCopy returns the store of --db as a working copy, and its state.
+func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopyState, error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	wc, ok := st.(store.WorkingCopy)
+	if !ok {
+		return nil, nil, usagef("%s is not a working copy (tandem clone makes one from a shared store)", safe.Line(redact(a.dsn)))
+	}
+	s, err := wc.CopyState(ctx)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return nil, nil, usageErr(err)
+	}
+	return wc, s, err
+}
+
+func printSync(w io.Writer, rep *tsync.Report) {
+	fmt.Fprintf(w, "pulled %s, pushed %s (%d merged with the source's)\n", plural(rep.Pulled, "record"), plural(rep.Pushed, "change"), rep.Merged)
+	for i := range rep.Conflicts {
+		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(&rep.Conflicts[i])))
+	}
+	for _, wt := range rep.Waits {
+		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,
+			safe.Line(wt.Holder), wt.Until.Local().Format("15:04:05"), safe.Line(wt.Group))
+	}
+	switch {
+	case len(rep.Conflicts) > 0:
+		fmt.Fprintln(w, "resolve with tandem resolve KIND ID FIELD=mine|theirs|base|VALUE, then sync again")
+	case len(rep.Waits) > 0:
+		fmt.Fprintln(w, "the waiting changes go out at a sync after the lease ends")
+	default:
+		fmt.Fprintln(w, "in sync")
+	}
+}
+
+// jsonConflict is a conflict in the JSON of sync and status.
+type jsonConflict struct {
+	Kind          store.Kind     `json:"kind"`
+	ID            int64          `json:"id"`
+	Op            store.CopyOp   `json:"op"`
+	Reason        string         `json:"reason"`
+	Fields        []string       `json:"fields"`
+	Base          map[string]any `json:"base"`
+	Mine          map[string]any `json:"mine"`
+	Theirs        map[string]any `json:"theirs"`
+	TheirsVersion int64          `json:"theirs_version"`
+	Author        string         `json:"author"`
+	EditedAt      string         `json:"edited_at"`
+}
+
+func exportValues(reg *store.Registry, kind store.Kind, vals store.Values) map[string]any {
+	if vals == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, f := range reg.Fields(kind) {
+		if v, ok := vals[f.Name]; ok {
+			out[f.Name] = f.Export(v)
+		}
+	}
+	return out
+}
+
+func exportConflicts(reg *store.Registry, cs []store.CopyConflict) []jsonConflict {
+	out := []jsonConflict{}
+	for _, c := range cs {
+		fields := c.Fields
+		if fields == nil {
+			fields = []string{}
+		}
+		out = append(out, jsonConflict{Kind: c.Kind, ID: c.ID, Op: c.Op, Reason: c.Reason, Fields: fields,
+			Base: exportValues(reg, c.Kind, c.Base), Mine: exportValues(reg, c.Kind, c.Mine),
+			Theirs: exportValues(reg, c.Kind, c.Theirs), TheirsVersion: c.TheirsVersion,
+			Author: c.Actor, EditedAt: formatTime(c.At)})
+	}
+	return out
+}
+
+func syncJSON(reg *store.Registry, rep *tsync.Report) any {
+	waits := rep.Waits
+	if waits == nil {
+		waits = []tsync.Wait{}
+	}
+	return struct {
+		InSync    bool           `json:"in_sync"`
+		Pulled    int            `json:"pulled"`
+		Pushed    int            `json:"pushed"`
+		Merged    int            `json:"merged"`
+		Position  int64          `json:"position"`
+		Pending   int            `json:"pending"`
+		Conflicts []jsonConflict `json:"conflicts"`
+		Waits     []tsync.Wait   `json:"waits"`
+	}{rep.InSync(), rep.Pulled, rep.Pushed, rep.Merged, rep.Position, rep.Pending, exportConflicts(reg, rep.Conflicts), waits}
+}
+
+// ago says how long ago t was, for people.
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := now.Sub(t).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
+// plural says "1 record", "2 records".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

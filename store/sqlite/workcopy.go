@@ -1,0 +1,1073 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+var _ store.WorkingCopy = (*DB)(nil)
+
+// A working copy's state lives in wc_* tables that StartCopy creates, not in a numbered
+// migration: a store that is not a working copy carries none of them, and their format has a
+// version of its own (copyFormat in wc_meta).
+//
+// The outbox is filled by triggers, also created by StartCopy from the field registry: every
+// committed INSERT or UPDATE of a record's editor and shared fields appends an entry with the
+// fields before and after, the base version and a fresh idempotency key, inside the very
+// statement, and therefore transaction, that wrote the record. No save path can forget it
+// (the CLI, the TUI, a future fast path, even another program writing the table), and the save
+// code needs no working-copy branch. Writes made on behalf of the source (ApplySource,
+// AckEntry, ResolveConflict) set wc_meta.applying inside their own transaction, which the
+// triggers' WHEN clause reads; SQLite serializes writers, so no other writer ever sees it set.
+//
+// Counter fields need no flag for "relative": a counter's change is pushed as its delta
+// (after − before), which is what the counter merge rule does with it anyway.
+
+// copyFormat is the version of the wc_* tables' layout.
+const copyFormat = 1
+
+// localIDBase is where local ids of records created in a working copy start, so they never
+// meet the ids of records that come from the source.
+const localIDBase = int64(1) << 40
+
+const copySchema = `
+CREATE TABLE wc_meta (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    format    INTEGER NOT NULL,
+    source_id TEXT    NOT NULL,
+    source    TEXT    NOT NULL,
+    kinds     TEXT    NOT NULL, -- JSON array
+    subtree   INTEGER NOT NULL DEFAULT 0,
+    position  INTEGER NOT NULL,
+    cloned_at TEXT    NOT NULL,
+    synced_at TEXT,
+    applying  INTEGER NOT NULL DEFAULT 0 -- set only inside a transaction that writes the source's state
+);
+CREATE TABLE wc_base (
+    kind      TEXT    NOT NULL,
+    record_id INTEGER NOT NULL,
+    version   INTEGER NOT NULL, -- the source version the local record was last synced at
+    PRIMARY KEY (kind, record_id)
+) WITHOUT ROWID;
+CREATE TABLE wc_outbox (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    op           TEXT    NOT NULL,
+    kind         TEXT    NOT NULL,
+    record_id    INTEGER NOT NULL,
+    base_version INTEGER NOT NULL,
+    before       TEXT    NOT NULL,
+    after        TEXT    NOT NULL,
+    key          TEXT    NOT NULL UNIQUE,
+    actor        TEXT    NOT NULL,
+    at           TEXT    NOT NULL
+);
+CREATE INDEX wc_outbox_record ON wc_outbox(kind, record_id);
+CREATE TABLE wc_conflicts (
+    kind           TEXT    NOT NULL,
+    record_id      INTEGER NOT NULL,
+    op             TEXT    NOT NULL,
+    reason         TEXT    NOT NULL,
+    fields         TEXT    NOT NULL, -- JSON array
+    base           TEXT    NOT NULL,
+    mine           TEXT    NOT NULL,
+    theirs         TEXT,             -- NULL when the record is not on the source
+    theirs_version INTEGER NOT NULL,
+    base_version   INTEGER NOT NULL,
+    actor          TEXT    NOT NULL,
+    at             TEXT    NOT NULL,
+    PRIMARY KEY (kind, record_id)
+);
+CREATE TABLE wc_stale ( -- source records not written yet: a local record holds their sku
+    kind      TEXT    NOT NULL,
+    record_id INTEGER NOT NULL,
+    PRIMARY KEY (kind, record_id)
+) WITHOUT ROWID;
+`
+
+// copyColumns returns the columns a working copy tracks for kind: the fields it pushes, and
+// parent_id for documents (pushed as a move).
+func (db *DB) copyColumns(kind store.Kind) []*store.Field {
+	fs := db.reg.CopyFields(kind)
+	if f, err := db.reg.Field(kind, store.ParentField); err == nil {
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// jsonObject returns SQL that builds a JSON object of fs from the row alias (old or new).
+func jsonObject(alias string, fs []*store.Field) string {
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		parts = append(parts, "'"+f.Name+"', "+alias+"."+f.Name)
+	}
+	return "json_object(" + strings.Join(parts, ", ") + ")"
+}
+
+// copyTriggers returns the DDL of the outbox triggers of kind.
+func (db *DB) copyTriggers(kind store.Kind) ([]string, error) {
+	t, err := table(kind)
+	if err != nil {
+		return nil, err
+	}
+	all := db.copyColumns(kind)
+	var saved []*store.Field
+	var differ []string
+	for _, f := range all {
+		if f.Name == store.ParentField {
+			continue
+		}
+		saved = append(saved, f)
+		differ = append(differ, "old."+f.Name+" IS NOT new."+f.Name)
+	}
+	entry := func(op, base, before, after string) string {
+		return `INSERT INTO wc_outbox (op, kind, record_id, base_version, before, after, key, actor, at)
+			VALUES ('` + op + `', '` + string(kind) + `', new.id, ` + base + `, ` + before + `, ` + after + `,
+				'` + store.OriginKey + `' || lower(hex(randomblob(16))), new.updated_by, new.updated_at);`
+	}
+	base := `coalesce((SELECT version FROM wc_base WHERE kind = '` + string(kind) + `' AND record_id = new.id), 0)`
+	applying := `(SELECT applying FROM wc_meta) = 0`
+	out := []string{
+		`CREATE TRIGGER wc_` + t + `_create AFTER INSERT ON ` + t + ` WHEN ` + applying + ` BEGIN ` +
+			entry(string(store.CopyCreate), "0", "json_object()", jsonObject("new", all)) + ` END`,
+		`CREATE TRIGGER wc_` + t + `_save AFTER UPDATE ON ` + t + ` WHEN ` + applying + ` AND (` +
+			strings.Join(differ, " OR ") + `) BEGIN ` +
+			entry(string(store.CopySave), base, jsonObject("old", saved), jsonObject("new", saved)) + ` END`,
+	}
+	if len(all) > len(saved) {
+		p := store.ParentField
+		out = append(out, `CREATE TRIGGER wc_`+t+`_move AFTER UPDATE OF `+p+` ON `+t+` WHEN `+applying+
+			` AND old.`+p+` IS NOT new.`+p+` BEGIN `+
+			entry(string(store.CopyMove), base, "json_object('"+p+"', old."+p+")", "json_object('"+p+"', new."+p+")")+` END`)
+	}
+	return out, nil
+}
+
+// encodeValues returns the stored JSON form of the copy columns of vals (column-encoded, as
+// the triggers write them).
+func (db *DB) encodeValues(kind store.Kind, vals store.Values) (string, error) {
+	if vals == nil {
+		return "{}", nil
+	}
+	m := make(map[string]any, len(vals))
+	for _, f := range db.copyColumns(kind) {
+		v, ok := vals[f.Name]
+		if !ok {
+			continue
+		}
+		c, err := encodeColumn(f, v)
+		if err != nil {
+			return "", err
+		}
+		m[f.Name] = c
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// decodeValues reads what encodeValues or a trigger wrote.
+func (db *DB) decodeValues(kind store.Kind, s string) (store.Values, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("working copy values: %w", err)
+	}
+	out := make(store.Values, len(m))
+	for name, raw := range m {
+		f, err := db.reg.Field(kind, name)
+		if err != nil {
+			continue // a field the registry no longer has
+		}
+		if n, ok := raw.(json.Number); ok {
+			i, err := n.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("working copy value %s: %w", name, err)
+			}
+			raw = i
+		}
+		if out[name], err = decodeColumn(f, raw); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// StartCopy makes an empty store a working copy (store.WorkingCopy).
+func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
+	err := db.inTx(ctx, "start working copy", func(tx *tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'wc_meta'`).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return store.Errorf(store.EINVALID, "%s is a working copy already", db.path)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM products) + (SELECT count(*) FROM documents)`).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return store.Errorf(store.EINVALID, "%s holds %d records: a working copy starts from an empty store", db.path, n)
+		}
+		if _, err := tx.ExecContext(ctx, copySchema); err != nil {
+			return fmt.Errorf("create working copy tables: %w", err)
+		}
+		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+			ddl, err := db.copyTriggers(kind)
+			if err != nil {
+				return err
+			}
+			for _, q := range ddl {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("create working copy trigger: %w", err)
+				}
+			}
+			t, _ := table(kind)
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sqlite_sequence WHERE name = ?`, t); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`, t, localIDBase); err != nil {
+				return err
+			}
+		}
+		kinds := make([]string, len(s.Kinds))
+		for i, k := range s.Kinds {
+			kinds[i] = string(k)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO wc_meta (id, format, source_id, source, kinds, subtree, position, cloned_at)
+			VALUES (1, ?, ?, ?, ?, ?, ?, ?)`, copyFormat, s.SourceID, s.Source, jsonText(kinds), s.Subtree, s.Position, formatTime(tx.now))
+		return err
+	})
+	return mapErr("start working copy", err)
+}
+
+// isCopy reports whether the store is a working copy.
+func (db *DB) isCopy(ctx context.Context, q querier) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'wc_meta'`).Scan(&n)
+	return n > 0, err
+}
+
+// CopyState returns the working copy's state (store.WorkingCopy).
+func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
+	ok, err := db.isCopy(ctx, db.read)
+	if err != nil {
+		return nil, mapErr("read working copy", err)
+	}
+	if !ok {
+		return nil, store.Errorf(store.ENOTFOUND, "%s is not a working copy (tandem clone makes one)", db.path)
+	}
+	var (
+		s            store.CopyState
+		kinds        string
+		cloned       string
+		synced       sql.NullString
+		format       int
+		pending, cfl int
+	)
+	err = db.read.QueryRowContext(ctx, `SELECT format, source_id, source, kinds, subtree, position, cloned_at, synced_at,
+			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_conflicts) FROM wc_meta`).
+		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &cfl)
+	if err != nil {
+		return nil, mapErr("read working copy", err)
+	}
+	if format > copyFormat {
+		return nil, store.Errorf(store.EINVALID, "%s is a working copy made by a newer tandem (format %d); upgrade tandem", db.path, format)
+	}
+	var ks []string
+	if err := json.Unmarshal([]byte(kinds), &ks); err != nil {
+		return nil, fmt.Errorf("working copy kinds: %w", err)
+	}
+	for _, k := range ks {
+		s.Kinds = append(s.Kinds, store.Kind(k))
+	}
+	if s.ClonedAt, err = parseTime(cloned); err != nil {
+		return nil, err
+	}
+	if synced.Valid {
+		if s.SyncedAt, err = parseTime(synced.String); err != nil {
+			return nil, err
+		}
+	}
+	s.Pending, s.Conflict = pending, cfl
+	return &s, nil
+}
+
+// wcTx is a write transaction of the working copy that prepares each statement once on its
+// own connection: a clone or a pull runs the same few statements for thousands of records.
+type wcTx struct {
+	*tx
+	stmts map[string]*sql.Stmt
+	quiet bool // the copy has no outbox entries, conflicts or stale records (checked at start)
+}
+
+func newWCTx(ctx context.Context, t *tx) (*wcTx, error) {
+	w := &wcTx{tx: t, stmts: map[string]*sql.Stmt{}}
+	var busy int
+	err := w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_outbox) OR EXISTS (SELECT 1 FROM wc_conflicts)
+		OR EXISTS (SELECT 1 FROM wc_stale)`).Scan(&busy)
+	w.quiet = busy == 0
+	return w, err
+}
+
+func (w *wcTx) prepare(ctx context.Context, q string) (*sql.Stmt, error) {
+	if s, ok := w.stmts[q]; ok {
+		return s, nil
+	}
+	// The store's statement cache first (small transactions, such as an acknowledgement,
+	// run the same statements over and over); a statement it has not prepared yet is
+	// prepared here, once for the transaction.
+	var s *sql.Stmt
+	if c := w.tx.db.stmt(q); c != nil {
+		s = w.tx.Tx.StmtContext(ctx, c)
+	} else {
+		var err error
+		if s, err = w.tx.Tx.PrepareContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	w.stmts[q] = s
+	return s, nil
+}
+
+// ExecContext runs q as a statement prepared once in the transaction.
+func (w *wcTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	s, err := w.prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// QueryRowContext runs q as a statement prepared once in the transaction. A statement that
+// cannot be prepared is run unprepared, so its error comes with the row.
+func (w *wcTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	s, err := w.prepare(ctx, q)
+	if err != nil {
+		return w.tx.Tx.QueryRowContext(ctx, q, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// applying sets or clears the flag that keeps the outbox triggers quiet, inside tx.
+func applying(ctx context.Context, tx *wcTx, on bool) error {
+	_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET applying = ?`, on)
+	return err
+}
+
+// hasLocalState reports whether a record has outbox entries or an open conflict.
+func hasLocalState(ctx context.Context, tx *wcTx, kind store.Kind, id int64) (bool, error) {
+	if tx.quiet {
+		return false, nil
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_outbox WHERE kind = ? AND record_id = ?)
+		OR EXISTS (SELECT 1 FROM wc_conflicts WHERE kind = ? AND record_id = ?)`,
+		string(kind), id, string(kind), id).Scan(&n)
+	return n != 0, err
+}
+
+// ApplySource writes records as the source has them (store.WorkingCopy).
+func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position int64) error {
+	err := db.inTx(ctx, "apply source records", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
+		var kinds string
+		var subtree int64
+		if err := tx.QueryRowContext(ctx, `SELECT kinds, subtree FROM wc_meta`).Scan(&kinds, &subtree); err != nil {
+			return fmt.Errorf("read working copy: %w", err)
+		}
+		if err := applying(ctx, tx, true); err != nil {
+			return err
+		}
+		if tx.quiet && subtree == 0 {
+			// Nothing local to keep: write the records in bulk, kind by kind.
+			for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+				var of []*store.Record
+				for _, r := range recs {
+					if r.Kind == kind && strings.Contains(kinds, `"`+string(kind)+`"`) {
+						of = append(of, r)
+					}
+				}
+				if err := db.putSourceBulk(ctx, tx, of); err != nil {
+					return err
+				}
+			}
+			recs = nil
+		}
+		for _, r := range recs {
+			if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
+				continue
+			}
+			if r.Kind == store.KindDocument && subtree != 0 && r.ID != subtree {
+				in, err := db.inSubtree(ctx, tx, r, subtree)
+				if err != nil {
+					return err
+				}
+				if !in {
+					continue
+				}
+			}
+			busy, err := hasLocalState(ctx, tx, r.Kind, r.ID)
+			if err != nil {
+				return err
+			}
+			if busy {
+				continue
+			}
+			if err := db.putSource(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+		if err := applying(ctx, tx, false); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
+		return err
+	})
+	return mapErr("apply source records", err)
+}
+
+// inSubtree reports whether document r belongs under the copy's subtree root: its parent is
+// the root or a document the copy holds.
+func (db *DB) inSubtree(ctx context.Context, tx *wcTx, r *store.Record, root int64) (bool, error) {
+	p, _ := r.Fields[store.ParentField].(int64)
+	if p == 0 {
+		return false, nil
+	}
+	if p == root {
+		return true, nil
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, p).Scan(&n)
+	return n > 0, err
+}
+
+// putSource writes r exactly as the source has it, as the record and as its base. The
+// caller has set the applying flag.
+func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
+	t, err := table(r.Kind)
+	if err != nil {
+		return err
+	}
+	cols, args, err := db.sourceRow(r)
+	if err != nil {
+		return err
+	}
+	if !tx.quiet {
+		if cycle, err := localCycle(ctx, tx, r); err != nil || cycle {
+			// The copy's own move of an ancestor waits in the outbox or the conflict
+			// queue; the source's parent would close a loop with it here. The record
+			// waits (Stale) until that move is settled, as the source's tree is.
+			if err == nil {
+				_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, upsert(t, cols, 1), args...); err != nil {
+		if isUnique(err) && r.Kind == store.KindProduct {
+			// A local record (a create not yet pushed, or a sku the source has since
+			// given to another product) holds the sku: the source's record waits until
+			// that is settled (Stale). SQLite undid this statement only.
+			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		}
+		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
+	}
+	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
+}
+
+// localCycle reports whether giving document r its source parent would put it under
+// itself in the copy's tree.
+func localCycle(ctx context.Context, tx *wcTx, r *store.Record) (bool, error) {
+	p, ok := r.Fields[store.ParentField].(int64)
+	if r.Kind != store.KindDocument || !ok {
+		return false, nil
+	}
+	for range store.MaxDepth + 2 {
+		if p == r.ID {
+			return true, nil
+		}
+		var next sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT parent_id FROM documents WHERE id = ?`, p).Scan(&next)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !next.Valid) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		p = next.Int64
+	}
+	return true, nil // deeper than any tree may be: a loop
+}
+
+// sourceRow returns the columns and values that write r as the source has it.
+func (db *DB) sourceRow(r *store.Record) ([]string, []any, error) {
+	fields := db.reg.Fields(r.Kind)
+	cols := make([]string, 0, len(fields)+8)
+	args := make([]any, 0, len(fields)+8)
+	cols, args = append(cols, "id"), append(args, r.ID)
+	for _, f := range fields {
+		v, ok := r.Fields[f.Name]
+		if !ok {
+			v = f.Zero()
+		}
+		c, err := encodeColumn(f, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols, args = append(cols, f.Name), append(args, c)
+	}
+	if r.Kind == store.KindProduct {
+		sku, _ := r.Fields["sku"].(string)
+		cols, args = append(cols, "sku_key"), append(args, store.SKUKey(sku))
+	}
+	folds := store.Folds(r.Kind, r.Fields)
+	for _, col := range sortedKeys(folds) {
+		cols, args = append(cols, col), append(args, folds[col])
+	}
+	cols = append(cols, "version", "updated_at", "updated_by")
+	args = append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy)
+	return cols, args, nil
+}
+
+// upsert returns the statement that writes n rows of cols into table t, replacing rows with
+// the same id.
+func upsert(t string, cols []string, n int) string {
+	set := make([]string, 0, len(cols)-1)
+	for _, c := range cols[1:] {
+		set = append(set, c+" = excluded."+c)
+	}
+	row := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
+	rows := strings.Repeat(row+", ", n-1) + row
+	return "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES " + rows +
+		" ON CONFLICT (id) DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+// bulkRows is how many records one statement of a bulk write holds.
+const bulkRows = 64
+
+// putSourceBulk writes records of one kind as putSource does, bulkRows to a statement: a
+// clone writes a hundred thousand records, and a statement costs more than a row. Only for
+// a copy without local state (tx.quiet), where no record needs a check of its own. A chunk
+// that fails (a sku a local record holds) is written again record by record.
+func (db *DB) putSourceBulk(ctx context.Context, tx *wcTx, recs []*store.Record) error {
+	// The rows of the next chunk are built (encoded values, search folds, sku keys) in a
+	// goroutine while SQLite writes the last one.
+	chunks := make(chan rowChunk, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(chunks)
+		for len(recs) > 0 {
+			n := min(bulkRows, len(recs))
+			c := db.buildChunk(recs[:n])
+			recs = recs[n:]
+			select {
+			case chunks <- c:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for c := range chunks {
+		if c.err != nil || db.putChunk(ctx, tx, c) != nil {
+			for _, r := range c.recs {
+				if err := db.putSource(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rowChunk is up to bulkRows records of one kind as one statement's values, or the reason
+// they cannot be written together.
+type rowChunk struct {
+	recs []*store.Record
+	cols []string
+	args []any
+	base []any
+	err  error
+}
+
+func (db *DB) buildChunk(recs []*store.Record) rowChunk {
+	c := rowChunk{recs: recs, base: make([]any, 0, 3*len(recs))}
+	kind := recs[0].Kind
+	for _, r := range recs {
+		cols, args, err := db.sourceRow(r)
+		if err != nil {
+			c.err = err
+			return c
+		}
+		if r.Kind != kind || (c.cols != nil && !slices.Equal(cols, c.cols)) {
+			c.err = errors.New("mixed rows")
+			return c
+		}
+		c.cols, c.args = cols, append(c.args, args...)
+		c.base = append(c.base, string(kind), r.ID, r.Version)
+	}
+	return c
+}
+
+func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
+	t, err := table(c.recs[0].Kind)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, upsert(t, c.cols, len(c.recs)), c.args...); err != nil {
+		return err
+	}
+	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
+	_, err = tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, c.base...)
+	return err
+}
+
+// putBase makes version the base version of a record. Its base values need no copy of
+// their own: while the record has no outbox entries they are its values, and the oldest
+// entry's Before holds them once it has.
+func putBase(ctx context.Context, tx *wcTx, kind store.Kind, id, version int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES (?, ?, ?)
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, string(kind), id, version)
+	return err
+}
+
+// Stale returns the source's records the copy could not write yet (store.WorkingCopy).
+func (db *DB) Stale(ctx context.Context) (map[store.Kind][]int64, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT kind, record_id FROM wc_stale ORDER BY kind, record_id`)
+	if err != nil {
+		return nil, mapErr("read stale records", err)
+	}
+	defer rows.Close()
+	out := map[store.Kind][]int64{}
+	for rows.Next() {
+		var kind string
+		var id int64
+		if err := rows.Scan(&kind, &id); err != nil {
+			return nil, mapErr("read stale records", err)
+		}
+		out[store.Kind(kind)] = append(out[store.Kind(kind)], id)
+	}
+	return out, mapErr("read stale records", rows.Err())
+}
+
+// Outbox returns the entries waiting to be pushed (store.WorkingCopy).
+func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error) {
+	q := `SELECT seq, op, kind, record_id, base_version, before, after, key, actor, at FROM wc_outbox ORDER BY seq`
+	args := []any{}
+	if limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, limit)
+	}
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, mapErr("read outbox", err)
+	}
+	defer rows.Close()
+	var out []store.OutboxEntry
+	for rows.Next() {
+		var (
+			e                 store.OutboxEntry
+			op, kind          string
+			before, after, at string
+		)
+		if err := rows.Scan(&e.Seq, &op, &kind, &e.ID, &e.BaseVersion, &before, &after, &e.Key, &e.Actor, &at); err != nil {
+			return nil, mapErr("read outbox", err)
+		}
+		e.Op, e.Kind = store.CopyOp(op), store.Kind(kind)
+		if e.Before, err = db.decodeValues(e.Kind, before); err != nil {
+			return nil, err
+		}
+		if e.After, err = db.decodeValues(e.Kind, after); err != nil {
+			return nil, err
+		}
+		if e.At, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, mapErr("read outbox", rows.Err())
+}
+
+// findEntry reads the kind, record and base version of outbox entry seq.
+func findEntry(ctx context.Context, tx *wcTx, seq int64) (kind store.Kind, id, base int64, op store.CopyOp, err error) {
+	var k, o string
+	err = tx.QueryRowContext(ctx, `SELECT kind, record_id, base_version, op FROM wc_outbox WHERE seq = ?`, seq).Scan(&k, &id, &base, &o)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, 0, "", store.Errorf(store.ENOTFOUND, "outbox entry %d is gone", seq)
+	}
+	return store.Kind(k), id, base, store.CopyOp(o), err
+}
+
+// AckEntry removes an entry that is now on the source (store.WorkingCopy).
+func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase bool) error {
+	return db.AckEntries(ctx, []store.Ack{{Seq: seq, Record: rec, Rebase: rebase}})
+}
+
+// AckEntries is AckEntry for several entries, in order, in one transaction
+// (store.WorkingCopy).
+func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
+	err := db.inTx(ctx, "acknowledge outbox entries", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
+		for _, a := range acks {
+			if err := db.ackEntry(ctx, tx, a.Seq, a.Record, a.Rebase); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return mapErr("acknowledge outbox entries", err)
+}
+
+// ackEntry acknowledges one entry inside tx.
+func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Record, rebase bool) error {
+	kind, id, base, op, err := findEntry(ctx, tx, seq)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM wc_outbox WHERE seq = ?`, seq); err != nil {
+		return err
+	}
+	if err := applying(ctx, tx, true); err != nil {
+		return err
+	}
+	if op == store.CopyCreate && rec.ID != id {
+		// The source gave the record its id: the local one goes, the source's comes, and
+		// what was queued for the local id follows it.
+		t, _ := table(kind)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", id); err != nil {
+			return err
+		}
+		for _, q := range []string{`UPDATE wc_outbox SET record_id = ? WHERE kind = ? AND record_id = ?`,
+			`UPDATE wc_conflicts SET record_id = ? WHERE kind = ? AND record_id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, rec.ID, string(kind), id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE wc_outbox SET base_version = ? WHERE kind = ? AND record_id = ? AND base_version = 0`,
+			rec.Version, string(kind), rec.ID); err != nil {
+			return err
+		}
+		id = rec.ID
+		if err := db.putSource(ctx, tx, rec); err != nil {
+			return err
+		}
+	} else if rebase {
+		if _, err := tx.ExecContext(ctx, `UPDATE wc_outbox SET base_version = ? WHERE kind = ? AND record_id = ? AND base_version = ?`,
+			rec.Version, string(kind), id, base); err != nil {
+			return err
+		}
+	}
+	busy, err := hasLocalState(ctx, tx, kind, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !busy:
+		err = db.putSource(ctx, tx, rec)
+	case rebase:
+		// Later local edits were made on top of this one, which is now rec.Version.
+		_, err = tx.ExecContext(ctx, `UPDATE wc_base SET version = ? WHERE kind = ? AND record_id = ? AND version = ?`,
+			rec.Version, string(kind), id, base)
+	}
+	if err != nil {
+		return err
+	}
+	return applying(ctx, tx, false)
+}
+
+// QueueConflict replaces an outbox entry by a conflict (store.WorkingCopy).
+func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict) error {
+	err := db.inTx(ctx, "queue conflict", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
+		if _, _, _, _, err := findEntry(ctx, tx, seq); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_outbox WHERE seq = ?`, seq); err != nil {
+			return err
+		}
+		old, err := db.findConflict(ctx, tx, c.Kind, c.ID)
+		switch {
+		case err == nil:
+			// One conflict per record: the first base of each field stays, since it is what
+			// the person's value was made on.
+			base := c.Base.Clone()
+			for _, f := range old.Fields {
+				if v, ok := old.Base[f]; ok {
+					base[f] = v
+				}
+			}
+			c.Base = base
+			for _, f := range old.Fields {
+				if !slices.Contains(c.Fields, f) {
+					c.Fields = append(c.Fields, f)
+				}
+			}
+			slices.Sort(c.Fields)
+			if c.Reason != old.Reason {
+				c.Reason = old.Reason + "; " + c.Reason
+			}
+		case store.ErrorCode(err) != store.ENOTFOUND:
+			return err
+		}
+		return db.putConflict(ctx, tx, c)
+	})
+	return mapErr("queue conflict", err)
+}
+
+func (db *DB) putConflict(ctx context.Context, tx *wcTx, c store.CopyConflict) error {
+	base, err := db.encodeValues(c.Kind, c.Base)
+	if err != nil {
+		return err
+	}
+	mine, err := db.encodeValues(c.Kind, c.Mine)
+	if err != nil {
+		return err
+	}
+	var theirs any
+	if c.Theirs != nil {
+		s, err := db.encodeValues(c.Kind, c.Theirs)
+		if err != nil {
+			return err
+		}
+		theirs = s
+	}
+	fields := c.Fields
+	if fields == nil {
+		fields = []string{}
+	}
+	at := c.At
+	if at.IsZero() {
+		at = tx.now
+	}
+	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO wc_conflicts
+		(kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		string(c.Kind), c.ID, string(c.Op), c.Reason, jsonText(fields), base, mine, theirs, c.TheirsVersion, c.BaseVersion, c.Actor, formatTime(at))
+	return err
+}
+
+const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at`
+
+func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
+	var (
+		c                                store.CopyConflict
+		kind, op, fields, base, mine, at string
+		theirs                           sql.NullString
+	)
+	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.BaseVersion, &c.Actor, &at); err != nil {
+		return c, err
+	}
+	c.Kind, c.Op = store.Kind(kind), store.CopyOp(op)
+	var err error
+	if err = json.Unmarshal([]byte(fields), &c.Fields); err != nil {
+		return c, err
+	}
+	if c.Base, err = db.decodeValues(c.Kind, base); err != nil {
+		return c, err
+	}
+	if c.Mine, err = db.decodeValues(c.Kind, mine); err != nil {
+		return c, err
+	}
+	if theirs.Valid {
+		if c.Theirs, err = db.decodeValues(c.Kind, theirs.String); err != nil {
+			return c, err
+		}
+	}
+	c.At, err = parseTime(at)
+	return c, err
+}
+
+func (db *DB) findConflict(ctx context.Context, q querier, kind store.Kind, id int64) (store.CopyConflict, error) {
+	c, err := db.scanConflict(q.QueryRowContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, store.Errorf(store.ENOTFOUND, "%s %d has no conflict", kind, id)
+	}
+	return c, err
+}
+
+// Conflicts returns the open conflicts (store.WorkingCopy).
+func (db *DB) Conflicts(ctx context.Context) ([]store.CopyConflict, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts ORDER BY kind, record_id`)
+	if err != nil {
+		return nil, mapErr("read conflicts", err)
+	}
+	defer rows.Close()
+	var out []store.CopyConflict
+	for rows.Next() {
+		c, err := db.scanConflict(rows)
+		if err != nil {
+			return nil, mapErr("read conflicts", err)
+		}
+		out = append(out, c)
+	}
+	return out, mapErr("read conflicts", rows.Err())
+}
+
+// ResolveConflict closes a conflict with the values a person chose (store.WorkingCopy).
+func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, vals store.Values) error {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	err = db.inTx(ctx, "resolve conflict", func(t *tx) error {
+		tx, err := newWCTx(ctx, t)
+		if err != nil {
+			return err
+		}
+		c, err := db.findConflict(ctx, tx, kind, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
+			return err
+		}
+		tbl, _ := table(kind)
+		// The chosen values become the local record's.
+		var sets []string
+		var args []any
+		for _, f := range db.copyColumns(kind) {
+			v, ok := vals[f.Name]
+			if !ok {
+				continue
+			}
+			enc, err := encodeColumn(f, v)
+			if err != nil {
+				return err
+			}
+			sets, args = append(sets, f.Name+" = ?"), append(args, enc)
+		}
+		if kind == store.KindProduct {
+			if sku, ok := vals["sku"].(string); ok {
+				sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
+			}
+		}
+		folds := store.Folds(kind, vals)
+		for _, col := range sortedKeys(folds) {
+			sets, args = append(sets, col+" = ?"), append(args, folds[col])
+		}
+		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
+		args = append(args, formatTime(tx.now), actor.Name, id)
+		if err := applying(ctx, tx, true); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+			return fmt.Errorf("write resolution: %w", err)
+		}
+		if err := applying(ctx, tx, false); err != nil {
+			return err
+		}
+		if c.Theirs != nil {
+			if err := putBase(ctx, tx, kind, id, c.TheirsVersion); err != nil {
+				return err
+			}
+		}
+		return db.queueResolution(ctx, tx, c, vals, actor.Name)
+	})
+	return mapErr("resolve conflict", err)
+}
+
+// queueResolution adds the outbox entries that take a resolution to the source: a create
+// again (a create's conflict), or what differs from theirs as a save and a move.
+func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflict, vals store.Values, actor string) error {
+	add := func(op store.CopyOp, base int64, before, after store.Values) error {
+		b, err := db.encodeValues(c.Kind, before)
+		if err != nil {
+			return err
+		}
+		a, err := db.encodeValues(c.Kind, after)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO wc_outbox (op, kind, record_id, base_version, before, after, key, actor, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, string(op), string(c.Kind), c.ID, base, b, a,
+			store.OriginKey+randomHex(16), actor, formatTime(tx.now))
+		return err
+	}
+	if c.Op == store.CopyCreate || c.Theirs == nil {
+		if c.Op != store.CopyCreate {
+			return nil // the record is gone from the source: nothing to send it to
+		}
+		return add(store.CopyCreate, 0, store.Values{}, vals)
+	}
+	before, after := store.Values{}, store.Values{}
+	for _, f := range db.reg.CopyFields(c.Kind) {
+		if v, ok := vals[f.Name]; ok && !store.Equal(v, c.Theirs[f.Name]) {
+			before[f.Name], after[f.Name] = c.Theirs[f.Name], v
+		}
+	}
+	p := store.ParentField
+	if v, ok := vals[p]; ok && !store.Equal(v, c.Theirs[p]) {
+		if len(after) > 0 {
+			if err := add(store.CopySave, c.TheirsVersion, before, after); err != nil {
+				return err
+			}
+		}
+		return add(store.CopyMove, c.TheirsVersion, store.Values{p: c.Theirs[p]}, store.Values{p: v})
+	}
+	// Queued even when the person took theirs everywhere (an empty save): its push reads
+	// the record as the source has it now, which the pulls skipped while it was in conflict.
+	return add(store.CopySave, c.TheirsVersion, before, after)
+}
+
+// MarkSynced records the end of a sync with nothing left to move (store.WorkingCopy).
+func (db *DB) MarkSynced(ctx context.Context, at time.Time) error {
+	err := db.inTx(ctx, "mark synced", func(tx *tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET synced_at = ?`, formatTime(at))
+		return err
+	})
+	return mapErr("mark synced", err)
+}
+
+// Checkpoint moves everything from the write-ahead log into the database file, so the file
+// alone holds the store (a clone is made in a temporary file and then linked into place).
+func (db *DB) Checkpoint(ctx context.Context) (bool, error) {
+	var busy, logged, moved int
+	if err := db.write.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil {
+		return false, mapErr("checkpoint", err)
+	}
+	return busy == 0, nil
+}
+
+// refuseOnCopy refuses what a working copy cannot do: a lease would hold nobody back, since
+// the others edit the source, not this file.
+func (db *DB) refuseOnCopy(ctx context.Context) error {
+	ok, err := db.isCopy(ctx, db.read)
+	if err != nil {
+		return mapErr("read working copy", err)
+	}
+	if ok {
+		return store.Errorf(store.EINVALID, "leases cannot be taken on a working copy (%s): nobody else edits this file; take the lease on the source, where the others are", db.path)
+	}
+	return nil
+}
+
+// isUnique reports whether err is a unique constraint failing.
+func isUnique(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}

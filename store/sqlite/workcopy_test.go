@@ -1,0 +1,127 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+func wcEditor(name string) context.Context {
+	return store.WithActor(context.Background(), store.Actor{Name: name, Role: store.RoleEditor})
+}
+
+// TestDB_WorkingCopyOutbox: every local save of editor and shared fields lands in the
+// outbox with what it changed and the base it was made on; source writes, refused saves
+// and system writes do not.
+func TestDB_WorkingCopyOutbox(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "somewhere", Kinds: []store.Kind{store.KindProduct, store.KindDocument}, Position: 7}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	prod := &store.Record{Kind: store.KindProduct, ID: 42, Version: 5, UpdatedBy: "bob", UpdatedAt: now,
+		Fields: store.Values{"sku": "A-1", "name": "lamp", "price": int64(100), "stock": int64(10), "categories": []string{"x"}}}
+	doc := &store.Record{Kind: store.KindDocument, ID: 3, Version: 2, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"title": "t"}}
+	doc2 := &store.Record{Kind: store.KindDocument, ID: 4, Version: 1, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"title": "u"}}
+	if err := db.ApplySource(ctx, []*store.Record{prod, doc, doc2}, 9); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustOutbox(t, db); len(got) != 0 {
+		t.Fatalf("records from the source went to the outbox: %+v", got)
+	}
+	if r, _ := db.FindRecord(ctx, store.KindProduct, 42); r.Version != 5 || r.UpdatedBy != "bob" {
+		t.Fatalf("source record written as v%d by %s, want v5 by bob", r.Version, r.UpdatedBy)
+	}
+
+	if _, err := db.UpdateRecord(wcEditor("alice"), store.KindProduct, 42, store.Update{BaseVersion: 5, Set: store.Values{"name": "lamp 2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateRecord(wcEditor("alice"), store.KindProduct, 42, store.Update{Add: map[string]int64{"stock": -3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateRecord(wcEditor("alice"), store.KindProduct, 42, store.Update{BaseVersion: 5, Set: store.Values{"name": "stale"}}); store.ErrorCode(err) != store.ECONFLICT {
+		t.Fatalf("stale local save: %v", err)
+	}
+	sys := store.WithActor(ctx, store.Actor{Name: "worker", Role: store.RoleSystem})
+	if _, err := db.UpdateRecord(sys, store.KindProduct, 42, store.Update{BaseVersion: 7, Set: store.Values{"checksum": "abc"}}); err != nil {
+		t.Fatal(err)
+	}
+	parent := int64(3)
+	if _, err := db.MoveDocument(wcEditor("alice"), 4, store.Move{Parent: &parent}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRecord(wcEditor("alice"), store.KindProduct, store.Values{"sku": "NEW-1", "name": "new"}); err != nil {
+		t.Fatal(err)
+	}
+
+	es := mustOutbox(t, db)
+	if len(es) != 4 {
+		t.Fatalf("outbox has %d entries, want 4 (two saves, a move, a create): %+v", len(es), es)
+	}
+	want := []struct {
+		op      store.CopyOp
+		id      int64
+		base    int64
+		changed string
+	}{{store.CopySave, 42, 5, "name"}, {store.CopySave, 42, 5, "stock"}, {store.CopyMove, 4, 1, "parent_id"}, {store.CopyCreate, 0, 0, ""}}
+	keys := map[string]bool{}
+	for i, w := range want {
+		e := es[i]
+		if e.Op != w.op || (w.id != 0 && e.ID != w.id) || e.BaseVersion != w.base || e.Actor != "alice" {
+			t.Errorf("entry %d: %s %s %d base %d by %s, want %s %d base %d by alice", i, e.Op, e.Kind, e.ID, e.BaseVersion, e.Actor, w.op, w.id, w.base)
+		}
+		if w.changed != "" {
+			if got := e.Changed(); len(got) != 1 || got[0] != w.changed {
+				t.Errorf("entry %d changed %v, want [%s]", i, got, w.changed)
+			}
+		}
+		if e.Key == "" || keys[e.Key] {
+			t.Errorf("entry %d: key %q empty or reused", i, e.Key)
+		}
+		keys[e.Key] = true
+	}
+	if es[1].Before["stock"] != int64(10) || es[1].After["stock"] != int64(7) {
+		t.Errorf("stock entry: before %v after %v, want 10 → 7", es[1].Before["stock"], es[1].After["stock"])
+	}
+	if es[3].ID < 1<<40 {
+		t.Errorf("a local create got id %d, which a source record may have", es[3].ID)
+	}
+
+	// The source's newer version of a record with local changes does not overwrite them.
+	newer := prod.Clone()
+	newer.Version, newer.Fields["name"] = 6, "theirs"
+	if err := db.ApplySource(ctx, []*store.Record{newer}, 12); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := db.FindRecord(ctx, store.KindProduct, 42); r.Fields["name"] != "lamp 2" {
+		t.Errorf("a pull overwrote a local change: name %q", r.Fields["name"])
+	}
+	st, err := db.CopyState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Position != 12 || st.Pending != 4 || st.Source != "somewhere" || st.SourceID != "src" {
+		t.Errorf("state %+v", st)
+	}
+	if _, err := db.AcquireLease(wcEditor("alice"), store.LeaseRequest{Kind: store.KindProduct, RecordID: 42, Group: store.GroupEditor, TTL: time.Minute}); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("lease on a working copy: %v, want EINVALID", err)
+	}
+}
+
+func mustOutbox(t *testing.T, db *sqlite.DB) []store.OutboxEntry {
+	t.Helper()
+	es, err := db.Outbox(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// A working copy is a store cloned from a source store, usable with no source reachable, that
+// syncs back (package sync). It is an ordinary store with extra state: where it came from and
+// how far it has read the source's change feed, the base version and values of each record
+// (the source's, as last synced), an outbox of what local saves did, and a queue of conflicts
+// a person must resolve. The decisions of a sync live in package sync; a WorkingCopy only
+// keeps that state, each step in one local transaction.
+
+// CopyOp names what an outbox entry or a conflict did locally.
+type CopyOp string
+
+// Outbox operations.
+const (
+	CopyCreate CopyOp = "create" // a record created locally
+	CopySave   CopyOp = "save"   // a save of editor and shared fields
+	CopyMove   CopyOp = "move"   // a document put under another parent
+)
+
+// CopyState describes a working copy: its source, its scope and how far it has synced.
+type CopyState struct {
+	SourceID string    // the source's StoreID: a sync checks it is talking to the same store
+	Source   string    // where the source was found (a path or a DSN without its password)
+	Kinds    []Kind    // the kinds cloned
+	Subtree  int64     // for documents: only this document and its descendants (0: all)
+	Position int64     // the source's change-feed ID up to which the copy has read
+	ClonedAt time.Time // when the clone was made
+	SyncedAt time.Time // when the last sync ended with nothing left to move (zero: never)
+	Pending  int       // outbox entries not yet on the source
+	Conflict int       // conflicts waiting for a person
+}
+
+// InScope reports whether kind is one of the kinds the copy holds.
+func (s *CopyState) InScope(kind Kind) bool { return slices.Contains(s.Kinds, kind) }
+
+// OutboxEntry is one local change waiting to be pushed to the source. Before and After hold
+// the editor and shared fields of the record just before and just after the local write,
+// so a push knows what changed (counters as deltas, the rest as values) and what the edit
+// was made on (the base of a three-way merge).
+type OutboxEntry struct {
+	Seq         int64 // the order of the local writes
+	Op          CopyOp
+	Kind        Kind
+	ID          int64 // the local id (for a create, a local id the source will replace)
+	BaseVersion int64 // the source version the edit was made on (0 for a create)
+	Before      Values
+	After       Values
+	Key         string    // idempotency key, made when the local write happened
+	Actor       string    // who made the local write
+	At          time.Time // when
+}
+
+// Changed returns the fields whose value differs between Before and After, sorted.
+func (e *OutboxEntry) Changed() []string {
+	var out []string
+	for name, v := range e.After {
+		if b, ok := e.Before[name]; !ok || !Equal(b, v) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CopyConflict is a local change the source did not take as it was: fields both sides
+// changed differently, a move that would form a cycle, a create whose sku exists, an edit of
+// a record gone from the source. The local value stays until it is resolved.
+type CopyConflict struct {
+	Op     CopyOp
+	Kind   Kind
+	ID     int64
+	Reason string   // why, in words
+	Fields []string // the fields that collide (empty when the reason is not a field)
+	// Base is what the local edit was made on, Mine the local values, Theirs the source's
+	// values at TheirsVersion (nil when the record is not on the source).
+	Base, Mine, Theirs Values
+	BaseVersion        int64 // the source version the local edit was made on
+	TheirsVersion      int64
+	Actor              string // who made the local edit
+	At                 time.Time
+}
+
+// WorkingCopy is a store that is a working copy of another. Every method runs in one local
+// transaction, so the outbox, the conflict queue, the base versions and the feed position
+// change only together with the records they describe.
+type WorkingCopy interface {
+	Store
+	// CopyState returns the copy's state. ENOTFOUND when the store is not a working copy.
+	CopyState(ctx context.Context) (*CopyState, error)
+	// StartCopy makes an empty store a working copy of the source s describes (SourceID,
+	// Source, Kinds, Subtree, Position): from then on every local save is also written to
+	// the outbox. EINVALID when the store holds records or is a working copy already.
+	StartCopy(ctx context.Context, s CopyState) error
+	// ApplySource writes records as the source has them (values, version, updated_at,
+	// updated_by) and makes them the records' base, without adding to the outbox; records
+	// with outbox entries or an open conflict keep their local values (their base is not
+	// moved either). Documents outside the copy's subtree are skipped. When position is
+	// above the stored one, it becomes the copy's feed position.
+	ApplySource(ctx context.Context, recs []*Record, position int64) error
+	// Stale returns the source's records ApplySource could not write yet, because a local
+	// record (a create not yet pushed) holds their sku; a sync reads them again.
+	Stale(ctx context.Context) (map[Kind][]int64, error)
+	// Outbox returns up to limit (0: all) outbox entries, oldest first.
+	Outbox(ctx context.Context, limit int) ([]OutboxEntry, error)
+	// AckEntry removes entry seq, which is now on the source, where rec is the record as the
+	// source's write left it (for a create, the source's new record, which replaces the
+	// local one). When the record has no other entries and no conflict, rec becomes its local
+	// value and base. rebase, when set, says the entry was applied on exactly its base
+	// version: the record's remaining entries made on that version move onto rec's version.
+	AckEntry(ctx context.Context, seq int64, rec *Record, rebase bool) error
+	// AckEntries is AckEntry for several entries, in their order, in one transaction.
+	AckEntries(ctx context.Context, acks []Ack) error
+	// QueueConflict replaces entry seq by conflict c. A record has at most one open
+	// conflict: a second one joins it (its fields are added, the first base of each field
+	// is kept, mine and theirs are the newest).
+	QueueConflict(ctx context.Context, seq int64, c CopyConflict) error
+	// Conflicts returns the open conflicts, by kind and id.
+	Conflicts(ctx context.Context) ([]CopyConflict, error)
+	// ResolveConflict closes the conflict of a record with the values a person chose
+	// (every editor and shared field): they become the local values, the source's values at
+	// the conflict become the base, and the difference is queued in the outbox, to be
+	// pushed version-checked against TheirsVersion. ENOTFOUND when the record has no
+	// conflict.
+	ResolveConflict(ctx context.Context, kind Kind, id int64, vals Values) error
+	// MarkSynced records that a sync ended at at with nothing left to move.
+	MarkSynced(ctx context.Context, at time.Time) error
+}
+
+// Ack is one outbox entry that is now on the source (see WorkingCopy.AckEntry).
+type Ack struct {
+	Seq    int64
+	Record *Record
+	Rebase bool
+}
+
+// CopyFields returns the fields of kind a working copy writes to its source: the editor and
+// shared fields an editor may save. System fields always come from the source, and fields
+// written only by a dedicated operation (parent_id) travel as that operation.
+func (r *Registry) CopyFields(kind Kind) []*Field {
+	var out []*Field
+	for _, f := range r.Fields(kind) {
+		if f.Writable(RoleEditor) && !f.ReadOnly {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParentField is the field a document move writes.
+const ParentField = "parent_id"
+
+// OriginKey is the prefix of the idempotency keys of writes a sync makes on the source, so
+// that the source's key table tells which writes came from a working copy.
+const OriginKey = "wc:"

@@ -1,0 +1,73 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+// benchSource returns a SQLite source holding n products.
+func benchSource(b *testing.B, n int) *sqlite.DB {
+	b.Helper()
+	src, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "src.db"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { src.Close() })
+	for i := range n {
+		if _, err := src.CreateRecord(as("bench"), store.KindProduct, store.Values{"sku": fmt.Sprintf("B-%06d", i),
+			"name": fmt.Sprintf("product %d", i), "description": "a product", "stock": int64(i % 50)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return src
+}
+
+// BenchmarkClone clones 2,000 products from a SQLite source; ns/op / 2000 is the cost of one.
+func BenchmarkClone(b *testing.B) {
+	src := benchSource(b, 2000)
+	for i := 0; b.Loop(); i++ {
+		wc, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tsync.Clone(context.Background(), src, wc, tsync.CloneOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		wc.Close()
+	}
+}
+
+// BenchmarkPush pushes 200 saves, one per product, in one sync.
+func BenchmarkPush(b *testing.B) {
+	src := benchSource(b, 200)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		recs, _ := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
+		for _, r := range recs {
+			if _, err := wc.UpdateRecord(as("alice"), store.KindProduct, r.ID, store.Update{BaseVersion: r.Version, Set: store.Values{"name": fmt.Sprint("n", i)}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if _, err := tsync.Sync(ctx, src, wc); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		wc.Close()
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,160 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// CloneOptions say what a clone copies.
+type CloneOptions struct {
+	Kinds   []store.Kind // the kinds to copy (empty: all)
+	Subtree int64        // documents: only this one and its descendants (0: all)
+	Source  string       // where the source was found, without a password (kept for sync)
+	// Progress, when set, is called after each batch with records copied and the total.
+	Progress func(done, total int)
+}
+
+// Clone makes dst, an empty store, a working copy of src. It reads the source's change-feed
+// position before the records: a record that changes during the clone may be copied at a
+// newer version than the position says, and the first sync reads it again, which is
+// harmless because a pull always takes a record's current state. Each batch is written in
+// one local transaction.
+func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
+	kinds := o.Kinds
+	if len(kinds) == 0 {
+		kinds = []store.Kind{store.KindProduct, store.KindDocument}
+	}
+	if o.Subtree != 0 {
+		if _, err := src.FindRecord(ctx, store.KindDocument, o.Subtree); err != nil {
+			return nil, fmt.Errorf("clone: subtree: %w", err)
+		}
+	}
+	pos, err := src.LastChangeID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("clone: read the source's change feed: %w", err)
+	}
+	st := store.CopyState{SourceID: src.StoreID(), Source: o.Source, Kinds: kinds, Subtree: o.Subtree, Position: pos}
+	if err := dst.StartCopy(ctx, st); err != nil {
+		return nil, fmt.Errorf("clone: %w", err)
+	}
+	total := 0
+	for _, k := range kinds {
+		n, err := src.CountRecords(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("clone: count %ss: %w", k, err)
+		}
+		total += n
+	}
+	done := 0
+	for _, k := range kinds {
+		if k == store.KindDocument && o.Subtree != 0 {
+			n, err := cloneSubtree(ctx, src, dst, o.Subtree)
+			if err != nil {
+				return nil, err
+			}
+			done += n
+			continue
+		}
+		rctx, stop := context.WithCancel(ctx)
+		pages := readPages(rctx, src, k)
+		for p := range pages {
+			if p.err != nil {
+				stop()
+				return nil, fmt.Errorf("clone: read %ss: %w", k, p.err)
+			}
+			if err := dst.ApplySource(ctx, p.recs, 0); err != nil {
+				stop()
+				drain(pages)
+				return nil, fmt.Errorf("clone: %w", err)
+			}
+			done += len(p.recs)
+			if o.Progress != nil {
+				o.Progress(done, total)
+			}
+		}
+		stop()
+	}
+	return dst.CopyState(ctx)
+}
+
+// page is one page of records read from a source, or the error that ended the reading.
+type page struct {
+	recs []*store.Record
+	err  error
+}
+
+// readPages reads every record of kind from src, page by page, ahead of the caller: the
+// next page is read from the source while the copy writes the last one. The channel is
+// closed after the last page or an error; a caller that stops early must drain it.
+func readPages(ctx context.Context, src store.Store, kind store.Kind) <-chan page {
+	ch := make(chan page, 2)
+	go func() {
+		defer close(ch)
+		var after int64
+		for {
+			recs, err := src.FindRecords(ctx, store.Filter{Kind: kind, AfterID: after, Limit: pageSize})
+			if err != nil {
+				ch <- page{err: err}
+				return
+			}
+			if len(recs) == 0 {
+				return
+			}
+			ch <- page{recs: recs}
+			after = recs[len(recs)-1].ID
+		}
+	}()
+	return ch
+}
+
+// drain empties pages so that its reader ends.
+func drain(pages <-chan page) {
+	for range pages {
+	}
+}
+
+// cloneSubtree copies document root and its descendants, parents before children.
+func cloneSubtree(ctx context.Context, src store.Store, dst store.WorkingCopy, root int64) (int, error) {
+	var all []*store.Record
+	var after int64
+	for {
+		recs, err := src.FindRecords(ctx, store.Filter{Kind: store.KindDocument, AfterID: after, Limit: pageSize})
+		if err != nil {
+			return 0, fmt.Errorf("clone: read documents: %w", err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		all = append(all, recs...)
+		after = recs[len(recs)-1].ID
+	}
+	children := map[int64][]*store.Record{}
+	var top *store.Record
+	for _, r := range all {
+		if r.ID == root {
+			top = r
+		}
+		if p, ok := r.Fields[store.ParentField].(int64); ok {
+			children[p] = append(children[p], r)
+		}
+	}
+	if top == nil {
+		return 0, store.Errorf(store.ENOTFOUND, "clone: document %d is not on the source", root)
+	}
+	level := []*store.Record{top}
+	n := 0
+	for len(level) > 0 {
+		if err := dst.ApplySource(ctx, level, 0); err != nil {
+			return n, fmt.Errorf("clone: %w", err)
+		}
+		n += len(level)
+		var next []*store.Record
+		for _, r := range level {
+			next = append(next, children[r.ID]...)
+		}
+		level = next
+	}
+	return n, nil
+}

@@ -1,0 +1,483 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tandem-editor/tandem/merge"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// outcome is what became of one outbox entry.
+type outcome struct {
+	rec      *store.Record       // applied: the record as the source has it now
+	rebase   bool                // applied on exactly its base version
+	merged   bool                // applied after a merge with the source's changes
+	conflict *store.CopyConflict // not applied: queued for a person
+	wait     *store.LeaseError   // not applied: a lease on the source holds the record
+	fatal    error               // the source failed: stop the sync
+}
+
+// push sends the outbox, oldest entry first. Entries of a record held by a lease wait, and so
+// do that record's later entries, to keep their order.
+func (s *syncer) push(ctx context.Context) (moved int, err error) {
+	entries, err := s.wc.Outbox(ctx, 0)
+	if err != nil {
+		return 0, err
+	}
+	// Acknowledgements are written while the next entry travels to the source: the copy
+	// and the source work at the same time. A create and a conflict wait for the writes
+	// before them, since they change what later entries refer to.
+	acks := startAcker(ctx, s.wc)
+	defer func() {
+		if aerr := acks.wait(); err == nil {
+			err = aerr
+		}
+	}()
+	held := map[recKey]bool{}
+	s.rep.Waits = nil
+	for i := range entries {
+		e := &entries[i]
+		k := recKey{e.Kind, e.ID}
+		if held[k] {
+			continue
+		}
+		o := s.pushEntry(ctx, e)
+		switch {
+		case o.fatal != nil:
+			return moved, o.fatal
+		case o.wait != nil:
+			held[k] = true
+			l := o.wait.Lease
+			s.rep.Waits = append(s.rep.Waits, Wait{Kind: e.Kind, ID: e.ID, Group: l.Group, Holder: l.Holder, Until: l.ExpiresAt})
+		case o.conflict != nil:
+			if err := acks.flush(); err != nil {
+				return moved, err
+			}
+			if err := s.wc.QueueConflict(ctx, e.Seq, *o.conflict); err != nil {
+				return moved, err
+			}
+			moved++
+		case e.Op == store.CopyCreate:
+			if err := acks.flush(); err != nil {
+				return moved, err
+			}
+			if err := s.wc.AckEntry(ctx, e.Seq, o.rec, o.rebase); err != nil {
+				return moved, err
+			}
+			if o.rec.ID != e.ID {
+				// The later entries of the record follow it to its source id, as AckEntry
+				// moved them in the copy.
+				for j := i + 1; j < len(entries); j++ {
+					if l := &entries[j]; l.Kind == e.Kind && l.ID == e.ID {
+						l.ID = o.rec.ID
+						if l.BaseVersion == 0 {
+							l.BaseVersion = o.rec.Version
+						}
+					}
+				}
+			}
+			moved++
+			s.rep.Pushed++
+		default:
+			acks.ack(e.Seq, o.rec, o.rebase)
+			if o.rebase {
+				// As AckEntry does in the copy: the record's later entries made on the same
+				// version were made on top of this one, which the source now has.
+				for j := i + 1; j < len(entries); j++ {
+					if l := &entries[j]; l.Kind == e.Kind && l.ID == e.ID && l.BaseVersion == e.BaseVersion {
+						l.BaseVersion = o.rec.Version
+					}
+				}
+			}
+			moved++
+			s.rep.Pushed++
+			if o.merged {
+				s.rep.Merged++
+			}
+		}
+	}
+	return moved, nil
+}
+
+// acker writes acknowledgements to the copy in order, in a goroutine of its own.
+type acker struct {
+	ctx  context.Context
+	wc   store.WorkingCopy
+	ch   chan ackReq
+	done chan error
+}
+
+type ackReq struct {
+	seq    int64
+	rec    *store.Record
+	rebase bool
+}
+
+func startAcker(ctx context.Context, wc store.WorkingCopy) *acker {
+	a := &acker{ctx: ctx, wc: wc, ch: make(chan ackReq, 64), done: make(chan error, 1)}
+	go func() {
+		var err error
+		for r := range a.ch {
+			// What queued up meanwhile goes in the same local transaction.
+			batch := []store.Ack{{Seq: r.seq, Record: r.rec, Rebase: r.rebase}}
+		more:
+			for len(batch) < cap(a.ch) {
+				select {
+				case r2, ok := <-a.ch:
+					if !ok {
+						break more
+					}
+					batch = append(batch, store.Ack{Seq: r2.seq, Record: r2.rec, Rebase: r2.rebase})
+				default:
+					break more
+				}
+			}
+			if err == nil { // after a failure the rest stay in the outbox: re-sent next time
+				err = wc.AckEntries(ctx, batch)
+			}
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+// ack queues the acknowledgement of entry seq.
+func (a *acker) ack(seq int64, rec *store.Record, rebase bool) {
+	a.ch <- ackReq{seq, rec, rebase}
+}
+
+// flush waits until every queued acknowledgement is written and starts over.
+func (a *acker) flush() error {
+	err := a.wait()
+	*a = *startAcker(a.ctx, a.wc)
+	return err
+}
+
+// wait ends the acker once everything queued is written.
+func (a *acker) wait() error {
+	close(a.ch)
+	return <-a.done
+}
+
+// Via is how the source's history names a write a sync made for a working copy.
+const Via = "offline copy"
+
+// actorCtx is the context of a source write made for entry e: its author, as an editor,
+// with where and when the edit was made for the source's history.
+func actorCtx(ctx context.Context, e *store.OutboxEntry) context.Context {
+	return store.WithActor(ctx, store.Actor{Name: e.Actor, Role: store.RoleEditor, Via: Via, EditedAt: e.At})
+}
+
+func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {
+	ctx = actorCtx(ctx, e)
+	switch e.Op {
+	case store.CopySave:
+		return s.pushSave(ctx, e)
+	case store.CopyMove:
+		return s.pushMove(ctx, e)
+	case store.CopyCreate:
+		return s.pushCreate(ctx, e)
+	}
+	return outcome{fatal: store.Errorf(store.EINVALID, "outbox entry %d: unknown operation %q", e.Seq, e.Op)}
+}
+
+// refused turns a source error into an outcome: leases wait, refusals that a person must
+// look at become conflicts, anything else stops the sync.
+func refused(e *store.OutboxEntry, err error, theirs *store.Record) outcome {
+	var le *store.LeaseError
+	if errors.As(err, &le) && !le.Lost {
+		return outcome{wait: le}
+	}
+	switch store.ErrorCode(err) {
+	case store.ENOTFOUND, store.EINVALID, store.EFORBIDDEN:
+		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(err), Base: e.Before, Mine: e.After, BaseVersion: e.BaseVersion, Actor: e.Actor, At: e.At}
+		if theirs != nil {
+			c.Theirs, c.TheirsVersion = theirs.Fields, theirs.Version
+		}
+		return outcome{conflict: c}
+	}
+	return outcome{fatal: fmt.Errorf("sync: %s %d: %w", e.Kind, e.ID, err)}
+}
+
+func reason(err error) string {
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return "not on the source any more: " + err.Error()
+	}
+	return err.Error()
+}
+
+// pushSave sends a save: counters as deltas with the entry's key (never applied twice, no
+// version check), the other fields on the entry's base version, merged when the source
+// moved on.
+func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
+	set, add := store.Values{}, map[string]int64{}
+	for _, name := range e.Changed() {
+		f, err := s.reg.Field(e.Kind, name)
+		if err != nil {
+			continue
+		}
+		if f.Rule == store.RuleCounter {
+			a, _ := e.After[name].(int64)
+			b, _ := e.Before[name].(int64)
+			if a != b {
+				add[name] = a - b
+			}
+			continue
+		}
+		set[name] = e.After[name]
+	}
+	var o outcome
+	if len(set) > 0 {
+		o = s.pushAbsolute(ctx, e, set)
+		if o.rec == nil {
+			return o
+		}
+	}
+	if len(add) > 0 {
+		res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{Add: add, IdempotencyKey: e.Key + ":add"})
+		if err != nil {
+			return refused(e, err, nil)
+		}
+		// Later entries were made on top of this one; they may move onto the source's
+		// version only if no other write came between the two parts.
+		o.rebase = o.rebase && o.rec != nil && res.Version == o.rec.Version+1 && !res.Replayed
+		o.rec = res.Record
+	}
+	if o.rec == nil {
+		// Nothing differed (a save that was undone): take the record as it is.
+		r, err := s.src.FindRecord(ctx, e.Kind, e.ID)
+		if err != nil {
+			return refused(e, err, nil)
+		}
+		o.rec = r
+	}
+	return o
+}
+
+// pushAbsolute saves the absolute part of a save on its base version; on a conflict it
+// merges (base = what the edit was made on, mine = the edit, theirs = the source now) and
+// saves the merge on the source's version, a bounded number of times.
+func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set store.Values) outcome {
+	// No key: the version check makes a re-sent absolute save harmless. Sent again after a
+	// crash, it meets its own write as a conflict, and the merge below finds nothing left
+	// to write. (A key would cost a row on the source for every save.)
+	res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: e.BaseVersion, Set: set})
+	if err == nil {
+		return outcome{rec: res.Record, rebase: !res.Replayed && !res.Unchanged}
+	}
+	for attempt := 0; attempt < mergeAttempts; attempt++ {
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) {
+			return refused(e, err, nil)
+		}
+		theirs := ce.Current
+		base, mine, cur := store.Values{}, store.Values{}, store.Values{}
+		for _, f := range s.reg.CopyFields(e.Kind) {
+			if f.Rule == store.RuleCounter {
+				continue // pushed as a delta
+			}
+			if v, ok := e.Before[f.Name]; ok {
+				base[f.Name] = v
+			}
+			if v, ok := e.After[f.Name]; ok {
+				mine[f.Name] = v
+			}
+			cur[f.Name] = theirs.Fields[f.Name]
+		}
+		m := merge.Records(s.reg, e.Kind, base, mine, cur)
+		if m.Conflicts() > 0 {
+			var fields []string
+			for _, f := range m.Fields {
+				if f.State == merge.FieldConflict {
+					fields = append(fields, f.Field.Name)
+				}
+			}
+			return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: "changed on both sides",
+				Fields: fields, Base: base, Mine: mine, Theirs: cur, BaseVersion: e.BaseVersion, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At}}
+		}
+		changes, err2 := m.Changes()
+		if err2 != nil {
+			return outcome{fatal: err2}
+		}
+		if len(changes) == 0 {
+			return outcome{rec: theirs, merged: true} // the source holds the edit already
+		}
+		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
+		if err == nil {
+			return outcome{rec: res.Record, merged: true}
+		}
+	}
+	return refused(e, err, nil)
+}
+
+// pushMove replays a move. A move has no base version: it is checked against the source's
+// tree as it is now, and one that would form a cycle there becomes a conflict.
+func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
+	var parent *int64
+	if p, ok := e.After[store.ParentField].(int64); ok {
+		parent = &p
+	}
+	res, err := s.src.MoveDocument(ctx, e.ID, store.Move{Parent: parent})
+	if err != nil {
+		o := refused(e, err, nil)
+		if o.conflict != nil {
+			o.conflict.Fields = []string{store.ParentField}
+			if cur, ferr := s.src.FindRecord(ctx, e.Kind, e.ID); ferr == nil {
+				o.conflict.Theirs = store.Values{store.ParentField: cur.Fields[store.ParentField]}
+				o.conflict.TheirsVersion = cur.Version
+			}
+		}
+		return o
+	}
+	return outcome{rec: res.Record}
+}
+
+// ScopeCreate is the idempotency scope of the creates a sync makes on the source. A create
+// takes no idempotency key of its own, so the sync claims the entry's key in the source's
+// key table around it: a create that was made and then lost its acknowledgement (a crash) is
+// found there and not made twice.
+const ScopeCreate = "copy-create"
+
+// createPending is how long a claimed create key stays claimed: a create takes
+// milliseconds, and a sync that died holding the claim blocks the next one this long.
+const createPending = 5 * time.Second
+
+// createKeep is how long the source remembers a create's key.
+const createKeep = 90 * 24 * time.Hour
+
+// pushCreate creates the record on the source, which gives it its id. A product whose sku
+// the source has already is a conflict on sku.
+func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
+	vals := store.Values{}
+	for _, f := range s.reg.CopyFields(e.Kind) {
+		if v, ok := e.After[f.Name]; ok {
+			vals[f.Name] = v
+		}
+	}
+	if p, ok := e.After[store.ParentField].(int64); ok {
+		vals[store.ParentField] = p
+	}
+	hash := store.RequestHash(e.Kind, 0, store.Update{Set: vals})
+	claim, err := s.src.ClaimKey(ctx, ScopeCreate, e.Key, hash, createPending)
+	if store.ErrorCode(err) == store.EBUSY {
+		// A sync that died while creating this record holds the claim: wait it out once.
+		select {
+		case <-ctx.Done():
+			return outcome{fatal: ctx.Err()}
+		case <-time.After(createPending + time.Second):
+		}
+		claim, err = s.src.ClaimKey(ctx, ScopeCreate, e.Key, hash, createPending)
+	}
+	if err != nil {
+		return refused(e, err, nil)
+	}
+	if !claim.Claimed {
+		var id int64
+		if _, err := fmt.Sscan(string(claim.Record.Result), &id); err != nil {
+			return outcome{fatal: fmt.Errorf("sync: create key %s holds %q, not a record id", e.Key, claim.Record.Result)}
+		}
+		rec, err := s.src.FindRecord(ctx, e.Kind, id)
+		if err != nil {
+			return refused(e, err, nil)
+		}
+		return outcome{rec: rec}
+	}
+	// A sync killed between the create and CompleteKey left the claim pending: the record
+	// may be on the source already. Its first history version says who made it, from a
+	// working copy, edited when; with the same values, it is this entry's.
+	if own, err := s.findOwnCreate(ctx, e, vals); err != nil {
+		return outcome{fatal: err}
+	} else if own != nil {
+		if err := s.src.CompleteKey(ctx, ScopeCreate, e.Key, []byte(fmt.Sprint(own.ID)), createKeep); err != nil {
+			return outcome{fatal: fmt.Errorf("sync: record the create of %s %d: %w", e.Kind, own.ID, err)}
+		}
+		return outcome{rec: own}
+	}
+	if sku, ok := vals["sku"].(string); ok && e.Kind == store.KindProduct {
+		if other, err := s.findSKU(ctx, sku); err != nil {
+			return outcome{fatal: err}
+		} else if other != nil {
+			_ = s.src.FailKey(ctx, ScopeCreate, e.Key)
+			return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID,
+				Reason: fmt.Sprintf("sku %s is taken on the source by product %d", sku, other.ID),
+				Fields: []string{"sku"}, Base: store.Values{}, Mine: e.After, Actor: e.Actor, At: e.At}}
+		}
+	}
+	rec, err := s.src.CreateRecord(ctx, e.Kind, vals)
+	if err != nil {
+		_ = s.src.FailKey(ctx, ScopeCreate, e.Key)
+		o := refused(e, err, nil)
+		if o.conflict != nil && e.Kind == store.KindProduct {
+			o.conflict.Fields = []string{"sku"}
+		}
+		return o
+	}
+	if err := s.src.CompleteKey(ctx, ScopeCreate, e.Key, []byte(fmt.Sprint(rec.ID)), createKeep); err != nil {
+		return outcome{fatal: fmt.Errorf("sync: record the create of %s %d: %w", e.Kind, rec.ID, err)}
+	}
+	return outcome{rec: rec}
+}
+
+// findSKU returns the source's product whose sku is the same as sku (store.SKUKey), or nil.
+func (s *syncer) findSKU(ctx context.Context, sku string) (*store.Record, error) {
+	recs, err := s.src.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: sku})
+	if err != nil {
+		return nil, fmt.Errorf("sync: look up sku %s: %w", sku, err)
+	}
+	for _, r := range recs {
+		if other, _ := r.Fields["sku"].(string); store.SKUKey(other) == store.SKUKey(sku) {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// findOwnCreate looks on the source for the record entry e created in a sync that died
+// before it could record so: same natural key (sku, title), same values, and a first history
+// version made by e's author from a working copy with e's edit time.
+func (s *syncer) findOwnCreate(ctx context.Context, e *store.OutboxEntry, vals store.Values) (*store.Record, error) {
+	var cands []*store.Record
+	switch e.Kind {
+	case store.KindProduct:
+		sku, _ := vals["sku"].(string)
+		r, err := s.findSKU(ctx, sku)
+		if err != nil || r == nil {
+			return nil, err
+		}
+		cands = []*store.Record{r}
+	default:
+		title, _ := vals["title"].(string)
+		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: e.Kind, Search: title})
+		if err != nil {
+			return nil, fmt.Errorf("sync: look up %q: %w", title, err)
+		}
+		cands = recs
+	}
+	who := store.Actor{Name: e.Actor, Via: Via, EditedAt: e.At}.HistoryName()
+	for _, r := range cands {
+		v, err := s.src.FindVersion(ctx, e.Kind, r.ID, 1)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sync: read %s %d's first version: %w", e.Kind, r.ID, err)
+		}
+		if v.Actor != who {
+			continue
+		}
+		same := true
+		for name, want := range vals {
+			if !store.Equal(v.Snapshot[name], want) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return r, nil
+		}
+	}
+	return nil, nil
+}

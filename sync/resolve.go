@@ -1,0 +1,147 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tandem-editor/tandem/merge"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Picks are a person's answers to a conflict: for each field, "mine", "theirs", "base", or a
+// value in the field's text form.
+type Picks map[string]string
+
+// Resolve closes the conflict of a record with picks, which must answer every colliding
+// field; fields that merged cleanly keep their merge, and a pick may also override one. The
+// result is queued to be pushed at the next sync, version-checked against the source's
+// version the conflict saw. EINVALID (nothing changed) for a field without an answer, an
+// unknown field or a bad value; ENOTFOUND when the record has no conflict.
+func Resolve(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64, picks Picks) (store.Values, error) {
+	c, err := findConflict(ctx, wc, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	reg := wc.Registry()
+	vals, err := Resolution(reg, c, picks)
+	if err != nil {
+		return nil, err
+	}
+	if err := wc.ResolveConflict(ctx, kind, id, vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+func findConflict(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64) (*store.CopyConflict, error) {
+	cs, err := wc.Conflicts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		if cs[i].Kind == kind && cs[i].ID == id {
+			return &cs[i], nil
+		}
+	}
+	return nil, store.Errorf(store.ENOTFOUND, "%s %d has no conflict (tandem status lists them)", kind, id)
+}
+
+// Merge returns the three-way merge a conflict stands for: the merge view shows it, and
+// Resolution fills it in.
+func Merge(reg *store.Registry, c *store.CopyConflict) *merge.RecordResult {
+	theirs := c.Theirs
+	if theirs == nil {
+		theirs = c.Base // not on the source: only mine has something to say
+	}
+	m := merge.Records(reg, c.Kind, c.Base, c.Mine, theirs)
+	if len(c.Fields) > 0 {
+		for _, f := range m.Fields {
+			if f.State != merge.FieldConflict && contains(c.Fields, f.Field.Name) && !store.Equal(f.Mine, f.Theirs) {
+				// A refusal of the source (a cycle, a taken sku) makes a field a conflict
+				// even where the values alone would merge.
+				f.State = merge.FieldConflict
+			}
+		}
+	}
+	return m
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolution applies picks to conflict c and returns every value the record gets.
+func Resolution(reg *store.Registry, c *store.CopyConflict, picks Picks) (store.Values, error) {
+	m := Merge(reg, c)
+	known := map[string]*merge.FieldMerge{}
+	for _, f := range m.Fields {
+		known[f.Field.Name] = f
+	}
+	out := store.Values{}
+	names := make([]string, 0, len(picks))
+	for name := range picks {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fm, ok := known[name]
+		if !ok {
+			return nil, store.Errorf(store.EINVALID, "%s %d: %s is not a field of this conflict (fields: %s)", c.Kind, c.ID, name, strings.Join(fieldNames(m), ", "))
+		}
+		var v any
+		switch p := picks[name]; p {
+		case "mine":
+			v = fm.Mine
+		case "theirs":
+			v = fm.Theirs
+		case "base":
+			v = fm.Base
+		default:
+			pv, err := fm.Field.Parse(p)
+			if err != nil {
+				return nil, err
+			}
+			v = pv
+		}
+		out[name] = v
+	}
+	var open []string
+	for _, f := range m.Fields {
+		if _, ok := out[f.Field.Name]; ok {
+			continue
+		}
+		v, ok := f.Value()
+		if !ok || f.State == merge.FieldConflict {
+			open = append(open, f.Field.Name)
+			continue
+		}
+		out[f.Field.Name] = v
+	}
+	if len(open) > 0 {
+		return nil, store.Errorf(store.EINVALID, "%s %d: no answer for %s (give FIELD=mine, theirs, base or a value)", c.Kind, c.ID, strings.Join(open, ", "))
+	}
+	return out, nil
+}
+
+func fieldNames(m *merge.RecordResult) []string {
+	var out []string
+	for _, f := range m.Fields {
+		out = append(out, f.Field.Name)
+	}
+	return out
+}
+
+// Describe says in one line what a conflict is about, for listings.
+func Describe(c *store.CopyConflict) string {
+	if len(c.Fields) == 0 {
+		return fmt.Sprintf("%s %d (%s): %s", c.Kind, c.ID, c.Op, c.Reason)
+	}
+	return fmt.Sprintf("%s %d (%s): %s: %s", c.Kind, c.ID, c.Op, c.Reason, strings.Join(c.Fields, ", "))
+}

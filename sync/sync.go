@@ -1,0 +1,174 @@
+// Package sync clones a store into a working copy and syncs the copy back with the same
+// conflict rules people see in the editor: relative changes are replayed with their keys,
+// absolute changes are saved on the version they were made on, or merged field by field
+// (merge.Records) when the source moved on, and real collisions wait in the copy's conflict
+// queue for a person. It talks to both sides through store interfaces only, so any store can
+// be the source.
+package sync
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// pageSize is how many records a clone or a pull reads from the source at a time.
+const pageSize = 2000
+
+// mergeAttempts bounds the merge-and-save loop of one absolute change whose source keeps
+// moving under it.
+const mergeAttempts = 5
+
+// maxRounds bounds pull-then-push rounds: each round after the first only picks up the
+// source's echo of what the previous one pushed.
+const maxRounds = 5
+
+// Wait is a local change held back because a lease on the source covers it.
+type Wait struct {
+	Kind   store.Kind `json:"kind"`
+	ID     int64      `json:"id"`
+	Group  string     `json:"group"`
+	Holder string     `json:"holder"`
+	Until  time.Time  `json:"until"`
+}
+
+// Report is what a sync did and what is left.
+type Report struct {
+	Pulled    int                  // records the copy took from the source
+	Pushed    int                  // outbox entries now on the source
+	Merged    int                  // of those, how many were merged with the source's changes
+	Conflicts []store.CopyConflict // open conflicts after the sync
+	Waits     []Wait               // changes held back by leases on the source
+	Position  int64                // the source's change-feed position the copy has read to
+	Pending   int                  // outbox entries left (those waiting for leases)
+	PullTime  time.Duration        // time spent pulling
+	PushTime  time.Duration        // time spent pushing
+}
+
+// InSync reports whether the copy and the source agree: nothing waits and nothing collides.
+func (r *Report) InSync() bool { return len(r.Conflicts) == 0 && len(r.Waits) == 0 && r.Pending == 0 }
+
+// Sync pulls the source's changes since the copy's position and pushes the copy's outbox,
+// round after round until nothing moves. Each step is one local transaction, so a sync
+// stopped anywhere (a crash, a lost connection) loses nothing, and the next sync continues:
+// a re-sent push is harmless (deltas and creates carry keys, other saves a version check).
+// An error means the source could not be read or written at all; what was done until then
+// stays done.
+func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
+	st, err := wc.CopyState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if id := src.StoreID(); id != st.SourceID {
+		return nil, store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, the copy's source is %s)", id, st.SourceID)
+	}
+	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
+	for round := 0; round < maxRounds; round++ {
+		start := time.Now()
+		pulled, err := s.pull(ctx, st)
+		s.rep.PullTime += time.Since(start)
+		if err != nil {
+			return s.rep, err
+		}
+		start = time.Now()
+		pushed, err := s.push(ctx)
+		s.rep.PushTime += time.Since(start)
+		if err != nil {
+			return s.rep, err
+		}
+		if pulled == 0 && pushed == 0 {
+			break
+		}
+		if st, err = wc.CopyState(ctx); err != nil {
+			return s.rep, err
+		}
+	}
+	if st, err = wc.CopyState(ctx); err != nil {
+		return s.rep, err
+	}
+	s.rep.Position, s.rep.Pending = st.Position, st.Pending
+	if s.rep.Conflicts, err = wc.Conflicts(ctx); err != nil {
+		return s.rep, err
+	}
+	if s.rep.InSync() {
+		if err := wc.MarkSynced(ctx, time.Now()); err != nil {
+			return s.rep, err
+		}
+	}
+	return s.rep, nil
+}
+
+type syncer struct {
+	src store.Store
+	wc  store.WorkingCopy
+	reg *store.Registry
+	rep *Report
+}
+
+// pull takes the source's changes after the copy's position: the records they name are read
+// as they are now and written to the copy with the new position, batch by batch.
+func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
+	pos, n := st.Position, 0
+	stale, err := s.wc.Stale(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for kind, ids := range stale {
+		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids})
+		if err != nil {
+			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
+		}
+		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
+			return n, fmt.Errorf("sync: %w", err)
+		}
+	}
+	for {
+		chs, err := s.src.Changes(ctx, pos, pageSize)
+		if err != nil {
+			return n, fmt.Errorf("sync: read the source's changes: %w", err)
+		}
+		if len(chs) == 0 {
+			return n, nil
+		}
+		ids := map[store.Kind][]int64{}
+		seen := map[recKey]bool{}
+		for _, c := range chs {
+			switch c.Event {
+			case store.EventCreated, store.EventSaved, store.EventMoved:
+			default:
+				continue
+			}
+			k := recKey{c.Kind, c.RecordID}
+			if !st.InScope(c.Kind) || seen[k] {
+				continue
+			}
+			seen[k] = true
+			ids[c.Kind] = append(ids[c.Kind], c.RecordID)
+		}
+		var recs []*store.Record
+		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+			if len(ids[kind]) == 0 {
+				continue
+			}
+			rs, err := s.src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids[kind]})
+			if err != nil {
+				return n, fmt.Errorf("sync: read changed %ss: %w", kind, err)
+			}
+			recs = append(recs, rs...)
+		}
+		pos = chs[len(chs)-1].ID
+		if err := s.wc.ApplySource(ctx, recs, pos); err != nil {
+			return n, fmt.Errorf("sync: %w", err)
+		}
+		n += len(recs)
+		s.rep.Pulled += len(recs)
+	}
+}
+
+// recKey names a record across kinds.
+type recKey struct {
+	kind store.Kind
+	id   int64
+}

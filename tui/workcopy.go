@@ -1,0 +1,298 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+// On a working copy (store.WorkingCopy) the TUI shows the copy's state in a header line
+// above every screen, S on the list syncs with the source, and a conflict the sync leaves
+// opens the merge view with the source's version as theirs. All of it lives here; the app
+// calls in at three places (New, Update, Render).
+
+// scrCopyMerge is the merge view of a working copy's conflict.
+const scrCopyMerge screenID = 100
+
+// copyPoll is how often the header re-reads the copy's state (pending changes grow with
+// every local save).
+const copyPoll = 2 * time.Second
+
+type (
+	copyStateMsg struct {
+		state     *store.CopyState
+		conflicts []store.CopyConflict
+		err       error
+	}
+	copyPollMsg   struct{}
+	copySyncedMsg struct {
+		rep *tsync.Report
+		err error
+	}
+	copyResolvedMsg struct {
+		kind store.Kind
+		id   int64
+		err  error
+	}
+	copyMergeClosedMsg struct{}
+)
+
+// workCopy is the working-copy part of the app.
+type workCopy struct {
+	c         *common
+	wc        store.WorkingCopy
+	state     *store.CopyState // nil until read, or when the store is no working copy
+	conflicts []store.CopyConflict
+	syncing   bool
+}
+
+// newWorkCopy returns the working-copy part for a store that can be one, else nil.
+func newWorkCopy(c *common) *workCopy {
+	wc, ok := c.st.(store.WorkingCopy)
+	if !ok {
+		return nil
+	}
+	return &workCopy{c: c, wc: wc}
+}
+
+// Init reads the copy's state.
+func (w *workCopy) Init() tea.Cmd {
+	if w == nil {
+		return nil
+	}
+	return w.load()
+}
+
+func (w *workCopy) load() tea.Cmd {
+	c, wc := w.c, w.wc
+	return func() tea.Msg {
+		st, err := wc.CopyState(c.ctx)
+		if err != nil {
+			return copyStateMsg{err: err}
+		}
+		cs, err := wc.Conflicts(c.ctx)
+		return copyStateMsg{state: st, conflicts: cs, err: err}
+	}
+}
+
+// active reports whether the store is a working copy (once its state was read).
+func (w *workCopy) active() bool { return w != nil && w.state != nil }
+
+// update handles what concerns the working copy; done says the app need not look at msg.
+func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
+	if w == nil {
+		return nil, false
+	}
+	switch msg := msg.(type) {
+	case copyStateMsg:
+		if msg.err != nil {
+			if store.ErrorCode(msg.err) != store.ENOTFOUND {
+				a.list.status.fail("working copy", msg.err)
+			}
+			return nil, true // not a working copy: no header, no polling
+		}
+		first := w.state == nil
+		w.state, w.conflicts = msg.state, msg.conflicts
+		if first {
+			// The header takes a line from every screen.
+			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
+		}
+		return nil, true
+	case copyPollMsg:
+		return tea.Batch(w.load(), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
+	case tea.WindowSizeMsg:
+		if !w.active() {
+			return nil, false
+		}
+		a.c.width, a.c.height = msg.Width, msg.Height
+		return a.broadcast(w.sized(a)), true
+	case tea.KeyPressMsg:
+		if !w.active() || a.screen != scrList || a.showHelp || !a.acceptsGlobalKeys() || !key.Matches(msg, a.c.keys.Sync) {
+			return nil, false
+		}
+		if w.syncing {
+			a.list.status.info("a sync is running")
+			return nil, true
+		}
+		w.syncing = true
+		a.list.status.info("syncing with " + safe.Line(w.state.Source) + "…")
+		return w.sync(), true
+	case copySyncedMsg:
+		w.syncing = false
+		cmds := []tea.Cmd{w.load(), a.list.refreshVisible()}
+		switch {
+		case msg.err != nil:
+			a.list.status.fail("sync", msg.err)
+		case len(msg.rep.Conflicts) > 0:
+			c := msg.rep.Conflicts[0]
+			a.list.status.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), tsync.Describe(&c)))
+			cmds = append(cmds, a.open(scrCopyMerge, w.mergeScreen(c)))
+		case len(msg.rep.Waits) > 0:
+			wt := msg.rep.Waits[0]
+			a.list.status.warn(fmt.Sprintf("%s %d waits: leased by %s until %s", wt.Kind, wt.ID, wt.Holder, wt.Until.Local().Format("15:04:05")))
+		default:
+			a.list.status.ok(fmt.Sprintf("in sync: pulled %s, pushed %s", plural(msg.rep.Pulled, "record", "records"), plural(msg.rep.Pushed, "change", "changes")))
+		}
+		return tea.Batch(cmds...), true
+	case copyResolvedMsg:
+		delete(a.screens, scrCopyMerge)
+		a.screen = scrList
+		if msg.err != nil {
+			a.list.status.fail("resolve", msg.err)
+		} else {
+			a.list.status.ok(fmt.Sprintf("resolved %s %d; S sends it to the source", msg.kind, msg.id))
+		}
+		return tea.Batch(w.load(), a.list.refreshVisible()), true
+	case copyMergeClosedMsg:
+		delete(a.screens, scrCopyMerge)
+		a.screen = scrList
+		a.list.status.info("the conflict stays in the copy; S syncs and opens it again")
+		return nil, true
+	}
+	return nil, false
+}
+
+// sized is the window size the screens get: a line less, for the header.
+func (w *workCopy) sized(a *App) tea.WindowSizeMsg {
+	a.c.height = max(a.c.height-1, 1)
+	return tea.WindowSizeMsg{Width: a.c.width, Height: a.c.height}
+}
+
+// sync runs one sync with the source the TUI was given.
+func (w *workCopy) sync() tea.Cmd {
+	c, wc := w.c, w.wc
+	return func() tea.Msg {
+		if c.opts.OpenSource == nil {
+			return copySyncedMsg{err: store.Errorf(store.EINVALID, "no source to sync with: run tandem sync")}
+		}
+		src, err := c.opts.OpenSource(c.ctx)
+		if err != nil {
+			return copySyncedMsg{err: err}
+		}
+		defer src.Close()
+		rep, err := tsync.Sync(c.ctx, src, wc)
+		return copySyncedMsg{rep: rep, err: err}
+	}
+}
+
+// header is the working copy's line above every screen.
+func (w *workCopy) header() string {
+	st := w.state
+	line := fmt.Sprintf("offline copy of %s · %d pending · %s · synced %s", safe.Line(shortSource(st.Source)), st.Pending,
+		plural(len(w.conflicts), "conflict", "conflicts"), since(st.SyncedAt, w.c.opts.Now()))
+	if w.syncing {
+		line += " · syncing…"
+	}
+	style := w.c.styles.Dim
+	if len(w.conflicts) > 0 {
+		style = w.c.styles.Conflict
+	}
+	return style.Render(w.c.clip(line))
+}
+
+// lines is how many lines the header takes.
+func (w *workCopy) lines() int {
+	if w.active() {
+		return 1
+	}
+	return 0
+}
+
+// shortSource names a source briefly for the header: a file by its name, a server by its
+// host and database (the copy keeps no password).
+func shortSource(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Host + u.Path
+	}
+	return filepath.Base(s)
+}
+
+// decorate puts the header above body when the store is a working copy.
+func (w *workCopy) decorate(body string) string {
+	if !w.active() {
+		return body
+	}
+	return w.header() + "\n" + body
+}
+
+// since says how long ago t was.
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	switch d := now.Sub(t); {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	}
+}
+
+// mergeScreen is the merge view of conflict cf: base is what the local edit was made on,
+// mine the local values, theirs the source's version the sync met.
+func (w *workCopy) mergeScreen(cf store.CopyConflict) *copyMerge {
+	theirs := &store.Record{Kind: cf.Kind, ID: cf.ID, Version: cf.TheirsVersion, UpdatedBy: "the source", Fields: cf.Theirs}
+	cs := &conflictState{
+		ce:   &store.ConflictError{Kind: cf.Kind, ID: cf.ID, BaseVersion: cf.BaseVersion, Current: theirs},
+		rm:   tsync.Merge(w.c.reg, &cf),
+		base: &store.Record{Kind: cf.Kind, ID: cf.ID, Version: cf.BaseVersion, Fields: cf.Base},
+		mine: cf.Mine,
+	}
+	return &copyMerge{w: w, cf: cf, m: newMergeView(w.c, cs)}
+}
+
+// copyMerge is the merge view as a screen of its own: saving resolves the conflict in the
+// copy (pushed, version-checked, at the next sync), esc leaves it queued.
+type copyMerge struct {
+	w  *workCopy
+	cf store.CopyConflict
+	m  *mergeModel
+}
+
+var _ screen = (*copyMerge)(nil)
+
+// Init starts nothing: the merge is ready when the screen opens.
+func (s *copyMerge) Init() tea.Cmd { return nil }
+
+// Update passes keys to the merge view; its end resolves the conflict or leaves it queued.
+func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
+	done, ok := msg.(mergeDoneMsg)
+	if !ok {
+		if _, sized := msg.(tea.WindowSizeMsg); sized {
+			s.m.layout()
+		}
+		return s.m.Update(msg)
+	}
+	if done.cancel {
+		return func() tea.Msg { return copyMergeClosedMsg{} }
+	}
+	c, wc, cf := s.w.c, s.w.wc, s.cf
+	vals := done.values
+	return func() tea.Msg {
+		err := resolveCopy(c.ctx, wc, cf, vals)
+		return copyResolvedMsg{kind: cf.Kind, id: cf.ID, err: err}
+	}
+}
+
+// resolveCopy stores a resolution made in the merge view.
+func resolveCopy(ctx context.Context, wc store.WorkingCopy, cf store.CopyConflict, vals store.Values) error {
+	return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
+}
+
+// View draws the merge view.
+func (s *copyMerge) View() string { return s.m.View() }
+
+func (s *copyMerge) typing() bool { return s.m.editing }
