@@ -22,6 +22,7 @@ func newCloneCmd(a *app) *cobra.Command {
 	var (
 		kind    string
 		subtree int64
+		asJSON  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "clone SOURCE FILE",
@@ -84,11 +85,15 @@ clone leaves nothing behind to mistake for a copy.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(a.stdout, map[string]any{"source": st.Source, "file": file, "position": st.Position})
+			}
 			fmt.Fprintf(a.stdout, "cloned %s into %s at change %d; work with --db %s, then tandem sync --db %s\n",
 				safe.Line(st.Source), safe.Line(file), st.Position, safe.Line(file), safe.Line(file))
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().StringVar(&kind, "kind", "", "copy only this kind (product or document)")
 	cmd.Flags().Int64Var(&subtree, "subtree", 0, "copy only this document and its descendants")
 	return cmd

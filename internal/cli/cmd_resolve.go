@@ -12,6 +12,7 @@ import (
 )
 
 func newResolveCmd(a *app) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "resolve KIND ID FIELD=mine|theirs|base|VALUE...",
 		Short: "Resolve a working copy's conflict, field by field",
@@ -63,9 +64,17 @@ bad (exit 2).`,
 				parts = append(parts, name+"="+f.Format(vals[name]))
 			}
 			slices.Sort(parts)
+			if asJSON {
+				out := map[string]any{}
+				for name := range picks {
+					out[name] = vals[name]
+				}
+				return writeJSON(a.stdout, map[string]any{"kind": kind, "id": id, "resolved": out})
+			}
 			fmt.Fprintf(a.stdout, "resolved %s %d: %s; tandem sync sends it to the source\n", kind, id, safe.Line(cut(strings.Join(parts, " "), 200)))
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved values as JSON")
 	return cmd
 }
