@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -258,4 +259,43 @@ func dashPositional(cmd *cobra.Command, args []string, n int) int {
 		}
 	}
 	return -1
+}
+
+// recordWrite is what a command that writes one record starts from: the caller's context
+// with the actor, the record named by KIND ID, and the field registry.
+type recordWrite struct {
+	ctx  context.Context
+	kind store.Kind
+	id   int64
+	reg  *store.Registry
+}
+
+// writeTarget is the preamble of every command that writes one record (set, adjust,
+// delete), written once: it parses KIND ID, then sets up the actor and the registry.
+func (a *app) writeTarget(cmd *cobra.Command, kindArg, idArg string) (recordWrite, error) {
+	kind, id, err := parseRecordRef(kindArg, idArg)
+	if err != nil {
+		return recordWrite{}, err
+	}
+	ctx, err := a.actor(cmd.Context())
+	if err != nil {
+		return recordWrite{}, err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return recordWrite{}, err
+	}
+	return recordWrite{ctx: ctx, kind: kind, id: id, reg: reg}, nil
+}
+
+// checkExpectVersion refuses a version-checked command (set, delete) run without
+// --expect-version or with a number that is no version.
+func checkExpectVersion(cmd *cobra.Command, expect int64, args []string) error {
+	if !cmd.Flags().Changed("expect-version") {
+		return usagef("%s needs --expect-version N: the version you read (tandem get %s %s)", cmd.Name(), args[0], args[1])
+	}
+	if expect <= 0 {
+		return usagef("--expect-version %d is not a version (versions start at 1)", expect)
+	}
+	return nil
 }

@@ -39,18 +39,11 @@ same key and the change is applied once; the same key with another delta is refu
 			leaseTk, _ := cmd.Flags().GetString("lease")
 			asJSON, _ := cmd.Flags().GetBool("json")
 
-			kind, id, err := parseRecordRef(args[0], args[1])
+			w, err := a.writeTarget(cmd, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
+			ctx, kind, id, reg := w.ctx, w.kind, w.id, w.reg
 			f, err := reg.Field(kind, args[2])
 			if err != nil {
 				return usageErr(err)

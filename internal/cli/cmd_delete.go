@@ -42,24 +42,14 @@ result.`,
   tandem delete document 7 --expect-version 2 --subtree`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("expect-version") {
-				return usagef("delete needs --expect-version N: the version you read (tandem get %s %s)", args[0], args[1])
+			if err := checkExpectVersion(cmd, expect, args); err != nil {
+				return err
 			}
-			if expect <= 0 {
-				return usagef("--expect-version %d is not a version (versions start at 1)", expect)
-			}
-			kind, id, err := parseRecordRef(args[0], args[1])
+			w, err := a.writeTarget(cmd, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
+			ctx, kind, id, reg := w.ctx, w.kind, w.id, w.reg
 			actor, err := store.ActorFrom(ctx)
 			if err != nil {
 				return err

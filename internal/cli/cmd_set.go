@@ -35,24 +35,14 @@ refused (exit 2). --lease presents your lease token when the record is leased
   tandem set document 7 body=@handbook.md --expect-version 2`,
 		Args: minArgs(3, "KIND ID and at least one field=value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("expect-version") {
-				return usagef("set needs --expect-version N: the version you read (tandem get %s %s)", args[0], args[1])
+			if err := checkExpectVersion(cmd, expect, args); err != nil {
+				return err
 			}
-			if expect <= 0 {
-				return usagef("--expect-version %d is not a version (versions start at 1)", expect)
-			}
-			kind, id, err := parseRecordRef(args[0], args[1])
+			w, err := a.writeTarget(cmd, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
+			ctx, kind, id, reg := w.ctx, w.kind, w.id, w.reg
 			vals, err := parseAssignments(reg, kind, args[2:])
 			if err != nil {
 				return err
