@@ -15,7 +15,7 @@ import (
 //
 //	TANDEM_TEST_POSTGRES=... go test ./store/postgres -run '^$' -bench ListSearch -benchtime 200x
 func BenchmarkListSearch(b *testing.B) {
-	const n, page = 100_000, 200
+	const n = 100_000
 	dsn := pgtest.DSN(b)
 	db, err := Open(b.Context(), dsn, store.Options{})
 	if err != nil {
@@ -23,30 +23,7 @@ func BenchmarkListSearch(b *testing.B) {
 	}
 	defer db.Close()
 	seedSearchProducts(b, dsn, storetest.SearchProducts(n))
-	for _, bc := range []struct {
-		name string
-		f    store.Filter
-		want int
-	}{
-		{"IDRange", store.Filter{AfterID: n / 2, Limit: page}, page},
-		{"Rare", store.Filter{Search: storetest.RareWord, Limit: page}, n / 500},
-		{"Common", store.Filter{Search: storetest.CommonWord, Limit: page}, page},
-		{"CommonNextPage", store.Filter{Search: storetest.CommonWord, AfterID: n / 2, Limit: page}, page},
-		{"Short", store.Filter{Search: storetest.ShortQuery, Limit: page}, -1},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			bc.f.Kind = store.KindProduct
-			for b.Loop() {
-				rs, err := db.FindRecords(b.Context(), bc.f)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if bc.want >= 0 && len(rs) != bc.want {
-					b.Fatalf("%d records, want %d", len(rs), bc.want)
-				}
-			}
-		})
-	}
+	storetest.BenchListSearch(b, db, n)
 }
 
 // seedSearchProducts inserts products with the columns a store's create writes (sku key,

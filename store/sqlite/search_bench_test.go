@@ -16,7 +16,7 @@ import (
 //
 //	go test ./store/sqlite -run '^$' -bench ListSearch -benchtime 200x
 func BenchmarkListSearch(b *testing.B) {
-	const n, page = 100_000, 200
+	const n = 100_000
 	path := filepath.Join(b.TempDir(), "search.db")
 	db, err := sqlite.Open(b.Context(), path, store.Options{})
 	if err != nil {
@@ -29,30 +29,7 @@ func BenchmarkListSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	for _, bc := range []struct {
-		name string
-		f    store.Filter
-		want int
-	}{
-		{"IDRange", store.Filter{AfterID: n / 2, Limit: page}, page},
-		{"Rare", store.Filter{Search: storetest.RareWord, Limit: page}, n / 500},
-		{"Common", store.Filter{Search: storetest.CommonWord, Limit: page}, page},
-		{"CommonNextPage", store.Filter{Search: storetest.CommonWord, AfterID: n / 2, Limit: page}, page},
-		{"Short", store.Filter{Search: storetest.ShortQuery, Limit: page}, -1},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			bc.f.Kind = store.KindProduct
-			for b.Loop() {
-				rs, err := db.FindRecords(b.Context(), bc.f)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if bc.want >= 0 && len(rs) != bc.want {
-					b.Fatalf("%d records, want %d", len(rs), bc.want)
-				}
-			}
-		})
-	}
+	storetest.BenchListSearch(b, db, n)
 }
 
 // seedSearchProducts inserts products in one transaction with the columns a store's create

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"testing"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -56,4 +57,36 @@ func SearchProducts(n int) []store.Values {
 		}
 	}
 	return out
+}
+
+// BenchListSearch runs the search benchmark's cases on st, which holds SearchProducts(n):
+// a page (200, the TUI's page size) found by an id range, the baseline, and the same page
+// found by a rare word, a common word, a common word after an id, and a query shorter than a
+// trigram. Each backend seeds its store in bulk and calls this, so both measure the same.
+func BenchListSearch(b *testing.B, st store.Store, n int) {
+	const page = 200
+	for _, bc := range []struct {
+		name string
+		f    store.Filter
+		want int
+	}{
+		{"IDRange", store.Filter{AfterID: int64(n / 2), Limit: page}, page},
+		{"Rare", store.Filter{Search: RareWord, Limit: page}, n / 500},
+		{"Common", store.Filter{Search: CommonWord, Limit: page}, page},
+		{"CommonNextPage", store.Filter{Search: CommonWord, AfterID: int64(n / 2), Limit: page}, page},
+		{"Short", store.Filter{Search: ShortQuery, Limit: page}, -1},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bc.f.Kind = store.KindProduct
+			for b.Loop() {
+				rs, err := st.FindRecords(b.Context(), bc.f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bc.want >= 0 && len(rs) != bc.want {
+					b.Fatalf("%d records, want %d", len(rs), bc.want)
+				}
+			}
+		})
+	}
 }
