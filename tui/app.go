@@ -19,7 +19,6 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
@@ -278,6 +277,7 @@ type App struct {
 	screen   screenID // the screen shown
 	screens  map[screenID]screen
 	showHelp bool
+	helpTop  int          // the first line of keys the help screen shows (help.go)
 	list     *listModel   // always open: the app reports errors and returns to it
 	editor   *editorModel // the open editor, if any: quitting saves its draft
 	editorOf screenID     // the screen the editor was opened from, where leaving it returns
@@ -457,19 +457,17 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, a.onDeleteKey(msg)
 		}
 		if a.showHelp {
-			if key.Matches(msg, a.c.keys.Help, a.c.keys.HelpAnywhere, a.c.keys.Back, a.c.keys.Quit) {
-				a.showHelp = false
-			}
+			a.onHelpKey(msg)
 			return a, nil
 		}
 		if key.Matches(msg, a.c.keys.HelpAnywhere) {
-			a.showHelp = true
+			a.openHelp()
 			return a, nil
 		}
 		if a.acceptsGlobalKeys() {
 			switch {
 			case key.Matches(msg, a.c.keys.Help):
-				a.showHelp = true
+				a.openHelp()
 				return a, nil
 			case a.screen == scrList && key.Matches(msg, a.c.keys.Quit):
 				return a, a.quit()
@@ -559,29 +557,6 @@ func (a *App) Render() string {
 		body = a.list.View()
 	}
 	return a.renderAsking(fitScreen(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines()))
-}
-
-func (a *App) helpView() string {
-	c := a.c
-	rows := []string{c.styles.Title.Render("tandem · keys")}
-	for i, row := range c.keys.helpGroups() {
-		cols := make([]string, 0, len(row))
-		for j, g := range row {
-			// Each group is one column of bubbles' full help under its title.
-			c.help.SetWidth(0)
-			col := c.styles.Header.Render(g.title) + "\n" + c.help.FullHelpView([][]key.Binding{g.keys})
-			if j < len(row)-1 {
-				col = lipgloss.NewStyle().PaddingRight(3).Render(col)
-			}
-			cols = append(cols, col)
-		}
-		if i > 0 {
-			rows = append(rows, "")
-		}
-		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cols...))
-	}
-	rows = append(rows, c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
-	return strings.Join(rows, "\n")
 }
 
 // fitScreen cuts body to width×height so that no line wraps and nothing scrolls. Every

@@ -332,7 +332,7 @@ func keyMsg(k string) tea.KeyPressMsg {
 		"enter": {Code: tea.KeyEnter}, "tab": {Code: tea.KeyTab}, "esc": {Code: tea.KeyEscape},
 		"backspace": {Code: tea.KeyBackspace}, "up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown},
 		"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift}, "space": {Code: tea.KeySpace, Text: " "},
-		"f1": {Code: tea.KeyF1},
+		"f1": {Code: tea.KeyF1}, "pgup": {Code: tea.KeyPgUp}, "pgdown": {Code: tea.KeyPgDown},
 	}
 	if s, ok := special[k]; ok {
 		return tea.KeyPressMsg(s)

@@ -192,21 +192,46 @@ func pair(a, b key.Binding, keys, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
 }
 
-// helpGroups returns every key by screen, for the help screen, in rows of columns.
+// Titles of the help screen's groups. helpEverywhere holds the keys every screen shares, so
+// the other groups need not repeat them.
+const (
+	helpEverywhere = "everywhere"
+	helpList       = "list"
+	helpEditor     = "editor"
+	helpConflict   = "conflict dialog"
+	helpMerge      = "merge view"
+	helpHistory    = "history"
+	helpLocks      = "locks"
+	helpMove       = "move picker"
+	helpQuestions  = "questions"
+)
+
+// helpGroups returns every key by screen, for the help screen, in columns of groups. The
+// three columns fit 80x24 (tested): keys that belong together share a line, and help-only
+// descriptions are shorter than the footers' where a column would be too wide.
 func (k KeyMap) helpGroups() [][]helpGroup {
 	move := pair(k.Up, k.Down, "k/j ↑/↓", "move")
-	page := pair(k.PageUp, k.PageDown, "pgup/pgdn", "page up/down")
+	page := pair(k.PageUp, k.PageDown, "pgup/dn", "page up/down")
 	return [][]helpGroup{
 		{
-			{"list", []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
-				pair(k.SortNext, k.SortReverse, "s/o", "sort column/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"), k.Sync, k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
-			{"editor", []key.Binding{k.Save, k.NextField, k.PrevField, k.Inc, pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.Back}},
-			{"conflict dialog", []key.Binding{k.Reload, k.Retry, k.Merge}},
+			{helpList, []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
+				pair(k.SortNext, k.SortReverse, "s/o", "sort col/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"),
+				pair(k.Sync, k.Sync, "S", "sync work copy"), k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
+			{helpHistory, []key.Binding{move, k.Revert, k.SwitchTab, k.Restore}},
 		},
 		{
-			{"merge view", []key.Binding{k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Words, k.Undo}},
-			{"history", []key.Binding{move, k.Revert, k.SwitchTab, k.Restore, k.Back}},
-			{"locks", []key.Binding{move, pair(k.Open, k.Open, "enter", "open the record"), k.Back}},
+			{helpEditor, []key.Binding{k.Save, k.NextField, k.PrevField, pair(k.Inc, k.Dec, "+/-", "counter ±1"),
+				pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor}},
+			{helpMerge, []key.Binding{move, pair(pair(k.PickMine, k.PickTheirs, "", ""), k.PickBase, "1/2/3", "mine/theirs/base"), k.PickBoth,
+				k.EditValue, pair(k.NextHunk, k.PrevHunk, "n/p", "next/prev hunk"), pair(k.AllMine, k.AllTheirs, "M/T", "all mine/theirs"),
+				pair(k.Words, k.Words, "w", "word-level merge"), k.Undo, k.Save}},
+		},
+		{
+			{helpEverywhere, []key.Binding{pair(k.Help, k.HelpAnywhere, "?/f1", "help"), k.Back, k.ForceQuit}},
+			{helpConflict, []key.Binding{k.Reload, k.Retry, k.Merge}},
+			{helpLocks, []key.Binding{move, pair(k.Open, k.Open, "enter", "open record")}},
+			{helpMove, []key.Binding{move, page, pair(k.Confirm, k.Confirm, "enter", "move here")}},
+			{helpQuestions, []key.Binding{pair(k.Yes, k.No, "y/n", "yes/no"), pair(k.Subtree, k.Subtree, "s", "delete subtree")}},
 		},
 	}
 }
