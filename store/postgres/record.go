@@ -234,7 +234,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
-	t, err := table(kind)
+	sql, args, err := db.insertStatement(kind, 0, p.Values, p.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -254,24 +254,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				return err
 			}
 		}
-		var cols, ph []string
-		var args []any
-		add := func(col string, v any) {
-			args = append(args, v)
-			cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)))
-		}
-		for _, f := range db.reg.Fields(kind) {
-			add(ident(f.Name), arg(f, p.Values[f.Name]))
-		}
-		for _, c := range p.Extra {
-			add(ident(c.Name), c.Value)
-		}
-		add("updated_at", now)
-		add("updated_by", p.Actor.Name)
-		cols, ph = append(cols, "version"), append(ph, "1")
-		sql := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
-			") RETURNING " + db.selectList(kind)
-		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
+		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, append(slices.Clone(args), int64(1), now, p.Actor.Name)...))
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
@@ -289,6 +272,37 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		return nil, err
 	}
 	return rec, nil
+}
+
+// insertStatement returns the INSERT of a record of kind with the values vals (every field)
+// and the derived columns extra (store.ExtraColumns), RETURNING the row, and its arguments
+// but the last three, which the caller appends: version, updated_at and updated_by. id 0
+// lets the sequence choose the id.
+func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
+	t, err := table(kind)
+	if err != nil {
+		return "", nil, err
+	}
+	var cols, ph []string
+	var args []any
+	add := func(col string, v any) {
+		args = append(args, v)
+		cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)))
+	}
+	if id != 0 {
+		add("id", id)
+	}
+	for _, f := range db.reg.Fields(kind) {
+		add(ident(f.Name), arg(f, vals[f.Name]))
+	}
+	for _, c := range extra {
+		add(ident(c.Name), c.Value)
+	}
+	for i, col := range []string{"version", "updated_at", "updated_by"} {
+		cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)+i+1))
+	}
+	return "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
+		") RETURNING " + db.selectList(kind), args, nil
 }
 
 // UpdateRecord applies a partial, version-checked update in one transaction. See
