@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -112,6 +113,19 @@ func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
 	return nil
 }
 
+// CheckRestore validates a restore of kind before any SQL runs: a known kind, and the actor
+// in ctx, returned, an editor.
+func (r *Registry) CheckRestore(ctx context.Context, kind Kind) (Actor, error) {
+	actor, err := ActorFrom(ctx)
+	if err != nil {
+		return Actor{}, err
+	}
+	if _, ok := r.kinds[kind]; !ok {
+		return Actor{}, Errorf(EINVALID, "unknown kind %q", kind)
+	}
+	return actor, CheckDeleter(kind, actor)
+}
+
 // CheckDeleter refuses a delete or restore by anyone but an editor (see the rule above).
 func CheckDeleter(kind Kind, actor Actor) error {
 	if actor.Role != RoleEditor {
@@ -207,6 +221,8 @@ type RestorePlan struct {
 	Parent  int64  // the parent document it goes under, 0 for none (or the root)
 	SKU     string // the sku to check for uniqueness, "" for a document
 	Note    string // see RestoreResult.Note
+	// Extra holds the columns a store writes beside the fields (ExtraColumns), as for a create.
+	Extra []Column
 }
 
 // PlanRestore decides a restore of kind id from newest, the record's newest history row
@@ -244,6 +260,7 @@ func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *History
 			p.Note = fmt.Sprintf("its parent, document %d, no longer exists: restored at the root (restore document %d first to put it back under it, then move it)", parent, parent)
 		}
 	}
+	p.Extra = ExtraColumns(kind, p.Values)
 	return p, nil
 }
 
@@ -275,4 +292,88 @@ func DeleteOrder(id int64, tree map[int64]int64) []int64 {
 		return int(a - b)
 	})
 	return append(out, id)
+}
+
+// DeleteSteps are the reads and writes a store's delete offers RunDelete, each inside the
+// delete's one transaction (or under the in-memory store's lock), for records of the kind
+// being deleted.
+type DeleteSteps interface {
+	// Find reads record id (ENOTFOUND when there is none), locked against other writers
+	// where the store needs it.
+	Find(id int64) (*Record, error)
+	// CheckLeases refuses (ELEASE) a write of groups of record id while a live lease on one
+	// of them is held by another token than token.
+	CheckLeases(id int64, groups []string, token string) error
+	// Descendants maps every document below id to its parent; asked only of documents.
+	Descendants(id int64) (map[int64]int64, error)
+	// Conflict returns the *ConflictError of a delete of id decided on version base.
+	Conflict(id, base int64) error
+	// Remove writes rec's tombstone tomb to history, removes rec's row and writes its
+	// EventDeleted change.
+	Remove(rec *Record, tomb HistoryRow) error
+}
+
+// RunDelete deletes kind id as d asks, after the store answered a replayed key: it reads
+// the record, checks the leases on every group, decides the delete (PlanDelete; a stale
+// version is a *ConflictError), checks the leases of the documents below it, then removes
+// the records in DeleteOrder, each with its tombstone (NewTombstone, by actor at at). Every
+// store calls it, so they check, refuse and remove in the same order.
+func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at time.Time, s DeleteSteps) (*DeleteResult, error) {
+	cur, err := s.Find(id)
+	if err != nil {
+		return nil, err
+	}
+	groups := r.DeleteGroups(kind)
+	if err := s.CheckLeases(id, groups, d.LeaseToken); err != nil {
+		return nil, err
+	}
+	below := map[int64]int64{}
+	if kind == KindDocument {
+		if below, err = s.Descendants(id); err != nil {
+			return nil, err
+		}
+	}
+	var children []int64
+	for c, p := range below {
+		if p == id {
+			children = append(children, c)
+		}
+	}
+	slices.Sort(children)
+	stale, err := PlanDelete(cur, d, children)
+	if err != nil {
+		return nil, err
+	}
+	if stale {
+		return nil, s.Conflict(id, d.ExpectVersion)
+	}
+	order := DeleteOrder(id, below)
+	for _, c := range order[:len(order)-1] {
+		if err := s.CheckLeases(c, groups, ""); err != nil {
+			return nil, err
+		}
+	}
+	res := &DeleteResult{Deleted: make([]Tombstone, 1, len(order))}
+	for _, did := range order {
+		rec := cur
+		if did != id {
+			if rec, err = s.Find(did); err != nil {
+				return nil, err
+			}
+		}
+		tomb, err := r.NewTombstone(rec, actor, at)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Remove(rec, tomb); err != nil {
+			return nil, err
+		}
+		ts := Tombstone{Kind: kind, ID: did, Version: tomb.Version, Title: rec.Title()}
+		if did == id {
+			res.Deleted[0] = ts // the one asked for first, though it is removed last
+		} else {
+			res.Deleted = append(res.Deleted, ts)
+		}
+	}
+	return res, nil
 }

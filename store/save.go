@@ -312,11 +312,23 @@ func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts 
 		if err := CheckSKU(p.SKU); err != nil {
 			return nil, err
 		}
-		p.Extra = append(p.Extra, Column{Name: "sku_key", Value: SKUKey(p.SKU)})
 	}
-	folds := Folds(kind, full)
-	for _, col := range sortedNames(folds) {
-		p.Extra = append(p.Extra, Column{Name: col, Value: folds[col]})
-	}
+	p.Extra = ExtraColumns(kind, full)
 	return p, nil
+}
+
+// ExtraColumns returns the columns a store writes beside the registry fields of a record of
+// kind with the values vals, in a fixed order: the sku's key (products), then the folded
+// search columns (see Folds). A create and a restore write the same ones.
+func ExtraColumns(kind Kind, vals Values) []Column {
+	var out []Column
+	if kind == KindProduct {
+		sku, _ := vals["sku"].(string)
+		out = append(out, Column{Name: "sku_key", Value: SKUKey(sku)})
+	}
+	folds := Folds(kind, vals)
+	for _, col := range sortedNames(folds) {
+		out = append(out, Column{Name: col, Value: folds[col]})
+	}
+	return out
 }

@@ -3,8 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -28,69 +28,17 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	var hash string
 	if d.IdempotencyKey != "" {
 		hash = store.DeleteRequestHash(kind, id, d)
-		if k, ok := db.keys[keyID{store.ScopeAPI, d.IdempotencyKey}]; ok {
-			replay, err := store.CheckSaveKey(*k, now.Before(k.ExpiresAt), hash)
-			if err != nil {
-				return nil, err
-			}
-			if replay {
-				kr, err := store.DecodeKeyResult(k.Result)
-				if err != nil {
-					return nil, err
-				}
-				return kr.ReplayDelete(), nil
-			}
-		}
-	}
-	r, err := db.find(kind, id)
-	if err != nil {
-		return nil, err
-	}
-	groups := db.reg.DeleteGroups(kind)
-	if err := db.checkLeases(kind, id, groups, d.LeaseToken, now); err != nil {
-		return nil, err
-	}
-	below := map[int64]int64{}
-	if kind == store.KindDocument {
-		below = db.descendants(id)
-	}
-	var children []int64
-	for c, p := range below {
-		if p == id {
-			children = append(children, c)
-		}
-	}
-	slices.Sort(children)
-	stale, err := store.PlanDelete(r, d, children)
-	if err != nil {
-		return nil, err
-	}
-	if stale {
-		return nil, db.conflict(r, d.ExpectVersion)
-	}
-	for _, c := range slices.Sorted(maps.Keys(below)) {
-		if err := db.checkLeases(kind, c, groups, "", now); err != nil {
-			return nil, err
-		}
-	}
-	stamp := db.stamp()
-	res := &store.DeleteResult{}
-	for _, did := range store.DeleteOrder(id, below) {
-		rec := db.records[kind][did]
-		tomb, err := db.reg.NewTombstone(rec, actor.Name, stamp)
+		replay, err := db.savedKey(d.IdempotencyKey, hash, now)
 		if err != nil {
 			return nil, err
 		}
-		db.history = append(db.history, historyEntry{kind: kind, id: did, row: tomb})
-		delete(db.records[kind], did)
-		db.appendChange(store.Change{Event: store.EventDeleted, Kind: kind, RecordID: did, Version: tomb.Version,
-			Actor: actor.Name, Role: actor.Role, History: true, At: stamp})
-		t := store.Tombstone{Kind: kind, ID: did, Version: tomb.Version, Title: rec.Title()}
-		if did == id {
-			res.Deleted = append([]store.Tombstone{t}, res.Deleted...)
-		} else {
-			res.Deleted = append(res.Deleted, t)
+		if replay != nil {
+			return replay.ReplayDelete(), nil
 		}
+	}
+	res, err := db.reg.RunDelete(kind, id, d, actor.Name, db.stamp(), deleteSteps{db, kind, actor, now})
+	if err != nil {
+		return nil, err
 	}
 	if d.IdempotencyKey != "" {
 		db.keys[keyID{store.ScopeAPI, d.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: d.IdempotencyKey,
@@ -98,6 +46,34 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 			CreatedAt: now, ExpiresAt: now.Add(store.DefaultCompletedTTL)}
 	}
 	return res, nil
+}
+
+// deleteSteps are a delete's reads and writes under the lock (store.DeleteSteps).
+type deleteSteps struct {
+	db    *DB
+	kind  store.Kind
+	actor store.Actor
+	now   time.Time
+}
+
+func (s deleteSteps) Find(id int64) (*store.Record, error) { return s.db.find(s.kind, id) }
+
+func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.kind, id, groups, token, s.now)
+}
+
+func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) { return s.db.descendants(id), nil }
+
+func (s deleteSteps) Conflict(id, base int64) error {
+	return s.db.conflict(s.db.records[s.kind][id], base)
+}
+
+func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
+	s.db.history = append(s.db.history, historyEntry{kind: rec.Kind, id: rec.ID, row: tomb})
+	delete(s.db.records[rec.Kind], rec.ID)
+	s.db.appendChange(store.Change{Event: store.EventDeleted, Kind: rec.Kind, RecordID: rec.ID, Version: tomb.Version,
+		Actor: s.actor.Name, Role: s.actor.Role, History: true, At: tomb.At})
+	return nil
 }
 
 // descendants maps every document below id to its parent.
@@ -119,20 +95,14 @@ func (db *DB) descendants(id int64) map[int64]int64 {
 // RestoreRecord brings a deleted record back from its tombstone as the next version. See
 // store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := db.reg.CheckRestore(ctx, kind)
 	if err != nil {
-		return nil, err
-	}
-	if err := store.CheckDeleter(kind, actor); err != nil {
 		return nil, err
 	}
 	if err := db.begin(ctx, "RestoreRecord"); err != nil {
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	if err := db.checkKind(kind); err != nil {
-		return nil, err
-	}
 	_, exists := db.records[kind][id]
 	var newest *store.HistoryRow
 	if rows := db.historyRows(kind, id, 0, 1<<62); len(rows) > 0 {

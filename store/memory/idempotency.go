@@ -68,6 +68,25 @@ func (db *DB) FailKey(ctx context.Context, scope, key string) error {
 	return nil
 }
 
+// savedKey answers a save or delete with key and request hash: the stored result when the
+// key completed (replay it), nil when the save goes ahead, an error as store.CheckSaveKey
+// decides.
+func (db *DB) savedKey(key, hash string, now time.Time) (*store.KeyResult, error) {
+	k, ok := db.keys[keyID{store.ScopeAPI, key}]
+	if !ok {
+		return nil, nil
+	}
+	replay, err := store.CheckSaveKey(*k, now.Before(k.ExpiresAt), hash)
+	if err != nil || !replay {
+		return nil, err
+	}
+	kr, err := store.DecodeKeyResult(k.Result)
+	if err != nil {
+		return nil, err
+	}
+	return &kr, nil
+}
+
 // heldKey returns the key the caller holds as PENDING, or ENOTFOUND.
 func (db *DB) heldKey(ctx context.Context, scope, key string) (*store.KeyRecord, error) {
 	owner, err := store.KeyCaller(ctx, scope, key, db.instance)

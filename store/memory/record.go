@@ -216,18 +216,12 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 	var hash string
 	if u.IdempotencyKey != "" {
 		hash = store.RequestHash(kind, id, u)
-		if k, ok := db.keys[keyID{store.ScopeAPI, u.IdempotencyKey}]; ok {
-			replay, err := store.CheckSaveKey(*k, now.Before(k.ExpiresAt), hash)
-			if err != nil {
-				return nil, err
-			}
-			if replay {
-				kr, err := store.DecodeKeyResult(k.Result)
-				if err != nil {
-					return nil, err
-				}
-				return kr.Replay(r.Clone()), nil
-			}
+		replay, err := db.savedKey(u.IdempotencyKey, hash, now)
+		if err != nil {
+			return nil, err
+		}
+		if replay != nil {
+			return replay.Replay(r.Clone()), nil
 		}
 	}
 	if err := db.checkLeases(kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {

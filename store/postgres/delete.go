@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
@@ -68,68 +65,9 @@ func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return nil, err
 		}
 	}
-	cur, err := db.findRecord(ctx, tx, kind, id, true)
+	res, err := db.reg.RunDelete(kind, id, d, actor.Name, now, deleteSteps{db, ctx, tx, kind, t, actor, now})
 	if err != nil {
 		return nil, err
-	}
-	groups := db.reg.DeleteGroups(kind)
-	if err := db.checkLeases(ctx, tx, kind, id, groups, d.LeaseToken); err != nil {
-		return nil, err
-	}
-	below := map[int64]int64{}
-	if kind == store.KindDocument {
-		if below, err = descendants(ctx, tx, id); err != nil {
-			return nil, err
-		}
-	}
-	var children []int64
-	for c, p := range below {
-		if p == id {
-			children = append(children, c)
-		}
-	}
-	slices.Sort(children)
-	stale, err := store.PlanDelete(cur, d, children)
-	if err != nil {
-		return nil, err
-	}
-	if stale {
-		return nil, db.conflict(ctx, tx, kind, id, d.ExpectVersion)
-	}
-	order := store.DeleteOrder(id, below)
-	for _, c := range order[:len(order)-1] {
-		if err := db.checkLeases(ctx, tx, kind, c, groups, ""); err != nil {
-			return nil, err
-		}
-	}
-	res := &store.DeleteResult{}
-	for _, did := range order {
-		rec := cur
-		if did != id {
-			if rec, err = db.findRecord(ctx, tx, kind, did, true); err != nil {
-				return nil, err
-			}
-		}
-		tomb, err := db.reg.NewTombstone(rec, actor.Name, now)
-		if err != nil {
-			return nil, err
-		}
-		if err := insertHistoryRow(ctx, tx, kind, did, tomb); err != nil {
-			return nil, err
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM "+t+" WHERE id = $1", did); err != nil {
-			return nil, fmt.Errorf("delete %s %d: %w", kind, did, err)
-		}
-		if _, err := db.insertChange(ctx, tx, store.Change{Event: store.EventDeleted, Kind: kind, RecordID: did,
-			Version: tomb.Version, Actor: actor.Name, Role: actor.Role, History: true, At: now}); err != nil {
-			return nil, err
-		}
-		ts := store.Tombstone{Kind: kind, ID: did, Version: tomb.Version, Title: rec.Title()}
-		if did == id {
-			res.Deleted = append([]store.Tombstone{ts}, res.Deleted...)
-		} else {
-			res.Deleted = append(res.Deleted, ts)
-		}
 	}
 	if d.IdempotencyKey != "" {
 		if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
@@ -138,6 +76,45 @@ func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		}
 	}
 	return res, nil
+}
+
+// deleteSteps are a delete's reads and writes in tx (store.DeleteSteps).
+type deleteSteps struct {
+	db    *DB
+	ctx   context.Context
+	tx    pgx.Tx
+	kind  store.Kind
+	table string
+	actor store.Actor
+	now   time.Time
+}
+
+func (s deleteSteps) Find(id int64) (*store.Record, error) {
+	return s.db.findRecord(s.ctx, s.tx, s.kind, id, true)
+}
+
+func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
+}
+
+func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
+	return descendants(s.ctx, s.tx, id)
+}
+
+func (s deleteSteps) Conflict(id, base int64) error {
+	return s.db.conflict(s.ctx, s.tx, s.kind, id, base)
+}
+
+func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
+	if err := insertHistoryRow(s.ctx, s.tx, rec.Kind, rec.ID, tomb); err != nil {
+		return err
+	}
+	if _, err := s.tx.Exec(s.ctx, "DELETE FROM "+s.table+" WHERE id = $1", rec.ID); err != nil {
+		return fmt.Errorf("delete %s %d: %w", rec.Kind, rec.ID, err)
+	}
+	_, err := s.db.insertChange(s.ctx, s.tx, store.Change{Event: store.EventDeleted, Kind: rec.Kind, RecordID: rec.ID,
+		Version: tomb.Version, Actor: s.actor.Name, Role: s.actor.Role, History: true, At: s.now})
+	return err
 }
 
 // descendants maps every document below id to its parent.
@@ -179,20 +156,17 @@ func insertHistoryRow(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64,
 // transaction. A document restore takes the tree lock, as a create under a parent does. See
 // store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := db.reg.CheckRestore(ctx, kind)
 	if err != nil {
-		return nil, err
-	}
-	t, err := table(kind)
-	if err != nil {
-		return nil, err
-	}
-	if err := store.CheckDeleter(kind, actor); err != nil {
 		return nil, err
 	}
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
+		t, err := table(kind)
+		if err != nil {
+			return err
+		}
 		now := db.txNow()
 		if kind == store.KindDocument {
 			if err := db.lockTree(ctx, tx); err != nil {
@@ -233,7 +207,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err := db.checkUnique(ctx, tx, kind, id, plan.SKU); err != nil {
 			return err
 		}
-		rec, err := db.insertRecord(ctx, tx, plan.RestoredRecord(kind, id, actor.Name, now))
+		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		if err != nil {
+			return err
+		}
+		rec, err := db.scanRecord(kind, tx.QueryRow(ctx, q, append(args, plan.Version, now, actor.Name)...))
 		if err != nil {
 			return err
 		}
@@ -255,44 +233,4 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, err
 	}
 	return res, nil
-}
-
-// insertRecord inserts r as it is, id and version included, with its sku key and folded
-// columns, and returns the row as stored.
-func (db *DB) insertRecord(ctx context.Context, tx pgx.Tx, r *store.Record) (*store.Record, error) {
-	t, err := table(r.Kind)
-	if err != nil {
-		return nil, err
-	}
-	cols := []string{"id"}
-	args := []any{r.ID}
-	add := func(col string, v any) {
-		cols = append(cols, col)
-		args = append(args, v)
-	}
-	for _, f := range db.reg.Fields(r.Kind) {
-		add(ident(f.Name), arg(f, r.Fields[f.Name]))
-	}
-	if r.Kind == store.KindProduct {
-		sku, _ := r.Fields["sku"].(string)
-		add("sku_key", store.SKUKey(sku))
-	}
-	folds := store.Folds(r.Kind, r.Fields)
-	for _, col := range sortedNames(folds) {
-		add(ident(col), folds[col])
-	}
-	add("version", r.Version)
-	add("updated_at", r.UpdatedAt)
-	add("updated_by", r.UpdatedBy)
-	ph := make([]string, len(cols))
-	for i := range ph {
-		ph[i] = "$" + strconv.Itoa(i+1)
-	}
-	sql := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
-		") RETURNING " + db.selectList(r.Kind)
-	rec, err := db.scanRecord(r.Kind, tx.QueryRow(ctx, sql, args...))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.Errorf(store.EINTERNAL, "insert %s %d returned no row", r.Kind, r.ID)
-	}
-	return rec, err
 }

@@ -232,7 +232,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
-	t, err := table(kind)
+	sql, args, err := db.insertStatement(kind, p.ID, p.Values, p.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -276,32 +276,13 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				return err
 			}
 		}
-		var cols, ph []string
-		var args []any
-		add := func(col string, v any) {
-			args = append(args, v)
-			cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)))
-		}
-		for _, f := range db.reg.Fields(kind) {
-			add(ident(f.Name), arg(f, p.Values[f.Name]))
-		}
-		for _, c := range p.Extra {
-			add(ident(c.Name), c.Value)
-		}
-		if p.ID != 0 {
-			add("id", p.ID)
-		}
-		add("updated_at", now)
-		add("updated_by", p.Actor.Name)
-		cols, ph = append(cols, "version"), append(ph, "1")
-		sql := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
-			") RETURNING " + db.selectList(kind)
-		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, args...))
+		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, append(slices.Clone(args), int64(1), now, p.Actor.Name)...))
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
 		if p.ID != 0 {
 			// The identity sequence never hands out an id at or below one given here.
+			t, _ := table(kind) // insertStatement checked the kind
 			if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'),
 				greatest(nextval(pg_get_serial_sequence($1, 'id')), $2))`, t, p.ID); err != nil {
 				return err
@@ -327,6 +308,37 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		return nil, err
 	}
 	return rec, nil
+}
+
+// insertStatement returns the INSERT of a record of kind with the values vals (every field)
+// and the derived columns extra (store.ExtraColumns), RETURNING the row, and its arguments
+// but the last three, which the caller appends: version, updated_at and updated_by. id 0
+// lets the sequence choose the id.
+func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
+	t, err := table(kind)
+	if err != nil {
+		return "", nil, err
+	}
+	var cols, ph []string
+	var args []any
+	add := func(col string, v any) {
+		args = append(args, v)
+		cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)))
+	}
+	if id != 0 {
+		add("id", id)
+	}
+	for _, f := range db.reg.Fields(kind) {
+		add(ident(f.Name), arg(f, vals[f.Name]))
+	}
+	for _, c := range extra {
+		add(ident(c.Name), c.Value)
+	}
+	for i, col := range []string{"version", "updated_at", "updated_by"} {
+		cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)+i+1))
+	}
+	return "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
+		") RETURNING " + db.selectList(kind), args, nil
 }
 
 // UpdateRecord applies a partial, version-checked update in one transaction. See

@@ -2,11 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -54,67 +50,9 @@ func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d
 			return replay.ReplayDelete(), nil
 		}
 	}
-	cur, err := db.findRecord(ctx, tx, kind, id)
+	res, err := db.reg.RunDelete(kind, id, d, actor.Name, tx.now, deleteSteps{db, ctx, tx, kind, t, actor})
 	if err != nil {
 		return nil, err
-	}
-	groups := db.reg.DeleteGroups(kind)
-	if err := db.checkLeases(ctx, tx, kind, id, groups, d.LeaseToken); err != nil {
-		return nil, err
-	}
-	below := map[int64]int64{}
-	if kind == store.KindDocument {
-		if below, err = descendants(ctx, tx, id); err != nil {
-			return nil, err
-		}
-	}
-	var children []int64
-	for c, p := range below {
-		if p == id {
-			children = append(children, c)
-		}
-	}
-	slices.Sort(children)
-	stale, err := store.PlanDelete(cur, d, children)
-	if err != nil {
-		return nil, err
-	}
-	if stale {
-		return nil, db.conflict(ctx, tx, kind, id, d.ExpectVersion)
-	}
-	order := store.DeleteOrder(id, below)
-	for _, c := range order[:len(order)-1] {
-		if err := db.checkLeases(ctx, tx, kind, c, groups, ""); err != nil {
-			return nil, err
-		}
-	}
-	res := &store.DeleteResult{}
-	for _, did := range order {
-		rec := cur
-		if did != id {
-			if rec, err = db.findRecord(ctx, tx, kind, did); err != nil {
-				return nil, err
-			}
-		}
-		tomb, err := db.reg.NewTombstone(rec, actor.Name, tx.now)
-		if err != nil {
-			return nil, err
-		}
-		if err := insertHistoryRow(ctx, tx, kind, did, tomb); err != nil {
-			return nil, err
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", did); err != nil {
-			return nil, fmt.Errorf("delete %s %d: %w", kind, did, err)
-		}
-		if err := logRecordEvent(ctx, tx, kind, did, tomb, actor); err != nil {
-			return nil, err
-		}
-		ts := store.Tombstone{Kind: kind, ID: did, Version: tomb.Version, Title: rec.Title()}
-		if did == id {
-			res.Deleted = append([]store.Tombstone{ts}, res.Deleted...)
-		} else {
-			res.Deleted = append(res.Deleted, ts)
-		}
 	}
 	if d.IdempotencyKey != "" {
 		if err := db.completeUpdateKey(ctx, tx, d.IdempotencyKey, hash, store.DeleteKeyResult(res), actor); err != nil {
@@ -122,6 +60,42 @@ func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d
 		}
 	}
 	return res, nil
+}
+
+// deleteSteps are a delete's reads and writes in tx (store.DeleteSteps).
+type deleteSteps struct {
+	db    *DB
+	ctx   context.Context
+	tx    *tx
+	kind  store.Kind
+	table string
+	actor store.Actor
+}
+
+func (s deleteSteps) Find(id int64) (*store.Record, error) {
+	return s.db.findRecord(s.ctx, s.tx, s.kind, id)
+}
+
+func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
+}
+
+func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
+	return descendants(s.ctx, s.tx, id)
+}
+
+func (s deleteSteps) Conflict(id, base int64) error {
+	return s.db.conflict(s.ctx, s.tx, s.kind, id, base)
+}
+
+func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
+	if err := insertHistoryRow(s.ctx, s.tx, rec.Kind, rec.ID, tomb); err != nil {
+		return err
+	}
+	if _, err := s.tx.ExecContext(s.ctx, "DELETE FROM "+s.table+" WHERE id = ?", rec.ID); err != nil {
+		return fmt.Errorf("delete %s %d: %w", rec.Kind, rec.ID, err)
+	}
+	return logRecordEvent(s.ctx, s.tx, rec.Kind, rec.ID, tomb, s.actor)
 }
 
 // descendants maps every document below id to its parent.
@@ -172,15 +146,8 @@ func logRecordEvent(ctx context.Context, tx *tx, kind store.Kind, id int64, h st
 // RestoreRecord brings a deleted record back from its tombstone as the next version, in one
 // BEGIN IMMEDIATE transaction. See store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := db.reg.CheckRestore(ctx, kind)
 	if err != nil {
-		return nil, err
-	}
-	t, err := table(kind)
-	if err != nil {
-		return nil, err
-	}
-	if err := store.CheckDeleter(kind, actor); err != nil {
 		return nil, err
 	}
 	if err := db.refuseDeleteOnCopy(ctx, "restore"); err != nil {
@@ -189,6 +156,10 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
+		t, err := table(kind)
+		if err != nil {
+			return err
+		}
 		var exists bool
 		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = ?)", id).Scan(&exists); err != nil {
 			return err
@@ -221,8 +192,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err := db.checkUnique(ctx, tx, kind, id, plan.SKU); err != nil {
 			return err
 		}
-		want := plan.RestoredRecord(kind, id, actor.Name, tx.now)
-		rec, err := db.insertRecord(ctx, tx, want)
+		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		if err != nil {
+			return err
+		}
+		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, append(args, plan.Version, formatTime(tx.now), actor.Name)...))
 		if err != nil {
 			return err
 		}
@@ -243,44 +217,6 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, mapErr(what, err)
 	}
 	return res, nil
-}
-
-// insertRecord inserts r as it is, id and version included, with its sku key and folded
-// columns, and returns the row as stored.
-func (db *DB) insertRecord(ctx context.Context, tx *tx, r *store.Record) (*store.Record, error) {
-	t, err := table(r.Kind)
-	if err != nil {
-		return nil, err
-	}
-	cols := []string{"id"}
-	args := []any{r.ID}
-	for _, f := range db.reg.Fields(r.Kind) {
-		v, err := encodeColumn(f, r.Fields[f.Name])
-		if err != nil {
-			return nil, err
-		}
-		cols = append(cols, f.Name)
-		args = append(args, v)
-	}
-	if r.Kind == store.KindProduct {
-		sku, _ := r.Fields["sku"].(string)
-		cols = append(cols, "sku_key")
-		args = append(args, store.SKUKey(sku))
-	}
-	folds := store.Folds(r.Kind, r.Fields)
-	for _, col := range sortedKeys(folds) {
-		cols = append(cols, col)
-		args = append(args, folds[col])
-	}
-	cols = append(cols, "version", "updated_at", "updated_by")
-	args = append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy)
-	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
-		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(r.Kind)
-	rec, err := db.scanRecord(r.Kind, tx.QueryRowContext(ctx, q, args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.Errorf(store.EINTERNAL, "insert %s %d returned no row", r.Kind, r.ID)
-	}
-	return rec, err
 }
 
 // refuseDeleteOnCopy refuses a delete or restore on a working copy: the outbox carries saves,

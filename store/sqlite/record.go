@@ -133,30 +133,10 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
-	t, err := table(kind)
+	q, args, err := db.insertStatement(kind, p.ID, p.Values, p.Extra)
 	if err != nil {
 		return nil, err
 	}
-	fields := db.reg.Fields(kind)
-	cols := make([]string, 0, len(fields)+len(p.Extra)+3)
-	args := make([]any, 0, cap(cols))
-	for _, f := range fields {
-		v, err := encodeColumn(f, p.Values[f.Name])
-		if err != nil {
-			return nil, err
-		}
-		cols, args = append(cols, f.Name), append(args, v)
-	}
-	for _, c := range p.Extra {
-		cols, args = append(cols, c.Name), append(args, c.Value)
-	}
-	if p.ID != 0 {
-		cols = append(cols, "id")
-		args = append(args, p.ID)
-	}
-	cols = append(cols, "version", "updated_at", "updated_by")
-	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
-		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
 
 	var rec *store.Record
 	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
@@ -219,6 +199,37 @@ func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64
 		return nil
 	}
 	return err
+}
+
+// insertStatement returns the INSERT of a record of kind with the values vals (every field)
+// and the derived columns extra (store.ExtraColumns), RETURNING the row, and its arguments
+// but the last three, which the caller appends: version, updated_at and updated_by. id 0
+// lets SQLite choose the id. It is made outside the transaction where it can be.
+func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
+	t, err := table(kind)
+	if err != nil {
+		return "", nil, err
+	}
+	fields := db.reg.Fields(kind)
+	cols := make([]string, 0, len(fields)+len(extra)+4)
+	args := make([]any, 0, cap(cols))
+	if id != 0 {
+		cols, args = append(cols, "id"), append(args, id)
+	}
+	for _, f := range fields {
+		v, err := encodeColumn(f, vals[f.Name])
+		if err != nil {
+			return "", nil, err
+		}
+		cols, args = append(cols, f.Name), append(args, v)
+	}
+	for _, c := range extra {
+		cols, args = append(cols, c.Name), append(args, c.Value)
+	}
+	cols = append(cols, "version", "updated_at", "updated_by")
+	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
+		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
+	return q, args, nil
 }
 
 // checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
