@@ -89,6 +89,32 @@ func BenchmarkList(b *testing.B) {
 				}
 			})
 
+			b.Run("scroll-search", func(b *testing.B) {
+				// j over a list found by a word in the descriptions: every row shows the
+				// words around its match, marked.
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				app := openAppList(b, ctx, fake, opts)
+				searchList(b, app, "fine")
+				l := app.list
+				down := keyMsg("j")
+				const span = 90
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if l.cursor >= span {
+						b.StopTimer()
+						l.cursor, l.offset = 0, 0
+						b.StartTimer()
+					}
+					_, cmd := app.Update(down)
+					app.Render()
+					if cmd != nil {
+						b.Fatalf("step %d: j started a command (a page load) within the first page", i)
+					}
+				}
+			})
+
 			b.Run("scroll", func(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
@@ -117,6 +143,17 @@ func BenchmarkList(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// searchList types a search into the list's filter and loads its first page.
+func searchList(b *testing.B, app *App, text string) {
+	for _, k := range append(append([]string{"/"}, strings.Split(text, "")...), "enter") {
+		_, cmd := app.Update(keyMsg(k))
+		runSync(b, app, cmd)
+	}
+	if app.list.search != text || !app.list.loaded || len(app.list.rows) == 0 {
+		b.Fatalf("list not searched for %q: search %q, %d rows", text, app.list.search, len(app.list.rows))
 	}
 }
 
@@ -278,7 +315,7 @@ func (s *keysetStore) CountRecords(ctx context.Context, kind store.Kind) (int, e
 }
 
 func matches(r *store.Record, lowerSearch string) bool {
-	for _, name := range []string{"sku", "name"} {
+	for _, name := range []string{"sku", "name", "description"} {
 		if v, ok := r.Fields[name].(string); ok && strings.Contains(strings.ToLower(v), lowerSearch) {
 			return true
 		}
