@@ -428,6 +428,9 @@ func TestReader_BadFiles(t *testing.T) {
 		{"InvalidUTF8JSON", "{\"kind\":\"product\",\"fields\":{\"name\":\"bad\xff\"}}\n", JSONL, 1, "UTF-8"},
 		{"CellCount", "kind,id,name\nproduct,1,a\nproduct,2\n", CSV, 3, "2 cells"},
 		{"BadKind", "kind,id,name\nproduct,1,a\nwidget,2,b\n", CSV, 3, "widget"},
+		{"IDTooLarge", "kind,id,name\nproduct,1,a\nproduct,9007199254740992,b\n", CSV, 3, "id: 9007199254740992 is too large (at most 9007199254740991)"},
+		{"IDMaxInt64JSON", `{"kind":"product","id":9223372036854775807,"fields":{"name":"b"}}`, JSONL, 1, "id: 9223372036854775807 is too large"},
+		{"IDOverInt64", "kind,id,name\nproduct,99999999999999999999,b\n", CSV, 2, "id: 99999999999999999999 is too large"},
 	}
 	for _, tc := range rowErrs {
 		t.Run(tc.name, func(t *testing.T) {

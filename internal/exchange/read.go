@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -322,13 +323,21 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 	return nil
 }
 
-// parseNumber parses an id or version cell: "" is 0 (none).
+// parseNumber parses an id or version cell: "" is 0 (none). An id above store.MaxID is
+// refused here, so a dry run reports it as the import would (the store refuses it too).
 func parseNumber(col, s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, nil
 	}
+	limit := int64(math.MaxInt64)
+	if col == colID {
+		limit = store.MaxID
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") || err == nil && n > limit {
+		return 0, rowErrorf("%s: %s is too large (at most %d)", col, s, limit)
+	}
 	if err != nil || n <= 0 {
 		return 0, rowErrorf("%s: %q is not a positive whole number", col, s)
 	}
