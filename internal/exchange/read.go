@@ -53,7 +53,7 @@ type Reader struct {
 	lim    *rowLimit
 
 	// CSV
-	csv    *csv.Reader
+	csv    *csvReader
 	header []string
 	kind   store.Kind // the kind of the CSV file's rows (from its first row)
 
@@ -81,8 +81,7 @@ func NewReader(r io.Reader, format Format, reg *store.Registry) (*Reader, error)
 	x := &Reader{reg: reg, format: format, lim: lim}
 	switch format {
 	case CSV:
-		x.csv = csv.NewReader(lim)
-		x.csv.ReuseRecord = false
+		x.csv = newCSVReader(lim)
 	case JSONL:
 		x.lines = bufio.NewReaderSize(lim, 64<<10)
 	case JSON:
@@ -174,7 +173,7 @@ func (x *Reader) Next() (*Row, error) {
 
 func (x *Reader) nextCSV() (*Row, error) {
 	if x.header == nil {
-		rec, err := x.csv.Read()
+		rec, _, err := x.csv.Read()
 		x.lim.reset()
 		if err == io.EOF {
 			return nil, fileErrorf(0, "the file is empty: a CSV import starts with a header line such as kind,id,version,name")
@@ -187,12 +186,11 @@ func (x *Reader) nextCSV() (*Row, error) {
 		}
 		x.header = rec
 	}
-	rec, err := x.csv.Read()
+	rec, line, err := x.csv.Read()
 	x.lim.reset()
 	if err == io.EOF {
 		return nil, io.EOF // a header without rows imports nothing
 	}
-	line, _ := x.csv.FieldPos(0)
 	var pe *csv.ParseError
 	if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
 		return &Row{Line: pe.StartLine, Err: rowErrorf("%d cells where the header has %d", len(rec), len(x.header))}, nil
