@@ -16,8 +16,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the CLI goldens in the top-level testdata/cli from the current output")
 
-// goldenDir holds the CLI goldens: the repository's top-level testdata (DESIGN.md).
-const goldenDir = "../../testdata/cli"
+// goldenDir holds the CLI goldens: the repository's top-level testdata (DESIGN.md). Made
+// absolute when the package loads: a test that changes its directory (t.Chdir) must still
+// read and write the repository's goldens, not a testdata/cli relative to a temporary dir.
+var goldenDir = mustAbs("../../testdata/cli")
+
+func mustAbs(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}
 
 // varying matches what differs from run to run in the output: times, store ids, lease tokens,
 // the temporary store path.
