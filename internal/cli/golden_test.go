@@ -139,6 +139,14 @@ func TestGolden_Outputs(t *testing.T) {
 		"product,77,3,With id,2.00,\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// One line holding four rows: money as a JSON number, a whole number outside int64, a
+	// field named twice, and a good row; the report tells them apart by ROW.
+	if err := os.WriteFile("one-line.json", []byte(`[{"kind":"product","id":1,"fields":{"price":1.5}},`+
+		`{"kind":"product","id":1,"fields":{"stock":9223372036854775808}},`+
+		`{"kind":"product","id":1,"fields":{"name":"a","name":"b"}},`+
+		`{"kind":"product","id":4,"version":1,"fields":{"name":"From JSON"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -152,6 +160,7 @@ func TestGolden_Outputs(t *testing.T) {
 		{"history_product_json.txt", []string{"history", "product", "2", "--json"}},
 		{"import_dry_run.txt", []string{"import", imp, "--dry-run", "--key-prefix", "g"}},
 		{"import_dry_run_json.txt", []string{"import", imp, "--dry-run", "--json", "--key-prefix", "g"}},
+		{"import_json_one_line.txt", []string{"import", "one-line.json", "--dry-run", "--key-prefix", "g"}},
 		{"export_csv.txt", []string{"export", "products", "--fields", "sku,name,categories,price"}},
 		{"export_jsonl.txt", []string{"export", "documents", "--format", "jsonl", "--fields", "parent_id,title,tags"}},
 		{"exit1_unreachable.txt", []string{"--db", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", "list", "products"}},

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,9 @@ import (
 type Row struct {
 	// Line is the row's first line in the file (1 is the first line).
 	Line int
+	// Pos is the row's position among the file's rows (1 is the first row): in a JSON array
+	// written on one line every row is on line 1, and Pos tells them apart.
+	Pos  int
 	Kind store.Kind
 	// ID is the record the row updates (0: the row creates a record).
 	ID int64
@@ -35,6 +39,11 @@ type Row struct {
 	// Base holds the values the row was edited from (base.<field> columns or a "base"
 	// object), for import --merge; nil when the row carries none.
 	Base store.Values
+	// Empty names the fields whose CSV cell was empty although their type has no empty
+	// value (enum, int, money), sorted. They are not in Set: a row that creates a record
+	// gives them their default (the cell reads as "not given"); a row that updates one is
+	// invalid, since an empty cell there may mean "clear it", which these types cannot.
+	Empty []string
 	// Err is set when the row is invalid (a value of the wrong type, an unknown kind...):
 	// it is reported and not applied; the other members may be partly set.
 	Err error
@@ -168,6 +177,7 @@ func (x *Reader) Next() (*Row, error) {
 		return nil, err
 	}
 	x.rows++
+	row.Pos = x.rows
 	return row, nil
 }
 
@@ -303,7 +313,11 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			bad(err)
 			continue
 		}
-		v, err := f.Parse(cells[c])
+		if !isBase && strings.TrimSpace(cells[c]) == "" && noEmptyValue(f) {
+			row.Empty = append(row.Empty, name)
+			continue
+		}
+		v, err := parseCell(f, cells[c])
 		if err != nil {
 			bad(err)
 			continue
@@ -317,8 +331,116 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			row.Set[name] = v
 		}
 	}
+	slices.Sort(row.Empty)
 	x.finish(row, errs)
 	return nil
+}
+
+// noEmptyValue reports whether f's type has no empty value, so that an empty CSV cell
+// cannot be one of its values: enum, int and money.
+func noEmptyValue(f *store.Field) bool {
+	switch f.Type {
+	case store.TypeEnum, store.TypeInt, store.TypeMoney:
+		return true
+	}
+	return false
+}
+
+// parseCell parses a CSV cell as Field.Parse does, saying "out of range" for a whole number
+// too large for an int field (Parse would call it not a whole number).
+func parseCell(f *store.Field, s string) (any, error) {
+	if f.Type == store.TypeInt {
+		if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); errors.Is(err, strconv.ErrRange) {
+			return nil, outOfRange(f, strings.TrimSpace(s))
+		}
+	}
+	return f.Parse(s)
+}
+
+// outOfRange is the error of a whole number n outside int64 for field f.
+func outOfRange(f *store.Field, n string) error {
+	return rowErrorf("%s: %s is out of range (a whole number from %d to %d)", f.Name, n, int64(math.MinInt64), int64(math.MaxInt64))
+}
+
+// jsonValue turns a decoded JSON value of field f (numbers as json.Number) into the
+// field's value. Whole numbers are read exactly (never through a float64, which would round
+// 2^53+1 and call 2^63 "9.22e+18"); money must be a decimal string, since a JSON number
+// could be meant as cents or as units; everything else is Field.Import's.
+func jsonValue(f *store.Field, v any) (any, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return f.Import(v)
+	}
+	switch f.Type {
+	case store.TypeMoney:
+		return nil, rowErrorf("%s: %s is a JSON number; write money as a decimal string like \"1.50\" (a number could mean cents or units)", f.Name, n)
+	case store.TypeInt, store.TypeRef:
+		r, ok := new(big.Rat).SetString(n.String())
+		if !ok || !r.IsInt() {
+			return nil, rowErrorf("%s: %s is not a whole number", f.Name, n)
+		}
+		if !r.Num().IsInt64() {
+			return nil, outOfRange(f, n.String())
+		}
+		i := r.Num().Int64()
+		return i, f.Check(i)
+	}
+	fl, err := n.Float64()
+	if err != nil {
+		return nil, rowErrorf("%s: %s is not a number tandem reads", f.Name, n)
+	}
+	return f.Import(fl)
+}
+
+// duplicateKey returns the first member name that appears twice in one object of the JSON
+// value b (with the path of the object, "" for the row itself), or "" when there is none.
+// encoding/json keeps the last of two equal names silently; a row that names a field twice
+// says two things, and the import refuses it rather than pick one.
+func duplicateKey(b []byte) (name, path string) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var walk func(path string) (string, string, error)
+	walk = func(path string) (string, string, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", "", err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return "", "", err
+				}
+				key, _ := k.(string)
+				if seen[key] {
+					return key, path, nil
+				}
+				seen[key] = true
+				sub := key
+				if path != "" {
+					sub = path + "." + key
+				}
+				if n, p, err := walk(sub); n != "" || err != nil {
+					return n, p, err
+				}
+			}
+			_, err = dec.Token()
+			return "", "", err
+		case json.Delim('['):
+			for dec.More() {
+				if n, p, err := walk(path); n != "" || err != nil {
+					return n, p, err
+				}
+			}
+			_, err = dec.Token()
+			return "", "", err
+		}
+		return "", "", nil
+	}
+	name, path, _ = walk("")
+	return name, path
 }
 
 // parseNumber parses an id or version cell: "" is 0 (none). An id above store.MaxID is
@@ -354,7 +476,8 @@ func (x *Reader) finish(row *Row, errs []string) {
 		Version int64        `json:"v"`
 		Set     store.Values `json:"s"`
 		Base    store.Values `json:"b"`
-	}{row.Kind, row.ID, row.Version, row.Set, row.Base})
+		Empty   []string     `json:"e,omitempty"`
+	}{row.Kind, row.ID, row.Version, row.Set, row.Base, row.Empty})
 	if err != nil {
 		row.Err = rowErrorf("%v", err)
 		return
@@ -454,6 +577,14 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("not valid UTF-8")
 		return
 	}
+	if name, path := duplicateKey(b); name != "" {
+		where := "the row"
+		if path != "" {
+			where = fmt.Sprintf("%q", path)
+		}
+		row.Err = rowErrorf("%q appears twice in %s: a row names each member once", name, where)
+		return
+	}
 	var jr jsonRow
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -490,11 +621,13 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 				continue
 			}
 			var v any
-			if err := json.Unmarshal(m[name], &v); err != nil {
+			d := json.NewDecoder(bytes.NewReader(m[name]))
+			d.UseNumber()
+			if err := d.Decode(&v); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
 				continue
 			}
-			v, err = f.Import(v)
+			v, err = jsonValue(f, v)
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
