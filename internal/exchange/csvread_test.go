@@ -167,3 +167,25 @@ func BenchmarkCSVRead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadAll reads an export of 2,000 sample products in each format, as import does
+// before it writes (parsing, type checks, duplicate-key checks, digests).
+func BenchmarkReadAll(b *testing.B) {
+	st := memory.New(store.Options{})
+	mustProducts(b, st, 2000)
+	for _, f := range []Format{CSV, JSONL, JSON} {
+		data := mustExport(b, st, store.KindProduct, f, WriterOptions{})
+		b.Run(string(f), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				x, err := NewReader(bytes.NewReader(data), f, st.Registry())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ReadAll(x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -429,6 +429,8 @@ func TestReader_BadFiles(t *testing.T) {
 		{"IntFractionJSON", `{"kind":"product","id":1,"fields":{"stock":2.5}}`, JSONL, 1, "stock: 2.5 is not a whole number"},
 		{"IntOverInt64CSV", "kind,id,stock\nproduct,1,9223372036854775808\n", CSV, 2, "stock: 9223372036854775808 is out of range"},
 		{"DuplicateFieldJSON", `{"kind":"product","id":1,"fields":{"name":"a","name":"b"}}`, JSONL, 1, `"name" appears twice in "fields"`},
+		{"DuplicateEscapedJSON", `{"kind":"product","id":1,"fields":{"name":"a","n\u0061me":"b"}}`, JSONL, 1, `"name" appears twice in "fields"`},
+		{"NoDuplicateInStringsJSON", `{"kind":"product","id":1,"fields":{"name":"a\"{,\"name\":","price":2}}`, JSONL, 1, `price: 2 is a JSON number`},
 		{"DuplicateMemberJSON", `{"kind":"product","id":1,"id":2,"fields":{"name":"a"}}`, JSONL, 1, `"id" appears twice in the row`},
 		{"UnknownFieldJSON", `{"kind":"product","fields":{"colour":"red"}}`, JSONL, 1, "colour"},
 		{"InvalidUTF8", "kind,id,name\nproduct,1,ok\nproduct,2,bad\xff\n", CSV, 3, "UTF-8"},
