@@ -190,7 +190,7 @@ type CreateOptions struct {
 	ParentLeaseToken string
 	// ID, when not 0, is the id the new record gets instead of the next free one (an import
 	// restoring an export into a fresh store). Later creates get ids above it. EINVALID when
-	// it is negative or a record of the kind already has it.
+	// it is negative, above MaxID or a record of the kind already has it.
 	ID int64
 	// IdempotencyKey, when set, makes the create apply at most once, like
 	// Update.IdempotencyKey: a second create with the same key and the same request writes
@@ -199,8 +199,16 @@ type CreateOptions struct {
 	IdempotencyKey string
 }
 
+// MaxID is the largest id a create may ask for (CreateOptions.ID): 2^53-1, the largest
+// integer a JSON number holds exactly (JavaScript's Number.MAX_SAFE_INTEGER), so every id
+// survives a JSON export read by any tool. The bound also keeps room above an imported id:
+// later creates count on from it, and an id near the top of int64 would leave none (SQLite
+// answers "database or disk is full" and PostgreSQL's sequence "reached maximum value" to
+// every create after it, for good).
+const MaxID = int64(1)<<53 - 1
+
 // CreateOpts returns the one CreateOptions a create reads (the zero value when none was
-// given), checked: EINVALID for a negative ID or a bad key.
+// given), checked: EINVALID for a negative ID, an ID above MaxID or a bad key.
 func CreateOpts(opts []CreateOptions) (CreateOptions, error) {
 	var o CreateOptions
 	if len(opts) > 0 {
@@ -208,6 +216,9 @@ func CreateOpts(opts []CreateOptions) (CreateOptions, error) {
 	}
 	if o.ID < 0 {
 		return o, Errorf(EINVALID, "id %d is not a record id", o.ID)
+	}
+	if o.ID > MaxID {
+		return o, Errorf(EINVALID, "id %d is too large: a create may ask for an id up to %d (2^53-1, the largest a JSON number holds exactly)", o.ID, MaxID)
 	}
 	if o.IdempotencyKey != "" {
 		if err := CheckKey(ScopeAPI, o.IdempotencyKey); err != nil {

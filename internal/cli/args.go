@@ -80,6 +80,11 @@ func parseRecordRef(kind, id string) (store.Kind, int64, error) {
 // parseAssignments parses field=value arguments with the registry's field types. A text
 // field given as field=@path reads its value from the file at path (@- for stdin is not
 // offered: the CLI is for scripts that have files).
+//
+// Other fields never read files: their value is the text as given, "@" included (a name may
+// well be "@home"). But when that text is @ followed by the name of a file that exists, the
+// caller most likely meant to read the file into a field that cannot take one, and saving
+// the literal "@notes.txt" would go unnoticed: that is refused (EINVALID, nothing written).
 func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (store.Values, error) {
 	vals := store.Values{}
 	for _, arg := range args {
@@ -98,12 +103,17 @@ func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (stor
 		if _, dup := vals[name]; dup {
 			return nil, usagef("%s is given twice", name)
 		}
-		if f.Type == store.TypeText && strings.HasPrefix(raw, "@") {
-			b, err := readLimited(raw[1:], f.MaxBytes)
-			if err != nil {
-				return nil, usagef("%s: %v", name, err)
+		if path, at := strings.CutPrefix(raw, "@"); at && (path != "" || f.Type == store.TypeText) {
+			if f.Type == store.TypeText {
+				b, err := readLimited(path, f.MaxBytes)
+				if err != nil {
+					return nil, usagef("%s: %v", name, err)
+				}
+				raw = string(b)
+			} else if _, err := os.Stat(path); err == nil {
+				return nil, usagef("%s: %s is a file, but only a text field reads its value from a file (field=@path) and %s is a %s; nothing was written (to save the text %q itself, run the command where no file %s exists, or import it)",
+					name, path, name, f.Type, raw, path)
 			}
-			raw = string(b)
 		}
 		v, err := f.Parse(raw)
 		if err != nil {

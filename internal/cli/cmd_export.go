@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -22,7 +24,9 @@ func newExportCmd(a *app) *cobra.Command {
 		Short: "Write every record of a kind as CSV, JSON Lines or JSON",
 		Long: `Export writes every record of one kind (or those a search finds) in id order, as CSV
 (RFC 4180, the default), JSON Lines or a JSON array, to stdout or to -o FILE. It
-streams: memory holds one page of records however many there are.
+streams: memory holds one page of records however many there are. With -o the format
+follows the name's extension (.csv, .jsonl or .ndjson, .json) unless --format says; a
+name that says none (out.txt) needs --format.
 
 Columns (CSV) and members (JSON) are kind, id and version, then the fields (all of
 them in registry order, or those --fields names in its order), then updated_by and
@@ -50,7 +54,13 @@ moved on.`,
 				format = string(exchange.JSON)
 			}
 			if format == "" {
-				format = string(exchange.FormatOf(out))
+				// A file's name must say its format: -o out.txt silently written as CSV
+				// would surprise whoever reads it as something else.
+				f, ok := exchange.FormatOfExt(out)
+				if !ok && out != "" && out != "-" {
+					return usagef("-o %s: the name does not say the format (.csv, .jsonl, .ndjson or .json); give --format csv, jsonl or json", out)
+				}
+				format = string(f)
 			}
 			f, err := exchange.ParseFormat(format)
 			if err != nil {
@@ -70,7 +80,7 @@ moved on.`,
 				// Written next to the target and renamed at the end, so a failed export
 				// never leaves a half file under the name asked for.
 				if file, err = os.CreateTemp(dirOf(out), ".tandem-export-*"); err != nil {
-					return usageErr(fmt.Errorf("-o: %w", err))
+					return usageErr(outputError(out, err))
 				}
 				defer os.Remove(file.Name())
 				defer file.Close()
@@ -110,19 +120,33 @@ moved on.`,
 				return fmt.Errorf("write %s: %w", out, err)
 			}
 			if err := os.Rename(file.Name(), out); err != nil {
-				return fmt.Errorf("export: %w", err)
+				return outputError(out, err)
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&format, "format", "", "csv, jsonl or json (default: from -o's extension, else csv)")
+	fl.StringVar(&format, "format", "", "csv, jsonl or json (default: from -o's extension, which must name one; csv on stdout)")
 	fl.StringVar(&search, "search", "", "only records whose sku, name or title contains this text, in any case")
 	fl.StringVar(&fields, "fields", "", "comma-separated fields to write, in this order (default: all)")
 	fl.StringVarP(&out, "output", "o", "", "write to this file (default: stdout)")
 	fl.BoolVar(&base, "base", false, "also write each field as base.<field>, for import --merge")
 	fl.BoolVar(&asJSON, "json", false, "the same as --format json")
 	return cmd
+}
+
+// outputError is the error of a file operation for -o path: it names the user's path and
+// the system's reason, never the temporary file the export writes first.
+func outputError(path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("-o %s: cannot write the file: %w", path, err)
 }
 
 // dirOf returns the directory of path ("." for a bare name).

@@ -31,3 +31,31 @@ func TestCLI_Export(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_ExportOutput: -o errors name the path asked for (never the temporary file written
+// first), and a name whose extension says no format is refused unless --format says one.
+func TestCLI_ExportOutput(t *testing.T) {
+	dsn := newSQLiteStore(t)
+	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(2)))
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexist", "x.csv")
+	r := tandem(t, dsn, "export", "products", "-o", missing)
+	if r.code != 2 || !strings.Contains(r.stderr, "-o "+missing+": cannot write the file: no such file or directory") || strings.Contains(r.stderr, ".tandem-export") {
+		t.Errorf("export -o into a missing directory: exit %d, stderr %q; want 2 naming %s and not the temporary file", r.code, r.stderr, missing)
+	}
+	txt := filepath.Join(dir, "out.txt")
+	r = tandem(t, dsn, "export", "products", "-o", txt)
+	if r.code != 2 || !strings.Contains(r.stderr, "does not say the format") || !strings.Contains(r.stderr, "--format") {
+		t.Errorf("export -o out.txt: exit %d, stderr %q; want 2 asking for --format", r.code, r.stderr)
+	}
+	if _, err := os.Stat(txt); !os.IsNotExist(err) {
+		t.Errorf("a refused export left %s (%v)", txt, err)
+	}
+	mustTandem(t, dsn, "export", "products", "-o", txt, "--format", "jsonl")
+	if data, _ := os.ReadFile(txt); !strings.HasPrefix(string(data), `{"kind":"product","id":1,`) {
+		t.Errorf("export -o out.txt --format jsonl wrote:\n%s", data)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tandem-export-*")); len(leftovers) != 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+}

@@ -44,7 +44,8 @@ its own transaction, with the rules of a save:
     content: importing the same file again changes nothing, and an import that was
     killed can be run again to finish.
 
-The report has one line per row: its line in the file, created, updated, unchanged,
+The report has one line per row: its position among the rows and its first line in the
+file (a JSON array on one line has every row on line 1), created, updated, unchanged,
 conflict, leased or invalid, and why; --json prints it as JSON. A file that cannot be
 read as a whole (not CSV or JSON, an unknown column, a row over 64 MiB, empty) is
 refused before anything is written.
@@ -141,7 +142,7 @@ func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRu
 		return writeJSON(w, jsonImport{DryRun: dryRun, Summary: sum, Rows: res})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LINE\tOUTCOME\tKIND\tID\tVERSION\tFIELDS\tMESSAGE")
+	fmt.Fprintln(tw, "ROW\tLINE\tOUTCOME\tKIND\tID\tVERSION\tFIELDS\tMESSAGE")
 	for _, r := range res {
 		id, v := "", ""
 		if r.ID != 0 {
@@ -150,7 +151,7 @@ func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRu
 		if r.Version != 0 {
 			v = strconv.FormatInt(r.Version, 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Line, r.Outcome, r.Kind, id, v,
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Row, r.Line, r.Outcome, r.Kind, id, v,
 			cut(strings.Join(r.Fields, ","), 40), safe.Line(r.Message))
 	}
 	if err := tw.Flush(); err != nil {

@@ -63,7 +63,8 @@ conflicts (at most 127), 255 when a file cannot be read or written, is binary or
 
 Options: -p/--stdout, --diff3, --zdiff3 (diff3 with the lines both sides agree on at
 the edges of a conflict moved out of it), --ours, --theirs, --union, --marker-size N,
--q/--quiet, -L NAME (up to three labels for current, base and other).`,
+-q/--quiet (accepted; as with git, conflicts are never reported on stderr, only
+counted in the exit status), -L NAME (up to three labels for current, base and other).`,
 		Example: `  tandem merge-file -p mine.txt base.txt theirs.txt
   tandem merge-file --diff3 -L mine -L base -L theirs mine.txt base.txt theirs.txt`,
 		// git merge-file's own flags pass through untouched, and its exit status is kept.
@@ -99,7 +100,6 @@ const (
 // mergeFileArgs is the parsed command line of merge-file.
 type mergeFileArgs struct {
 	stdout bool
-	quiet  bool
 	style  mergeStyle
 	favor  merge.Favor
 	marker int
@@ -129,7 +129,8 @@ func parseMergeFileArgs(args []string) (*mergeFileArgs, error) {
 		case arg == "-p" || arg == "--stdout":
 			a.stdout = true
 		case arg == "-q" || arg == "--quiet":
-			a.quiet = true
+			// Accepted as git accepts it. git merge-file (2.39) prints nothing about
+			// conflicts with or without it: the exit status counts them.
 		case arg == "--diff3":
 			a.style = styleDiff3
 		case arg == "--zdiff3":
@@ -247,9 +248,8 @@ func mergeFile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %s\n", safe.Line(err.Error()))
 		return mergeExitError
 	}
-	if conflicts > 0 && !a.quiet {
-		fmt.Fprintf(stderr, "warning: merge-file: %d conflict(s) in %s\n", conflicts, safe.Line(a.files[0]))
-	}
+	// Like git merge-file, nothing on stderr about conflicts: the exit status is their
+	// number, and a merge driver or script reads that.
 	return min(conflicts, mergeMaxConflicts)
 }
 

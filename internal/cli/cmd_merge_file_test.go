@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -83,14 +84,30 @@ func TestMergeFile(t *testing.T) {
 			t.Skip("git not installed")
 		}
 		setup()
-		for _, args := range [][]string{{"-p"}, {"-p", "--diff3"}, {"-p", "--zdiff3"}, {"-p", "--union"}, {"-p", "--marker-size=3", "-L", "x"}} {
+		for _, args := range [][]string{{"-p"}, {"-p", "--diff3"}, {"-p", "--zdiff3"}, {"-p", "--union"}, {"-p", "--marker-size=3", "-L", "x"}, {"-p", "-q"}} {
 			full := append(append([]string(nil), args...), cur, base, other)
-			code, out, _ := run(full...)
+			code, out, errOut := run(full...)
 			cmd := exec.Command("git", append([]string{"merge-file"}, full...)...)
+			var gitErr bytes.Buffer
+			cmd.Stderr = &gitErr
 			want, _ := cmd.Output()
-			if code != cmd.ProcessState.ExitCode() || out != string(want) {
-				t.Errorf("%v: tandem %d %q, git %d %q", args, code, out, cmd.ProcessState.ExitCode(), want)
+			if code != cmd.ProcessState.ExitCode() || out != string(want) || errOut != gitErr.String() {
+				t.Errorf("%v: tandem %d %q stderr %q, git %d %q stderr %q", args, code, out, errOut, cmd.ProcessState.ExitCode(), want, gitErr.String())
 			}
+		}
+		// In place, on copies of the same conflicting files: the same file, status and stderr.
+		mine, theirs := filepath.Join(dir, "mine"), filepath.Join(dir, "git")
+		mustWriteFile(t, mine, "a\nB\nc\nd\ne\nf\nG\n", 0o644)
+		mustWriteFile(t, theirs, "a\nB\nc\nd\ne\nf\nG\n", 0o644)
+		code, _, errOut := run(mine, base, other)
+		cmd := exec.Command("git", "merge-file", theirs, base, other)
+		var gitErr bytes.Buffer
+		cmd.Stderr = &gitErr
+		_ = cmd.Run()
+		got, _ := os.ReadFile(mine)
+		want, _ := os.ReadFile(theirs)
+		if code != cmd.ProcessState.ExitCode() || errOut != gitErr.String() || string(got) != strings.ReplaceAll(string(want), theirs, mine) {
+			t.Errorf("in place: tandem %d stderr %q file %q; git %d stderr %q file %q", code, errOut, got, cmd.ProcessState.ExitCode(), gitErr.String(), want)
 		}
 	})
 }

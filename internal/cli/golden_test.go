@@ -16,8 +16,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the CLI goldens in the top-level testdata/cli from the current output")
 
-// goldenDir holds the CLI goldens: the repository's top-level testdata (DESIGN.md).
-const goldenDir = "../../testdata/cli"
+// goldenDir holds the CLI goldens: the repository's top-level testdata (DESIGN.md). Made
+// absolute when the package loads: a test that changes its directory (t.Chdir) must still
+// read and write the repository's goldens, not a testdata/cli relative to a temporary dir.
+var goldenDir = mustAbs("../../testdata/cli")
+
+func mustAbs(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}
 
 // varying matches what differs from run to run in the output: times, store ids, lease tokens,
 // the temporary store path.
@@ -129,6 +139,14 @@ func TestGolden_Outputs(t *testing.T) {
 		"product,77,3,With id,2.00,\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// One line holding four rows: money as a JSON number, a whole number outside int64, a
+	// field named twice, and a good row; the report tells them apart by ROW.
+	if err := os.WriteFile("one-line.json", []byte(`[{"kind":"product","id":1,"fields":{"price":1.5}},`+
+		`{"kind":"product","id":1,"fields":{"stock":9223372036854775808}},`+
+		`{"kind":"product","id":1,"fields":{"name":"a","name":"b"}},`+
+		`{"kind":"product","id":4,"version":1,"fields":{"name":"From JSON"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -142,6 +160,7 @@ func TestGolden_Outputs(t *testing.T) {
 		{"history_product_json.txt", []string{"history", "product", "2", "--json"}},
 		{"import_dry_run.txt", []string{"import", imp, "--dry-run", "--key-prefix", "g"}},
 		{"import_dry_run_json.txt", []string{"import", imp, "--dry-run", "--json", "--key-prefix", "g"}},
+		{"import_json_one_line.txt", []string{"import", "one-line.json", "--dry-run", "--key-prefix", "g"}},
 		{"export_csv.txt", []string{"export", "products", "--fields", "sku,name,categories,price"}},
 		{"export_jsonl.txt", []string{"export", "documents", "--format", "jsonl", "--fields", "parent_id,title,tags"}},
 		{"exit1_unreachable.txt", []string{"--db", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1", "list", "products"}},

@@ -44,13 +44,22 @@ func ParseFormat(s string) (Format, error) {
 
 // FormatOf guesses the format of a file from its name's extension; CSV when it says nothing.
 func FormatOf(path string) Format {
+	f, _ := FormatOfExt(path)
+	return f
+}
+
+// FormatOfExt returns the format a file name's extension names (.csv, .jsonl, .ndjson,
+// .json, in any case), and false with CSV when it names none.
+func FormatOfExt(path string) (Format, bool) {
 	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return CSV, true
 	case ".jsonl", ".ndjson":
-		return JSONL
+		return JSONL, true
 	case ".json":
-		return JSON
+		return JSON, true
 	}
-	return CSV
+	return CSV, false
 }
 
 // Column names besides the fields.

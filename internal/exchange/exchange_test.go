@@ -422,12 +422,24 @@ func TestReader_BadFiles(t *testing.T) {
 	}{
 		{"WrongType", "kind,id,price\nproduct,1,1.00\nproduct,2,cheap\n", CSV, 3, `"cheap" is not an amount`},
 		{"WrongTypeJSON", `{"kind":"product","id":1,"fields":{"stock":"many"}}`, JSONL, 1, "not a whole number"},
-		{"MoneyAsNumberJSON", `{"kind":"product","id":1,"fields":{"price":3.5}}`, JSONL, 1, "price"},
+		{"MoneyAsNumberJSON", `{"kind":"product","id":1,"fields":{"price":1.5}}`, JSONL, 1, `price: 1.5 is a JSON number; write money as a decimal string like "1.50"`},
+		{"MoneyAsIntegerJSON", `{"kind":"product","id":1,"fields":{"price":2999}}`, JSONL, 1, `price: 2999 is a JSON number; write money as a decimal string`},
+		{"IntOverInt64JSON", `{"kind":"product","id":1,"fields":{"stock":9223372036854775808}}`, JSONL, 1, "stock: 9223372036854775808 is out of range"},
+		{"IntOverInt64ExpJSON", `{"kind":"product","id":1,"fields":{"stock":1e19}}`, JSONL, 1, "stock: 1e19 is out of range"},
+		{"IntFractionJSON", `{"kind":"product","id":1,"fields":{"stock":2.5}}`, JSONL, 1, "stock: 2.5 is not a whole number"},
+		{"IntOverInt64CSV", "kind,id,stock\nproduct,1,9223372036854775808\n", CSV, 2, "stock: 9223372036854775808 is out of range"},
+		{"DuplicateFieldJSON", `{"kind":"product","id":1,"fields":{"name":"a","name":"b"}}`, JSONL, 1, `"name" appears twice in "fields"`},
+		{"DuplicateEscapedJSON", `{"kind":"product","id":1,"fields":{"name":"a","n\u0061me":"b"}}`, JSONL, 1, `"name" appears twice in "fields"`},
+		{"NoDuplicateInStringsJSON", `{"kind":"product","id":1,"fields":{"name":"a\"{,\"name\":","price":2}}`, JSONL, 1, `price: 2 is a JSON number`},
+		{"DuplicateMemberJSON", `{"kind":"product","id":1,"id":2,"fields":{"name":"a"}}`, JSONL, 1, `"id" appears twice in the row`},
 		{"UnknownFieldJSON", `{"kind":"product","fields":{"colour":"red"}}`, JSONL, 1, "colour"},
 		{"InvalidUTF8", "kind,id,name\nproduct,1,ok\nproduct,2,bad\xff\n", CSV, 3, "UTF-8"},
 		{"InvalidUTF8JSON", "{\"kind\":\"product\",\"fields\":{\"name\":\"bad\xff\"}}\n", JSONL, 1, "UTF-8"},
 		{"CellCount", "kind,id,name\nproduct,1,a\nproduct,2\n", CSV, 3, "2 cells"},
 		{"BadKind", "kind,id,name\nproduct,1,a\nwidget,2,b\n", CSV, 3, "widget"},
+		{"IDTooLarge", "kind,id,name\nproduct,1,a\nproduct,9007199254740992,b\n", CSV, 3, "id: 9007199254740992 is too large (at most 9007199254740991)"},
+		{"IDMaxInt64JSON", `{"kind":"product","id":9223372036854775807,"fields":{"name":"b"}}`, JSONL, 1, "id: 9223372036854775807 is too large"},
+		{"IDOverInt64", "kind,id,name\nproduct,99999999999999999999,b\n", CSV, 2, "id: 99999999999999999999 is too large"},
 	}
 	for _, tc := range rowErrs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,9 +466,33 @@ func TestReader_BadFiles(t *testing.T) {
 		if len(rows) != 2 || rows[0].Err != nil || rows[0].Set["name"] != "Lamp" || rows[1].Line != 4 {
 			t.Fatalf("rows %+v", rows)
 		}
-		// encoding/csv reads a quoted CRLF as LF.
-		if got := rows[0].Set["description"]; got != "a\nb" {
-			t.Errorf("description %q, want %q", got, "a\nb")
+		// Inside quotes every byte is data: the CRLF stays (encoding/csv would make it LF).
+		if got := rows[0].Set["description"]; got != "a\r\nb" {
+			t.Errorf("description %q, want %q", got, "a\r\nb")
+		}
+	})
+	t.Run("ExactWholeNumbersJSON", func(t *testing.T) {
+		// 2^53+1 and 1e3: read exactly, never through a float64.
+		rows, err := read(JSONL, `{"kind":"product","id":1,"fields":{"stock":9007199254740993}}`+"\n"+`{"kind":"product","id":2,"fields":{"stock":1e3}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows[0].Err != nil || rows[0].Set["stock"] != int64(9007199254740993) || rows[1].Err != nil || rows[1].Set["stock"] != int64(1000) {
+			t.Fatalf("stock %v (%v), %v (%v); want 9007199254740993 and 1000", rows[0].Set["stock"], rows[0].Err, rows[1].Set["stock"], rows[1].Err)
+		}
+	})
+	t.Run("OneLineJSONArray", func(t *testing.T) {
+		rows, err := read(JSON, `[{"kind":"product","id":1,"fields":{"name":"a"}},{"kind":"product","id":2,"fields":{"price":1.5}},{"kind":"product","id":3,"fields":{"name":"c"}}]`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			if r.Line != 1 || r.Pos != i+1 {
+				t.Errorf("row %d: line %d, position %d; want line 1, position %d", i, r.Line, r.Pos, i+1)
+			}
+		}
+		if len(rows) != 3 || rows[1].Err == nil {
+			t.Fatalf("rows %+v, want 3 with the second invalid", rows)
 		}
 	})
 	t.Run("JSONLines", func(t *testing.T) {
@@ -482,6 +518,39 @@ func TestImport_BadRowsLandNothing(t *testing.T) {
 		}
 		if r, _ := st.FindRecord(context.Background(), store.KindProduct, 2); r.Version != 1 {
 			t.Errorf("an invalid row wrote: version %d", r.Version)
+		}
+	})
+}
+
+// TestImport_EmptyCells: an empty cell of an enum, int or money field is "not given" on a
+// row that creates a record (the default, said in the report) and invalid on a row that
+// updates one (nothing written).
+func TestImport_EmptyCells(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 1)
+		data := []byte("kind,id,version,sku,name,availability,stock,price\n" +
+			"product,,,E-1,Empty cells,,,\n" +
+			"product,1,1,E-2,Renamed,,,\n")
+		res, sum := mustImport(t, as(t, alice), st, data, CSV, ImportOptions{})
+		if sum[Created] != 1 || sum[Invalid] != 1 {
+			t.Fatalf("report %v %+v", sum, res)
+		}
+		if !strings.Contains(res[0].Message, "availability=in_stock") || res[0].Row != 1 {
+			t.Errorf("create row: %+v, want row 1 with a message naming the default availability=in_stock", res[0])
+		}
+		r, err := st.FindRecord(t.Context(), store.KindProduct, res[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Fields["availability"] != "in_stock" || r.Fields["stock"] != int64(0) || r.Fields["price"] != int64(0) {
+			t.Errorf("created %v, want the defaults", r.Fields)
+		}
+		if res[1].Outcome != Invalid || res[1].Row != 2 || !strings.Contains(res[1].Message, "availability, price, stock: an empty cell") {
+			t.Errorf("update row: %+v, want invalid naming the empty cells", res[1])
+		}
+		if r, _ := st.FindRecord(t.Context(), store.KindProduct, 1); r.Version != 1 || r.Fields["name"] == "Renamed" {
+			t.Errorf("an invalid update row wrote: %v", r.Fields)
 		}
 	})
 }

@@ -28,6 +28,9 @@ const (
 
 // Result is the report of one row.
 type Result struct {
+	// Row is the row's position among the file's rows (1 is the first), Line its first
+	// line in the file.
+	Row     int        `json:"row"`
 	Line    int        `json:"line"`
 	Kind    store.Kind `json:"kind,omitempty"`
 	ID      int64      `json:"id,omitempty"`
@@ -87,7 +90,7 @@ const maxRetries = 3
 // that say nothing about the row (a database that went away, a busy lock) are returned; the
 // import stops there and may be re-run.
 func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error) {
-	res := Result{Line: row.Line, Kind: row.Kind, ID: row.ID}
+	res := Result{Row: row.Pos, Line: row.Line, Kind: row.Kind, ID: row.ID}
 	if row.Err != nil {
 		return im.invalid(res, row.Err), nil
 	}
@@ -113,12 +116,15 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 		if store.ErrorCode(err) == store.ENOTFOUND {
 			res, err := im.create(ctx, res, row, actor, key, store.CreateOptions{ID: row.ID, IdempotencyKey: key})
 			if err == nil && res.Outcome == Created && row.Version > 1 {
-				res.Message = fmt.Sprintf("created with id %d at version 1 (the file had version %d: versions start anew)", row.ID, row.Version)
+				res.Message = strings.TrimSpace(fmt.Sprintf("created with id %d at version 1 (the file had version %d: versions start anew). %s", row.ID, row.Version, res.Message))
 			}
 			return res, err
 		}
 		if err != nil {
 			return res, err
+		}
+		if len(row.Empty) > 0 {
+			return im.invalid(res, emptyError(row.Empty, row.Kind, row.ID)), nil
 		}
 		res, retry, err := im.update(ctx, res, row, cur, actor, key)
 		if err != nil || !retry || attempt == maxRetries {
@@ -140,7 +146,7 @@ func (im *Importer) create(ctx context.Context, res Result, row *Row, actor stor
 			}
 		}
 	})
-	res.Outcome, res.Message = Created, skippedNote(skipped, actor.Role)
+	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
 	if im.opt.DryRun {
 		res.Version = 1
 		return res, nil
@@ -335,6 +341,29 @@ func (im *Importer) writable(kind store.Kind, role store.Role, vals, cur store.V
 	}
 	slices.Sort(skipped)
 	return out, skipped
+}
+
+// defaultsNote tells which fields of a created record got their default for an empty cell.
+func defaultsNote(reg *store.Registry, row *Row) string {
+	if len(row.Empty) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(row.Empty))
+	for _, name := range row.Empty {
+		f, err := reg.Field(row.Kind, name)
+		if err != nil {
+			continue
+		}
+		parts = append(parts, name+"="+f.Format(f.Zero()))
+	}
+	return "empty cells take the default: " + strings.Join(parts, ", ") + "."
+}
+
+// emptyError is the error of a row that updates kind id with empty cells of fields that
+// have no empty value.
+func emptyError(names []string, kind store.Kind, id int64) error {
+	return rowErrorf("%s: an empty cell, but %s %d exists and this field has no empty value (an empty cell means the default only on a row that creates a record); write a value, or leave the column out",
+		strings.Join(names, ", "), kind, id)
 }
 
 // skippedNote tells which fields the role may not write were left alone.

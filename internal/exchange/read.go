@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +25,9 @@ import (
 type Row struct {
 	// Line is the row's first line in the file (1 is the first line).
 	Line int
+	// Pos is the row's position among the file's rows (1 is the first row): in a JSON array
+	// written on one line every row is on line 1, and Pos tells them apart.
+	Pos  int
 	Kind store.Kind
 	// ID is the record the row updates (0: the row creates a record).
 	ID int64
@@ -34,6 +39,11 @@ type Row struct {
 	// Base holds the values the row was edited from (base.<field> columns or a "base"
 	// object), for import --merge; nil when the row carries none.
 	Base store.Values
+	// Empty names the fields whose CSV cell was empty although their type has no empty
+	// value (enum, int, money), sorted. They are not in Set: a row that creates a record
+	// gives them their default (the cell reads as "not given"); a row that updates one is
+	// invalid, since an empty cell there may mean "clear it", which these types cannot.
+	Empty []string
 	// Err is set when the row is invalid (a value of the wrong type, an unknown kind...):
 	// it is reported and not applied; the other members may be partly set.
 	Err error
@@ -52,7 +62,7 @@ type Reader struct {
 	lim    *rowLimit
 
 	// CSV
-	csv    *csv.Reader
+	csv    *csvReader
 	header []string
 	kind   store.Kind // the kind of the CSV file's rows (from its first row)
 
@@ -80,8 +90,7 @@ func NewReader(r io.Reader, format Format, reg *store.Registry) (*Reader, error)
 	x := &Reader{reg: reg, format: format, lim: lim}
 	switch format {
 	case CSV:
-		x.csv = csv.NewReader(lim)
-		x.csv.ReuseRecord = false
+		x.csv = newCSVReader(lim)
 	case JSONL:
 		x.lines = bufio.NewReaderSize(lim, 64<<10)
 	case JSON:
@@ -168,12 +177,13 @@ func (x *Reader) Next() (*Row, error) {
 		return nil, err
 	}
 	x.rows++
+	row.Pos = x.rows
 	return row, nil
 }
 
 func (x *Reader) nextCSV() (*Row, error) {
 	if x.header == nil {
-		rec, err := x.csv.Read()
+		rec, _, err := x.csv.Read()
 		x.lim.reset()
 		if err == io.EOF {
 			return nil, fileErrorf(0, "the file is empty: a CSV import starts with a header line such as kind,id,version,name")
@@ -186,12 +196,11 @@ func (x *Reader) nextCSV() (*Row, error) {
 		}
 		x.header = rec
 	}
-	rec, err := x.csv.Read()
+	rec, line, err := x.csv.Read()
 	x.lim.reset()
 	if err == io.EOF {
 		return nil, io.EOF // a header without rows imports nothing
 	}
-	line, _ := x.csv.FieldPos(0)
 	var pe *csv.ParseError
 	if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
 		return &Row{Line: pe.StartLine, Err: rowErrorf("%d cells where the header has %d", len(rec), len(x.header))}, nil
@@ -304,7 +313,11 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			bad(err)
 			continue
 		}
-		v, err := f.Parse(cells[c])
+		if !isBase && strings.TrimSpace(cells[c]) == "" && noEmptyValue(f) {
+			row.Empty = append(row.Empty, name)
+			continue
+		}
+		v, err := parseCell(f, cells[c])
 		if err != nil {
 			bad(err)
 			continue
@@ -318,17 +331,140 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			row.Set[name] = v
 		}
 	}
+	slices.Sort(row.Empty)
 	x.finish(row, errs)
 	return nil
 }
 
-// parseNumber parses an id or version cell: "" is 0 (none).
+// noEmptyValue reports whether f's type has no empty value, so that an empty CSV cell
+// cannot be one of its values: enum, int and money.
+func noEmptyValue(f *store.Field) bool {
+	switch f.Type {
+	case store.TypeEnum, store.TypeInt, store.TypeMoney:
+		return true
+	}
+	return false
+}
+
+// parseCell parses a CSV cell as Field.Parse does, saying "out of range" for a whole number
+// too large for an int field (Parse would call it not a whole number).
+func parseCell(f *store.Field, s string) (any, error) {
+	if f.Type == store.TypeInt {
+		if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); errors.Is(err, strconv.ErrRange) {
+			return nil, outOfRange(f, strings.TrimSpace(s))
+		}
+	}
+	return f.Parse(s)
+}
+
+// outOfRange is the error of a whole number n outside int64 for field f.
+func outOfRange(f *store.Field, n string) error {
+	return rowErrorf("%s: %s is out of range (a whole number from %d to %d)", f.Name, n, int64(math.MinInt64), int64(math.MaxInt64))
+}
+
+// jsonValue turns a decoded JSON value of field f (numbers as json.Number) into the
+// field's value. Whole numbers are read exactly (never through a float64, which would round
+// 2^53+1 and call 2^63 "9.22e+18"); money must be a decimal string, since a JSON number
+// could be meant as cents or as units; everything else is Field.Import's.
+func jsonValue(f *store.Field, v any) (any, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return f.Import(v)
+	}
+	switch f.Type {
+	case store.TypeMoney:
+		return nil, rowErrorf("%s: %s is a JSON number; write money as a decimal string like \"1.50\" (a number could mean cents or units)", f.Name, n)
+	case store.TypeInt, store.TypeRef:
+		r, ok := new(big.Rat).SetString(n.String())
+		if !ok || !r.IsInt() {
+			return nil, rowErrorf("%s: %s is not a whole number", f.Name, n)
+		}
+		if !r.Num().IsInt64() {
+			return nil, outOfRange(f, n.String())
+		}
+		i := r.Num().Int64()
+		return i, f.Check(i)
+	}
+	fl, err := n.Float64()
+	if err != nil {
+		return nil, rowErrorf("%s: %s is not a number tandem reads", f.Name, n)
+	}
+	return f.Import(fl)
+}
+
+// duplicateKey returns the first member name that appears twice in one object of the JSON
+// value b (with the path of the object, "" for the row itself), or "" when there is none.
+// encoding/json keeps the last of two equal names silently; a row that names a field twice
+// says two things, and the import refuses it rather than pick one. b must be valid JSON (it
+// was decoded first): the scan only tracks strings, objects and arrays. It costs a few
+// percent of the decoding (BenchmarkReadAll), where json.Decoder.Token cost twice it.
+func duplicateKey(b []byte) (name, path string) {
+	type frame struct {
+		object    bool
+		expectKey bool
+		path      string
+		keys      []string
+		last      string // the last key, the path of a value that is an object
+	}
+	stack := []frame{{}}
+	for i := 0; i < len(b); i++ {
+		top := &stack[len(stack)-1]
+		switch b[i] {
+		case '{', '[':
+			sub := top.path
+			if top.object && top.last != "" {
+				sub = strings.TrimPrefix(top.path+"."+top.last, ".")
+			}
+			stack = append(stack, frame{object: b[i] == '{', expectKey: b[i] == '{', path: sub})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if top.object {
+				top.expectKey = true
+			}
+		case '"':
+			j := i + 1
+			escaped := false
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+			}
+			if top.object && top.expectKey {
+				key := string(b[i+1 : j])
+				if escaped {
+					if err := json.Unmarshal(b[i:j+1], &key); err != nil {
+						return "", ""
+					}
+				}
+				if slices.Contains(top.keys, key) {
+					return key, top.path
+				}
+				top.keys = append(top.keys, key)
+				top.last, top.expectKey = key, false
+			}
+			i = j
+		}
+	}
+	return "", ""
+}
+
+// parseNumber parses an id or version cell: "" is 0 (none). An id above store.MaxID is
+// refused here, so a dry run reports it as the import would (the store refuses it too).
 func parseNumber(col, s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, nil
 	}
+	limit := int64(math.MaxInt64)
+	if col == colID {
+		limit = store.MaxID
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") || err == nil && n > limit {
+		return 0, rowErrorf("%s: %s is too large (at most %d)", col, s, limit)
+	}
 	if err != nil || n <= 0 {
 		return 0, rowErrorf("%s: %q is not a positive whole number", col, s)
 	}
@@ -347,7 +483,8 @@ func (x *Reader) finish(row *Row, errs []string) {
 		Version int64        `json:"v"`
 		Set     store.Values `json:"s"`
 		Base    store.Values `json:"b"`
-	}{row.Kind, row.ID, row.Version, row.Set, row.Base})
+		Empty   []string     `json:"e,omitempty"`
+	}{row.Kind, row.ID, row.Version, row.Set, row.Base, row.Empty})
 	if err != nil {
 		row.Err = rowErrorf("%v", err)
 		return
@@ -358,13 +495,13 @@ func (x *Reader) finish(row *Row, errs []string) {
 
 // jsonRow is a row of a JSON import.
 type jsonRow struct {
-	Kind      string                     `json:"kind"`
-	ID        *json.Number               `json:"id"`
-	Version   *json.Number               `json:"version"`
-	Fields    map[string]json.RawMessage `json:"fields"`
-	Base      map[string]json.RawMessage `json:"base"`
-	UpdatedBy any                        `json:"updated_by"`
-	UpdatedAt any                        `json:"updated_at"`
+	Kind      string         `json:"kind"`
+	ID        *json.Number   `json:"id"`
+	Version   *json.Number   `json:"version"`
+	Fields    map[string]any `json:"fields"` // numbers as json.Number (UseNumber)
+	Base      map[string]any `json:"base"`
+	UpdatedBy any            `json:"updated_by"`
+	UpdatedAt any            `json:"updated_at"`
 }
 
 func (x *Reader) nextJSONL() (*Row, error) {
@@ -455,6 +592,14 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("not a record object: %v", err)
 		return
 	}
+	if name, path := duplicateKey(b); name != "" {
+		where := "the row"
+		if path != "" {
+			where = fmt.Sprintf("%q", path)
+		}
+		row.Err = rowErrorf("%q appears twice in %s: a row names each member once", name, where)
+		return
+	}
 	kind, err := store.ParseKind(jr.Kind)
 	if err != nil {
 		row.Err = rowErrorf("kind: %q is not product or document", jr.Kind)
@@ -474,7 +619,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	}
 	row.ID = num(colID, jr.ID)
 	row.Version = num(colVersion, jr.Version)
-	values := func(m map[string]json.RawMessage) store.Values {
+	values := func(m map[string]any) store.Values {
 		out := store.Values{}
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			f, err := x.reg.Field(kind, name)
@@ -482,12 +627,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 				errs = append(errs, err.Error())
 				continue
 			}
-			var v any
-			if err := json.Unmarshal(m[name], &v); err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
-				continue
-			}
-			v, err = f.Import(v)
+			v, err := jsonValue(f, m[name])
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue

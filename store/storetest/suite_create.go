@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -40,6 +43,38 @@ func testCreateOptions(t *testing.T, open Opener) {
 		}
 		if n, _ := s.CountRecords(ctx, store.KindProduct); n != 1 {
 			t.Errorf("%d products after a refused create, want 1", n)
+		}
+	})
+	t.Run("ErrIDTooLarge", func(t *testing.T) {
+		// An id near the top of int64 would leave no id for the creates after it: refused
+		// with EINVALID, nothing written, and creates go on as before.
+		s := fresh(t, open)
+		ctx := actx(t, actAlice)
+		for _, id := range []int64{store.MaxID + 1, math.MaxInt64} {
+			_, err := s.CreateRecord(ctx, store.KindProduct, vals(fmt.Sprintf("BIG-%d", id)), store.CreateOptions{ID: id})
+			if store.ErrorCode(err) != store.EINVALID {
+				t.Fatalf("create with id %d: err %v, want EINVALID", id, err)
+			}
+			if !strings.Contains(fmt.Sprint(err), "too large") {
+				t.Errorf("create with id %d: message %q does not say the id is too large", id, err)
+			}
+		}
+		if n, _ := s.CountRecords(ctx, store.KindProduct); n != 0 {
+			t.Errorf("%d products after refused creates, want 0", n)
+		}
+		top, err := s.CreateRecord(ctx, store.KindProduct, vals("TOP"), store.CreateOptions{ID: store.MaxID})
+		if err != nil {
+			t.Fatalf("create with id MaxID: %v", err)
+		}
+		if top.ID != store.MaxID {
+			t.Fatalf("create with id MaxID got id %d", top.ID)
+		}
+		next, err := s.CreateRecord(ctx, store.KindProduct, vals("NEXT"))
+		if err != nil {
+			t.Fatalf("a create after the largest id: %v", err)
+		}
+		if next.ID <= store.MaxID {
+			t.Errorf("the create after id MaxID got id %d, want one above it", next.ID)
 		}
 	})
 	t.Run("IdempotencyKey", func(t *testing.T) {
