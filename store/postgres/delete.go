@@ -174,19 +174,29 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			}
 		}
 		// Two restores of one record: the second waits on the first's lock of the tombstone,
-		// then (READ COMMITTED: a new snapshot per statement) finds the record there.
-		rows, err := queryHistory(ctx, tx, "SELECT "+historyColumns+` FROM history
-			WHERE kind = $1 AND record_id = $2 ORDER BY version DESC LIMIT 1 FOR UPDATE`, string(kind), id)
-		if err != nil {
-			return err
-		}
-		var exists bool
-		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", id).Scan(&exists); err != nil {
-			return err
-		}
-		var newest *store.HistoryRow
-		if len(rows) == 1 {
-			newest = &rows[0]
+		// then (READ COMMITTED: a new snapshot per statement) finds the record there. A delete
+		// that commits between the two statements leaves the record gone but its tombstone
+		// unseen by the first: read both again, so the restore meets the delete it races.
+		var (
+			exists bool
+			newest *store.HistoryRow
+		)
+		for range 3 {
+			rows, err := queryHistory(ctx, tx, "SELECT "+historyColumns+` FROM history
+				WHERE kind = $1 AND record_id = $2 ORDER BY version DESC LIMIT 1 FOR UPDATE`, string(kind), id)
+			if err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", id).Scan(&exists); err != nil {
+				return err
+			}
+			newest = nil
+			if len(rows) == 1 {
+				newest = &rows[0]
+			}
+			if exists || newest == nil || newest.Event == store.EventDeleted {
+				break
+			}
 		}
 		plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 			var ok bool
