@@ -151,6 +151,18 @@ func (w *Worker) RunOnce(ctx context.Context) (Summary, error) {
 
 type jobResult int
 
+// failed reports a job that did not complete. A job cut off because the worker is stopping
+// (SIGTERM, ctx ended) is not a failure: it is skipped, and its key, marked FAILED, lets the
+// next pass do it.
+func (w *Worker) failed(ctx context.Context, name string, err error) jobResult {
+	if ctx.Err() != nil {
+		w.logf("%s: skipped: interrupted by shutdown: %v", name, err)
+		return jobSkipped
+	}
+	w.logf("%s: failed: %v", name, err)
+	return jobFailed
+}
+
 const (
 	jobDone jobResult = iota
 	jobSkipped
@@ -180,8 +192,7 @@ func (w *Worker) job(ctx context.Context, r *store.Record) jobResult {
 			w.logf("%s: skipped: %v", name, err)
 			return jobSkipped
 		}
-		w.logf("%s: failed: %v", name, err)
-		return jobFailed
+		return w.failed(ctx, name, err)
 	}
 	defer func() {
 		if err := held.Release(context.WithoutCancel(ctx)); err != nil {
@@ -198,8 +209,7 @@ func (w *Worker) job(ctx context.Context, r *store.Record) jobResult {
 		w.logf("%s: skipped: job claimed by another worker", name)
 		return jobSkipped
 	case err != nil:
-		w.logf("%s: failed: claim job: %v", name, err)
-		return jobFailed
+		return w.failed(ctx, name, fmt.Errorf("claim job: %w", err))
 	case !claim.Claimed:
 		w.logf("%s: skipped: job already done", name)
 		return jobSkipped
@@ -237,8 +247,7 @@ func (w *Worker) job(ctx context.Context, r *store.Record) jobResult {
 			w.logf("%s: skipped: %v", name, err)
 			return jobSkipped
 		}
-		w.logf("%s: failed: %v", name, err)
-		return jobFailed
+		return w.failed(ctx, name, err)
 	}
 
 	out := jobResultJSON{Superseded: res == nil, Fields: written}

@@ -284,3 +284,33 @@ func TestWorker_Run(t *testing.T) {
 		t.Fatalf("Run = %v after %d passes, want %v after 3", got, passes, want)
 	}
 }
+
+// cancelOnClaim is a store whose ClaimKey ends the worker's context first, as a SIGTERM
+// arriving while a job is on its way does.
+type cancelOnClaim struct {
+	store.Store
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClaim) ClaimKey(ctx context.Context, scope, key, hash string, ttl time.Duration) (*store.Claim, error) {
+	c.cancel()
+	return c.Store.ClaimKey(ctx, scope, key, hash, ttl)
+}
+
+// TestWorker_ShutdownIsNoFailure stops a pass in the middle of a job: the job is skipped, not
+// failed, and the next pass does it.
+func TestWorker_ShutdownIsNoFailure(t *testing.T) {
+	st := openStore(t)
+	seedStore(t, st, 1)
+	ctx, cancel := context.WithCancel(systemCtx(t, "worker:checksum@test:1"))
+	s, err := New(cancelOnClaim{Store: st, cancel: cancel}, Checksum, Options{}).RunOnce(ctx)
+	if err == nil {
+		t.Fatal("RunOnce with its context ended: no error")
+	}
+	if s.Failed != 0 || s.Done != 0 {
+		t.Fatalf("pass stopped by shutdown = %v, want no job done and none failed", s)
+	}
+	if got := mustRunOnce(t, New(st, Checksum, Options{}), systemCtx(t, "worker:checksum@test:1")); got.Done != 2 || got.Failed != 0 {
+		t.Fatalf("next pass = %v, want both records done", got)
+	}
+}
