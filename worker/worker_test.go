@@ -285,16 +285,16 @@ func TestWorker_Run(t *testing.T) {
 	}
 }
 
-// cancelOnClaim is a store whose ClaimKey ends the worker's context first, as a SIGTERM
-// arriving while a job is on its way does.
-type cancelOnClaim struct {
+// cancelOnLease is a store whose AcquireLease ends the worker's context first, as a SIGTERM
+// arriving while a job takes its lease does.
+type cancelOnLease struct {
 	store.Store
 	cancel context.CancelFunc
 }
 
-func (c cancelOnClaim) ClaimKey(ctx context.Context, scope, key, hash string, ttl time.Duration) (*store.Claim, error) {
+func (c cancelOnLease) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.Lease, error) {
 	c.cancel()
-	return c.Store.ClaimKey(ctx, scope, key, hash, ttl)
+	return c.Store.AcquireLease(ctx, req)
 }
 
 // TestWorker_ShutdownIsNoFailure stops a pass in the middle of a job: the job is skipped, not
@@ -303,7 +303,7 @@ func TestWorker_ShutdownIsNoFailure(t *testing.T) {
 	st := openStore(t)
 	seedStore(t, st, 1)
 	ctx, cancel := context.WithCancel(systemCtx(t, "worker:checksum@test:1"))
-	s, err := New(cancelOnClaim{Store: st, cancel: cancel}, Checksum, Options{}).RunOnce(ctx)
+	s, err := New(cancelOnLease{Store: st, cancel: cancel}, Checksum, Options{}).RunOnce(ctx)
 	if err == nil {
 		t.Fatal("RunOnce with its context ended: no error")
 	}
