@@ -16,12 +16,25 @@ type CloneOptions struct {
 	Progress func(done, total int)
 }
 
-// Clone makes dst, an empty store, a working copy of src. It reads the source's change-feed
+// Clone makes dst, an empty store, a working copy of src, which must not be a working copy
+// itself (EINVALID). It reads the source's change-feed
 // position before the records: a record that changes during the clone may be copied at a
 // newer version than the position says, and the first sync reads it again, which is
 // harmless because a pull always takes a record's current state. Each batch is written in
 // one local transaction.
 func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
+	if wc, ok := src.(store.WorkingCopy); ok {
+		st, err := wc.CopyState(ctx)
+		switch store.ErrorCode(err) {
+		case "":
+			// A copy of a copy would never see the changes the middle copy pulls from
+			// the source: its feed holds only the middle copy's own writes.
+			return nil, store.Errorf(store.EINVALID, "the source is itself a working copy (of %s); clone the store it was cloned from instead", st.Source)
+		case store.ENOTFOUND:
+		default:
+			return nil, fmt.Errorf("clone: %w", err)
+		}
+	}
 	kinds := o.Kinds
 	if len(kinds) == 0 {
 		kinds = []store.Kind{store.KindProduct, store.KindDocument}

@@ -37,6 +37,7 @@ type Wait struct {
 // Report is what a sync did and what is left.
 type Report struct {
 	Pulled    int                  // records the copy took from the source
+	Removed   int                  // records the source deleted, gone from the copy unless edited there
 	Pushed    int                  // outbox entries now on the source
 	Merged    int                  // of those, how many were merged with the source's changes
 	Conflicts []store.CopyConflict // open conflicts after the sync
@@ -55,7 +56,8 @@ func (r *Report) InSync() bool { return len(r.Conflicts) == 0 && len(r.Waits) ==
 // stopped anywhere (a crash, a lost connection) loses nothing, and the next sync continues:
 // a re-sent push is harmless (deltas and creates carry keys, other saves a version check).
 // An error means the source could not be read or written at all; what was done until then
-// stays done.
+// stays done. A source whose change log ends before the copy's position (restored from an
+// older backup) is refused (EINVALID) before anything moves.
 func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
 	st, err := wc.CopyState(ctx)
 	if err != nil {
@@ -63,6 +65,17 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	}
 	if id := src.StoreID(); id != st.SourceID {
 		return nil, store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, the copy's source is %s)", id, st.SourceID)
+	}
+	last, err := src.LastChangeID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sync: read the source's change feed: %w", err)
+	}
+	if last < st.Position {
+		// Changes this copy has read are not on the source any more: it was put back
+		// from an older backup. A pull would find nothing and call the copy in sync.
+		return nil, store.Errorf(store.EINVALID, "the source's change log ends at change %d, but this copy has read it up to change %d: "+
+			"the source was restored from an older backup. Nothing was pulled or pushed. Keep this file (its %d pending changes and "+
+			"%d conflicts stay here), make a new clone of the source, and copy your changes into it", last, st.Position, st.Pending, st.Conflict)
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
 	for round := 0; round < maxRounds; round++ {
@@ -92,10 +105,10 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	if s.rep.Conflicts, err = wc.Conflicts(ctx); err != nil {
 		return s.rep, err
 	}
-	if s.rep.InSync() {
-		if err := wc.MarkSynced(ctx, time.Now()); err != nil {
-			return s.rep, err
-		}
+	// The source was reached and the pull and the push ran to their end: that is a sync,
+	// whatever conflicts or lease waits it left (status says "last sync" of this).
+	if err := wc.MarkSynced(ctx, time.Now()); err != nil {
+		return s.rep, err
 	}
 	return s.rep, nil
 }
@@ -136,7 +149,7 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		seen := map[recKey]bool{}
 		for _, c := range chs {
 			switch c.Event {
-			case store.EventCreated, store.EventSaved, store.EventMoved:
+			case store.EventCreated, store.EventSaved, store.EventMoved, store.EventDeleted, store.EventRestored:
 			default:
 				continue
 			}
@@ -147,6 +160,8 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			seen[k] = true
 			ids[c.Kind] = append(ids[c.Kind], c.RecordID)
 		}
+		// Each record is read as the source has it now: one deleted (and not restored since)
+		// is not found, and goes from the copy, before the position moves past its delete.
 		var recs []*store.Record
 		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
 			if len(ids[kind]) == 0 {
@@ -157,6 +172,23 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 				return n, fmt.Errorf("sync: read changed %ss: %w", kind, err)
 			}
 			recs = append(recs, rs...)
+			found := map[int64]bool{}
+			for _, r := range rs {
+				found[r.ID] = true
+			}
+			var gone []int64
+			for _, id := range ids[kind] {
+				if !found[id] {
+					gone = append(gone, id)
+				}
+			}
+			if len(gone) > 0 {
+				if err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
+					return n, fmt.Errorf("sync: %w", err)
+				}
+				n += len(gone)
+				s.rep.Removed += len(gone)
+			}
 		}
 		pos = chs[len(chs)-1].ID
 		if err := s.wc.ApplySource(ctx, recs, pos); err != nil {

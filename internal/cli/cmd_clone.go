@@ -33,7 +33,12 @@ with --db FILE, and tandem sync brings the edits back. The copy remembers the so
 store id and where it was found (without a password: give it with PGPASSWORD or a
 .pgpass file when syncing), and for each record its base version and values.
 
---kind copies one kind only; --subtree DOC_ID copies one document and its descendants.
+SOURCE must not be a working copy itself (a copy of a copy would never see the changes
+the middle copy pulls): clone the store it came from.
+
+--kind copies one kind only; --subtree DOC_ID copies one document and its descendants;
+in the copy that document sits at the root (its parent is not in the copy), and on the
+source it stays where it is.
 FILE must not exist; it appears only when the clone is complete, so an interrupted
 clone leaves nothing behind to mistake for a copy.`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
@@ -61,6 +66,9 @@ clone leaves nothing behind to mistake for a copy.`,
 			}
 			reg, err := a.registry()
 			if err != nil {
+				return err
+			}
+			if err := checkSourceDSN("SOURCE", source); err != nil {
 				return err
 			}
 			src, err := openStore(ctx, source, store.Options{Registry: reg})

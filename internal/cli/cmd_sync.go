@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,14 +90,28 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 // a server down) is unavailable (exit 1), whatever the store says: the copy is fine, and
 // its changes wait.
 func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
+	if err := checkSourceDSN("--source", source); err != nil {
+		return nil, err
+	}
 	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
 	switch store.ErrorCode(err) {
 	case "":
 		return src, nil
 	case store.ENOTFOUND, store.EUNAVAILABLE, store.EBUSY, store.EINTERNAL:
-		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %d local changes stay in the copy: %v", st.Pending, err)
+		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %s in the copy: %v", staying(st.Pending), err)
 	}
 	return nil, fmt.Errorf("open the source: %w", err)
+}
+
+// checkSourceDSN is checkDSN for a source named by something other than --db (label): its
+// messages name label, not --db.
+func checkSourceDSN(label, dsn string) error {
+	err := checkDSN(dsn)
+	var e *store.Error
+	if errors.As(err, &e) && strings.HasPrefix(e.Message, "--db") {
+		return store.Errorf(e.Code, "%s%s", label, strings.TrimPrefix(e.Message, "--db"))
+	}
+	return err
 }
 
 // workingCopy returns the store of --db as a working copy, and its state.
@@ -117,6 +133,9 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 
 func printSync(w io.Writer, rep *tsync.Report) {
 	fmt.Fprintf(w, "pulled %s, pushed %s (%d merged with the source's)\n", plural(rep.Pulled, "record"), plural(rep.Pushed, "change"), rep.Merged)
+	if rep.Removed > 0 {
+		fmt.Fprintf(w, "%s deleted on the source (gone from the copy unless edited here)\n", plural(rep.Removed, "record"))
+	}
 	for i := range rep.Conflicts {
 		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(&rep.Conflicts[i])))
 	}
@@ -185,13 +204,14 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	return struct {
 		InSync    bool           `json:"in_sync"`
 		Pulled    int            `json:"pulled"`
+		Removed   int            `json:"removed"`
 		Pushed    int            `json:"pushed"`
 		Merged    int            `json:"merged"`
 		Position  int64          `json:"position"`
 		Pending   int            `json:"pending"`
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
-	}{rep.InSync(), rep.Pulled, rep.Pushed, rep.Merged, rep.Position, rep.Pending, exportConflicts(reg, rep.Conflicts), waits}
+	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, exportConflicts(reg, rep.Conflicts), waits}
 }
 
 // ago says how long ago t was, for people.
@@ -209,6 +229,14 @@ func ago(t, now time.Time) string {
 		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
+// staying says how many local changes stay in the copy, in a sentence.
+func staying(n int) string {
+	if n == 1 {
+		return "1 local change stays"
+	}
+	return plural(n, "local change") + " stay"
 }
 
 // plural says "1 record", "2 records".
