@@ -140,6 +140,9 @@ type WorkingCopy interface {
 	// the source and the source has not restored it since: there is nothing to push the
 	// values to (DropRecord accepts the delete).
 	ResolveConflict(ctx context.Context, kind Kind, id int64, vals Values) error
+	// SetSource records where the source is found now (a path or a DSN without its
+	// password), after a sync found the same store there.
+	SetSource(ctx context.Context, source string) error
 	// MarkSynced records that a sync reached the source and finished its pull and push at
 	// at, whether or not conflicts or lease waits were left.
 	MarkSynced(ctx context.Context, at time.Time) error

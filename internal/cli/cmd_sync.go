@@ -30,7 +30,9 @@ merged field by field when the source moved on. What both sides changed differen
 waits in the copy's conflict queue (tandem status, tandem resolve), with your value
 kept; a record someone holds a lease on waits until the lease ends.
 
---source overrides where the source is (the copy remembers it without a password).
+The copy remembers where its source is, without a password. --source names a new place
+(the store moved); after a sync that found the same store there (same store id), the copy
+remembers the new place.
 
 Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
 4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally).`,
@@ -43,7 +45,8 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 			if err != nil {
 				return err
 			}
-			if source == "" {
+			moved := source != ""
+			if !moved {
 				source = st.Source
 			}
 			src, err := a.openSource(ctx, source, st)
@@ -54,6 +57,20 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 			rep, err := tsync.Sync(ctx, src, wc)
 			if err != nil {
 				return fmt.Errorf("sync stopped; what was done stays done and the next sync continues: %w", err)
+			}
+			if moved {
+				// The same store (Sync checked its id) at a new place: the next sync goes
+				// there without --source.
+				loc, err := sourceLocation(source)
+				if err != nil {
+					return err
+				}
+				if loc != st.Source {
+					if err := wc.SetSource(ctx, loc); err != nil {
+						return err
+					}
+					fmt.Fprintf(a.stderr, "the copy now remembers its source at %s\n", safe.Line(loc))
+				}
 			}
 			if asJSON {
 				if err := writeJSON(a.stdout, syncJSON(wc.Registry(), rep)); err != nil {
@@ -101,6 +118,17 @@ func (a *app) openSource(ctx context.Context, source string, st *store.CopyState
 		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %s in the copy: %v", staying(st.Pending), err)
 	}
 	return nil, fmt.Errorf("open the source: %w", err)
+}
+
+// localIDNote is what a message about a record created in st adds when st is a working
+// copy: the id is the copy's own, and the source gives the record its id at the next sync.
+func localIDNote(ctx context.Context, st store.Store) string {
+	if wc, ok := st.(store.WorkingCopy); ok {
+		if _, err := wc.CopyState(ctx); err == nil {
+			return "; a local id: the source gives the record its own id at the next sync"
+		}
+	}
+	return ""
 }
 
 // checkSourceDSN is checkDSN for a source named by something other than --db (label): its

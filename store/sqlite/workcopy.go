@@ -1153,6 +1153,15 @@ func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflic
 	return add(store.CopySave, c.TheirsVersion, before, after)
 }
 
+// SetSource records where the source is found now (store.WorkingCopy).
+func (db *DB) SetSource(ctx context.Context, source string) error {
+	err := db.inTx(ctx, "set working copy source", func(tx *tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET source = ?`, source)
+		return err
+	})
+	return mapErr("set working copy source", err)
+}
+
 // MarkSynced records the end of a sync with nothing left to move (store.WorkingCopy).
 func (db *DB) MarkSynced(ctx context.Context, at time.Time) error {
 	err := db.inTx(ctx, "mark synced", func(tx *tx) error {
