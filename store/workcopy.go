@@ -114,7 +114,8 @@ type WorkingCopy interface {
 	// person accepted that the source deleted it. EINVALID when it has children in the copy.
 	DropRecord(ctx context.Context, kind Kind, id int64) error
 	// Stale returns the source's records ApplySource could not write yet, because a local
-	// record (a create not yet pushed) holds their sku; a sync reads them again.
+	// record (a create not yet pushed) holds their sku, or a document's parent is not in
+	// the copy yet (or a local move would make it a cycle); a sync reads them again.
 	Stale(ctx context.Context) (map[Kind][]int64, error)
 	// Outbox returns up to limit (0: all) outbox entries, oldest first.
 	Outbox(ctx context.Context, limit int) ([]OutboxEntry, error)

@@ -89,7 +89,53 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 		}
 		stop()
 	}
+	if err := cloneStale(ctx, src, dst); err != nil {
+		return nil, err
+	}
 	return dst.CopyState(ctx)
+}
+
+// cloneStale writes the records a clone could not write when they came: documents whose
+// parent came later (ids do not follow the tree). Each pass brings at least one more level
+// of the tree, so the passes end within the tree's depth; a record the source has deleted
+// meanwhile is dropped.
+func cloneStale(ctx context.Context, src store.Store, dst store.WorkingCopy) error {
+	for range store.MaxDepth + 2 {
+		stale, err := dst.Stale(ctx)
+		if err != nil || len(stale) == 0 {
+			return err
+		}
+		for kind, ids := range stale {
+			recs, err := src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids})
+			if err != nil {
+				return fmt.Errorf("clone: read %ss: %w", kind, err)
+			}
+			if gone := missing(ids, recs); len(gone) > 0 {
+				if err := dst.ApplyGone(ctx, kind, gone, 0); err != nil {
+					return fmt.Errorf("clone: %w", err)
+				}
+			}
+			if err := dst.ApplySource(ctx, recs, 0); err != nil {
+				return fmt.Errorf("clone: %w", err)
+			}
+		}
+	}
+	return nil // what still waits is read again at the first sync
+}
+
+// missing returns the ids that recs does not hold.
+func missing(ids []int64, recs []*store.Record) []int64 {
+	found := make(map[int64]bool, len(recs))
+	for _, r := range recs {
+		found[r.ID] = true
+	}
+	var out []int64
+	for _, id := range ids {
+		if !found[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // page is one page of records read from a source, or the error that ended the reading.

@@ -263,3 +263,44 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestClone_ParentAfterChild: ids do not follow the tree. A document under a parent with a
+// higher id clones (the parent comes in a later batch), and a pull that brings a document
+// under a parent created on the source after it syncs, with local changes pending.
+func TestClone_ParentAfterChild(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := open(t)
+			f := seed(t, src)
+			var last int64
+			for i := range 130 { // more than one batch of the clone's bulk writes
+				r, err := src.CreateRecord(as("root"), store.KindDocument, store.Values{"title": "d" + itoa(int64(i))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = r.ID
+			}
+			mustMove(t, src, "root", f.text, last)
+			wc := mustClone(t, src, "wc")
+			if r := mustGet(t, wc, store.KindDocument, f.text); r.Fields[store.ParentField] != last {
+				t.Fatalf("document %d in the copy under %v, want %d", f.text, r.Fields[store.ParentField], last)
+			}
+			if st, _ := wc.Stale(context.Background()); len(st) != 0 {
+				t.Errorf("stale after the clone: %v", st)
+			}
+
+			mustSet(t, wc, "erin", store.KindProduct, f.disjoint, store.Values{"name": "pending"})
+			p, err := src.CreateRecord(as("carol"), store.KindDocument, store.Values{"title": "new parent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustMove(t, src, "carol", f.overlap, p.ID)
+			if rep := mustSync(t, src, wc); !rep.InSync() {
+				t.Fatalf("not in sync: %v", describe(rep.Conflicts))
+			}
+			if r := mustGet(t, wc, store.KindDocument, f.overlap); r.Fields[store.ParentField] != p.ID {
+				t.Errorf("document %d in the copy under %v after the pull, want %d", f.overlap, r.Fields[store.ParentField], p.ID)
+			}
+		})
+	}
+}

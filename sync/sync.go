@@ -133,6 +133,11 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
 		}
+		if gone := missing(ids, recs); len(gone) > 0 {
+			if err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
+				return n, fmt.Errorf("sync: %w", err)
+			}
+		}
 		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
 		}
@@ -172,17 +177,7 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 				return n, fmt.Errorf("sync: read changed %ss: %w", kind, err)
 			}
 			recs = append(recs, rs...)
-			found := map[int64]bool{}
-			for _, r := range rs {
-				found[r.ID] = true
-			}
-			var gone []int64
-			for _, id := range ids[kind] {
-				if !found[id] {
-					gone = append(gone, id)
-				}
-			}
-			if len(gone) > 0 {
+			if gone := missing(ids[kind], rs); len(gone) > 0 {
 				if err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
 					return n, fmt.Errorf("sync: %w", err)
 				}

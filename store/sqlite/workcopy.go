@@ -585,6 +585,18 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	if err != nil {
 		return err
 	}
+	if p, ok := r.Fields[store.ParentField].(int64); ok && r.Kind == store.KindDocument {
+		// The parent has not come yet (a later page of a clone or a pull: ids do not
+		// follow the tree). The document waits (Stale) and is read again once it has.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, p).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		}
+	}
 	if !tx.quiet {
 		if cycle, err := localCycle(ctx, tx, r); err != nil || cycle {
 			// The copy's own move of an ancestor waits in the outbox or the conflict
