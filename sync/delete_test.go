@@ -304,3 +304,27 @@ func TestClone_ParentAfterChild(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_DeleteAfterChildrenMoved: the source moves a document's children away and then
+// deletes it; one sync takes both, whatever order the copy meets them in.
+func TestSync_DeleteAfterChildrenMoved(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := open(t)
+			f := seed(t, src)
+			wc := mustClone(t, src, "wc")
+			mustMove(t, src, "carol", f.x, f.text)
+			mustMove(t, src, "carol", f.y, f.text)
+			mustDelete(t, src, store.KindDocument, f.root, false)
+			if rep := mustSync(t, src, wc); !rep.InSync() {
+				t.Fatalf("not in sync: %v", describe(rep.Conflicts))
+			}
+			if !absent(t, wc, store.KindDocument, f.root) {
+				t.Errorf("document %d, deleted on the source after its children moved away, is still in the copy", f.root)
+			}
+			if r := mustGet(t, wc, store.KindDocument, f.x); r.Fields[store.ParentField] != f.text {
+				t.Errorf("document %d under %v, want %d", f.x, r.Fields[store.ParentField], f.text)
+			}
+		})
+	}
+}

@@ -166,8 +166,10 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			ids[c.Kind] = append(ids[c.Kind], c.RecordID)
 		}
 		// Each record is read as the source has it now: one deleted (and not restored since)
-		// is not found, and goes from the copy, before the position moves past its delete.
+		// is not found, and goes from the copy. The deletes go after the other records,
+		// which may move a document's children away first, and with the new position.
 		var recs []*store.Record
+		gone := map[store.Kind][]int64{}
 		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
 			if len(ids[kind]) == 0 {
 				continue
@@ -177,17 +179,34 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 				return n, fmt.Errorf("sync: read changed %ss: %w", kind, err)
 			}
 			recs = append(recs, rs...)
-			if gone := missing(ids[kind], rs); len(gone) > 0 {
-				if err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
-					return n, fmt.Errorf("sync: %w", err)
-				}
-				n += len(gone)
-				s.rep.Removed += len(gone)
+			if g := missing(ids[kind], rs); len(g) > 0 {
+				gone[kind] = g
 			}
 		}
 		pos = chs[len(chs)-1].ID
-		if err := s.wc.ApplySource(ctx, recs, pos); err != nil {
+		at := pos
+		if len(gone) > 0 {
+			at = 0
+		}
+		if err := s.wc.ApplySource(ctx, recs, at); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
+		}
+		var kinds []store.Kind
+		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+			if len(gone[kind]) > 0 {
+				kinds = append(kinds, kind)
+			}
+		}
+		for i, kind := range kinds {
+			at := int64(0)
+			if i == len(kinds)-1 {
+				at = pos // the position moves with the last write of the page only
+			}
+			if err := s.wc.ApplyGone(ctx, kind, gone[kind], at); err != nil {
+				return n, fmt.Errorf("sync: %w", err)
+			}
+			n += len(gone[kind])
+			s.rep.Removed += len(gone[kind])
 		}
 		n += len(recs)
 		s.rep.Pulled += len(recs)

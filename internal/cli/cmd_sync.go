@@ -165,7 +165,11 @@ func printSync(w io.Writer, rep *tsync.Report) {
 		fmt.Fprintf(w, "%s deleted on the source (gone from the copy unless edited here)\n", plural(rep.Removed, "record"))
 	}
 	for i := range rep.Conflicts {
-		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(&rep.Conflicts[i])))
+		c := &rep.Conflicts[i]
+		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(c)))
+		if c.Gone() {
+			fmt.Fprintf(w, "  deleted on the source: FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync\n", c.Kind, c.ID)
+		}
 	}
 	for _, wt := range rep.Waits {
 		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,

@@ -501,6 +501,13 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, posit
 			}
 			left = next
 		}
+		for _, id := range left {
+			// Documents stay under it (local creates, or edits waiting for a person): the
+			// sync reads it again (Stale) and removes it once they are settled.
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(kind), id); err != nil {
+				return err
+			}
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
 		return err
 	})
