@@ -105,12 +105,12 @@ type WorkingCopy interface {
 	// above the stored one, it becomes the copy's feed position.
 	ApplySource(ctx context.Context, recs []*Record, position int64) error
 	// ApplyGone removes records of kind the source no longer has (deleted there), with
-	// their base, without adding to the outbox. A record with outbox entries or an open
+	// their base, without adding to the outbox, and says how many it removed. A record with outbox entries or an open
 	// conflict stays: its push meets the delete and becomes a conflict a person settles.
 	// A document that still has children in the copy stays too, marked Stale, so that a
 	// later sync removes it once they are gone. When position is above the stored one, it
 	// becomes the copy's feed position.
-	ApplyGone(ctx context.Context, kind Kind, ids []int64, position int64) error
+	ApplyGone(ctx context.Context, kind Kind, ids []int64, position int64) (removed int, err error)
 	// DropRecord removes a record together with its outbox entries and its conflict: the
 	// person accepted that the source deleted it. EINVALID when it has children in the copy.
 	DropRecord(ctx context.Context, kind Kind, id int64) error

@@ -111,7 +111,7 @@ func cloneStale(ctx context.Context, src store.Store, dst store.WorkingCopy) err
 				return fmt.Errorf("clone: read %ss: %w", kind, err)
 			}
 			if gone := missing(ids, recs); len(gone) > 0 {
-				if err := dst.ApplyGone(ctx, kind, gone, 0); err != nil {
+				if _, err := dst.ApplyGone(ctx, kind, gone, 0); err != nil {
 					return fmt.Errorf("clone: %w", err)
 				}
 			}

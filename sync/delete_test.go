@@ -56,6 +56,9 @@ func TestSync_SourceDeletes(t *testing.T) {
 			mustDelete(t, src, store.KindProduct, f.disjoint, false)
 
 			rep := mustSync(t, src, wc)
+			if rep.Removed != 4 {
+				t.Errorf("sync reports %d records removed, want 4 (a product and a subtree of 3; the edited ones stay)", rep.Removed)
+			}
 			for _, id := range []int64{f.root, f.x, f.y} {
 				if !absent(t, wc, store.KindDocument, id) {
 					t.Errorf("document %d, deleted on the source with its subtree, is still in the copy", id)
@@ -103,7 +106,7 @@ func TestSync_SourceDeletes(t *testing.T) {
 			if absent(t, wc, store.KindDocument, f.root) {
 				t.Errorf("restored document %d is not back in the copy", f.root)
 			}
-			if len(rep.Conflicts) != 1 || rep.Conflicts[0].Gone() {
+			if len(rep.Conflicts) != 1 || rep.Conflicts[0].Gone() || !strings.Contains(rep.Conflicts[0].Reason, "restored") {
 				t.Fatalf("conflicts after the restore %v, want product %d against the restored record", describe(rep.Conflicts), f.same)
 			}
 			if _, err := tsync.Resolve(as("erin"), wc, store.KindProduct, f.same, tsync.Picks{"name": "mine"}); err != nil {

@@ -37,7 +37,7 @@ type Wait struct {
 // Report is what a sync did and what is left.
 type Report struct {
 	Pulled    int                  // records the copy took from the source
-	Removed   int                  // records the source deleted, gone from the copy unless edited there
+	Removed   int                  // records the source deleted that left the copy (edited ones stay, as conflicts)
 	Pushed    int                  // outbox entries now on the source
 	Merged    int                  // of those, how many were merged with the source's changes
 	Conflicts []store.CopyConflict // open conflicts after the sync
@@ -134,7 +134,7 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
 		}
 		if gone := missing(ids, recs); len(gone) > 0 {
-			if err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
+			if _, err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
 				return n, fmt.Errorf("sync: %w", err)
 			}
 		}
@@ -202,11 +202,12 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			if i == len(kinds)-1 {
 				at = pos // the position moves with the last write of the page only
 			}
-			if err := s.wc.ApplyGone(ctx, kind, gone[kind], at); err != nil {
+			removed, err := s.wc.ApplyGone(ctx, kind, gone[kind], at)
+			if err != nil {
 				return n, fmt.Errorf("sync: %w", err)
 			}
 			n += len(gone[kind])
-			s.rep.Removed += len(gone[kind])
+			s.rep.Removed += removed
 		}
 		n += len(recs)
 		s.rep.Pulled += len(recs)

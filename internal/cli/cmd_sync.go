@@ -162,7 +162,7 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 func printSync(w io.Writer, rep *tsync.Report) {
 	fmt.Fprintf(w, "pulled %s, pushed %s (%d merged with the source's)\n", plural(rep.Pulled, "record"), plural(rep.Pushed, "change"), rep.Merged)
 	if rep.Removed > 0 {
-		fmt.Fprintf(w, "%s deleted on the source (gone from the copy unless edited here)\n", plural(rep.Removed, "record"))
+		fmt.Fprintf(w, "removed %s the source deleted\n", plural(rep.Removed, "record"))
 	}
 	for i := range rep.Conflicts {
 		c := &rep.Conflicts[i]

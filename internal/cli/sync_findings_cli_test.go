@@ -20,7 +20,7 @@ func TestCLI_SyncSourceDeletes(t *testing.T) {
 	// Finding 1: a delete on the source leaves the copy at the next sync.
 	mustTandem(t, team, "delete", "product", "6", "--expect-version", "1")
 	out := mustTandem(t, train, "sync")
-	if !strings.Contains(out, "1 record deleted on the source") {
+	if !strings.Contains(out, "removed 1 record the source deleted") {
 		t.Errorf("sync after a delete on the source says %q", out)
 	}
 	if r := tandem(t, train, "get", "product", "6"); r.code != 5 {

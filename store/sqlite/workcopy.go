@@ -453,19 +453,22 @@ func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE wc_conflicts SET theirs = ?, theirs_version = ?
+	_, err = tx.ExecContext(ctx, `UPDATE wc_conflicts SET theirs = ?, theirs_version = ?, reason = ?
 		WHERE kind = ? AND record_id = ? AND theirs IS NULL AND op <> ?`,
-		theirs, r.Version, string(r.Kind), r.ID, string(store.CopyCreate))
+		theirs, r.Version, "deleted on the source after the edit, and restored there since",
+		string(r.Kind), r.ID, string(store.CopyCreate))
 	return err
 }
 
 // ApplyGone removes records the source deleted (store.WorkingCopy).
-func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, position int64) error {
+func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, position int64) (int, error) {
 	t, err := table(kind)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	removed := 0
 	err = db.inTx(ctx, "apply source deletes", func(tt *tx) error {
+		removed = 0 // a retried transaction counts again
 		tx, err := newWCTx(ctx, tt)
 		if err != nil {
 			return err
@@ -494,9 +497,11 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, posit
 						continue
 					}
 				}
-				if err := db.removeLocal(ctx, tx, t, kind, id); err != nil {
+				n, err := db.removeLocal(ctx, tx, t, kind, id)
+				if err != nil {
 					return err
 				}
+				removed += n
 				moved = true
 			}
 			left = next
@@ -511,13 +516,13 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, posit
 		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
 		return err
 	})
-	return mapErr("apply source deletes", err)
+	return removed, mapErr("apply source deletes", err)
 }
 
 // removeLocal removes record id of table t from the copy with its base, stale mark, outbox
 // entries and conflict, without an outbox entry of its own (the copy's outbox carries no
 // deletes; see refuseDeleteOnCopy).
-func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Kind, id int64) error {
+func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Kind, id int64) (removed int, err error) {
 	for _, q := range []string{"DELETE FROM " + t + " WHERE id = ?",
 		`DELETE FROM wc_base WHERE kind = ? AND record_id = ?`,
 		`DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`,
@@ -527,11 +532,16 @@ func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Ki
 		if strings.HasPrefix(q, "DELETE FROM "+t+" ") {
 			args = []any{id}
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("remove %s %d: %w", kind, id, err)
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("remove %s %d: %w", kind, id, err)
+		}
+		if len(args) == 1 {
+			n, _ := res.RowsAffected()
+			removed = int(n)
 		}
 	}
-	return nil
+	return removed, nil
 }
 
 // DropRecord removes a record the person let the source's delete have (store.WorkingCopy).
@@ -554,7 +564,8 @@ func (db *DB) DropRecord(ctx context.Context, kind store.Kind, id int64) error {
 				return store.Errorf(store.EINVALID, "document %d has %d documents under it in the copy; move them or settle their conflicts first", id, n)
 			}
 		}
-		return db.removeLocal(ctx, tx, t, kind, id)
+		_, err = db.removeLocal(ctx, tx, t, kind, id)
+		return err
 	})
 	return mapErr("drop record", err)
 }
