@@ -34,8 +34,14 @@ The copy remembers where its source is, without a password. --source names a new
 (the store moved); after a sync that found the same store there (same store id), the copy
 remembers the new place.
 
+Deletes and restores on the source reach the copy too. A record you edited that the
+source deleted stays with your edit, as a conflict: resolve it with theirs to let it go,
+or restore it on the source and sync.
+
 Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
-4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally).`,
+4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
+2 the source is another store, or its change log ends before the copy's position (put
+back from an older backup), and nothing moved.`,
 		Example: `  tandem sync --db catalogue.db
   PGPASSWORD=… tandem sync --db catalogue.db --json`,
 		Args: exactArgs(0, ""),
