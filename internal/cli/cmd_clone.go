@@ -69,7 +69,7 @@ temporary files). One clone into FILE runs at a time: another is refused (exit 2
 			if err != nil {
 				return err
 			}
-			if err := checkSourceDSN("SOURCE", source); err != nil {
+			if err := checkDSNAs("SOURCE", source); err != nil {
 				return err
 			}
 			src, err := openStore(ctx, source, store.Options{Registry: reg})

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -113,7 +111,7 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 // a server down) is unavailable (exit 1), whatever the store says: the copy is fine, and
 // its changes wait.
 func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
-	if err := checkSourceDSN("--source", source); err != nil {
+	if err := checkDSNAs("--source", source); err != nil {
 		return nil, err
 	}
 	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
@@ -135,17 +133,6 @@ func localIDNote(ctx context.Context, st store.Store) string {
 		}
 	}
 	return ""
-}
-
-// checkSourceDSN is checkDSN for a source named by something other than --db (label): its
-// messages name label, not --db.
-func checkSourceDSN(label, dsn string) error {
-	err := checkDSN(dsn)
-	var e *store.Error
-	if errors.As(err, &e) && strings.HasPrefix(e.Message, "--db") {
-		return store.Errorf(e.Code, "%s%s", label, strings.TrimPrefix(e.Message, "--db"))
-	}
-	return err
 }
 
 // workingCopy returns the store of --db as a working copy, and its state.
