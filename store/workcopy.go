@@ -31,9 +31,11 @@ type CopyState struct {
 	Subtree  int64     // for documents: only this document and its descendants (0: all)
 	Position int64     // the source's change-feed ID up to which the copy has read
 	ClonedAt time.Time // when the clone was made
-	SyncedAt time.Time // when the last sync that reached the source finished its pull and push, whatever was left (zero: never)
-	Pending  int       // outbox entries not yet on the source
-	Conflict int       // conflicts waiting for a person
+	// SyncedAt is when the last sync that reached the source ran its pull and push to the
+	// end, whatever it left (conflicts, lease waits); zero: never.
+	SyncedAt time.Time
+	Pending  int // outbox entries not yet on the source
+	Conflict int // conflicts waiting for a person
 }
 
 // InScope reports whether kind is one of the kinds the copy holds.
@@ -101,12 +103,16 @@ type WorkingCopy interface {
 	// updated_by) and makes them the records' base, without adding to the outbox; records
 	// with outbox entries or an open conflict keep their local values (their base is not
 	// moved either); a conflict that found its record gone from the source (Theirs nil)
-	// takes the record's values as theirs when the source has it again (a restore). Documents outside the copy's subtree are skipped. When position is
-	// above the stored one, it becomes the copy's feed position.
+	// takes the record's values as theirs when the source has it again (a restore).
+	// Documents outside the copy's subtree are skipped; the subtree's root is written
+	// without its parent, which is not in the copy; a document whose parent is not in the
+	// copy yet waits (Stale). When position is above the stored one, it becomes the
+	// copy's feed position.
 	ApplySource(ctx context.Context, recs []*Record, position int64) error
 	// ApplyGone removes records of kind the source no longer has (deleted there), with
-	// their base, without adding to the outbox, and says how many it removed. A record with outbox entries or an open
-	// conflict stays: its push meets the delete and becomes a conflict a person settles.
+	// their base, without adding to the outbox, and says how many it removed. A record
+	// with outbox entries or an open conflict stays: its push meets the delete and becomes
+	// a conflict a person settles.
 	// A document that still has children in the copy stays too, marked Stale, so that a
 	// later sync removes it once they are gone. When position is above the stored one, it
 	// becomes the copy's feed position.
