@@ -93,7 +93,7 @@ back from an older backup), and nothing moved.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it is not where the copy remembers it")
+	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it moved from where the copy remembers it (remembered after the sync)")
 	return cmd
 }
 
