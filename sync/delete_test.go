@@ -331,3 +331,45 @@ func TestSync_DeleteAfterChildrenMoved(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_SourceBackRegrown: a source put back from an older backup whose change log has
+// grown past the copy's position again is caught by a record whose version went back, and
+// refused with nothing of that batch written.
+func TestSync_SourceBackRegrown(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "source.db")
+	src, err := sqlite.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := seed(t, src)
+	if _, err := src.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	copyFile(t, path, backup)
+	wc := mustClone(t, src, "wc")
+	for _, name := range []string{"a", "b", "c"} {
+		mustSet(t, src, "carol", store.KindProduct, f.same, store.Values{"name": name})
+	}
+	mustSync(t, src, wc) // the copy has product f.same at version 4
+	src.Close()
+
+	old, err := sqlite.Open(ctx, backup, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for i := range 5 { // the log grows past the copy's position again
+		mustSet(t, old, "bob", store.KindProduct, f.disjoint, store.Values{"name": "again " + itoa(int64(i))})
+	}
+	mustSet(t, old, "bob", store.KindProduct, f.same, store.Values{"name": "after the restore"}) // version 2
+	_, err = tsync.Sync(ctx, old, wc)
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "older backup") {
+		t.Fatalf("sync against a regrown older source: %v, want a refusal naming the backup", err)
+	}
+	if r := mustGet(t, wc, store.KindProduct, f.same); r.Version != 4 || r.Fields["name"] != "c" {
+		t.Errorf("the refused sync wrote product %d: v%d %v", f.same, r.Version, r.Fields["name"])
+	}
+}

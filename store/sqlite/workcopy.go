@@ -603,6 +603,18 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	if err != nil {
 		return err
 	}
+	var base int64
+	err = tx.QueryRowContext(ctx, `SELECT version FROM wc_base WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID).Scan(&base)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	case r.Version < base:
+		// Versions on the source only grow (a restore too takes the next one): the source
+		// lost writes this copy has seen. Nothing of this batch is written.
+		return store.Errorf(store.EINVALID, "the source has %s %d at version %d, but this copy took version %d from it: "+
+			"the source was put back from an older backup. Keep this file and clone the source again", r.Kind, r.ID, r.Version, base)
+	}
 	if p, ok := r.Fields[store.ParentField].(int64); ok && r.Kind == store.KindDocument {
 		// The parent has not come yet (a later page of a clone or a pull: ids do not
 		// follow the tree). The document waits (Stale) and is read again once it has.
@@ -785,9 +797,17 @@ func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
 		return err
 	}
 	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
-	_, err = tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
-		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, c.base...)
-	return err
+	res, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version WHERE excluded.version >= wc_base.version`, c.base...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && int(n) < len(c.recs) {
+		// A record came at a version below the one the copy had from the source: the
+		// caller writes the chunk record by record, and putSource says which.
+		return errors.New("a record went back")
+	}
+	return nil
 }
 
 // putBase makes version the base version of a record. Its base values need no copy of
