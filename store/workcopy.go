@@ -31,9 +31,11 @@ type CopyState struct {
 	Subtree  int64     // for documents: only this document and its descendants (0: all)
 	Position int64     // the source's change-feed ID up to which the copy has read
 	ClonedAt time.Time // when the clone was made
-	SyncedAt time.Time // when the last sync ended with nothing left to move (zero: never)
-	Pending  int       // outbox entries not yet on the source
-	Conflict int       // conflicts waiting for a person
+	// SyncedAt is when the last sync that reached the source ran its pull and push to the
+	// end, whatever it left (conflicts, lease waits); zero: never.
+	SyncedAt time.Time
+	Pending  int // outbox entries not yet on the source
+	Conflict int // conflicts waiting for a person
 }
 
 // InScope reports whether kind is one of the kinds the copy holds.
@@ -100,11 +102,27 @@ type WorkingCopy interface {
 	// ApplySource writes records as the source has them (values, version, updated_at,
 	// updated_by) and makes them the records' base, without adding to the outbox; records
 	// with outbox entries or an open conflict keep their local values (their base is not
-	// moved either). Documents outside the copy's subtree are skipped. When position is
-	// above the stored one, it becomes the copy's feed position.
+	// moved either); a conflict that found its record gone from the source (Theirs nil)
+	// takes the record's values as theirs when the source has it again (a restore).
+	// Documents outside the copy's subtree are skipped; the subtree's root is written
+	// without its parent, which is not in the copy; a document whose parent is not in the
+	// copy yet waits (Stale). When position is above the stored one, it becomes the
+	// copy's feed position.
 	ApplySource(ctx context.Context, recs []*Record, position int64) error
+	// ApplyGone removes records of kind the source no longer has (deleted there), with
+	// their base, without adding to the outbox, and says how many it removed. A record
+	// with outbox entries or an open conflict stays: its push meets the delete and becomes
+	// a conflict a person settles.
+	// A document that still has children in the copy stays too, marked Stale, so that a
+	// later sync removes it once they are gone. When position is above the stored one, it
+	// becomes the copy's feed position.
+	ApplyGone(ctx context.Context, kind Kind, ids []int64, position int64) (removed int, err error)
+	// DropRecord removes a record together with its outbox entries and its conflict: the
+	// person accepted that the source deleted it. EINVALID when it has children in the copy.
+	DropRecord(ctx context.Context, kind Kind, id int64) error
 	// Stale returns the source's records ApplySource could not write yet, because a local
-	// record (a create not yet pushed) holds their sku; a sync reads them again.
+	// record (a create not yet pushed) holds their sku, or a document's parent is not in
+	// the copy yet (or a local move would make it a cycle); a sync reads them again.
 	Stale(ctx context.Context) (map[Kind][]int64, error)
 	// Outbox returns up to limit (0: all) outbox entries, oldest first.
 	Outbox(ctx context.Context, limit int) ([]OutboxEntry, error)
@@ -126,9 +144,15 @@ type WorkingCopy interface {
 	// (every editor and shared field): they become the local values, the source's values at
 	// the conflict become the base, and the difference is queued in the outbox, to be
 	// pushed version-checked against TheirsVersion. ENOTFOUND when the record has no
-	// conflict.
+	// conflict; EINVALID (GoneFromSource) when the conflict found the record deleted on
+	// the source and the source has not restored it since: there is nothing to push the
+	// values to (DropRecord accepts the delete).
 	ResolveConflict(ctx context.Context, kind Kind, id int64, vals Values) error
-	// MarkSynced records that a sync ended at at with nothing left to move.
+	// SetSource records where the source is found now (a path or a DSN without its
+	// password), after a sync found the same store there.
+	SetSource(ctx context.Context, source string) error
+	// MarkSynced records that a sync reached the source and finished its pull and push at
+	// at, whether or not conflicts or lease waits were left.
 	MarkSynced(ctx context.Context, at time.Time) error
 }
 
@@ -158,3 +182,16 @@ const ParentField = "parent_id"
 // OriginKey is the prefix of the idempotency keys of writes a sync makes on the source, so
 // that the source's key table tells which writes came from a working copy.
 const OriginKey = "wc:"
+
+// Gone reports whether conflict c is about a record the source deleted (and has not
+// restored since): there is no version of the source to resolve against.
+func (c *CopyConflict) Gone() bool { return c.Theirs == nil && c.Op != CopyCreate }
+
+// GoneFromSource is the refusal to resolve a conflict whose record the source deleted: the
+// local edit stays in the copy until the person restores the record on the source or
+// accepts the delete.
+func GoneFromSource(kind Kind, id int64) error {
+	return Errorf(EINVALID, "%s %d was deleted on the source; your edit stays in the copy. To keep it, restore "+
+		"the record on the source (tandem restore %s %d there) and sync: the conflict then resolves against the restored "+
+		"record. To accept the delete, resolve every field with theirs: the local record and its edit go", kind, id, kind, id)
+}

@@ -16,12 +16,25 @@ type CloneOptions struct {
 	Progress func(done, total int)
 }
 
-// Clone makes dst, an empty store, a working copy of src. It reads the source's change-feed
+// Clone makes dst, an empty store, a working copy of src, which must not be a working copy
+// itself (EINVALID). It reads the source's change-feed
 // position before the records: a record that changes during the clone may be copied at a
 // newer version than the position says, and the first sync reads it again, which is
 // harmless because a pull always takes a record's current state. Each batch is written in
 // one local transaction.
 func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
+	if wc, ok := src.(store.WorkingCopy); ok {
+		st, err := wc.CopyState(ctx)
+		switch store.ErrorCode(err) {
+		case "":
+			// A copy of a copy would never see the changes the middle copy pulls from
+			// the source: its feed holds only the middle copy's own writes.
+			return nil, store.Errorf(store.EINVALID, "the source is itself a working copy (of %s); clone the store it was cloned from instead", st.Source)
+		case store.ENOTFOUND:
+		default:
+			return nil, fmt.Errorf("clone: %w", err)
+		}
+	}
 	kinds := o.Kinds
 	if len(kinds) == 0 {
 		kinds = []store.Kind{store.KindProduct, store.KindDocument}
@@ -76,7 +89,53 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 		}
 		stop()
 	}
+	if err := cloneStale(ctx, src, dst); err != nil {
+		return nil, err
+	}
 	return dst.CopyState(ctx)
+}
+
+// cloneStale writes the records a clone could not write when they came: documents whose
+// parent came later (ids do not follow the tree). Each pass brings at least one more level
+// of the tree, so the passes end within the tree's depth; a record the source has deleted
+// meanwhile is dropped.
+func cloneStale(ctx context.Context, src store.Store, dst store.WorkingCopy) error {
+	for range store.MaxDepth + 2 {
+		stale, err := dst.Stale(ctx)
+		if err != nil || len(stale) == 0 {
+			return err
+		}
+		for kind, ids := range stale {
+			recs, err := src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids})
+			if err != nil {
+				return fmt.Errorf("clone: read %ss: %w", kind, err)
+			}
+			if gone := missing(ids, recs); len(gone) > 0 {
+				if _, err := dst.ApplyGone(ctx, kind, gone, 0); err != nil {
+					return fmt.Errorf("clone: %w", err)
+				}
+			}
+			if err := dst.ApplySource(ctx, recs, 0); err != nil {
+				return fmt.Errorf("clone: %w", err)
+			}
+		}
+	}
+	return nil // what still waits is read again at the first sync
+}
+
+// missing returns the ids that recs does not hold.
+func missing(ids []int64, recs []*store.Record) []int64 {
+	found := make(map[int64]bool, len(recs))
+	for _, r := range recs {
+		found[r.ID] = true
+	}
+	var out []int64
+	for _, id := range ids {
+		if !found[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // page is one page of records read from a source, or the error that ended the reading.

@@ -185,14 +185,26 @@ func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {
 }
 
 // refused turns a source error into an outcome: leases wait, refusals that a person must
-// look at become conflicts, anything else stops the sync.
-func refused(e *store.OutboxEntry, err error, theirs *store.Record) outcome {
+// look at become conflicts, anything else stops the sync. A conflict carries the source's
+// record as theirs unless the source no longer has it (CopyConflict.Gone).
+func (s *syncer) refused(ctx context.Context, e *store.OutboxEntry, err error) outcome {
 	var le *store.LeaseError
 	if errors.As(err, &le) && !le.Lost {
 		return outcome{wait: le}
 	}
 	switch store.ErrorCode(err) {
 	case store.ENOTFOUND, store.EINVALID, store.EFORBIDDEN:
+		var theirs *store.Record
+		if e.Op != store.CopyCreate && store.ErrorCode(err) != store.ENOTFOUND {
+			cur, ferr := s.src.FindRecord(ctx, e.Kind, e.ID)
+			switch store.ErrorCode(ferr) {
+			case "":
+				theirs = cur
+			case store.ENOTFOUND:
+			default:
+				return outcome{fatal: fmt.Errorf("sync: %s %d: %w", e.Kind, e.ID, ferr)}
+			}
+		}
 		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(err), Base: e.Before, Mine: e.After, BaseVersion: e.BaseVersion, Actor: e.Actor, At: e.At}
 		if theirs != nil {
 			c.Theirs, c.TheirsVersion = theirs.Fields, theirs.Version
@@ -239,7 +251,7 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 	if len(add) > 0 {
 		res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{Add: add, IdempotencyKey: e.Key + ":add"})
 		if err != nil {
-			return refused(e, err, nil)
+			return s.refused(ctx, e, err)
 		}
 		// Later entries were made on top of this one; they may move onto the source's
 		// version only if no other write came between the two parts.
@@ -250,7 +262,7 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 		// Nothing differed (a save that was undone): take the record as it is.
 		r, err := s.src.FindRecord(ctx, e.Kind, e.ID)
 		if err != nil {
-			return refused(e, err, nil)
+			return s.refused(ctx, e, err)
 		}
 		o.rec = r
 	}
@@ -271,7 +283,7 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 	for attempt := 0; attempt < mergeAttempts; attempt++ {
 		var ce *store.ConflictError
 		if !errors.As(err, &ce) {
-			return refused(e, err, nil)
+			return s.refused(ctx, e, err)
 		}
 		theirs := ce.Current
 		base, mine, cur := store.Values{}, store.Values{}, store.Values{}
@@ -310,7 +322,7 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 			return outcome{rec: res.Record, merged: true}
 		}
 	}
-	return refused(e, err, nil)
+	return s.refused(ctx, e, err)
 }
 
 // pushMove replays a move. A move has no base version: it is checked against the source's
@@ -322,7 +334,7 @@ func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
 	}
 	res, err := s.src.MoveDocument(ctx, e.ID, store.Move{Parent: parent})
 	if err != nil {
-		o := refused(e, err, nil)
+		o := s.refused(ctx, e, err)
 		if o.conflict != nil {
 			o.conflict.Fields = []string{store.ParentField}
 			if cur, ferr := s.src.FindRecord(ctx, e.Kind, e.ID); ferr == nil {
@@ -372,7 +384,7 @@ func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
 		claim, err = s.src.ClaimKey(ctx, ScopeCreate, e.Key, hash, createPending)
 	}
 	if err != nil {
-		return refused(e, err, nil)
+		return s.refused(ctx, e, err)
 	}
 	if !claim.Claimed {
 		var id int64
@@ -381,7 +393,7 @@ func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
 		}
 		rec, err := s.src.FindRecord(ctx, e.Kind, id)
 		if err != nil {
-			return refused(e, err, nil)
+			return s.refused(ctx, e, err)
 		}
 		return outcome{rec: rec}
 	}
@@ -409,7 +421,7 @@ func (s *syncer) pushCreate(ctx context.Context, e *store.OutboxEntry) outcome {
 	rec, err := s.src.CreateRecord(ctx, e.Kind, vals)
 	if err != nil {
 		_ = s.src.FailKey(ctx, ScopeCreate, e.Key)
-		o := refused(e, err, nil)
+		o := s.refused(ctx, e, err)
 		if o.conflict != nil && e.Kind == store.KindProduct {
 			o.conflict.Fields = []string{"sku"}
 		}

@@ -19,10 +19,29 @@ type Picks map[string]string
 // result is queued to be pushed at the next sync, version-checked against the source's
 // version the conflict saw. EINVALID (nothing changed) for a field without an answer, an
 // unknown field or a bad value; ENOTFOUND when the record has no conflict.
+//
+// A conflict whose record the source deleted (CopyConflict.Gone) has nothing to resolve
+// against: answering theirs for every field given accepts the delete, and the local record
+// goes with its edit (Resolve returns nil values); any other answer is refused
+// (store.GoneFromSource) and the edit stays until the source restores the record.
 func Resolve(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64, picks Picks) (store.Values, error) {
 	c, err := findConflict(ctx, wc, kind, id)
 	if err != nil {
 		return nil, err
+	}
+	if c.Gone() {
+		for _, p := range picks {
+			if p != "theirs" {
+				return nil, store.GoneFromSource(kind, id)
+			}
+		}
+		if len(picks) == 0 {
+			return nil, store.GoneFromSource(kind, id)
+		}
+		if err := wc.DropRecord(ctx, kind, id); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	}
 	reg := wc.Registry()
 	vals, err := Resolution(reg, c, picks)

@@ -37,6 +37,7 @@ type Wait struct {
 // Report is what a sync did and what is left.
 type Report struct {
 	Pulled    int                  // records the copy took from the source
+	Removed   int                  // records the source deleted that left the copy (edited ones stay, as conflicts)
 	Pushed    int                  // outbox entries now on the source
 	Merged    int                  // of those, how many were merged with the source's changes
 	Conflicts []store.CopyConflict // open conflicts after the sync
@@ -55,7 +56,8 @@ func (r *Report) InSync() bool { return len(r.Conflicts) == 0 && len(r.Waits) ==
 // stopped anywhere (a crash, a lost connection) loses nothing, and the next sync continues:
 // a re-sent push is harmless (deltas and creates carry keys, other saves a version check).
 // An error means the source could not be read or written at all; what was done until then
-// stays done.
+// stays done. A source whose change log ends before the copy's position (restored from an
+// older backup) is refused (EINVALID) before anything moves.
 func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
 	st, err := wc.CopyState(ctx)
 	if err != nil {
@@ -63,6 +65,17 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	}
 	if id := src.StoreID(); id != st.SourceID {
 		return nil, store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, the copy's source is %s)", id, st.SourceID)
+	}
+	last, err := src.LastChangeID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sync: read the source's change feed: %w", err)
+	}
+	if last < st.Position {
+		// Changes this copy has read are not on the source any more: it was put back
+		// from an older backup. A pull would find nothing and call the copy in sync.
+		return nil, store.Errorf(store.EINVALID, "the source's change log ends at change %d, but this copy has read it up to change %d: "+
+			"the source was restored from an older backup. Nothing was pulled or pushed. Keep this file (its %d pending changes and "+
+			"%d conflicts stay here), make a new clone of the source, and copy your changes into it", last, st.Position, st.Pending, st.Conflict)
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
 	for round := 0; round < maxRounds; round++ {
@@ -92,10 +105,10 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	if s.rep.Conflicts, err = wc.Conflicts(ctx); err != nil {
 		return s.rep, err
 	}
-	if s.rep.InSync() {
-		if err := wc.MarkSynced(ctx, time.Now()); err != nil {
-			return s.rep, err
-		}
+	// The source was reached and the pull and the push ran to their end: that is a sync,
+	// whatever conflicts or lease waits it left (status says "last sync" of this).
+	if err := wc.MarkSynced(ctx, time.Now()); err != nil {
+		return s.rep, err
 	}
 	return s.rep, nil
 }
@@ -120,6 +133,11 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
 		}
+		if gone := missing(ids, recs); len(gone) > 0 {
+			if _, err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
+				return n, fmt.Errorf("sync: %w", err)
+			}
+		}
 		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
 		}
@@ -136,7 +154,7 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		seen := map[recKey]bool{}
 		for _, c := range chs {
 			switch c.Event {
-			case store.EventCreated, store.EventSaved, store.EventMoved:
+			case store.EventCreated, store.EventSaved, store.EventMoved, store.EventDeleted, store.EventRestored:
 			default:
 				continue
 			}
@@ -147,7 +165,11 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			seen[k] = true
 			ids[c.Kind] = append(ids[c.Kind], c.RecordID)
 		}
+		// Each record is read as the source has it now: one deleted (and not restored since)
+		// is not found, and goes from the copy. The deletes go after the other records,
+		// which may move a document's children away first, and with the new position.
 		var recs []*store.Record
+		gone := map[store.Kind][]int64{}
 		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
 			if len(ids[kind]) == 0 {
 				continue
@@ -157,10 +179,35 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 				return n, fmt.Errorf("sync: read changed %ss: %w", kind, err)
 			}
 			recs = append(recs, rs...)
+			if g := missing(ids[kind], rs); len(g) > 0 {
+				gone[kind] = g
+			}
 		}
 		pos = chs[len(chs)-1].ID
-		if err := s.wc.ApplySource(ctx, recs, pos); err != nil {
+		at := pos
+		if len(gone) > 0 {
+			at = 0
+		}
+		if err := s.wc.ApplySource(ctx, recs, at); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
+		}
+		var kinds []store.Kind
+		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+			if len(gone[kind]) > 0 {
+				kinds = append(kinds, kind)
+			}
+		}
+		for i, kind := range kinds {
+			at := int64(0)
+			if i == len(kinds)-1 {
+				at = pos // the position moves with the last write of the page only
+			}
+			removed, err := s.wc.ApplyGone(ctx, kind, gone[kind], at)
+			if err != nil {
+				return n, fmt.Errorf("sync: %w", err)
+			}
+			n += len(gone[kind])
+			s.rep.Removed += removed
 		}
 		n += len(recs)
 		s.rep.Pulled += len(recs)

@@ -373,9 +373,13 @@ func isPostgresDSN(dsn string) bool {
 }
 
 // checkDSN refuses a --db that is neither a file path nor a PostgreSQL DSN tandem would use.
-func checkDSN(dsn string) error {
+func checkDSN(dsn string) error { return checkDSNAs("--db", dsn) }
+
+// checkDSNAs is checkDSN for a DSN given as label (a flag or an argument), which its
+// messages name.
+func checkDSNAs(label, dsn string) error {
 	if strings.TrimSpace(dsn) == "" {
-		return store.Errorf(store.EINVALID, "--db is empty: give a SQLite file path or a postgres:// DSN")
+		return store.Errorf(store.EINVALID, "%s is empty: give a SQLite file path or a postgres:// DSN", label)
 	}
 	if l := strings.ToLower(dsn); strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") {
 		// In postgres://u:p@ss@host the password holds an '@'. The URL parser takes the
@@ -383,12 +387,12 @@ func checkDSN(dsn string) error {
 		// in every message: refuse before anything parses or prints it.
 		rest, _, _ := strings.Cut(dsn[strings.Index(dsn, "://")+3:], "?")
 		if strings.Count(rest, "@") > 1 {
-			return store.Errorf(store.EINVALID, "--db: the postgres:// DSN has more than one '@' before its query; write an '@' in the user name or password as %%40")
+			return store.Errorf(store.EINVALID, "%s: the postgres:// DSN has more than one '@' before its query; write an '@' in the user name or password as %%40", label)
 		}
 	}
 	if !isPostgresDSN(dsn) && strings.Contains(strings.ToLower(dsn), "password=") {
 		// Never a file whose name holds a password.
-		return store.Errorf(store.EINVALID, "--db looks like a connection string with a password but is not one tandem understands; give a postgres:// URL or a key=value string such as \"host=H dbname=D\"")
+		return store.Errorf(store.EINVALID, "%s looks like a connection string with a password but is not one tandem understands; give a postgres:// URL or a key=value string such as \"host=H dbname=D\"", label)
 	}
 	return nil
 }

@@ -33,9 +33,15 @@ with --db FILE, and tandem sync brings the edits back. The copy remembers the so
 store id and where it was found (without a password: give it with PGPASSWORD or a
 .pgpass file when syncing), and for each record its base version and values.
 
---kind copies one kind only; --subtree DOC_ID copies one document and its descendants.
+SOURCE must not be a working copy itself (a copy of a copy would never see the changes
+the middle copy pulls): clone the store it came from.
+
+--kind copies one kind only; --subtree DOC_ID copies one document and its descendants;
+in the copy that document sits at the root (its parent is not in the copy), and on the
+source it stays where it is.
 FILE must not exist; it appears only when the clone is complete, so an interrupted
-clone leaves nothing behind to mistake for a copy.`,
+clone leaves nothing behind to mistake for a copy (the next clone into FILE removes its
+temporary files). One clone into FILE runs at a time: another is refused (exit 2).`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
   tandem clone team.db handbook.db --kind document --subtree 12`,
 		Args: exactArgs(2, "SOURCE FILE"),
@@ -61,6 +67,9 @@ clone leaves nothing behind to mistake for a copy.`,
 			}
 			reg, err := a.registry()
 			if err != nil {
+				return err
+			}
+			if err := checkDSNAs("SOURCE", source); err != nil {
 				return err
 			}
 			src, err := openStore(ctx, source, store.Options{Registry: reg})
@@ -109,15 +118,20 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, usagef("directory %s does not exist", dir)
 	}
-	tmp := filepath.Join(dir, "."+base+".clone")
-	for _, s := range []string{"", "-wal", "-shm"} {
-		_ = os.Remove(tmp + s) // what an interrupted clone left
+	// One clone into file at a time: a second one is told so, rather than have the two
+	// remove each other's files. Holding the lock, what a killed clone left is removed.
+	unlock, ok, err := lockClone(filepath.Join(dir, "."+base+".clone.lock"))
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, s := range []string{"", "-wal", "-shm"} {
-			_ = os.Remove(tmp + s)
-		}
-	}()
+	if !ok {
+		return nil, usagef("another tandem clone into %s is running; wait for it to end (or remove %s if no clone is running)",
+			file, filepath.Join(dir, "."+base+".clone.lock"))
+	}
+	defer unlock()
+	tmp := filepath.Join(dir, "."+base+".clone")
+	removeCloneLeftovers(dir, base)
+	defer removeCloneLeftovers(dir, base)
 	db, err := sqlite.Open(ctx, tmp, store.Options{Registry: reg})
 	if err != nil {
 		return nil, err
@@ -141,6 +155,26 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 		}
 	}
 	return st, nil
+}
+
+// removeCloneLeftovers removes the temporary files of a clone into dir/base: the clone's
+// own database (.BASE.clone and its -wal and -shm) and the file SQLite's create makes
+// before it links that one (..BASE.clone.new-HEX and companions), which a clone killed at
+// the wrong moment leaves. The caller holds the clone lock, so none belongs to a running
+// clone.
+func removeCloneLeftovers(dir, base string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	own := "." + base + ".clone"
+	for _, e := range ents {
+		n := e.Name()
+		switch {
+		case n == own, n == own+"-wal", n == own+"-shm", strings.HasPrefix(n, "."+own+".new-"):
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
 
 // sourceLocation is what a working copy keeps of its source's DSN: the DSN without its

@@ -55,7 +55,7 @@ Creating a document under a leased one needs that lease's token, --parent-lease
 			if asJSON {
 				return writeJSON(a.stdout, exportRecord(st.Registry(), r))
 			}
-			fmt.Fprintf(a.stdout, "created %s %d (version %d)\n", r.Kind, r.ID, r.Version)
+			fmt.Fprintf(a.stdout, "created %s %d (version %d)%s\n", r.Kind, r.ID, r.Version, localIDNote(ctx, st))
 			return nil
 		},
 	}

@@ -21,7 +21,12 @@ by --db: every colliding field needs an answer, mine (your value), theirs (the
 source's), base (what both started from) or a value. Fields that merged cleanly keep
 their merge. The result becomes the local record and is pushed at the next sync,
 version-checked against the source again. Nothing changes if an answer is missing or
-bad (exit 2).`,
+bad (exit 2).
+
+A record deleted on the source after you edited it has no source version to resolve
+against: answering theirs accepts the delete and drops the local record with your edit;
+any other answer is refused (exit 2) and the edit stays until the record is restored on
+the source, after which a sync brings the restored record in as theirs.`,
 		Example: `  tandem resolve product 42 price=theirs
   tandem resolve product 42 price=92.00
   tandem resolve document 7 body=mine parent_id=theirs`,
@@ -56,6 +61,14 @@ bad (exit 2).`,
 			vals, err := tsync.Resolve(ctx, wc, kind, id, picks)
 			if err != nil {
 				return err
+			}
+			if vals == nil {
+				// The source deleted the record and theirs accepted it.
+				if asJSON {
+					return writeJSON(a.stdout, map[string]any{"kind": kind, "id": id, "dropped": true})
+				}
+				fmt.Fprintf(a.stdout, "dropped %s %d from the copy with its local edit: the source deleted it\n", kind, id)
+				return nil
 			}
 			reg := wc.Registry()
 			var parts []string

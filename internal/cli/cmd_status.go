@@ -17,7 +17,9 @@ func newStatusCmd(a *app) *cobra.Command {
 		Short: "Show a working copy's source, pending changes and conflicts",
 		Long: `Status describes the working copy named by --db: its source, how far it has read the
 source's changes, the local changes not yet synced, the conflicts waiting for you and
-when it last synced. It reads only the copy: no server is needed.`,
+when it last synced: the last sync that reached the source and ran its pull and push to
+the end, whatever it left (conflicts, lease waits). It reads only the copy: no server is
+needed.`,
 		Example: `  tandem status --db catalogue.db
   tandem status --db catalogue.db --json`,
 		Args: exactArgs(0, ""),

@@ -28,10 +28,18 @@ merged field by field when the source moved on. What both sides changed differen
 waits in the copy's conflict queue (tandem status, tandem resolve), with your value
 kept; a record someone holds a lease on waits until the lease ends.
 
---source overrides where the source is (the copy remembers it without a password).
+The copy remembers where its source is, without a password. --source names a new place
+(the store moved); after a sync that found the same store there (same store id), the copy
+remembers the new place.
+
+Deletes and restores on the source reach the copy too. A record you edited that the
+source deleted stays with your edit, as a conflict: resolve it with theirs to let it go,
+or restore it on the source and sync.
 
 Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
-4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally).`,
+4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
+2 the source is another store, or its change log ends before the copy's position (put
+back from an older backup), and nothing moved.`,
 		Example: `  tandem sync --db catalogue.db
   PGPASSWORD=… tandem sync --db catalogue.db --json`,
 		Args: exactArgs(0, ""),
@@ -41,7 +49,8 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 			if err != nil {
 				return err
 			}
-			if source == "" {
+			moved := source != ""
+			if !moved {
 				source = st.Source
 			}
 			src, err := a.openSource(ctx, source, st)
@@ -52,6 +61,20 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 			rep, err := tsync.Sync(ctx, src, wc)
 			if err != nil {
 				return fmt.Errorf("sync stopped; what was done stays done and the next sync continues: %w", err)
+			}
+			if moved {
+				// The same store (Sync checked its id) at a new place: the next sync goes
+				// there without --source.
+				loc, err := sourceLocation(source)
+				if err != nil {
+					return err
+				}
+				if loc != st.Source {
+					if err := wc.SetSource(ctx, loc); err != nil {
+						return err
+					}
+					fmt.Fprintf(a.stderr, "the copy now remembers its source at %s\n", safe.Line(loc))
+				}
 			}
 			if asJSON {
 				if err := writeJSON(a.stdout, syncJSON(wc.Registry(), rep)); err != nil {
@@ -70,7 +93,7 @@ Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it is not where the copy remembers it")
+	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it moved from where the copy remembers it (remembered after the sync)")
 	return cmd
 }
 
@@ -88,14 +111,28 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 // a server down) is unavailable (exit 1), whatever the store says: the copy is fine, and
 // its changes wait.
 func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
+	if err := checkDSNAs("--source", source); err != nil {
+		return nil, err
+	}
 	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
 	switch store.ErrorCode(err) {
 	case "":
 		return src, nil
 	case store.ENOTFOUND, store.EUNAVAILABLE, store.EBUSY, store.EINTERNAL:
-		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %d local changes stay in the copy: %v", st.Pending, err)
+		return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %s in the copy: %v", staying(st.Pending), err)
 	}
 	return nil, fmt.Errorf("open the source: %w", err)
+}
+
+// localIDNote is what a message about a record created in st adds when st is a working
+// copy: the id is the copy's own, and the source gives the record its id at the next sync.
+func localIDNote(ctx context.Context, st store.Store) string {
+	if wc, ok := st.(store.WorkingCopy); ok {
+		if _, err := wc.CopyState(ctx); err == nil {
+			return "; a local id: the source gives the record its own id at the next sync"
+		}
+	}
+	return ""
 }
 
 // workingCopy returns the store of --db as a working copy, and its state.
@@ -117,8 +154,15 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 
 func printSync(w io.Writer, rep *tsync.Report) {
 	fmt.Fprintf(w, "pulled %s, pushed %s (%d merged with the source's)\n", plural(rep.Pulled, "record"), plural(rep.Pushed, "change"), rep.Merged)
+	if rep.Removed > 0 {
+		fmt.Fprintf(w, "removed %s the source deleted\n", plural(rep.Removed, "record"))
+	}
 	for i := range rep.Conflicts {
-		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(&rep.Conflicts[i])))
+		c := &rep.Conflicts[i]
+		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(c)))
+		if c.Gone() {
+			fmt.Fprintf(w, "  deleted on the source: FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync\n", c.Kind, c.ID)
+		}
 	}
 	for _, wt := range rep.Waits {
 		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,
@@ -185,13 +229,14 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	return struct {
 		InSync    bool           `json:"in_sync"`
 		Pulled    int            `json:"pulled"`
+		Removed   int            `json:"removed"`
 		Pushed    int            `json:"pushed"`
 		Merged    int            `json:"merged"`
 		Position  int64          `json:"position"`
 		Pending   int            `json:"pending"`
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
-	}{rep.InSync(), rep.Pulled, rep.Pushed, rep.Merged, rep.Position, rep.Pending, exportConflicts(reg, rep.Conflicts), waits}
+	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, exportConflicts(reg, rep.Conflicts), waits}
 }
 
 // ago says how long ago t was, for people.
@@ -209,6 +254,14 @@ func ago(t, now time.Time) string {
 		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+}
+
+// staying says how many local changes stay in the copy, in a sentence.
+func staying(n int) string {
+	if n == 1 {
+		return "1 local change stays"
+	}
+	return plural(n, "local change") + " stay"
 }
 
 // plural says "1 record", "2 records".

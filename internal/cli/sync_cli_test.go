@@ -81,7 +81,7 @@ func TestCLI_Sync(t *testing.T) {
 	}
 	if r := tandem(t, train, "sync"); r.code != 1 {
 		t.Errorf("sync without its source: exit %d, want 1\n%s", r.code, r.stderr)
-	} else if !strings.Contains(r.stderr, "1 local changes stay") {
+	} else if !strings.Contains(r.stderr, "the source cannot be reached; 1 local change stays in the copy") {
 		t.Errorf("sync without its source says %q", r.stderr)
 	}
 	if err := os.Rename(moved, team); err != nil {

@@ -27,6 +27,10 @@ import (
 
 const crashProducts = 60
 
+// crashDeleted products are deleted on the source while the copy is offline, and the first
+// of them restored: the sync must take the deletes and the restore, once.
+const crashDeleted = 3
+
 func crashCtx(who string) context.Context {
 	return store.WithActor(context.Background(), store.Actor{Name: who, Role: store.RoleEditor})
 }
@@ -86,6 +90,11 @@ func crashSeed(t *testing.T, st store.Store) {
 			t.Fatal(err)
 		}
 	}
+	for i := range crashDeleted {
+		if _, err := st.CreateRecord(ctx, store.KindProduct, store.Values{"sku": fmt.Sprintf("DEL-%d", i), "name": "deleted on the source"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	root, err := st.CreateRecord(ctx, store.KindDocument, store.Values{"title": "root"})
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +117,17 @@ func crashWork(t *testing.T, wc, src store.Store) {
 		t.Fatal(err)
 	}
 	for i, p := range prods {
+		if sku := p.Fields["sku"].(string); strings.HasPrefix(sku, "DEL-") {
+			if _, err := src.DeleteRecord(crashCtx("carol"), store.KindProduct, p.ID, store.Delete{ExpectVersion: p.Version}); err != nil {
+				t.Fatal(err)
+			}
+			if sku == "DEL-0" {
+				if _, err := src.RestoreRecord(crashCtx("carol"), store.KindProduct, p.ID, store.Restore{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
 		for d := range 3 {
 			if _, err := wc.UpdateRecord(crashCtx("alice"), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": -int64(d + 1)}}); err != nil {
 				t.Fatal(err)
@@ -297,6 +317,18 @@ func TestSync_Crash(t *testing.T) {
 			}
 			if len(got) != len(want) {
 				t.Errorf("after faults the source has %d records, without %d", len(got), len(want))
+			}
+			wc, err := sqlite.Open(context.Background(), faultyCopy, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inCopy := crashState(t, wc)
+			wc.Close()
+			for i := range crashDeleted {
+				k := fmt.Sprintf("product DEL-%d", i)
+				if _, ok := inCopy[k]; ok != (i == 0) {
+					t.Errorf("%s in the copy after the last sync: %v, want %v (deleted on the source; DEL-0 restored)", k, ok, i == 0)
+				}
 			}
 			st := mustTandem(t, faultyCopy, "status", "--json")
 			if !strings.Contains(st, `"pending": 0`) || !strings.Contains(st, `"conflicts": []`) {

@@ -309,13 +309,16 @@ type wcTx struct {
 	*tx
 	stmts map[string]*sql.Stmt
 	quiet bool // the copy has no outbox entries, conflicts or stale records (checked at start)
+	// subtree is the document the copy was cloned from (0: all documents). Its parent on
+	// the source is outside the copy, so in the copy it sits at the root.
+	subtree int64
 }
 
 func newWCTx(ctx context.Context, t *tx) (*wcTx, error) {
 	w := &wcTx{tx: t, stmts: map[string]*sql.Stmt{}}
 	var busy int
 	err := w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_outbox) OR EXISTS (SELECT 1 FROM wc_conflicts)
-		OR EXISTS (SELECT 1 FROM wc_stale)`).Scan(&busy)
+		OR EXISTS (SELECT 1 FROM wc_stale), (SELECT subtree FROM wc_meta)`).Scan(&busy, &w.subtree)
 	w.quiet = busy == 0
 	return w, err
 }
@@ -425,6 +428,9 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 				return err
 			}
 			if busy {
+				if err := db.refreshGoneConflict(ctx, tx, r); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := db.putSource(ctx, tx, r); err != nil {
@@ -438,6 +444,130 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		return err
 	})
 	return mapErr("apply source records", err)
+}
+
+// refreshGoneConflict gives a conflict that found its record gone from the source the
+// record as the source has it again (restored), so that it can be resolved against it.
+func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record) error {
+	theirs, err := db.encodeValues(r.Kind, r.Fields)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE wc_conflicts SET theirs = ?, theirs_version = ?, reason = ?
+		WHERE kind = ? AND record_id = ? AND theirs IS NULL AND op <> ?`,
+		theirs, r.Version, "deleted on the source after the edit, and restored there since",
+		string(r.Kind), r.ID, string(store.CopyCreate))
+	return err
+}
+
+// ApplyGone removes records the source deleted (store.WorkingCopy).
+func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, position int64) (int, error) {
+	t, err := table(kind)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	err = db.inTx(ctx, "apply source deletes", func(tt *tx) error {
+		removed = 0 // a retried transaction counts again
+		tx, err := newWCTx(ctx, tt)
+		if err != nil {
+			return err
+		}
+		left := slices.Clone(ids)
+		// Children before parents: a document goes once nothing in the copy sits under it,
+		// which, in a subtree the source deleted, its children's removal brings about.
+		for moved := true; moved && len(left) > 0; {
+			moved = false
+			var next []int64
+			for _, id := range left {
+				busy, err := hasLocalState(ctx, tx, kind, id)
+				if err != nil {
+					return err
+				}
+				if busy {
+					continue // its push meets the delete: a conflict
+				}
+				if kind == store.KindDocument {
+					var n int
+					if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE parent_id = ?`, id).Scan(&n); err != nil {
+						return err
+					}
+					if n > 0 {
+						next = append(next, id)
+						continue
+					}
+				}
+				n, err := db.removeLocal(ctx, tx, t, kind, id)
+				if err != nil {
+					return err
+				}
+				removed += n
+				moved = true
+			}
+			left = next
+		}
+		for _, id := range left {
+			// Documents stay under it (local creates, or edits waiting for a person): the
+			// sync reads it again (Stale) and removes it once they are settled.
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(kind), id); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
+		return err
+	})
+	return removed, mapErr("apply source deletes", err)
+}
+
+// removeLocal removes record id of table t from the copy with its base, stale mark, outbox
+// entries and conflict, without an outbox entry of its own (the copy's outbox carries no
+// deletes; see refuseDeleteOnCopy).
+func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Kind, id int64) (removed int, err error) {
+	for _, q := range []string{"DELETE FROM " + t + " WHERE id = ?",
+		`DELETE FROM wc_base WHERE kind = ? AND record_id = ?`,
+		`DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`,
+		`DELETE FROM wc_outbox WHERE kind = ? AND record_id = ?`,
+		`DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`} {
+		args := []any{string(kind), id}
+		if strings.HasPrefix(q, "DELETE FROM "+t+" ") {
+			args = []any{id}
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("remove %s %d: %w", kind, id, err)
+		}
+		if len(args) == 1 {
+			n, _ := res.RowsAffected()
+			removed = int(n)
+		}
+	}
+	return removed, nil
+}
+
+// DropRecord removes a record the person let the source's delete have (store.WorkingCopy).
+func (db *DB) DropRecord(ctx context.Context, kind store.Kind, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	err = db.inTx(ctx, "drop record", func(tt *tx) error {
+		tx, err := newWCTx(ctx, tt)
+		if err != nil {
+			return err
+		}
+		if kind == store.KindDocument {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE parent_id = ?`, id).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return store.Errorf(store.EINVALID, "document %d has %d documents under it in the copy; move them or settle their conflicts first", id, n)
+			}
+		}
+		_, err = db.removeLocal(ctx, tx, t, kind, id)
+		return err
+	})
+	return mapErr("drop record", err)
 }
 
 // inSubtree reports whether document r belongs under the copy's subtree root: its parent is
@@ -462,9 +592,40 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	if err != nil {
 		return err
 	}
+	if r.Kind == store.KindDocument && r.ID == tx.subtree && r.Fields[store.ParentField] != nil {
+		// The subtree's root: its parent is not in the copy.
+		c := *r
+		c.Fields = r.Fields.Clone()
+		delete(c.Fields, store.ParentField)
+		r = &c
+	}
 	cols, args, err := db.sourceRow(r)
 	if err != nil {
 		return err
+	}
+	var base int64
+	err = tx.QueryRowContext(ctx, `SELECT version FROM wc_base WHERE kind = ? AND record_id = ?`, string(r.Kind), r.ID).Scan(&base)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	case r.Version < base:
+		// Versions on the source only grow (a restore too takes the next one): the source
+		// lost writes this copy has seen. Nothing of this batch is written.
+		return store.Errorf(store.EINVALID, "the source has %s %d at version %d, but this copy took version %d from it: "+
+			"the source was put back from an older backup. Keep this file and clone the source again", r.Kind, r.ID, r.Version, base)
+	}
+	if p, ok := r.Fields[store.ParentField].(int64); ok && r.Kind == store.KindDocument {
+		// The parent has not come yet (a later page of a clone or a pull: ids do not
+		// follow the tree). The document waits (Stale) and is read again once it has.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, p).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		}
 	}
 	if !tx.quiet {
 		if cycle, err := localCycle(ctx, tx, r); err != nil || cycle {
@@ -636,9 +797,17 @@ func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
 		return err
 	}
 	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
-	_, err = tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
-		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, c.base...)
-	return err
+	res, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) VALUES `+rows+`
+		ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version WHERE excluded.version >= wc_base.version`, c.base...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && int(n) < len(c.recs) {
+		// A record came at a version below the one the copy had from the source: the
+		// caller writes the chunk record by record, and putSource says which.
+		return errors.New("a record went back")
+	}
+	return nil
 }
 
 // putBase makes version the base version of a record. Its base values need no copy of
@@ -943,6 +1112,9 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if err != nil {
 			return err
 		}
+		if c.Gone() {
+			return store.GoneFromSource(kind, id)
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
 			return err
 		}
@@ -1008,10 +1180,7 @@ func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflic
 			store.OriginKey+randomHex(16), actor, formatTime(tx.now))
 		return err
 	}
-	if c.Op == store.CopyCreate || c.Theirs == nil {
-		if c.Op != store.CopyCreate {
-			return nil // the record is gone from the source: nothing to send it to
-		}
+	if c.Op == store.CopyCreate {
 		return add(store.CopyCreate, 0, store.Values{}, vals)
 	}
 	before, after := store.Values{}, store.Values{}
@@ -1032,6 +1201,15 @@ func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflic
 	// Queued even when the person took theirs everywhere (an empty save): its push reads
 	// the record as the source has it now, which the pulls skipped while it was in conflict.
 	return add(store.CopySave, c.TheirsVersion, before, after)
+}
+
+// SetSource records where the source is found now (store.WorkingCopy).
+func (db *DB) SetSource(ctx context.Context, source string) error {
+	err := db.inTx(ctx, "set working copy source", func(tx *tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET source = ?`, source)
+		return err
+	})
+	return mapErr("set working copy source", err)
 }
 
 // MarkSynced records the end of a sync with nothing left to move (store.WorkingCopy).

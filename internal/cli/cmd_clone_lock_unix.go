@@ -1,0 +1,41 @@
+//go:build unix
+
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lockClone takes the lock of a clone into a file, at path, without waiting: ok is false
+// when another clone holds it. The lock is an flock on the file, which the system lets go
+// when its process dies, so a killed clone leaves no lock behind. unlock removes the file
+// before it lets the lock go: a process that opened it meanwhile finds, once it has the
+// lock, that the file at path is no longer the one it locked, and tries again.
+func lockClone(path string) (unlock func(), ok bool, err error) {
+	for range 10 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("clone lock: %w", err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("clone lock: %w", err)
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return func() {
+				_ = os.Remove(path)
+				f.Close()
+			}, true, nil
+		}
+		f.Close() // the file was replaced since it was opened: take the new one
+	}
+	return nil, false, fmt.Errorf("clone lock %s keeps changing", path)
+}
