@@ -1,0 +1,99 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// streamPage is how many rows one query of StreamRecords reads: large enough that the
+// per-query cost (a round trip, planning, the search lookup) vanishes, small enough that a
+// slow consumer holds a pooled connection and its snapshot only briefly.
+var streamPage = 5000
+
+// errStreamStop carries fn's error out of db.read, which must not retry or map it.
+var errStreamStop = errors.New("stream stopped by its consumer")
+
+// StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
+// order (store.RecordStreamer). The record, its Fields map and the scan targets are reused
+// from one call to the next. A page whose connection fails is read again from after the last
+// record handed to fn, so no record is handed over twice.
+func (db *DB) StreamRecords(ctx context.Context, f store.Filter, fn func(*store.Record) error) error {
+	if err := store.CheckStreamFilter(f); err != nil {
+		return err
+	}
+	t, err := table(f.Kind)
+	if err != nil {
+		return err
+	}
+	fields := db.reg.Fields(f.Kind)
+	r := &store.Record{Kind: f.Kind, Fields: make(store.Values, len(fields))}
+	dest := []any{&r.ID, &r.Version, &r.UpdatedBy, &r.UpdatedAt}
+	vals := make([]any, len(fields))
+	for i, fd := range fields {
+		if vals[i], err = scanTarget(fd); err != nil {
+			return err
+		}
+	}
+	dest = append(dest, vals...)
+	var fnErr error
+	after := f.AfterID
+	for {
+		n := 0
+		err := db.read(ctx, "stream "+string(f.Kind)+"s", func(q querier) error {
+			n = 0
+			var (
+				where []string
+				args  []any
+			)
+			if f.Search != "" {
+				cond, a := db.searchCondition(f, 0)
+				where, args = append(where, cond), append(args, a...)
+			}
+			if after > 0 {
+				args = append(args, after)
+				where = append(where, "id > $"+strconv.Itoa(len(args)))
+			}
+			sql := "SELECT " + db.selectList(f.Kind) + " FROM " + t
+			if len(where) > 0 {
+				sql += " WHERE " + strings.Join(where, " AND ")
+			}
+			sql += " ORDER BY id LIMIT " + strconv.Itoa(streamPage)
+			if f.Search != "" {
+				args = searchExecMode(args)
+			}
+			rows, err := q.Query(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				if err := rows.Scan(dest...); err != nil {
+					return err
+				}
+				r.UpdatedAt = r.UpdatedAt.UTC()
+				for i, fd := range fields {
+					r.Fields[fd.Name] = scannedValue(vals[i])
+				}
+				n++
+				if fnErr = fn(r); fnErr != nil {
+					return errStreamStop
+				}
+				after = r.ID
+			}
+			return rows.Err()
+		})
+		if fnErr != nil {
+			return fnErr
+		}
+		if err != nil {
+			return err
+		}
+		if n < streamPage {
+			return nil
+		}
+	}
+}

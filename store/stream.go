@@ -1,0 +1,28 @@
+package store
+
+import "context"
+
+// RecordStreamer is what a store offers, besides Records, to read many records fast: a
+// store that implements it hands each record to a function instead of building a page of
+// records, reusing the record and its buffers from one call to the next. Export uses it when
+// the store has it (a type assertion) and pages through FindRecords otherwise; the Store
+// interface does not require it.
+type RecordStreamer interface {
+	// StreamRecords calls fn with every record of f.Kind matching f.Search whose id is above
+	// f.AfterID, in id order, reading the rows in pages of a few thousand (keyset paging on
+	// the id, so a record created meanwhile appears when its id is above the page being
+	// read). f.IDs, f.Sort and f.Limit must be empty (EINVALID otherwise).
+	//
+	// The record passed to fn, its Fields map and its values are valid only during the call:
+	// the next record reuses them, so fn must copy what it keeps. An error of fn ends the
+	// stream and is returned as it is.
+	StreamRecords(ctx context.Context, f Filter, fn func(*Record) error) error
+}
+
+// CheckStreamFilter returns EINVALID when f asks StreamRecords for what it does not do.
+func CheckStreamFilter(f Filter) error {
+	if len(f.IDs) > 0 || f.Sort != "" || f.Limit != 0 {
+		return Errorf(EINVALID, "stream %ss: ids, sort and limit are not supported", f.Kind)
+	}
+	return nil
+}
