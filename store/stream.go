@@ -11,18 +11,39 @@ type RecordStreamer interface {
 	// StreamRecords calls fn with every record of f.Kind matching f.Search whose id is above
 	// f.AfterID, in id order, reading the rows in pages of a few thousand (keyset paging on
 	// the id, so a record created meanwhile appears when its id is above the page being
-	// read). f.IDs, f.Sort and f.Limit must be empty (EINVALID otherwise).
+	// read). f.IDs, f.Sort and f.Limit must be empty (EINVALID otherwise). fields names the
+	// fields read into each record's Fields (fewer columns read is less work); nil reads all
+	// of the kind's, an unknown name is EINVALID.
 	//
 	// The record passed to fn, its Fields map and its values are valid only during the call:
 	// the next record reuses them, so fn must copy what it keeps. An error of fn ends the
 	// stream and is returned as it is.
-	StreamRecords(ctx context.Context, f Filter, fn func(*Record) error) error
+	StreamRecords(ctx context.Context, f Filter, fields []string, fn func(*Record) error) error
 }
 
-// CheckStreamFilter returns EINVALID when f asks StreamRecords for what it does not do.
-func CheckStreamFilter(f Filter) error {
+// StreamFields checks what StreamRecords is asked (EINVALID for a filter it does not take
+// or an unknown field) and returns the fields to read, in registry order: all of the kind's
+// when names is nil.
+func (r *Registry) StreamFields(f Filter, names []string) ([]*Field, error) {
 	if len(f.IDs) > 0 || f.Sort != "" || f.Limit != 0 {
-		return Errorf(EINVALID, "stream %ss: ids, sort and limit are not supported", f.Kind)
+		return nil, Errorf(EINVALID, "stream %ss: ids, sort and limit are not supported", f.Kind)
 	}
-	return nil
+	all := r.Fields(f.Kind)
+	if names == nil {
+		return all, nil
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		if _, err := r.Field(f.Kind, n); err != nil {
+			return nil, err
+		}
+		want[n] = true
+	}
+	var out []*Field
+	for _, fd := range all {
+		if want[fd.Name] {
+			out = append(out, fd)
+		}
+	}
+	return out, nil
 }

@@ -12,7 +12,7 @@ const PageSize = 500
 
 // Export writes every record of f.Kind matching f.Search to x, in id order; f.AfterID and
 // f.Limit are ignored. A store that implements store.RecordStreamer hands the records over
-// one at a time (constant memory, no page of records built); any other is read PageSize
+// one at a time, with only the fields x writes (constant memory, no page of records built); any other is read PageSize
 // records at a time through FindRecords (keyset paging on the id, so a page costs the same
 // wherever it starts). progress, when not nil, is called every PageSize records and at the
 // end with the number of records written so far. A record created during the export appears
@@ -21,7 +21,11 @@ const PageSize = 500
 func Export(ctx context.Context, st store.Records, x *Writer, f store.Filter, progress func(int)) error {
 	f.AfterID, f.Limit = 0, 0
 	if s, ok := st.(store.RecordStreamer); ok {
-		err := s.StreamRecords(ctx, f, func(r *store.Record) error {
+		names := make([]string, len(x.fields))
+		for i, fd := range x.fields {
+			names[i] = fd.Name
+		}
+		err := s.StreamRecords(ctx, f, names, func(r *store.Record) error {
 			if err := x.Write(r); err != nil {
 				return err
 			}

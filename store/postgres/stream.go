@@ -21,15 +21,20 @@ var errStreamStop = errors.New("stream stopped by its consumer")
 // order (store.RecordStreamer). The record, its Fields map and the scan targets are reused
 // from one call to the next. A page whose connection fails is read again from after the last
 // record handed to fn, so no record is handed over twice.
-func (db *DB) StreamRecords(ctx context.Context, f store.Filter, fn func(*store.Record) error) error {
-	if err := store.CheckStreamFilter(f); err != nil {
+func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
+	fields, err := db.reg.StreamFields(f, names)
+	if err != nil {
 		return err
 	}
 	t, err := table(f.Kind)
 	if err != nil {
 		return err
 	}
-	fields := db.reg.Fields(f.Kind)
+	cols := []string{"id", "version", "updated_by", "updated_at"}
+	for _, fd := range fields {
+		cols = append(cols, ident(fd.Name))
+	}
+	selectList := strings.Join(cols, ", ")
 	r := &store.Record{Kind: f.Kind, Fields: make(store.Values, len(fields))}
 	dest := []any{&r.ID, &r.Version, &r.UpdatedBy, &r.UpdatedAt}
 	vals := make([]any, len(fields))
@@ -57,7 +62,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, fn func(*store.
 				args = append(args, after)
 				where = append(where, "id > $"+strconv.Itoa(len(args)))
 			}
-			sql := "SELECT " + db.selectList(f.Kind) + " FROM " + t
+			sql := "SELECT " + selectList + " FROM " + t
 			if len(where) > 0 {
 				sql += " WHERE " + strings.Join(where, " AND ")
 			}

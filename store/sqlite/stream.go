@@ -11,36 +11,42 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// streamPage is how many rows one query of StreamRecords reads: large enough that the
-// per-query cost (planning, the search lookup) vanishes, small enough that a slow consumer
-// holds one read transaction (and the WAL checkpoint it delays) only briefly.
+// streamPage is how many rows one query of StreamRecords reads without a search: large
+// enough that the per-query cost vanishes, small enough that a slow consumer holds one read
+// transaction (and the WAL checkpoint it delays) only briefly. A search is read in one query:
+// its full-text lookup finds every match above the page's start again for each page, which
+// made a paged search of 100,000 matches cost a multiple of reading them once.
 var streamPage = 5000
 
 // StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
 // order (store.RecordStreamer). The record and its Fields map are reused from one call to
 // the next; the columns are scanned into typed, reused targets rather than through
 // FindRecords' per-row allocations.
-func (db *DB) StreamRecords(ctx context.Context, f store.Filter, fn func(*store.Record) error) error {
-	if err := store.CheckStreamFilter(f); err != nil {
+func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
+	fields, err := db.reg.StreamFields(f, names)
+	if err != nil {
 		return err
 	}
-	fields := db.reg.Fields(f.Kind)
 	sc := newStreamScan(f.Kind, fields)
+	limit := streamPage
+	if f.Search != "" {
+		limit = 0
+	}
 	for {
-		page := store.Filter{Kind: f.Kind, Search: f.Search, AfterID: f.AfterID, Limit: streamPage}
+		page := store.Filter{Kind: f.Kind, Search: f.Search, AfterID: f.AfterID, Limit: limit}
 		n, last, err := db.streamPage(ctx, page, sc, fn)
 		if err != nil {
 			return err
 		}
-		if n < streamPage {
+		if limit == 0 || n < limit {
 			return nil
 		}
 		f.AfterID = last
 	}
 }
 
-// streamPage reads one page of f (AfterID, Limit) and calls fn per record: how many rows it
-// read and the last id.
+// streamPage reads one page of f (AfterID, Limit; 0: to the end) and calls fn per record: how
+// many rows it read and the last id.
 func (db *DB) streamPage(ctx context.Context, f store.Filter, sc *streamScan, fn func(*store.Record) error) (int, int64, error) {
 	t, err := table(f.Kind)
 	if err != nil {
@@ -61,12 +67,20 @@ func (db *DB) streamPage(ctx context.Context, f store.Filter, sc *streamScan, fn
 		where = append(where, "id > ?")
 		args = append(args, f.AfterID)
 	}
-	q := "SELECT " + db.selectList(f.Kind) + " FROM " + t
+	cols := make([]string, 0, len(sc.fields)+4)
+	cols = append(cols, "id")
+	for _, fd := range sc.fields {
+		cols = append(cols, fd.Name)
+	}
+	q := "SELECT " + strings.Join(append(cols, "version", "updated_at", "updated_by"), ", ") + " FROM " + t
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY id LIMIT ?"
-	args = append(args, f.Limit)
+	q += " ORDER BY id"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
 	what := "stream " + string(f.Kind) + "s"
 	rows, err := db.read.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -93,8 +107,8 @@ func (db *DB) streamPage(ctx context.Context, f store.Filter, sc *streamScan, fn
 	return n, sc.rec.ID, nil
 }
 
-// streamScan holds the reused scan targets of one kind's select list (selectList) and the
-// record they are decoded into.
+// streamScan holds the reused scan targets of a stream's select list (id, its fields,
+// version, updated_at, updated_by) and the record they are decoded into.
 type streamScan struct {
 	fields []*store.Field
 	rec    store.Record

@@ -40,10 +40,10 @@ func testStream(t *testing.T, open Opener) {
 	}
 	// One record changed after its creation: the stream shows the latest version.
 	mustSave(t, s, ctx, store.KindProduct, ids[1], store.Update{BaseVersion: 1, Set: store.Values{"stock": int64(77), "name": "renamed"}})
-	stream := func(f store.Filter) []*store.Record {
+	stream := func(f store.Filter, fields []string) []*store.Record {
 		t.Helper()
 		var out []*store.Record
-		err := rs.StreamRecords(t.Context(), f, func(r *store.Record) error {
+		err := rs.StreamRecords(t.Context(), f, fields, func(r *store.Record) error {
 			c := *r // the record is reused: keep a copy
 			c.Fields = maps.Clone(r.Fields)
 			out = append(out, &c)
@@ -66,7 +66,7 @@ func testStream(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatalf("%s: find: %v", name, err)
 		}
-		got := stream(f)
+		got := stream(f, nil)
 		if len(got) != len(want) {
 			t.Errorf("%s: streamed %d records, FindRecords finds %d", name, len(got), len(want))
 			continue
@@ -77,13 +77,38 @@ func testStream(t *testing.T, open Opener) {
 			}
 		}
 	}
-	if got := stream(store.Filter{Kind: store.KindProduct}); len(got) != len(ids) || !slices.IsSortedFunc(got, func(a, b *store.Record) int { return int(a.ID - b.ID) }) {
+	// Some fields only: the records hold those, with the values FindRecords finds.
+	all, err := s.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	some := []string{"price", "sku", "categories"}
+	got := stream(store.Filter{Kind: store.KindProduct}, some)
+	if len(got) != len(all) {
+		t.Fatalf("fields %v: streamed %d records, want %d", some, len(got), len(all))
+	}
+	for i, r := range got {
+		want := *all[i]
+		want.Fields = store.Values{}
+		for _, name := range some {
+			want.Fields[name] = all[i].Fields[name]
+		}
+		if !reflect.DeepEqual(r, &want) {
+			t.Errorf("fields %v: record %d streamed as\n%+v\nwant\n%+v", some, i, r, &want)
+		}
+	}
+	err = rs.StreamRecords(t.Context(), store.Filter{Kind: store.KindProduct}, []string{"sku", "no_such_field"}, func(*store.Record) error { return nil })
+	if store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("unknown field: err = %v, want EINVALID", err)
+	}
+
+	if got := stream(store.Filter{Kind: store.KindProduct}, nil); len(got) != len(ids) || !slices.IsSortedFunc(got, func(a, b *store.Record) int { return int(a.ID - b.ID) }) {
 		t.Errorf("stream of all: %d records (want %d) in id order", len(got), len(ids))
 	}
 
 	stop := errors.New("consumer stops")
 	n := 0
-	err := rs.StreamRecords(t.Context(), store.Filter{Kind: store.KindProduct}, func(*store.Record) error {
+	err = rs.StreamRecords(t.Context(), store.Filter{Kind: store.KindProduct}, nil, func(*store.Record) error {
 		n++
 		if n == 4 {
 			return stop
@@ -99,7 +124,7 @@ func testStream(t *testing.T, open Opener) {
 		"limit": {Limit: 2},
 	} {
 		f.Kind = store.KindProduct
-		err := rs.StreamRecords(t.Context(), f, func(*store.Record) error { return nil })
+		err := rs.StreamRecords(t.Context(), f, nil, func(*store.Record) error { return nil })
 		if store.ErrorCode(err) != store.EINVALID {
 			t.Errorf("%s: err = %v, want EINVALID", name, err)
 		}
