@@ -61,4 +61,3 @@ func TestExport_StreamMatchesPages(t *testing.T) {
 		}
 	})
 }
-
