@@ -9,9 +9,11 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// streamPage is how many rows one query of StreamRecords reads: large enough that the
-// per-query cost (a round trip, planning, the search lookup) vanishes, small enough that a
-// slow consumer holds a pooled connection and its snapshot only briefly.
+// streamPage is how many rows one query of StreamRecords reads without a search: large
+// enough that the per-query cost (a round trip, planning) vanishes, small enough that a slow
+// consumer holds a pooled connection and its snapshot only briefly. A search is read in one
+// query (pgx hands rows over as they arrive): its lookup would find every match above the
+// page's start again for each page.
 var streamPage = 5000
 
 // errStreamStop carries fn's error out of db.read, which must not retry or map it.
@@ -44,6 +46,10 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 		}
 	}
 	dest = append(dest, vals...)
+	limit := streamPage
+	if f.Search != "" {
+		limit = 0
+	}
 	var fnErr error
 	after := f.AfterID
 	for {
@@ -66,7 +72,10 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 			if len(where) > 0 {
 				sql += " WHERE " + strings.Join(where, " AND ")
 			}
-			sql += " ORDER BY id LIMIT " + strconv.Itoa(streamPage)
+			sql += " ORDER BY id"
+			if limit > 0 {
+				sql += " LIMIT " + strconv.Itoa(limit)
+			}
 			if f.Search != "" {
 				args = searchExecMode(args)
 			}
@@ -97,7 +106,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 		if err != nil {
 			return err
 		}
-		if n < streamPage {
+		if limit == 0 || n < limit {
 			return nil
 		}
 	}
