@@ -12,12 +12,12 @@ const PageSize = 500
 
 // Export writes every record of f.Kind matching f.Search to x, in id order; f.AfterID and
 // f.Limit are ignored. A store that implements store.RecordStreamer hands the records over
-// one at a time, with only the fields x writes (constant memory, no page of records built); any other is read PageSize
-// records at a time through FindRecords (keyset paging on the id, so a page costs the same
-// wherever it starts). progress, when not nil, is called every PageSize records and at the
-// end with the number of records written so far. A record created during the export appears
-// in it when its id is above the page being read; each record is written as one read found
-// it.
+// one at a time, with only the fields x writes (constant memory, no page of records built);
+// any other is read PageSize records at a time through FindRecords (keyset paging on the id,
+// so a page costs the same wherever it starts). progress, when not nil, is called every
+// PageSize records and at the end with the number of records written so far. A record
+// created during the export appears in it when its id is above the page being read (a
+// streamed search is one read); each record is written as one read found it.
 func Export(ctx context.Context, st store.Records, x *Writer, f store.Filter, progress func(int)) error {
 	f.AfterID, f.Limit = 0, 0
 	if s, ok := st.(store.RecordStreamer); ok {

@@ -13,7 +13,7 @@ import (
 )
 
 // Writer writes records of one kind to a file in one format, one record at a time, so an
-// export of any size holds one page of records in memory. Close finishes the file.
+// export of any size holds at most one page of records in memory. Close finishes the file.
 type Writer struct {
 	w      io.Writer
 	format Format
@@ -24,7 +24,7 @@ type Writer struct {
 
 	bw   *bufio.Writer // CSV: the buffer lines go through
 	row  []byte        // CSV: the line being built, reused
-	cell []byte        // CSV on a terminal: the cell being built, reused
+	cell []byte        // CSV: a cell set aside to be quoted or made safe, reused
 	line bytes.Buffer  // the JSON line, reused
 	n    int
 }
