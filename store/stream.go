@@ -11,7 +11,7 @@ type RecordStreamer interface {
 	// StreamRecords calls fn with every record of f.Kind matching f.Search whose id is above
 	// f.AfterID, in id order, reading the rows in pages of a few thousand (keyset paging on
 	// the id, so a record created meanwhile appears when its id is above the page being
-	// read). f.IDs, f.Sort and f.Limit must be empty (EINVALID otherwise). fields names the
+	// read; a search, whose lookup cannot start mid-way cheaply, in one query). f.IDs, f.Sort and f.Limit must be empty (EINVALID otherwise). fields names the
 	// fields read into each record's Fields (fewer columns read is less work); nil reads all
 	// of the kind's, an unknown name is EINVALID.
 	//
