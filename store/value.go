@@ -306,10 +306,17 @@ func ParseMoney(s string) (int64, error) {
 
 // FormatMoney formats cents as a decimal amount: 2999 is "29.99", -5 is "-0.05".
 func FormatMoney(cents int64) string {
-	sign := ""
+	var b [24]byte // "-" and 19 digits and "."
+	return string(AppendMoney(b[:0], cents))
+}
+
+// AppendMoney appends cents formatted as FormatMoney does to b (no allocation of its own,
+// for writers of many amounts such as export).
+func AppendMoney(b []byte, cents int64) []byte {
 	u := uint64(cents)
 	if cents < 0 {
-		sign, u = "-", uint64(-cents)
+		b, u = append(b, '-'), uint64(-cents)
 	}
-	return fmt.Sprintf("%s%d.%02d", sign, u/100, u%100)
+	b = strconv.AppendUint(b, u/100, 10)
+	return append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
 }

@@ -35,7 +35,8 @@ func TestParseMoney(t *testing.T) {
 }
 
 func TestFormatMoney(t *testing.T) {
-	for cents, want := range map[int64]string{2999: "29.99", 5: "0.05", -5: "-0.05", 0: "0.00", 100: "1.00", -12345: "-123.45"} {
+	for cents, want := range map[int64]string{2999: "29.99", 5: "0.05", -5: "-0.05", 0: "0.00", 100: "1.00", -12345: "-123.45",
+		9223372036854775807: "92233720368547758.07", -9223372036854775808: "-92233720368547758.08"} {
 		if got := store.FormatMoney(cents); got != want {
 			t.Errorf("FormatMoney(%d) = %q, want %q", cents, got, want)
 		}

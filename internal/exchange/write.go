@@ -1,8 +1,8 @@
 package exchange
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +13,7 @@ import (
 )
 
 // Writer writes records of one kind to a file in one format, one record at a time, so an
-// export of any size holds one page of records in memory. Close finishes the file.
+// export of any size holds at most one page of records in memory. Close finishes the file.
 type Writer struct {
 	w      io.Writer
 	format Format
@@ -22,9 +22,10 @@ type Writer struct {
 	base   bool
 	tty    bool
 
-	csv  *csv.Writer
-	row  []string     // the CSV row, reused
-	line bytes.Buffer // the JSON line, reused
+	bw   *bufio.Writer // CSV: the buffer lines go through
+	row  []byte        // CSV: the line being built, reused
+	cell []byte        // CSV: a cell set aside to be quoted or made safe, reused
+	line bytes.Buffer  // the JSON line, reused
 	n    int
 }
 
@@ -55,8 +56,14 @@ func NewWriter(w io.Writer, format Format, reg *store.Registry, kind store.Kind,
 	x := &Writer{w: w, format: format, kind: kind, fields: fields, base: o.Base, tty: o.Terminal}
 	switch format {
 	case CSV:
-		x.csv = csv.NewWriter(w)
-		if err := x.csv.Write(x.header()); err != nil {
+		x.bw = bufio.NewWriter(w)
+		for i, h := range x.header() {
+			if i > 0 {
+				x.row = append(x.row, ',')
+			}
+			x.row = appendCSVField(x.row, h)
+		}
+		if _, err := x.bw.Write(append(x.row, '\n')); err != nil {
 			return nil, fmt.Errorf("write CSV header: %w", err)
 		}
 	case JSON:
@@ -88,22 +95,7 @@ func (x *Writer) Write(r *store.Record) error {
 	}
 	x.n++
 	if x.format == CSV {
-		x.row = append(x.row[:0], string(r.Kind), strconv.FormatInt(r.ID, 10), strconv.FormatInt(r.Version, 10))
-		for _, f := range x.fields {
-			x.row = append(x.row, cell(f, r.Fields[f.Name]))
-		}
-		if x.base {
-			for _, f := range x.fields {
-				x.row = append(x.row, cell(f, r.Fields[f.Name]))
-			}
-		}
-		x.row = append(x.row, r.UpdatedBy, formatTime(r))
-		if x.tty {
-			for i, c := range x.row {
-				x.row[i] = safe.Text(c)
-			}
-		}
-		return x.csv.Write(x.row)
+		return x.writeCSV(r)
 	}
 	b := &x.line
 	b.Reset()
@@ -139,6 +131,46 @@ func (x *Writer) Write(r *store.Record) error {
 	return err
 }
 
+// writeCSV writes one record as a CSV line: each value formatted straight into the reused
+// line (appendCell), quoted as encoding/csv quotes; on a terminal each cell passes through
+// safe.Text first.
+func (x *Writer) writeCSV(r *store.Record) error {
+	b := x.row[:0]
+	b = append(append(b, r.Kind...), ',')
+	b = append(strconv.AppendInt(b, r.ID, 10), ',')
+	b = strconv.AppendInt(b, r.Version, 10)
+	values := func() {
+		for _, f := range x.fields {
+			b = append(b, ',')
+			if x.tty {
+				x.cell = appendCell(x.cell[:0], f, r.Fields[f.Name])
+				b = appendCSVField(b, safe.Text(string(x.cell)))
+				continue
+			}
+			start := len(b)
+			b = appendCell(b, f, r.Fields[f.Name])
+			if csvNeedsQuotes(b[start:]) {
+				// The cell needs quotes: copied aside, then written back quoted.
+				x.cell = append(x.cell[:0], b[start:]...)
+				b = appendCSVField(b[:start], x.cell)
+			}
+		}
+	}
+	values()
+	if x.base {
+		values()
+	}
+	by, at := r.UpdatedBy, formatTime(r)
+	if x.tty {
+		by, at = safe.Text(by), safe.Text(at)
+	}
+	b = appendCSVField(append(b, ','), by)
+	b = append(appendCSVField(append(b, ','), at), '\n')
+	x.row = b
+	_, err := x.bw.Write(b)
+	return err
+}
+
 // writeValues writes the Writer's fields of vals as a JSON object, in field order.
 func (x *Writer) writeValues(b *bytes.Buffer, vals store.Values) error {
 	b.WriteByte('{')
@@ -162,8 +194,7 @@ func (x *Writer) writeValues(b *bytes.Buffer, vals store.Values) error {
 func (x *Writer) Close() error {
 	switch x.format {
 	case CSV:
-		x.csv.Flush()
-		return x.csv.Error()
+		return x.bw.Flush()
 	case JSON:
 		end := "]\n"
 		if x.n > 0 {

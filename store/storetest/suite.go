@@ -51,6 +51,7 @@ func contract() []suiteTest {
 		{"FindRecords", testFindRecords},
 		{"FindRecords_Search", testSearch},
 		{"FindRecords_Sort", testSort},
+		{"StreamRecords", testStream},
 		{"UpdateRecord", testUpdateRecord},
 		{"UpdateRecord_Ownership", testOwnership},
 		{"UpdateRecord_Relative", testRelative},

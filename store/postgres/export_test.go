@@ -1,0 +1,4 @@
+package postgres
+
+// StreamPage lets the external tests stream in pages of a few rows.
+var StreamPage = &streamPage
