@@ -70,23 +70,7 @@ func BenchmarkList(b *testing.B) {
 				defer cancel()
 				app := openAppList(b, ctx, fake, opts)
 				sortList(b, app, "name", true)
-				l := app.list
-				down := keyMsg("j")
-				const span = 90
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range b.N {
-					if l.cursor >= span {
-						b.StopTimer()
-						l.cursor, l.offset = 0, 0
-						b.StartTimer()
-					}
-					_, cmd := app.Update(down)
-					app.Render()
-					if cmd != nil {
-						b.Fatalf("step %d: j started a command (a page load) within the first page", i)
-					}
-				}
+				scrollList(b, app)
 			})
 
 			b.Run("scroll-search", func(b *testing.B) {
@@ -96,54 +80,45 @@ func BenchmarkList(b *testing.B) {
 				defer cancel()
 				app := openAppList(b, ctx, fake, opts)
 				searchList(b, app, "fine")
-				l := app.list
-				down := keyMsg("j")
-				const span = 90
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range b.N {
-					if l.cursor >= span {
-						b.StopTimer()
-						l.cursor, l.offset = 0, 0
-						b.StartTimer()
-					}
-					_, cmd := app.Update(down)
-					app.Render()
-					if cmd != nil {
-						b.Fatalf("step %d: j started a command (a page load) within the first page", i)
-					}
-				}
+				scrollList(b, app)
 			})
 
 			b.Run("scroll", func(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				app := openAppList(b, ctx, fake, opts)
-				l := app.list
-				down := keyMsg("j")
-				const span = 90 // rows scrolled before going back to the top: within the first page
-				var screen string
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range b.N {
-					if l.cursor >= span {
-						b.StopTimer()
-						l.cursor, l.offset = 0, 0
-						b.StartTimer()
-					}
-					_, cmd := app.Update(down)
-					screen = app.Render()
-					if cmd != nil {
-						b.Fatalf("step %d: j started a command (a page load) within the first page", i)
-					}
-				}
-				b.StopTimer()
+				screen := scrollList(b, app)
 				if !strings.Contains(ansi.Strip(screen), " of "+thousands(n)) {
 					b.Fatalf("position not shown:\n%s", ansi.Strip(screen))
 				}
 			})
 		})
 	}
+}
+
+// scrollList measures one j press plus the View, over the rows of the first page (going back
+// to the top before it ends), and returns the last screen.
+func scrollList(b *testing.B, app *App) string {
+	l := app.list
+	down := keyMsg("j")
+	const span = 90 // rows scrolled before going back to the top: within the first page
+	var screen string
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if l.cursor >= span {
+			b.StopTimer()
+			l.cursor, l.offset = 0, 0
+			b.StartTimer()
+		}
+		_, cmd := app.Update(down)
+		screen = app.Render()
+		if cmd != nil {
+			b.Fatalf("step %d: j started a command (a page load) within the first page", i)
+		}
+	}
+	b.StopTimer()
+	return screen
 }
 
 // searchList types a search into the list's filter and loads its first page.
