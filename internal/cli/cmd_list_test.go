@@ -17,19 +17,7 @@ func TestCLI_ListSearchUnicode(t *testing.T) {
 			for _, p := range [][2]string{{"E-1", "Émile Zola"}, {"E-2", "EMILE"}, {"S-1", "Straße"}, {"S-2", "STRASSE"}, {"C-1", "Ёлка"}} {
 				mustCreate(t, dsn, "product", "sku="+p[0], "name="+p[1])
 			}
-			search := func(q string) []string {
-				t.Helper()
-				var list []record
-				if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json", "--search", q)), &list); err != nil {
-					t.Fatal(err)
-				}
-				out := []string{}
-				for _, r := range list {
-					out = append(out, fmt.Sprint(r.Fields["sku"]))
-				}
-				slices.Sort(out)
-				return out
-			}
+			search := func(q string) []string { return searchSKUs(t, dsn, q) }
 			for q, want := range map[string][]string{
 				"émile":   {"E-1"},
 				"ÉMILE":   {"E-1"},
@@ -60,19 +48,7 @@ func TestCLI_ListSearchText(t *testing.T) {
 			mustCreate(t, dsn, "product", "sku=D-1", "name=Stool", "description=Oak.\nΟ ΣΊΣΥΦΟΣ κυλά την πέτρα.\n")
 			mustCreate(t, dsn, "product", "sku=D-2", "name=Table", "categories=Küche,Garten")
 			mustCreate(t, dsn, "product", "sku=D-3", "name=Lamp", "description=Brass, made in İstanbul.")
-			search := func(q string) []string {
-				t.Helper()
-				var list []record
-				if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json", "--search", q)), &list); err != nil {
-					t.Fatal(err)
-				}
-				out := []string{}
-				for _, r := range list {
-					out = append(out, fmt.Sprint(r.Fields["sku"]))
-				}
-				slices.Sort(out)
-				return out
-			}
+			search := func(q string) []string { return searchSKUs(t, dsn, q) }
 			for q, want := range map[string][]string{
 				"σίσυφος κυλά": {"D-1"},
 				"KÜCHE":        {"D-2"},
@@ -93,4 +69,19 @@ func TestCLI_ListSearchText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// searchSKUs runs "tandem list products --search q" and returns the skus it found, sorted.
+func searchSKUs(t *testing.T, dsn, q string) []string {
+	t.Helper()
+	var list []record
+	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json", "--search", q)), &list); err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, r := range list {
+		out = append(out, fmt.Sprint(r.Fields["sku"]))
+	}
+	slices.Sort(out)
+	return out
 }
