@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tandem-editor/tandem/internal/testfs"
+
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 
 	"github.com/jackc/pgx/v5"
@@ -313,40 +315,6 @@ func TestCLI_ReadsDoNotWaitForWriters(t *testing.T) {
 	}
 }
 
-// makeReadOnly makes path (a file or a directory) impossible to write for tandem until the
-// test ends. As a normal user that is chmod a-w; root ignores permission bits, so as root it
-// is chattr +i (immutable: refused even to root), and the test is skipped where that is not
-// available. Either way it checks that writing really fails, so the test means something.
-func makeReadOnly(t *testing.T, path string) {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() == 0 {
-		if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
-			t.Skipf("running as root, which ignores permission bits, and chattr +i is not available: %v %s", err, out)
-		}
-		t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
-	} else {
-		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
-	}
-	if fi.IsDir() {
-		probe := filepath.Join(path, "probe")
-		if f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-			f.Close()
-			os.Remove(probe)
-			t.Fatalf("%s is still writable", path)
-		}
-	} else if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
-		f.Close()
-		t.Fatalf("%s is still writable", path)
-	}
-}
-
 // TestCLI_ReadOnlyStore makes a store's file, then its directory, impossible to write
 // (chattr +i as root, chmod otherwise): get and list work, and set, adjust and create exit 2
 // saying the store is read-only and why; the file is unchanged.
@@ -358,9 +326,9 @@ func TestCLI_ReadOnlyStore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dsn := seededStore(t)
 			if tc.name == "File" {
-				makeReadOnly(t, dsn)
+				testfs.MakeReadOnly(t, dsn)
 			} else {
-				makeReadOnly(t, filepath.Dir(dsn))
+				testfs.MakeReadOnly(t, filepath.Dir(dsn))
 			}
 			before := sum(t, dsn)
 			if got := mustGet(t, dsn, "product", 50); got.ID != 50 || got.Version != 1 {

@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/tandem-editor/tandem/internal/testfs"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -40,44 +41,6 @@ func holdWriteLock(t *testing.T, path string) {
 		conn.Close()
 		raw.Close()
 	})
-}
-
-// makeReadOnly makes path (a file or a directory) impossible to write for this process until
-// the test ends. As a normal user that is chmod a-w; root ignores permission bits, so as root
-// it is chattr +i (immutable: refused even to root), and the test is skipped where that is
-// not available. Either way it checks that writing really fails, so the test means something.
-func makeReadOnly(t *testing.T, path string) {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() == 0 {
-		if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
-			t.Skipf("running as root, which ignores permission bits, and chattr +i is not available: %v %s", err, out)
-		}
-		t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
-	} else {
-		if err := os.Chmod(path, fi.Mode().Perm()&^0o222); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.Chmod(path, fi.Mode().Perm()) })
-	}
-	probe := path
-	if fi.IsDir() {
-		probe = filepath.Join(path, "probe")
-		f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			f.Close()
-			os.Remove(probe)
-			t.Fatalf("%s is still writable", path)
-		}
-		return
-	}
-	if f, err := os.OpenFile(probe, os.O_WRONLY, 0); err == nil {
-		f.Close()
-		t.Fatalf("%s is still writable", path)
-	}
 }
 
 // fileSum is the SHA-256 of a file, to show that nothing wrote it.
@@ -128,9 +91,9 @@ func TestOpen_ReadOnly(t *testing.T) {
 		why     string
 	}{
 		{"Requested", func(*testing.T, string) {}, sqlite.OpenConfig{ReadOnly: true}, "opened read-only"},
-		{"File", func(t *testing.T, path string) { makeReadOnly(t, path) }, sqlite.OpenConfig{}, "the file is not writable"},
-		{"FileWithCreate", func(t *testing.T, path string) { makeReadOnly(t, path) }, sqlite.OpenConfig{Create: true}, "the file is not writable"},
-		{"Directory", func(t *testing.T, path string) { makeReadOnly(t, filepath.Dir(path)) }, sqlite.OpenConfig{}, "its directory is not writable"},
+		{"File", func(t *testing.T, path string) { testfs.MakeReadOnly(t, path) }, sqlite.OpenConfig{}, "the file is not writable"},
+		{"FileWithCreate", func(t *testing.T, path string) { testfs.MakeReadOnly(t, path) }, sqlite.OpenConfig{Create: true}, "the file is not writable"},
+		{"Directory", func(t *testing.T, path string) { testfs.MakeReadOnly(t, filepath.Dir(path)) }, sqlite.OpenConfig{}, "its directory is not writable"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
