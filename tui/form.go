@@ -61,15 +61,7 @@ func (fi *fieldInput) undoEdit() bool {
 	if fi.body != nil {
 		return fi.body.m.Undo()
 	}
-	if len(fi.undo) == 0 {
-		return false
-	}
-	prev := fi.undo[len(fi.undo)-1]
-	fi.undo = fi.undo[:len(fi.undo)-1]
-	fi.redo = append(fi.redo, fi.state())
-	fi.setText(prev.text)
-	fi.delta, fi.inWord = prev.delta, false
-	return true
+	return fi.step(&fi.undo, &fi.redo)
 }
 
 // redoEdit makes the field's last undone step again and reports whether there was one.
@@ -77,14 +69,20 @@ func (fi *fieldInput) redoEdit() bool {
 	if fi.body != nil {
 		return fi.body.m.Redo()
 	}
-	if len(fi.redo) == 0 {
+	return fi.step(&fi.redo, &fi.undo)
+}
+
+// step restores the newest state of from, keeping the state it replaces on to: an undo
+// (from the undo stack to the redo stack) or a redo (the other way).
+func (fi *fieldInput) step(from, to *[]fieldSnap) bool {
+	if len(*from) == 0 {
 		return false
 	}
-	next := fi.redo[len(fi.redo)-1]
-	fi.redo = fi.redo[:len(fi.redo)-1]
-	fi.undo = append(fi.undo, fi.state())
-	fi.setText(next.text)
-	fi.delta, fi.inWord = next.delta, false
+	s := (*from)[len(*from)-1]
+	*from = (*from)[:len(*from)-1]
+	*to = append(*to, fi.state())
+	fi.setText(s.text)
+	fi.delta, fi.inWord = s.delta, false
 	return true
 }
 
