@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -9,10 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // TestCLI_ExitCodes checks the exit code of every error class, that the message on stderr
@@ -247,47 +242,6 @@ func TestCLI_Output(t *testing.T) {
 	if got := mustTandem(t, dsn, "--version"); !strings.Contains(got, "schema version") {
 		t.Errorf("--version = %q, want the schema version", got)
 	}
-}
-
-// mustLease acquires a lease on a product's editor group for holder directly through the
-// SQLite store (the lease CLI is another command's concern) and returns its token.
-func mustLease(t *testing.T, path string, id int64, holder string) string {
-	t.Helper()
-	ctx := store.WithActor(context.Background(), store.Actor{Name: holder, Role: store.RoleEditor})
-	db, err := sqlite.Open(ctx, path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l, err := db.AcquireLease(ctx, store.LeaseRequest{Kind: store.KindProduct, RecordID: id, Group: store.GroupEditor, TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l.Token
-}
-
-// countRecords returns how many records of kind "tandem list --json" prints.
-func countRecords(t *testing.T, dsn, kind string) int {
-	t.Helper()
-	var recs []record
-	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", kind, "--json")), &recs); err != nil {
-		t.Fatal(err)
-	}
-	return len(recs)
-}
-
-// sameJSON reports whether two records encode to the same JSON.
-func sameJSON(t *testing.T, a, b record) bool {
-	t.Helper()
-	ja, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jb, err := json.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(ja) == string(jb)
 }
 
 // TestCLI_MergeFile checks that merge-file keeps git merge-file's conventions: the merged

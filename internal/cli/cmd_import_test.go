@@ -4,33 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-// writeFile writes a test file and returns its path.
-func writeFile(t *testing.T, name, data string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// importBase is n products with ids 1..n, for a fresh store.
-func importBase(n int) string {
-	var b strings.Builder
-	b.WriteString("kind,id,version,sku,name,price,stock,categories\n")
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "product,%d,1,B-%d,Base %d,%d.50,%d,\"a,b\"\n", i, i, i, i, i)
-	}
-	return b.String()
-}
 
 // importChanges creates n products with ids above the base (as an export of another store
 // would), updates every base product (edited from version 1), then creates n products

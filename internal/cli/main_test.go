@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
 
 // binary is the tandem binary built once by TestMain; the CLI tests run it as real OS
@@ -35,122 +32,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// result is what one tandem process did.
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-// tandem runs the binary against the store dsn as user "tester" and returns what it did.
-func tandem(t *testing.T, dsn string, args ...string) result {
-	t.Helper()
-	cmd := tandemCmd(dsn, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("run tandem %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{out.String(), errb.String(), code}
-}
-
-// tandemCmd returns the command that runs tandem with args against dsn, without starting it.
-func tandemCmd(dsn string, args ...string) *exec.Cmd {
-	cmd := exec.Command(binary, args...)
-	env := []string{"TANDEM_USER=tester", "TANDEM_DB=" + dsn}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TANDEM_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
-	return cmd
-}
-
-// mustTandem runs tandem and fails the test unless it exits 0.
-func mustTandem(t *testing.T, dsn string, args ...string) string {
-	t.Helper()
-	r := tandem(t, dsn, args...)
-	if r.code != 0 {
-		t.Fatalf("tandem %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-	}
-	return r.stdout
-}
-
-// record is the JSON form of a record as the CLI prints it.
-type record struct {
-	Kind      string         `json:"kind"`
-	ID        int64          `json:"id"`
-	Version   int64          `json:"version"`
-	UpdatedBy string         `json:"updated_by"`
-	UpdatedAt string         `json:"updated_at"`
-	Fields    map[string]any `json:"fields"`
-}
-
-// mustGet returns a record through "tandem get --json".
-func mustGet(t *testing.T, dsn, kind string, id int64) record {
-	t.Helper()
-	var r record
-	out := mustTandem(t, dsn, "get", kind, fmt.Sprint(id), "--json")
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("decode get --json: %v\n%s", err, out)
-	}
-	return r
-}
-
-// mustCreate creates a record through "tandem create --json" and returns it.
-func mustCreate(t *testing.T, dsn, kind string, assignments ...string) record {
-	t.Helper()
-	var r record
-	out := mustTandem(t, dsn, append([]string{"create", kind, "--json"}, assignments...)...)
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("decode create --json: %v\n%s", err, out)
-	}
-	return r
-}
-
-// newSQLiteStore makes a new, empty SQLite store with "tandem init" and returns its path
-// (commands other than init, seed and the TUI do not create a store).
-func newSQLiteStore(t *testing.T) string {
-	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "tandem.db")
-	mustTandem(t, dsn, "init")
-	return dsn
-}
-
-// backend is a store the process tests run against.
-type backend struct {
-	name string
-	dsn  func(t *testing.T) string // a fresh, empty store
-}
-
-// backends returns SQLite, and PostgreSQL when TANDEM_TEST_POSTGRES names a server.
-func backends(t *testing.T) []backend {
-	t.Helper()
-	bs := []backend{{"sqlite", newSQLiteStore}}
-	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
-		bs = append(bs, backend{"postgres", func(t *testing.T) string { return pgtest.DSN(t) }})
-	} else if os.Getenv("CI") == "true" {
-		t.Fatal("TANDEM_TEST_POSTGRES is not set under CI=true: the PostgreSQL CLI tests must run in CI")
-	} else {
-		t.Log("PostgreSQL CLI tests skipped: set TANDEM_TEST_POSTGRES=postgres://… to run them")
-	}
-	return bs
-}
-
-// longTests reports whether the long tests run: TANDEM_LONG_TESTS=1, which .ci/run sets.
-// Without it the many-process tests start fewer processes, so that a plain `go test ./...`
-// finishes in a couple of minutes; the same code paths run either way.
-func longTests() bool {
-	v := os.Getenv("TANDEM_LONG_TESTS")
-	return v != "" && v != "0"
 }
 
 // TestCLI_AdjustConcurrent runs 4 OS processes at once, each doing "adjust product ID stock

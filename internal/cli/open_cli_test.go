@@ -24,28 +24,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// tandemIn runs tandem in dir (its working directory) against the store dsn ("" leaves
-// TANDEM_DB unset, so tandem uses ./tandem.db), in a session of its own, so that a TUI finds
-// no terminal to take over.
-func tandemIn(t *testing.T, dir, dsn string, args ...string) result {
-	t.Helper()
-	cmd := tandemCmd(dsn, args...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("run tandem %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{out.String(), errb.String(), code}
-}
-
 // dirNames lists the names in dir.
 func dirNames(t *testing.T, dir string) []string {
 	t.Helper()

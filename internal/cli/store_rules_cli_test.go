@@ -14,51 +14,6 @@ import (
 // The store's rules seen from the command line, as real processes of the built binary on
 // SQLite and PostgreSQL (issue 10, points 2, 3, 5, 9 and 13).
 
-// writeFields writes the default field registry with the line of one field replaced, and
-// returns the file's path.
-func writeFields(t *testing.T, old, new string) string {
-	t.Helper()
-	b, err := os.ReadFile("../../store/fields.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Replace(string(b), old, new, 1)
-	if text == string(b) {
-		t.Fatalf("%q is not in store/fields.yaml", old)
-	}
-	path := filepath.Join(t.TempDir(), "fields.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// wantExit fails unless r exited with code and its stderr holds every part.
-func wantExit(t *testing.T, what string, r result, code int, parts ...string) {
-	t.Helper()
-	if r.code != code {
-		t.Fatalf("%s: exit %d, want %d\nstdout: %s\nstderr: %s", what, r.code, code, r.stdout, r.stderr)
-	}
-	for _, p := range parts {
-		if !strings.Contains(r.stderr+r.stdout, p) {
-			t.Errorf("%s: output does not contain %q\nstdout: %s\nstderr: %s", what, p, r.stdout, r.stderr)
-		}
-	}
-}
-
-// historyLen returns how many history versions "tandem history --json" lists for a record.
-func historyLen(t *testing.T, dsn, kind string, id int64) int {
-	t.Helper()
-	out := mustTandem(t, dsn, "history", kind, fmt.Sprint(id), "--json")
-	var h struct {
-		Versions []json.RawMessage `json:"versions"`
-	}
-	if err := json.Unmarshal([]byte(out), &h); err != nil {
-		t.Fatalf("history --json: %v\n%s", err, out)
-	}
-	return len(h.Versions)
-}
-
 // TestCLI_RegistryCannotFreeParentID: a --fields file that drops readonly from parent_id is
 // refused at load, naming the file and the field, so "set parent_id" can never make a cycle.
 func TestCLI_RegistryCannotFreeParentID(t *testing.T) {
