@@ -111,3 +111,97 @@ func mustVersion(t *testing.T, dsn string, id int64) string {
 	}
 	return strconv.FormatInt(rec.Version, 10)
 }
+
+// TestCLI_SyncSourceDeletes: the tester's findings on working copies, run with the binary:
+// a delete on the source reaches the copy, an edit of a deleted record is never dropped
+// silently, status tells the last sync after an exit 3, a copy is not cloned, --subtree of
+// a non-root document clones, --source is checked under its own name and remembered.
+func TestCLI_SyncSourceDeletes(t *testing.T) {
+	dir := t.TempDir()
+	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
+	mustTandem(t, team, "init", "--sample")
+	mustTandem(t, team, "clone", team, train)
+
+	// Finding 1: a delete on the source leaves the copy at the next sync.
+	mustTandem(t, team, "delete", "product", "6", "--expect-version", "1")
+	out := mustTandem(t, train, "sync")
+	if !strings.Contains(out, "removed 1 record the source deleted") {
+		t.Errorf("sync after a delete on the source says %q", out)
+	}
+	if r := tandem(t, train, "get", "product", "6"); r.code != 5 {
+		t.Errorf("product 6, deleted on the source, in the copy: exit %d %s", r.code, r.stdout)
+	}
+	mustTandem(t, team, "restore", "product", "6")
+	mustTandem(t, train, "sync")
+	mustTandem(t, train, "get", "product", "6")
+
+	// Finding 2: an edit of a record the source deletes is a conflict, and resolve mine
+	// is refused rather than drop it; theirs accepts the delete, saying so.
+	mustTandem(t, train, "--user", "alice", "set", "product", "8", "name=Mine8", "--expect-version", "1")
+	mustTandem(t, train, "--user", "alice", "set", "product", "9", "name=Mine9", "--expect-version", "1")
+	mustTandem(t, team, "delete", "product", "8", "--expect-version", "1")
+	mustTandem(t, team, "delete", "product", "9", "--expect-version", "1")
+	r := tandem(t, train, "sync")
+	if r.code != 3 || !strings.Contains(r.stdout, "product 8 (save): not on the source any more") {
+		t.Fatalf("sync with an edit of a deleted record: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Finding 9: that sync ran, so status does not say "synced never".
+	if st := mustTandem(t, train, "status"); !strings.Contains(st, "synced just now") || !strings.Contains(st, "2 conflicts") {
+		t.Errorf("status after a sync that left conflicts: %q", st)
+	}
+	r = tandem(t, train, "resolve", "product", "8", "name=mine")
+	if r.code != 2 || !strings.Contains(r.stderr, "deleted on the source; your edit stays in the copy") {
+		t.Errorf("resolve mine of a deleted record: exit %d %q, want 2 and why", r.code, r.stderr)
+	}
+	if r := tandem(t, train, "sync"); r.code != 3 {
+		t.Errorf("sync after a refused resolve: exit %d, want 3 (the conflict stays)\n%s", r.code, r.stdout)
+	}
+	if out := mustTandem(t, train, "resolve", "product", "9", "name=theirs"); !strings.Contains(out, "dropped product 9 from the copy with its local edit") {
+		t.Errorf("resolve theirs of a deleted record says %q", out)
+	}
+	mustTandem(t, team, "restore", "product", "8")
+	if r := tandem(t, train, "sync"); r.code != 3 {
+		t.Errorf("sync after the source restored product 8: exit %d, want 3\n%s", r.code, r.stdout)
+	}
+	mustTandem(t, train, "--user", "alice", "resolve", "product", "8", "name=mine")
+	if out := mustTandem(t, train, "sync"); !strings.Contains(out, "in sync") {
+		t.Errorf("sync after resolving against the restored record: %q", out)
+	}
+	if out := mustTandem(t, team, "get", "product", "8"); !strings.Contains(out, "Mine8") {
+		t.Errorf("the edit of product 8 did not reach the restored record:\n%s", out)
+	}
+
+	// Finding 5: a working copy is not a source.
+	if r := tandem(t, team, "clone", train, filepath.Join(dir, "second.db")); r.code != 2 || !strings.Contains(r.stderr, "itself a working copy") {
+		t.Errorf("clone of a working copy: exit %d %q, want 2", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "second.db")); err == nil {
+		t.Errorf("a refused clone left its file")
+	}
+
+	// Finding 7: --subtree of a document that has a parent.
+	sub := filepath.Join(dir, "sub.db")
+	mustTandem(t, team, "clone", team, sub, "--kind", "document", "--subtree", "2")
+	mustTandem(t, sub, "get", "document", "2")
+
+	// Finding 13: a bad --source is named --source; finding 8: a good one is remembered.
+	if r := tandem(t, train, "sync", "--source", "postgres://a:b@c@d/x"); r.code != 2 || !strings.Contains(r.stderr, "--source: the postgres:// DSN") {
+		t.Errorf("sync --source with a bad DSN: exit %d %q", r.code, r.stderr)
+	}
+	moved := filepath.Join(dir, "moved.db")
+	if err := os.Rename(team, moved); err != nil {
+		t.Fatal(err)
+	}
+	if r := tandem(t, train, "sync", "--source", moved); r.code != 0 || !strings.Contains(r.stderr, "remembers its source at "+moved) {
+		t.Errorf("sync --source at the new place: exit %d %q", r.code, r.stderr)
+	}
+	if out := mustTandem(t, train, "status"); !strings.Contains(out, "offline copy of "+moved) {
+		t.Errorf("status after sync --source: %q", out)
+	}
+	mustTandem(t, train, "sync")
+
+	// Finding 10: a create in a copy says its id is local.
+	if out := mustTandem(t, train, "create", "product", "sku=LOC-1", "name=local"); !strings.Contains(out, "a local id") {
+		t.Errorf("create in a working copy says %q", out)
+	}
+}
