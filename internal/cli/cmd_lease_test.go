@@ -227,3 +227,71 @@ func TestLease_CheckedLikeTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_LeaseBindsEveryWriter: the lease token, not the holder's name, lets a writer
+// through: move, set and create under a leased document need it. Releasing a lease that was
+// taken over says so; a forged token's message names no empty group.
+func TestCLI_LeaseBindsEveryWriter(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			d := mustCreate(t, dsn, "document", "title=Leased")
+			p := mustCreate(t, dsn, "document", "title=Parent")
+			did, pid := fmt.Sprint(d.ID), fmt.Sprint(p.ID)
+			l := mustLeaseJSON(t, strings.TrimSpace(mustTandem(t, dsn, "--user", "alice", "lease", "acquire", "document", did, "--ttl", "1m")))
+
+			wantExit(t, "alice moves her leased document without the token", tandem(t, dsn, "--user", "alice", "move", did, pid), exitLease, "held by alice")
+			wantExit(t, "alice sets without the token", tandem(t, dsn, "--user", "alice", "set", "document", did, "title=x", "--expect-version", "1"), exitLease)
+			if got := mustGet(t, dsn, "document", d.ID); got.Version != 1 || got.Fields["parent_id"] != nil {
+				t.Fatalf("document = parent %v v%d after refused writes, want the root, v1", got.Fields["parent_id"], got.Version)
+			}
+			mustTandem(t, dsn, "--user", "alice", "move", did, pid, "--lease", l.Token)
+
+			// Creating (and moving) under a leased document needs that document's token.
+			wantExit(t, "create under a leased document", tandem(t, dsn, "--user", "alice", "create", "document", "title=Child", "parent_id="+did), exitLease)
+			mustTandem(t, dsn, "--user", "alice", "create", "document", "title=Child", "parent_id="+did, "--parent-lease", l.Token)
+			o := mustCreate(t, dsn, "document", "title=Other")
+			wantExit(t, "move under a leased document", tandem(t, dsn, "move", fmt.Sprint(o.ID), did), exitLease)
+			mustTandem(t, dsn, "move", fmt.Sprint(o.ID), did, "--parent-lease", l.Token)
+
+			// A token this store never granted: exit 4, and no "()" for a group it cannot know.
+			r := tandem(t, dsn, "set", "document", fmt.Sprint(o.ID), "title=y", "--expect-version", "2", "--lease", strings.Repeat("0f", 32))
+			wantExit(t, "forged token", r, exitLease, "never granted")
+			if strings.Contains(r.stderr, "()") {
+				t.Errorf("forged token message names an empty group: %q", r.stderr)
+			}
+		})
+	}
+}
+
+// TestCLI_ReleaseOfTakenOverLease: alice's lease expires and bob takes it; alice's release
+// says it had already been taken over, and bob's lease stays.
+func TestCLI_ReleaseOfTakenOverLease(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			p := mustCreate(t, dsn, "product", "sku=REL-1", "name=Released")
+			id := fmt.Sprint(p.ID)
+			alice := mustLeaseJSON(t, strings.TrimSpace(mustTandem(t, dsn, "--user", "alice", "lease", "acquire", "product", id, "--ttl", "1s")))
+			// Bob tries until the database clock lets him in: the event is his grant.
+			for deadline := time.Now().Add(20 * time.Second); ; {
+				r := tandem(t, dsn, "--user", "bob", "lease", "acquire", "product", id, "--ttl", "1m")
+				if r.code == 0 {
+					break
+				}
+				if r.code != exitLease || time.Now().After(deadline) {
+					t.Fatalf("bob's acquire: exit %d, %s", r.code, r.stderr)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			out := mustTandem(t, dsn, "--user", "alice", "lease", "release", alice.Token)
+			if !strings.Contains(out, "not released") || !strings.Contains(out, "taken over by bob") {
+				t.Errorf("release of a taken-over lease says %q, want not released, taken over by bob", out)
+			}
+			rows := mustLocks(t, dsn)
+			if len(rows) != 1 || rows[0].Holder != "bob" {
+				t.Errorf("locks = %+v, want bob's lease, untouched", rows)
+			}
+		})
+	}
+}

@@ -17,11 +17,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tandem-editor/tandem/internal/testfs"
-
-	"github.com/tandem-editor/tandem/store/postgres/pgtest"
-
 	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/internal/testfs"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
 
 // dirNames lists the names in dir.
@@ -408,5 +406,40 @@ func TestRedact_PasswordWithAt(t *testing.T) {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCLI_CorruptSQLiteIsBroken: a damaged or truncated SQLite file is a broken store (exit 1),
+// not bad input (exit 2).
+func TestCLI_CorruptSQLiteIsBroken(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	mustTandem(t, good, "seed", "--products", "2000", "--documents", "5")
+	// Fold the WAL into the file, so the copies below hold every page.
+	mustTandem(t, good, "get", "product", "1")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(good + "-wal"); err == nil {
+		t.Skip("the database kept a WAL after the last process closed it") // never seen: SQLite checkpoints at close
+	}
+	const page = 4096
+	if len(data) < 300*page {
+		t.Fatalf("the seeded database has %d bytes, too small to damage in its middle", len(data))
+	}
+	damaged := filepath.Join(dir, "damaged.db")
+	bad := bytes.Clone(data)
+	copy(bad[100*page:250*page], bytes.Repeat([]byte{0xff}, 150*page))
+	if err := os.WriteFile(damaged, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.db")
+	if err := os.WriteFile(truncated, data[:len(data)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{damaged, truncated} {
+		r := tandem(t, db, "list", "products")
+		wantExit(t, "list products on "+filepath.Base(db), r, exitFailure, "the store is broken")
 	}
 }
