@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"database/sql"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tandem-editor/tandem/store"
 )
 
 // TestCLI_ExitCodes checks the exit code of every error class, that the message on stderr
@@ -122,155 +123,67 @@ func TestCLI_UnreachableServer(t *testing.T) {
 	}
 }
 
-// TestCLI_Seed checks the sample data and that seed refuses a store that is not empty.
-func TestCLI_Seed(t *testing.T) {
-	dsn := filepath.Join(t.TempDir(), "tandem.db")
-	mustTandem(t, dsn, "seed")
-	var products []record
-	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json")), &products); err != nil {
-		t.Fatal(err)
+func TestExitCode(t *testing.T) {
+	rec := &store.Record{Kind: store.KindProduct, ID: 1, Version: 2}
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, exitOK},
+		{errors.New("disk on fire"), exitFailure},
+		{usagef("bad"), exitUsage},
+		{store.Errorf(store.EINVALID, "bad"), exitUsage},
+		{fmt.Errorf("save: %w", &store.ConflictError{Kind: store.KindProduct, ID: 1, BaseVersion: 1, Current: rec}), exitConflict},
+		{&store.LeaseError{}, exitLease},
+		{store.Errorf(store.ELEASE, "held"), exitLease},
+		{store.Errorf(store.ENOTFOUND, "gone"), exitNotFound},
+		{&store.OwnershipError{Kind: store.KindProduct, Field: "checksum", Owner: store.OwnerSystem, Role: store.RoleEditor}, exitForbidden},
+		{store.Errorf(store.EBUSY, "busy"), exitFailure},
+		{store.Errorf(store.EUNAVAILABLE, "down"), exitFailure},
+		{&exitCodeError{code: 1}, 1},
 	}
-	if len(products) != defaultSeedProducts {
-		t.Fatalf("seeded %d products, want %d", len(products), defaultSeedProducts)
-	}
-	demo := mustGet(t, dsn, "product", 42)
-	if price, _ := demo.Fields["price"].(string); price == "" || price == "0.00" {
-		t.Errorf("product 42 price = %v, want a price", demo.Fields["price"])
-	}
-	if desc, _ := demo.Fields["description"].(string); strings.Count(desc, "\n") < 2 {
-		t.Errorf("product 42 description has fewer than three lines: %q", desc)
-	}
-	var docs []record
-	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "documents", "--json")), &docs); err != nil {
-		t.Fatal(err)
-	}
-	if len(docs) != defaultSeedDocuments {
-		t.Fatalf("seeded %d documents, want %d", len(docs), defaultSeedDocuments)
-	}
-	depth := map[int64]int{}
-	deepest := 0
-	for _, d := range docs { // parents come before children
-		depth[d.ID] = 1
-		if parent, ok := d.Fields["parent_id"].(float64); ok {
-			depth[d.ID] = depth[int64(parent)] + 1
+	for _, tt := range tests {
+		if got := exitCode(tt.err); got != tt.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 		}
-		deepest = max(deepest, depth[d.ID])
-	}
-	if deepest != 3 {
-		t.Errorf("document tree is %d levels deep, want 3", deepest)
-	}
-
-	r := tandem(t, dsn, "seed")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--force") {
-		t.Errorf("seed on a filled store: exit %d %q, want %d and a hint at --force", r.code, r.stderr, exitUsage)
-	}
-	if got := countRecords(t, dsn, "product"); got != defaultSeedProducts {
-		t.Errorf("refused seed added products: %d", got)
-	}
-	mustTandem(t, dsn, "seed", "--force", "--products", "5", "--documents", "2")
-	if got := countRecords(t, dsn, "product"); got != defaultSeedProducts+5 {
-		t.Errorf("seed --force: %d products, want %d", got, defaultSeedProducts+5)
-	}
-	if got := countRecords(t, dsn, "document"); got != defaultSeedDocuments+2 {
-		t.Errorf("seed --force: %d documents, want %d", got, defaultSeedDocuments+2)
 	}
 }
 
-// TestCLI_Output checks the JSON record form, money in and out, history, and that text from
-// the database is printed without its control characters.
-func TestCLI_Output(t *testing.T) {
-	dsn := newSQLiteStore(t)
-	p := mustCreate(t, dsn, "product", "sku=OUT-1", "name=Lamp", "price=29.99", "stock=3", "categories=lighting,office")
-	if p.Kind != "product" || p.Version != 1 || p.UpdatedBy != "tester" || p.UpdatedAt == "" {
-		t.Errorf("record header = %+v", p)
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"open postgres://alice:s3cret@db:5432/x: refused", "open postgres://alice:xxxxx@db:5432/x: refused"},
+		{"postgresql://bob:p%40ss@h/db?sslmode=disable", "postgresql://bob:xxxxx@h/db?sslmode=disable"},
+		{"postgres://h/db?user=a&password=hunter2&sslmode=disable", "postgres://h/db?user=a&password=xxxxx&sslmode=disable"},
+		{"host=h password=hunter2 dbname=x", "host=h password=xxxxx dbname=x"},
+		{"postgres://alice@db/x", "postgres://alice@db/x"},
+		{"./tandem.db", "./tandem.db"},
 	}
-	if p.Fields["price"] != "29.99" || p.Fields["stock"] != float64(3) {
-		t.Errorf("price %#v stock %#v, want \"29.99\" and 3", p.Fields["price"], p.Fields["stock"])
-	}
-	if cats, ok := p.Fields["categories"].([]any); !ok || len(cats) != 2 {
-		t.Errorf("categories %#v, want an array of two", p.Fields["categories"])
-	}
-	out := mustTandem(t, dsn, "get", "product", fmt.Sprint(p.ID))
-	if !strings.Contains(out, "29.99") {
-		t.Errorf("get prints no price 29.99:\n%s", out)
-	}
-
-	// The store refuses control characters, but another program may write the tables
-	// directly: what it wrote must reach the terminal defused.
-	d := mustCreate(t, dsn, "document", "title=Escapes", "body=line one")
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.Exec("UPDATE documents SET title = ?, body = ? WHERE id = ?",
-		"\x1b]0;pwned\x07Escapes", "line one\n\x1b[31mred\x1b[0m\n", d.ID)
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"get", "document", fmt.Sprint(d.ID)}, {"list", "documents"}} {
-		out = mustTandem(t, dsn, args...)
-		if strings.ContainsAny(out, "\x1b\x07") {
-			t.Errorf("%s printed a raw control character:\n%q", strings.Join(args, " "), out)
-		}
-		if !strings.Contains(out, `\x1b]0;pwned`) {
-			t.Errorf("%s does not show the escape visibly:\n%q", strings.Join(args, " "), out)
+	for _, tt := range tests {
+		if got := redact(tt.in); got != tt.want {
+			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-
-	mustTandem(t, dsn, "set", "product", fmt.Sprint(p.ID), "price=31.50", "--expect-version", "1")
-	mustTandem(t, dsn, "adjust", "product", fmt.Sprint(p.ID), "stock", "-1")
-	var h struct {
-		Versions []struct {
-			Version int64    `json:"version"`
-			Fields  []string `json:"fields"`
-		} `json:"versions"`
-		Operations []json.RawMessage `json:"operations"`
-	}
-	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "history", "product", fmt.Sprint(p.ID), "--json")), &h); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, v := range h.Versions {
-		if v.Version == 2 && strings.Join(v.Fields, ",") == "price" {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("history has no version 2 changing price: %+v", h.Versions)
-	}
-	if got := mustTandem(t, dsn, "--version"); !strings.Contains(got, "schema version") {
-		t.Errorf("--version = %q, want the schema version", got)
+	err := redactErr(fmt.Errorf("open postgres://a:pw@h/x: %w", store.Errorf(store.EUNAVAILABLE, "down")))
+	if strings.Contains(err.Error(), "pw@") || store.ErrorCode(err) != store.EUNAVAILABLE {
+		t.Errorf("redactErr = %q (code %s), want the password gone and the code kept", err, store.ErrorCode(err))
 	}
 }
 
-// TestCLI_MergeFile checks that merge-file keeps git merge-file's conventions: the merged
-// text on stdout with -p, exit 0 for a clean merge and the number of conflicts otherwise,
-// global flags before the command ignored.
-func TestCLI_MergeFile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
+// TestRedact_PasswordWithAt checks the redaction of every DSN form a message may quote: the
+// password of a URL runs to the last '@' before the host.
+func TestRedact_PasswordWithAt(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:abc@secretpart@host/x":               "postgres://u:xxxxx@host/x",
+		"open postgres://u:a@b@c@h:5432/x: refused":        "open postgres://u:xxxxx@h:5432/x: refused",
+		"host=h password='two words' dbname=x":             "host=h password=xxxxx dbname=x",
+		"host=h password = hunter2 dbname=x":               "host=h password = xxxxx dbname=x",
+		"postgres://u@h/x?sslpassword=k&password=p%40ss":   "postgres://u@h/x?sslpassword=xxxxx&password=xxxxx",
+		"postgres://u@h/x?application_name=a@b":            "postgres://u@h/x?application_name=a@b",
+		"host=h password='it\\'s' dbname=x":                "host=h password=xxxxx dbname=x",
+		"two: postgres://a:p1@h1/x and postgres://b:p2@h2": "two: postgres://a:xxxxx@h1/x and postgres://b:xxxxx@h2",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
-		return p
-	}
-	base := write("base", "one\ntwo\nthree\nfour\nfive\n")
-	mine := write("mine", "ONE\ntwo\nthree\nfour\nfive\n")
-	clean := write("clean", "one\ntwo\nthree\nfour\nFIVE\n")
-	clash := write("clash", "uno\ntwo\nthree\nfour\nfive\n")
-
-	r := tandem(t, "", "--user", "x", "merge-file", "-p", mine, base, clean)
-	if r.code != 0 || r.stdout != "ONE\ntwo\nthree\nfour\nFIVE\n" {
-		t.Errorf("clean merge: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-	}
-	r = tandem(t, "", "merge-file", "-p", "-L", "mine", "-L", "base", "-L", "theirs", mine, base, clash)
-	if r.code != 1 || !strings.Contains(r.stdout, "<<<<<<< mine\nONE\n=======\nuno\n>>>>>>> theirs\n") {
-		t.Errorf("one conflict: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-	}
-	if strings.Contains(r.stderr, "tandem: ") {
-		t.Errorf("a conflict count is not an error message: %q", r.stderr)
 	}
 }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -25,4 +27,77 @@ func TestSourceLocation(t *testing.T) {
 	if err != nil || !filepath.IsAbs(got) || filepath.Base(got) != "team.db" {
 		t.Errorf("sourceLocation(team.db) = %q, %v; want an absolute path", got, err)
 	}
+}
+
+// TestCLI_CloneLeftovers: what a killed clone left next to FILE (its temporary database and
+// the file SQLite's create makes before it) is removed by the next clone, which succeeds.
+func TestCLI_CloneLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
+	mustTandem(t, team, "init", "--sample")
+	left := []string{".k.db.clone", ".k.db.clone-wal", ".k.db.clone-shm",
+		"..k.db.clone.new-0a1b2c3d4e5f", "..k.db.clone.new-0a1b2c3d4e5f-wal", "..k.db.clone.new-0a1b2c3d4e5f-shm"}
+	for _, n := range left {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("left by a killed clone"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustTandem(t, team, "clone", team, file)
+	mustTandem(t, file, "status")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".k.db") || strings.HasPrefix(e.Name(), "..k.db") {
+			t.Errorf("left after the clone: %s", e.Name())
+		}
+	}
+}
+
+// TestCLI_CloneConcurrent: a clone into a FILE another clone is making is refused with a
+// message saying so; of several clone processes into one FILE at once exactly one makes it,
+// and each other one says why it did not.
+func TestCLI_CloneConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
+	mustTandem(t, team, "init", "--sample")
+
+	unlock, ok, err := lockClone(filepath.Join(dir, ".k.db.clone.lock"))
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	if r := tandem(t, team, "clone", team, file); r.code != 2 || !strings.Contains(r.stderr, "another tandem clone into") {
+		t.Errorf("clone while another holds the lock: exit %d %q, want 2", r.code, r.stderr)
+	}
+	unlock()
+	if _, err := os.Stat(file); err == nil {
+		t.Fatalf("the refused clone made %s", file)
+	}
+
+	const n = 4
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = tandem(t, team, "clone", team, file)
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, r := range results {
+		switch {
+		case r.code == 0:
+			won++
+		case r.code == 2 && (strings.Contains(r.stderr, "another tandem clone into") || strings.Contains(r.stderr, "exists")):
+		default:
+			t.Errorf("concurrent clone: exit %d %q", r.code, r.stderr)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d concurrent clones made the file, want 1", won, n)
+	}
+	mustTandem(t, file, "status")
 }
