@@ -33,7 +33,12 @@ type result struct {
 // tandem runs the binary against the store dsn as user "tester" and returns what it did.
 func tandem(t *testing.T, dsn string, args ...string) result {
 	t.Helper()
-	cmd := tandemCmd(dsn, args...)
+	return runResult(t, tandemCmd(dsn, args...), args)
+}
+
+// runResult runs cmd, a tandem process with args, to its end and returns what it did.
+func runResult(t *testing.T, cmd *exec.Cmd, args []string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -148,18 +153,7 @@ func tandemIn(t *testing.T, dir, dsn string, args ...string) result {
 	cmd := tandemCmd(dsn, args...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("run tandem %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{out.String(), errb.String(), code}
+	return runResult(t, cmd, args)
 }
 
 // mustLease acquires a lease on a product's editor group for holder directly through the
