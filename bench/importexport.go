@@ -121,15 +121,21 @@ func Import(ctx context.Context, cfg ImportConfig) (*ImportResult, error) {
 }
 
 func importFile(ctx context.Context, st store.Store, data []byte, prefix string) ([]exchange.Result, error) {
-	x, err := exchange.NewReader(bytes.NewReader(data), exchange.CSV, st.Registry())
+	src, err := exchange.NewSource(bytes.NewReader(data), exchange.CSV, st.Registry())
 	if err != nil {
 		return nil, err
 	}
-	rows, err := exchange.ReadAll(x)
+	defer src.Close()
+	rep, err := exchange.NewReport()
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := exchange.NewImporter(st, exchange.ImportOptions{KeyPrefix: prefix}).ApplyAll(ctx, rows, false, nil)
+	defer rep.Close()
+	if err := exchange.NewImporter(st, exchange.ImportOptions{KeyPrefix: prefix}).ApplyAll(ctx, src, false, nil, rep); err != nil {
+		return nil, err
+	}
+	res := make([]exchange.Result, 0, rep.Len())
+	err = rep.Each(func(r exchange.Result) error { res = append(res, r); return nil })
 	return res, err
 }
 

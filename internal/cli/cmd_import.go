@@ -1,13 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -95,25 +97,31 @@ A file refused as a whole exits 2.`,
 			if err != nil {
 				return err
 			}
-			x, err := exchange.NewReader(in, f, st.Registry())
+			src, err := exchange.NewSource(in, f, st.Registry())
 			if err != nil {
-				return usageErr(err)
+				return err
 			}
-			rows, err := exchange.ReadAll(x)
+			defer src.Close()
+			n, err := src.Scan()
 			if err != nil {
 				return fmt.Errorf("import %s: %w", path, err)
 			}
+			rep, err := exchange.NewReport()
+			if err != nil {
+				return err
+			}
+			defer rep.Close()
 			im := exchange.NewImporter(st, exchange.ImportOptions{KeyPrefix: prefix, Merge: merge, DryRun: dryRun})
-			bar := a.newProgress("import", len(rows))
-			res, sum, err := im.ApplyAll(ctx, rows, allOrNothing, bar.set)
+			bar := a.newProgress("import", n)
+			err = im.ApplyAll(ctx, src, allOrNothing, bar.set, rep)
 			bar.finish()
-			if perr := printImport(a.stdout, res, sum, dryRun, asJSON); perr != nil && err == nil {
+			if perr := printImport(a.stdout, rep, dryRun, asJSON); perr != nil && err == nil {
 				err = perr
 			}
 			if err != nil {
 				return err
 			}
-			return importExit(sum)
+			return importExit(rep.Summary())
 		},
 	}
 	fl := cmd.Flags()
@@ -133,28 +141,61 @@ type jsonImport struct {
 	Rows    []exchange.Result `json:"rows"`
 }
 
-// printImport writes the report: one line per row, then the counts.
-func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRun, asJSON bool) error {
+// importHeader is the first line of an import's table.
+var importHeader = [...]string{"ROW", "LINE", "OUTCOME", "KIND", "ID", "VERSION", "FIELDS"}
+
+// importCells returns a report row's aligned cells and its message.
+func importCells(r exchange.Result) (cells [len(importHeader)]string, msg string) {
+	id, v := "", ""
+	if r.ID != 0 {
+		id = strconv.FormatInt(r.ID, 10)
+	}
+	if r.Version != 0 {
+		v = strconv.FormatInt(r.Version, 10)
+	}
+	return [...]string{strconv.Itoa(r.Row), strconv.Itoa(r.Line), string(r.Outcome), string(r.Kind), id, v,
+		cut(strings.Join(r.Fields, ","), 40)}, safe.Line(r.Message)
+}
+
+// printImport writes the report: one line per row, then the counts; --json as one JSON
+// document. The rows are read from rep one at a time, twice for the table (its columns'
+// widths, then the lines), so a report of any length is printed in constant memory. The
+// output is what a tabwriter.Writer (padding 2, spaces) and writeJSON make of the whole
+// report.
+func printImport(w io.Writer, rep *exchange.Report, dryRun, asJSON bool) error {
+	sum := rep.Summary()
 	if asJSON {
-		if res == nil {
-			res = []exchange.Result{}
-		}
-		return writeJSON(w, jsonImport{DryRun: dryRun, Summary: sum, Rows: res})
+		return printImportJSON(w, rep, sum, dryRun)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROW\tLINE\tOUTCOME\tKIND\tID\tVERSION\tFIELDS\tMESSAGE")
-	for _, r := range res {
-		id, v := "", ""
-		if r.ID != 0 {
-			id = strconv.FormatInt(r.ID, 10)
+	var widths [len(importHeader)]int
+	grow := func(cells [len(importHeader)]string) {
+		for i, c := range cells {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
-		if r.Version != 0 {
-			v = strconv.FormatInt(r.Version, 10)
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Row, r.Line, r.Outcome, r.Kind, id, v,
-			cut(strings.Join(r.Fields, ","), 40), safe.Line(r.Message))
 	}
-	if err := tw.Flush(); err != nil {
+	grow(importHeader)
+	if err := rep.Each(func(r exchange.Result) error {
+		cells, _ := importCells(r)
+		grow(cells)
+		return nil
+	}); err != nil {
+		return err
+	}
+	line := func(cells [len(importHeader)]string, msg string) error {
+		var b strings.Builder
+		for i, c := range cells {
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]+2-utf8.RuneCountInString(c)))
+		}
+		b.WriteString(msg)
+		b.WriteByte('\n')
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	if err := line(importHeader, "MESSAGE"); err != nil {
+		return err
+	}
+	if err := rep.Each(func(r exchange.Result) error { return line(importCells(r)) }); err != nil {
 		return err
 	}
 	var parts []string
@@ -164,7 +205,7 @@ func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRu
 			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
 		}
 	}
-	what := rows(len(res))
+	what := rows(rep.Len())
 	if dryRun {
 		what += " (dry run: nothing written)"
 	}
@@ -172,5 +213,41 @@ func printImport(w io.Writer, res []exchange.Result, sum exchange.Summary, dryRu
 		parts = []string{"nothing to import"}
 	}
 	_, err := fmt.Fprintf(w, "%s: %s\n", what, strings.Join(parts, ", "))
+	return err
+}
+
+// printImportJSON writes the report as writeJSON writes a jsonImport, a row at a time.
+func printImportJSON(w io.Writer, rep *exchange.Report, sum exchange.Summary, dryRun bool) error {
+	head, err := json.MarshalIndent(jsonImport{DryRun: dryRun, Summary: sum, Rows: []exchange.Result{}}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	if rep.Len() == 0 {
+		_, err := w.Write(append(safe.JSON(head), '\n'))
+		return err
+	}
+	head, ok := bytes.CutSuffix(head, []byte("[]\n}"))
+	if !ok {
+		return fmt.Errorf("encode JSON: unexpected end of %q", head)
+	}
+	if _, err := w.Write(append(safe.JSON(head), '[')); err != nil {
+		return err
+	}
+	sep := "\n    "
+	if err := rep.Each(func(r exchange.Result) error {
+		b, err := json.MarshalIndent(r, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encode JSON: %w", err)
+		}
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+		sep = ",\n    "
+		_, err = w.Write(safe.JSON(b))
+		return err
+	}); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n  ]\n}\n")
 	return err
 }

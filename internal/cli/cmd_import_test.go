@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
+
+	"github.com/tandem-editor/tandem/internal/exchange"
 )
 
 // importChanges creates n products with ids above the base (as an export of another store
@@ -217,4 +221,114 @@ func TestCLI_ImportExitCodes(t *testing.T) {
 			t.Fatalf("empty file: exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
+}
+
+// TestPrintImport_AsWholeReport: the report printed a row at a time from the spooled Report
+// is byte for byte what a tabwriter and writeJSON made of the whole report held in memory
+// (the form the goldens were made with): widths from the widest cell, runes counted, cut
+// fields, defused messages, C1 controls escaped in JSON, an empty report.
+func TestPrintImport_AsWholeReport(t *testing.T) {
+	whole := func(res []exchange.Result, sum exchange.Summary, dryRun, asJSON bool) string {
+		var b bytes.Buffer
+		if asJSON {
+			if res == nil {
+				res = []exchange.Result{}
+			}
+			if err := writeJSON(&b, jsonImport{DryRun: dryRun, Summary: sum, Rows: res}); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		}
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ROW\tLINE\tOUTCOME\tKIND\tID\tVERSION\tFIELDS\tMESSAGE")
+		for _, r := range res {
+			cells, msg := importCells(r)
+			fmt.Fprintln(tw, strings.Join(cells[:], "\t")+"\t"+msg)
+		}
+		tw.Flush()
+		var parts []string
+		for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
+			exchange.Conflict, exchange.Leased, exchange.Invalid} {
+			if sum[o] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
+			}
+		}
+		what := rows(len(res))
+		if dryRun {
+			what += " (dry run: nothing written)"
+		}
+		if len(parts) == 0 {
+			parts = []string{"nothing to import"}
+		}
+		fmt.Fprintf(&b, "%s: %s\n", what, strings.Join(parts, ", "))
+		return b.String()
+	}
+	all := []exchange.Result{
+		{Row: 1, Line: 2, Kind: "product", ID: 1, Outcome: exchange.Updated, Version: 2, Fields: []string{"price"}},
+		{Row: 2, Line: 3, Outcome: exchange.Invalid, Message: "price: \"lots\" is not money"},
+		{Row: 3, Line: 4, Kind: "product", ID: 123456789, Outcome: exchange.Leased, Version: 7, Holder: "bøb", Message: "bøb holds a lease <&> \x1b[2J\u202e"},
+		{Row: 4, Line: 9, Kind: "document", ID: 12, Outcome: exchange.Created, Version: 1,
+			Fields: []string{"body", "categories", "description", "name", "parent_id", "sku", "title"}, Message: "ünïcödé → naïve\u0085"},
+		{Row: 10000, Line: 123456, Kind: "product", ID: 5, Outcome: exchange.Unchanged, Version: 3, Message: "imported before"},
+		{Row: 10001, Line: 123457, Kind: "product", ID: 6, Outcome: exchange.Conflict, Version: 9, Message: "edited from version 1\tand\nmore"},
+	}
+	for n := 0; n <= len(all); n++ {
+		rep, err := exchange.NewReport()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := exchange.Summary{}
+		for _, r := range all[:n] {
+			if err := rep.Add(r); err != nil {
+				t.Fatal(err)
+			}
+			sum[r.Outcome]++
+		}
+		for _, dryRun := range []bool{false, true} {
+			for _, asJSON := range []bool{false, true} {
+				var got bytes.Buffer
+				if err := printImport(&got, rep, dryRun, asJSON); err != nil {
+					t.Fatal(err)
+				}
+				if want := whole(all[:n], sum, dryRun, asJSON); got.String() != want {
+					t.Errorf("%d rows, dry run %v, JSON %v:\ngot\n%s\nwant\n%s", n, dryRun, asJSON, got.String(), want)
+				}
+			}
+		}
+		rep.Close()
+	}
+}
+
+// TestCLI_ImportFromPipe: an import read from a pipe (stdin, "-") is read more than once
+// (the file check, --all-or-nothing's check, the writes) through a temporary copy, and
+// lands as the same file does; a file refused as a whole on stdin writes nothing.
+func TestCLI_ImportFromPipe(t *testing.T) {
+	dsn := newSQLiteStore(t)
+	data := importBase(3) + "product,,,,,,,\n" + "product,9,1,X-9,Nine,1.00,1,\n"
+	run := func(stdin string, args ...string) result {
+		t.Helper()
+		cmd := tandemCmd(dsn, append([]string{"import", "-", "--format", "csv", "--json"}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		return runResult(t, cmd, args)
+	}
+	r := run(data, "--all-or-nothing")
+	rep := mustReport(t, r)
+	if r.code != 2 || rep.Summary["invalid"] != 1 || rep.Summary["unchanged"] != 4 || countRecords(t, dsn, "product") != 0 {
+		t.Fatalf("all-or-nothing from a pipe with an invalid row: exit %d %+v, %d products", r.code, rep, countRecords(t, dsn, "product"))
+	}
+	r = run(data)
+	rep = mustReport(t, r)
+	if r.code != 2 || rep.Summary["created"] != 4 || rep.Summary["invalid"] != 1 || len(rep.Rows) != 5 {
+		t.Fatalf("import from a pipe: exit %d %+v", r.code, rep)
+	}
+	if r = run(data); mustReport(t, r).Summary["unchanged"] != 4 {
+		t.Errorf("the same import again from a pipe: %s", r.stdout)
+	}
+	r = run(data + "\"bad\n")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "not valid CSV") || r.stdout != "" {
+		t.Errorf("a bad file on stdin: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := countRecords(t, dsn, "product"); n != 4 {
+		t.Errorf("%d products after the refused file, want 4", n)
+	}
 }

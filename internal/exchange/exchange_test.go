@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,22 +101,51 @@ func mustExport(t testing.TB, st store.Store, kind store.Kind, f Format, o Write
 // mustImport imports data and returns the report.
 func mustImport(t testing.TB, ctx context.Context, st store.Store, data []byte, f Format, o ImportOptions) ([]Result, Summary) {
 	t.Helper()
-	x, err := NewReader(bytes.NewReader(data), f, st.Registry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := ReadAll(x)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if o.KeyPrefix == "" {
 		o.KeyPrefix = "test"
 	}
-	res, sum, err := NewImporter(st, o).ApplyAll(ctx, rows, false, nil)
+	res, sum, err := importAll(ctx, st, bytes.NewReader(data), f, o, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, sum
+}
+
+// importAll imports r through a Source and a Report, as the import command does, and
+// returns the report's rows and summary.
+func importAll(ctx context.Context, st store.Store, r io.Reader, f Format, o ImportOptions, allOrNothing bool) ([]Result, Summary, error) {
+	src, err := NewSource(r, f, st.Registry())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer src.Close()
+	rep, err := NewReport()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rep.Close()
+	err = NewImporter(st, o).ApplyAll(ctx, src, allOrNothing, nil, rep)
+	var res []Result
+	if eerr := rep.Each(func(r Result) error { res = append(res, r); return nil }); eerr != nil {
+		return nil, nil, eerr
+	}
+	return res, rep.Summary(), err
+}
+
+// ReadAll reads every row of x into memory (the tests look at rows; import never holds
+// them all). A problem of the file returns no rows.
+func ReadAll(x *Reader) ([]*Row, error) {
+	var rows []*Row
+	for {
+		row, err := x.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
 }
 
 func TestWriter_CSV(t *testing.T) {

@@ -1,10 +1,13 @@
 package exchange
 
 import (
+	"bufio"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -426,66 +429,272 @@ func (s Summary) ExitOutcome() Outcome {
 	return ""
 }
 
-// ReadAll reads every row of x. A problem of the file (see Reader) returns no rows: such a
-// file is not imported at all.
-func ReadAll(x *Reader) ([]*Row, error) {
-	var rows []*Row
+// Source is an import file that ApplyAll reads more than once: a first pass checks that the
+// file reads as a whole (so a file refused as a whole writes nothing), an --all-or-nothing
+// import decides every row in a second, and the last applies them. No pass keeps more than
+// one row in memory.
+type Source struct {
+	format Format
+	reg    *store.Registry
+	r      io.Reader
+	seek   io.Seeker // where each pass starts again (a regular file, or the spool)
+	start  int64
+	first  io.Reader // the first pass's input, when it is not r as it is
+	spool  *os.File  // a copy of a pipe's bytes, made during the first pass
+	passes int
+	rows   int // the file's rows, once Scan has counted them
+	err    error
+}
+
+// NewSource returns a Source reading r in format. A regular file (or another io.Seeker that
+// is not an *os.File) is read again from where it stands for each pass; anything else (a
+// pipe, a terminal, /dev/stdin) is copied to a temporary file as the first pass reads it,
+// and later passes read the copy. A row over MaxRowBytes stops the first pass, so at most
+// that much more than the file's rows is ever copied.
+func NewSource(r io.Reader, format Format, reg *store.Registry) (*Source, error) {
+	if _, err := ParseFormat(string(format)); err != nil {
+		return nil, err
+	}
+	s := &Source{format: format, reg: reg, r: r}
+	seeker, ok := r.(io.Seeker)
+	if f, isFile := r.(*os.File); isFile {
+		fi, err := f.Stat()
+		ok = err == nil && fi.Mode().IsRegular()
+	}
+	if ok {
+		start, err := seeker.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		s.seek, s.start = seeker, start
+		return s, nil
+	}
+	spool, err := os.CreateTemp("", "tandem-import-*")
+	if err != nil {
+		return nil, fmt.Errorf("import: a temporary copy of the input: %w", err)
+	}
+	// Removed at once where the system allows (the open file stays readable), so that even
+	// a killed import leaves nothing behind; Close removes it otherwise.
+	os.Remove(spool.Name())
+	s.spool, s.first, s.seek = spool, io.TeeReader(r, spool), spool
+	return s, nil
+}
+
+// Close removes the temporary copy of a pipe's bytes, if one was made.
+func (s *Source) Close() error {
+	if s.spool == nil {
+		return nil
+	}
+	err := s.spool.Close()
+	if rerr := os.Remove(s.spool.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// open starts a pass over the file's rows from its first one.
+func (s *Source) open() (*Reader, error) {
+	s.passes++
+	if s.passes == 1 && s.first != nil {
+		return NewReader(s.first, s.format, s.reg)
+	}
+	if _, err := s.seek.Seek(s.start, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("import: read the file again: %w", err)
+	}
+	r := s.r
+	if s.spool != nil {
+		r = s.spool
+	}
+	return NewReader(r, s.format, s.reg)
+}
+
+// Scan reads every row of the file, keeping none, and returns how many there are; a
+// problem of the file (see Reader) is returned: such a file is not imported at all. It is
+// ApplyAll's first pass; a caller may make it first (to tell a file's problem from a row's,
+// or to size a progress bar), and ApplyAll then does not read the file again for it.
+func (s *Source) Scan() (int, error) {
+	if s.passes > 0 {
+		return s.rows, s.err
+	}
+	x, err := s.open()
+	if err != nil {
+		s.err = err
+		return 0, err
+	}
 	for {
-		row, err := x.Next()
+		_, err := x.Next()
 		if err == io.EOF {
-			return rows, nil
+			return s.rows, nil
 		}
 		if err != nil {
-			return nil, err
+			s.rows, s.err = 0, err
+			return 0, err
 		}
-		rows = append(rows, row)
+		s.rows++
 	}
+}
+
+// Report holds an import's results, one per row in file order, in a temporary file, so that
+// an import of any size reports every row without holding the rows' results in memory. Its
+// Summary is kept as rows are added.
+type Report struct {
+	f          *os.File
+	w          *bufio.Writer
+	enc        *gob.Encoder
+	n          int
+	sum        Summary
+	notWritten bool
+}
+
+// NewReport returns an empty Report; Close removes its file.
+func NewReport() (*Report, error) {
+	f, err := os.CreateTemp("", "tandem-import-report-*")
+	if err != nil {
+		return nil, fmt.Errorf("import report: %w", err)
+	}
+	os.Remove(f.Name()) // where the system allows: nothing is left behind, even when killed
+	r := &Report{f: f}
+	r.reset()
+	return r, nil
+}
+
+// reset empties the report.
+func (r *Report) reset() error {
+	if r.n > 0 {
+		if err := r.f.Truncate(0); err != nil {
+			return fmt.Errorf("import report: %w", err)
+		}
+		if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("import report: %w", err)
+		}
+	}
+	r.w = bufio.NewWriterSize(r.f, 64<<10)
+	r.enc = gob.NewEncoder(r.w) // a new stream: the type is described again
+	r.n, r.sum, r.notWritten = 0, Summary{}, false
+	return nil
+}
+
+// Add appends the result of the next row (ApplyAll adds every row it reads).
+func (r *Report) Add(res Result) error {
+	if err := r.enc.Encode(&res); err != nil {
+		return fmt.Errorf("import report: %w", err)
+	}
+	r.n++
+	r.sum[res.Outcome]++
+	return nil
+}
+
+// Len returns how many rows the report holds.
+func (r *Report) Len() int { return r.n }
+
+// Summary counts the rows' outcomes.
+func (r *Report) Summary() Summary {
+	s := Summary{}
+	for o, n := range r.sum {
+		if r.notWritten && (o == Created || o == Updated) {
+			o = Unchanged
+		}
+		s[o] += n
+	}
+	return s
+}
+
+// Each calls fn with every row's result in file order, stopping at fn's first error. After
+// an --all-or-nothing import that wrote nothing, rows that would have landed are unchanged,
+// with NotWritten as their message.
+func (r *Report) Each(fn func(Result) error) error {
+	if err := r.w.Flush(); err != nil {
+		return fmt.Errorf("import report: %w", err)
+	}
+	if _, err := r.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("import report: %w", err)
+	}
+	defer r.f.Seek(0, io.SeekEnd)
+	dec := gob.NewDecoder(bufio.NewReaderSize(r.f, 64<<10))
+	for i := 0; i < r.n; i++ {
+		var res Result
+		if err := dec.Decode(&res); err != nil {
+			return fmt.Errorf("import report: row %d: %w", i+1, err)
+		}
+		if r.notWritten && (res.Outcome == Created || res.Outcome == Updated) {
+			res.Outcome, res.Fields, res.Message = Unchanged, nil, NotWritten
+		}
+		if err := fn(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close removes the report's file.
+func (r *Report) Close() error {
+	err := r.f.Close()
+	if rerr := os.Remove(r.f.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // NotWritten is the message of a row that would have landed when an all-or-nothing import
 // wrote nothing because of other rows.
 const NotWritten = "not written: --all-or-nothing, and other rows would not land"
 
-// ApplyAll applies rows in file order, one transaction per row, calling progress (when not
-// nil) after each. With allOrNothing every row is first decided as a dry run would (reading
-// the store, writing nothing); if any row would not land, nothing is written and the rows
-// that would have landed are reported unchanged with NotWritten. Then the rows are applied.
-// That is not one transaction: a writer that changes a record between the check and the
-// write can still make a row conflict (or be leased) after earlier rows landed; the report
-// then says exactly which rows landed, and a re-run with the same key prefix finishes the
-// rest without applying any row twice.
-func (im *Importer) ApplyAll(ctx context.Context, rows []*Row, allOrNothing bool, progress func(int)) ([]Result, Summary, error) {
+// ApplyAll applies the rows of src in file order, one transaction per row, adding each
+// row's result to rep and calling progress (when not nil) after each with the rows done. It
+// first reads the whole file (src.Scan, keeping no row): a file that cannot be read as a
+// whole returns its error and nothing is written. With allOrNothing every
+// row is then decided as a dry run would (reading the store, writing nothing); if any row
+// would not land, nothing is written and the rows that would have landed are reported
+// unchanged with NotWritten. Then the rows are applied. That is not one transaction: a writer
+// that changes a record between the check and the write can still make a row conflict (or be
+// leased) after earlier rows landed; the report then says exactly which rows landed, and a
+// re-run with the same key prefix finishes the rest without applying any row twice.
+func (im *Importer) ApplyAll(ctx context.Context, src *Source, allOrNothing bool, progress func(int), rep *Report) error {
+	total, err := src.Scan()
+	if err != nil {
+		return err
+	}
 	if allOrNothing && !im.opt.DryRun {
 		check := NewImporter(im.st, ImportOptions{KeyPrefix: im.opt.KeyPrefix, Merge: im.opt.Merge, DryRun: true})
-		res, sum, err := check.ApplyAll(ctx, rows, false, progress)
-		if err != nil || sum.ExitOutcome() != "" {
-			for i := range res {
-				switch res[i].Outcome {
-				case Created, Updated:
-					res[i].Outcome, res[i].Fields, res[i].Message = Unchanged, nil, NotWritten
-				}
-			}
-			return res, recount(res), err
+		err := check.apply(ctx, src, total, progress, rep)
+		if err != nil || rep.Summary().ExitOutcome() != "" {
+			rep.notWritten = true
+			return err
+		}
+		if err := rep.reset(); err != nil {
+			return err
 		}
 	}
-	out := make([]Result, 0, len(rows))
-	for i, row := range rows {
+	return im.apply(ctx, src, total, progress, rep)
+}
+
+// apply makes one pass over src's rows (total of them, as the first pass counted),
+// applying each and adding its result to rep.
+func (im *Importer) apply(ctx context.Context, src *Source, total int, progress func(int), rep *Report) error {
+	x, err := src.open()
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		row, err := x.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil && i >= total {
+			err = fileErrorf(row.Line, "the file has more rows than when it was first read")
+		}
+		if err != nil {
+			return fmt.Errorf("the file changed while it was imported: %w", err)
+		}
 		r, err := im.Apply(ctx, i, row)
 		if err != nil {
-			return out, recount(out), fmt.Errorf("line %d: %w", row.Line, err)
+			return fmt.Errorf("line %d: %w", row.Line, err)
 		}
-		out = append(out, r)
+		if err := rep.Add(r); err != nil {
+			return err
+		}
 		if progress != nil {
 			progress(i + 1)
 		}
 	}
-	return out, recount(out), nil
-}
-
-func recount(res []Result) Summary {
-	s := Summary{}
-	for _, r := range res {
-		s[r.Outcome]++
-	}
-	return s
 }
