@@ -622,3 +622,33 @@ func TestImport_GivesUp(t *testing.T) {
 		}
 	})
 }
+
+// TestImport_PipeLeavesNoFiles: an import from a pipe reads it three times (the file check,
+// --all-or-nothing's check, the writes) through a temporary copy, and the copy and the
+// report's file are unlinked as soon as they are made, so not even a killed import leaves
+// them behind.
+func TestImport_PipeLeavesNoFiles(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	st := memory.New(store.Options{})
+	pipe := struct{ io.Reader }{strings.NewReader("kind,sku,name\nproduct,P-1,One\nproduct,P-2,Two\n")}
+	src, err := NewSource(pipe, CSV, st.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	rep, err := NewReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	if err := NewImporter(st, ImportOptions{KeyPrefix: "p"}).ApplyAll(as(t, alice), src, true, nil, rep); err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Summary(); rep.Len() != 2 || s[Created] != 2 {
+		t.Errorf("%d rows, %v; want 2 created", rep.Len(), s)
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("temporary files left during the import: %v %v", left, err)
+	}
+}
