@@ -180,6 +180,8 @@ func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {
 		return s.pushMove(ctx, e)
 	case store.CopyCreate:
 		return s.pushCreate(ctx, e)
+	case store.CopyDelete:
+		return s.pushDelete(ctx, e)
 	}
 	return outcome{fatal: store.Errorf(store.EINVALID, "outbox entry %d: unknown operation %q", e.Seq, e.Op)}
 }
@@ -254,8 +256,14 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 			return s.refused(ctx, e, err)
 		}
 		// Later entries were made on top of this one; they may move onto the source's
-		// version only if no other write came between the two parts.
-		o.rebase = o.rebase && o.rec != nil && res.Version == o.rec.Version+1 && !res.Replayed
+		// version only if no other write came between the parts (or, for deltas alone,
+		// between the base and the delta), so a later delete does not meet the copy's own
+		// change as the source's.
+		if o.rec != nil {
+			o.rebase = o.rebase && res.Version == o.rec.Version+1 && !res.Replayed
+		} else {
+			o.rebase = res.Version == e.BaseVersion+1 && !res.Replayed
+		}
 		o.rec = res.Record
 	}
 	if o.rec == nil {
@@ -323,6 +331,34 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 		}
 	}
 	return s.refused(ctx, e, err)
+}
+
+// pushDelete deletes the record on the source on the entry's base version, with its key. A
+// source that changed the record since is a conflict (store.DeletedHere) with the source's
+// record as theirs; a record the source deleted already is done (nothing twice). A refusal
+// (a document with children the copy did not have) is a conflict with its reason: a subtree
+// is never deleted on the source without a person seeing it.
+func (s *syncer) pushDelete(ctx context.Context, e *store.OutboxEntry) outcome {
+	_, err := s.src.DeleteRecord(ctx, e.Kind, e.ID, store.Delete{ExpectVersion: e.BaseVersion, IdempotencyKey: e.Key})
+	var ce *store.ConflictError
+	switch {
+	case err == nil:
+		return outcome{}
+	case store.ErrorCode(err) == store.ENOTFOUND:
+		return outcome{} // deleted on the source already
+	case errors.As(err, &ce):
+		return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: store.DeletedHere,
+			Base: e.Before, Mine: e.Before, Theirs: ce.Current.Fields, BaseVersion: e.BaseVersion, TheirsVersion: ce.Current.Version,
+			Actor: e.Actor, At: e.At}}
+	}
+	o := s.refused(ctx, e, err)
+	if o.conflict != nil {
+		o.conflict.Mine = e.Before
+		if o.conflict.Theirs == nil {
+			return outcome{} // refused, then deleted on the source meanwhile: done
+		}
+	}
+	return o
 }
 
 // pushMove replays a move. A move has no base version: it is checked against the source's

@@ -29,6 +29,9 @@ func Resolve(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int6
 	if err != nil {
 		return nil, err
 	}
+	if c.Op == store.CopyDelete {
+		return nil, store.Errorf(store.EINVALID, "%s %d: %s; the answer is for the whole record: mine deletes it on the source too, theirs keeps the source's record", kind, id, c.Reason)
+	}
 	if c.Gone() {
 		for _, p := range picks {
 			if p != "theirs" {
@@ -52,6 +55,33 @@ func Resolve(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int6
 		return nil, err
 	}
 	return vals, nil
+}
+
+// ResolveDelete answers the conflict of a local delete the source met with a changed record
+// (or a document with children the copy did not have): pick "mine" deletes the record on
+// the source at the version the conflict saw, at the next sync and version-checked again;
+// "theirs" keeps the source's record, which the next sync brings back into the copy.
+// EINVALID for another pick or a conflict that is not a delete's, ENOTFOUND when the
+// record has no conflict.
+func ResolveDelete(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64, pick string) error {
+	c, err := findConflict(ctx, wc, kind, id)
+	if err != nil {
+		return err
+	}
+	if c.Op != store.CopyDelete {
+		return store.Errorf(store.EINVALID, "%s %d's conflict is not about a delete (%s): answer it field by field", kind, id, c.Reason)
+	}
+	switch pick {
+	case "mine", "theirs":
+	default:
+		return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer mine (delete it there too) or theirs (keep the source's record), not %q", kind, id, pick)
+	}
+	return wc.ResolveDelete(ctx, kind, id, pick == "mine")
+}
+
+// FindConflict returns the open conflict of a record; ENOTFOUND when it has none.
+func FindConflict(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64) (*store.CopyConflict, error) {
+	return findConflict(ctx, wc, kind, id)
 }
 
 func findConflict(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64) (*store.CopyConflict, error) {
