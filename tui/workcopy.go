@@ -287,9 +287,22 @@ func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 	}
 }
 
-// resolveCopy stores a resolution made in the merge view.
+// resolveCopy stores a resolution made in the merge view. The conflict of a delete made in
+// the copy shows the values the delete removed as mine and the source's changed record as
+// theirs: saving the source's values keeps the source's record (it comes back at the next
+// sync); deleting it on the source too is an answer for the whole record, given with tandem
+// resolve, and anything else is refused with that hint.
 func resolveCopy(ctx context.Context, wc store.WorkingCopy, cf store.CopyConflict, vals store.Values) error {
-	return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
+	if cf.Op != store.CopyDelete {
+		return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
+	}
+	for name, v := range vals {
+		if t, ok := cf.Theirs[name]; ok && !store.Equal(t, v) {
+			return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: save it with the source's values to keep "+
+				"the source's record, or delete it there too with tandem resolve %s %d mine", cf.Kind, cf.ID, cf.Kind, cf.ID)
+		}
+	}
+	return tsync.ResolveDelete(ctx, wc, cf.Kind, cf.ID, "theirs")
 }
 
 // View draws the merge view.
