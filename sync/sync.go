@@ -45,9 +45,8 @@ type Report struct {
 	Position  int64                // the source's change-feed position the copy has read to
 	Pending   int                  // outbox entries left (those waiting for leases)
 	Deletes   []Ref                // of those, the local deletes
-
-	PullTime time.Duration // time spent pulling
-	PushTime time.Duration // time spent pushing
+	PullTime  time.Duration        // time spent pulling
+	PushTime  time.Duration        // time spent pushing
 }
 
 // Ref names a record.
