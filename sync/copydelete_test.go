@@ -161,7 +161,7 @@ func TestSync_CopyDeleteVsSourceEdit(t *testing.T) {
 
 // TestSync_CopyEditThenDelete: an edit and then a delete of the same record push in order:
 // the edit on its base, then the delete on the version the edit made, so the copy's own
-// change never looks like the source's. A counter delta is such an edit too. Had the
+// change never looks like the source's. A counter delta and a move are such edits too. Had the
 // source changed the record meanwhile, the edit merges and the delete becomes a conflict,
 // never removing the source's change.
 func TestSync_CopyEditThenDelete(t *testing.T) {
@@ -178,6 +178,8 @@ func TestSync_CopyEditThenDelete(t *testing.T) {
 			mustSet(t, wc, "erin", store.KindProduct, f.disjoint, store.Values{"name": "edited offline"})
 			mustDelete(t, wc, store.KindProduct, f.disjoint, false)
 			mustSet(t, src, "carol", store.KindProduct, f.disjoint, store.Values{"price": int64(777)})
+			mustMove(t, wc, "erin", f.x, f.y)
+			mustDelete(t, wc, store.KindDocument, f.x, false)
 
 			rep := mustSync(t, src, wc)
 			if len(rep.Conflicts) != 1 || rep.Conflicts[0].ID != f.disjoint || rep.Conflicts[0].Op != store.CopyDelete {
@@ -187,6 +189,9 @@ func TestSync_CopyEditThenDelete(t *testing.T) {
 				if !absent(t, src, store.KindProduct, id) {
 					t.Errorf("product %d is still on the source", id)
 				}
+			}
+			if !absent(t, src, store.KindDocument, f.x) {
+				t.Errorf("document %d, moved and then deleted in the copy, is still on the source", f.x)
 			}
 			hist, err := src.FindHistory(context.Background(), store.KindProduct, f.same)
 			if err != nil {

@@ -259,10 +259,13 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 		// version only if no other write came between the parts (or, for deltas alone,
 		// between the base and the delta), so a later delete does not meet the copy's own
 		// change as the source's.
+		// A replay (a crash lost the acknowledgement) counts when the first application
+		// came right after and nothing came since.
+		settled := res.Record.Version == res.Version
 		if o.rec != nil {
-			o.rebase = o.rebase && res.Version == o.rec.Version+1 && !res.Replayed
+			o.rebase = o.rebase && settled && (res.Version == o.rec.Version+1 || res.Replayed && res.Version == o.rec.Version)
 		} else {
-			o.rebase = res.Version == e.BaseVersion+1 && !res.Replayed
+			o.rebase = settled && res.Version == e.BaseVersion+1
 		}
 		o.rec = res.Record
 	}
@@ -323,7 +326,11 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 			return outcome{fatal: err2}
 		}
 		if len(changes) == 0 {
-			return outcome{rec: theirs, merged: true} // the source holds the edit already
+			// The source holds the edit already. When it is there because this entry was
+			// pushed before (a crash lost the acknowledgement), the later entries were made
+			// on top of it, as after a plain save.
+			own := s.ownSince(ctx, e, e.BaseVersion, theirs.Version)
+			return outcome{rec: theirs, merged: !own, rebase: own}
 		}
 		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
 		if err == nil {
@@ -380,7 +387,28 @@ func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
 		}
 		return o
 	}
-	return outcome{rec: res.Record}
+	// Made on exactly its base (or met as its own earlier push): the record's later entries
+	// were made on top of it.
+	rebase := res.Record.Version == e.BaseVersion+1 && (!res.Unchanged || s.ownSince(ctx, e, e.BaseVersion, res.Record.Version))
+	return outcome{rec: res.Record, rebase: rebase}
+}
+
+// ownSince reports whether every version of e's record after from, up to to, was written by
+// a push of e itself (its author, from a working copy, with its edit time, as history names
+// it): a re-sent entry meeting its own write after a crash. At most two versions are read
+// (a save's absolute part and its deltas).
+func (s *syncer) ownSince(ctx context.Context, e *store.OutboxEntry, from, to int64) bool {
+	if to <= from || to-from > 2 {
+		return false
+	}
+	who := store.Actor{Name: e.Actor, Via: Via, EditedAt: e.At}.HistoryName()
+	for v := from + 1; v <= to; v++ {
+		ver, err := s.src.FindVersion(ctx, e.Kind, e.ID, v)
+		if err != nil || ver.Actor != who {
+			return false
+		}
+	}
+	return true
 }
 
 // ScopeCreate is the idempotency scope of the creates a sync makes on the source. A create
