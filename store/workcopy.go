@@ -157,7 +157,8 @@ type WorkingCopy interface {
 	// pushed version-checked against TheirsVersion. ENOTFOUND when the record has no
 	// conflict; EINVALID (GoneFromSource) when the conflict found the record deleted on
 	// the source and the source has not restored it since: there is nothing to push the
-	// values to (DropRecord accepts the delete).
+	// values to (DropRecord accepts the delete); EINVALID for the conflict of a local delete
+	// (ResolveDelete answers it).
 	ResolveConflict(ctx context.Context, kind Kind, id int64, vals Values) error
 	// ResolveDelete closes the conflict of a local delete (Op CopyDelete) the source met
 	// with a changed record. del keeps the delete: it is queued again, to be pushed

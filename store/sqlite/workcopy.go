@@ -1118,6 +1118,9 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if c.Gone() {
 			return store.GoneFromSource(kind, id)
 		}
+		if c.Op == store.CopyDelete {
+			return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer for the whole record (tandem resolve %s %d mine|theirs)", kind, id, kind, id)
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
 			return err
 		}
