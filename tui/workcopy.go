@@ -187,7 +187,11 @@ func (w *workCopy) sync() tea.Cmd {
 // header is the working copy's line above every screen.
 func (w *workCopy) header() string {
 	st := w.state
-	line := fmt.Sprintf("offline copy of %s · %d pending · %s · synced %s", safe.Line(shortSource(st.Source)), st.Pending,
+	pending := fmt.Sprintf("%d pending", st.Pending)
+	if st.Deletes > 0 {
+		pending += fmt.Sprintf(" (%s)", plural(st.Deletes, "delete", "deletes"))
+	}
+	line := fmt.Sprintf("offline copy of %s · %s · %s · synced %s", safe.Line(shortSource(st.Source)), pending,
 		plural(len(w.conflicts), "conflict", "conflicts"), since(st.SyncedAt, w.c.opts.Now()))
 	if w.syncing {
 		line += " · syncing…"

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -36,6 +37,15 @@ func TestResolveCopy_Delete(t *testing.T) {
 	}
 	if _, err := wc.DeleteRecord(ctx, store.KindProduct, rec.ID, store.Delete{ExpectVersion: rec.Version}); err != nil {
 		t.Fatal(err)
+	}
+	// The header counts the pending delete.
+	st, err := wc.CopyState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := &workCopy{c: &common{reg: wc.Registry(), width: 200, opts: Options{Now: time.Now}}, state: st}
+	if h := hw.header(); !strings.Contains(h, "1 pending (1 delete)") {
+		t.Errorf("header %q does not count the pending delete", h)
 	}
 	if _, err := src.UpdateRecord(ctx, store.KindProduct, rec.ID, store.Update{BaseVersion: rec.Version, Set: store.Values{"name": "lamp, new"}}); err != nil {
 		t.Fatal(err)
