@@ -312,3 +312,39 @@ func mustFind(t *testing.T, st store.Store, kind store.Kind) []*store.Record {
 	}
 	return rs
 }
+
+// TestSync_CopySubtreeDeleteWaits: a subtree deleted in the copy whose child is leased on the
+// source waits whole (exit 4), rather than its root meeting the child as a conflict, and goes
+// out once the lease ends.
+func TestSync_CopySubtreeDeleteWaits(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := open(t)
+			f := seed(t, src)
+			wc := mustClone(t, src, "wc")
+			lease, err := src.AcquireLease(as("dave"), store.LeaseRequest{Kind: store.KindDocument, RecordID: f.x, Group: store.GroupEditor, TTL: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustDelete(t, wc, store.KindDocument, f.root, true)
+			rep := mustSync(t, src, wc)
+			if len(rep.Conflicts) != 0 || len(rep.Waits) != 1 || rep.Waits[0].ID != f.x {
+				t.Fatalf("conflicts %v, waits %+v; want only document %d waiting", describe(rep.Conflicts), rep.Waits, f.x)
+			}
+			if absent(t, src, store.KindDocument, f.root) || absent(t, src, store.KindDocument, f.x) {
+				t.Fatal("part of the subtree went while a child was leased")
+			}
+			if _, err := src.ReleaseLease(as("dave"), lease.Token); err != nil {
+				t.Fatal(err)
+			}
+			if rep := mustSync(t, src, wc); !rep.InSync() {
+				t.Fatalf("after the lease: conflicts %v, waits %+v", describe(rep.Conflicts), rep.Waits)
+			}
+			for _, id := range []int64{f.root, f.x, f.y} {
+				if !absent(t, src, store.KindDocument, id) {
+					t.Errorf("document %d is still on the source", id)
+				}
+			}
+		})
+	}
+}

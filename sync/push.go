@@ -37,11 +37,20 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		}
 	}()
 	held := map[recKey]bool{}
+	// A document's delete that waits holds its parent's delete too (a subtree deleted in
+	// the copy): the parent's would meet the child on the source and become a conflict.
+	hold := func(e *store.OutboxEntry) {
+		held[recKey{e.Kind, e.ID}] = true
+		if p, ok := e.Before[store.ParentField].(int64); ok && e.Op == store.CopyDelete && e.Kind == store.KindDocument {
+			held[recKey{store.KindDocument, p}] = true
+		}
+	}
 	s.rep.Waits = nil
 	for i := range entries {
 		e := &entries[i]
 		k := recKey{e.Kind, e.ID}
 		if held[k] {
+			hold(e)
 			continue
 		}
 		o := s.pushEntry(ctx, e)
@@ -49,7 +58,7 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		case o.fatal != nil:
 			return moved, o.fatal
 		case o.wait != nil:
-			held[k] = true
+			hold(e)
 			l := o.wait.Lease
 			s.rep.Waits = append(s.rep.Waits, Wait{Kind: e.Kind, ID: e.ID, Group: l.Group, Holder: l.Holder, Until: l.ExpiresAt})
 		case o.conflict != nil:
