@@ -281,7 +281,11 @@ func TestSync_CopyDeleteRules(t *testing.T) {
 				}
 			}
 
-			// theirs on the document: the source's child comes into the copy with it.
+			// mine would be refused again; theirs on the document: the source's child comes
+			// into the copy with it.
+			if err := tsync.ResolveDelete(as("erin"), wc, store.KindDocument, f.y, "mine"); store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "Resolve with theirs") {
+				t.Fatalf("resolve mine of a delete the source refused: %v, want a refusal pointing to theirs", err)
+			}
 			if err := tsync.ResolveDelete(as("erin"), wc, store.KindDocument, f.y, "theirs"); err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -163,8 +164,12 @@ func printSync(w io.Writer, rep *tsync.Report) {
 		if c.Gone() {
 			fmt.Fprintf(w, "  deleted on the source: FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync\n", c.Kind, c.ID)
 		}
-		if c.Op == store.CopyDelete {
+		switch {
+		case c.Op != store.CopyDelete:
+		case strings.Contains(c.Reason, store.DeletedHere):
 			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d mine deletes it on the source too, theirs keeps the source's record\n", c.Kind, c.ID)
+		default:
+			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d theirs brings the source's record back into the copy, with what the copy lacked\n", c.Kind, c.ID)
 		}
 	}
 	for _, d := range rep.Deletes {
