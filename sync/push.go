@@ -265,11 +265,10 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 			return s.refused(ctx, e, err)
 		}
 		// Later entries were made on top of this one; they may move onto the source's
-		// version only if no other write came between the parts (or, for deltas alone,
-		// between the base and the delta), so a later delete does not meet the copy's own
-		// change as the source's.
-		// A replay (a crash lost the acknowledgement) counts when the first application
-		// came right after and nothing came since.
+		// version only if no other write came between the parts (for deltas alone, between
+		// the base and the delta), so that a later delete does not meet the copy's own
+		// change as the source's. A replay (a crash lost the acknowledgement) counts when
+		// its first application came right there and nothing came since.
 		settled := res.Record.Version == res.Version
 		if o.rec != nil {
 			o.rebase = o.rebase && settled && (res.Version == o.rec.Version+1 || res.Replayed && res.Version == o.rec.Version)

@@ -47,11 +47,11 @@ func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d
 			return replay.ReplayDelete(), nil
 		}
 	}
-	copy, err := db.isCopy(ctx, tx)
+	onCopy, err := db.isCopy(ctx, tx)
 	if err != nil {
 		return nil, fmt.Errorf("read working copy: %w", err)
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), tx.now, deleteSteps{db, ctx, tx, kind, t, actor, copy})
+	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), tx.now, deleteSteps{db, ctx, tx, kind, t, actor, onCopy})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,8 @@ type deleteSteps struct {
 	kind  store.Kind
 	table string
 	actor store.Actor
-	copy  bool // the store is a working copy: each record removed is queued in the outbox
+	// onCopy says the store is a working copy: each record removed is queued in the outbox.
+	onCopy bool
 }
 
 func (s deleteSteps) Find(id int64) (*store.Record, error) {
@@ -97,7 +98,7 @@ func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
 	if _, err := s.tx.ExecContext(s.ctx, "DELETE FROM "+s.table+" WHERE id = ?", rec.ID); err != nil {
 		return fmt.Errorf("delete %s %d: %w", rec.Kind, rec.ID, err)
 	}
-	if s.copy {
+	if s.onCopy {
 		if err := s.db.queueCopyDelete(s.ctx, s.tx, rec, s.actor); err != nil {
 			return err
 		}
@@ -177,12 +178,12 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if len(rows) == 1 {
 			newest = &rows[0]
 		}
-		copy, err := db.isCopy(ctx, tx)
+		onCopy, err := db.isCopy(ctx, tx)
 		if err != nil {
 			return fmt.Errorf("read working copy: %w", err)
 		}
 		var pending int64 // the delete a restore on a working copy cancels
-		if copy {
+		if onCopy {
 			if pending, err = db.copyRestore(ctx, tx, kind, id, exists); err != nil {
 				return err
 			}
