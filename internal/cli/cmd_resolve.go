@@ -30,10 +30,12 @@ against: answering theirs accepts the delete and drops the local record with you
 any other answer is refused (exit 2) and the edit stays until the record is restored on
 the source, after which a sync brings the restored record in as theirs.
 
-A record you deleted in the copy that the source changed since (or a document that
-has children on the source the copy did not have) is answered for the whole record:
-mine deletes it on the source too, at the next sync and version-checked again; theirs
-keeps the source's record, which the next sync brings back into the copy.`,
+A record you deleted in the copy that the source changed since is answered for the
+whole record: mine deletes it on the source too, at the next sync and version-checked
+again; theirs keeps the source's record, which the next sync brings back into the copy.
+A document the source would not delete because it has children there the copy did not
+have takes theirs only: the next sync brings it and them into the copy, where you can
+delete the subtree again, seeing all of it.`,
 		Example: `  tandem resolve product 42 price=theirs
   tandem resolve product 42 price=92.00
   tandem resolve document 7 body=mine parent_id=theirs
