@@ -21,7 +21,15 @@ const (
 	CopyCreate CopyOp = "create" // a record created locally
 	CopySave   CopyOp = "save"   // a save of editor and shared fields
 	CopyMove   CopyOp = "move"   // a document put under another parent
+	// CopyDelete is a record deleted locally: pushed as a delete on the source at the
+	// entry's base version, with its key. Before holds the record's values as the delete
+	// found them. A record's delete entry is its last: nothing is written to it after.
+	CopyDelete CopyOp = "delete"
 )
+
+// DeletedHere is the reason of the conflict a local delete meets when the source changed
+// the record since the version the delete was made on.
+const DeletedHere = "deleted here, changed on the source"
 
 // CopyState describes a working copy: its source, its scope and how far it has synced.
 type CopyState struct {
@@ -35,6 +43,7 @@ type CopyState struct {
 	// end, whatever it left (conflicts, lease waits); zero: never.
 	SyncedAt time.Time
 	Pending  int // outbox entries not yet on the source
+	Deletes  int // of those, local deletes (CopyDelete)
 	Conflict int // conflicts waiting for a person
 }
 
@@ -131,6 +140,8 @@ type WorkingCopy interface {
 	// local one). When the record has no other entries and no conflict, rec becomes its local
 	// value and base. rebase, when set, says the entry was applied on exactly its base
 	// version: the record's remaining entries made on that version move onto rec's version.
+	// For a delete (CopyDelete) rec is nil: the record is gone on both sides, and the copy
+	// forgets its base, its stale mark and any conflict an earlier entry met.
 	AckEntry(ctx context.Context, seq int64, rec *Record, rebase bool) error
 	// AckEntries is AckEntry for several entries, in their order, in one transaction.
 	AckEntries(ctx context.Context, acks []Ack) error
@@ -146,8 +157,16 @@ type WorkingCopy interface {
 	// pushed version-checked against TheirsVersion. ENOTFOUND when the record has no
 	// conflict; EINVALID (GoneFromSource) when the conflict found the record deleted on
 	// the source and the source has not restored it since: there is nothing to push the
-	// values to (DropRecord accepts the delete).
+	// values to (DropRecord accepts the delete); EINVALID for the conflict of a local delete
+	// (ResolveDelete answers it).
 	ResolveConflict(ctx context.Context, kind Kind, id int64, vals Values) error
+	// ResolveDelete closes the conflict of a local delete (Op CopyDelete) the source met
+	// with a changed record. del keeps the delete: it is queued again, to be pushed
+	// version-checked against TheirsVersion. Otherwise the source's record wins: the
+	// delete is dropped and the next sync brings the record back from the source (the copy
+	// keeps no system fields of the version the conflict saw). ENOTFOUND when the record
+	// has no conflict, EINVALID when its conflict is not a delete's.
+	ResolveDelete(ctx context.Context, kind Kind, id int64, del bool) error
 	// SetSource records where the source is found now (a path or a DSN without its
 	// password), after a sync found the same store there.
 	SetSource(ctx context.Context, source string) error
@@ -185,7 +204,9 @@ const OriginKey = "wc:"
 
 // Gone reports whether conflict c is about a record the source deleted (and has not
 // restored since): there is no version of the source to resolve against.
-func (c *CopyConflict) Gone() bool { return c.Theirs == nil && c.Op != CopyCreate }
+func (c *CopyConflict) Gone() bool {
+	return c.Theirs == nil && c.Op != CopyCreate && c.Op != CopyDelete
+}
 
 // GoneFromSource is the refusal to resolve a conflict whose record the source deleted: the
 // local edit stays in the copy until the person restores the record on the source or

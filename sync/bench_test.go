@@ -71,3 +71,58 @@ func BenchmarkPush(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// benchDeletes is how many records BenchmarkPushDeletes and BenchmarkDirectDeletes delete.
+const benchDeletes = 200
+
+// BenchmarkPushDeletes pushes 200 deletes made in a working copy, one per product, in one
+// sync: each a version-checked, keyed delete on the source and its acknowledgement.
+func BenchmarkPushDeletes(b *testing.B) {
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		src := benchSource(b, benchDeletes)
+		wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		recs, _ := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
+		for _, r := range recs {
+			if _, err := wc.DeleteRecord(as("alice"), store.KindProduct, r.ID, store.Delete{ExpectVersion: r.Version}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		rep, err := tsync.Sync(ctx, src, wc)
+		if err != nil || rep.Pushed != benchDeletes {
+			b.Fatalf("sync: %v, pushed %d", err, rep.Pushed)
+		}
+		b.StopTimer()
+		wc.Close()
+		src.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkDirectDeletes makes the same 200 version-checked deletes directly on the source:
+// BenchmarkPushDeletes' baseline.
+func BenchmarkDirectDeletes(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		src := benchSource(b, benchDeletes)
+		recs, _ := src.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
+		b.StartTimer()
+		for _, r := range recs {
+			if _, err := src.DeleteRecord(as("alice"), store.KindProduct, r.ID, store.Delete{ExpectVersion: r.Version}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		src.Close()
+		b.StartTimer()
+	}
+}

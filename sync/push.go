@@ -37,11 +37,20 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		}
 	}()
 	held := map[recKey]bool{}
+	// A document's delete that waits holds its parent's delete too (a subtree deleted in
+	// the copy): the parent's would meet the child on the source and become a conflict.
+	hold := func(e *store.OutboxEntry) {
+		held[recKey{e.Kind, e.ID}] = true
+		if p, ok := e.Before[store.ParentField].(int64); ok && e.Op == store.CopyDelete && e.Kind == store.KindDocument {
+			held[recKey{store.KindDocument, p}] = true
+		}
+	}
 	s.rep.Waits = nil
 	for i := range entries {
 		e := &entries[i]
 		k := recKey{e.Kind, e.ID}
 		if held[k] {
+			hold(e)
 			continue
 		}
 		o := s.pushEntry(ctx, e)
@@ -49,7 +58,7 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		case o.fatal != nil:
 			return moved, o.fatal
 		case o.wait != nil:
-			held[k] = true
+			hold(e)
 			l := o.wait.Lease
 			s.rep.Waits = append(s.rep.Waits, Wait{Kind: e.Kind, ID: e.ID, Group: l.Group, Holder: l.Holder, Until: l.ExpiresAt})
 		case o.conflict != nil:
@@ -180,6 +189,8 @@ func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {
 		return s.pushMove(ctx, e)
 	case store.CopyCreate:
 		return s.pushCreate(ctx, e)
+	case store.CopyDelete:
+		return s.pushDelete(ctx, e)
 	}
 	return outcome{fatal: store.Errorf(store.EINVALID, "outbox entry %d: unknown operation %q", e.Seq, e.Op)}
 }
@@ -254,8 +265,16 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 			return s.refused(ctx, e, err)
 		}
 		// Later entries were made on top of this one; they may move onto the source's
-		// version only if no other write came between the two parts.
-		o.rebase = o.rebase && o.rec != nil && res.Version == o.rec.Version+1 && !res.Replayed
+		// version only if no other write came between the parts (for deltas alone, between
+		// the base and the delta), so that a later delete does not meet the copy's own
+		// change as the source's. A replay (a crash lost the acknowledgement) counts when
+		// its first application came right there and nothing came since.
+		settled := res.Record.Version == res.Version
+		if o.rec != nil {
+			o.rebase = o.rebase && settled && (res.Version == o.rec.Version+1 || res.Replayed && res.Version == o.rec.Version)
+		} else {
+			o.rebase = settled && res.Version == e.BaseVersion+1
+		}
 		o.rec = res.Record
 	}
 	if o.rec == nil {
@@ -315,7 +334,11 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 			return outcome{fatal: err2}
 		}
 		if len(changes) == 0 {
-			return outcome{rec: theirs, merged: true} // the source holds the edit already
+			// The source holds the edit already. When it is there because this entry was
+			// pushed before (a crash lost the acknowledgement), the later entries were made
+			// on top of it, as after a plain save.
+			own := s.ownSince(ctx, e, e.BaseVersion, theirs.Version)
+			return outcome{rec: theirs, merged: !own, rebase: own}
 		}
 		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
 		if err == nil {
@@ -323,6 +346,34 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 		}
 	}
 	return s.refused(ctx, e, err)
+}
+
+// pushDelete deletes the record on the source on the entry's base version, with its key. A
+// source that changed the record since is a conflict (store.DeletedHere) with the source's
+// record as theirs; a record the source deleted already is done (nothing twice). A refusal
+// (a document with children the copy did not have) is a conflict with its reason: a subtree
+// is never deleted on the source without a person seeing it.
+func (s *syncer) pushDelete(ctx context.Context, e *store.OutboxEntry) outcome {
+	_, err := s.src.DeleteRecord(ctx, e.Kind, e.ID, store.Delete{ExpectVersion: e.BaseVersion, IdempotencyKey: e.Key})
+	var ce *store.ConflictError
+	switch {
+	case err == nil:
+		return outcome{}
+	case store.ErrorCode(err) == store.ENOTFOUND:
+		return outcome{} // deleted on the source already
+	case errors.As(err, &ce):
+		return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: store.DeletedHere,
+			Base: e.Before, Mine: e.Before, Theirs: ce.Current.Fields, BaseVersion: e.BaseVersion, TheirsVersion: ce.Current.Version,
+			Actor: e.Actor, At: e.At}}
+	}
+	o := s.refused(ctx, e, err)
+	if o.conflict != nil {
+		o.conflict.Mine = e.Before
+		if o.conflict.Theirs == nil {
+			return outcome{} // refused, then deleted on the source meanwhile: done
+		}
+	}
+	return o
 }
 
 // pushMove replays a move. A move has no base version: it is checked against the source's
@@ -344,7 +395,28 @@ func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
 		}
 		return o
 	}
-	return outcome{rec: res.Record}
+	// Made on exactly its base (or met as its own earlier push): the record's later entries
+	// were made on top of it.
+	rebase := res.Record.Version == e.BaseVersion+1 && (!res.Unchanged || s.ownSince(ctx, e, e.BaseVersion, res.Record.Version))
+	return outcome{rec: res.Record, rebase: rebase}
+}
+
+// ownSince reports whether every version of e's record after from, up to to, was written by
+// a push of e itself (its author, from a working copy, with its edit time, as history names
+// it): a re-sent entry meeting its own write after a crash. At most two versions are read
+// (a save's absolute part and its deltas).
+func (s *syncer) ownSince(ctx context.Context, e *store.OutboxEntry, from, to int64) bool {
+	if to <= from || to-from > 2 {
+		return false
+	}
+	who := store.Actor{Name: e.Actor, Via: Via, EditedAt: e.At}.HistoryName()
+	for v := from + 1; v <= to; v++ {
+		ver, err := s.src.FindVersion(ctx, e.Kind, e.ID, v)
+		if err != nil || ver.Actor != who {
+			return false
+		}
+	}
+	return true
 }
 
 // ScopeCreate is the idempotency scope of the creates a sync makes on the source. A create

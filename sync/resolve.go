@@ -29,6 +29,9 @@ func Resolve(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int6
 	if err != nil {
 		return nil, err
 	}
+	if c.Op == store.CopyDelete {
+		return nil, store.Errorf(store.EINVALID, "%s %d: %s; the answer is for the whole record: mine deletes it on the source too, theirs keeps the source's record", kind, id, c.Reason)
+	}
 	if c.Gone() {
 		for _, p := range picks {
 			if p != "theirs" {
@@ -52,6 +55,42 @@ func Resolve(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int6
 		return nil, err
 	}
 	return vals, nil
+}
+
+// ResolveDelete answers the conflict of a local delete the source met with a changed record
+// (or a document with children the copy did not have): pick "mine" deletes the record on
+// the source at the version the conflict saw, at the next sync and version-checked again;
+// "theirs" keeps the source's record, which the next sync brings back into the copy.
+// A delete the source refused as such (a document with children the copy did not have)
+// takes only theirs: the same delete would be refused again, and the person should see what
+// the copy lacked before deleting it. EINVALID for another pick or a conflict that is not a
+// delete's, ENOTFOUND when the record has no conflict.
+func ResolveDelete(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64, pick string) error {
+	c, err := findConflict(ctx, wc, kind, id)
+	if err != nil {
+		return err
+	}
+	if c.Op != store.CopyDelete {
+		return store.Errorf(store.EINVALID, "%s %d's conflict is not about a delete (%s): answer it field by field", kind, id, c.Reason)
+	}
+	switch pick {
+	case "theirs":
+	case "mine":
+		if !strings.Contains(c.Reason, store.DeletedHere) {
+			// Refused by the source as it is (a document with children the copy did not
+			// have): the same delete would be refused again.
+			return store.Errorf(store.EINVALID, "%s %d: the source refused the delete (%s). Resolve with theirs: the next sync brings "+
+				"the record and what the copy lacked into the copy; then delete again there, seeing all of it", kind, id, c.Reason)
+		}
+	default:
+		return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer mine (delete it there too) or theirs (keep the source's record), not %q", kind, id, pick)
+	}
+	return wc.ResolveDelete(ctx, kind, id, pick == "mine")
+}
+
+// FindConflict returns the open conflict of a record; ENOTFOUND when it has none.
+func FindConflict(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64) (*store.CopyConflict, error) {
+	return findConflict(ctx, wc, kind, id)
 }
 
 func findConflict(ctx context.Context, wc store.WorkingCopy, kind store.Kind, id int64) (*store.CopyConflict, error) {

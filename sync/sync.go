@@ -44,8 +44,35 @@ type Report struct {
 	Waits     []Wait               // changes held back by leases on the source
 	Position  int64                // the source's change-feed position the copy has read to
 	Pending   int                  // outbox entries left (those waiting for leases)
+	Deletes   []Ref                // of those, the local deletes
 	PullTime  time.Duration        // time spent pulling
 	PushTime  time.Duration        // time spent pushing
+}
+
+// Ref names a record.
+type Ref struct {
+	Kind store.Kind `json:"kind"`
+	ID   int64      `json:"id"`
+}
+
+// PendingDeletes lists the deletes made in the copy that the source does not have yet,
+// oldest first.
+func PendingDeletes(ctx context.Context, wc store.WorkingCopy) ([]Ref, error) {
+	st, err := wc.CopyState(ctx)
+	if err != nil || st.Deletes == 0 {
+		return nil, err
+	}
+	es, err := wc.Outbox(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []Ref
+	for _, e := range es {
+		if e.Op == store.CopyDelete {
+			out = append(out, Ref{Kind: e.Kind, ID: e.ID})
+		}
+	}
+	return out, nil
 }
 
 // InSync reports whether the copy and the source agree: nothing waits and nothing collides.
@@ -102,6 +129,9 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 		return s.rep, err
 	}
 	s.rep.Position, s.rep.Pending = st.Position, st.Pending
+	if s.rep.Deletes, err = PendingDeletes(ctx, wc); err != nil {
+		return s.rep, err
+	}
 	if s.rep.Conflicts, err = wc.Conflicts(ctx); err != nil {
 		return s.rep, err
 	}

@@ -187,7 +187,11 @@ func (w *workCopy) sync() tea.Cmd {
 // header is the working copy's line above every screen.
 func (w *workCopy) header() string {
 	st := w.state
-	line := fmt.Sprintf("offline copy of %s · %d pending · %s · synced %s", safe.Line(shortSource(st.Source)), st.Pending,
+	pending := fmt.Sprintf("%d pending", st.Pending)
+	if st.Deletes > 0 {
+		pending += fmt.Sprintf(" (%s)", plural(st.Deletes, "delete", "deletes"))
+	}
+	line := fmt.Sprintf("offline copy of %s · %s · %s · synced %s", safe.Line(shortSource(st.Source)), pending,
 		plural(len(w.conflicts), "conflict", "conflicts"), since(st.SyncedAt, w.c.opts.Now()))
 	if w.syncing {
 		line += " · syncing…"
@@ -287,9 +291,22 @@ func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 	}
 }
 
-// resolveCopy stores a resolution made in the merge view.
+// resolveCopy stores a resolution made in the merge view. The conflict of a delete made in
+// the copy shows the values the delete removed as mine and the source's changed record as
+// theirs: saving the source's values keeps the source's record (it comes back at the next
+// sync); deleting it on the source too is an answer for the whole record, given with tandem
+// resolve, and anything else is refused with that hint.
 func resolveCopy(ctx context.Context, wc store.WorkingCopy, cf store.CopyConflict, vals store.Values) error {
-	return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
+	if cf.Op != store.CopyDelete {
+		return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
+	}
+	for name, v := range vals {
+		if t, ok := cf.Theirs[name]; ok && !store.Equal(t, v) {
+			return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: save it with the source's values to keep "+
+				"the source's record, or delete it there too with tandem resolve %s %d mine", cf.Kind, cf.ID, cf.Kind, cf.ID)
+		}
+	}
+	return tsync.ResolveDelete(ctx, wc, cf.Kind, cf.ID, "theirs")
 }
 
 // View draws the merge view.

@@ -37,7 +37,12 @@ documents is refused unless --subtree deletes it with everything below it.
 Deleting is an editor's act: --as system is refused (exit 6). A lease on any part of
 the record blocks the delete unless --lease presents its token (exit 4). --key makes
 the delete idempotent: the same delete with the same key again reports the first
-result.`,
+result.
+
+On a working copy the delete is done in the copy and waits in its outbox: the next
+tandem sync deletes the record on the source, if the source has not changed it since
+the copy last synced it (else a conflict: tandem resolve KIND ID mine|theirs). Until
+then tandem restore cancels it.`,
 		Example: `  tandem delete product 42 --expect-version 3
   tandem delete document 7 --expect-version 2 --subtree`,
 		Args: exactArgs(2, "KIND ID"),
@@ -85,6 +90,11 @@ result.`,
 				first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
 			for _, t := range res.Deleted[1:] {
 				fmt.Fprintf(a.stdout, "  and %s %d %q below it\n", t.Kind, t.ID, safe.Line(t.Title))
+			}
+			if wc, ok := st.(store.WorkingCopy); ok {
+				if _, err := wc.CopyState(ctx); err == nil {
+					fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes it on the source")
+				}
 			}
 			return nil
 		},

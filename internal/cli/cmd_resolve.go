@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,13 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 func newResolveCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "resolve KIND ID FIELD=mine|theirs|base|VALUE...",
+		Use:   "resolve KIND ID FIELD=mine|theirs|base|VALUE... | mine|theirs",
 		Short: "Resolve a working copy's conflict, field by field",
 		Long: `Resolve answers the conflict a sync queued for one record of the working copy named
 by --db: every colliding field needs an answer, mine (your value), theirs (the
@@ -26,10 +28,18 @@ bad (exit 2).
 A record deleted on the source after you edited it has no source version to resolve
 against: answering theirs accepts the delete and drops the local record with your edit;
 any other answer is refused (exit 2) and the edit stays until the record is restored on
-the source, after which a sync brings the restored record in as theirs.`,
+the source, after which a sync brings the restored record in as theirs.
+
+A record you deleted in the copy that the source changed since is answered for the
+whole record: mine deletes it on the source too, at the next sync and version-checked
+again; theirs keeps the source's record, which the next sync brings back into the copy.
+A document the source would not delete because it has children there the copy did not
+have takes theirs only: the next sync brings it and them into the copy, where you can
+delete the subtree again, seeing all of it.`,
 		Example: `  tandem resolve product 42 price=theirs
   tandem resolve product 42 price=92.00
-  tandem resolve document 7 body=mine parent_id=theirs`,
+  tandem resolve document 7 body=mine parent_id=theirs
+  tandem resolve product 42 theirs`,
 		Args: minArgs(3, "KIND ID FIELD=mine|theirs|base|VALUE..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := validUTF8(args); err != nil {
@@ -38,6 +48,13 @@ the source, after which a sync brings the restored record in as theirs.`,
 			kind, id, err := parseRecordRef(args[0], args[1])
 			if err != nil {
 				return err
+			}
+			ctx, err := a.actor(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if len(args) == 3 && (args[2] == "mine" || args[2] == "theirs") {
+				return a.resolveDelete(ctx, kind, id, args[2], asJSON)
 			}
 			picks := tsync.Picks{}
 			for _, arg := range args[2:] {
@@ -49,10 +66,6 @@ the source, after which a sync brings the restored record in as theirs.`,
 					return usagef("%s is answered twice", name)
 				}
 				picks[name] = val
-			}
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
 			}
 			wc, _, err := a.workingCopy(ctx)
 			if err != nil {
@@ -90,4 +103,32 @@ the source, after which a sync brings the restored record in as theirs.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved values as JSON")
 	return cmd
+}
+
+// resolveDelete answers the conflict of a delete made in the copy for the whole record:
+// mine deletes it on the source at the next sync, theirs keeps the source's record.
+func (a *app) resolveDelete(ctx context.Context, kind store.Kind, id int64, pick string, asJSON bool) error {
+	wc, _, err := a.workingCopy(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := tsync.FindConflict(ctx, wc, kind, id)
+	if err != nil {
+		return err
+	}
+	if c.Op != store.CopyDelete {
+		return usagef("%s %d's conflict is not about a delete (%s): answer it field by field, FIELD=mine|theirs|base|VALUE", kind, id, safe.Line(c.Reason))
+	}
+	if err := tsync.ResolveDelete(ctx, wc, kind, id, pick); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(a.stdout, map[string]any{"kind": kind, "id": id, "delete": pick == "mine"})
+	}
+	if pick == "mine" {
+		fmt.Fprintf(a.stdout, "resolved %s %d: delete it on the source too; tandem sync sends it, checked against version %d\n", kind, id, c.TheirsVersion)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "resolved %s %d: the source's record stays; tandem sync brings it back into the copy\n", kind, id)
+	return nil
 }

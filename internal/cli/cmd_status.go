@@ -33,6 +33,13 @@ needed.`,
 			if err != nil {
 				return err
 			}
+			deletes, err := tsync.PendingDeletes(ctx, wc)
+			if err != nil {
+				return err
+			}
+			if deletes == nil {
+				deletes = []tsync.Ref{}
+			}
 			if asJSON {
 				kinds := make([]string, len(st.Kinds))
 				for i, k := range st.Kinds {
@@ -49,16 +56,24 @@ needed.`,
 					Subtree   int64          `json:"subtree,omitempty"`
 					Position  int64          `json:"position"`
 					Pending   int            `json:"pending"`
+					Deletes   []tsync.Ref    `json:"pending_deletes"`
 					Conflicts []jsonConflict `json:"conflicts"`
 					ClonedAt  string         `json:"cloned_at"`
 					SyncedAt  string         `json:"synced_at"`
-				}{st.Source, st.SourceID, kinds, st.Subtree, st.Position, st.Pending,
+				}{st.Source, st.SourceID, kinds, st.Subtree, st.Position, st.Pending, deletes,
 					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced})
 			}
 			now := time.Now()
-			fmt.Fprintf(a.stdout, "offline copy of %s · %d pending · %s · synced %s\n", safe.Line(st.Source), st.Pending,
+			pending := fmt.Sprintf("%d pending", st.Pending)
+			if st.Deletes > 0 {
+				pending += fmt.Sprintf(" (%s)", plural(st.Deletes, "delete"))
+			}
+			fmt.Fprintf(a.stdout, "offline copy of %s · %s · %s · synced %s\n", safe.Line(st.Source), pending,
 				plural(len(cs), "conflict"), ago(st.SyncedAt, now))
 			fmt.Fprintf(a.stdout, "source store %s, read up to change %d; cloned %s\n", st.SourceID, st.Position, ago(st.ClonedAt, now))
+			for _, d := range deletes {
+				fmt.Fprintf(a.stdout, "pending delete: %s %d\n", d.Kind, d.ID)
+			}
 			for i := range cs {
 				fmt.Fprintf(a.stdout, "conflict: %s\n", safe.Line(tsync.Describe(&cs[i])))
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -163,6 +164,16 @@ func printSync(w io.Writer, rep *tsync.Report) {
 		if c.Gone() {
 			fmt.Fprintf(w, "  deleted on the source: FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync\n", c.Kind, c.ID)
 		}
+		switch {
+		case c.Op != store.CopyDelete:
+		case strings.Contains(c.Reason, store.DeletedHere):
+			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d mine deletes it on the source too, theirs keeps the source's record\n", c.Kind, c.ID)
+		default:
+			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d theirs brings the source's record back into the copy, with what the copy lacked\n", c.Kind, c.ID)
+		}
+	}
+	for _, d := range rep.Deletes {
+		fmt.Fprintf(w, "pending delete: %s %d\n", d.Kind, d.ID)
 	}
 	for _, wt := range rep.Waits {
 		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,
@@ -226,6 +237,10 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	if waits == nil {
 		waits = []tsync.Wait{}
 	}
+	deletes := rep.Deletes
+	if deletes == nil {
+		deletes = []tsync.Ref{}
+	}
 	return struct {
 		InSync    bool           `json:"in_sync"`
 		Pulled    int            `json:"pulled"`
@@ -234,9 +249,10 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 		Merged    int            `json:"merged"`
 		Position  int64          `json:"position"`
 		Pending   int            `json:"pending"`
+		Deletes   []tsync.Ref    `json:"pending_deletes"`
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
-	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, exportConflicts(reg, rep.Conflicts), waits}
+	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits}
 }
 
 // ago says how long ago t was, for people.

@@ -25,10 +25,6 @@ func TestCLI_Sync(t *testing.T) {
 	if r := tandem(t, train, "lease", "acquire", "product", "42"); r.code != 2 || !strings.Contains(r.stderr, "working copy") {
 		t.Errorf("lease on a working copy: exit %d %q, want 2", r.code, r.stderr)
 	}
-	// A delete is not in the outbox yet, so a working copy refuses it rather than lose it.
-	if r := tandem(t, train, "delete", "product", "42", "--expect-version", "1"); r.code != 2 || !strings.Contains(r.stderr, "not available on a working copy") {
-		t.Errorf("delete on a working copy: exit %d %q, want 2", r.code, r.stderr)
-	}
 
 	// A collision: exit 3 with the conflict as a record in --json; the local value stays.
 	mustTandem(t, train, "--user", "alice", "set", "product", "42", "price=92.00", "--expect-version", "1")

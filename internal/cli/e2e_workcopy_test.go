@@ -10,7 +10,8 @@ import (
 // TestE2E_WorkingCopy drives the TUI on a working copy in a real terminal: alice edits the
 // price offline, bob changes the same price on the server, alice presses S, the conflict
 // opens in the merge view with the server's value as theirs, she keeps hers, presses S
-// again, and `tandem get` on the server shows her price.
+// again, and `tandem get` on the server shows her price. Then she deletes the product with
+// d: the header counts the pending delete, and the next S deletes it on the server.
 func TestE2E_WorkingCopy(t *testing.T) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
@@ -63,5 +64,18 @@ func TestE2E_WorkingCopy(t *testing.T) {
 	if got.Fields["price"] != "92.00" || got.UpdatedBy != "alice" {
 		t.Errorf("server's product 42: price %v by %s, want alice's 92.00", got.Fields["price"], got.UpdatedBy)
 	}
+
+	// A delete on the train: done in the copy, counted in the header, gone from the server
+	// at the next S.
+	tm.keys("alice", "d")
+	tm.waitFor("alice", "delete product 42")
+	tm.keys("alice", "y")
+	tm.waitFor("alice", "deleted product 42", "1 pending (1 delete)")
+	if r := tandem(t, team, "get", "product", "42"); r.code != 0 {
+		t.Fatalf("the server lost product 42 before the sync: exit %d %s", r.code, r.stderr)
+	}
+	tm.keys("alice", "S")
+	tm.waitFor("alice", "in sync:", "0 pending · 0 conflicts")
+	wantExit(t, "get the product deleted offline", tandem(t, team, "get", "product", "42"), exitNotFound)
 	tm.keys("alice", "q")
 }

@@ -31,6 +31,11 @@ const crashProducts = 60
 // of them restored: the sync must take the deletes and the restore, once.
 const crashDeleted = 3
 
+// crashCopyDeleted products are deleted in the copy: the first as it is, the second after a
+// stock adjustment, the third after an edit. Each delete goes to the source once, on the
+// version the copy's own edit made, however the syncs are killed.
+const crashCopyDeleted = 3
+
 func crashCtx(who string) context.Context {
 	return store.WithActor(context.Background(), store.Actor{Name: who, Role: store.RoleEditor})
 }
@@ -95,6 +100,12 @@ func crashSeed(t *testing.T, st store.Store) {
 			t.Fatal(err)
 		}
 	}
+	for i := range crashCopyDeleted {
+		if _, err := st.CreateRecord(ctx, store.KindProduct, store.Values{"sku": fmt.Sprintf("CDEL-%d", i), "name": "deleted in the copy",
+			"stock": int64(10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	root, err := st.CreateRecord(ctx, store.KindDocument, store.Values{"title": "root"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +120,7 @@ func crashSeed(t *testing.T, st store.Store) {
 
 // crashWork is the offline work in the copy and the direct writes on the source, the same
 // in both runs: deltas, absolute edits on versions the source moved past (merges), moves,
-// creates.
+// creates, deletes.
 func crashWork(t *testing.T, wc, src store.Store) {
 	ctx := context.Background()
 	prods, err := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
@@ -125,6 +136,27 @@ func crashWork(t *testing.T, wc, src store.Store) {
 				if _, err := src.RestoreRecord(crashCtx("carol"), store.KindProduct, p.ID, store.Restore{}); err != nil {
 					t.Fatal(err)
 				}
+			}
+			continue
+		}
+		if sku := p.Fields["sku"].(string); strings.HasPrefix(sku, "CDEL-") {
+			switch sku {
+			case "CDEL-1":
+				if _, err := wc.UpdateRecord(crashCtx("alice"), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": -2}}); err != nil {
+					t.Fatal(err)
+				}
+			case "CDEL-2":
+				if _, err := wc.UpdateRecord(crashCtx("alice"), store.KindProduct, p.ID, store.Update{BaseVersion: p.Version,
+					Set: store.Values{"name": "edited, then deleted"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cur, err := wc.FindRecord(ctx, store.KindProduct, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := wc.DeleteRecord(crashCtx("alice"), store.KindProduct, p.ID, store.Delete{ExpectVersion: cur.Version}); err != nil {
+				t.Fatal(err)
 			}
 			continue
 		}
@@ -313,6 +345,11 @@ func TestSync_Crash(t *testing.T) {
 			for k, w := range want {
 				if got[k] != w {
 					t.Errorf("%s after faults:\n got %s\nwant %s", k, got[k], w)
+				}
+			}
+			for i := range crashCopyDeleted {
+				if k := fmt.Sprintf("product CDEL-%d", i); got[k] != "" || want[k] != "" {
+					t.Errorf("%s, deleted in the copy, is on the source: %s / %s", k, got[k], want[k])
 				}
 			}
 			if len(got) != len(want) {

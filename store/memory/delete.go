@@ -36,7 +36,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 			return replay.ReplayDelete(), nil
 		}
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.Name, db.stamp(), deleteSteps{db, kind, actor, now})
+	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), db.stamp(), deleteSteps{db, kind, actor, now})
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return nil, err
 		}
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.Name, now, deleteSteps{db, ctx, tx, kind, t, actor, now})
+	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), now, deleteSteps{db, ctx, tx, kind, t, actor, now})
 	if err != nil {
 		return nil, err
 	}

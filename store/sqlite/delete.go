@@ -18,9 +18,6 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if err := db.reg.CheckDelete(kind, actor, d); err != nil {
 		return nil, err
 	}
-	if err := db.refuseDeleteOnCopy(ctx, "delete"); err != nil {
-		return nil, err
-	}
 	var res *store.DeleteResult
 	what := fmt.Sprintf("delete %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
@@ -50,7 +47,11 @@ func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d
 			return replay.ReplayDelete(), nil
 		}
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.Name, tx.now, deleteSteps{db, ctx, tx, kind, t, actor})
+	onCopy, err := db.isCopy(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("read working copy: %w", err)
+	}
+	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), tx.now, deleteSteps{db, ctx, tx, kind, t, actor, onCopy})
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +71,8 @@ type deleteSteps struct {
 	kind  store.Kind
 	table string
 	actor store.Actor
+	// onCopy says the store is a working copy: each record removed is queued in the outbox.
+	onCopy bool
 }
 
 func (s deleteSteps) Find(id int64) (*store.Record, error) {
@@ -94,6 +97,11 @@ func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
 	}
 	if _, err := s.tx.ExecContext(s.ctx, "DELETE FROM "+s.table+" WHERE id = ?", rec.ID); err != nil {
 		return fmt.Errorf("delete %s %d: %w", rec.Kind, rec.ID, err)
+	}
+	if s.onCopy {
+		if err := s.db.queueCopyDelete(s.ctx, s.tx, rec, s.actor); err != nil {
+			return err
+		}
 	}
 	return logRecordEvent(s.ctx, s.tx, rec.Kind, rec.ID, tomb, s.actor)
 }
@@ -150,9 +158,6 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	if err != nil {
 		return nil, err
 	}
-	if err := db.refuseDeleteOnCopy(ctx, "restore"); err != nil {
-		return nil, err
-	}
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
@@ -173,6 +178,16 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if len(rows) == 1 {
 			newest = &rows[0]
 		}
+		onCopy, err := db.isCopy(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("read working copy: %w", err)
+		}
+		var pending int64 // the delete a restore on a working copy cancels
+		if onCopy {
+			if pending, err = db.copyRestore(ctx, tx, kind, id, exists); err != nil {
+				return err
+			}
+		}
 		plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 			var ok bool
 			err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM documents WHERE id = ?)", p).Scan(&ok)
@@ -180,6 +195,13 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		})
 		if err != nil {
 			return err
+		}
+		if pending != 0 && plan.Note != "" {
+			// At the root here, under its parent on the source: the copy would differ from
+			// the source with nothing in the outbox to say so.
+			was, _ := db.reg.DecodeSnapshot(kind, newest.Snapshot)
+			return store.Errorf(store.EINVALID, "document %d was under document %v, which is deleted in this copy: restore document %v first, then document %d",
+				id, was["parent_id"], was["parent_id"], id)
 		}
 		if plan.Parent != 0 {
 			if err := db.checkLeases(ctx, tx, store.KindDocument, plan.Parent, []string{db.reg.TreeGroup()}, rq.ParentLeaseToken); err != nil {
@@ -196,9 +218,20 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err != nil {
 			return err
 		}
+		if pending != 0 {
+			// The record comes back as the source still has it: no create in the outbox.
+			if err := setApplying(ctx, tx, true); err != nil {
+				return err
+			}
+		}
 		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, append(args, plan.Version, formatTime(tx.now), actor.Name)...))
 		if err != nil {
 			return err
+		}
+		if pending != 0 {
+			if err := db.cancelCopyDelete(ctx, tx, kind, id, pending); err != nil {
+				return err
+			}
 		}
 		row, err := db.reg.NewRestoredRow(rec, actor.Name, tx.now)
 		if err != nil {
@@ -217,18 +250,4 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, mapErr(what, err)
 	}
 	return res, nil
-}
-
-// refuseDeleteOnCopy refuses a delete or restore on a working copy: the outbox carries saves,
-// moves and creates, not deletes, so one made here would never reach the source. Refusing
-// keeps the promise that nothing done offline is lost silently.
-func (db *DB) refuseDeleteOnCopy(ctx context.Context, what string) error {
-	ok, err := db.isCopy(ctx, db.read)
-	if err != nil {
-		return mapErr("read working copy", err)
-	}
-	if ok {
-		return store.Errorf(store.EINVALID, "%s is not available on a working copy (%s): sync does not carry it yet; %s on the source, then sync", what, db.path, what)
-	}
-	return nil
 }

@@ -276,8 +276,8 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 		pending, cfl int
 	)
 	err = db.read.QueryRowContext(ctx, `SELECT format, source_id, source, kinds, subtree, position, cloned_at, synced_at,
-			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_conflicts) FROM wc_meta`).
-		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &cfl)
+			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_outbox WHERE op = ?), (SELECT count(*) FROM wc_conflicts) FROM wc_meta`, copyDeleteOp).
+		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &s.Deletes, &cfl)
 	if err != nil {
 		return nil, mapErr("read working copy", err)
 	}
@@ -520,8 +520,8 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, posit
 }
 
 // removeLocal removes record id of table t from the copy with its base, stale mark, outbox
-// entries and conflict, without an outbox entry of its own (the copy's outbox carries no
-// deletes; see refuseDeleteOnCopy).
+// entries and conflict, without an outbox entry of its own: the source removed it (a local
+// delete queues its entry in queueCopyDelete instead).
 func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Kind, id int64) (removed int, err error) {
 	for _, q := range []string{"DELETE FROM " + t + " WHERE id = ?",
 		`DELETE FROM wc_base WHERE kind = ? AND record_id = ?`,
@@ -915,6 +915,9 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 	if err != nil {
 		return err
 	}
+	if op == store.CopyDelete {
+		return ackDelete(ctx, tx, seq, kind, id) // rec is nil: the source has no record left
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM wc_outbox WHERE seq = ?`, seq); err != nil {
 		return err
 	}
@@ -1114,6 +1117,9 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		}
 		if c.Gone() {
 			return store.GoneFromSource(kind, id)
+		}
+		if c.Op == store.CopyDelete {
+			return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer for the whole record (tandem resolve %s %d mine|theirs)", kind, id, kind, id)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
 			return err
