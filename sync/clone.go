@@ -12,7 +12,8 @@ type CloneOptions struct {
 	Kinds   []store.Kind // the kinds to copy (empty: all)
 	Subtree int64        // documents: only this one and its descendants (0: all)
 	Source  string       // where the source was found, without a password (kept for sync)
-	// Progress, when set, is called after each batch with records copied and the total.
+	// Progress, when set, is called after each batch with records copied and the total
+	// (one call at a time, but not always from the goroutine that called Clone).
 	Progress func(done, total int)
 }
 
@@ -20,8 +21,10 @@ type CloneOptions struct {
 // itself (EINVALID). It reads the source's change-feed
 // position before the records: a record that changes during the clone may be copied at a
 // newer version than the position says, and the first sync reads it again, which is
-// harmless because a pull always takes a record's current state. Each batch is written in
-// one local transaction.
+// harmless because a pull always takes a record's current state. When dst can take a
+// kind's records in one go (store.CopyLoader: SQLite, for products), they are written in
+// one local transaction while the source is read; otherwise each batch is written in one
+// local transaction.
 func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
 	if wc, ok := src.(store.WorkingCopy); ok {
 		st, err := wc.CopyState(ctx)

@@ -152,6 +152,11 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 		}
 		c := loadChunk{}
 		for {
+			select {
+			case <-stop: // the writer failed: read no further
+				return
+			default:
+			}
 			recs, err := next()
 			if err != nil {
 				send(loadChunk{err: err})
