@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -81,7 +82,10 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*sto
 		defer func() {
 			_, _ = tx.Tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", cache))
 		}()
-		schema, err := takeOutSchema(ctx, tx, t)
+		// The tables the load writes rows into. A table that gets a row per record beside
+		// the record's own (search folds kept apart, say) belongs here too, so that its
+		// triggers and indexes are taken out and its FTS5 indexes rebuilt.
+		schema, err := takeOutSchema(ctx, tx, []string{t})
 		if err != nil {
 			return err
 		}
@@ -222,42 +226,46 @@ type loadSchema struct {
 // ftsContent finds an FTS5 table's content table in its DDL.
 var ftsContent = regexp.MustCompile(`(?i)\bcontent\s*=\s*['"]?(\w+)['"]?`)
 
-// takeOutSchema drops the triggers and indexes of table t inside tx and returns them.
-func takeOutSchema(ctx context.Context, tx *wcTx, t string) (*loadSchema, error) {
-	rows, err := tx.Tx.QueryContext(ctx, `SELECT type, name, sql FROM sqlite_master
-		WHERE sql IS NOT NULL AND (type IN ('trigger', 'index') AND tbl_name = ? OR type = 'table' AND sql LIKE '%fts5%')
-		ORDER BY type, name`, t)
+// takeOutSchema drops the triggers and indexes of tables inside tx and returns them, with
+// the FTS5 tables whose content is one of tables.
+func takeOutSchema(ctx context.Context, tx *wcTx, tables []string) (*loadSchema, error) {
+	rows, err := tx.Tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM sqlite_master
+		WHERE sql IS NOT NULL AND (type IN ('trigger', 'index') OR type = 'table' AND sql LIKE '%fts5%')
+		ORDER BY type, name`)
 	if err != nil {
-		return nil, fmt.Errorf("read the schema of %s: %w", t, err)
+		return nil, fmt.Errorf("read the schema: %w", err)
 	}
 	defer rows.Close()
+	loaded := func(t string) bool {
+		return slices.ContainsFunc(tables, func(l string) bool { return strings.EqualFold(l, t) })
+	}
 	s := &loadSchema{}
 	var drop []string
 	for rows.Next() {
-		var typ, name, ddl string
-		if err := rows.Scan(&typ, &name, &ddl); err != nil {
-			return nil, fmt.Errorf("read the schema of %s: %w", t, err)
+		var typ, name, tbl, ddl string
+		if err := rows.Scan(&typ, &name, &tbl, &ddl); err != nil {
+			return nil, fmt.Errorf("read the schema: %w", err)
 		}
-		switch typ {
-		case "trigger":
+		switch {
+		case typ == "trigger" && loaded(tbl):
 			s.triggers = append(s.triggers, ddl)
 			drop = append(drop, "DROP TRIGGER "+quoteName(name))
-		case "index":
+		case typ == "index" && loaded(tbl):
 			s.indexes = append(s.indexes, ddl)
 			drop = append(drop, "DROP INDEX "+quoteName(name))
-		case "table":
-			if m := ftsContent.FindStringSubmatch(ddl); m != nil && strings.EqualFold(m[1], t) {
+		case typ == "table":
+			if m := ftsContent.FindStringSubmatch(ddl); m != nil && loaded(m[1]) {
 				s.fts = append(s.fts, name)
 			}
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the schema of %s: %w", t, err)
+		return nil, fmt.Errorf("read the schema: %w", err)
 	}
 	rows.Close()
 	for _, q := range drop {
 		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("load %s: %s: %w", t, q, err)
+			return nil, fmt.Errorf("load %s: %s: %w", strings.Join(tables, ", "), q, err)
 		}
 	}
 	return s, nil
