@@ -107,8 +107,7 @@ func checkLoadable(ctx context.Context, tx *wcTx, kind store.Kind, t string) err
 		return store.Errorf(store.EINVALID, "load working copy: the copy has outbox entries, conflicts or stale records; a load goes into a fresh copy")
 	}
 	var kinds string
-	var subtree int64
-	if err := tx.QueryRowContext(ctx, `SELECT kinds, subtree FROM wc_meta`).Scan(&kinds, &subtree); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT kinds FROM wc_meta`).Scan(&kinds); err != nil {
 		return fmt.Errorf("read working copy: %w", err)
 	}
 	if !strings.Contains(kinds, `"`+string(kind)+`"`) {
