@@ -20,6 +20,10 @@ type SyncConfig struct {
 	Products int                                                               // products the source must hold at least
 	Changes  int                                                               // saves to push, and to make directly
 	Dir      string                                                            // where the copies go
+	// CloneFile, when set, is how the clone is made: what tandem clone does, making path a
+	// working copy of the source (a temporary file, checkpointed and linked into place).
+	// Without it the copy is opened with OpenCopy and cloned into with sync's Clone.
+	CloneFile func(ctx context.Context, path string) error
 	// Export, when set, is the baseline for the clone: the time the database's own bulk
 	// export of the products table takes (psql's \copy), measured in the same run.
 	Export func(ctx context.Context) (time.Duration, error)
@@ -63,15 +67,26 @@ func Sync(ctx context.Context, cfg SyncConfig) (*SyncResult, error) {
 	path := filepath.Join(cfg.Dir, fmt.Sprintf("bench-sync-%d.db", time.Now().UnixNano()))
 	defer removeCopy(path)
 	start = time.Now()
-	wc, err := cfg.OpenCopy(ctx, path)
-	if err != nil {
-		return nil, err
+	var wc store.WorkingCopy
+	if cfg.CloneFile != nil {
+		if err := cfg.CloneFile(ctx, path); err != nil {
+			return nil, err
+		}
+		res.Clone = time.Since(start)
+		if wc, err = cfg.OpenCopy(ctx, path); err != nil {
+			return nil, err
+		}
+		defer wc.Close()
+	} else {
+		if wc, err = cfg.OpenCopy(ctx, path); err != nil {
+			return nil, err
+		}
+		defer wc.Close()
+		if _, err := tsync.Clone(ctx, cfg.Source, wc, tsync.CloneOptions{Kinds: []store.Kind{store.KindProduct}, Source: "bench"}); err != nil {
+			return nil, err
+		}
+		res.Clone = time.Since(start)
 	}
-	defer wc.Close()
-	if _, err := tsync.Clone(ctx, cfg.Source, wc, tsync.CloneOptions{Kinds: []store.Kind{store.KindProduct}, Source: "bench"}); err != nil {
-		return nil, err
-	}
-	res.Clone = time.Since(start)
 	if cfg.Export != nil {
 		if res.Export, err = cfg.Export(ctx); err != nil {
 			return nil, err

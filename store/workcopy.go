@@ -216,3 +216,19 @@ func GoneFromSource(kind Kind, id int64) error {
 		"the record on the source (tandem restore %s %d there) and sync: the conflict then resolves against the restored "+
 		"record. To accept the delete, resolve every field with theirs: the local record and its edit go", kind, id, kind, id)
 }
+
+// CopyLoader is what a working copy may offer, besides ApplySource, to take a whole clone
+// fast; sync's Clone uses it when the copy has it (a type assertion). WorkingCopy does not
+// require it.
+type CopyLoader interface {
+	// LoadCopy writes the products next hands over, batch after batch until it returns an
+	// empty batch, into a working copy that StartCopy has just made and that holds no
+	// products, exactly as ApplySource would write them (values, version, updated_at,
+	// updated_by, and each as its record's base), all in one local transaction: the copy
+	// holds every product or none. The copy's indexes are built once, after the rows are
+	// in. An error of next ends the load, nothing written, and is returned as it is.
+	// EINVALID when kind is not product (documents need their parents first: ApplySource
+	// writes them), when the copy does not copy kind, or when it holds products, outbox
+	// entries or conflicts.
+	LoadCopy(ctx context.Context, kind Kind, next func() ([]*Record, error)) error
+}

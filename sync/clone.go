@@ -12,7 +12,8 @@ type CloneOptions struct {
 	Kinds   []store.Kind // the kinds to copy (empty: all)
 	Subtree int64        // documents: only this one and its descendants (0: all)
 	Source  string       // where the source was found, without a password (kept for sync)
-	// Progress, when set, is called after each batch with records copied and the total.
+	// Progress, when set, is called after each batch with records copied and the total
+	// (one call at a time, but not always from the goroutine that called Clone).
 	Progress func(done, total int)
 }
 
@@ -20,8 +21,10 @@ type CloneOptions struct {
 // itself (EINVALID). It reads the source's change-feed
 // position before the records: a record that changes during the clone may be copied at a
 // newer version than the position says, and the first sync reads it again, which is
-// harmless because a pull always takes a record's current state. Each batch is written in
-// one local transaction.
+// harmless because a pull always takes a record's current state. When dst can take a
+// kind's records in one go (store.CopyLoader: SQLite, for products), they are written in
+// one local transaction while the source is read; otherwise each batch is written in one
+// local transaction.
 func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
 	if wc, ok := src.(store.WorkingCopy); ok {
 		st, err := wc.CopyState(ctx)
@@ -68,6 +71,18 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 				return nil, err
 			}
 			done += n
+			continue
+		}
+		if l, ok := dst.(store.CopyLoader); ok && k == store.KindProduct {
+			err := loadKind(ctx, src, l, k, func(n int) {
+				done += n
+				if o.Progress != nil {
+					o.Progress(done, total)
+				}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("clone: %w", err)
+			}
 			continue
 		}
 		rctx, stop := context.WithCancel(ctx)
@@ -163,6 +178,71 @@ func readPages(ctx context.Context, src store.Store, kind store.Kind) <-chan pag
 			}
 			ch <- page{recs: recs}
 			after = recs[len(recs)-1].ID
+		}
+	}()
+	return ch
+}
+
+// loadKind copies every record of kind from src into a fresh copy in one go
+// (store.CopyLoader): the source is read in a goroutine, in one stream when it can
+// (store.RecordStreamer), while the copy encodes and writes what came before. progress is
+// called with the size of each batch as the copy takes it.
+func loadKind(ctx context.Context, src store.Store, l store.CopyLoader, kind store.Kind, progress func(int)) error {
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var pages <-chan page
+	if rs, ok := src.(store.RecordStreamer); ok {
+		pages = streamPages(rctx, rs, kind)
+	} else {
+		pages = readPages(rctx, src, kind)
+	}
+	err := l.LoadCopy(ctx, kind, func() ([]*store.Record, error) {
+		p, ok := <-pages
+		if !ok {
+			return nil, nil
+		}
+		if p.err != nil {
+			return nil, fmt.Errorf("read %ss: %w", kind, p.err)
+		}
+		progress(len(p.recs))
+		return p.recs, nil
+	})
+	stop()
+	drain(pages)
+	return err
+}
+
+// streamPages is readPages for a source that streams: one query (or a few large pages)
+// instead of a FindRecords per page, and the records grouped into pages of pageSize here.
+func streamPages(ctx context.Context, src store.RecordStreamer, kind store.Kind) <-chan page {
+	ch := make(chan page, 2)
+	go func() {
+		defer close(ch)
+		recs := make([]*store.Record, 0, pageSize)
+		send := func(p page) bool {
+			select {
+			case ch <- p:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		err := src.StreamRecords(ctx, store.Filter{Kind: kind}, nil, func(r *store.Record) error {
+			// The streamer reuses r: the page keeps a copy.
+			if recs = append(recs, r.Clone()); len(recs) == pageSize {
+				if !send(page{recs: recs}) {
+					return ctx.Err()
+				}
+				recs = make([]*store.Record, 0, pageSize)
+			}
+			return nil
+		})
+		if err != nil {
+			send(page{err: err})
+			return
+		}
+		if len(recs) > 0 {
+			send(page{recs: recs})
 		}
 	}()
 	return ch

@@ -14,6 +14,7 @@ import (
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 func newBenchSyncCmd(a *app) *cobra.Command {
@@ -59,6 +60,11 @@ bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 			cfg := bench.SyncConfig{Source: src, Products: products, Changes: changes, Dir: dir,
 				OpenCopy: func(ctx context.Context, path string) (store.WorkingCopy, error) {
 					return sqlite.Open(ctx, path, store.Options{Registry: reg})
+				},
+				CloneFile: func(ctx context.Context, path string) error {
+					// What tandem clone --kind product does, temporary file and link included.
+					_, err := cloneInto(ctx, src, path, reg, tsync.CloneOptions{Kinds: []store.Kind{store.KindProduct}, Source: "bench"})
+					return err
 				}}
 			if psql, err := exec.LookPath("psql"); err == nil && isPostgresDSN(a.dsn) {
 				out := filepath.Join(dir, "products.copy")

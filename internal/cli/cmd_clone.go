@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -129,6 +130,12 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 			file, filepath.Join(dir, "."+base+".clone.lock"))
 	}
 	defer unlock()
+	if os.Getenv("GOGC") == "" {
+		// A clone makes garbage fast (a record, its encoded row and its search folds,
+		// a hundred thousand times) while holding little: collecting a quarter as often
+		// saves about a sixth of the clone's CPU for some 60 MB more memory.
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	tmp := filepath.Join(dir, "."+base+".clone")
 	removeCloneLeftovers(dir, base)
 	defer removeCloneLeftovers(dir, base)

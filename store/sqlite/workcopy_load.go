@@ -1,0 +1,317 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+var _ store.CopyLoader = (*DB)(nil)
+
+// loadRows is how many records one INSERT of LoadCopy holds: a statement costs more than a
+// row, and a product row has about twenty values, far below SQLite's 32,766 parameters.
+const loadRows = 256
+
+// loadCacheKiB is the page cache LoadCopy gives the write connection while it loads, in
+// KiB: the rows and the indexes built after them stay in memory until the commit writes
+// them once, instead of being spilled to the log half-built.
+const loadCacheKiB = 256 << 10
+
+// loadHashSize is the memory, in bytes, an FTS5 index may hold its pending terms in while a
+// load rebuilds it; ftsHashSize is FTS5's own default, put back after.
+const (
+	loadHashSize = 64 << 20
+	ftsHashSize  = 1 << 20
+)
+
+// LoadCopy writes a clone's products in one transaction (store.CopyLoader).
+//
+// Per row, a product written through the table's triggers and indexes costs far more than
+// the row itself: four FTS5 trigram indexes flushed at every statement (FTS5 writes its
+// pending terms out at each statement's savepoint, leaving thousands of small segments to
+// merge), the outbox triggers' check of the applying flag, and six secondary b-trees. So the
+// load takes the table's triggers and indexes out inside its transaction, writes the rows
+// alone, then builds each index once from the sorted rows, rebuilds each FTS5 index from its
+// content table in one pass, and puts the triggers back, all before the commit: no other
+// connection ever sees the table without them, and a load that fails or is killed leaves
+// the copy as it was. The schema is read from sqlite_master, so whatever indexes and
+// triggers the migrations made are the ones put back.
+func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*store.Record, error)) error {
+	if kind != store.KindProduct {
+		return store.Errorf(store.EINVALID, "load working copy: only products are loaded in bulk (documents need their parents first), not %ss", kind)
+	}
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	ran := false
+	err = db.inTx(ctx, "load working copy", func(tt *tx) error {
+		if ran {
+			// The records next handed over are gone with the failed attempt.
+			return store.Errorf(store.EBUSY, "load working copy: the database was busy after the records were read; clone again")
+		}
+		ran = true
+		if ok, err := db.isCopy(ctx, tt); err != nil || !ok {
+			if err == nil {
+				err = store.Errorf(store.ENOTFOUND, "%s is not a working copy (tandem clone makes one)", db.path)
+			}
+			return err
+		}
+		tx, err := newWCTx(ctx, tt)
+		if err != nil {
+			return fmt.Errorf("read working copy: %w", err)
+		}
+		if err := checkLoadable(ctx, tx, kind, t); err != nil {
+			return err
+		}
+		var cache int64
+		if err := tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+			return fmt.Errorf("read cache size: %w", err)
+		}
+		if _, err := tx.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -loadCacheKiB)); err != nil {
+			return fmt.Errorf("set cache size: %w", err)
+		}
+		defer func() {
+			_, _ = tx.Tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", cache))
+		}()
+		// The tables the load writes rows into. A table that gets a row per record beside
+		// the record's own (search folds kept apart, say) belongs here too, so that its
+		// triggers and indexes are taken out and its FTS5 indexes rebuilt.
+		schema, err := takeOutSchema(ctx, tx, []string{t})
+		if err != nil {
+			return err
+		}
+		if err := db.loadRows(ctx, tx, t, kind, next); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) SELECT ?, id, version FROM `+t+`
+			WHERE true ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, string(kind)); err != nil {
+			return fmt.Errorf("write base versions: %w", err)
+		}
+		return schema.putBack(ctx, tx)
+	})
+	return mapErr("load working copy", err)
+}
+
+// checkLoadable refuses a load into a copy that is not a fresh copy of kind.
+func checkLoadable(ctx context.Context, tx *wcTx, kind store.Kind, t string) error {
+	if !tx.quiet {
+		return store.Errorf(store.EINVALID, "load working copy: the copy has outbox entries, conflicts or stale records; a load goes into a fresh copy")
+	}
+	var kinds string
+	if err := tx.QueryRowContext(ctx, `SELECT kinds FROM wc_meta`).Scan(&kinds); err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if !strings.Contains(kinds, `"`+string(kind)+`"`) {
+		return store.Errorf(store.EINVALID, "load working copy: the copy does not copy %ss", kind)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+t+`)`).Scan(&n); err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if n != 0 {
+		return store.Errorf(store.EINVALID, "load working copy: the copy holds %s already; a load goes into a fresh copy", t)
+	}
+	return nil
+}
+
+// loadChunk is up to loadRows records as one INSERT's values, or the error that ended the
+// reading or the encoding.
+type loadChunk struct {
+	n    int
+	cols []string
+	args []any
+	err  error
+}
+
+// loadRows writes the records next hands over into table t, loadRows to a statement. The
+// records are read and encoded (values, sku key, search folds: sourceRow, as every write of
+// a source record) in a goroutine while SQLite writes the last chunk.
+func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind, next func() ([]*store.Record, error)) error {
+	chunks := make(chan loadChunk, 4)
+	stop := make(chan struct{})
+	defer func() {
+		close(stop)
+		for range chunks { // let the encoder end before the transaction does
+		}
+	}()
+	go func() {
+		defer close(chunks)
+		send := func(c loadChunk) bool {
+			select {
+			case chunks <- c:
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		c := loadChunk{}
+		for {
+			select {
+			case <-stop: // the writer failed: read no further
+				return
+			default:
+			}
+			recs, err := next()
+			if err != nil {
+				send(loadChunk{err: err})
+				return
+			}
+			if len(recs) == 0 {
+				break
+			}
+			for _, r := range recs {
+				if r.Kind != kind {
+					send(loadChunk{err: store.Errorf(store.EINVALID, "load working copy: a %s among the %ss", r.Kind, kind)})
+					return
+				}
+				cols, args, err := db.sourceRow(r)
+				if err != nil {
+					send(loadChunk{err: fmt.Errorf("%s %d: %w", kind, r.ID, err)})
+					return
+				}
+				if c.cols == nil {
+					c.cols, c.args = cols, make([]any, 0, loadRows*len(cols))
+				} else if len(cols) != len(c.cols) {
+					send(loadChunk{err: fmt.Errorf("%s %d: %d columns, the others have %d", kind, r.ID, len(cols), len(c.cols))})
+					return
+				}
+				c.args = append(c.args, args...)
+				if c.n++; c.n == loadRows {
+					if !send(c) {
+						return
+					}
+					c = loadChunk{}
+				}
+			}
+		}
+		if c.n > 0 {
+			send(c)
+		}
+	}()
+	for c := range chunks {
+		if c.err != nil {
+			return c.err
+		}
+		if _, err := tx.ExecContext(ctx, insertRows(t, c.cols, c.n), c.args...); err != nil {
+			return fmt.Errorf("write %s from the source: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// insertRows returns the statement that inserts n rows of cols into table t.
+func insertRows(t string, cols []string, n int) string {
+	row := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
+	return "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES " + strings.Repeat(row+", ", n-1) + row
+}
+
+// loadSchema is what a load takes out of a table and puts back: the DDL of its triggers
+// and of its indexes (the ones a CREATE INDEX made; those of a column's UNIQUE stay), and
+// the FTS5 tables whose content is the table.
+type loadSchema struct {
+	triggers, indexes []string
+	fts               []string
+}
+
+// ftsContent finds an FTS5 table's content table in its DDL.
+var ftsContent = regexp.MustCompile(`(?i)\bcontent\s*=\s*['"]?(\w+)['"]?`)
+
+// takeOutSchema drops the triggers and indexes of tables inside tx and returns them, with
+// the FTS5 tables whose content is one of tables.
+func takeOutSchema(ctx context.Context, tx *wcTx, tables []string) (*loadSchema, error) {
+	rows, err := tx.Tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM sqlite_master
+		WHERE sql IS NOT NULL AND (type IN ('trigger', 'index') OR type = 'table' AND sql LIKE '%fts5%')
+		ORDER BY type, name`)
+	if err != nil {
+		return nil, fmt.Errorf("read the schema: %w", err)
+	}
+	defer rows.Close()
+	loaded := func(t string) bool {
+		return slices.ContainsFunc(tables, func(l string) bool { return strings.EqualFold(l, t) })
+	}
+	s := &loadSchema{}
+	var drop []string
+	for rows.Next() {
+		var typ, name, tbl, ddl string
+		if err := rows.Scan(&typ, &name, &tbl, &ddl); err != nil {
+			return nil, fmt.Errorf("read the schema: %w", err)
+		}
+		switch {
+		case typ == "trigger" && loaded(tbl):
+			s.triggers = append(s.triggers, ddl)
+			drop = append(drop, "DROP TRIGGER "+quoteName(name))
+		case typ == "index" && loaded(tbl):
+			s.indexes = append(s.indexes, ddl)
+			drop = append(drop, "DROP INDEX "+quoteName(name))
+		case typ == "table":
+			if m := ftsContent.FindStringSubmatch(ddl); m != nil && loaded(m[1]) {
+				s.fts = append(s.fts, name)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the schema: %w", err)
+	}
+	rows.Close()
+	for _, q := range drop {
+		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("load %s: %s: %w", strings.Join(tables, ", "), q, err)
+		}
+	}
+	return s, nil
+}
+
+// putBack builds the indexes again, fills the FTS5 indexes from their content and makes
+// the triggers again, inside tx.
+func (s *loadSchema) putBack(ctx context.Context, tx *wcTx) error {
+	for _, q := range s.indexes {
+		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+			if isUnique(err) || isConstraint(err) {
+				return store.Errorf(store.EINVALID, "load working copy: the source's records break this store's rule (%s): %v", q, err)
+			}
+			return fmt.Errorf("build index: %w", err)
+		}
+	}
+	for _, name := range s.fts {
+		// FTS5 writes its pending terms out as a new segment whenever they pass hashsize,
+		// and merges segments as they pile up: with room for all of them, a rebuild writes
+		// one segment and merges nothing (a third less work). FTS5's default comes back
+		// after the rebuild.
+		special := "INSERT INTO " + quoteName(name) + " (" + quoteName(name) + ", rank) VALUES (?, ?)"
+		rebuild := "INSERT INTO " + quoteName(name) + " (" + quoteName(name) + ") VALUES ('rebuild')"
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{{special, []any{"hashsize", loadHashSize}}, {rebuild, nil}, {special, []any{"hashsize", ftsHashSize}}} {
+			if _, err := tx.Tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+				return fmt.Errorf("build search index %s: %w", name, err)
+			}
+		}
+	}
+	for _, q := range s.triggers {
+		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("put trigger back: %w", err)
+		}
+	}
+	return nil
+}
+
+// quoteName quotes a schema object's name (read from sqlite_master) for DDL.
+func quoteName(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// isConstraint reports whether err is a constraint failing.
+func isConstraint(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}

@@ -1,0 +1,109 @@
+package sync_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+// cutStream is a source whose stream of records breaks after `after` records, as a
+// connection cut in the middle of a clone would.
+type cutStream struct {
+	*sqlite.DB
+	after int
+	err   error
+}
+
+func (c *cutStream) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
+	n := 0
+	return c.DB.StreamRecords(ctx, f, names, func(r *store.Record) error {
+		if n++; n > c.after {
+			return c.err
+		}
+		return fn(r)
+	})
+}
+
+// fillProducts creates n products in src, eight writers at once.
+func fillProducts(t *testing.T, src store.Store, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				if _, err := src.CreateRecord(as("filler"), store.KindProduct, store.Values{"sku": fmt.Sprintf("L-%05d", i),
+					"name": fmt.Sprintf("Leuchte %d", i), "categories": []string{"licht"}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestClone_LoadAllOrNothing: a clone whose source stream breaks after a page has gone into
+// the copy fails with the source's error and leaves the copy without products; an unbroken
+// clone reports progress up to the total and holds every product, searchable.
+func TestClone_LoadAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	src := sources["sqlite"](t).(*sqlite.DB)
+	const n = 2600 // more than one page of the stream
+	fillProducts(t, src, n)
+
+	cut := errors.New("connection cut")
+	wc := mustOpen(t, "cut")
+	var seen []int
+	_, err := tsync.Clone(ctx, &cutStream{DB: src, after: n - 100, err: cut}, wc, tsync.CloneOptions{
+		Kinds: []store.Kind{store.KindProduct}, Progress: func(done, _ int) { seen = append(seen, done) }})
+	if !errors.Is(err, cut) {
+		t.Fatalf("clone of a source whose stream broke: %v, want the stream's error", err)
+	}
+	if len(seen) == 0 {
+		t.Fatal("no page reached the copy before the cut: the test cuts too early")
+	}
+	if got, err := wc.CountRecords(ctx, store.KindProduct); err != nil || got != 0 {
+		t.Fatalf("after a broken clone the copy holds %d products (%v), want none", got, err)
+	}
+
+	whole := mustOpen(t, "whole")
+	var last, total int
+	if _, err := tsync.Clone(ctx, src, whole, tsync.CloneOptions{Kinds: []store.Kind{store.KindProduct},
+		Progress: func(done, tot int) { last, total = done, tot }}); err != nil {
+		t.Fatal(err)
+	}
+	if last != n || total != n {
+		t.Fatalf("progress ended at %d of %d, want %d of %d", last, total, n, n)
+	}
+	if got, err := whole.CountRecords(ctx, store.KindProduct); err != nil || got != n {
+		t.Fatalf("clone holds %d products (%v), want %d", got, err, n)
+	}
+	if recs, err := whole.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: "leuchte 2599"}); err != nil || len(recs) != 1 {
+		t.Fatalf("search in the clone: %d records (%v), want 1", len(recs), err)
+	}
+}
+
+// mustOpen opens a new, empty SQLite store.
+func mustOpen(t *testing.T, name string) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), name+".db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
