@@ -201,9 +201,9 @@ func newRowBatch(fields []*store.Field) *rowBatch {
 // (concat() takes NULL as ''). The caller's goroutine cuts the values out again
 // (packedReader), so the reading goroutine mostly steps.
 
-// packGroup is how many columns one concat() call packs: three arguments each, within
+// packGroup is how many columns one concat() call packs: up to three arguments each, within
 // SQLite's default limit of 127 arguments to a function.
-const packGroup = 40
+var packGroup = 40
 
 // streamColumn is a column a stream reads: its name (the registry's) and whether it holds
 // an integer.
