@@ -61,7 +61,10 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 				args  []any
 			)
 			if f.Search != "" {
-				cond, a := db.searchCondition(f, 0)
+				cond, a, err := db.streamSearchCondition(ctx, q, store.Filter{Kind: f.Kind, Search: f.Search, AfterID: after})
+				if err != nil {
+					return err
+				}
 				where, args = append(where, cond), append(args, a...)
 			}
 			if after > 0 {
