@@ -89,7 +89,7 @@ func scanCondition(q string, fields []*store.Field) (string, []any) {
 // match (each of the phrase's trigrams' entries, and the union of the searched fields' ids),
 // the scan per row (instr() on the folded columns of a row that is read anyway when it
 // matches): for a 12-character query over 100,000 products, 1.1 µs a match against 0.4 to
-// 0.9 µs a row, so the two meet between a third and three quarters of the rows matching. A
+// 0.9 µs a row, so the two meet between a third and four fifths of the rows matching. A
 // quarter keeps the scan to where it is no dearer than the index with the probe added.
 var scanShare int64 = 4
 

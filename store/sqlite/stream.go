@@ -29,8 +29,8 @@ const (
 
 // StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
 // order (store.RecordStreamer). The record and its Fields map are reused from one call to
-// the next; the columns are scanned into typed, reused targets rather than through
-// FindRecords' per-row allocations.
+// the next; each row is read as one packed text value (packedColumns) rather than a value
+// per column, and decoded into the record.
 //
 // Two goroutines share the work: one steps SQLite and scans the columns into batches of
 // rows (streamRead), the caller's decodes each row into the record and calls fn, so that
