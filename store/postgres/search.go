@@ -95,7 +95,9 @@ var scanShare int64 = 4
 // of f (no Limit): when the query matches at least 1/scanShare of the rows above f.AfterID,
 // the strpos() scan of scanCondition, which finds the same records, else the lookups. It
 // probes each search table for that many matches at most (LIMIT), so the probe of a query
-// that matches most rows stops early and that of a rare one costs what its lookup costs.
+// that matches most rows stops early and that of a rare one costs what its lookup costs. A
+// record matching in two fields counts twice: the choice leans to the scan, and either
+// finds the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, q querier, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
 	fields := db.reg.SearchFields(f.Kind)

@@ -97,7 +97,8 @@ var scanShare int64 = 4
 // when the query matches at least 1/scanShare of the rows above f.AfterID, the instr() scan
 // of scanCondition, which finds the same records, else the trigram index. It probes the
 // index for that many matches at most (LIMIT), so the probe of a query that matches most
-// rows stops early and that of a rare one costs what its lookup costs.
+// rows stops early and that of a rare one costs what its lookup costs. A record matching in
+// two fields counts twice: the choice leans to the scan, and either finds the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
 	fields := db.reg.SearchFields(f.Kind)
