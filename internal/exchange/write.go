@@ -160,12 +160,15 @@ func (x *Writer) writeCSV(r *store.Record) error {
 	if x.base {
 		values()
 	}
-	by, at := r.UpdatedBy, formatTime(r)
 	if x.tty {
-		by, at = safe.Text(by), safe.Text(at)
+		b = appendCSVField(append(b, ','), safe.Text(r.UpdatedBy))
+		b = append(appendCSVField(append(b, ','), safe.Text(formatTime(r))), '\n')
+	} else {
+		b = appendCSVField(append(b, ','), r.UpdatedBy)
+		// The time formatted straight into the line: it never needs quotes (digits, '-',
+		// ':', '.', 'T', 'Z').
+		b = append(appendTime(append(b, ','), r), '\n')
 	}
-	b = appendCSVField(append(b, ','), by)
-	b = append(appendCSVField(append(b, ','), at), '\n')
 	x.row = b
 	_, err := x.bw.Write(b)
 	return err
@@ -209,9 +212,21 @@ func (x *Writer) Close() error {
 // Count returns how many records were written.
 func (x *Writer) Count() int { return x.n }
 
+// updatedAtLayout is how a record's updated_at is written: RFC 3339 in UTC, with as many
+// fraction digits as it has.
+const updatedAtLayout = "2006-01-02T15:04:05.999999999Z07:00"
+
 func formatTime(r *store.Record) string {
 	if r.UpdatedAt.IsZero() {
 		return ""
 	}
-	return r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.999999999Z07:00")
+	return r.UpdatedAt.UTC().Format(updatedAtLayout)
+}
+
+// appendTime appends formatTime(r) to b.
+func appendTime(b []byte, r *store.Record) []byte {
+	if r.UpdatedAt.IsZero() {
+		return b
+	}
+	return r.UpdatedAt.UTC().AppendFormat(b, updatedAtLayout)
 }

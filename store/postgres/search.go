@@ -50,12 +50,7 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 		return "$" + strconv.Itoa(n+len(args))
 	}
 	if !store.IndexedQuery(q) {
-		p := arg(q)
-		ors := make([]string, len(fields))
-		for i, sf := range fields {
-			ors[i] = "strpos(" + ident(store.FoldColumn(sf.Name)) + ", " + p + ") > 0"
-		}
-		return "(" + strings.Join(ors, " OR ") + ")", args
+		return scanCondition(q, fields, n)
 	}
 	like := arg(likeContains(q))
 	page := len(f.IDs) == 0
@@ -73,6 +68,71 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 		lookups[i] = "(SELECT id FROM " + st + " WHERE fold LIKE " + like + after + limit + ")"
 	}
 	return "id IN (" + strings.Join(lookups, " UNION ALL ") + ")", args
+}
+
+// scanCondition returns the condition that finds the folded query q in one of fields'
+// folded columns by strpos() on every row of the record table, its argument numbered $n+1:
+// the exact substring test the trigram indexes answer for a query of a trigram or more.
+func scanCondition(q string, fields []*store.Field, n int) (string, []any) {
+	p := "$" + strconv.Itoa(n+1)
+	ors := make([]string, len(fields))
+	for i, sf := range fields {
+		ors[i] = "strpos(" + ident(store.FoldColumn(sf.Name)) + ", " + p + ") > 0"
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", []any{q}
+}
+
+// scanShare is the share of the rows (1/scanShare) from which streamSearchCondition reads a
+// search by scanning the record table rather than through the search tables. The lookups
+// cost per match (the index or a scan of each search table, then the union of the ids,
+// hashed and sorted, joined to the records), the scan per row (strpos() on the folded
+// columns of a row that is read anyway when it matches): for a query every one of 100,000
+// products matches, 430 ms against 80 ms (EXPLAIN ANALYZE). A quarter keeps the scan to
+// where it is no dearer than the lookups with the probe added.
+var scanShare int64 = 4
+
+// streamSearchCondition is searchCondition (arguments from $1) for a stream of every match
+// of f (no Limit): when the query matches at least 1/scanShare of the rows above f.AfterID,
+// the strpos() scan of scanCondition, which finds the same records, else the lookups. It
+// probes each search table for that many matches at most (LIMIT), so the probe of a query
+// that matches most rows stops early and that of a rare one costs what its lookup costs. A
+// record matching in two fields counts twice: the choice leans to the scan, and either
+// finds the same records.
+func (db *DB) streamSearchCondition(ctx context.Context, q querier, f store.Filter) (string, []any, error) {
+	folded := store.SearchFold(f.Search)
+	fields := db.reg.SearchFields(f.Kind)
+	if len(fields) == 0 || !store.IndexedQuery(folded) {
+		cond, args := db.searchCondition(f, 0)
+		return cond, args, nil
+	}
+	t, err := table(f.Kind)
+	if err != nil {
+		return "", nil, err
+	}
+	var top *int64
+	if err := q.QueryRow(ctx, "SELECT max(id) FROM "+t).Scan(&top); err != nil {
+		return "", nil, err
+	}
+	if top == nil {
+		top = new(int64)
+	}
+	need := max((*top-f.AfterID)/scanShare, 1)
+	like := likeContains(folded)
+	found := int64(0)
+	for _, sf := range fields {
+		st, _ := searchTable(f.Kind, sf.Name) // the kind is known good: SearchFields has it
+		var n int64
+		probe := "SELECT count(*) FROM (SELECT 1 FROM " + st + " WHERE fold LIKE $1 AND id > $2 LIMIT $3) p"
+		if err := q.QueryRow(ctx, probe, searchExecMode([]any{like, f.AfterID, need - found})...).Scan(&n); err != nil {
+			return "", nil, err
+		}
+		if found += n; found >= need {
+			cond, args := scanCondition(folded, fields, 0)
+			return cond, args, nil
+		}
+	}
+	cond, args := db.searchCondition(f, 0)
+	return cond, args, nil
 }
 
 // searchExecMode has a search planned with its values every time: pgx's statement cache

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,5 +105,52 @@ func TestSearch_TablesFollowWrites(t *testing.T) {
 	var n int
 	if err := db.pool.QueryRow(t.Context(), "SELECT count(*) FROM documents_body_search").Scan(&n); err != nil || n != 0 {
 		t.Errorf("after a delete the body's search table holds %d rows, %v", n, err)
+	}
+}
+
+// TestStreamSearchCondition_Plans: a streamed search that matches at least 1/scanShare of
+// the rows above its start reads the record table with strpos(); a rarer one goes through
+// the search tables. (That both find the same records is TestStreamRecords_EachSearchPlan.)
+func TestStreamSearchCondition_Plans(t *testing.T) {
+	db := mustOpen(t, pgtest.DSN(t))
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	var ids []int64
+	for i := range 40 {
+		name := "Common part"
+		if i%10 == 3 {
+			name = "Rare lamp"
+		}
+		r, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "RUN-" + strconv.Itoa(i), "name": name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	scans := func(f store.Filter) bool {
+		t.Helper()
+		f.Kind = store.KindProduct
+		cond, _, err := db.streamSearchCondition(t.Context(), db.pool, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.HasPrefix(cond, "(strpos(")
+	}
+	// 1/4 of the rows: 40 and 36 of 40 match, 4 of 40 and none do not reach 10; above
+	// ids[29], 9 of the last 10 are "common" and 1 "rare lamp".
+	for _, c := range []struct {
+		f    store.Filter
+		scan bool
+	}{
+		{store.Filter{Search: "run-"}, true},
+		{store.Filter{Search: "common"}, true},
+		{store.Filter{Search: "rare lamp"}, false},
+		{store.Filter{Search: "nowhere"}, false},
+		{store.Filter{Search: "common", AfterID: ids[29]}, true},
+		{store.Filter{Search: "rare lamp", AfterID: ids[29]}, false},
+		{store.Filter{Search: "ra"}, true}, // shorter than a trigram: always strpos()
+	} {
+		if got := scans(c.f); got != c.scan {
+			t.Errorf("search %q above %d: scan %v, want %v", c.f.Search, c.f.AfterID, got, c.scan)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -16,41 +17,91 @@ import (
 // page's start again for each page.
 var streamPage = 5000
 
-// errStreamStop carries fn's error out of db.read, which must not retry or map it.
-var errStreamStop = errors.New("stream stopped by its consumer")
+// streamBatch is how many rows the reading goroutine of StreamRecords scans before it hands
+// them over, and streamBatches how many such batches are in flight.
+const (
+	streamBatch   = 256
+	streamBatches = 4
+)
 
 // StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
-// order (store.RecordStreamer). The record, its Fields map and the scan targets are reused
-// from one call to the next. A page whose connection fails is read again from after the last
-// record handed to fn, so no record is handed over twice.
+// order (store.RecordStreamer). The record and its Fields map are reused from one call to
+// the next. A page whose connection fails is read again from after the last row read, so no
+// record is handed over twice.
+//
+// Two goroutines share the work: one receives and scans the rows into batches (streamRead),
+// the caller's turns each into the record and calls fn, so that pgx's decoding and the
+// consumer's formatting run on two cores at once (PostgreSQL itself runs in its own
+// process). fn is always called on the caller's goroutine, one record after the other.
 func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
 	fields, err := db.reg.StreamFields(f, names)
 	if err != nil {
 		return err
 	}
-	t, err := table(f.Kind)
-	if err != nil {
+	if _, err := table(f.Kind); err != nil {
 		return err
 	}
+	batches := make([]*rowBatch, streamBatches)
+	for i := range batches {
+		if batches[i], err = newRowBatch(fields); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	full := make(chan *rowBatch, streamBatches)
+	free := make(chan *rowBatch, streamBatches)
+	for _, b := range batches {
+		free <- b
+	}
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = db.streamRead(ctx, f, fields, free, full)
+	}()
+	r := &store.Record{Kind: f.Kind, Fields: make(store.Values, len(fields))}
+	for b := range full {
+		for i := range b.n {
+			row := &b.rows[i]
+			r.ID, r.Version, r.UpdatedBy, r.UpdatedAt = row.id, row.version, row.by, row.at.UTC()
+			for j, fd := range fields {
+				r.Fields[fd.Name] = scannedValue(row.vals[j])
+			}
+			if err := fn(r); err != nil {
+				cancel()
+				for range full { // the reader stops at its next row or batch
+				}
+				return err
+			}
+		}
+		free <- b // never blocks: free holds every batch not in full or being read
+	}
+	return readErr // written before full was closed
+}
+
+// errBatchNotTaken ends a read whose batch the consumer no longer takes (it has stopped).
+var errBatchNotTaken = errors.New("stream stopped by its consumer")
+
+// streamRead runs the queries of a stream (in pages of streamPage rows without a search, in
+// one query with one) and sends the scanned rows to full in batches taken from free.
+func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, free <-chan *rowBatch, full chan<- *rowBatch) error {
+	t, _ := table(f.Kind) // checked by StreamRecords
 	cols := []string{"id", "version", "updated_by", "updated_at"}
 	for _, fd := range fields {
 		cols = append(cols, ident(fd.Name))
 	}
 	selectList := strings.Join(cols, ", ")
-	r := &store.Record{Kind: f.Kind, Fields: make(store.Values, len(fields))}
-	dest := []any{&r.ID, &r.Version, &r.UpdatedBy, &r.UpdatedAt}
-	vals := make([]any, len(fields))
-	for i, fd := range fields {
-		if vals[i], err = scanTarget(fd); err != nil {
-			return err
-		}
-	}
-	dest = append(dest, vals...)
 	limit := streamPage
 	if f.Search != "" {
 		limit = 0
 	}
-	var fnErr error
+	var b *rowBatch
+	select {
+	case b = <-free:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	b.n = 0
 	after := f.AfterID
 	for {
 		n := 0
@@ -61,7 +112,10 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 				args  []any
 			)
 			if f.Search != "" {
-				cond, a := db.searchCondition(f, 0)
+				cond, a, err := db.streamSearchCondition(ctx, q, store.Filter{Kind: f.Kind, Search: f.Search, AfterID: after})
+				if err != nil {
+					return err
+				}
 				where, args = append(where, cond), append(args, a...)
 			}
 			if after > 0 {
@@ -85,29 +139,74 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 			}
 			defer rows.Close()
 			for rows.Next() {
-				if err := rows.Scan(dest...); err != nil {
+				row := &b.rows[b.n]
+				if err := rows.Scan(row.dest...); err != nil {
 					return err
 				}
-				r.UpdatedAt = r.UpdatedAt.UTC()
-				for i, fd := range fields {
-					r.Fields[fd.Name] = scannedValue(vals[i])
-				}
 				n++
-				if fnErr = fn(r); fnErr != nil {
-					return errStreamStop
+				after = row.id
+				if b.n++; b.n == len(b.rows) {
+					select {
+					case full <- b:
+					case <-ctx.Done():
+						return errBatchNotTaken
+					}
+					select {
+					case b = <-free:
+					case <-ctx.Done():
+						return errBatchNotTaken
+					}
+					b.n = 0
 				}
-				after = r.ID
 			}
 			return rows.Err()
 		})
-		if fnErr != nil {
-			return fnErr
-		}
 		if err != nil {
 			return err
 		}
 		if limit == 0 || n < limit {
-			return nil
+			break
 		}
 	}
+	if b.n > 0 {
+		select {
+		case full <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// rowBatch is a batch of scanned rows handed from a stream's reading goroutine to its
+// caller's; n rows are filled.
+type rowBatch struct {
+	rows []streamRow
+	n    int
+}
+
+// streamRow holds one row of a stream's select list (id, version, updated_by, updated_at,
+// the fields' scanTargets) and the scan targets pointing into it.
+type streamRow struct {
+	id, version int64
+	by          string
+	at          time.Time
+	vals        []any
+	dest        []any
+}
+
+func newRowBatch(fields []*store.Field) (*rowBatch, error) {
+	b := &rowBatch{rows: make([]streamRow, streamBatch)}
+	for i := range b.rows {
+		row := &b.rows[i]
+		row.vals = make([]any, len(fields))
+		for j, fd := range fields {
+			var err error
+			if row.vals[j], err = scanTarget(fd); err != nil {
+				return nil, err
+			}
+		}
+		row.dest = append([]any{&row.id, &row.version, &row.by, &row.at}, row.vals...)
+	}
+	return b, nil
 }

@@ -20,3 +20,17 @@ func TestStreamRecords_Pages(t *testing.T) {
 		*postgres.StreamPage = old
 	}
 }
+
+// TestStreamRecords_EachSearchPlan runs the stream contract with a streamed search always
+// read through the search tables (unless every row matches) and always by scanning the
+// record table (whenever a row matches): both find what FindRecords finds.
+func TestStreamRecords_EachSearchPlan(t *testing.T) {
+	pgtest.ServerDSN(t)
+	for _, share := range []int64{1, 1 << 40} {
+		old := *postgres.ScanShare
+		*postgres.ScanShare = share
+		t.Cleanup(func() { *postgres.ScanShare = old })
+		storetest.RunStream(t, openFresh)
+		*postgres.ScanShare = old
+	}
+}

@@ -2,10 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
@@ -18,150 +19,354 @@ import (
 // made a paged search of 100,000 matches cost a multiple of reading them once.
 var streamPage = 5000
 
+// streamBatch is how many rows the reading goroutine of StreamRecords scans before it hands
+// them over, and streamBatches how many such batches are in flight: enough that neither side
+// waits for the other while both have work, few enough that memory stays a few hundred rows.
+const (
+	streamBatch   = 256
+	streamBatches = 4
+)
+
 // StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
 // order (store.RecordStreamer). The record and its Fields map are reused from one call to
-// the next; the columns are scanned into typed, reused targets rather than through
-// FindRecords' per-row allocations.
+// the next; each row is read as one packed text value (packedColumns) rather than a value
+// per column, and decoded into the record.
+//
+// Two goroutines share the work: one steps SQLite and scans the columns into batches of
+// rows (streamRead), the caller's decodes each row into the record and calls fn, so that
+// SQLite's stepping and the consumer's formatting run on two cores at once. fn is always
+// called on the caller's goroutine, one record after the other.
 func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
 	fields, err := db.reg.StreamFields(f, names)
 	if err != nil {
 		return err
 	}
-	sc := newStreamScan(f.Kind, fields)
-	limit := streamPage
-	if f.Search != "" {
-		limit = 0
-	}
-	for {
-		page := store.Filter{Kind: f.Kind, Search: f.Search, AfterID: f.AfterID, Limit: limit}
-		n, last, err := db.streamPage(ctx, page, sc, fn)
-		if err != nil {
-			return err
-		}
-		if limit == 0 || n < limit {
-			return nil
-		}
-		f.AfterID = last
-	}
-}
-
-// streamPage reads one page of f (AfterID, Limit; 0: to the end) and calls fn per record: how
-// many rows it read and the last id.
-func (db *DB) streamPage(ctx context.Context, f store.Filter, sc *streamScan, fn func(*store.Record) error) (int, int64, error) {
-	t, err := table(f.Kind)
-	if err != nil {
-		return 0, 0, err
+	if _, err := table(f.Kind); err != nil {
+		return err
 	}
 	var (
-		where []string
-		args  []any
+		cond string
+		args []any
 	)
 	if f.Search != "" {
-		cond, a, err := db.searchCondition(f)
-		if err != nil {
-			return 0, 0, err
-		}
-		where, args = append(where, cond), append(args, a...)
-	}
-	if f.AfterID > 0 {
-		where = append(where, "id > ?")
-		args = append(args, f.AfterID)
-	}
-	cols := make([]string, 0, len(sc.fields)+4)
-	cols = append(cols, "id")
-	for _, fd := range sc.fields {
-		cols = append(cols, fd.Name)
-	}
-	q := "SELECT " + strings.Join(append(cols, "version", "updated_at", "updated_by"), ", ") + " FROM " + t
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY id"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
-	what := "stream " + string(f.Kind) + "s"
-	rows, err := db.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return 0, 0, mapErr(what, err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(sc.dest...); err != nil {
-			return 0, 0, mapErr(what, err)
-		}
-		r, err := sc.record()
-		if err != nil {
-			return 0, 0, mapErr(what, err)
-		}
-		n++
-		if err := fn(r); err != nil {
-			return 0, 0, err
+		if cond, args, err = db.streamSearchCondition(ctx, f); err != nil {
+			return mapErr("stream "+string(f.Kind)+"s", err)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return 0, 0, mapErr(what, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	full := make(chan *rowBatch, streamBatches)
+	free := make(chan *rowBatch, streamBatches)
+	for range streamBatches {
+		free <- newRowBatch(fields)
 	}
-	return n, sc.rec.ID, nil
+	var readErr error
+	go func() {
+		defer close(full)
+		readErr = db.streamRead(ctx, f, fields, cond, args, free, full)
+	}()
+	sc := newStreamScan(f.Kind, fields)
+	for b := range full {
+		for i := range b.n {
+			r, err := sc.record(&b.rows[i])
+			if err == nil {
+				err = fn(r)
+			}
+			if err != nil {
+				cancel()
+				for range full { // the reader stops at its next row or batch
+				}
+				return err
+			}
+		}
+		free <- b // never blocks: free holds every batch not in full or being read
+	}
+	return readErr // written before full was closed
 }
 
-// streamScan holds the reused scan targets of a stream's select list (id, its fields,
-// version, updated_at, updated_by) and the record they are decoded into.
+// streamRead runs the queries of a stream (f's rows above f.AfterID matching cond, in pages
+// of streamPage rows without a search, in one query with one) and sends the scanned rows to
+// full in batches taken from free.
+func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, cond string, args []any, free <-chan *rowBatch, full chan<- *rowBatch) error {
+	what := "stream " + string(f.Kind) + "s"
+	t, _ := table(f.Kind) // checked by StreamRecords
+	selectList := packedColumns(streamColumns(fields))
+	limit := streamPage
+	if cond != "" {
+		limit = 0
+	}
+	var b *rowBatch
+	select {
+	case b = <-free:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	b.n = 0
+	after := f.AfterID
+	for {
+		q := "SELECT " + selectList + " FROM " + t + " WHERE id > ?"
+		where := append([]any{after}, args...)
+		if cond != "" {
+			q += " AND " + cond
+		}
+		q += " ORDER BY id"
+		if limit > 0 {
+			q += " LIMIT ?"
+			where = append(where, limit)
+		}
+		n, err := func() (int, error) {
+			rows, err := db.read.QueryContext(ctx, q, where...)
+			if err != nil {
+				return 0, err
+			}
+			defer rows.Close()
+			n := 0
+			for rows.Next() {
+				row := &b.rows[b.n]
+				if err := rows.Scan(row.dest...); err != nil {
+					return 0, err
+				}
+				if after, err = packedID(row.packed[0]); err != nil {
+					return 0, err
+				}
+				n++
+				if b.n++; b.n == len(b.rows) {
+					select {
+					case full <- b:
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+					select {
+					case b = <-free:
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+					b.n = 0
+				}
+			}
+			return n, rows.Err()
+		}()
+		if err != nil {
+			return mapErr(what, err)
+		}
+		if limit == 0 || n < limit {
+			break
+		}
+	}
+	if b.n > 0 {
+		select {
+		case full <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// rowBatch is a batch of scanned rows handed from a stream's reading goroutine to its
+// caller's; n rows are filled.
+type rowBatch struct {
+	rows []streamRow
+	n    int
+}
+
+// streamRow is one row of a stream as scanned: its packed columns (packedColumns) and the
+// scan targets pointing at them.
+type streamRow struct {
+	packed []string
+	dest   []any
+}
+
+func newRowBatch(fields []*store.Field) *rowBatch {
+	groups := (len(streamColumns(fields)) + packGroup - 1) / packGroup
+	b := &rowBatch{rows: make([]streamRow, streamBatch)}
+	for i := range b.rows {
+		row := &b.rows[i]
+		row.packed = make([]string, groups)
+		row.dest = make([]any, groups)
+		for j := range row.packed {
+			row.dest[j] = &row.packed[j]
+		}
+	}
+	return b
+}
+
+// A stream reads each row as one text value (or one per packGroup columns) instead of a
+// value per column: modernc.org/sqlite makes three calls into SQLite for each text column of
+// each row (its type, its text, its length), each of which takes and releases the
+// connection's mutex, and that cost more than SQLite's stepping itself. packedColumns
+// builds the select list: each text column as its length in bytes (octet_length, which
+// counts every byte, NUL included), a colon and its text, each integer column as its
+// decimal and a comma, in one concat() call; a NULL column is the colon or comma alone
+// (concat() takes NULL as ''). The caller's goroutine cuts the values out again
+// (packedReader), so the reading goroutine mostly steps.
+
+// packGroup is how many columns one concat() call packs: up to three arguments each, within
+// SQLite's default limit of 127 arguments to a function.
+var packGroup = 40
+
+// streamColumn is a column a stream reads: its name (the registry's) and whether it holds
+// an integer.
+type streamColumn struct {
+	name string
+	num  bool
+}
+
+// streamColumns returns the columns a stream reads, in the order record takes them: id,
+// version, updated_at, updated_by, then fields.
+func streamColumns(fields []*store.Field) []streamColumn {
+	cols := make([]streamColumn, 0, len(fields)+4)
+	cols = append(cols, streamColumn{"id", true}, streamColumn{"version", true}, streamColumn{"updated_at", false}, streamColumn{"updated_by", false})
+	for _, fd := range fields {
+		cols = append(cols, streamColumn{fd.Name, numeric(fd)})
+	}
+	return cols
+}
+
+// numeric reports whether f's column holds an integer.
+func numeric(f *store.Field) bool {
+	switch f.Type {
+	case store.TypeInt, store.TypeMoney, store.TypeRef:
+		return true
+	}
+	return false
+}
+
+// packedColumns returns the select list that reads cols packed, packGroup columns a value.
+func packedColumns(cols []streamColumn) string {
+	var groups []string
+	for len(cols) > 0 {
+		n := min(len(cols), packGroup)
+		args := make([]string, n)
+		for i, c := range cols[:n] {
+			if c.num {
+				args[i] = c.name + ", ','"
+			} else {
+				args[i] = "octet_length(" + c.name + "), ':', " + c.name
+			}
+		}
+		groups = append(groups, "concat("+strings.Join(args, ", ")+")")
+		cols = cols[n:]
+	}
+	return strings.Join(groups, ", ")
+}
+
+// packedReader cuts the values out of a row's packed columns, one after the other.
+type packedReader struct {
+	groups []string
+	s      string // what is left of the current group
+}
+
+// next returns the next column, a text one, as text; ok false for NULL.
+func (p *packedReader) next() (v string, ok bool, err error) {
+	if p.s == "" && len(p.groups) > 0 {
+		p.s, p.groups = p.groups[0], p.groups[1:]
+	}
+	colon := strings.IndexByte(p.s, ':')
+	if colon < 0 {
+		return "", false, errors.New("packed row: no length")
+	}
+	if colon == 0 {
+		p.s = p.s[1:]
+		return "", false, nil
+	}
+	n, err := strconv.Atoi(p.s[:colon])
+	if err != nil || n < 0 || n > len(p.s)-colon-1 {
+		return "", false, fmt.Errorf("packed row: bad length %q", p.s[:colon])
+	}
+	v, p.s = p.s[colon+1:colon+1+n], p.s[colon+1+n:]
+	return v, true, nil
+}
+
+// int returns the next column, an integer one, as an integer; ok false for NULL.
+func (p *packedReader) int() (int64, bool, error) {
+	if p.s == "" && len(p.groups) > 0 {
+		p.s, p.groups = p.groups[0], p.groups[1:]
+	}
+	comma := strings.IndexByte(p.s, ',')
+	if comma < 0 {
+		return 0, false, errors.New("packed row: no end of an integer")
+	}
+	v := p.s[:comma]
+	p.s = p.s[comma+1:]
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("not an integer: %q", v)
+	}
+	return n, true, nil
+}
+
+// packedID returns the id a packed row starts with.
+func packedID(first string) (int64, error) {
+	p := packedReader{s: first}
+	id, _, err := p.int()
+	return id, err
+}
+
+// streamScan decodes a stream's scanned rows into one reused record.
 type streamScan struct {
 	fields []*store.Field
 	rec    store.Record
-	dest   []any
-	text   []sql.NullString // per field: the column of a text-like field (string, set, time)
-	num    []sql.NullInt64  // per field: the column of an integer field
-	at     string
 	items  []string // a set's items while decoding, reused
 }
 
 func newStreamScan(kind store.Kind, fields []*store.Field) *streamScan {
-	sc := &streamScan{fields: fields, rec: store.Record{Kind: kind, Fields: make(store.Values, len(fields))},
-		text: make([]sql.NullString, len(fields)), num: make([]sql.NullInt64, len(fields))}
-	sc.dest = append(sc.dest, &sc.rec.ID)
-	for i, f := range fields {
-		switch f.Type {
-		case store.TypeInt, store.TypeMoney, store.TypeRef:
-			sc.dest = append(sc.dest, &sc.num[i])
-		default:
-			sc.dest = append(sc.dest, &sc.text[i])
-		}
-	}
-	sc.dest = append(sc.dest, &sc.rec.Version, &sc.at, &sc.rec.UpdatedBy)
-	return sc
+	return &streamScan{fields: fields, rec: store.Record{Kind: kind, Fields: make(store.Values, len(fields))}}
 }
 
 // record decodes the scanned row into the reused record, as decodeColumn does.
-func (sc *streamScan) record() (*store.Record, error) {
+func (sc *streamScan) record(row *streamRow) (*store.Record, error) {
 	r := &sc.rec
-	var err error
-	if r.UpdatedAt, err = parseTime(sc.at); err != nil {
-		return nil, err
-	}
-	for i, f := range sc.fields {
-		var v any
-		switch f.Type {
-		case store.TypeInt, store.TypeMoney, store.TypeRef:
-			if c := sc.num[i]; c.Valid {
-				v = c.Int64
-			} else {
-				v, err = decodeColumn(f, nil)
+	p := packedReader{groups: row.packed}
+	var (
+		at  string
+		err error
+	)
+	if r.ID, _, err = p.int(); err == nil {
+		if r.Version, _, err = p.int(); err == nil {
+			if at, _, err = p.next(); err == nil {
+				r.UpdatedBy, _, err = p.next()
 			}
-		case store.TypeSet:
-			if c := sc.text[i]; c.Valid {
-				v, err = sc.decodeSet(c.String)
-			} else {
-				v, err = decodeColumn(f, nil)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %d: %w", r.Kind, r.ID, err)
+	}
+	if r.UpdatedAt, err = parseTime(at); err != nil {
+		return nil, fmt.Errorf("%s %d: updated_at: %w", r.Kind, r.ID, err)
+	}
+	for _, f := range sc.fields {
+		var v any
+		switch {
+		case numeric(f):
+			var (
+				n  int64
+				ok bool
+			)
+			if n, ok, err = p.int(); err == nil {
+				if ok {
+					v = n
+				} else {
+					v, err = decodeColumn(f, nil)
+				}
 			}
 		default:
-			if c := sc.text[i]; c.Valid {
-				v, err = decodeColumn(f, c.String)
-			} else {
-				v, err = decodeColumn(f, nil)
+			var (
+				s  string
+				ok bool
+			)
+			if s, ok, err = p.next(); err == nil {
+				switch {
+				case !ok:
+					v, err = decodeColumn(f, nil)
+				case f.Type == store.TypeSet:
+					v, err = sc.decodeSet(s)
+				default:
+					v, err = decodeColumn(f, s)
+				}
 			}
 		}
 		if err != nil {

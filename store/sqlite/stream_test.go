@@ -18,3 +18,16 @@ func TestStreamRecords_Pages(t *testing.T) {
 		*sqlite.StreamPage = old
 	}
 }
+
+// TestStreamRecords_EachSearchPlan runs the stream contract with a streamed search always
+// read through the trigram index (unless every row matches) and always by scanning the
+// table (whenever a row matches): both find what FindRecords finds.
+func TestStreamRecords_EachSearchPlan(t *testing.T) {
+	for _, share := range []int64{1, 1 << 40} {
+		old := *sqlite.ScanShare
+		*sqlite.ScanShare = share
+		t.Cleanup(func() { *sqlite.ScanShare = old })
+		storetest.RunStream(t, openTemp)
+		*sqlite.ScanShare = old
+	}
+}
