@@ -192,12 +192,15 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err := db.checkUnique(ctx, tx, kind, id, plan.SKU); err != nil {
 			return err
 		}
-		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		q, args, folds, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err
 		}
 		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, append(args, plan.Version, formatTime(tx.now), actor.Name)...))
 		if err != nil {
+			return err
+		}
+		if err := writeFolds(ctx, tx, kind, id, folds); err != nil {
 			return err
 		}
 		row, err := db.reg.NewRestoredRow(rec, actor.Name, tx.now)
