@@ -16,18 +16,21 @@ import (
 //
 // PostgreSQL and SQLite cannot run Go's folding (their lower() and ILIKE know other Unicode
 // tables, or none: SQLite's lower() is ASCII only), so each store keeps, per searched field,
-// a column with the folded value (FoldColumn: name_fold) and matches the folded query
-// against it. One column per field, not one per record, because a save names only the fields
-// it changes (SavePlan.Folds): a combined column would need the current values of the fields
-// it does not name.
+// the folded value (named by FoldColumn: name_fold) and matches the folded query against
+// it: PostgreSQL in a column of the record table, copied by a trigger into the field's
+// search table; SQLite in the field's side table only (migration search_side_tables), since
+// SQLite rewrites a whole row on every UPDATE and a title edit would rewrite a body's fold.
+// One fold per field, not one per record, because a save names only the fields it changes
+// (SavePlan.Folds): a combined fold would need the current values of the fields it does
+// not name.
 //
 // The match is a substring test, found through each database's full-text index over the
-// folded columns (migration search_text): SQLite an FTS5 table per column with the trigram
-// tokenizer, PostgreSQL a search table per column with a pg_trgm GIN index used by LIKE (the
+// folded values (migration search_text): SQLite an FTS5 table per field with the trigram
+// tokenizer, PostgreSQL a search table per field with a pg_trgm GIN index used by LIKE (the
 // query's wildcards escaped), both kept current by triggers. A trigram index cannot
 // answer a query shorter than a trigram (IndexedQuery): such a query, one or two
-// characters, is the same substring test on every row of the folded columns, a scan, like
-// the in-memory store's.
+// characters, is the same substring test on every folded value, a scan, like the in-memory
+// store's.
 //
 // Which fields have such a column is schema, like the columns themselves (foldedFields): a
 // registry file may turn search off for one of them, but cannot search a field that has
@@ -37,8 +40,9 @@ import (
 
 // foldMigrations lists, per migration that adds folded columns (by the end of its file
 // name, so renumbering keeps them attached), the fields whose columns it adds, per kind. A
-// field added here needs a migration that adds its column on both stores; the stores fill it
-// after the script (FoldedFieldsAddedBy) and index it.
+// field added here needs a migration that adds its column on both stores (on SQLite, since
+// search_side_tables, its side table and index instead); the stores fill it after the
+// script (FoldedFieldsAddedBy) and index it.
 var foldMigrations = []struct {
 	suffix string
 	fields map[Kind][]string
@@ -62,7 +66,8 @@ var foldedFields = func() map[Kind][]string {
 // trigram index can answer a search (IndexedQuery).
 const TrigramSize = 3
 
-// FoldColumn returns the column that holds SearchFold of field's value.
+// FoldColumn returns the name of the folded value of field (SearchFold of its value): the
+// column that holds it on PostgreSQL, the key of Folds and SavePlan.Folds.
 func FoldColumn(field string) string { return field + "_fold" }
 
 // FoldedFields returns the fields of kind that have a folded column, in a fixed order. The

@@ -214,7 +214,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err := db.checkUnique(ctx, tx, kind, id, plan.SKU); err != nil {
 			return err
 		}
-		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		q, args, folds, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err
 		}
@@ -232,6 +232,9 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			if err := db.cancelCopyDelete(ctx, tx, kind, id, pending); err != nil {
 				return err
 			}
+		}
+		if err := writeFolds(ctx, tx, kind, id, folds); err != nil {
+			return err
 		}
 		row, err := db.reg.NewRestoredRow(rec, actor.Name, tx.now)
 		if err != nil {

@@ -42,11 +42,14 @@ func fileSize(t *testing.T, path string) int64 {
 }
 
 // TestHistory_TitleEditsOfALargeDocument makes 100 title edits of a document with a 1 MB
-// body: history must grow by what changed, not by the body (a full snapshot per save added
-// the body a hundred times). The size is measured with the store closed, which checkpoints
-// the WAL into the file. An UPDATE rewrites the whole row, which holds the body and its
-// folded copy for search (body_fold, 1 MiB each), so the file may grow by about one such row
-// (2 MiB) whatever the number of edits; a snapshot per save would be 100 MiB.
+// body: the file must grow by less than 2 MB (issue 11), that is by what changed, not by the
+// body (a full snapshot per save added the body a hundred times: 100 MiB), and every version
+// must read back byte-identical. The size is measured with the store closed, which
+// checkpoints the WAL into the file. An UPDATE rewrites the whole row, which holds the body
+// (1 MiB), so the file grows by about one such row (1 MiB: the old copy on the free list)
+// whatever the number of edits; the body's folded copy for search lives in its side table
+// (migration search_side_tables), which a title edit does not touch. With the fold in the
+// row, the growth was 2 MiB (2,097,152 bytes).
 func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
@@ -83,8 +86,8 @@ func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 	}
 	after := fileSize(t, path)
 	t.Logf("100 title edits of a %d-byte document: %d bytes before, %d after (+%d)", len(body), before, after, after-before)
-	if grew := after - before; grew >= 3<<20 {
-		t.Errorf("the database grew by %d bytes, want under 3 MiB", grew)
+	if grew := after - before; grew >= 2_000_000 {
+		t.Errorf("the database grew by %d bytes, want under 2,000,000", grew)
 	}
 
 	db, err = sqlite.Open(ctx, path, store.Options{})

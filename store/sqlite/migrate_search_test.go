@@ -1,9 +1,14 @@
 package sqlite_test
 
 import (
+	"database/sql"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
 	"github.com/tandem-editor/tandem/store/storetest"
 )
 
@@ -26,4 +31,112 @@ func TestOpen_MigrateSearchFolds(t *testing.T) {
 	)
 
 	storetest.CheckMigratedSearch(t, mustOpen(t, path))
+}
+
+// TestOpen_MigrateFoldsToSideTables opens a database at schema version 10, whose records
+// hold their search folds in their own rows (<field>_fold, the content of the FTS5 indexes),
+// as tandem wrote them: the migration moves every fold to its field's side table, drops the
+// columns and rebuilds the indexes, so search finds what it found, from then on without
+// the folds in the rows. A row another program wrote without folds (NULL) stays unfound
+// until tandem saves it.
+func TestOpen_MigrateFoldsToSideTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v10.db")
+	const at = "2026-01-01T00:00:00.000Z"
+	product := func(id int64, vals store.Values) []any {
+		f := store.Folds(store.KindProduct, vals)
+		cats, _ := json.Marshal(vals["categories"])
+		if vals["categories"] == nil {
+			cats = []byte("[]")
+		}
+		return []any{`INSERT INTO products (id, sku, sku_key, name, description, categories,
+				sku_fold, name_fold, description_fold, categories_fold, updated_at, updated_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'old')`,
+			id, vals["sku"], store.SKUKey(vals["sku"].(string)), vals["name"], vals["description"], string(cats),
+			f["sku_fold"], f["name_fold"], f["description_fold"], f["categories_fold"], at}
+	}
+	document := func(id int64, vals store.Values) []any {
+		f := store.Folds(store.KindDocument, vals)
+		tags, _ := json.Marshal(vals["tags"])
+		if vals["tags"] == nil {
+			tags = []byte("[]")
+		}
+		return []any{`INSERT INTO documents (id, title, body, tags, title_fold, body_fold, tags_fold, updated_at, updated_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'old')`,
+			id, vals["title"], vals["body"], string(tags), f["title_fold"], f["body_fold"], f["tags_fold"], at}
+	}
+	mustVersion(t, path, 10,
+		product(1, store.Values{"sku": "STRASSE-1", "name": "Ёлка", "description": ""}),
+		product(2, store.Values{"sku": "X-2", "name": "Straße", "description": ""}),
+		product(3, store.Values{"sku": "Y-3", "name": "plain", "description": ""}),
+		product(4, store.Values{"sku": "T-4", "name": "text", "description": "Ein Tisch aus STRASSBURG, lang beschrieben.",
+			"categories": []string{"GARTEN", "Küche"}}),
+		[]any{`INSERT INTO products (id, sku, sku_key, name, updated_at, updated_by) VALUES (5, 'F-5', 'f-5', 'Fremd', ?, 'other program')`, at},
+		document(1, store.Values{"title": "İzmir", "body": ""}),
+		document(2, store.Values{"title": "Ankara", "body": ""}),
+		document(3, store.Values{"title": "Notes", "body": "Line one\nΣΟΦΊΑ in the second line", "tags": []string{"Sécurité"}}),
+	)
+
+	db := mustOpen(t, path)
+	if got, want := db.SchemaVersion(), sqlite.LatestSchemaVersion(); got != want {
+		t.Fatalf("schema version = %d, want %d", got, want)
+	}
+	storetest.CheckMigratedSearch(t, db)
+
+	check, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	for _, tbl := range []string{"products", "documents"} {
+		var n int
+		if err := check.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name LIKE '%\_fold' ESCAPE '\'`, tbl).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s still has %d fold columns (%v)", tbl, n, err)
+		}
+	}
+	for kind, want := range map[store.Kind]int{store.KindProduct: 4, store.KindDocument: 3} {
+		for _, name := range store.FoldedFields(kind) {
+			side := string(kind) + "s_" + name + "_search"
+			var n int
+			if err := check.QueryRow("SELECT count(*) FROM " + side).Scan(&n); err != nil || n != want {
+				t.Errorf("%s has %d rows (%v), want %d: one per record tandem wrote", side, n, err, want)
+			}
+			fts := string(kind) + "s_" + name + "_fts"
+			if _, err := check.Exec("INSERT INTO " + fts + " (" + fts + ", rank) VALUES ('integrity-check', 1)"); err != nil {
+				t.Errorf("%s after the migration: %v", fts, err)
+			}
+		}
+	}
+
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	find := func(kind store.Kind, q string) []int64 {
+		t.Helper()
+		rs, err := db.FindRecords(t.Context(), store.Filter{Kind: kind, Search: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	if got := find(store.KindProduct, "fremd"); len(got) != 0 {
+		t.Errorf("the row without folds is found: %v", got)
+	}
+	if _, err := db.UpdateRecord(ctx, store.KindProduct, 5, store.Update{BaseVersion: 1, Set: store.Values{"name": "Fremdling"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(store.KindProduct, "FREMD"); !slices.Equal(got, []int64{5}) {
+		t.Errorf("search after tandem saved the name = %v, want [5]", got)
+	}
+	// A title edit leaves the body's fold where the migration put it.
+	if _, err := db.UpdateRecord(ctx, store.KindDocument, 3, store.Update{BaseVersion: 1, Set: store.Values{"title": "Notizen"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(store.KindDocument, "σοφία in"); !slices.Equal(got, []int64{3}) {
+		t.Errorf("body search after a title edit = %v, want [3]", got)
+	}
+	if got := find(store.KindDocument, "notiz"); !slices.Equal(got, []int64{3}) {
+		t.Errorf("title search after a title edit = %v, want [3]", got)
+	}
 }

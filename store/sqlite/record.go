@@ -133,7 +133,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	if err != nil {
 		return nil, err
 	}
-	q, args, err := db.insertStatement(kind, p.ID, p.Values, p.Extra)
+	q, args, folds, err := db.insertStatement(kind, p.ID, p.Values, p.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +171,9 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
 			return err
 		}
+		if err := writeFolds(ctx, tx, kind, rec.ID, folds); err != nil {
+			return err
+		}
 		if p.Key != "" {
 			if err := db.completeUpdateKey(ctx, tx, p.Key, p.Hash, store.CreatedResult(rec), p.Actor); err != nil {
 				return err
@@ -204,12 +207,15 @@ func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64
 // insertStatement returns the INSERT of a record of kind with the values vals (every field)
 // and the derived columns extra (store.ExtraColumns), RETURNING the row, and its arguments
 // but the last three, which the caller appends: version, updated_at and updated_by. id 0
-// lets SQLite choose the id. It is made outside the transaction where it can be.
-func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
+// lets SQLite choose the id. The folded columns among extra are not the row's: they are
+// returned as folds, which the caller writes with writeFolds once the row has its id. It is
+// made outside the transaction where it can be.
+func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, map[string]string, error) {
 	t, err := table(kind)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
+	extra, folds := splitFolds(kind, extra)
 	fields := db.reg.Fields(kind)
 	cols := make([]string, 0, len(fields)+len(extra)+4)
 	args := make([]any, 0, cap(cols))
@@ -219,7 +225,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 	for _, f := range fields {
 		v, err := encodeColumn(f, vals[f.Name])
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		cols, args = append(cols, f.Name), append(args, v)
 	}
@@ -229,7 +235,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
-	return q, args, nil
+	return q, args, folds, nil
 }
 
 // checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
@@ -523,10 +529,6 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			sets = append(sets, "sku_key = ?")
 			args = append(args, plan.SKUKey)
 		}
-		for _, col := range sortedKeys(plan.Folds) {
-			sets = append(sets, col+" = ?")
-			args = append(args, plan.Folds[col])
-		}
 		for _, name := range sortedKeys(plan.Add) {
 			if _, err := db.reg.Field(kind, name); err != nil {
 				return nil, err
@@ -544,6 +546,10 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
 		}
 		if err != nil {
+			return nil, err
+		}
+		// The folds of the written fields, and only theirs, in their side tables.
+		if err := writeFolds(ctx, tx, kind, id, plan.Folds); err != nil {
 			return nil, err
 		}
 		var deltas map[string]int64

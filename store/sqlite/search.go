@@ -3,13 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
 
-// searchTable returns the FTS5 table that indexes the folded column of kind's field
-// (migration search_text).
+// searchTable returns the FTS5 table that indexes the folded text of kind's field
+// (migration search_side_tables: its external content is the field's foldTable).
 func searchTable(kind store.Kind, field string) (string, error) {
 	t, err := table(kind)
 	if err != nil {
@@ -18,52 +19,73 @@ func searchTable(kind store.Kind, field string) (string, error) {
 	return t + "_" + field + "_fts", nil
 }
 
+// foldTable returns the side table that holds the folded text (store.FoldValue) of kind's
+// field, one row (id, fold) per record (migration search_side_tables). The fold lives there,
+// not in the record's row, because SQLite rewrites a whole row on every UPDATE: a title edit
+// would rewrite the body's fold with it.
+func foldTable(kind store.Kind, field string) (string, error) {
+	t, err := table(kind)
+	if err != nil {
+		return "", err
+	}
+	return t + "_" + field + "_search", nil
+}
+
 // searchCondition returns the WHERE condition, and its arguments, that finds the records of
 // f.Kind matching f.Search in the registry's searched fields (store/search.go decides the
 // fields and the folding).
 //
 // A query of a trigram or more is looked up in the FTS5 trigram index of each searched field
 // (searchTable). A phrase of trigrams matches where they follow each other, that is exactly
-// where the folded query is a substring of the folded column (the indexed text is folded
-// already and compared as it is), so the index's answer is the answer. Each lookup delivers
-// rowids in order and, when the filter pages by id (AfterID, Limit) without naming ids, stops
-// after the page: a word in every record costs a page of index reads, not 100,000.
+// where the folded query is a substring of the folded text (the indexed text is folded
+// already and compared as it is), so the index's answer is the answer. A shorter query,
+// which a trigram index cannot answer, is instr() on every row of each searched field's
+// side table (foldTable): an exact substring test with no wildcards.
 //
-// A shorter query, which a trigram index cannot answer, is instr() on the folded columns of
-// every row: an exact substring test with no wildcards.
+// Each lookup delivers ids in order and, when the filter pages by id (AfterID, Limit)
+// without naming ids or sorting by a field, stops after the page: a word in every record costs a page of index
+// reads, not 100,000, and a short query common enough to fill the page stops early.
 func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 	q := store.SearchFold(f.Search)
 	fields := db.reg.SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "0", nil, nil // a registry that searches no field finds nothing
 	}
-	if !store.IndexedQuery(q) {
-		cond, args := scanCondition(q, fields)
-		return cond, args, nil
-	}
 	var (
 		conds []string
 		args  []any
 	)
-	phrase := ftsPhrase(q)
-	page := len(f.IDs) == 0
+	indexed := store.IndexedQuery(q)
+	// Only a listing in id order pages by id: a sorted one's page is the first by its sort
+	// field, which may be any of the matches.
+	page := len(f.IDs) == 0 && f.Sort == ""
 	for _, sf := range fields {
-		st, err := searchTable(f.Kind, sf.Name)
-		if err != nil {
-			return "", nil, err
+		var lookup, id string
+		if indexed {
+			st, err := searchTable(f.Kind, sf.Name)
+			if err != nil {
+				return "", nil, err
+			}
+			lookup, id = "SELECT rowid FROM "+st+" WHERE "+st+" MATCH ?", "rowid"
+			args = append(args, ftsPhrase(q))
+		} else {
+			ft, err := foldTable(f.Kind, sf.Name)
+			if err != nil {
+				return "", nil, err
+			}
+			lookup, id = "SELECT id FROM "+ft+" WHERE instr(fold, ?) > 0", "id"
+			args = append(args, q)
 		}
-		lookup := "SELECT rowid FROM " + st + " WHERE " + st + " MATCH ?"
-		args = append(args, phrase)
 		if page && f.AfterID > 0 {
-			lookup += " AND rowid > ?"
+			lookup += " AND " + id + " > ?"
 			args = append(args, f.AfterID)
 		}
 		if page && f.Limit > 0 {
 			// The first Limit ids of the union are among the first Limit of each lookup.
-			lookup += " ORDER BY rowid LIMIT ?"
+			lookup += " ORDER BY " + id + " LIMIT ?"
 			args = append(args, f.Limit)
 		}
-		conds = append(conds, "SELECT rowid FROM ("+lookup+")")
+		conds = append(conds, "SELECT "+id+" FROM ("+lookup+")")
 	}
 	return "id IN (" + strings.Join(conds, " UNION ") + ")", args, nil
 }
@@ -73,24 +95,31 @@ func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 func ftsPhrase(q string) string { return `"` + strings.ReplaceAll(q, `"`, `""`) + `"` }
 
 // scanCondition returns the condition that finds the folded query q in one of fields'
-// folded columns by instr() on every row: the exact substring test the trigram index
-// answers for a query of a trigram or more, without the index.
-func scanCondition(q string, fields []*store.Field) (string, []any) {
+// folds, for each row of kind's table t as it is read: instr() on the record's row of each
+// field's side table (foldTable), looked up by id. It is the exact substring test the
+// trigram index answers for a query of a trigram or more, without the index.
+func scanCondition(t string, kind store.Kind, q string, fields []*store.Field) (string, []any, error) {
 	conds := make([]string, len(fields))
 	args := make([]any, len(fields))
 	for i, sf := range fields {
-		conds[i], args[i] = "instr("+store.FoldColumn(sf.Name)+", ?) > 0", q
+		ft, err := foldTable(kind, sf.Name)
+		if err != nil {
+			return "", nil, err
+		}
+		conds[i] = "EXISTS (SELECT 1 FROM " + ft + " WHERE " + ft + ".id = " + t + ".id AND instr(" + ft + ".fold, ?) > 0)"
+		args[i] = q
 	}
-	return "(" + strings.Join(conds, " OR ") + ")", args
+	return "(" + strings.Join(conds, " OR ") + ")", args, nil
 }
 
 // scanShare is the share of the rows (1/scanShare) from which streamSearchCondition reads a
 // search by scanning the table rather than through the trigram index. The index costs per
 // match (each of the phrase's trigrams' entries, and the union of the searched fields' ids),
-// the scan per row (instr() on the folded columns of a row that is read anyway when it
-// matches): for a 12-character query over 100,000 products, 1.1 µs a match against 0.4 to
-// 0.9 µs a row, so the two meet between a third and four fifths of the rows matching. A
-// quarter keeps the scan to where it is no dearer than the index with the probe added.
+// the scan per row (instr() on the row's fold in each side table, looked up by the id of a
+// row that is read anyway when it matches). Measured with the folds in the record's row, for
+// a 12-character query over 100,000 products: 1.1 µs a match against 0.4 to 0.9 µs a row,
+// so the two met between a third and four fifths of the rows matching. A quarter keeps the
+// scan to where it is no dearer than the index with the probe added.
 var scanShare int64 = 4
 
 // streamSearchCondition is searchCondition for a stream of every match of f (no Limit):
@@ -130,11 +159,103 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 			return "", nil, err
 		}
 		if found += n; found >= need {
-			cond, args := scanCondition(folded, fields)
-			return cond, args, nil
+			return scanCondition(t, f.Kind, folded, fields)
 		}
 	}
 	return db.searchCondition(f)
+}
+
+// execer runs a statement: a write transaction (tx), or a working copy's (wcTx), which
+// prepares its statements once.
+type execer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+}
+
+// foldUpsert returns the statement that writes n rows (id, fold) into the side table ft: a
+// record's row is replaced, unless it holds that fold already (then its index is not
+// touched).
+func foldUpsert(ft string, n int) string {
+	return "INSERT INTO " + ft + " (id, fold) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
+		" ON CONFLICT (id) DO UPDATE SET fold = excluded.fold WHERE fold IS NOT excluded.fold"
+}
+
+// writeFolds writes the folds of record id of kind into their side tables (foldTable), in
+// the caller's write transaction: folds maps a folded column (store.FoldColumn) to its value,
+// as store.Folds, SavePlan.Folds and store.ExtraColumns give them. Only the fields in folds
+// are written, so a save writes the folds of the fields it changes and no other: a title
+// edit leaves the body's fold, and its index, alone. Each table's FTS5 index follows through
+// its triggers.
+func writeFolds(ctx context.Context, q execer, kind store.Kind, id int64, folds map[string]string) error {
+	for _, name := range store.FoldedFields(kind) {
+		v, ok := folds[store.FoldColumn(name)]
+		if !ok {
+			continue
+		}
+		ft, err := foldTable(kind, name)
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, foldUpsert(ft, 1), id, v); err != nil {
+			return fmt.Errorf("write the search text of %s %d (%s): %w", kind, id, name, err)
+		}
+	}
+	return nil
+}
+
+// writeFoldsBulk writes, as writeFolds does, the folds of many records of kind: folds[i] is
+// record ids[i]'s. One statement per side table, for a bulk write of records (a clone).
+func writeFoldsBulk(ctx context.Context, q execer, kind store.Kind, ids []int64, folds []map[string]string) error {
+	if len(ids) != len(folds) {
+		return fmt.Errorf("write search text: %d ids for %d records' folds", len(ids), len(folds))
+	}
+	for _, name := range store.FoldedFields(kind) {
+		col := store.FoldColumn(name)
+		args := make([]any, 0, 2*len(ids))
+		for i, id := range ids {
+			if v, ok := folds[i][col]; ok {
+				args = append(args, id, v)
+			}
+		}
+		if len(args) == 0 {
+			continue
+		}
+		ft, err := foldTable(kind, name)
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, foldUpsert(ft, len(args)/2), args...); err != nil {
+			return fmt.Errorf("write the search text of %d %ss (%s): %w", len(args)/2, kind, name, err)
+		}
+	}
+	return nil
+}
+
+// splitFolds separates, from the derived columns of a create or a restore
+// (store.ExtraColumns), the folded ones, which live in side tables (writeFolds), from those
+// of the record's row.
+func splitFolds(kind store.Kind, extra []store.Column) (row []store.Column, folds map[string]string) {
+	for _, c := range extra {
+		if isFoldColumn(kind, c.Name) {
+			if folds == nil {
+				folds = map[string]string{}
+			}
+			folds[c.Name] = c.Value
+		} else {
+			row = append(row, c)
+		}
+	}
+	return row, folds
+}
+
+// isFoldColumn reports whether col is the folded column (store.FoldColumn) of one of kind's
+// folded fields.
+func isFoldColumn(kind store.Kind, col string) bool {
+	for _, name := range store.FoldedFields(kind) {
+		if store.FoldColumn(name) == col {
+			return true
+		}
+	}
+	return false
 }
 
 // afterSearchMigration runs the Go part of a migration that adds folded columns: it fills
@@ -146,7 +267,9 @@ func afterSearchMigration(ctx context.Context, tx *sql.Tx, migration string) err
 
 // fillFolds gives every record the folded columns that the migration named migration adds
 // (store.FoldedFieldsAddedBy), with store.FoldValue of the stored values: what a write of
-// the fields gives. The search index follows through its triggers, where they exist.
+// the fields gives. The search index follows through its triggers, where they exist. The
+// migrations that add such columns come before search_side_tables, which moves the folds
+// to side tables; a field folded after it would be filled with writeFoldsBulk instead.
 func fillFolds(ctx context.Context, tx *sql.Tx, migration string) error {
 	reg := store.DefaultRegistry() // field types are schema: every registry has these
 	for _, kind := range store.Kinds {

@@ -48,14 +48,25 @@ func TestSearch_UsesTheIndex(t *testing.T) {
 	if strings.Contains(p, "SCAN products\n") || strings.HasSuffix(p, "SCAN products") {
 		t.Errorf("an indexed search scans the products table:\n%s", p)
 	}
-	if p := plan(store.Filter{Kind: store.KindProduct, Search: "la", Limit: 200}); strings.Contains(p, "_fts") {
+	p = plan(store.Filter{Kind: store.KindProduct, Search: "la", Limit: 200})
+	if strings.Contains(p, "_fts") {
 		t.Errorf("a query shorter than a trigram cannot use the index, plan:\n%s", p)
+	}
+	for _, f := range db.reg.SearchFields(store.KindProduct) {
+		if !strings.Contains(p, "SCAN products_"+f.Name+"_search") {
+			t.Errorf("a short query does not scan the side table of %s:\n%s", f.Name, p)
+		}
+	}
+	if strings.Contains(p, "SCAN products\n") || strings.HasSuffix(p, "SCAN products") {
+		t.Errorf("a short query scans the products table, not the folds:\n%s", p)
 	}
 }
 
-// TestSearch_IndexFollowsWrites: after creates, saves of each folded field, relative saves
-// and a delete by another program, every FTS5 table agrees with its content table (FTS5's
-// own integrity-check, which compares the index with the folded columns).
+// TestSearch_IndexFollowsWrites: after creates, saves of each folded field, relative saves,
+// a delete by another program and a delete and restore by the store, every FTS5 table agrees
+// with its content table (FTS5's own integrity-check, which compares the index with the
+// side table), the side tables hold rows of existing records only, and a save writes the
+// folds of the fields it writes and no other.
 func TestSearch_IndexFollowsWrites(t *testing.T) {
 	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), store.Options{})
 	if err != nil {
@@ -89,6 +100,59 @@ func TestSearch_IndexFollowsWrites(t *testing.T) {
 	if _, err := db.write.ExecContext(t.Context(), "DELETE FROM products WHERE id = ?", ids[2]); err != nil {
 		t.Fatal(err)
 	}
+
+	// A title edit leaves the body's side row alone: one set to a marker stays as it is.
+	if _, err := db.write.ExecContext(t.Context(), "UPDATE documents_body_search SET fold = 'marker' WHERE id = ?", doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateRecord(ctx, store.KindDocument, doc.ID, store.Update{BaseVersion: 2, Set: store.Values{"title": "Ψυχή 2"}}); err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	if err := db.read.QueryRowContext(t.Context(), "SELECT fold FROM documents_body_search WHERE id = ?", doc.ID).Scan(&body); err != nil || body != "marker" {
+		t.Errorf("body's fold after a title edit = %q, %v; want it untouched (marker)", body, err)
+	}
+	if _, err := db.UpdateRecord(ctx, store.KindDocument, doc.ID, store.Update{BaseVersion: 3, Set: store.Values{"body": "New Body"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A store delete takes the side rows with the record; its restore writes them again.
+	gone, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Ölmühle", "body": "Wassermühle am Bach", "tags": []string{"Mühle"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sideRows := func(id int64) int {
+		t.Helper()
+		n := 0
+		for _, name := range store.FoldedFields(store.KindDocument) {
+			ft, _ := foldTable(store.KindDocument, name)
+			var one int
+			if err := db.read.QueryRowContext(t.Context(), "SELECT count(*) FROM "+ft+" WHERE id = ?", id).Scan(&one); err != nil {
+				t.Fatal(err)
+			}
+			n += one
+		}
+		return n
+	}
+	if n := sideRows(gone.ID); n != 3 {
+		t.Errorf("a new document has %d side rows, want 3 (title, body, tags)", n)
+	}
+	if _, err := db.DeleteRecord(ctx, store.KindDocument, gone.ID, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sideRows(gone.ID); n != 0 {
+		t.Errorf("a deleted document keeps %d side rows", n)
+	}
+	if _, err := db.RestoreRecord(ctx, store.KindDocument, gone.ID, store.Restore{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sideRows(gone.ID); n != 3 {
+		t.Errorf("a restored document has %d side rows, want 3", n)
+	}
+	var other int
+	if err := db.read.QueryRowContext(t.Context(), "SELECT count(*) FROM products_name_search WHERE id = ?", ids[2]).Scan(&other); err != nil || other != 0 {
+		t.Errorf("a product another program deleted keeps %d side rows (%v)", other, err)
+	}
 	for _, kind := range store.Kinds {
 		for _, name := range store.FoldedFields(kind) {
 			st, _ := searchTable(kind, name)
@@ -97,9 +161,10 @@ func TestSearch_IndexFollowsWrites(t *testing.T) {
 			}
 		}
 	}
-	for q, want := range map[string]int{"neu": 1, "garten": 1, "küche": 1, "long text": 1, "izmir": 0, "new body": 1} {
+	for q, want := range map[string]int{"neu": 1, "garten": 1, "küche": 1, "long text": 1, "izmir": 0,
+		"new body": 1, "ψυχή 2": 1, "marker": 0, "wassermühle": 1, "ölmühle": 1, "MÜHLE": 1, "öl": 1, "ne": 1} {
 		kind := store.KindProduct
-		if q == "new body" {
+		if strings.Contains("new body ψυχή 2 marker wassermühle ölmühle MÜHLE öl", q) {
 			kind = store.KindDocument
 		}
 		rs, err := db.FindRecords(t.Context(), store.Filter{Kind: kind, Search: q})

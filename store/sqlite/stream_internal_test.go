@@ -128,7 +128,7 @@ func TestStreamRecords_SearchPlans(t *testing.T) {
 	for q, scan := range map[string]bool{"run-": true, "common": true, "rare lamp": false, "nowhere": false} {
 		f := store.Filter{Kind: store.KindProduct, Search: q}
 		cond := plan(f)
-		if got := strings.HasPrefix(cond, "(instr("); got != scan {
+		if got := strings.HasPrefix(cond, "(EXISTS ("); got != scan {
 			t.Errorf("search %q: condition %s, want a scan: %v", q, cond, scan)
 		}
 		sameAsFind(t, db, f)
@@ -138,15 +138,15 @@ func TestStreamRecords_SearchPlans(t *testing.T) {
 	if cond := plan(store.Filter{Kind: store.KindProduct, Search: "rare lamp", AfterID: ids[29]}); !strings.HasPrefix(cond, "id IN") {
 		t.Errorf("rare search above an id: condition %s, want the index", cond)
 	}
-	if cond := plan(store.Filter{Kind: store.KindProduct, Search: "common", AfterID: ids[29]}); !strings.HasPrefix(cond, "(instr(") {
+	if cond := plan(store.Filter{Kind: store.KindProduct, Search: "common", AfterID: ids[29]}); !strings.HasPrefix(cond, "(EXISTS (") {
 		t.Errorf("common search above an id: condition %s, want a scan", cond)
 	}
 	for _, f := range []store.Filter{{Search: "rare lamp", AfterID: ids[5]}, {Search: "common", AfterID: ids[29]}} {
 		f.Kind = store.KindProduct
 		sameAsFind(t, db, f)
 	}
-	// A short query never reaches the index.
-	if cond := plan(store.Filter{Kind: store.KindProduct, Search: "ra"}); !strings.HasPrefix(cond, "(instr(") {
+	// A short query never reaches the index: instr() on the side tables.
+	if cond := plan(store.Filter{Kind: store.KindProduct, Search: "ra"}); strings.Contains(cond, "MATCH") || !strings.Contains(cond, "instr(fold, ?)") {
 		t.Errorf("a two-letter search: condition %s, want instr()", cond)
 	}
 }

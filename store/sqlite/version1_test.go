@@ -3,6 +3,9 @@ package sqlite_test
 import (
 	"database/sql"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -11,7 +14,20 @@ import (
 // later migrations upgrade real old data.
 func mustVersion1(t *testing.T, path string, stmts ...string) {
 	t.Helper()
-	initSQL, err := os.ReadFile("migrations/0001_init.sql")
+	args := make([][]any, len(stmts))
+	for i, q := range stmts {
+		args[i] = []any{q}
+	}
+	mustVersion(t, path, 1, args...)
+}
+
+// mustVersion writes a database at path at schema version: the migrations' scripts up to
+// that version on an empty file, at that user_version, then stmts (its records), each the
+// SQL followed by its arguments. The scripts' Go parts (fillFolds, fillSKUKeys) have nothing
+// to do on empty tables: the statements write the columns that version's tandem wrote.
+func mustVersion(t *testing.T, path string, version int, stmts ...[]any) {
+	t.Helper()
+	names, err := filepath.Glob("migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,9 +36,22 @@ func mustVersion1(t *testing.T, path string, stmts ...string) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	for _, q := range append([]string{string(initSQL), "PRAGMA user_version = 1"}, stmts...) {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("build a version 1 database: %.60s: %v", q, err)
+	var script [][]any
+	for _, name := range names { // Glob sorts them
+		num, _, _ := strings.Cut(filepath.Base(name), "_")
+		if v, err := strconv.Atoi(num); err != nil || v > version {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script = append(script, []any{string(b)})
+	}
+	script = append(script, []any{"PRAGMA user_version = " + strconv.Itoa(version)})
+	for _, s := range append(script, stmts...) {
+		if _, err := raw.Exec(s[0].(string), s[1:]...); err != nil {
+			t.Fatalf("build a version %d database: %.60s: %v", version, s[0], err)
 		}
 	}
 }

@@ -651,6 +651,9 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		}
 		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
 	}
+	if err := writeFolds(ctx, tx, r.Kind, r.ID, store.Folds(r.Kind, r.Fields)); err != nil {
+		return err
+	}
 	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
 }
 
@@ -678,7 +681,8 @@ func localCycle(ctx context.Context, tx *wcTx, r *store.Record) (bool, error) {
 	return true, nil // deeper than any tree may be: a loop
 }
 
-// sourceRow returns the columns and values that write r as the source has it.
+// sourceRow returns the columns and values that write r's row as the source has it (its
+// search folds go to their side tables: writeFolds).
 func (db *DB) sourceRow(r *store.Record) ([]string, []any, error) {
 	fields := db.reg.Fields(r.Kind)
 	cols := make([]string, 0, len(fields)+8)
@@ -698,10 +702,6 @@ func (db *DB) sourceRow(r *store.Record) ([]string, []any, error) {
 	if r.Kind == store.KindProduct {
 		sku, _ := r.Fields["sku"].(string)
 		cols, args = append(cols, "sku_key"), append(args, store.SKUKey(sku))
-	}
-	folds := store.Folds(r.Kind, r.Fields)
-	for _, col := range sortedKeys(folds) {
-		cols, args = append(cols, col), append(args, folds[col])
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	args = append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy)
@@ -762,11 +762,13 @@ func (db *DB) putSourceBulk(ctx context.Context, tx *wcTx, recs []*store.Record)
 // rowChunk is up to bulkRows records of one kind as one statement's values, or the reason
 // they cannot be written together.
 type rowChunk struct {
-	recs []*store.Record
-	cols []string
-	args []any
-	base []any
-	err  error
+	recs  []*store.Record
+	cols  []string
+	args  []any
+	base  []any
+	ids   []int64
+	folds []map[string]string // the search folds of recs, for writeFoldsBulk
+	err   error
 }
 
 func (db *DB) buildChunk(recs []*store.Record) rowChunk {
@@ -784,6 +786,7 @@ func (db *DB) buildChunk(recs []*store.Record) rowChunk {
 		}
 		c.cols, c.args = cols, append(c.args, args...)
 		c.base = append(c.base, string(kind), r.ID, r.Version)
+		c.ids, c.folds = append(c.ids, r.ID), append(c.folds, store.Folds(kind, r.Fields))
 	}
 	return c
 }
@@ -794,6 +797,9 @@ func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, upsert(t, c.cols, len(c.recs)), c.args...); err != nil {
+		return err
+	}
+	if err := writeFoldsBulk(ctx, tx, c.recs[0].Kind, c.ids, c.folds); err != nil {
 		return err
 	}
 	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
@@ -1144,10 +1150,6 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 				sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
 			}
 		}
-		folds := store.Folds(kind, vals)
-		for _, col := range sortedKeys(folds) {
-			sets, args = append(sets, col+" = ?"), append(args, folds[col])
-		}
 		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
 		args = append(args, formatTime(tx.now), actor.Name, id)
 		if err := applying(ctx, tx, true); err != nil {
@@ -1155,6 +1157,9 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
 			return fmt.Errorf("write resolution: %w", err)
+		}
+		if err := writeFolds(ctx, tx, kind, id, store.Folds(kind, vals)); err != nil {
+			return err
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return err

@@ -82,10 +82,18 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*sto
 		defer func() {
 			_, _ = tx.Tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", cache))
 		}()
-		// The tables the load writes rows into. A table that gets a row per record beside
-		// the record's own (search folds kept apart, say) belongs here too, so that its
-		// triggers and indexes are taken out and its FTS5 indexes rebuilt.
-		schema, err := takeOutSchema(ctx, tx, []string{t})
+		// The tables the load writes rows into: the record's and the side tables of its
+		// search folds (foldTable), so that their triggers and indexes are taken out and
+		// their FTS5 indexes rebuilt.
+		tables := []string{t}
+		for _, name := range store.FoldedFields(kind) {
+			ft, err := foldTable(kind, name)
+			if err != nil {
+				return err
+			}
+			tables = append(tables, ft)
+		}
+		schema, err := takeOutSchema(ctx, tx, tables)
 		if err != nil {
 			return err
 		}
@@ -126,15 +134,18 @@ func checkLoadable(ctx context.Context, tx *wcTx, kind store.Kind, t string) err
 // loadChunk is up to loadRows records as one INSERT's values, or the error that ended the
 // reading or the encoding.
 type loadChunk struct {
-	n    int
-	cols []string
-	args []any
-	err  error
+	n     int
+	cols  []string
+	args  []any
+	ids   []int64             // the records' ids, for writeFoldsBulk
+	folds []map[string]string // their search folds
+	err   error
 }
 
-// loadRows writes the records next hands over into table t, loadRows to a statement. The
-// records are read and encoded (values, sku key, search folds: sourceRow, as every write of
-// a source record) in a goroutine while SQLite writes the last chunk.
+// loadRows writes the records next hands over into table t and their search folds into
+// their side tables, loadRows records to a statement. The records are read and encoded
+// (values and sku key: sourceRow; folds: store.Folds, as every write of a source record)
+// in a goroutine while SQLite writes the last chunk.
 func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind, next func() ([]*store.Record, error)) error {
 	chunks := make(chan loadChunk, 4)
 	stop := make(chan struct{})
@@ -185,6 +196,7 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 					return
 				}
 				c.args = append(c.args, args...)
+				c.ids, c.folds = append(c.ids, r.ID), append(c.folds, store.Folds(kind, r.Fields))
 				if c.n++; c.n == loadRows {
 					if !send(c) {
 						return
@@ -203,6 +215,9 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 		}
 		if _, err := tx.ExecContext(ctx, insertRows(t, c.cols, c.n), c.args...); err != nil {
 			return fmt.Errorf("write %s from the source: %w", t, err)
+		}
+		if err := writeFoldsBulk(ctx, tx, kind, c.ids, c.folds); err != nil {
+			return err
 		}
 	}
 	return nil

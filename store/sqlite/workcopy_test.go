@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,4 +125,106 @@ func mustOutbox(t *testing.T, db *sqlite.DB) []store.OutboxEntry {
 		t.Fatal(err)
 	}
 	return es
+}
+
+// TestDB_WorkingCopySearch: records a working copy takes from the source are found by a
+// search, whichever way they are written (a clone's bulk write, a pull's bulk write over
+// existing records, a record written alone next to local changes, a resolved conflict), and
+// no longer by what they held before.
+func TestDB_WorkingCopySearch(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "somewhere", Kinds: []store.Kind{store.KindProduct, store.KindDocument}, Position: 1}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	rec := func(kind store.Kind, id, version int64, vals store.Values) *store.Record {
+		return &store.Record{Kind: kind, ID: id, Version: version, UpdatedBy: "bob", UpdatedAt: now, Fields: vals}
+	}
+	find := func(kind store.Kind, q string) []int64 {
+		t.Helper()
+		rs, err := db.FindRecords(ctx, store.Filter{Kind: kind, Search: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{}
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	expect := func(kind store.Kind, q string, want ...int64) {
+		t.Helper()
+		if want == nil {
+			want = []int64{}
+		}
+		if got := find(kind, q); !slices.Equal(got, want) {
+			t.Errorf("search %s %q = %v, want %v", kind, q, got, want)
+		}
+	}
+
+	// The clone: the copy has nothing local, so the records are written in bulk.
+	if err := db.ApplySource(ctx, []*store.Record{
+		rec(store.KindProduct, 42, 5, store.Values{"sku": "A-1", "name": "Ёлка", "description": "Aus der Straße"}),
+		rec(store.KindProduct, 43, 1, store.Values{"sku": "A-2", "name": "Tisch", "categories": []string{"Küche"}}),
+		rec(store.KindDocument, 3, 2, store.Values{"title": "İzmir", "body": "ΣΟΦΊΑ"}),
+	}, 2); err != nil {
+		t.Fatal(err)
+	}
+	expect(store.KindProduct, "ЁЛКА", 42)
+	expect(store.KindProduct, "strasse", 42)
+	expect(store.KindProduct, "küche", 43)
+	expect(store.KindProduct, "ёл", 42) // shorter than a trigram: the side tables' scan
+	expect(store.KindDocument, "izmir", 3)
+	expect(store.KindDocument, "σοφία", 3)
+
+	// A pull, still with nothing local: bulk again, over the records the copy has.
+	if err := db.ApplySource(ctx, []*store.Record{
+		rec(store.KindProduct, 42, 6, store.Values{"sku": "A-1", "name": "Ёлка", "description": "Im Garten"}),
+	}, 3); err != nil {
+		t.Fatal(err)
+	}
+	expect(store.KindProduct, "strasse")
+	expect(store.KindProduct, "garten", 42)
+
+	// A local save of 42; then the source's records are written one by one, and 42 keeps
+	// its local values.
+	if _, err := db.UpdateRecord(wcEditor("alice"), store.KindProduct, 42, store.Update{BaseVersion: 6, Set: store.Values{"name": "Lampe"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ApplySource(ctx, []*store.Record{
+		rec(store.KindProduct, 42, 7, store.Values{"sku": "A-1", "name": "Leuchte", "description": "Im Garten"}),
+		rec(store.KindProduct, 43, 2, store.Values{"sku": "A-2", "name": "Stuhl", "categories": []string{"Büro"}}),
+	}, 4); err != nil {
+		t.Fatal(err)
+	}
+	expect(store.KindProduct, "lampe", 42)
+	expect(store.KindProduct, "leuchte")
+	expect(store.KindProduct, "tisch")
+	expect(store.KindProduct, "küche")
+	expect(store.KindProduct, "STUHL", 43)
+	expect(store.KindProduct, "büro", 43)
+
+	// The local save meets the source's: a conflict, resolved with a third name.
+	es := mustOutbox(t, db)
+	if len(es) != 1 {
+		t.Fatalf("outbox = %+v, want the one local save", es)
+	}
+	if err := db.QueueConflict(ctx, es[0].Seq, store.CopyConflict{Op: store.CopySave, Kind: store.KindProduct, ID: 42,
+		Reason: "both changed the name", Fields: []string{"name"}, Base: store.Values{"name": "Ёлка"},
+		Mine: store.Values{"name": "Lampe"}, Theirs: store.Values{"name": "Leuchte"}, BaseVersion: 6, TheirsVersion: 7,
+		Actor: "alice", At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ResolveConflict(wcEditor("alice"), store.KindProduct, 42, store.Values{"name": "Stehlampe"}); err != nil {
+		t.Fatal(err)
+	}
+	expect(store.KindProduct, "stehlampe", 42)
+	expect(store.KindProduct, "lampe", 42)
+	expect(store.KindProduct, "leuchte")
+	expect(store.KindProduct, "garten", 42)
 }
