@@ -53,7 +53,9 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 		return scanCondition(q, fields, n)
 	}
 	like := arg(likeContains(q))
-	page := len(f.IDs) == 0
+	// Only a listing in id order pages by id: a sorted one's page is the first by its sort
+	// field, which may be any of the matches.
+	page := len(f.IDs) == 0 && f.Sort == ""
 	var after, limit string
 	if page && f.AfterID > 0 {
 		after = " AND id > " + arg(f.AfterID)

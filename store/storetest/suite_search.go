@@ -148,6 +148,35 @@ func testSearch(t *testing.T, open Opener) {
 
 	t.Run("Text", func(t *testing.T) { testSearchText(t, open) })
 
+	t.Run("SortedPage", func(t *testing.T) {
+		// A page of a search sorted by a field is the first of all matches in that order,
+		// for an indexed query and a short one: a lookup may stop after a page of ids only
+		// when the listing is in id order (here the names run against the ids).
+		s := fresh(t, open)
+		ctx := actx(t, actAlice)
+		var want []int64
+		for i := range 10 {
+			r, err := s.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "SP-" + string(rune('0'+i)), "name": "Lamp " + string(rune('z'-i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append([]int64{r.ID}, want...)
+		}
+		for _, q := range []string{"LAMP", "la"} {
+			rs, err := s.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: q, Sort: "name", Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, r := range rs {
+				ids = append(ids, r.ID)
+			}
+			if !slices.Equal(ids, want[:3]) {
+				t.Errorf("search %q sorted by name, first 3 = %v, want %v (Lamp q, r, s)", q, ids, want[:3])
+			}
+		}
+	})
+
 	t.Run("Registry", func(t *testing.T) {
 		// The registry decides which fields are searched: without name, a search looks in
 		// the sku only.
