@@ -600,22 +600,25 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	return res, nil
 }
 
-// relativeSave is the one-round-trip form of the commonest save: relative changes only,
-// without a lease token or a history version. The locking read and one statement that
-// writes the record, its change row and its idempotency key travel as one pipelined batch,
-// one implicit transaction, so the row lock is held for no round trip to the client, as a
-// plain UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
-// the UPDATE matches nothing when a lease row concerns the write (any lease row of a written
-// group, live or not) or when a counter would leave its range (store.CheckAdd's bounds), and
-// the change row and the key's row are made from what the UPDATE returned, so they exist
-// only when it wrote. The lease probe runs after the locking read, in a later snapshot, as
-// updateTx's check does; the change row takes its id after the row lock (see insertChange).
+// relativeSave is the one-statement form of the commonest save: relative changes only,
+// without a lease token or a history version. One statement (a CTE) updates the record,
+// inserts its change row and its idempotency key's row, as an implicit transaction, so the
+// row lock is held for no round trip to the client, as a plain UPDATE's is. The decisions
+// updateTx makes in Go are conditions of that statement here: the UPDATE matches nothing when
+// a counter would leave its range (store.CheckAdd's bounds; PostgreSQL evaluates them again
+// on the newest row version when it had to wait for the row), the change row and the key's
+// row are made from what the UPDATE returned, so they exist only when it wrote, and the
+// change row's id is save_change_id()'s (migration 0010), which raises when a lease row
+// concerns the write (any lease row of a written group, live or not). That function runs
+// once the UPDATE holds the row lock, with a snapshot of its own, as updateTx's lease probe
+// runs after its locking read; and the change row takes its id after the row lock (see
+// insertChange).
 //
 // done is false when the save was not eligible, or wrote nothing and nothing was committed
-// (no row matched, the key was taken, any server error): updateTx then decides and explains,
-// in a transaction of its own. done with an error means the connection was lost while the
-// outcome was open (only for a save without a key: a keyed one is rerun and replays), or
-// the context ended.
+// (no row matched, the key was taken, a lease row, any server error): updateTx then decides
+// and explains, in a transaction of its own. done with an error means the connection was
+// lost while the outcome was open (only for a save without a key: a keyed one is rerun and
+// replays), or the context ended.
 func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id int64, u store.Update, actor store.Actor) (res *store.UpdateResult, done bool, err error) {
 	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
 		return nil, false, nil
@@ -649,23 +652,28 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		}
 	}
 	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
-	conds = append(conds, `NOT EXISTS (SELECT 1 FROM leases WHERE kind = `+next(string(kind))+
-		` AND record_id = $1 AND grp = ANY(`+next(db.reg.UpdateGroups(kind, u))+`))`)
 	plan := store.SavePlan{Add: u.Add}
 	c := store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
 		Fields: plan.FieldNames(), Deltas: u.Add, At: now}
 	ca := changeArgs(c)
 	ph := make([]string, len(ca))
 	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
-	for i, typ := range []string{"text", "text", "bigint", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
-		ph[i] = "u.version" // the version the UPDATE wrote
-		if typ != "" {
+	for i, typ := range []string{"text", "", "", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
+		switch i {
+		case 1: // kind: save_change_id's argument too
+			ph[i] = next(ca[i]) + "::text"
+		case 2:
+			ph[i] = "$1"
+		case 3:
+			ph[i] = "u.version" // the version the UPDATE wrote
+		default:
 			ph[i] = next(ca[i]) + "::" + typ
 		}
 	}
+	changeID := "save_change_id(" + ph[1] + ", $1, " + next(db.reg.UpdateGroups(kind, u)) + "::text[])"
 	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
-		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT " +
-		strings.Join(ph, ", ") + " FROM u)"
+		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT " +
+		changeID + ", " + strings.Join(ph, ", ") + " FROM u)"
 	if u.IdempotencyKey != "" {
 		// The key's stored result is store's encoding with the written version put in.
 		enc := store.KeyResult{Kind: kind, ID: id}.Encode()
@@ -680,29 +688,14 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 			next(string(pre)+`"version":`) + "::text || u.version || " + next(string(post)) + "::text, 'UTF8') FROM u)"
 	}
 	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	// One statement without BEGIN or COMMIT is a transaction of its own, committed before
+	// the server's answer to it: an error here, the commit's included, is Scan's.
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, nil
 	}
 	defer conn.Release()
-	// No BEGIN or COMMIT: the statements of one batch travel before one Sync message, and
-	// PostgreSQL runs everything before a Sync as one implicit transaction, committed at the
-	// Sync when every statement succeeded and rolled back as a whole otherwise (see
-	// "Extended Query" in the protocol chapter of its manual). Each statement still takes its
-	// own snapshot (READ COMMITTED), so the lease probe runs after the row lock, as above.
-	b := &pgx.Batch{}
-	b.Queue("SELECT 1 FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
-	b.Queue(sql, args...)
-	br := conn.SendBatch(ctx, b)
-	var one int
-	var r *store.Record
-	err = br.QueryRow().Scan(&one)
-	if err == nil {
-		r, err = db.scanRecord(kind, br.QueryRow())
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr // the implicit COMMIT's answer
-	}
+	r, err := db.scanRecord(kind, conn.QueryRow(ctx, sql, args...))
 	switch {
 	case err == nil:
 		db.committed()
