@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -90,6 +91,8 @@ type DB struct {
 	owner     string // identifies this DB value as an idempotency claimer
 	version   int
 	storeID   string // store_meta's store_id, read at open
+
+	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc

@@ -608,11 +608,14 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 // a counter would leave its range (store.CheckAdd's bounds; PostgreSQL evaluates them again
 // on the newest row version when it had to wait for the row), the change row and the key's
 // row are made from what the UPDATE returned, so they exist only when it wrote, and the
-// change row's id is save_change_id()'s (migration 0010), which raises when a lease row
-// concerns the write (any lease row of a written group, live or not). That function runs
-// once the UPDATE holds the row lock, with a snapshot of its own, as updateTx's lease probe
-// runs after its locking read; and the change row takes its id after the row lock (see
-// insertChange).
+// change row's INSERT reads the written row through no_lease_row() (migration 0010), which
+// raises when a lease row concerns the write (any lease row of a written group, live or
+// not). That function runs once the UPDATE holds the row lock, with a snapshot of its own, as
+// updateTx's lease probe runs after its locking read. The change row takes its id straight
+// from the sequence, after the row lock (see insertChange) and after the UPDATE gave the
+// transaction its xid (what next_change_id() makes sure of, see feed.go), without the cost of
+// a SECURITY DEFINER call; a role without the right to use the sequence gets an error here,
+// and updateTx saves.
 //
 // done is false when the save was not eligible, or wrote nothing and nothing was committed
 // (no row matched, the key was taken, a lease row, any server error): updateTx then decides
@@ -658,22 +661,19 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	ca := changeArgs(c)
 	ph := make([]string, len(ca))
 	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
-	for i, typ := range []string{"text", "", "", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
+	for i, typ := range []string{"text", "text", "", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
 		switch i {
-		case 1: // kind: save_change_id's argument too
-			ph[i] = next(ca[i]) + "::text"
 		case 2:
-			ph[i] = "$1"
+			ph[i] = "u.id"
 		case 3:
 			ph[i] = "u.version" // the version the UPDATE wrote
 		default:
 			ph[i] = next(ca[i]) + "::" + typ
 		}
 	}
-	changeID := "save_change_id(" + ph[1] + ", $1, " + next(db.reg.UpdateGroups(kind, u)) + "::text[])"
 	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
-		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT " +
-		changeID + ", " + strings.Join(ph, ", ") + " FROM u)"
+		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
+		strings.Join(ph, ", ") + " FROM u WHERE no_lease_row(" + ph[1] + ", u.id, " + next(db.reg.UpdateGroups(kind, u)) + "::text[]))"
 	if u.IdempotencyKey != "" {
 		// The key's stored result is store's encoding with the written version put in.
 		enc := store.KeyResult{Kind: kind, ID: id}.Encode()
@@ -698,6 +698,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	r, err := db.scanRecord(kind, conn.QueryRow(ctx, sql, args...))
 	switch {
 	case err == nil:
+		db.oneStatementSaves.Add(1)
 		db.committed()
 		return &store.UpdateResult{Record: r, Version: r.Version}, true, nil
 	case err != nil && ctx.Err() != nil:
