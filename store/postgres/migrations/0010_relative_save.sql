@@ -25,3 +25,11 @@ $$;
 -- per save for the benefit of PurgeKeys alone, an explicit maintenance call that nothing on
 -- the save path makes; a purge now reads the key table once (as SQLite's, schema 10 there).
 DROP INDEX idempotency_expires_at;
+
+-- The keys of a key row and the kind of a change row are compared byte by byte (COLLATE "C",
+-- SQLite's BINARY), not by the database's collation: they are only ever looked up by
+-- equality, and each save descends both b-trees with a dozen comparisons, which under a
+-- libc or ICU collation are strcoll calls. Only the indexes on these columns are rebuilt;
+-- the tables are not rewritten.
+ALTER TABLE idempotency ALTER COLUMN scope TYPE text COLLATE "C", ALTER COLUMN key TYPE text COLLATE "C";
+ALTER TABLE changes ALTER COLUMN kind TYPE text COLLATE "C";
