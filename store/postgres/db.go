@@ -90,7 +90,8 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	owner     string // identifies this DB value as an idempotency claimer
 	version   int
-	storeID   string // store_meta's store_id, read at open
+	storeID   string                // store_meta's store_id, read at open
+	selects   map[store.Kind]string // selectList of each kind, made at open
 
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
@@ -117,6 +118,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	cc := cfg.ConnConfig
 	db := &DB{
 		reg:      opts.Registry,
+		selects:  selectLists(opts.Registry),
 		now:      opts.Now,
 		where:    describe(cc.Config),
 		password: cc.Password,

@@ -23,10 +23,27 @@ func table(kind store.Kind) (string, error) { return kind.Plural() }
 // ident quotes a column name taken from the registry.
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// selectList is the column list every record query returns, in scanRecord's order.
+// selectList is the column list every record query returns, in scanRecord's order. It is
+// made once per kind, at Open (selectLists): every save sends it.
 func (db *DB) selectList(kind store.Kind) string {
+	if l, ok := db.selects[kind]; ok {
+		return l
+	}
+	return selectList(db.reg, kind)
+}
+
+// selectLists makes selectList's lists of every kind of reg.
+func selectLists(reg *store.Registry) map[store.Kind]string {
+	m := make(map[store.Kind]string, len(store.Kinds))
+	for _, k := range store.Kinds {
+		m[k] = selectList(reg, k)
+	}
+	return m
+}
+
+func selectList(reg *store.Registry, kind store.Kind) string {
 	cols := []string{"id", "version", "updated_by", "updated_at"}
-	for _, f := range db.reg.Fields(kind) {
+	for _, f := range reg.Fields(kind) {
 		cols = append(cols, ident(f.Name))
 	}
 	return strings.Join(cols, ", ")
