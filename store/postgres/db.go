@@ -93,6 +93,7 @@ type DB struct {
 	storeID   string                // store_meta's store_id, read at open
 	selects   map[store.Kind]string // selectList of each kind, made at open
 
+	relativeSQLs      sync.Map     // relativeSQL's statements by shape
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
 	ctx       context.Context // cancelled by Close: ends subscriptions

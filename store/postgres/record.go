@@ -643,68 +643,47 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
 		return nil, false, nil
 	}
-	t, err := table(kind)
-	if err != nil {
+	if _, err := table(kind); err != nil {
 		return nil, false, nil
 	}
+	names := sortedNames(u.Add)
 	now := db.txNow()
-	var sets, conds []string
+	// The arguments, in the order of relativeSQL's placeholders.
 	args := []any{id}
-	next := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	for _, n := range sortedNames(u.Add) {
+	for _, n := range names {
 		d := u.Add[n]
 		f, err := db.reg.Field(kind, n)
 		if err != nil || d == 0 || d == math.MinInt64 {
 			return nil, false, nil // updateTx answers these
 		}
-		c := ident(n)
-		sets = append(sets, c+" = "+c+" + "+next(d))
 		if d > 0 {
-			conds = append(conds, c+" <= "+next(int64(math.MaxInt64)-d))
+			args = append(args, d, int64(math.MaxInt64)-d)
 		} else {
-			conds = append(conds, c+" >= "+next(int64(math.MinInt64)-d))
+			args = append(args, d, int64(math.MinInt64)-d)
 		}
 		if f.Type == store.TypeMoney {
-			conds = append(conds, c+" >= "+next(-d))
+			args = append(args, -d)
 		}
 	}
-	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
+	args = append(args, now, actor.Name)
 	plan := store.SavePlan{Add: u.Add}
-	c := store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
-		Fields: plan.FieldNames(), Deltas: u.Add, At: now}
-	ca := changeArgs(c)
-	ph := make([]string, len(ca))
-	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
-	for i, typ := range []string{"text", "text", "", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
-		switch i {
-		case 2:
-			ph[i] = "u.id"
-		case 3:
-			ph[i] = "u.version" // the version the UPDATE wrote
-		default:
-			ph[i] = next(ca[i]) + "::" + typ
-		}
-	}
-	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
-		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
-		strings.Join(ph, ", ") + " FROM u WHERE no_lease_row(" + ph[1] + ", u.id, " + next(db.reg.UpdateGroups(kind, u)) + "::text[]))"
-	if u.IdempotencyKey != "" {
+	ca := changeArgs(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
+		Fields: plan.FieldNames(), Deltas: u.Add, At: now})
+	args = append(args, ca[:2]...) // event, kind
+	args = append(args, ca[4:]...) // actor … at; record_id and version come from the UPDATE
+	args = append(args, db.reg.UpdateGroups(kind, u))
+	keyed := u.IdempotencyKey != ""
+	if keyed {
 		// The key's stored result is store's encoding with the written version put in.
 		enc := store.KeyResult{Kind: kind, ID: id}.Encode()
 		pre, post, ok := bytes.Cut(enc, []byte(`"version":0`))
 		if !ok || bytes.Contains(post, []byte(`"version":0`)) {
 			return nil, false, nil
 		}
-		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
-			SELECT ` + next(store.ScopeAPI) + "::text, " + next(u.IdempotencyKey) + "::text, 'COMPLETED', " +
-			next(store.RequestHash(kind, id, u)) + "::text, " + next(actor.Name) + "::text, clock_timestamp(), clock_timestamp() + " +
-			next(store.DefaultCompletedTTL.Microseconds()) + "::bigint * interval '1 microsecond', convert_to(" +
-			next(string(pre)+`"version":`) + "::text || u.version || " + next(string(post)) + "::text, 'UTF8') FROM u)"
+		args = append(args, store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), actor.Name,
+			store.DefaultCompletedTTL.Microseconds(), string(pre)+`"version":`, string(post))
 	}
-	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	sql := db.relativeSQL(kind, names, u.Add, keyed)
 	// One statement without BEGIN or COMMIT is a transaction of its own, committed before
 	// the server's answer to it: an error here, the commit's included, is Scan's.
 	conn, err := db.pool.Acquire(ctx)
@@ -725,6 +704,75 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		return nil, true, db.errLostDuringSave(what, err)
 	}
 	return nil, false, nil
+}
+
+// relativeSQL is relativeSave's statement for a save of the counters names (sorted) of
+// kind, with a key or without, its placeholders in the order of relativeSave's arguments.
+// The text depends only on that shape (and each counter's direction), so it is made once
+// per shape and kept: pgx finds its prepared statement by the text.
+func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64, keyed bool) string {
+	var shape strings.Builder
+	shape.WriteString(string(kind))
+	for _, n := range names {
+		shape.WriteByte(' ')
+		shape.WriteString(n)
+		if add[n] > 0 {
+			shape.WriteByte('+')
+		} else {
+			shape.WriteByte('-')
+		}
+	}
+	if keyed {
+		shape.WriteString(" keyed")
+	}
+	if sql, ok := db.relativeSQLs.Load(shape.String()); ok {
+		return sql.(string)
+	}
+	t, _ := table(kind)
+	n := 1 // $1 is the id
+	next := func() string {
+		n++
+		return "$" + strconv.Itoa(n)
+	}
+	var sets, conds []string
+	for _, name := range names {
+		c := ident(name)
+		sets = append(sets, c+" = "+c+" + "+next())
+		if add[name] > 0 {
+			conds = append(conds, c+" <= "+next())
+		} else {
+			conds = append(conds, c+" >= "+next())
+		}
+		if f, _ := db.reg.Field(kind, name); f != nil && f.Type == store.TypeMoney {
+			conds = append(conds, c+" >= "+next())
+		}
+	}
+	sets = append(sets, "version = version + 1", "updated_at = "+next(), "updated_by = "+next())
+	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
+	var ph []string
+	for i, typ := range []string{"text", "text", "", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
+		switch i {
+		case 2:
+			ph = append(ph, "u.id")
+		case 3:
+			ph = append(ph, "u.version") // the version the UPDATE wrote
+		default:
+			ph = append(ph, next()+"::"+typ)
+		}
+	}
+	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
+		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
+		strings.Join(ph, ", ") + " FROM u WHERE no_lease_row(" + ph[1] + ", u.id, " + next() + "::text[]))"
+	if keyed {
+		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
+			SELECT ` + next() + "::text, " + next() + "::text, 'COMPLETED', " +
+			next() + "::text, " + next() + "::text, clock_timestamp(), clock_timestamp() + " +
+			next() + "::bigint * interval '1 microsecond', convert_to(" +
+			next() + "::text || u.version || " + next() + "::text, 'UTF8') FROM u)"
+	}
+	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	db.relativeSQLs.Store(shape.String(), sql)
+	return sql
 }
 
 // missedUpdate explains an UPDATE of a save that failed: no row matched (a conflict, or the
