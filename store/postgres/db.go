@@ -182,8 +182,9 @@ func (db *DB) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	listening, _ := db.listening(true)
 	db.wg.Add(1)
-	go db.wake()
+	go db.wake(listening)
 	return nil
 }
 
