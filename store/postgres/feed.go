@@ -18,7 +18,9 @@ import (
 // or rolled back, for good. Why readers can know that, without any help from writers:
 //
 //  1. A writer's transaction has its xid before it takes its id (next_change_id() asks for
-//     the xid first), and takes the id after the write it logs holds its row locks.
+//     the xid first; a relative save's UPDATE has given it one before its change row takes
+//     nextval, see relativeSave), and takes the id after the write it logs holds its row
+//     locks.
 //  2. The reader reads the newest visible id M, and in the same statement gets a fresh xid
 //     N of its own (pg_current_xact_id): every xid assigned before the statement is below N.
 //  3. An id g < M that the reader could not see belongs to a transaction T still running at
