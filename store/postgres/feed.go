@@ -194,7 +194,8 @@ func (db *DB) committed() {
 // backend started for this question alone, which a short-lived writer (a script, a worker
 // process) pays for in full. The answer is kept until an idle connection is there to ask
 // again, or for listenerStale at most. Open asks first (listening is its answer), on the
-// connection it opened with.
+// connection it opened with. (A writer that wants a connection during the question, a round
+// trip every listenerCheck at most, still gets a new one; the pool keeps it from then on.)
 func (db *DB) wake(listening bool) {
 	defer db.wg.Done()
 	checked := time.Now()
