@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -89,7 +90,11 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	owner     string // identifies this DB value as an idempotency claimer
 	version   int
-	storeID   string // store_meta's store_id, read at open
+	storeID   string                // store_meta's store_id, read at open
+	selects   map[store.Kind]string // selectList of each kind, made at open
+
+	relativeSQLs      sync.Map     // relativeSQL's statements by shape
+	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc
@@ -114,6 +119,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	cc := cfg.ConnConfig
 	db := &DB{
 		reg:      opts.Registry,
+		selects:  selectLists(opts.Registry),
 		now:      opts.Now,
 		where:    describe(cc.Config),
 		password: cc.Password,
@@ -176,8 +182,9 @@ func (db *DB) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	listening, _ := db.listening(true)
 	db.wg.Add(1)
-	go db.wake()
+	go db.wake(listening)
 	return nil
 }
 

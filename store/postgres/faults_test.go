@@ -439,3 +439,63 @@ func TestInTx_ConnectionLostBeforeCommit(t *testing.T) {
 		t.Fatalf("inTx = %v after %d attempts, want success on the second", err, attempts)
 	}
 }
+
+// TestRelativeSave_LeaseGrantedWhileWaiting: a relative save that waits for the record's row
+// lock, while a lease on the record is granted and committed, must see that lease once it has
+// the lock, as the full save's check after its locking read does: ELEASE, nothing written. A
+// lease check in the UPDATE's own snapshot, taken before the wait, would miss it.
+func TestRelativeSave_LeaseGrantedWhileWaiting(t *testing.T) {
+	db := mustOpen(t, pgtest.DSN(t))
+	admin := mustAdmin(t)
+	p := mustCreateProduct(t, db, "WAIT")
+	holder, err := db.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(context.Background())
+	if _, err := holder.Exec(t.Context(), "SELECT 1 FROM products WHERE id = $1 FOR UPDATE", p.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.UpdateRecord(actx(t, worker), store.KindProduct, p.ID,
+			store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: "wait-1"})
+		done <- err
+	}()
+	// The save is waiting once a backend of the store waits for a lock.
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		var waiting int
+		if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND wait_event_type = 'Lock'`, appName(clientAppNamePrefix, db.schema)).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the save returned (%v) while the row was locked", err)
+		default:
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("the save never waited for the row lock")
+		}
+	}
+	if _, err := db.AcquireLease(actx(t, alice), store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID,
+		Group: store.GroupEditor, TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; store.ErrorCode(err) != store.ELEASE {
+		t.Fatalf("save after a lease granted while it waited = %v, want ELEASE", err)
+	}
+	got, err := db.FindRecord(t.Context(), store.KindProduct, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fields["stock"] != int64(0) || got.Version != p.Version {
+		t.Errorf("record after the refused save: stock %v, version %d; want 0 and %d", got.Fields["stock"], got.Version, p.Version)
+	}
+}

@@ -18,7 +18,9 @@ import (
 // or rolled back, for good. Why readers can know that, without any help from writers:
 //
 //  1. A writer's transaction has its xid before it takes its id (next_change_id() asks for
-//     the xid first), and takes the id after the write it logs holds its row locks.
+//     the xid first; a relative save's UPDATE has given it one before its change row takes
+//     nextval, see relativeSave), and takes the id after the write it logs holds its row
+//     locks.
 //  2. The reader reads the newest visible id M, and in the same statement gets a fresh xid
 //     N of its own (pg_current_xact_id): every xid assigned before the statement is below N.
 //  3. An id g < M that the reader could not see belongs to a transaction T still running at
@@ -55,6 +57,7 @@ const (
 	maxMarks      = 64
 	notifyGap     = 20 * time.Millisecond  // at most one NOTIFY per gap from one store
 	listenerCheck = 250 * time.Millisecond // how long wake trusts what it saw of the listeners
+	listenerStale = 5 * time.Second        // how long it may trust it while no connection is idle
 )
 
 // horizon tracks how far the change log is settled, across looks at the server.
@@ -185,21 +188,27 @@ func (db *DB) committed() {
 // per notifyGap: the commits in between share it. A missed wake-up (a subscriber that just
 // connected, or one whose DSN spells the search_path differently) costs it at most its
 // one-second poll.
-func (db *DB) wake() {
+//
+// Whether someone listens is asked on a pooled connection that is idle at the time, never
+// on a new one while the writers hold them all: a connection of its own would be a server
+// backend started for this question alone, which a short-lived writer (a script, a worker
+// process) pays for in full. The answer is kept until an idle connection is there to ask
+// again, or for listenerStale at most. Open asks first (listening is its answer), on the
+// connection it opened with. (A writer that wants a connection during the question, a round
+// trip every listenerCheck at most, still gets a new one; the pool keeps it from then on.)
+func (db *DB) wake(listening bool) {
 	defer db.wg.Done()
-	var listening bool
-	var checked time.Time
+	checked := time.Now()
 	for {
 		select {
 		case <-db.ctx.Done():
 			return
 		case <-db.poke:
 		}
-		if time.Since(checked) > listenerCheck {
-			err := db.pool.QueryRow(db.ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
-				WHERE datname = current_database() AND application_name = $1)`, db.listenCfg.RuntimeParams["application_name"]).Scan(&listening)
-			listening = listening || err != nil // unsure: notify
-			checked = time.Now()
+		if since := time.Since(checked); since > listenerCheck {
+			if l, ok := db.listening(since > listenerStale); ok {
+				listening, checked = l, time.Now()
+			}
 		}
 		if listening {
 			_, _ = db.pool.Exec(db.ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, db.channel)
@@ -208,6 +217,27 @@ func (db *DB) wake() {
 			return
 		}
 	}
+}
+
+// listening says whether a subscriber of this schema is connected, asked on an idle pooled
+// connection; ok is false when none is idle, unless wait allows the pool to open one. An
+// error counts as listening (unsure: notify).
+func (db *DB) listening(wait bool) (listening, ok bool) {
+	var q querier = db.pool
+	if !wait {
+		idle := db.pool.AcquireAllIdle(db.ctx)
+		if len(idle) == 0 {
+			return false, false
+		}
+		for _, c := range idle[1:] {
+			c.Release()
+		}
+		defer idle[0].Release()
+		q = idle[0]
+	}
+	err := q.QueryRow(db.ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = $1)`, db.listenCfg.RuntimeParams["application_name"]).Scan(&listening)
+	return listening || err != nil, true
 }
 
 // Subscribe delivers every change with ID > after, in order, until ctx ends or the store is

@@ -23,10 +23,27 @@ func table(kind store.Kind) (string, error) { return kind.Plural() }
 // ident quotes a column name taken from the registry.
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// selectList is the column list every record query returns, in scanRecord's order.
+// selectList is the column list every record query returns, in scanRecord's order. It is
+// made once per kind, at Open (selectLists): every save sends it.
 func (db *DB) selectList(kind store.Kind) string {
+	if l, ok := db.selects[kind]; ok {
+		return l
+	}
+	return selectList(db.reg, kind)
+}
+
+// selectLists makes selectList's lists of every kind of reg.
+func selectLists(reg *store.Registry) map[store.Kind]string {
+	m := make(map[store.Kind]string, len(store.Kinds))
+	for _, k := range store.Kinds {
+		m[k] = selectList(reg, k)
+	}
+	return m
+}
+
+func selectList(reg *store.Registry, kind store.Kind) string {
 	cols := []string{"id", "version", "updated_by", "updated_at"}
-	for _, f := range db.reg.Fields(kind) {
+	for _, f := range reg.Fields(kind) {
 		cols = append(cols, ident(f.Name))
 	}
 	return strings.Join(cols, ", ")
@@ -600,111 +617,84 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	return res, nil
 }
 
-// relativeSave is the one-round-trip form of the commonest save: relative changes only,
-// without a lease token or a history version. The locking read and one statement that
-// writes the record, its change row and its idempotency key travel as one pipelined batch,
-// one implicit transaction, so the row lock is held for no round trip to the client, as a
-// plain UPDATE's is. The decisions updateTx makes in Go are conditions of that statement here:
-// the UPDATE matches nothing when a lease row concerns the write (any lease row of a written
-// group, live or not) or when a counter would leave its range (store.CheckAdd's bounds), and
-// the change row and the key's row are made from what the UPDATE returned, so they exist
-// only when it wrote. The lease probe runs after the locking read, in a later snapshot, as
-// updateTx's check does; the change row takes its id after the row lock (see insertChange).
+// relativeSave is the one-statement form of the commonest save: relative changes only,
+// without a lease token or a history version. One statement (a CTE) updates the record,
+// inserts its change row and its idempotency key's row, as an implicit transaction, so the
+// row lock is held for no round trip to the client, as a plain UPDATE's is. The decisions
+// updateTx makes in Go are conditions of that statement here: the UPDATE matches nothing when
+// a counter would leave its range (store.CheckAdd's bounds; PostgreSQL evaluates them again
+// on the newest row version when it had to wait for the row), the change row and the key's
+// row are made from what the UPDATE returned, so they exist only when it wrote, and the
+// change row's INSERT reads the written row through no_lease_row() (migration 0010), which
+// raises when a lease row concerns the write (any lease row of a written group, live or
+// not). That function runs once the UPDATE holds the row lock, with a snapshot of its own, as
+// updateTx's lease probe runs after its locking read. The change row takes its id straight
+// from the sequence, after the row lock (see insertChange) and after the UPDATE gave the
+// transaction its xid (what next_change_id() makes sure of, see feed.go), without the cost of
+// a SECURITY DEFINER call; a role without the right to use the sequence gets an error here,
+// and updateTx saves.
 //
 // done is false when the save was not eligible, or wrote nothing and nothing was committed
-// (no row matched, the key was taken, any server error): updateTx then decides and explains,
-// in a transaction of its own. done with an error means the connection was lost while the
-// outcome was open (only for a save without a key: a keyed one is rerun and replays), or
-// the context ended.
+// (no row matched, the key was taken, a lease row, any server error): updateTx then decides
+// and explains, in a transaction of its own. done with an error means the connection was
+// lost while the outcome was open (only for a save without a key: a keyed one is rerun and
+// replays), or the context ended.
 func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id int64, u store.Update, actor store.Actor) (res *store.UpdateResult, done bool, err error) {
 	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
 		return nil, false, nil
 	}
-	t, err := table(kind)
-	if err != nil {
+	if _, err := table(kind); err != nil {
 		return nil, false, nil
 	}
+	names := sortedNames(u.Add)
 	now := db.txNow()
-	var sets, conds []string
+	// The arguments, in the order of relativeSQL's placeholders.
 	args := []any{id}
-	next := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	for _, n := range sortedNames(u.Add) {
+	for _, n := range names {
 		d := u.Add[n]
 		f, err := db.reg.Field(kind, n)
 		if err != nil || d == 0 || d == math.MinInt64 {
 			return nil, false, nil // updateTx answers these
 		}
-		c := ident(n)
-		sets = append(sets, c+" = "+c+" + "+next(d))
 		if d > 0 {
-			conds = append(conds, c+" <= "+next(int64(math.MaxInt64)-d))
+			args = append(args, d, int64(math.MaxInt64)-d)
 		} else {
-			conds = append(conds, c+" >= "+next(int64(math.MinInt64)-d))
+			args = append(args, d, int64(math.MinInt64)-d)
 		}
 		if f.Type == store.TypeMoney {
-			conds = append(conds, c+" >= "+next(-d))
+			args = append(args, -d)
 		}
 	}
-	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
-	conds = append(conds, `NOT EXISTS (SELECT 1 FROM leases WHERE kind = `+next(string(kind))+
-		` AND record_id = $1 AND grp = ANY(`+next(db.reg.UpdateGroups(kind, u))+`))`)
+	args = append(args, now, actor.Name)
 	plan := store.SavePlan{Add: u.Add}
-	c := store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
-		Fields: plan.FieldNames(), Deltas: u.Add, At: now}
-	ca := changeArgs(c)
-	ph := make([]string, len(ca))
-	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
-	for i, typ := range []string{"text", "text", "bigint", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
-		ph[i] = "u.version" // the version the UPDATE wrote
-		if typ != "" {
-			ph[i] = next(ca[i]) + "::" + typ
-		}
-	}
-	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
-		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT " +
-		strings.Join(ph, ", ") + " FROM u)"
-	if u.IdempotencyKey != "" {
+	ca := changeArgs(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Actor: actor.Name, Role: actor.Role,
+		Fields: plan.FieldNames(), Deltas: u.Add, At: now})
+	args = append(args, ca[:2]...) // event, kind
+	args = append(args, ca[4:]...) // actor … at; record_id and version come from the UPDATE
+	args = append(args, db.reg.UpdateGroups(kind, u))
+	keyed := u.IdempotencyKey != ""
+	if keyed {
 		// The key's stored result is store's encoding with the written version put in.
 		enc := store.KeyResult{Kind: kind, ID: id}.Encode()
 		pre, post, ok := bytes.Cut(enc, []byte(`"version":0`))
 		if !ok || bytes.Contains(post, []byte(`"version":0`)) {
 			return nil, false, nil
 		}
-		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
-			SELECT ` + next(store.ScopeAPI) + "::text, " + next(u.IdempotencyKey) + "::text, 'COMPLETED', " +
-			next(store.RequestHash(kind, id, u)) + "::text, " + next(actor.Name) + "::text, clock_timestamp(), clock_timestamp() + " +
-			next(store.DefaultCompletedTTL.Microseconds()) + "::bigint * interval '1 microsecond', convert_to(" +
-			next(string(pre)+`"version":`) + "::text || u.version || " + next(string(post)) + "::text, 'UTF8') FROM u)"
+		args = append(args, store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), actor.Name,
+			store.DefaultCompletedTTL.Microseconds(), string(pre)+`"version":`, string(post))
 	}
-	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	sql := db.relativeSQL(kind, names, u.Add, keyed)
+	// One statement without BEGIN or COMMIT is a transaction of its own, committed before
+	// the server's answer to it: an error here, the commit's included, is Scan's.
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, nil
 	}
 	defer conn.Release()
-	// No BEGIN or COMMIT: the statements of one batch travel before one Sync message, and
-	// PostgreSQL runs everything before a Sync as one implicit transaction, committed at the
-	// Sync when every statement succeeded and rolled back as a whole otherwise (see
-	// "Extended Query" in the protocol chapter of its manual). Each statement still takes its
-	// own snapshot (READ COMMITTED), so the lease probe runs after the row lock, as above.
-	b := &pgx.Batch{}
-	b.Queue("SELECT 1 FROM "+t+" WHERE id = $1 FOR NO KEY UPDATE", id)
-	b.Queue(sql, args...)
-	br := conn.SendBatch(ctx, b)
-	var one int
-	var r *store.Record
-	err = br.QueryRow().Scan(&one)
-	if err == nil {
-		r, err = db.scanRecord(kind, br.QueryRow())
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr // the implicit COMMIT's answer
-	}
+	r, err := db.scanRecord(kind, conn.QueryRow(ctx, sql, args...))
 	switch {
 	case err == nil:
+		db.oneStatementSaves.Add(1)
 		db.committed()
 		return &store.UpdateResult{Record: r, Version: r.Version}, true, nil
 	case err != nil && ctx.Err() != nil:
@@ -714,6 +704,75 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		return nil, true, db.errLostDuringSave(what, err)
 	}
 	return nil, false, nil
+}
+
+// relativeSQL is relativeSave's statement for a save of the counters names (sorted) of
+// kind, with a key or without, its placeholders in the order of relativeSave's arguments.
+// The text depends only on that shape (and each counter's direction), so it is made once
+// per shape and kept: pgx finds its prepared statement by the text.
+func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64, keyed bool) string {
+	var shape strings.Builder
+	shape.WriteString(string(kind))
+	for _, n := range names {
+		shape.WriteByte(' ')
+		shape.WriteString(n)
+		if add[n] > 0 {
+			shape.WriteByte('+')
+		} else {
+			shape.WriteByte('-')
+		}
+	}
+	if keyed {
+		shape.WriteString(" keyed")
+	}
+	if sql, ok := db.relativeSQLs.Load(shape.String()); ok {
+		return sql.(string)
+	}
+	t, _ := table(kind)
+	n := 1 // $1 is the id
+	next := func() string {
+		n++
+		return "$" + strconv.Itoa(n)
+	}
+	var sets, conds []string
+	for _, name := range names {
+		c := ident(name)
+		sets = append(sets, c+" = "+c+" + "+next())
+		if add[name] > 0 {
+			conds = append(conds, c+" <= "+next())
+		} else {
+			conds = append(conds, c+" >= "+next())
+		}
+		if f, _ := db.reg.Field(kind, name); f != nil && f.Type == store.TypeMoney {
+			conds = append(conds, c+" >= "+next())
+		}
+	}
+	sets = append(sets, "version = version + 1", "updated_at = "+next(), "updated_by = "+next())
+	// An INSERT … SELECT does not type its parameters from the columns, so each is cast.
+	var ph []string
+	for i, typ := range []string{"text", "text", "", "", "text", "text", "text[]", "jsonb", "boolean", "text", "bigint", "timestamptz"} {
+		switch i {
+		case 2:
+			ph = append(ph, "u.id")
+		case 3:
+			ph = append(ph, "u.version") // the version the UPDATE wrote
+		default:
+			ph = append(ph, next()+"::"+typ)
+		}
+	}
+	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
+		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
+		strings.Join(ph, ", ") + " FROM u WHERE no_lease_row(" + ph[1] + ", u.id, " + next() + "::text[]))"
+	if keyed {
+		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
+			SELECT ` + next() + "::text, " + next() + "::text, 'COMPLETED', " +
+			next() + "::text, " + next() + "::text, clock_timestamp(), clock_timestamp() + " +
+			next() + "::bigint * interval '1 microsecond', convert_to(" +
+			next() + "::text || u.version || " + next() + "::text, 'UTF8') FROM u)"
+	}
+	sql += " SELECT " + db.selectList(kind) + " FROM u"
+	db.relativeSQLs.Store(shape.String(), sql)
+	return sql
 }
 
 // missedUpdate explains an UPDATE of a save that failed: no row matched (a conflict, or the
