@@ -47,6 +47,12 @@ func foldTable(kind store.Kind, field string) (string, error) {
 // reads, not 100,000, and a short query common enough to fill the page stops early.
 func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 	q := store.SearchFold(f.Search)
+	return db.lookupCondition(f, q, store.IndexedQuery(q))
+}
+
+// lookupCondition is searchCondition for the folded query q, looked up in the trigram
+// indexes when indexed, else by instr() on the side tables' rows.
+func (db *DB) lookupCondition(f store.Filter, q string, indexed bool) (string, []any, error) {
 	fields := db.reg.SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "0", nil, nil // a registry that searches no field finds nothing
@@ -55,7 +61,6 @@ func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 		conds []string
 		args  []any
 	)
-	indexed := store.IndexedQuery(q)
 	// Only a listing in id order pages by id: a sorted one's page is the first by its sort
 	// field, which may be any of the matches.
 	page := len(f.IDs) == 0 && f.Sort == ""
@@ -94,39 +99,21 @@ func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 // tokenizer as it is (a quote is doubled).
 func ftsPhrase(q string) string { return `"` + strings.ReplaceAll(q, `"`, `""`) + `"` }
 
-// scanCondition returns the condition that finds the folded query q in one of fields'
-// folds, for each row of kind's table t as it is read: instr() on the record's row of each
-// field's side table (foldTable), looked up by id. It is the exact substring test the
-// trigram index answers for a query of a trigram or more, without the index.
-func scanCondition(t string, kind store.Kind, q string, fields []*store.Field) (string, []any, error) {
-	conds := make([]string, len(fields))
-	args := make([]any, len(fields))
-	for i, sf := range fields {
-		ft, err := foldTable(kind, sf.Name)
-		if err != nil {
-			return "", nil, err
-		}
-		conds[i] = "EXISTS (SELECT 1 FROM " + ft + " WHERE " + ft + ".id = " + t + ".id AND instr(" + ft + ".fold, ?) > 0)"
-		args[i] = q
-	}
-	return "(" + strings.Join(conds, " OR ") + ")", args, nil
-}
-
 // scanShare is the share of the rows (1/scanShare) from which streamSearchCondition reads a
 // search by scanning the table rather than through the trigram index. The index costs per
 // match (each of the phrase's trigrams' entries, and the union of the searched fields' ids),
-// the scan per row (instr() on the row's fold in each side table, looked up by the id of a
-// row that is read anyway when it matches). Measured with the folds in the record's row, for
-// a 12-character query over 100,000 products: 1.1 µs a match against 0.4 to 0.9 µs a row,
-// so the two met between a third and four fifths of the rows matching. A quarter keeps the
-// scan to where it is no dearer than the index with the probe added.
+// the scan per row (instr() on each side table's fold, read in order, and the union of the
+// ids). Measured with the folds in the record's row, for a 12-character query over 100,000
+// products: 1.1 µs a match against 0.4 to 0.9 µs a row, so the two met between a third and
+// four fifths of the rows matching. A quarter keeps the scan to where it is no dearer than
+// the index with the probe added.
 var scanShare int64 = 4
 
 // streamSearchCondition is searchCondition for a stream of every match of f (no Limit):
 // when the query matches at least 1/scanShare of the rows above f.AfterID, the instr() scan
-// of scanCondition, which finds the same records, else the trigram index. It probes the
-// index for that many matches at most (LIMIT), so the probe of a query that matches most
-// rows stops early and that of a rare one costs what its lookup costs. A record matching in
+// of the side tables (lookupCondition), which finds the same records, else the trigram
+// index. It probes the index for that many matches at most (LIMIT), so the probe of a query
+// that matches most rows stops early and that of a rare one costs what its lookup costs. A record matching in
 // two fields counts twice: the choice leans to the scan, and either finds the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
@@ -159,7 +146,8 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 			return "", nil, err
 		}
 		if found += n; found >= need {
-			return scanCondition(t, f.Kind, folded, fields)
+			// The scan: every row of each side table above AfterID, instr() on its fold.
+			return db.lookupCondition(f, folded, false)
 		}
 	}
 	return db.searchCondition(f)
