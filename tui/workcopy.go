@@ -53,9 +53,9 @@ type workCopy struct {
 	state     *store.CopyState // nil until read, or when the store is no working copy
 	conflicts []store.CopyConflict
 	syncing   bool
-	// synced says this TUI's own sync just reloaded the list, so the state it changed
-	// (reloadMark) is not taken for another process's sync.
-	synced bool
+	// reloaded says this TUI's own sync or resolution just reloaded the list, so the state
+	// it changed (reloadMark) is not taken for another process's sync.
+	reloaded bool
 }
 
 // reloadMark is what of a copy's state moves when a sync applies the source's records:
@@ -116,8 +116,8 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 			// The header takes a line from every screen.
 			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
 		}
-		if w.synced {
-			w.synced = false
+		if w.reloaded {
+			w.reloaded = false
 			return nil, true
 		}
 		if reloadMark(old) != reloadMark(msg.state) {
@@ -144,7 +144,7 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		a.list.status.info("syncing with " + safe.Line(w.state.Source) + "…")
 		return w.sync(), true
 	case copySyncedMsg:
-		w.syncing, w.synced = false, true
+		w.syncing, w.reloaded = false, true
 		// A sync writes the source's records without feed entries: records it added and
 		// removed show only in a list loaded afresh.
 		cmds := []tea.Cmd{w.load(), a.list.reload()}
@@ -163,6 +163,7 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return tea.Batch(cmds...), true
 	case copyResolvedMsg:
+		w.reloaded = true
 		delete(a.screens, scrCopyMerge)
 		a.screen = scrList
 		switch {

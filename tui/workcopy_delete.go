@@ -127,7 +127,11 @@ func (s *copyDelete) View() string {
 		line(st.Dim.Render, fmt.Sprintf("%-4s mine: not offered, the source would refuse the same delete again", k.PickMine.Help().Key))
 	}
 	line(st.Theirs.Render, fmt.Sprintf("%-4s theirs: keep the source's record (the next sync brings it back here)", k.PickTheirs.Help().Key))
-	line(st.Dim.Render, fmt.Sprintf("%-4s decide later: the conflict stays in the copy (tandem resolve %s %d mine|theirs)", k.Back.Help().Key, cf.Kind, cf.ID))
+	line(st.Dim.Render, fmt.Sprintf("%-4s decide later: it stays (or tandem resolve %s %d mine|theirs)", k.Back.Help().Key, cf.Kind, cf.ID))
+	// The status line and the footer at the bottom, as on the other screens.
+	for n := strings.Count(b.String(), "\n"); n < c.height-2; n++ {
+		b.WriteByte('\n')
+	}
 	b.WriteString(s.status.style(st).Render(c.clip(safe.Line(s.status.text))))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(k.CopyDeleteKeys()))

@@ -142,6 +142,7 @@ func TestWorkCopy_DeleteConflictBothAnswers(t *testing.T) {
 	if strings.Contains(scr, "0 of 0 conflicts") {
 		t.Fatalf("a delete's conflict shown as a field merge:\n%s", scr)
 	}
+	d.golden("copy_delete_conflict")
 	d.key("2")
 	d.waitFor("product 1: delete dropped; S brings the source's record back")
 
