@@ -657,7 +657,11 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			e.focus = (e.focus + dir + len(e.fields)) % len(e.fields)
 			return e.focusCmd()
 		}
+		from := e.focus
 		e.focus = e.nextStop(e.focus, dir)
+		if why := e.skippedControl(from, dir); why != "" {
+			e.status.info(why)
+		}
 		cmd := e.focusCmd()
 		if e.draftDirty {
 			return tea.Batch(cmd, e.writeDraftCmd())
@@ -709,6 +713,31 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	return e.forward(msg)
+}
+
+// skippedControl says why tab, going from field from in direction dir to the focused
+// field, passed over fields holding control characters; "" when it passed over none.
+func (e *editorModel) skippedControl(from, dir int) string {
+	n := len(e.fields)
+	var names []string
+	var first *fieldInput
+	for i := 1; i < n; i++ {
+		j := ((from+dir*i)%n + n) % n
+		if j == e.focus {
+			break
+		}
+		if fi := e.fields[j]; fi.readOnly == readOnlyControl {
+			names = append(names, fi.f.Label)
+			if first == nil {
+				first = fi
+			}
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return fmt.Sprintf("skipped %s: control characters (shown escaped) that the editor cannot write back as they are; "+
+		"tandem set %s %d %s=… changes it", strings.Join(names, ", "), e.kind, e.id, first.f.Name)
 }
 
 // forward sends a message to the focused input.

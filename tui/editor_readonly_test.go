@@ -78,3 +78,34 @@ func TestEditor_ReadOnlyFieldOfEditableRecord(t *testing.T) {
 		t.Fatalf("footer missing at 15 rows:\n%s", d.screen())
 	}
 }
+
+// TestEditor_ControlCharactersSayWhySkipped: a name another program wrote with an escape
+// sequence is marked read-only with the reason, and tab passing over it says why, naming
+// the command that changes it; no raw control character reaches the terminal.
+func TestEditor_ControlCharactersSayWhySkipped(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, hostile{s}, "alice")
+	openProduct(t, d, 1, "enter")
+	d.waitFor("read-only: control characters")
+	said := ""
+	for range len(d.app.editor.fields) {
+		d.key("tab")
+		if st := d.app.editor.status.text; strings.Contains(st, "skipped name") {
+			said = st
+			if view := d.app.Render(); strings.ContainsAny(view, "\x07") || strings.Contains(view, "\x1b[2J") {
+				t.Fatalf("raw control characters reached the screen: %q", view)
+			}
+			break
+		}
+	}
+	if said == "" {
+		t.Fatalf("tab passed over the name without saying why:\n%s", d.screen())
+	}
+	if !strings.Contains(said, "control characters") || !strings.Contains(said, "tandem set product 1 name=") {
+		t.Fatalf("status %q does not say why nor how to change it", said)
+	}
+	if fi := d.app.editor.fields[d.app.editor.focus]; fi.f.Name == "name" {
+		t.Fatal("tab stopped on the read-only name")
+	}
+}

@@ -107,17 +107,26 @@ func (e *editorModel) formLines(room int) []string {
 		var val string
 		switch {
 		case focused && e.viewing(fi):
-			lines = append(lines, marker+label+" "+st.Dim.Render(fmt.Sprintf("read-only · %d lines · ↑/↓ pgup/pgdn scroll", fi.body.LineCount())))
+			why := "read-only"
+			if fi.readOnly == readOnlyControl {
+				why = "read-only: control characters, shown escaped"
+			}
+			lines = append(lines, marker+label+" "+st.Dim.Render(fmt.Sprintf("%s · %d lines · ↑/↓ pgup/pgdn scroll", why, fi.body.LineCount())))
 			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
 			focusTo = len(lines)
 			continue
 		case fi.readOnly != "" || e.readOnly != "":
 			shown := fi.shownText()
-			val = st.Dim.Render(ansi.Truncate(highlight(firstLine(shown), c.search), valW, "…"))
+			hint := ""
+			if fi.readOnly == readOnlyControl {
+				hint = controlHint // says why tab passes over it
+			}
+			val = st.Dim.Render(ansi.Truncate(highlight(firstLine(shown), c.search), max(valW-ansi.StringWidth(hint), 10), "…"))
 			if fi.body != nil && fi.body.LineCount() > 1 {
 				n := fi.body.LineCount() - 1
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(shown, c.search))
 			}
+			val += st.Warn.Render(hint)
 		case fi.body != nil && focused:
 			lines = append(lines, marker+label)
 			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)

@@ -193,7 +193,7 @@ func (f *form) fill(rec *store.Record) {
 		if clean != s && !editable && fi.readOnly == "" {
 			// Text another program wrote with control characters is shown escaped; editing
 			// it would write the escaped form back, so the field stays read-only.
-			fi.readOnly = "contains control characters"
+			fi.readOnly = readOnlyControl
 		}
 		fi.setText(s)
 		if fi.readOnly != "" {
@@ -202,6 +202,14 @@ func (f *form) fill(rec *store.Record) {
 		}
 	}
 }
+
+// readOnlyControl is why a field holding control characters (written by another program)
+// cannot be edited: it is shown escaped, and editing would write the escaped form back.
+const readOnlyControl = "contains control characters"
+
+// controlHint is the mark beside such a field's value, so that tab passing over it is
+// no surprise.
+const controlHint = " · read-only: control characters"
 
 // shownValue is how a read-only field shows v: made safe, and a reference with the title
 // of the record it names ("3 · Handbook"), once the title is known.

@@ -221,7 +221,8 @@ func mustReadHelp(t *testing.T, d *driver) ([]string, bool) {
 // screenKeyLists are the screens' footer key lists, by the help group that explains them.
 func screenKeyLists(k KeyMap) map[string][]key.Binding {
 	return map[string][]key.Binding{
-		helpList: k.ListKeys(), helpEditor: k.EditorKeys(), helpConflict: k.ConflictKeys(), helpMerge: k.MergeKeys(),
+		helpList: k.ListKeys(), helpEditor: k.EditorKeys(), helpConflict: k.ConflictKeys(),
+		helpMerge:   append(k.MergeKeys(), k.CopyDeleteKeys()...),
 		helpHistory: k.HistoryKeys(), helpLocks: k.LocksKeys(), helpMove: k.MoveKeys(),
 	}
 }

@@ -171,6 +171,13 @@ func (k KeyMap) MergeKeys() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PickMine, k.PickTheirs, k.PickBase, k.PickBoth, k.EditValue, k.NextHunk, k.AllMine, k.Words, k.Undo, k.Save, k.Back}
 }
 
+// CopyDeleteKeys are the keys of a working copy's delete conflict (workcopy_delete.go): the
+// merge view's mine and theirs, for the whole record.
+func (k KeyMap) CopyDeleteKeys() []key.Binding {
+	return []key.Binding{pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "mine: delete there too"),
+		pair(k.PickTheirs, k.PickTheirs, k.PickTheirs.Help().Key, "theirs: keep it"), k.Back, k.Help}
+}
+
 // HistoryKeys are the history screen's keys.
 func (k KeyMap) HistoryKeys() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Revert, k.SwitchTab, k.Restore, k.Back}

@@ -61,6 +61,9 @@ type listModel struct {
 	pendingPages int
 
 	lastDeleted *store.Tombstone // the record this TUI deleted last, for R (delete.go)
+
+	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
+	keep int64
 }
 
 // maxSeekPages bounds the pages the list loads to put the cursor on a new record.
@@ -103,7 +106,22 @@ func (l *listModel) Init() tea.Cmd { return tea.Batch(l.load(), l.loadLeases()) 
 func (l *listModel) visibleRows() int { return max(l.c.height-4, 1) }
 
 // load starts a fresh load of the current kind and search.
-func (l *listModel) load() tea.Cmd {
+func (l *listModel) load() tea.Cmd { return l.loadN(pageSize) }
+
+// reload loads the list afresh as far as it was loaded, keeping the cursor on the record it
+// is on: for changes that come without feed entries (a working copy's sync adds and removes
+// records as the source has them), where refreshing the rows on screen would miss new
+// records and keep ones that are gone.
+func (l *listModel) reload() tea.Cmd {
+	l.keep = 0
+	if r := l.selected(); r != nil {
+		l.keep = r.ID
+	}
+	return tea.Batch(l.loadN(max(pageSize, len(l.rows))), l.loadLeases())
+}
+
+// loadN starts a fresh load of the current kind and search, of up to limit products.
+func (l *listModel) loadN(limit int) tea.Cmd {
 	l.gen++
 	l.paging = false // a page of the old load is dropped when it comes
 	c, kind, gen, search, sort, desc := l.c, l.kind, l.gen, l.search, l.sort, l.desc
@@ -119,7 +137,7 @@ func (l *listModel) load() tea.Cmd {
 		}
 	}
 	return func() tea.Msg {
-		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: pageSize, Sort: sort, Desc: desc})
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: limit, Sort: sort, Desc: desc})
 		if err != nil {
 			return pageMsg{kind: kind, gen: gen, err: err}
 		}
@@ -129,7 +147,7 @@ func (l *listModel) load() tea.Cmd {
 				total = n
 			}
 		}
-		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == pageSize}
+		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == limit}
 	}
 }
 
@@ -285,6 +303,12 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		default:
 			l.rows = msg.recs
 			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+		}
+		if !msg.append && l.keep != 0 {
+			if i := l.indexOf(l.keep); i >= 0 {
+				l.cursor = i
+			}
+			l.keep = 0
 		}
 		l.total, l.more = max(msg.total, len(l.rows)), msg.more
 		l.clampOffset()

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -41,6 +40,7 @@ type (
 	copyResolvedMsg struct {
 		kind store.Kind
 		id   int64
+		note string // what the resolution does, when more than the usual
 		err  error
 	}
 	copyMergeClosedMsg struct{}
@@ -53,6 +53,16 @@ type workCopy struct {
 	state     *store.CopyState // nil until read, or when the store is no working copy
 	conflicts []store.CopyConflict
 	syncing   bool
+	// reloaded says this TUI's own sync or resolution just reloaded the list, so the state
+	// it changed (reloadMark) is not taken for another process's sync.
+	reloaded bool
+}
+
+// reloadMark is what of a copy's state moves when a sync applies the source's records:
+// when it moves between two reads, some sync (another tandem's, or tandem sync) added or
+// removed records without a feed entry, and the list is loaded afresh.
+func reloadMark(st *store.CopyState) string {
+	return fmt.Sprintf("%d %d %d", st.Position, st.SyncedAt.UnixNano(), st.Conflict)
 }
 
 // newWorkCopy returns the working-copy part for a store that can be one, else nil.
@@ -100,11 +110,18 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 			}
 			return nil, true // not a working copy: no header, no polling
 		}
-		first := w.state == nil
+		first, old := w.state == nil, w.state
 		w.state, w.conflicts = msg.state, msg.conflicts
 		if first {
 			// The header takes a line from every screen.
 			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
+		}
+		if w.reloaded {
+			w.reloaded = false
+			return nil, true
+		}
+		if reloadMark(old) != reloadMark(msg.state) {
+			return a.list.reload(), true
 		}
 		return nil, true
 	case copyPollMsg:
@@ -127,31 +144,37 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		a.list.status.info("syncing with " + safe.Line(w.state.Source) + "…")
 		return w.sync(), true
 	case copySyncedMsg:
-		w.syncing = false
-		cmds := []tea.Cmd{w.load(), a.list.refreshVisible()}
+		w.syncing, w.reloaded = false, true
+		// A sync writes the source's records without feed entries: records it added and
+		// removed show only in a list loaded afresh.
+		cmds := []tea.Cmd{w.load(), a.list.reload()}
 		switch {
 		case msg.err != nil:
 			a.list.status.fail("sync", msg.err)
 		case len(msg.rep.Conflicts) > 0:
 			c := msg.rep.Conflicts[0]
 			a.list.status.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), tsync.Describe(&c)))
-			cmds = append(cmds, a.open(scrCopyMerge, w.mergeScreen(c)))
+			cmds = append(cmds, a.open(scrCopyMerge, w.conflictScreen(c)))
 		case len(msg.rep.Waits) > 0:
 			wt := msg.rep.Waits[0]
 			a.list.status.warn(fmt.Sprintf("%s %d waits: leased by %s until %s", wt.Kind, wt.ID, wt.Holder, wt.Until.Local().Format("15:04:05")))
 		default:
-			a.list.status.ok(fmt.Sprintf("in sync: pulled %s, pushed %s", plural(msg.rep.Pulled, "record", "records"), plural(msg.rep.Pushed, "change", "changes")))
+			a.list.status.ok(syncSummary(msg.rep))
 		}
 		return tea.Batch(cmds...), true
 	case copyResolvedMsg:
+		w.reloaded = true
 		delete(a.screens, scrCopyMerge)
 		a.screen = scrList
-		if msg.err != nil {
+		switch {
+		case msg.err != nil:
 			a.list.status.fail("resolve", msg.err)
-		} else {
+		case msg.note != "":
+			a.list.status.ok(msg.note)
+		default:
 			a.list.status.ok(fmt.Sprintf("resolved %s %d; S sends it to the source", msg.kind, msg.id))
 		}
-		return tea.Batch(w.load(), a.list.refreshVisible()), true
+		return tea.Batch(w.load(), a.list.reload()), true
 	case copyMergeClosedMsg:
 		delete(a.screens, scrCopyMerge)
 		a.screen = scrList
@@ -159,6 +182,16 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// syncSummary is the status line of a sync that left nothing to answer: what it pulled,
+// removed and pushed, as tandem sync says it.
+func syncSummary(rep *tsync.Report) string {
+	s := fmt.Sprintf("in sync: pulled %s, pushed %s", plural(rep.Pulled, "record", "records"), plural(rep.Pushed, "change", "changes"))
+	if rep.Removed > 0 {
+		s += fmt.Sprintf(", removed %s the source deleted", plural(rep.Removed, "record", "records"))
+	}
+	return s
 }
 
 // sized is the window size the screens get: a line less, for the header.
@@ -259,7 +292,8 @@ func (w *workCopy) mergeScreen(cf store.CopyConflict) *copyMerge {
 }
 
 // copyMerge is the merge view as a screen of its own: saving resolves the conflict in the
-// copy (pushed, version-checked, at the next sync), esc leaves it queued.
+// copy (pushed, version-checked, at the next sync), esc leaves it queued. A local delete's
+// conflict has a screen of its own (copyDelete).
 type copyMerge struct {
 	w  *workCopy
 	cf store.CopyConflict
@@ -286,27 +320,9 @@ func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 	c, wc, cf := s.w.c, s.w.wc, s.cf
 	vals := done.values
 	return func() tea.Msg {
-		err := resolveCopy(c.ctx, wc, cf, vals)
+		err := wc.ResolveConflict(c.ctx, cf.Kind, cf.ID, vals)
 		return copyResolvedMsg{kind: cf.Kind, id: cf.ID, err: err}
 	}
-}
-
-// resolveCopy stores a resolution made in the merge view. The conflict of a delete made in
-// the copy shows the values the delete removed as mine and the source's changed record as
-// theirs: saving the source's values keeps the source's record (it comes back at the next
-// sync); deleting it on the source too is an answer for the whole record, given with tandem
-// resolve, and anything else is refused with that hint.
-func resolveCopy(ctx context.Context, wc store.WorkingCopy, cf store.CopyConflict, vals store.Values) error {
-	if cf.Op != store.CopyDelete {
-		return wc.ResolveConflict(ctx, cf.Kind, cf.ID, vals)
-	}
-	for name, v := range vals {
-		if t, ok := cf.Theirs[name]; ok && !store.Equal(t, v) {
-			return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: save it with the source's values to keep "+
-				"the source's record, or delete it there too with tandem resolve %s %d mine", cf.Kind, cf.ID, cf.Kind, cf.ID)
-		}
-	}
-	return tsync.ResolveDelete(ctx, wc, cf.Kind, cf.ID, "theirs")
 }
 
 // View draws the merge view.

@@ -5,83 +5,183 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
-// TestResolveCopy_Delete: the merge view of a delete made in a working copy that met a
-// source change: saving it with the source's values keeps the source's record, which the next
-// sync brings back; other values are refused with the command that deletes it there too.
-func TestResolveCopy_Delete(t *testing.T) {
+// copySetup is a source (a SQLite file) with n products, a working copy cloned from it, and
+// a TUI on the copy whose S opens the source file afresh, as tandem tui does.
+type copySetup struct {
+	ctx     context.Context
+	srcPath string
+	src     *sqlite.DB
+	wc      *sqlite.DB
+	d       *driver
+}
+
+func newCopySetup(t *testing.T, n int) *copySetup {
+	t.Helper()
 	ctx := store.WithActor(context.Background(), store.Actor{Name: "erin", Role: store.RoleEditor})
 	dir := t.TempDir()
-	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
-	if err != nil {
+	cs := &copySetup{ctx: ctx, srcPath: filepath.Join(dir, "src.db")}
+	var err error
+	if cs.src, err = sqlite.Open(ctx, cs.srcPath, store.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
-	wc, err := sqlite.Open(ctx, filepath.Join(dir, "wc.db"), store.Options{})
-	if err != nil {
+	t.Cleanup(func() { cs.src.Close() })
+	mustSeed(t, cs.src, n)
+	if cs.wc, err = sqlite.Open(ctx, filepath.Join(dir, "wc.db"), store.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer wc.Close()
-	rec, err := src.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "A-1", "name": "lamp", "price": int64(100)})
-	if err != nil {
+	t.Cleanup(func() { cs.wc.Close() })
+	if _, err := tsync.Clone(ctx, cs.src, cs.wc, tsync.CloneOptions{Source: cs.srcPath}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: "src"}); err != nil {
+	cs.d = newDriver(t, cs.wc, "erin", func(o *Options) {
+		o.OpenSource = func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, cs.srcPath, store.Options{}) }
+	})
+	cs.d.waitFor("offline copy of src.db")
+	return cs
+}
+
+// listNames returns the titles of the list's rows.
+func listNames(l *listModel) []string {
+	var out []string
+	for _, r := range l.rows {
+		out = append(out, r.Title())
+	}
+	return out
+}
+
+// mustList checks the list's rows and count.
+func mustList(t *testing.T, d *driver, want ...string) {
+	t.Helper()
+	l := d.app.list
+	if got := listNames(l); strings.Join(got, "|") != strings.Join(want, "|") || l.total != len(want) {
+		t.Fatalf("list rows %q (count %d), want %q:\n%s", got, l.total, want, d.screen())
+	}
+}
+
+// TestWorkCopy_SyncShowsAddedAndRemovedRows: after S, the list shows the records the sync
+// brought and drops those it removed, with the count right, and the status says how many it
+// removed; a sync by another process (seen when the copy's state is read again) does the
+// same.
+func TestWorkCopy_SyncShowsAddedAndRemovedRows(t *testing.T) {
+	cs := newCopySetup(t, 3)
+	d := cs.d
+	mustList(t, d, "Product 1", "Product 2", "Product 3")
+	d.key("j")
+	d.key("j") // on Product 3: the cursor stays on it
+	if _, err := cs.src.DeleteRecord(cs.ctx, store.KindProduct, 2, store.Delete{ExpectVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wc.DeleteRecord(ctx, store.KindProduct, rec.ID, store.Delete{ExpectVersion: rec.Version}); err != nil {
+	if _, err := cs.src.CreateRecord(cs.ctx, store.KindProduct, store.Values{"sku": "NEW-1", "name": "Fresh lamp"}); err != nil {
 		t.Fatal(err)
 	}
-	// The header counts the pending delete.
-	st, err := wc.CopyState(ctx)
-	if err != nil {
-		t.Fatal(err)
+	d.key("S")
+	d.waitFor("in sync")
+	mustList(t, d, "Product 1", "Product 3", "Fresh lamp")
+	if st := d.app.list.status.text; !strings.Contains(st, "removed 1 record the source deleted") || !strings.Contains(st, "pulled 1 record") {
+		t.Fatalf("sync status %q does not say what it pulled and removed", st)
 	}
-	hw := &workCopy{c: &common{reg: wc.Registry(), width: 200, opts: Options{Now: time.Now}}, state: st}
-	if h := hw.header(); !strings.Contains(h, "1 pending (1 delete)") {
-		t.Errorf("header %q does not count the pending delete", h)
+	if r := d.app.list.selected(); r == nil || r.Title() != "Product 3" {
+		t.Fatalf("the cursor left Product 3 for %v", r)
 	}
-	if _, err := src.UpdateRecord(ctx, store.KindProduct, rec.ID, store.Update{BaseVersion: rec.Version, Set: store.Values{"name": "lamp, new"}}); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := tsync.Sync(ctx, src, wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Conflicts) != 1 || rep.Conflicts[0].Op != store.CopyDelete {
-		t.Fatalf("conflicts %+v, want the delete's", rep.Conflicts)
-	}
-	cf := rep.Conflicts[0]
-	w := &workCopy{c: &common{reg: wc.Registry()}}
-	m := w.mergeScreen(cf).m
-	if m == nil {
-		t.Fatal("no merge view for a delete's conflict")
+	if scr := d.screen(); !strings.Contains(scr, "2 of 3") || strings.Contains(scr, "Product 2") {
+		t.Fatalf("the list does not show the sync's result:\n%s", scr)
 	}
 
-	mine := store.Values{"name": cf.Mine["name"]}
-	if err := resolveCopy(ctx, wc, cf, mine); store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "tandem resolve product") {
-		t.Fatalf("merge view saved with the deleted values: %v, want a refusal naming tandem resolve", err)
-	}
-	vals := store.Values{}
-	for _, f := range tsync.Merge(wc.Registry(), &cf).Fields {
-		if v, ok := f.Value(); ok {
-			vals[f.Field.Name] = v
-		}
-	}
-	if err := resolveCopy(ctx, wc, cf, vals); err != nil {
-		t.Fatalf("merge view saved with the merge's values: %v", err)
-	}
-	if _, err := tsync.Sync(ctx, src, wc); err != nil {
+	// Another tandem syncs the same copy.
+	if _, err := cs.src.DeleteRecord(cs.ctx, store.KindProduct, 1, store.Delete{ExpectVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := wc.FindRecord(ctx, store.KindProduct, rec.ID)
-	if err != nil || got.Fields["name"] != "lamp, new" {
-		t.Fatalf("after theirs and a sync the copy has %v, %v; want the source's record", got, err)
+	if _, err := cs.src.CreateRecord(cs.ctx, store.KindProduct, store.Values{"sku": "NEW-2", "name": "Second lamp"}); err != nil {
+		t.Fatal(err)
 	}
+	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
+		t.Fatal(err)
+	}
+	d.apply(copyPollMsg{}) // what the header's poll delivers every copyPoll
+	d.settle()
+	mustList(t, d, "Product 3", "Fresh lamp", "Second lamp")
+}
+
+// TestWorkCopy_DeleteConflictBothAnswers: the conflict of a delete made in the copy says so
+// and takes both answers: theirs brings the source's record back at the next sync (and the
+// list shows it), mine deletes it on the source too.
+func TestWorkCopy_DeleteConflictBothAnswers(t *testing.T) {
+	cs := newCopySetup(t, 3)
+	d := cs.d
+	for _, id := range []int64{1, 2} {
+		if _, err := cs.wc.DeleteRecord(cs.ctx, store.KindProduct, id, store.Delete{ExpectVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.src.UpdateRecord(cs.ctx, store.KindProduct, id, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(5000)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.waitUntil("the local deletes leave the list", func() bool { return len(d.app.list.rows) == 1 })
+
+	d.key("S")
+	d.waitFor("you deleted product 1 here (at v1); the source changed it to v2.")
+	scr := d.screen()
+	for _, want := range []string{"conflict · product 1 \"Product 1\" · deleted here", "price", "10.01 → 50.00",
+		"1    mine: delete it on the source too", "2    theirs: keep the source's record", "esc  decide later",
+		"1 mine: delete there too", "2 theirs: keep it"} {
+		if !strings.Contains(scr, want) {
+			t.Fatalf("the delete conflict does not show %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "0 of 0 conflicts") {
+		t.Fatalf("a delete's conflict shown as a field merge:\n%s", scr)
+	}
+	d.golden("copy_delete_conflict")
+	d.key("2")
+	d.waitFor("product 1: delete dropped; S brings the source's record back")
+
+	d.key("S") // brings product 1 back; product 2's conflict opens
+	d.waitFor("you deleted product 2 here")
+	d.key("1")
+	d.waitFor("product 2: S deletes it on the source too (if still at v2 there)")
+	mustList(t, d, "Product 1", "Product 3")
+	d.key("S")
+	d.waitFor("in sync")
+	if _, err := cs.src.FindRecord(cs.ctx, store.KindProduct, 2); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("product 2 on the source after mine: %v, want deleted", err)
+	}
+	if r, err := cs.src.FindRecord(cs.ctx, store.KindProduct, 1); err != nil || r.Fields["price"] != int64(5000) {
+		t.Fatalf("product 1 on the source after theirs: %v, %v; want the source's record", r, err)
+	}
+	mustList(t, d, "Product 1", "Product 3")
+	if r := d.app.list.rows[0]; r.Fields["price"] != int64(5000) || r.Version != 2 {
+		t.Fatalf("product 1 in the copy: %+v, want the source's v2", r)
+	}
+}
+
+// TestWorkCopy_DeleteConflictEscLeavesIt: esc leaves a delete's conflict queued, and the
+// header keeps counting it.
+func TestWorkCopy_DeleteConflictEscLeavesIt(t *testing.T) {
+	cs := newCopySetup(t, 2)
+	d := cs.d
+	if _, err := cs.wc.DeleteRecord(cs.ctx, store.KindProduct, 1, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.src.UpdateRecord(cs.ctx, store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"name": "lamp, new"}}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("S")
+	d.waitFor("you deleted product 1 here")
+	d.key("esc")
+	d.waitFor("the conflict stays in the copy")
+	if got, err := cs.wc.Conflicts(cs.ctx); err != nil || len(got) != 1 || got[0].Op != store.CopyDelete {
+		t.Fatalf("conflicts after esc: %+v, %v; want the delete's, still open", got, err)
+	}
+	d.waitFor("1 conflict")
 }
