@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,6 +68,7 @@ A file refused as a whole exits 2.`,
 		Args: exactArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
+			guessed := format == ""
 			if format == "" {
 				format = string(exchange.FormatOf(path))
 			}
@@ -91,6 +93,9 @@ A file refused as a whole exits 2.`,
 					return usageErr(fmt.Errorf("import: %w", err))
 				}
 				defer file.Close()
+				if fi, err := file.Stat(); err == nil && fi.IsDir() {
+					return usagef("import: %s is a directory; give the file to import (CSV, JSON Lines or JSON), or - for stdin", path)
+				}
 				in = file
 			}
 			st, err := a.store(ctx)
@@ -103,6 +108,9 @@ A file refused as a whole exits 2.`,
 			}
 			defer src.Close()
 			n, err := src.Scan()
+			if err != nil && path == "-" && guessed && errors.Is(err, exchange.ErrLooksJSON) {
+				return usagef("import -: stdin is read as CSV unless --format says otherwise, and it starts like JSON: pass --format jsonl (or --format json); nothing was imported")
+			}
 			if err != nil {
 				return fmt.Errorf("import %s: %w", path, err)
 			}
@@ -200,7 +208,7 @@ func printImport(w io.Writer, rep *exchange.Report, dryRun, asJSON bool) error {
 	}
 	var parts []string
 	for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
-		exchange.Conflict, exchange.Leased, exchange.Invalid} {
+		exchange.NotWritten, exchange.Conflict, exchange.Leased, exchange.Invalid} {
 		if sum[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
 		}

@@ -313,7 +313,7 @@ func TestCLI_ImportFromPipe(t *testing.T) {
 	}
 	r := run(data, "--all-or-nothing")
 	rep := mustReport(t, r)
-	if r.code != 2 || rep.Summary["invalid"] != 1 || rep.Summary["unchanged"] != 4 || countRecords(t, dsn, "product") != 0 {
+	if r.code != 2 || rep.Summary["invalid"] != 1 || rep.Summary["not-written"] != 4 || countRecords(t, dsn, "product") != 0 {
 		t.Fatalf("all-or-nothing from a pipe with an invalid row: exit %d %+v, %d products", r.code, rep, countRecords(t, dsn, "product"))
 	}
 	r = run(data)
