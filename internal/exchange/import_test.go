@@ -62,8 +62,8 @@ func TestImport_FileChangedBetweenPasses(t *testing.T) {
 		change       []byte
 		// when is the progress count at which the file is rewritten: 0 between the first
 		// pass and ApplyAll, -1 at the end of --all-or-nothing's check pass.
-		when    int
-		lands   bool // some rows (those before the change) land
+		when  int
+		lands bool // some rows (those before the change) land
 	}{
 		{"write pass", false, creates(n, bad, "Name"), 0, true},
 		{"all-or-nothing, during the check", true, creates(n, bad, "Name"), 1, false},
