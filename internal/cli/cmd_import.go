@@ -50,11 +50,16 @@ its own transaction, with the rules of a save:
 The report has one line per row: its position among the rows and its first line in the
 file (a JSON array on one line has every row on line 1), created, updated, unchanged,
 conflict, leased or invalid, and why; --json prints it as JSON. A file that cannot be
-read as a whole (not CSV or JSON, an unknown column, a row over 64 MiB, empty) is
-refused before anything is written.
+read as a whole (not CSV or JSON, an unknown column, a row over 64 MiB, empty, JSON
+Lines whose last line is cut short) is refused before anything is written. Stdin is
+read as CSV unless --format says otherwise. Every later reading of the file is checked
+against a digest of the first: a file that changes while it is imported stops the
+import (exit 2) before a changed row is applied, and the report lists the rows that
+landed before (none with --all-or-nothing when the check saw the change).
 
 --dry-run reports the same and writes nothing. --all-or-nothing first checks every
-row (as --dry-run) and writes nothing when any would not land; it is not one
+row (as --dry-run) and writes nothing when any would not land (those that would
+have landed are reported not-written); it is not one
 transaction: a record changed by someone else between the check and the write can
 still refuse its row after earlier rows landed (the report says which; re-running
 the same import finishes it).
