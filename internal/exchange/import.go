@@ -619,6 +619,7 @@ type Report struct {
 	n          int
 	sum        Summary
 	notWritten bool
+	why        string // why rows were not written (notWrittenWhy, or the file changed)
 }
 
 // NewReport returns an empty Report; Close removes its file.
@@ -692,7 +693,7 @@ func (r *Report) Each(fn func(Result) error) error {
 			return fmt.Errorf("import report: row %d: %w", i+1, err)
 		}
 		if r.notWritten && (res.Outcome == Created || res.Outcome == Updated) {
-			res.Message = strings.TrimSpace(fmt.Sprintf("would be %s; %s. %s", res.Outcome, notWrittenWhy, res.Message))
+			res.Message = strings.TrimSpace(fmt.Sprintf("would be %s; %s. %s", res.Outcome, r.why, res.Message))
 			res.Outcome = NotWritten
 		}
 		if err := fn(res); err != nil {
@@ -711,8 +712,12 @@ func (r *Report) Close() error {
 	return err
 }
 
-// notWrittenWhy is why an --all-or-nothing import held a row back.
-const notWrittenWhy = "not written: --all-or-nothing, and other rows would not land"
+// notWrittenWhy is why an --all-or-nothing import held a row back; notWrittenChanged why
+// it did when the file changed during the check.
+const (
+	notWrittenWhy     = "not written: --all-or-nothing, and other rows would not land"
+	notWrittenChanged = "not written: --all-or-nothing, and the file changed during the check"
+)
 
 // ApplyAll applies the rows of src in file order, one transaction per row, adding each
 // row's result to rep and calling progress (when not nil) after each with the rows done. It
@@ -733,7 +738,10 @@ func (im *Importer) ApplyAll(ctx context.Context, src *Source, allOrNothing bool
 		check := NewImporter(im.st, ImportOptions{KeyPrefix: im.opt.KeyPrefix, Merge: im.opt.Merge, DryRun: true})
 		err := check.apply(ctx, src, total, progress, rep)
 		if err != nil || rep.Summary().ExitOutcome() != "" {
-			rep.notWritten = true
+			rep.notWritten, rep.why = true, notWrittenWhy
+			if errors.Is(err, errFileChanged) {
+				rep.why = notWrittenChanged
+			}
 			return err
 		}
 		if err := rep.reset(); err != nil {

@@ -123,6 +123,17 @@ func TestImport_FileChangedBetweenPasses(t *testing.T) {
 			if !c.lands && count != 0 {
 				t.Errorf("%d products created, want none", count)
 			}
+			if c.when > 0 {
+				if sum[NotWritten] == 0 {
+					t.Errorf("report %v, want the rows checked before the change not-written", sum)
+				}
+				rep.Each(func(r Result) error {
+					if r.Outcome == NotWritten && !strings.Contains(r.Message, "the file changed during the check") {
+						t.Errorf("row %d: %q, want it to say the file changed", r.Row, r.Message)
+					}
+					return nil
+				})
+			}
 			if c.lands {
 				if count == 0 || last >= bad || count != last {
 					t.Errorf("%d products created (the last id %d), want the rows before row %d", count, last, bad)
