@@ -13,9 +13,17 @@ import (
 // holds one chunk back until its digest matches, so no byte reaches the importer unchecked.
 const chunkSize = 64 << 10
 
-// errFileChanged is returned by a later pass's read when the file's bytes are not those
-// the first pass read: someone rewrote, grew or cut the file between or during passes.
+// errFileChanged is what a later pass's read returns (as a *changedError) when the file's
+// bytes are not those the first pass read: someone rewrote, grew or cut the file between or
+// during passes.
 var errFileChanged = &store.Error{Code: store.EINVALID, Message: "the file changed while it was imported: its bytes are not those the first pass read"}
+
+// changedError is errFileChanged with where the bytes differ.
+type changedError struct{ where string }
+
+func (e *changedError) Error() string { return errFileChanged.Message + " (" + e.where + ")" }
+
+func (e *changedError) Unwrap() error { return errFileChanged }
 
 // fileDigest holds the digests of the first pass's bytes, one per chunk.
 type fileDigest struct {
@@ -119,12 +127,12 @@ func (v *verifier) fill() error {
 	}
 	if n == 0 {
 		if v.i != len(v.d.sums) {
-			return fmt.Errorf("%w (it is shorter now: %d bytes were read, the first pass read %d)", errFileChanged, int64(v.i)*chunkSize, v.d.size)
+			return &changedError{fmt.Sprintf("it is shorter now: %d bytes, where the first pass read %d", int64(v.i)*chunkSize, v.d.size)}
 		}
 		return io.EOF
 	}
 	if v.i >= len(v.d.sums) || sha256.Sum256(v.buf[:n]) != v.d.sums[v.i] {
-		return fmt.Errorf("%w (they differ within bytes %d to %d)", errFileChanged, int64(v.i)*chunkSize+1, int64(v.i)*chunkSize+int64(n))
+		return &changedError{fmt.Sprintf("they differ within bytes %d to %d", int64(v.i)*chunkSize+1, int64(v.i)*chunkSize+int64(n))}
 	}
 	v.i++
 	v.rest = v.buf[:n]

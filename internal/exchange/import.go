@@ -789,7 +789,10 @@ func (im *Importer) changed(i int, err error) error {
 	if !im.opt.DryRun && i > 0 {
 		what = fmt.Sprintf("the %s reported above were applied before the change was seen and no later row was written", rowsOf(i))
 	}
-	if !errors.Is(err, errFileChanged) {
+	var ce *changedError
+	if errors.As(err, &ce) {
+		err = ce // without the reader's "read CSV: "
+	} else {
 		err = fmt.Errorf("the file changed while it was imported: %w", err)
 	}
 	return &store.Error{Code: store.EINVALID, Message: fmt.Sprintf("%v; %s. Import it again once it no longer changes (rows already applied replay as unchanged)", err, what), Err: err}
