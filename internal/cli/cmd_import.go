@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,11 +50,16 @@ its own transaction, with the rules of a save:
 The report has one line per row: its position among the rows and its first line in the
 file (a JSON array on one line has every row on line 1), created, updated, unchanged,
 conflict, leased or invalid, and why; --json prints it as JSON. A file that cannot be
-read as a whole (not CSV or JSON, an unknown column, a row over 64 MiB, empty) is
-refused before anything is written.
+read as a whole (not CSV or JSON, an unknown column, a row over 64 MiB, empty, JSON
+Lines whose last line is cut short) is refused before anything is written. Stdin is
+read as CSV unless --format says otherwise. Every later reading of the file is checked
+against a digest of the first: a file that changes while it is imported stops the
+import (exit 2) before a changed row is applied, and the report lists the rows that
+landed before (none with --all-or-nothing when the check saw the change).
 
 --dry-run reports the same and writes nothing. --all-or-nothing first checks every
-row (as --dry-run) and writes nothing when any would not land; it is not one
+row (as --dry-run) and writes nothing when any would not land (those that would
+have landed are reported not-written); it is not one
 transaction: a record changed by someone else between the check and the write can
 still refuse its row after earlier rows landed (the report says which; re-running
 the same import finishes it).
@@ -67,6 +73,7 @@ A file refused as a whole exits 2.`,
 		Args: exactArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
+			guessed := format == ""
 			if format == "" {
 				format = string(exchange.FormatOf(path))
 			}
@@ -91,6 +98,9 @@ A file refused as a whole exits 2.`,
 					return usageErr(fmt.Errorf("import: %w", err))
 				}
 				defer file.Close()
+				if fi, err := file.Stat(); err == nil && fi.IsDir() {
+					return usagef("import: %s is a directory; give the file to import (CSV, JSON Lines or JSON), or - for stdin", path)
+				}
 				in = file
 			}
 			st, err := a.store(ctx)
@@ -103,6 +113,9 @@ A file refused as a whole exits 2.`,
 			}
 			defer src.Close()
 			n, err := src.Scan()
+			if err != nil && path == "-" && guessed && errors.Is(err, exchange.ErrLooksJSON) {
+				return usagef("import -: stdin is read as CSV unless --format says otherwise, and it starts like JSON: pass --format jsonl (or --format json); nothing was imported")
+			}
 			if err != nil {
 				return fmt.Errorf("import %s: %w", path, err)
 			}
@@ -200,7 +213,7 @@ func printImport(w io.Writer, rep *exchange.Report, dryRun, asJSON bool) error {
 	}
 	var parts []string
 	for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
-		exchange.Conflict, exchange.Leased, exchange.Invalid} {
+		exchange.NotWritten, exchange.Conflict, exchange.Leased, exchange.Invalid} {
 		if sum[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
 		}

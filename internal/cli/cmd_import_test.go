@@ -313,7 +313,7 @@ func TestCLI_ImportFromPipe(t *testing.T) {
 	}
 	r := run(data, "--all-or-nothing")
 	rep := mustReport(t, r)
-	if r.code != 2 || rep.Summary["invalid"] != 1 || rep.Summary["unchanged"] != 4 || countRecords(t, dsn, "product") != 0 {
+	if r.code != 2 || rep.Summary["invalid"] != 1 || rep.Summary["not-written"] != 4 || countRecords(t, dsn, "product") != 0 {
 		t.Fatalf("all-or-nothing from a pipe with an invalid row: exit %d %+v, %d products", r.code, rep, countRecords(t, dsn, "product"))
 	}
 	r = run(data)
@@ -331,4 +331,25 @@ func TestCLI_ImportFromPipe(t *testing.T) {
 	if n := countRecords(t, dsn, "product"); n != 4 {
 		t.Errorf("%d products after the refused file, want 4", n)
 	}
+}
+
+// TestCLI_ImportBadInputs: a directory is refused as bad input (exit 2) with a clear
+// message, and JSON on stdin without --format is refused saying stdin is read as CSV.
+func TestCLI_ImportBadInputs(t *testing.T) {
+	dsn := newSQLiteStore(t)
+	wantExit(t, "import .", tandem(t, dsn, "import", "."), exitUsage, ". is a directory")
+	for _, in := range []string{
+		`{"kind":"product","sku":"J-1","name":"J"}` + "\n",
+		"  [" + `{"kind":"product","sku":"J-1","name":"J"}]`,
+	} {
+		cmd := tandemCmd(dsn, "import", "-")
+		cmd.Stdin = strings.NewReader(in)
+		wantExit(t, "JSON on stdin", runResult(t, cmd, nil), exitUsage, "stdin is read as CSV", "--format jsonl")
+	}
+	if n := countRecords(t, dsn, "product"); n != 0 {
+		t.Errorf("%d products after refused imports", n)
+	}
+	// A file named .txt holding JSON Lines says it starts like JSON.
+	path := writeFile(t, "rows.txt", `{"kind":"product","sku":"J-1","name":"J"}`+"\n")
+	wantExit(t, "JSON in rows.txt", tandem(t, dsn, "import", path), exitUsage, "starts like JSON", "--format jsonl")
 }

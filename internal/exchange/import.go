@@ -27,6 +27,9 @@ const (
 	Conflict  Outcome = "conflict"  // the row was edited from an older version; nothing written
 	Leased    Outcome = "leased"    // someone's lease holds the record; nothing written
 	Invalid   Outcome = "invalid"   // bad values, a field the role may not write...; nothing written
+	// NotWritten is a row that would have landed, held back because an --all-or-nothing
+	// import wrote nothing (other rows would not land, or the file changed).
+	NotWritten Outcome = "not-written"
 )
 
 // Result is the report of one row.
@@ -103,11 +106,7 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 	}
 	key := im.Key(actor.Role, pos, row)
 	if k, err := im.st.FindKey(ctx, store.ScopeAPI, key); err == nil && k.Status == store.KeyCompleted {
-		if kr, err := store.DecodeKeyResult(k.Result); err == nil {
-			res.ID, res.Version = kr.ID, kr.Version
-		}
-		res.Outcome, res.Message = Unchanged, "imported before (same row, same key)"
-		return res, nil
+		return im.replayed(ctx, res, k)
 	} else if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
 		return res, err
 	}
@@ -134,6 +133,30 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 			return res, err
 		}
 	}
+}
+
+// replayed reports a row whose key a completed write holds: it was imported before. The
+// report gives the record's current version, and says so when the record has moved on
+// since the import wrote it (or is gone), so that a version it shows is never stale.
+func (im *Importer) replayed(ctx context.Context, res Result, k *store.KeyRecord) (Result, error) {
+	res.Outcome, res.Message = Unchanged, "imported before (same row, same key)"
+	kr, err := store.DecodeKeyResult(k.Result)
+	if err != nil || kr.ID == 0 {
+		return res, nil
+	}
+	res.ID, res.Version = kr.ID, kr.Version
+	cur, err := im.st.FindRecord(ctx, res.Kind, kr.ID)
+	switch {
+	case store.ErrorCode(err) == store.ENOTFOUND:
+		res.Version = 0
+		res.Message = fmt.Sprintf("imported before (same row, same key) as version %d; %s %d was deleted since; nothing written", kr.Version, res.Kind, kr.ID)
+	case err != nil:
+		return res, err
+	case cur.Version != kr.Version:
+		res.Version = cur.Version
+		res.Message = fmt.Sprintf("imported before (same row, same key) as version %d; the record has moved on since (v%d now, last written by %s); nothing written", kr.Version, cur.Version, cur.UpdatedBy)
+	}
+	return res, nil
 }
 
 // create applies a row that makes a new record.
@@ -188,9 +211,13 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	}
 	if base != cur.Version {
 		if !im.opt.Merge {
+			changes, err := im.rowChanges(ctx, row, set)
+			if err != nil {
+				return res, false, err
+			}
 			res.Outcome = Conflict
-			res.Message = fmt.Sprintf("edited from version %d, but the store is at version %d (last written by %s); the row changes %s; nothing written (--merge merges)",
-				base, cur.Version, cur.UpdatedBy, strings.Join(slices.Sorted(mapKeys(set)), ", "))
+			res.Message = fmt.Sprintf("edited from version %d, but the store is at version %d (last written by %s); %s; nothing written (--merge merges)",
+				base, cur.Version, cur.UpdatedBy, changes)
 			return res, false, nil
 		}
 		merged, msg, err := im.merge(ctx, row, cur, actor.Role)
@@ -254,6 +281,36 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	return res, false, nil
 }
 
+// rowChanges says which fields a stale row changes: those of set (its values that differ
+// from the store's) that differ from what the row was edited from, its base values or else
+// the store's history version its version names. Fields changed by others since are not the
+// row's changes. Without a base it names every field of set, as differing from the store.
+func (im *Importer) rowChanges(ctx context.Context, row *Row, set store.Values) (string, error) {
+	base := row.Base
+	if base == nil {
+		v, err := im.st.FindVersion(ctx, row.Kind, row.ID, row.Version)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			return "the row differs from the store in " + strings.Join(slices.Sorted(mapKeys(set)), ", ") +
+				fmt.Sprintf(" (version %d kept no history to tell its changes from others')", row.Version), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		base = v.Snapshot
+	}
+	var changed []string
+	for name, v := range set {
+		if b, ok := base[name]; !ok || !store.Equal(b, v) {
+			changed = append(changed, name)
+		}
+	}
+	if len(changed) == 0 {
+		return fmt.Sprintf("the row changes no field of version %d (the store's other values were written since)", row.Version), nil
+	}
+	slices.Sort(changed)
+	return "the row changes " + strings.Join(changed, ", "), nil
+}
+
 // merge merges a stale row with the record as it is, field by field by each field's rule
 // (package merge): base is what the row was edited from (its base values, else the history
 // version its version names), mine the row, theirs the store. Fields role may not write are
@@ -311,8 +368,9 @@ func (im *Importer) dryLeases(ctx context.Context, res Result, row *Row, set sto
 	groups := im.reg.UpdateGroups(row.Kind, store.Update{Set: set})
 	for _, l := range leases {
 		if l.Live(now) && slices.Contains(groups, l.Group) {
+			// The words of the store's refusal, as a real run reports it (refused).
 			res.Outcome, res.Holder, res.Fields = Leased, l.Holder, nil
-			res.Message = fmt.Sprintf("%s holds a lease on %s %d (%s) until %s; nothing written", l.Holder, row.Kind, row.ID, l.Group, l.ExpiresAt.UTC().Format("15:04:05Z"))
+			res.Message = (&store.LeaseError{Lease: l, Now: now}).Error() + "; nothing written"
 			return res, false, nil
 		}
 	}
@@ -444,6 +502,8 @@ type Source struct {
 	passes int
 	rows   int // the file's rows, once Scan has counted them
 	err    error
+	digest fileDigest // of the first pass's bytes, which every later pass checks
+	rec    *recorder  // the first pass's
 }
 
 // NewSource returns a Source reading r in format. A regular file (or another io.Seeker that
@@ -492,11 +552,22 @@ func (s *Source) Close() error {
 	return err
 }
 
-// open starts a pass over the file's rows from its first one.
+// open starts a pass over the file's rows from its first one. The first pass records a
+// digest of the bytes it reads; every later pass reads through a check of that digest, so a
+// file changed in between (or while a pass reads it) stops that pass with errFileChanged
+// before any of the changed bytes becomes a row.
 func (s *Source) open() (*Reader, error) {
 	s.passes++
-	if s.passes == 1 && s.first != nil {
-		return NewReader(s.first, s.format, s.reg)
+	if s.passes == 1 {
+		r := s.r
+		if s.first != nil {
+			r = s.first
+		}
+		s.rec = newRecorder(r, &s.digest)
+		return NewReader(s.rec, s.format, s.reg)
+	}
+	if !s.digest.done {
+		return nil, fmt.Errorf("import: the file was not read whole before (Source.Scan)")
 	}
 	if _, err := s.seek.Seek(s.start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("import: read the file again: %w", err)
@@ -505,7 +576,7 @@ func (s *Source) open() (*Reader, error) {
 	if s.spool != nil {
 		r = s.spool
 	}
-	return NewReader(r, s.format, s.reg)
+	return NewReader(newVerifier(r, &s.digest), s.format, s.reg)
 }
 
 // Scan reads every row of the file, keeping none, and returns how many there are; a
@@ -524,6 +595,10 @@ func (s *Source) Scan() (int, error) {
 	for {
 		_, err := x.Next()
 		if err == io.EOF {
+			if err := s.rec.finish(); err != nil {
+				s.rows, s.err = 0, err
+				return 0, err
+			}
 			return s.rows, nil
 		}
 		if err != nil {
@@ -544,6 +619,7 @@ type Report struct {
 	n          int
 	sum        Summary
 	notWritten bool
+	why        string // why rows were not written (notWrittenWhy, or the file changed)
 }
 
 // NewReport returns an empty Report; Close removes its file.
@@ -592,7 +668,7 @@ func (r *Report) Summary() Summary {
 	s := Summary{}
 	for o, n := range r.sum {
 		if r.notWritten && (o == Created || o == Updated) {
-			o = Unchanged
+			o = NotWritten
 		}
 		s[o] += n
 	}
@@ -600,8 +676,8 @@ func (r *Report) Summary() Summary {
 }
 
 // Each calls fn with every row's result in file order, stopping at fn's first error. After
-// an --all-or-nothing import that wrote nothing, rows that would have landed are unchanged,
-// with NotWritten as their message.
+// an --all-or-nothing import that wrote nothing, rows that would have landed are NotWritten,
+// their message saying what they would have done and why they did not.
 func (r *Report) Each(fn func(Result) error) error {
 	if err := r.w.Flush(); err != nil {
 		return fmt.Errorf("import report: %w", err)
@@ -617,7 +693,8 @@ func (r *Report) Each(fn func(Result) error) error {
 			return fmt.Errorf("import report: row %d: %w", i+1, err)
 		}
 		if r.notWritten && (res.Outcome == Created || res.Outcome == Updated) {
-			res.Outcome, res.Fields, res.Message = Unchanged, nil, NotWritten
+			res.Message = strings.TrimSpace(fmt.Sprintf("would be %s; %s. %s", res.Outcome, r.why, res.Message))
+			res.Outcome = NotWritten
 		}
 		if err := fn(res); err != nil {
 			return err
@@ -635,9 +712,12 @@ func (r *Report) Close() error {
 	return err
 }
 
-// NotWritten is the message of a row that would have landed when an all-or-nothing import
-// wrote nothing because of other rows.
-const NotWritten = "not written: --all-or-nothing, and other rows would not land"
+// notWrittenWhy is why an --all-or-nothing import held a row back; notWrittenChanged why
+// it did when the file changed during the check.
+const (
+	notWrittenWhy     = "not written: --all-or-nothing, and other rows would not land"
+	notWrittenChanged = "not written: --all-or-nothing, and the file changed during the check"
+)
 
 // ApplyAll applies the rows of src in file order, one transaction per row, adding each
 // row's result to rep and calling progress (when not nil) after each with the rows done. It
@@ -645,7 +725,7 @@ const NotWritten = "not written: --all-or-nothing, and other rows would not land
 // whole returns its error and nothing is written. With allOrNothing every
 // row is then decided as a dry run would (reading the store, writing nothing); if any row
 // would not land, nothing is written and the rows that would have landed are reported
-// unchanged with NotWritten. Then the rows are applied. That is not one transaction: a writer
+// NotWritten. Then the rows are applied. That is not one transaction: a writer
 // that changes a record between the check and the write can still make a row conflict (or be
 // leased) after earlier rows landed; the report then says exactly which rows landed, and a
 // re-run with the same key prefix finishes the rest without applying any row twice.
@@ -658,7 +738,10 @@ func (im *Importer) ApplyAll(ctx context.Context, src *Source, allOrNothing bool
 		check := NewImporter(im.st, ImportOptions{KeyPrefix: im.opt.KeyPrefix, Merge: im.opt.Merge, DryRun: true})
 		err := check.apply(ctx, src, total, progress, rep)
 		if err != nil || rep.Summary().ExitOutcome() != "" {
-			rep.notWritten = true
+			rep.notWritten, rep.why = true, notWrittenWhy
+			if errors.Is(err, errFileChanged) {
+				rep.why = notWrittenChanged
+			}
 			return err
 		}
 		if err := rep.reset(); err != nil {
@@ -684,7 +767,7 @@ func (im *Importer) apply(ctx context.Context, src *Source, total int, progress 
 			err = fileErrorf(row.Line, "the file has more rows than when it was first read")
 		}
 		if err != nil {
-			return fmt.Errorf("the file changed while it was imported: %w", err)
+			return im.changed(i, err)
 		}
 		r, err := im.Apply(ctx, i, row)
 		if err != nil {
@@ -697,4 +780,28 @@ func (im *Importer) apply(ctx context.Context, src *Source, total int, progress 
 			progress(i + 1)
 		}
 	}
+}
+
+// changed explains a later pass's stop after i rows: the file is not what the first pass
+// read. A pass that writes says that the rows reported so far landed and the rest did not.
+func (im *Importer) changed(i int, err error) error {
+	what := "nothing was written"
+	if !im.opt.DryRun && i > 0 {
+		what = fmt.Sprintf("the %s reported above were applied before the change was seen and no later row was written", rowsOf(i))
+	}
+	var ce *changedError
+	if errors.As(err, &ce) {
+		err = ce // without the reader's "read CSV: "
+	} else {
+		err = fmt.Errorf("the file changed while it was imported: %w", err)
+	}
+	return &store.Error{Code: store.EINVALID, Message: fmt.Sprintf("%v; %s. Import it again once it no longer changes (rows already applied replay as unchanged)", err, what), Err: err}
+}
+
+// rowsOf is "1 row" or "n rows".
+func rowsOf(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return strconv.Itoa(n) + " rows"
 }

@@ -75,6 +75,41 @@ type Reader struct {
 	started bool
 
 	rows int
+
+	looksJSON bool // a CSV file's first character that is not a space is { or [
+}
+
+// ErrLooksJSON is wrapped by the error of a CSV file whose header cannot be read and that
+// starts like JSON ({ or [): it was likely meant to be read as JSON Lines or JSON.
+var ErrLooksJSON = errors.New("the input starts like JSON, but is read as CSV")
+
+// startsLikeJSON reports whether the first character of br that is not white space is { or
+// [. It peeks one byte more at a time, so it never waits for more input than it looks at.
+func startsLikeJSON(br *bufio.Reader) bool {
+	for n := 1; n <= 256; n++ {
+		b, err := br.Peek(n)
+		if err != nil {
+			return false
+		}
+		switch b[n-1] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// jsonHint turns the error of a CSV header that cannot be read into one that says the file
+// looks like JSON, when it does.
+func (x *Reader) jsonHint(err error) error {
+	if !x.looksJSON || errors.Is(err, errRowTooLong) || errors.Is(err, errFileChanged) {
+		return err
+	}
+	return &store.Error{Code: store.EINVALID, Err: ErrLooksJSON, Message: fmt.Sprintf(
+		"line 1: the file starts like JSON ({ or [) but is read as CSV (%v): pass --format jsonl or --format json; nothing was imported", err)}
 }
 
 // NewReader returns a Reader of r in format. A UTF-8 byte order mark at the start is skipped.
@@ -88,6 +123,9 @@ func NewReader(r io.Reader, format Format, reg *store.Registry) (*Reader, error)
 	}
 	lim := &rowLimit{r: br, max: MaxRowBytes, lines: &lineCounter{}}
 	x := &Reader{reg: reg, format: format, lim: lim}
+	if format == CSV {
+		x.looksJSON = startsLikeJSON(br)
+	}
 	switch format {
 	case CSV:
 		x.csv = newCSVReader(lim)
@@ -189,10 +227,10 @@ func (x *Reader) nextCSV() (*Row, error) {
 			return nil, fileErrorf(0, "the file is empty: a CSV import starts with a header line such as kind,id,version,name")
 		}
 		if err != nil {
-			return nil, csvError(err)
+			return nil, x.jsonHint(csvError(err))
 		}
 		if err := x.checkHeader(rec); err != nil {
-			return nil, err
+			return nil, x.jsonHint(err)
 		}
 		x.header = rec
 	}
@@ -507,6 +545,7 @@ type jsonRow struct {
 func (x *Reader) nextJSONL() (*Row, error) {
 	for {
 		var line []byte
+		last := false // the line has no line end: the file ends with it
 		for {
 			chunk, err := x.lines.ReadSlice('\n')
 			line = append(line, chunk...)
@@ -514,6 +553,7 @@ func (x *Reader) nextJSONL() (*Row, error) {
 				continue
 			}
 			if err == io.EOF && len(line) > 0 {
+				last = true
 				break
 			}
 			if err == io.EOF && x.rows == 0 && x.line == 0 {
@@ -531,6 +571,11 @@ func (x *Reader) nextJSONL() (*Row, error) {
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue // blank lines (and the last newline) are not rows
+		}
+		if last && !json.Valid(line) {
+			// A writer that stopped (a pipe closed early, a disk full) leaves a row cut
+			// short: the file is not whole, so none of it is imported.
+			return nil, fileErrorf(x.line, "the file ends in the middle of a row: its last line has no line end and is not a whole JSON object (was the file cut short?); nothing was imported")
 		}
 		row := &Row{Line: x.line}
 		x.parseJSON(row, line)
@@ -572,7 +617,7 @@ func (x *Reader) nextJSON() (*Row, error) {
 }
 
 func jsonFileError(err error) error {
-	if errors.Is(err, errRowTooLong) {
+	if errors.Is(err, errRowTooLong) || errors.Is(err, errFileChanged) {
 		return err
 	}
 	return fileErrorf(0, "not a JSON array of records: %v; nothing was imported", err)
