@@ -211,9 +211,24 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	}
 	if base != cur.Version {
 		if !im.opt.Merge {
-			changes, err := im.rowChanges(ctx, row, set)
+			changed, known, err := im.rowChanges(ctx, row, set)
 			if err != nil {
 				return res, false, err
+			}
+			if known && len(changed) == 0 && move == nil {
+				// The row holds what version base held: it edits nothing, so the store's
+				// newer values stand (what a three-way merge would say).
+				res.Outcome = Unchanged
+				res.Message = fmt.Sprintf("the row edits nothing of version %d; the store has moved on to version %d (last written by %s), which stays",
+					base, cur.Version, cur.UpdatedBy)
+				return res, false, nil
+			}
+			changes := "the row changes " + strings.Join(changed, ", ")
+			if !known {
+				changes = "the row differs from the store in " + strings.Join(changed, ", ") +
+					fmt.Sprintf(" (version %d kept no history to tell its changes from others')", row.Version)
+			} else if len(changed) == 0 {
+				changes = "the row moves the document"
 			}
 			res.Outcome = Conflict
 			res.Message = fmt.Sprintf("edited from version %d, but the store is at version %d (last written by %s); %s; nothing written (--merge merges)",
@@ -284,31 +299,27 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 // rowChanges says which fields a stale row changes: those of set (its values that differ
 // from the store's) that differ from what the row was edited from, its base values or else
 // the store's history version its version names. Fields changed by others since are not the
-// row's changes. Without a base it names every field of set, as differing from the store.
-func (im *Importer) rowChanges(ctx context.Context, row *Row, set store.Values) (string, error) {
+// row's changes. Without a base (known false) it names every field of set, as differing from
+// the store. The names are sorted.
+func (im *Importer) rowChanges(ctx context.Context, row *Row, set store.Values) (changed []string, known bool, err error) {
 	base := row.Base
 	if base == nil {
 		v, err := im.st.FindVersion(ctx, row.Kind, row.ID, row.Version)
 		if store.ErrorCode(err) == store.ENOTFOUND {
-			return "the row differs from the store in " + strings.Join(slices.Sorted(mapKeys(set)), ", ") +
-				fmt.Sprintf(" (version %d kept no history to tell its changes from others')", row.Version), nil
+			return slices.Sorted(mapKeys(set)), false, nil
 		}
 		if err != nil {
-			return "", err
+			return nil, false, err
 		}
 		base = v.Snapshot
 	}
-	var changed []string
 	for name, v := range set {
 		if b, ok := base[name]; !ok || !store.Equal(b, v) {
 			changed = append(changed, name)
 		}
 	}
-	if len(changed) == 0 {
-		return fmt.Sprintf("the row changes no field of version %d (the store's other values were written since)", row.Version), nil
-	}
 	slices.Sort(changed)
-	return "the row changes " + strings.Join(changed, ", "), nil
+	return changed, true, nil
 }
 
 // merge merges a stale row with the record as it is, field by field by each field's rule

@@ -225,6 +225,33 @@ func TestImport_ConflictNamesTheRowsChanges(t *testing.T) {
 	})
 }
 
+// TestImport_StaleUntouchedRowIsUnchanged: an export imported again, untouched, after
+// someone else changed a record edits nothing of the version it was exported at: it is
+// unchanged, not a conflict, and the newer values stay.
+func TestImport_StaleUntouchedRowIsUnchanged(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 2)
+		ctx := as(t, alice)
+		for _, withBase := range []bool{false, true} {
+			old := mustExport(t, st, store.KindProduct, CSV, WriterOptions{Fields: []string{"name", "price"}, Base: withBase})
+			r, _ := st.FindRecord(ctx, store.KindProduct, 2)
+			if _, err := st.UpdateRecord(as(t, bob), store.KindProduct, 2, store.Update{BaseVersion: r.Version,
+				Set: store.Values{"price": r.Fields["price"].(int64) + 100}}); err != nil {
+				t.Fatal(err)
+			}
+			res, _ := mustImport(t, ctx, st, old, CSV, ImportOptions{KeyPrefix: "u" + fmt.Sprint(withBase)})
+			if res[1].Outcome != Unchanged || !strings.Contains(res[1].Message, "edits nothing of version") {
+				t.Errorf("base columns %v: %+v, want unchanged (the row edits nothing)", withBase, res[1])
+			}
+			after, _ := st.FindRecord(ctx, store.KindProduct, 2)
+			if after.Version != r.Version+1 || after.Fields["price"] != r.Fields["price"].(int64)+100 {
+				t.Errorf("base columns %v: product 2 at v%d price %v, want bob's v%d price kept", withBase, after.Version, after.Fields["price"], r.Version+1)
+			}
+		}
+	})
+}
+
 // TestImport_AllOrNothingHeldBack: rows an --all-or-nothing import held back because
 // another row would not land are reported not-written, saying what they would have done,
 // and counted as such (not unchanged).
