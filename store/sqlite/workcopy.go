@@ -927,8 +927,7 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 	if op == store.CopyCreate && rec.ID != id {
 		// The source gave the record its id: the local one goes, the source's comes, and
 		// what was queued for the local id follows it.
-		t, _ := table(kind)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", id); err != nil {
+		if err := db.remapLocal(ctx, tx, kind, id, rec.ID); err != nil {
 			return err
 		}
 		for _, q := range []string{`UPDATE wc_outbox SET record_id = ? WHERE kind = ? AND record_id = ?`,
@@ -967,6 +966,53 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 		return err
 	}
 	return applying(ctx, tx, false)
+}
+
+// remapLocal gives the record created in the copy as local id the source's id, inside tx
+// (the transaction of the create's acknowledgement, so a crash keeps both or neither): the
+// row takes the new id, or leaves when a pull brought the source's row already, and every
+// document under it, with the parent ids in queued entries and conflicts, follows. Foreign
+// keys are checked at commit, once parent and children agree again. The caller has set the
+// applying flag, so none of this is queued as a local change.
+func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+		return fmt.Errorf("defer foreign keys: %w", err)
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE id = ?", id).Scan(&have); err != nil {
+		return err
+	}
+	if have > 0 {
+		_, err = tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", local)
+	} else {
+		_, err = tx.ExecContext(ctx, "UPDATE "+t+" SET id = ? WHERE id = ?", id, local)
+	}
+	if err != nil {
+		return fmt.Errorf("give %s %d the source's id %d: %w", kind, local, id, err)
+	}
+	if kind != store.KindDocument {
+		return nil
+	}
+	p := store.ParentField
+	if _, err := tx.ExecContext(ctx, `UPDATE documents SET `+p+` = ? WHERE `+p+` = ?`, id, local); err != nil {
+		return fmt.Errorf("move the children of document %d to its source id %d: %w", local, id, err)
+	}
+	path := "'$." + p + "'"
+	for _, q := range []string{
+		`UPDATE wc_outbox SET before = json_set(before, ` + path + `, ?) WHERE kind = 'document' AND json_extract(before, ` + path + `) = ?`,
+		`UPDATE wc_outbox SET after = json_set(after, ` + path + `, ?) WHERE kind = 'document' AND json_extract(after, ` + path + `) = ?`,
+		`UPDATE wc_conflicts SET base = json_set(base, ` + path + `, ?) WHERE kind = 'document' AND json_extract(base, ` + path + `) = ?`,
+		`UPDATE wc_conflicts SET mine = json_set(mine, ` + path + `, ?) WHERE kind = 'document' AND json_extract(mine, ` + path + `) = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, id, local); err != nil {
+			return fmt.Errorf("point queued changes at document %d's source id %d: %w", local, id, err)
+		}
+	}
+	return nil
 }
 
 // QueueConflict replaces an outbox entry by a conflict (store.WorkingCopy).
