@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
+	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 // jsonTombstone is the JSON form of one deleted record.
@@ -93,7 +96,7 @@ then tandem restore cancels it.`,
 			}
 			if wc, ok := st.(store.WorkingCopy); ok {
 				if _, err := wc.CopyState(ctx); err == nil {
-					fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes it on the source")
+					return a.copyDeleteNote(ctx, wc, res.Deleted)
 				}
 			}
 			return nil
@@ -106,4 +109,38 @@ then tandem restore cancels it.`,
 	f.StringVar(&leaseTk, "lease", "", "lease token, when you hold a lease on the record")
 	f.BoolVar(&asJSON, "json", false, `print {"deleted":[{kind,id,version,title}...]} as JSON`)
 	return cmd
+}
+
+// copyDeleteNote says what a delete in a working copy does on the source: a record the
+// source has is deleted there at the next sync; one created in the copy and never synced
+// simply leaves the copy, and the source never sees it.
+func (a *app) copyDeleteNote(ctx context.Context, wc store.WorkingCopy, deleted []store.Tombstone) error {
+	pending, err := tsync.PendingDeletes(ctx, wc)
+	if err != nil {
+		return fmt.Errorf("read the copy's pending deletes: %w", err)
+	}
+	queued := map[tsync.Ref]bool{}
+	for _, r := range pending {
+		queued[r] = true
+	}
+	var local []string
+	for _, t := range deleted {
+		if !queued[tsync.Ref{Kind: t.Kind, ID: t.ID}] {
+			local = append(local, fmt.Sprintf("%s %d", t.Kind, t.ID))
+		}
+	}
+	switch {
+	case len(local) == 0:
+		fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes it on the source")
+	case len(local) == len(deleted):
+		fmt.Fprintln(a.stdout, "created in this working copy and never synced: it is gone from the copy, and the source never sees it")
+	default:
+		verb := "never reach it"
+		if len(local) == 1 {
+			verb = "never reaches it"
+		}
+		fmt.Fprintf(a.stdout, "in this working copy only: tandem sync deletes on the source what it has; %s, created here and never synced, %s\n",
+			strings.Join(local, ", "), verb)
+	}
+	return nil
 }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -66,6 +69,9 @@ back from an older backup), or another sync of the copy is running, and nothing 
 			}
 			defer src.Close()
 			rep, err := tsync.Sync(ctx, src, wc)
+			if tsync.Refused(err) {
+				return fmt.Errorf("sync refused: %w", err)
+			}
 			if err != nil {
 				return fmt.Errorf("sync stopped; what was done stays done and the next sync continues: %w", err)
 			}
@@ -164,6 +170,14 @@ func (a *app) lockSync() (unlock func(), err error) {
 func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
 	if err := checkDSNAs("--source", source); err != nil {
 		return nil, err
+	}
+	if !isPostgresDSN(source) {
+		if _, err := os.Stat(source); errors.Is(err, fs.ErrNotExist) {
+			// Not "tandem seed creates one": a new store would be another store, which
+			// this copy refuses. The source moved, or its disk is not there.
+			return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %s in the copy: no store at %s "+
+				"(moved? tandem sync --source NEW-PATH names where it is now)", staying(st.Pending), safe.Line(source))
+		}
 	}
 	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
 	switch store.ErrorCode(err) {
