@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 )
 
 // deletedWithScan is how many change-log entries DeletedWith reads back from the log's end
@@ -15,7 +17,7 @@ const deletedWithPage = 500
 
 // DeletedWith returns the documents that the subtree delete of document id removed with it
 // and that are still deleted by it, parents before children: the order in which
-// RestoreRecord brings each back under its parent. The delete is id's newest one: id is
+// RestoreRecord brings each back under its parent (by depth, then id). The delete is id's newest one: id is
 // deleted by it now, or was restored right after it. found is false when that delete is not
 // among the change log's last deletedWithScan entries (nothing is known then), true
 // otherwise, also when id is not deleted at all (then ts is empty).
@@ -76,7 +78,7 @@ func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found 
 	if top == nil {
 		return nil, false, nil
 	}
-	under := map[int64]bool{id: true}
+	depth := map[int64]int{id: 0}
 	for _, c := range members {
 		// The log back from the top holds documents of every depth; those under id are
 		// the ones whose tombstone names a parent under id, parents coming first.
@@ -84,10 +86,11 @@ func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found 
 		if err != nil {
 			return nil, false, fmt.Errorf("read document %d's tombstone: %w", c.RecordID, err)
 		}
-		if p, ok := v.Snapshot[ParentField].(int64); !ok || !under[p] {
+		p, ok := v.Snapshot[ParentField].(int64)
+		if _, under := depth[p]; !ok || !under {
 			continue
 		}
-		under[c.RecordID] = true
+		depth[c.RecordID] = depth[p] + 1
 		if _, err := s.FindRecord(ctx, KindDocument, c.RecordID); ErrorCode(err) != ENOTFOUND {
 			if err != nil {
 				return nil, false, fmt.Errorf("read document %d: %w", c.RecordID, err)
@@ -103,5 +106,8 @@ func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found 
 		title, _ := v.Snapshot["title"].(string)
 		ts = append(ts, Tombstone{Kind: KindDocument, ID: c.RecordID, Version: c.Version, Title: title})
 	}
+	slices.SortStableFunc(ts, func(a, b Tombstone) int {
+		return cmp.Or(cmp.Compare(depth[a.ID], depth[b.ID]), cmp.Compare(a.ID, b.ID))
+	})
 	return ts, true, nil
 }

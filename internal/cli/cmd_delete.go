@@ -89,8 +89,13 @@ then tandem restore cancels it.`,
 				fmt.Fprintf(a.stdout, "already applied (key %q): %s %d was deleted as version %d\n", key, first.Kind, first.ID, first.Version)
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "deleted %s %d %q (tombstone version %d; tandem restore %s %d brings it back)\n",
-				first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
+			if len(res.Deleted) > 1 {
+				fmt.Fprintf(a.stdout, "deleted %s %d %q and %d below it (tombstone version %d; tandem restore %s %d --subtree brings them all back)\n",
+					first.Kind, first.ID, safe.Line(first.Title), len(res.Deleted)-1, first.Version, first.Kind, first.ID)
+			} else {
+				fmt.Fprintf(a.stdout, "deleted %s %d %q (tombstone version %d; tandem restore %s %d brings it back)\n",
+					first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
+			}
 			for _, t := range res.Deleted[1:] {
 				fmt.Fprintf(a.stdout, "  and %s %d %q below it\n", t.Kind, t.ID, safe.Line(t.Title))
 			}
@@ -130,6 +135,8 @@ func (a *app) copyDeleteNote(ctx context.Context, wc store.WorkingCopy, deleted 
 		}
 	}
 	switch {
+	case len(local) == 0 && len(deleted) > 1:
+		fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes them on the source")
 	case len(local) == 0:
 		fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes it on the source")
 	case len(local) == len(deleted):
