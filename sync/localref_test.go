@@ -2,9 +2,12 @@ package sync_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 // TestSync_CreateReferredToLocally pushes a document created in the copy that other local
@@ -91,6 +94,70 @@ func TestSync_CreateReferredToLocally(t *testing.T) {
 				t.Errorf("second sync: pushed %d, pending %d, conflicts %v", rep.Pushed, rep.Pending, describe(rep.Conflicts))
 			}
 			assertConverged(t, src, a, nil)
+		})
+	}
+}
+
+// lostAck is a working copy whose first acknowledgement of a create fails, as if the
+// process died right after the source made the record.
+type lostAck struct {
+	*sqlite.DB
+	lost bool
+}
+
+func (w *lostAck) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase bool) error {
+	if !w.lost {
+		w.lost = true
+		return errors.New("killed before the acknowledgement")
+	}
+	return w.DB.AckEntry(ctx, seq, rec, rebase)
+}
+
+// TestSync_CreateAckLost: the source made a local parent document, but the copy never
+// heard (the sync died before the acknowledgement), and the next sync pulls the source's
+// record before it pushes again. The copy then holds the source's row and the local one
+// with a child under it; the re-sent create finds its record on the source, the local row
+// goes, the child follows to the source's id and reaches the source under it.
+func TestSync_CreateAckLost(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			src := open(t)
+			f := seed(t, src)
+			db := mustClone(t, src, "a")
+			parent, err := db.CreateRecord(as("alice"), store.KindDocument, store.Values{"title": "LP", "parent_id": f.root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.CreateRecord(as("alice"), store.KindDocument, store.Values{"title": "LC", "parent_id": parent.ID}); err != nil {
+				t.Fatal(err)
+			}
+			w := &lostAck{DB: db}
+			if _, err := tsync.Sync(ctx, src, w); err == nil {
+				t.Fatal("sync with a lost acknowledgement: no error")
+			}
+			rep := mustSync(t, src, w)
+			if rep.Pending != 0 || len(rep.Conflicts) != 0 {
+				t.Fatalf("second sync: pending %d, conflicts %v", rep.Pending, describe(rep.Conflicts))
+			}
+			lps, err := src.FindRecords(ctx, store.Filter{Kind: store.KindDocument, Search: "LP"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lps) != 1 {
+				t.Fatalf("source has %d LP documents, want 1", len(lps))
+			}
+			lcs, err := src.FindRecords(ctx, store.Filter{Kind: store.KindDocument, Search: "LC"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lcs) != 1 || lcs[0].Fields["parent_id"] != lps[0].ID {
+				t.Fatalf("source's LC: %+v, want one under LP %d", lcs, lps[0].ID)
+			}
+			if _, err := db.FindRecord(ctx, store.KindDocument, parent.ID); store.ErrorCode(err) != store.ENOTFOUND {
+				t.Errorf("copy still has the local LP %d: %v", parent.ID, err)
+			}
+			assertConverged(t, src, db, nil)
 		})
 	}
 }
