@@ -970,23 +970,33 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 
 // remapLocal gives the record created in the copy as local id the source's id, inside tx
 // (the transaction of the create's acknowledgement, so a crash keeps both or neither): the
-// row takes the new id, or leaves when a pull brought the source's row already, and every
-// document under it, with the parent ids in queued entries and conflicts, follows. Foreign
-// keys are checked at commit, once parent and children agree again. The caller has set the
-// applying flag, so none of this is queued as a local change.
+// local row goes (the caller writes the source's), and every document under it, with the
+// parent ids in queued entries and conflicts, follows. A document with children keeps its
+// row under the new id instead, unless a pull brought the source's row already, so that the
+// children always have a parent to point at; foreign keys are checked at commit, once parent
+// and children agree again. The caller has set the applying flag, so none of this is queued
+// as a local change.
 func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, id int64) error {
 	t, err := table(kind)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
-		return fmt.Errorf("defer foreign keys: %w", err)
-	}
-	var have int
+	var have, children int
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE id = ?", id).Scan(&have); err != nil {
 		return err
 	}
-	if have > 0 {
+	if kind == store.KindDocument {
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM documents WHERE parent_id = ?)`, local).Scan(&children); err != nil {
+			return err
+		}
+	}
+	if children > 0 {
+		if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+			return fmt.Errorf("defer foreign keys: %w", err)
+		}
+	}
+	if have > 0 || children == 0 {
+		// The plain case, as cheap as a delete: the source's row comes in its place.
 		_, err = tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", local)
 	} else {
 		_, err = tx.ExecContext(ctx, "UPDATE "+t+" SET id = ? WHERE id = ?", id, local)
@@ -998,8 +1008,10 @@ func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, 
 		return nil
 	}
 	p := store.ParentField
-	if _, err := tx.ExecContext(ctx, `UPDATE documents SET `+p+` = ? WHERE `+p+` = ?`, id, local); err != nil {
-		return fmt.Errorf("move the children of document %d to its source id %d: %w", local, id, err)
+	if children > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE documents SET `+p+` = ? WHERE `+p+` = ?`, id, local); err != nil {
+			return fmt.Errorf("move the children of document %d to its source id %d: %w", local, id, err)
+		}
 	}
 	path := "'$." + p + "'"
 	for _, q := range []string{
