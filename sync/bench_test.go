@@ -126,3 +126,33 @@ func BenchmarkDirectDeletes(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkPushDocCreates pushes 200 documents created in a working copy in one sync: each
+// a create on the source and an acknowledgement that gives the local row the source's id
+// (and points what refers to the local id at it).
+func BenchmarkPushDocCreates(b *testing.B) {
+	src := benchSource(b, 200)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		for j := range 200 {
+			if _, err := wc.CreateRecord(as("alice"), store.KindDocument, store.Values{"title": fmt.Sprintf("doc %d-%d", i, j)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if _, err := tsync.Sync(ctx, src, wc); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		wc.Close()
+		b.StartTimer()
+	}
+}

@@ -80,11 +80,18 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 				// The later entries of the record follow it to its source id, as AckEntry
 				// moved them in the copy.
 				for j := i + 1; j < len(entries); j++ {
-					if l := &entries[j]; l.Kind == e.Kind && l.ID == e.ID {
+					l := &entries[j]
+					if l.Kind == e.Kind && l.ID == e.ID {
 						l.ID = o.rec.ID
 						if l.BaseVersion == 0 {
 							l.BaseVersion = o.rec.Version
 						}
+					}
+					if e.Kind == store.KindDocument && l.Kind == store.KindDocument {
+						// Documents under the new one (created there, or moved there) follow
+						// it too.
+						repoint(l.Before, e.ID, o.rec.ID)
+						repoint(l.After, e.ID, o.rec.ID)
 					}
 				}
 			}
@@ -109,6 +116,13 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		}
 	}
 	return moved, nil
+}
+
+// repoint gives vals the parent id to instead of from, when it holds from.
+func repoint(vals store.Values, from, to int64) {
+	if p, ok := vals[store.ParentField].(int64); ok && p == from {
+		vals[store.ParentField] = to
+	}
 }
 
 // acker writes acknowledgements to the copy in order, in a goroutine of its own.

@@ -8,6 +8,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,6 +56,20 @@ type Ref struct {
 	ID   int64      `json:"id"`
 }
 
+// refusal is an error of a sync refused before anything moved.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+
+// Refused reports whether err stopped a sync before anything moved: the source is another
+// store, or was put back from an older backup. The next sync does not continue it; it is
+// refused the same way until a person acts.
+func Refused(err error) bool {
+	var r refusal
+	return errors.As(err, &r)
+}
+
 // PendingDeletes lists the deletes made in the copy that the source does not have yet,
 // oldest first.
 func PendingDeletes(ctx context.Context, wc store.WorkingCopy) ([]Ref, error) {
@@ -91,7 +106,8 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 		return nil, err
 	}
 	if id := src.StoreID(); id != st.SourceID {
-		return nil, store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, the copy's source is %s)", id, st.SourceID)
+		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
+			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
 	}
 	last, err := src.LastChangeID(ctx)
 	if err != nil {
@@ -100,9 +116,9 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	if last < st.Position {
 		// Changes this copy has read are not on the source any more: it was put back
 		// from an older backup. A pull would find nothing and call the copy in sync.
-		return nil, store.Errorf(store.EINVALID, "the source's change log ends at change %d, but this copy has read it up to change %d: "+
+		return nil, refusal{store.Errorf(store.EINVALID, "the source's change log ends at change %d, but this copy has read it up to change %d: "+
 			"the source was restored from an older backup. Nothing was pulled or pushed. Keep this file (its %d pending changes and "+
-			"%d conflicts stay here), make a new clone of the source, and copy your changes into it", last, st.Position, st.Pending, st.Conflict)
+			"%d conflicts stay here), make a new clone of the source, and copy your changes into it", last, st.Position, st.Pending, st.Conflict)}
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
 	for round := 0; round < maxRounds; round++ {

@@ -14,18 +14,22 @@ import (
 // when its process dies, so a killed clone leaves no lock behind. unlock removes the file
 // before it lets the lock go: a process that opened it meanwhile finds, once it has the
 // lock, that the file at path is no longer the one it locked, and tries again.
-func lockClone(path string) (unlock func(), ok bool, err error) {
+func lockClone(path string) (unlock func(), ok bool, err error) { return lockFile(path, "clone") }
+
+// lockFile takes the lock named what (for messages) at path, as lockClone does: a tandem
+// sync holds one too, next to its working copy.
+func lockFile(path, what string) (unlock func(), ok bool, err error) {
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			return nil, false, fmt.Errorf("clone lock: %w", err)
+			return nil, false, fmt.Errorf("%s lock: %w", what, err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return nil, false, nil
 			}
-			return nil, false, fmt.Errorf("clone lock: %w", err)
+			return nil, false, fmt.Errorf("%s lock: %w", what, err)
 		}
 		held, err1 := f.Stat()
 		now, err2 := os.Stat(path)
@@ -37,5 +41,5 @@ func lockClone(path string) (unlock func(), ok bool, err error) {
 		}
 		f.Close() // the file was replaced since it was opened: take the new one
 	}
-	return nil, false, fmt.Errorf("clone lock %s keeps changing", path)
+	return nil, false, fmt.Errorf("%s lock %s keeps changing", what, path)
 }

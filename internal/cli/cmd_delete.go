@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
+	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 // jsonTombstone is the JSON form of one deleted record.
@@ -86,14 +89,19 @@ then tandem restore cancels it.`,
 				fmt.Fprintf(a.stdout, "already applied (key %q): %s %d was deleted as version %d\n", key, first.Kind, first.ID, first.Version)
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "deleted %s %d %q (tombstone version %d; tandem restore %s %d brings it back)\n",
-				first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
+			if len(res.Deleted) > 1 {
+				fmt.Fprintf(a.stdout, "deleted %s %d %q and %d below it (tombstone version %d; tandem restore %s %d --subtree brings them all back)\n",
+					first.Kind, first.ID, safe.Line(first.Title), len(res.Deleted)-1, first.Version, first.Kind, first.ID)
+			} else {
+				fmt.Fprintf(a.stdout, "deleted %s %d %q (tombstone version %d; tandem restore %s %d brings it back)\n",
+					first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
+			}
 			for _, t := range res.Deleted[1:] {
 				fmt.Fprintf(a.stdout, "  and %s %d %q below it\n", t.Kind, t.ID, safe.Line(t.Title))
 			}
 			if wc, ok := st.(store.WorkingCopy); ok {
 				if _, err := wc.CopyState(ctx); err == nil {
-					fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes it on the source")
+					return a.copyDeleteNote(ctx, wc, res.Deleted)
 				}
 			}
 			return nil
@@ -106,4 +114,40 @@ then tandem restore cancels it.`,
 	f.StringVar(&leaseTk, "lease", "", "lease token, when you hold a lease on the record")
 	f.BoolVar(&asJSON, "json", false, `print {"deleted":[{kind,id,version,title}...]} as JSON`)
 	return cmd
+}
+
+// copyDeleteNote says what a delete in a working copy does on the source: a record the
+// source has is deleted there at the next sync; one created in the copy and never synced
+// simply leaves the copy, and the source never sees it.
+func (a *app) copyDeleteNote(ctx context.Context, wc store.WorkingCopy, deleted []store.Tombstone) error {
+	pending, err := tsync.PendingDeletes(ctx, wc)
+	if err != nil {
+		return fmt.Errorf("read the copy's pending deletes: %w", err)
+	}
+	queued := map[tsync.Ref]bool{}
+	for _, r := range pending {
+		queued[r] = true
+	}
+	var local []string
+	for _, t := range deleted {
+		if !queued[tsync.Ref{Kind: t.Kind, ID: t.ID}] {
+			local = append(local, fmt.Sprintf("%s %d", t.Kind, t.ID))
+		}
+	}
+	switch {
+	case len(local) == 0 && len(deleted) > 1:
+		fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes them on the source")
+	case len(local) == 0:
+		fmt.Fprintln(a.stdout, "in this working copy only: tandem sync deletes it on the source")
+	case len(local) == len(deleted):
+		fmt.Fprintln(a.stdout, "created in this working copy and never synced: it is gone from the copy, and the source never sees it")
+	default:
+		verb := "never reach it"
+		if len(local) == 1 {
+			verb = "never reaches it"
+		}
+		fmt.Fprintf(a.stdout, "in this working copy only: tandem sync deletes on the source what it has; %s, created here and never synced, %s\n",
+			strings.Join(local, ", "), verb)
+	}
+	return nil
 }

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,7 +44,7 @@ or restore it on the source and sync.
 Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
 4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
 2 the source is another store, or its change log ends before the copy's position (put
-back from an older backup), and nothing moved.`,
+back from an older backup), or another sync of the copy is running, and nothing moved.`,
 		Example: `  tandem sync --db catalogue.db
   PGPASSWORD=… tandem sync --db catalogue.db --json`,
 		Args: exactArgs(0, ""),
@@ -50,6 +54,11 @@ back from an older backup), and nothing moved.`,
 			if err != nil {
 				return err
 			}
+			unlock, err := a.lockSync()
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			moved := source != ""
 			if !moved {
 				source = st.Source
@@ -60,6 +69,9 @@ back from an older backup), and nothing moved.`,
 			}
 			defer src.Close()
 			rep, err := tsync.Sync(ctx, src, wc)
+			if tsync.Refused(err) {
+				return fmt.Errorf("sync refused: %w", err)
+			}
 			if err != nil {
 				return fmt.Errorf("sync stopped; what was done stays done and the next sync continues: %w", err)
 			}
@@ -105,7 +117,51 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.openSource(ctx, st.Source, st)
+	unlock, err := a.lockSync()
+	if err != nil {
+		return nil, err
+	}
+	src, err := a.openSource(ctx, st.Source, st)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return &lockedSource{Store: src, unlock: unlock}, nil
+}
+
+// lockedSource is a working copy's source opened for one sync: closing it lets the
+// copy's sync lock go.
+type lockedSource struct {
+	store.Store
+	unlock func()
+}
+
+// Close closes the source and lets the sync lock go.
+func (l *lockedSource) Close() error {
+	err := l.Store.Close()
+	l.unlock()
+	return err
+}
+
+// lockSync takes the sync lock of the working copy --db names, a file next to it, without
+// waiting: two syncs of one copy at once would push the same outbox entries twice, and the
+// second is refused (exit 2) rather than stopped halfway. The system lets the lock go when
+// the process holding it dies.
+func (a *app) lockSync() (unlock func(), err error) {
+	dir, base := filepath.Split(a.dsn)
+	if dir == "" {
+		dir = "."
+	}
+	path := filepath.Join(dir, "."+base+".sync.lock")
+	unlock, ok, err := lockFile(path, "sync")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, usagef("another tandem sync of %s is running; nothing was done: sync again when it ends (or remove %s if no sync is running)",
+			safe.Line(a.dsn), safe.Line(path))
+	}
+	return unlock, nil
 }
 
 // openSource opens a working copy's source. A source that is not there (a file moved away,
@@ -114,6 +170,14 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 func (a *app) openSource(ctx context.Context, source string, st *store.CopyState) (store.Store, error) {
 	if err := checkDSNAs("--source", source); err != nil {
 		return nil, err
+	}
+	if !isPostgresDSN(source) {
+		if _, err := os.Stat(source); errors.Is(err, fs.ErrNotExist) {
+			// Not "tandem seed creates one": a new store would be another store, which
+			// this copy refuses. The source moved, or its disk is not there.
+			return nil, store.Errorf(store.EUNAVAILABLE, "the source cannot be reached; %s in the copy: no store at %s "+
+				"(moved? tandem sync --source NEW-PATH names where it is now)", staying(st.Pending), safe.Line(source))
+		}
 	}
 	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
 	switch store.ErrorCode(err) {

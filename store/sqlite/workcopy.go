@@ -933,8 +933,7 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 	if op == store.CopyCreate && rec.ID != id {
 		// The source gave the record its id: the local one goes, the source's comes, and
 		// what was queued for the local id follows it.
-		t, _ := table(kind)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", id); err != nil {
+		if err := db.remapLocal(ctx, tx, kind, id, rec.ID); err != nil {
 			return err
 		}
 		for _, q := range []string{`UPDATE wc_outbox SET record_id = ? WHERE kind = ? AND record_id = ?`,
@@ -973,6 +972,65 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 		return err
 	}
 	return applying(ctx, tx, false)
+}
+
+// remapLocal gives the record created in the copy as local id the source's id, inside tx
+// (the transaction of the create's acknowledgement, so a crash keeps both or neither): the
+// local row goes (the caller writes the source's), and every document under it, with the
+// parent ids in queued entries and conflicts, follows. A document with children keeps its
+// row under the new id instead, unless a pull brought the source's row already, so that the
+// children always have a parent to point at; foreign keys are checked at commit, once parent
+// and children agree again. The caller has set the applying flag, so none of this is queued
+// as a local change.
+func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, id int64) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var have, children int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE id = ?", id).Scan(&have); err != nil {
+		return err
+	}
+	if kind == store.KindDocument {
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM documents WHERE parent_id = ?)`, local).Scan(&children); err != nil {
+			return err
+		}
+	}
+	if children > 0 {
+		if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+			return fmt.Errorf("defer foreign keys: %w", err)
+		}
+	}
+	if have > 0 || children == 0 {
+		// The plain case, as cheap as a delete: the source's row comes in its place.
+		_, err = tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE id = ?", local)
+	} else {
+		_, err = tx.ExecContext(ctx, "UPDATE "+t+" SET id = ? WHERE id = ?", id, local)
+	}
+	if err != nil {
+		return fmt.Errorf("give %s %d the source's id %d: %w", kind, local, id, err)
+	}
+	if kind != store.KindDocument {
+		return nil
+	}
+	p := store.ParentField
+	if children > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE documents SET `+p+` = ? WHERE `+p+` = ?`, id, local); err != nil {
+			return fmt.Errorf("move the children of document %d to its source id %d: %w", local, id, err)
+		}
+	}
+	path := "'$." + p + "'"
+	for _, q := range []string{
+		`UPDATE wc_outbox SET before = json_set(before, ` + path + `, ?) WHERE kind = 'document' AND json_extract(before, ` + path + `) = ?`,
+		`UPDATE wc_outbox SET after = json_set(after, ` + path + `, ?) WHERE kind = 'document' AND json_extract(after, ` + path + `) = ?`,
+		`UPDATE wc_conflicts SET base = json_set(base, ` + path + `, ?) WHERE kind = 'document' AND json_extract(base, ` + path + `) = ?`,
+		`UPDATE wc_conflicts SET mine = json_set(mine, ` + path + `, ?) WHERE kind = 'document' AND json_extract(mine, ` + path + `) = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, id, local); err != nil {
+			return fmt.Errorf("point queued changes at document %d's source id %d: %w", local, id, err)
+		}
+	}
+	return nil
 }
 
 // QueueConflict replaces an outbox entry by a conflict (store.WorkingCopy).

@@ -288,6 +288,69 @@ func testRestoreRecord(t *testing.T, open Opener) {
 			t.Errorf("restored under %v (note %q), want under %d", res.Record.Fields["parent_id"], res.Note, root.ID)
 		}
 	})
+	t.Run("DeletedWith", func(t *testing.T) {
+		s := fresh(t, open)
+		root := mustCreateDoc(t, s, "root", nil)
+		a := mustCreateDoc(t, s, "a", &root.ID)
+		a1 := mustCreateDoc(t, s, "a1", &a.ID)
+		a2 := mustCreateDoc(t, s, "a2", &a.ID)
+		b := mustCreateDoc(t, s, "b", &root.ID)
+		b1 := mustCreateDoc(t, s, "b1", &b.ID)
+		alone := mustCreateDoc(t, s, "alone", nil)
+		other := mustCreateDoc(t, s, "other", nil)
+		otherChild := mustCreateDoc(t, s, "other child", &other.ID)
+		mustDelete(t, s, actAlice, store.KindDocument, alone.ID, store.Delete{ExpectVersion: 1})
+		mustDelete(t, s, actAlice, store.KindDocument, root.ID, store.Delete{ExpectVersion: 1, Subtree: true})
+		mustDelete(t, s, actAlice, store.KindDocument, other.ID, store.Delete{ExpectVersion: 1, Subtree: true})
+		with := func(id int64) []int64 {
+			t.Helper()
+			ts, found, err := store.DeletedWith(t.Context(), s, id)
+			if err != nil || !found {
+				t.Fatalf("DeletedWith(%d) = %v, found %v, %v", id, ts, found, err)
+			}
+			var ids []int64
+			for _, x := range ts {
+				ids = append(ids, x.ID)
+			}
+			return ids
+		}
+		// Parents first: a before a1 and a2; neither the other subtree nor a delete of its own.
+		got := with(root.ID)
+		if len(got) != 5 || !slices.Contains(got, b.ID) || slices.Index(got, b.ID) > slices.Index(got, b1.ID) || slices.Index(got, a.ID) > slices.Index(got, a1.ID) ||
+			slices.Index(got, a.ID) > slices.Index(got, a2.ID) || slices.Index(got, a.ID) < 0 {
+			t.Errorf("deleted with root: %v, want a, b, a1, a2, b1, parents first", got)
+		}
+		if got := with(alone.ID); len(got) != 0 {
+			t.Errorf("deleted with a document deleted alone: %v", got)
+		}
+		if got := with(other.ID); !slices.Equal(got, []int64{otherChild.ID}) {
+			t.Errorf("deleted with other: %v, want its child", got)
+		}
+		// Restoring the top keeps the list; restoring one of them takes it off.
+		mustRestore(t, s, actAlice, store.KindDocument, root.ID)
+		mustRestore(t, s, actAlice, store.KindDocument, a.ID)
+		if got := with(root.ID); len(got) != 4 || slices.Contains(got, a.ID) {
+			t.Errorf("after restoring root and a: %v, want b, a1, a2, b1", got)
+		}
+		// a was restored right after the delete: its own part of it, not b's.
+		if got := with(a.ID); !slices.Equal(slices.Sorted(slices.Values(got)), []int64{a1.ID, a2.ID}) {
+			t.Errorf("deleted with a: %v, want a1, a2", got)
+		}
+		// A document deleted again since belongs to that delete, not to the first.
+		mustRestore(t, s, actAlice, store.KindDocument, b.ID)
+		bb := mustFind(t, s, store.KindDocument, b.ID)
+		mustDelete(t, s, actBob, store.KindDocument, b.ID, store.Delete{ExpectVersion: bb.Version})
+		// b1 stays: its parent b was restored, so it belongs to the first delete still.
+		if got := with(root.ID); !slices.Equal(slices.Sorted(slices.Values(got)), []int64{a1.ID, a2.ID, b1.ID}) {
+			t.Errorf("after b was restored and deleted again: %v, want a1, a2, b1", got)
+		}
+		if got := with(b.ID); len(got) != 0 {
+			t.Errorf("b deleted alone: %v", got)
+		}
+		if got := with(alone.ID - 100); len(got) != 0 {
+			t.Errorf("a document that never was: %v", got)
+		}
+	})
 	t.Run("ParentLease", func(t *testing.T) {
 		s := fresh(t, open)
 		root := mustCreateDoc(t, s, "root", nil)

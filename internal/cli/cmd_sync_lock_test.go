@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+// TestCLI_SyncConcurrent: a sync of a copy another sync holds is refused (exit 2) with a
+// message saying so and changes nothing; of several sync processes on one copy at once,
+// each either syncs or says another one runs, and the copy ends in sync with every change
+// on the source once.
+func TestCLI_SyncConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
+	mustTandem(t, team, "init", "--sample")
+	mustTandem(t, team, "clone", team, train)
+
+	// Pending edits, made in-process so the setup stays quick: one per product.
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	wc, err := sqlite.Open(ctx, train, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if _, err := wc.UpdateRecord(ctx, store.KindProduct, r.ID, store.Update{BaseVersion: r.Version, Add: map[string]int64{"stock": 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wc.Close()
+
+	unlock, ok, err := lockFile(filepath.Join(dir, ".train.db.sync.lock"), "sync")
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	wantExit(t, "sync while another holds the lock", tandem(t, train, "sync"), 2, "another tandem sync of", "nothing was done")
+	unlock()
+	if out := mustTandem(t, team, "get", "product", "42", "--json"); !strings.Contains(out, `"version": 1`) {
+		t.Fatalf("the refused sync pushed: %s", out)
+	}
+
+	const n = 4
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = tandem(t, train, "sync")
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		switch {
+		case r.code == 0:
+		case r.code == 2 && strings.Contains(r.stderr, "another tandem sync of"):
+		default:
+			t.Errorf("concurrent sync: exit %d %q", r.code, r.stderr)
+		}
+	}
+	mustTandem(t, train, "sync")
+	src, err := sqlite.Open(context.Background(), team, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for _, r := range recs {
+		got, err := src.FindRecord(context.Background(), store.KindProduct, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Fields["stock"] != r.Fields["stock"].(int64)+1 {
+			t.Errorf("product %d: stock %v on the source, want %d (one +1 pushed once)", r.ID, got.Fields["stock"], r.Fields["stock"].(int64)+1)
+		}
+	}
+}
