@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -69,16 +71,26 @@ func TestCLI_ImportKilled(t *testing.T) {
 			mustTandem(t, got, "import", base)
 			n0 := len(productState(t, got))
 			killed, midway := 0, false
+			// Kills land at random points up to window after the start. Each run finishes
+			// what the killed ones left, so runs get shorter: a run that finished before its
+			// kill narrows the window to most of its own length, so the next kills land
+			// inside a run again, however fast or loaded the machine.
+			window := 160 * time.Millisecond
 			for i := 0; killed < kills && i < 10*kills; i++ {
 				cmd := tandemCmd(got, "import", changes)
+				start := time.Now()
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(time.Duration(10+rand.IntN(150)) * time.Millisecond)
-				if err := cmd.Process.Kill(); err != nil {
+				time.Sleep(time.Duration(rand.Int64N(int64(window))) + time.Millisecond)
+				if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 					t.Fatal(err)
 				}
-				if err := cmd.Wait(); err != nil {
+				err := cmd.Wait()
+				if err == nil {
+					window = max(time.Since(start)*3/4, 2*time.Millisecond)
+				}
+				if err != nil {
 					killed++ // killed before it finished (a finished run is not counted)
 					if !midway {
 						// Some kill must land between the first row and the last, or
