@@ -184,7 +184,11 @@ func (db *DB) runGroup(group []*writeJob) {
 			j.done <- answer[i]
 		}
 	}
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	conn, err := db.writeConn(ctx)
+	var sqlTx *sql.Tx
+	if err == nil {
+		sqlTx, err = conn.BeginTx(ctx, nil)
+	}
 	running := 0
 	for i, j := range group {
 		if ran[i] = j.state.CompareAndSwap(jobQueued, jobRunning); ran[i] {
@@ -192,14 +196,16 @@ func (db *DB) runGroup(group []*writeJob) {
 		}
 	}
 	if err != nil {
+		db.dropWriteConn(err)
 		finish(err)
 		return
 	}
 	savepoints := false
 	for {
-		failed, err := db.runJobs(ctx, sqlTx, group, ran, answer, savepoints)
+		failed, err := db.runJobs(ctx, conn, sqlTx, group, ran, answer, savepoints)
 		if err != nil {
 			_ = sqlTx.Rollback()
+			db.dropWriteConn(err)
 			finish(err)
 			return
 		}
@@ -213,21 +219,24 @@ func (db *DB) runGroup(group []*writeJob) {
 		}
 		_ = sqlTx.Rollback()
 		clear(answer)
-		if sqlTx, err = db.write.BeginTx(ctx, nil); err != nil {
+		if sqlTx, err = conn.BeginTx(ctx, nil); err != nil {
+			db.dropWriteConn(err)
 			finish(err)
 			return
 		}
 		savepoints = true
 	}
-	finish(sqlTx.Commit())
+	err = sqlTx.Commit()
+	db.dropWriteConn(err)
+	finish(err)
 }
 
-// runJobs runs the running transactions of group in sqlTx, each answer in answer. Without
+// runJobs runs the running transactions of group in sqlTx (on conn), each answer in answer. Without
 // savepoints it stops at the first that fails and reports it (failed); with them, the one
 // that fails is rolled back to its savepoint and the others go on. err is an error of the
 // SQLite transaction itself, which the caller rolls back.
-func (db *DB) runJobs(ctx context.Context, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
-	stmts := &tx{Tx: sqlTx, db: db}
+func (db *DB) runJobs(ctx context.Context, conn *sql.Conn, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
+	stmts := &tx{Tx: sqlTx, db: db, conn: conn, txCtx: ctx}
 	exec := func(q string) error {
 		_, err := stmts.ExecContext(ctx, q)
 		return err
@@ -236,7 +245,7 @@ func (db *DB) runJobs(ctx context.Context, sqlTx *sql.Tx, group []*writeJob, ran
 		if !ran[i] {
 			continue
 		}
-		t := &tx{Tx: sqlTx, db: db, now: j.db.now().UTC()}
+		t := &tx{Tx: sqlTx, db: db, conn: conn, txCtx: ctx, now: j.db.now().UTC()}
 		if !savepoints {
 			if answer[i] = j.fn(t); answer[i] != nil {
 				return true, nil

@@ -46,6 +46,8 @@ type DB struct {
 	commits wake.Signal // wakes this process's subscribers after each commit
 	stmts   stmtCache   // prepared statements of write transactions
 	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
+	wconn   *sql.Conn   // the write pool's connection the leader's transactions run on (rawstmt.go)
+	raw     *rawConn    // wconn's driver connection and its statements
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc
@@ -349,7 +351,7 @@ func (db *DB) Close() error {
 	db.stmts.mu.Unlock()
 	db.wg.Wait()
 	db.closeStmts()
-	var errs []error
+	errs := []error{db.closeWriteConn()}
 	for _, p := range []*sql.DB{db.feed, db.read, db.write} {
 		if p != nil {
 			errs = append(errs, p.Close())
@@ -365,6 +367,10 @@ func (db *DB) Close() error {
 type tx struct {
 	*sql.Tx
 	db    *DB       // whose connection runs the transaction: its statement cache serves it
+	conn  *sql.Conn // db's write connection, which runs the transaction (raw statements)
+	// txCtx is the context the transaction began with: when it ends, database/sql rolls
+	// the transaction back, so raw statements must not run after it (rawstmt.go).
+	txCtx context.Context
 	now   time.Time // Go-side time (Options.Now), one per transaction
 	dbNow time.Time // the database clock, read lazily (lease and key expiry)
 }
