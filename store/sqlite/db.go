@@ -366,8 +366,8 @@ func (db *DB) Close() error {
 // tx is one write transaction: the SQL transaction and the Go-side timestamp all its rows get.
 type tx struct {
 	*sql.Tx
-	db    *DB       // whose connection runs the transaction: its statement cache serves it
-	conn  *sql.Conn // db's write connection, which runs the transaction (raw statements)
+	db   *DB       // whose connection runs the transaction: its statement cache serves it
+	conn *sql.Conn // db's write connection, which runs the transaction (raw statements)
 	// txCtx is the context the transaction began with: when it ends, database/sql rolls
 	// the transaction back, so raw statements must not run after it (rawstmt.go).
 	txCtx context.Context
