@@ -55,14 +55,19 @@ const maxGroup = 64
 type fileWriter struct {
 	mu      sync.Mutex
 	queue   []*writeJob
-	leading bool // a leader is running a group; the next one is woken when it ends
+	leading bool       // a leader is running a group; the next one is woken when it ends
+	refs    int        // the DBs of the process that have the file open
+	wc      *writeConn // the connection the groups run on (rawstmt.go); nil until the first
 }
 
 // writeJob is one write transaction waiting for its group.
 type writeJob struct {
-	db    *DB // the store that asked: its clock stamps the transaction
-	ctx   context.Context
-	fn    func(*tx) error
+	db  *DB // the store that asked: its clock stamps the transaction
+	ctx context.Context
+	fn  func(*tx) error
+	// bare, when set instead of fn, runs on the write connection outside any transaction,
+	// in a group of its own (withWriteConn).
+	bare  func(context.Context, *sql.Conn) error
 	state atomic.Int32 // jobQueued, then jobRunning or jobAbandoned
 	lead  chan struct{}
 	done  chan error
@@ -82,7 +87,11 @@ func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &writeJob{db: db, ctx: ctx, fn: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)}
+	return db.tryWriteJob(ctx, &writeJob{db: db, ctx: ctx, fn: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)})
+}
+
+// tryWriteJob queues j and waits for its answer (tryWrite).
+func (db *DB) tryWriteJob(ctx context.Context, j *writeJob) error {
 	w := db.writer
 	w.mu.Lock()
 	w.queue = append(w.queue, j)
@@ -115,6 +124,17 @@ func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 	}
 }
 
+// withWriteConn runs fn on the file's write connection, outside any transaction, in the
+// writers' queue: a checkpoint that must wait for no connection of the process (the write
+// connection, left idle after a write, holds a TRUNCATE checkpoint of another connection
+// back until the busy timeout).
+func (db *DB) withWriteConn(ctx context.Context, fn func(context.Context, *sql.Conn) error) error {
+	if db.readOnly != "" {
+		return fn(ctx, nil)
+	}
+	return db.tryWriteJob(ctx, &writeJob{db: db, ctx: ctx, bare: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)})
+}
+
 // abandon takes j out of the queue, unless it runs already (then it reports false and j's
 // answer is to be waited for). When j had just been handed the lead, it leads all the same,
 // so that the transactions queued behind it are not left waiting.
@@ -141,6 +161,12 @@ func (db *DB) lead(w *fileWriter) {
 	runtime.Gosched()
 	w.mu.Lock()
 	n := min(len(w.queue), maxGroup)
+	for i, j := range w.queue[:n] {
+		if j.bare != nil { // alone
+			n = max(i, 1)
+			break
+		}
+	}
 	group := w.queue[:n:n]
 	w.queue = w.queue[n:]
 	w.mu.Unlock()
@@ -167,6 +193,22 @@ func (db *DB) lead(w *fileWriter) {
 // again from the start with a savepoint around each transaction (each may run more than
 // once, as inTx says), so that the one that fails is rolled back alone.
 func (db *DB) runGroup(group []*writeJob) {
+	if j := group[0]; j.bare != nil {
+		err := j.ctx.Err()
+		if !j.state.CompareAndSwap(jobQueued, jobRunning) {
+			return // abandoned: its caller has its answer
+		}
+		var wc *writeConn
+		if err == nil {
+			wc, err = db.writer.writeConn(j.ctx, db)
+		}
+		if err == nil {
+			err = j.bare(j.ctx, wc.conn)
+			wc.dropConn(err)
+		}
+		j.done <- err
+		return
+	}
 	answer := make([]error, len(group))
 	ran := make([]bool, len(group))
 	ctx := context.Background()
@@ -184,10 +226,10 @@ func (db *DB) runGroup(group []*writeJob) {
 			j.done <- answer[i]
 		}
 	}
-	conn, err := db.writeConn(ctx)
+	wc, err := db.writer.writeConn(ctx, db)
 	var sqlTx *sql.Tx
 	if err == nil {
-		sqlTx, err = conn.BeginTx(ctx, nil)
+		sqlTx, err = wc.conn.BeginTx(ctx, nil)
 	}
 	running := 0
 	for i, j := range group {
@@ -196,16 +238,18 @@ func (db *DB) runGroup(group []*writeJob) {
 		}
 	}
 	if err != nil {
-		db.dropWriteConn(err)
+		if wc != nil {
+			wc.dropConn(err)
+		}
 		finish(err)
 		return
 	}
 	savepoints := false
 	for {
-		failed, err := db.runJobs(ctx, conn, sqlTx, group, ran, answer, savepoints)
+		failed, err := db.runJobs(ctx, wc, sqlTx, group, ran, answer, savepoints)
 		if err != nil {
 			_ = sqlTx.Rollback()
-			db.dropWriteConn(err)
+			wc.dropConn(err)
 			finish(err)
 			return
 		}
@@ -219,24 +263,24 @@ func (db *DB) runGroup(group []*writeJob) {
 		}
 		_ = sqlTx.Rollback()
 		clear(answer)
-		if sqlTx, err = conn.BeginTx(ctx, nil); err != nil {
-			db.dropWriteConn(err)
+		if sqlTx, err = wc.conn.BeginTx(ctx, nil); err != nil {
+			wc.dropConn(err)
 			finish(err)
 			return
 		}
 		savepoints = true
 	}
 	err = sqlTx.Commit()
-	db.dropWriteConn(err)
+	wc.dropConn(err)
 	finish(err)
 }
 
-// runJobs runs the running transactions of group in sqlTx (on conn), each answer in answer. Without
+// runJobs runs the running transactions of group in sqlTx (on wc), each answer in answer. Without
 // savepoints it stops at the first that fails and reports it (failed); with them, the one
 // that fails is rolled back to its savepoint and the others go on. err is an error of the
 // SQLite transaction itself, which the caller rolls back.
-func (db *DB) runJobs(ctx context.Context, conn *sql.Conn, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
-	stmts := &tx{Tx: sqlTx, db: db, conn: conn, txCtx: ctx}
+func (db *DB) runJobs(ctx context.Context, wc *writeConn, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
+	stmts := &tx{Tx: sqlTx, wc: wc, txCtx: ctx}
 	exec := func(q string) error {
 		_, err := stmts.ExecContext(ctx, q)
 		return err
@@ -245,7 +289,7 @@ func (db *DB) runJobs(ctx context.Context, conn *sql.Conn, sqlTx *sql.Tx, group 
 		if !ran[i] {
 			continue
 		}
-		t := &tx{Tx: sqlTx, db: db, conn: conn, txCtx: ctx, now: j.db.now().UTC()}
+		t := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: j.db.now().UTC()}
 		if !savepoints {
 			if answer[i] = j.fn(t); answer[i] != nil {
 				return true, nil

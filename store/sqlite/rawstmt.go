@@ -9,76 +9,112 @@ import (
 	"io"
 )
 
-// Statements below database/sql, for the save that runs most often (relativeSave).
+// The write connection, and statements below database/sql for the save that runs most
+// often (relativeSave).
 //
-// Under group commit one goroutine, the leader, runs every save of the process on its
-// connection, one after the other, while it holds SQLite's write lock: what each statement
-// costs in Go is paid in turn by every writer. Through database/sql a statement pays for
-// its bookkeeping on top of the driver's work: the statement's per-connection lookup, a lock
-// per call, the conversion of every argument and of every column read (by reflection), a
-// Rows and a Row. Here the leader's connection is its own (DB.wconn, a *sql.Conn held for
-// the life of the DB), its write transactions run on it, and inside one the relative save
-// reaches the driver's connection through sql.Conn.Raw and runs its three statements from
-// driver statements prepared once per connection, with arguments that are already driver
-// values. The transaction, its commit and its rollback stay database/sql's.
+// Every write transaction of a process on a file runs on one connection (writeConn), which
+// the file's fileWriter holds while a DB of the process has the file open: the leader of
+// each group (commit.go) runs the group on it, whichever DB the leader belongs to. A
+// connection keeps the pages it has read in its cache only while no other connection
+// writes the file; when the groups ran on the connection of each leader's own DB, every
+// group began on a connection whose cache the previous group (another connection) had made
+// stale, and read its pages again.
+//
+// Under group commit the leader runs every save in turn while it holds the write lock:
+// what each statement costs in Go is paid in turn by every writer. Through database/sql a
+// statement pays for its bookkeeping on top of the driver's work: the statement's
+// per-connection lookup, a lock per call, the conversion of every argument and of every
+// column read (by reflection), a Rows and a Row. Inside a transaction on the write
+// connection the relative save reaches the driver's connection through sql.Conn.Raw and
+// runs its three statements from driver statements prepared once on the connection, with
+// arguments that are already driver values. The transaction, its commit and its rollback
+// stay database/sql's.
 
-// rawConn is the driver connection of DB.wconn and its prepared statements. Only the
-// leader uses it (one group at a time runs on a DB), inside sql.Conn.Raw.
+// writeConn is the connection the write transactions of the process on one file run on,
+// and its statements. Only the leader of a group uses conn and raw (one group at a time
+// runs on a file); the fileWriter opens it for the first group and closes it when the last
+// DB of the process on the file closes.
+type writeConn struct {
+	pool  *sql.DB    // conn, and a connection to prepare statements on (stmtCache)
+	conn  *sql.Conn  // the transactions' connection
+	raw   *rawConn   // conn's driver connection and its statements, once used
+	stmts *stmtCache // prepared on pool; database/sql prepares each on conn once used
+}
+
+// rawConn is a driver connection and its prepared statements, used inside sql.Conn.Raw.
 type rawConn struct {
 	ci    driver.Conn
 	stmts map[string]driver.Stmt
 }
 
-// writeConn returns the connection the DB's write transactions run on, opening it on the
-// first call.
-func (db *DB) writeConn(ctx context.Context) (*sql.Conn, error) {
-	if db.wconn != nil {
-		return db.wconn, nil
-	}
-	c, err := db.write.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	db.wconn = c
-	return c, nil
+// acquire counts a DB of the process that has the file open.
+func (w *fileWriter) acquire() {
+	w.mu.Lock()
+	w.refs++
+	w.mu.Unlock()
 }
 
-// dropWriteConn lets the write connection go after it failed in a way that may have ended
-// it (the driver reported it bad): the next transaction opens another.
-func (db *DB) dropWriteConn(err error) {
-	if db.wconn == nil || !(errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
+// release counts a DB closing; the last one closes the write connection.
+func (w *fileWriter) release() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.refs--; w.refs > 0 || w.wc == nil {
+		return nil
+	}
+	wc := w.wc
+	w.wc = nil
+	wc.stmts.close()
+	var errs []error
+	if wc.conn != nil {
+		if wc.raw != nil {
+			errs = append(errs, wc.conn.Raw(func(any) error { return wc.raw.close() }))
+		}
+		errs = append(errs, wc.conn.Close())
+	}
+	errs = append(errs, wc.pool.Close())
+	return errors.Join(errs...)
+}
+
+// writeConn returns the file's write connection, opening it (as db opens its write pool)
+// when there is none. Only the leader calls it.
+func (w *fileWriter) writeConn(ctx context.Context, db *DB) (*writeConn, error) {
+	if w.wc == nil {
+		pool, err := sql.Open("sqlite", db.wdsn)
+		if err != nil {
+			return nil, err
+		}
+		pool.SetMaxOpenConns(2) // the transactions' and the one statements are prepared on
+		w.wc = &writeConn{pool: pool, stmts: newStmtCache(pool)}
+	}
+	if w.wc.conn == nil {
+		c, err := w.wc.pool.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.wc.conn = c
+	}
+	return w.wc, nil
+}
+
+// dropConn lets the write connection go after it failed in a way that may have ended it
+// (the driver reported it bad): the next transaction opens another.
+func (wc *writeConn) dropConn(err error) {
+	if wc.conn == nil || !(errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
 		return
 	}
 	// database/sql has closed the driver connection already, or will: its statements died
 	// with it, so they are forgotten, not finalized.
-	db.raw = nil
-	_ = db.wconn.Close()
-	db.wconn = nil
+	wc.raw = nil
+	_ = wc.conn.Close()
+	wc.conn = nil
 }
 
-// closeWriteConn finalizes the driver statements and returns the write connection to the
-// pool, which Close then closes.
-func (db *DB) closeWriteConn() error {
-	if db.wconn == nil {
-		return nil
-	}
-	var errs []error
-	if db.raw != nil {
-		errs = append(errs, db.wconn.Raw(func(any) error { return db.raw.close() }))
-		db.raw = nil
-	}
-	errs = append(errs, db.wconn.Close())
-	db.wconn = nil
-	return errors.Join(errs...)
-}
-
-// raw runs fn with the driver connection of the transaction, below database/sql. The
-// transaction must run on the DB's write connection (runGroup's).
+// raw runs fn with the driver connection of the transaction, below database/sql.
 func (t *tx) raw(fn func(*rawConn) error) error {
-	if t.conn == nil || t.txCtx == nil {
-		return errors.New("raw statements outside the write connection's transaction")
+	if t.wc == nil || t.txCtx == nil {
+		return errors.New("raw statements outside a transaction of the write connection")
 	}
-	return t.conn.Raw(func(dc any) error {
+	return t.wc.conn.Raw(func(dc any) error {
 		// database/sql rolls the transaction back when the context it began with ends, on
 		// this connection, without telling these statements, which would then run and
 		// commit on their own. It needs the connection for that, which is held here, so
@@ -90,11 +126,10 @@ func (t *tx) raw(fn func(*rawConn) error) error {
 		if !ok {
 			return fmt.Errorf("driver connection %T is not a driver.Conn", dc)
 		}
-		db := t.db
-		if db.raw == nil || db.raw.ci != ci {
-			db.raw = &rawConn{ci: ci, stmts: map[string]driver.Stmt{}}
+		if t.wc.raw == nil || t.wc.raw.ci != ci {
+			t.wc.raw = &rawConn{ci: ci, stmts: map[string]driver.Stmt{}}
 		}
-		return fn(db.raw)
+		return fn(t.wc.raw)
 	})
 }
 
@@ -210,4 +245,26 @@ func (r rawRow) Scan(dest ...any) error {
 		}
 	}
 	return nil
+}
+
+// checkpointTruncate moves everything from the write-ahead log into the database file and
+// empties the log, on the write connection (withWriteConn). busy reports that a connection
+// of another process still read the log, so it could not be emptied.
+func (db *DB) checkpointTruncate(ctx context.Context) (busy bool, err error) {
+	err = db.withWriteConn(ctx, func(ctx context.Context, c *sql.Conn) error {
+		const q = "PRAGMA wal_checkpoint(TRUNCATE)"
+		var row *sql.Row
+		if c != nil {
+			row = c.QueryRowContext(ctx, q)
+		} else {
+			row = db.write.QueryRowContext(ctx, q)
+		}
+		var b, logged, moved int
+		if err := row.Scan(&b, &logged, &moved); err != nil {
+			return err
+		}
+		busy = b != 0
+		return nil
+	})
+	return busy, err
 }

@@ -29,11 +29,11 @@ func TestRaw_NotAfterTheTransactionEnds(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
-	conn, err := db.writeConn(ctx)
+	wc, err := db.writer.writeConn(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sqlTx, err := conn.BeginTx(ctx, nil)
+	sqlTx, err := wc.conn.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRaw_NotAfterTheTransactionEnds(t *testing.T) {
 	if rel == nil {
 		t.Fatal("stock += 5 is not a relative save")
 	}
-	tx := &tx{Tx: sqlTx, db: db, conn: conn, txCtx: ctx, now: time.Now().UTC()}
+	tx := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: time.Now().UTC()}
 	if res, err := rel.run(context.Background(), db, tx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("relative save after the transaction ended = %+v, %v; want %v", res, err, context.Canceled)
 	}
