@@ -48,6 +48,9 @@ type DB struct {
 	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
 	wdsn    string      // how the file's write connection is opened (writeConn)
 	closed  atomic.Bool // Close has let go of writer
+	// relQueries holds the UPDATE of each shape of relative save (relativeQuery): a few
+	// per registry (the fields a program adds to), each made once.
+	relQueries sync.Map
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc

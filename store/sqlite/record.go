@@ -348,14 +348,12 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 		return nil
 	}
 	s := &relativeSave{kind: kind, id: id, u: u, actor: actor, names: sortedKeys(u.Add)}
-	var q strings.Builder
-	args := make([]any, 0, 2*len(s.names)+10)
-	q.WriteString("UPDATE " + t + " SET ")
+	groups := db.reg.UpdateGroups(kind, u)
+	keyed := u.IdempotencyKey != ""
+	args := make([]any, 0, 2*len(s.names)+len(groups)+8)
 	for _, n := range s.names {
-		q.WriteString(n + " = " + n + " + ?, ")
 		args = append(args, u.Add[n])
 	}
-	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
 	s.at = len(args)
 	args = append(args, "", actor.Name, id)
 	for _, n := range s.names {
@@ -365,36 +363,77 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 			return nil
 		}
 		if d > 0 {
-			q.WriteString(" AND " + n + " <= ?")
 			args = append(args, int64(math.MaxInt64)-d)
 		} else {
-			q.WriteString(" AND " + n + " >= ?")
 			args = append(args, int64(math.MinInt64)-d)
 		}
 		if f.Type == store.TypeMoney {
-			q.WriteString(" AND " + n + " >= ?")
 			args = append(args, -d)
 		}
 	}
-	groups := db.reg.UpdateGroups(kind, u)
-	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
-		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
-		strings.TrimSuffix(strings.Repeat("?, ", len(groups)), ", ") + "))")
 	args = append(args, string(kind), id)
 	for _, g := range groups {
 		args = append(args, g)
 	}
-	if u.IdempotencyKey != "" {
-		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
+	if keyed {
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
 		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), nil, actor.Name, "", "")
 	}
-	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
-	s.query, s.update = q.String(), namedValues(args...)
+	s.query, s.update = db.relativeQuery(kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
 	s.cols = len(db.reg.Fields(kind)) + 5 // id, the fields, version, updated_at, updated_by, the clock
 	s.change = namedValues(string(store.EventSaved), string(kind), id, int64(0), actor.Name, string(actor.Role),
 		jsonText(s.names), jsonText(u.Add), false, "")
 	return s
+}
+
+// relativeQuery returns the UPDATE of a relative save of the fields names (sorted) of kind,
+// in table t, with deltas add (only their signs shape it), groups written groups and a key
+// or not: the statement newRelativeSave's arguments fill. The text depends on nothing
+// else, so it is made once per shape (relQueries).
+func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[string]int64, groups int, keyed bool) string {
+	var k strings.Builder
+	k.WriteString(string(kind))
+	for _, n := range names {
+		k.WriteByte(0)
+		k.WriteString(n)
+		if add[n] > 0 {
+			k.WriteByte('+')
+		}
+	}
+	k.WriteByte(0)
+	k.WriteString(strconv.Itoa(groups))
+	if keyed {
+		k.WriteString("k")
+	}
+	key := k.String()
+	if q, ok := db.relQueries.Load(key); ok {
+		return q.(string)
+	}
+	var q strings.Builder
+	q.WriteString("UPDATE " + t + " SET ")
+	for _, n := range names {
+		q.WriteString(n + " = " + n + " + ?, ")
+	}
+	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
+	for _, n := range names {
+		if add[n] > 0 {
+			q.WriteString(" AND " + n + " <= ?")
+		} else {
+			q.WriteString(" AND " + n + " >= ?")
+		}
+		if f, err := db.reg.Field(kind, n); err == nil && f.Type == store.TypeMoney {
+			q.WriteString(" AND " + n + " >= ?")
+		}
+	}
+	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
+		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
+		strings.TrimSuffix(strings.Repeat("?, ", groups), ", ") + "))")
+	if keyed {
+		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
+	}
+	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+	db.relQueries.Store(key, q.String())
+	return q.String()
 }
 
 // run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
