@@ -153,7 +153,8 @@ func (db *DB) abandon(w *fileWriter, j *writeJob) bool {
 	return true
 }
 
-// lead runs one group: every transaction queued now, in queue order, on db's connection.
+// lead runs one group: every transaction queued now, in queue order, on the file's write
+// connection (a transaction that runs outside any, withWriteConn's, in a group of its own).
 // Then it wakes the next leader, the first transaction queued since, if any.
 func (db *DB) lead(w *fileWriter) {
 	// Let the writers just answered by the last group queue their next transaction first:
@@ -275,8 +276,8 @@ func (db *DB) runGroup(group []*writeJob) {
 	finish(err)
 }
 
-// runJobs runs the running transactions of group in sqlTx (on wc), each answer in answer. Without
-// savepoints it stops at the first that fails and reports it (failed); with them, the one
+// runJobs runs the running transactions of group in sqlTx (on wc), each answer in answer.
+// Without savepoints it stops at the first that fails and reports it (failed); with them, the one
 // that fails is rolled back to its savepoint and the others go on. err is an error of the
 // SQLite transaction itself, which the caller rolls back.
 func (db *DB) runJobs(ctx context.Context, wc *writeConn, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
