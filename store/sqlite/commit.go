@@ -55,14 +55,19 @@ const maxGroup = 64
 type fileWriter struct {
 	mu      sync.Mutex
 	queue   []*writeJob
-	leading bool // a leader is running a group; the next one is woken when it ends
+	leading bool       // a leader is running a group; the next one is woken when it ends
+	refs    int        // the DBs of the process that have the file open
+	wc      *writeConn // the connection the groups run on (rawstmt.go); nil until the first
 }
 
 // writeJob is one write transaction waiting for its group.
 type writeJob struct {
-	db    *DB // the store that asked: its clock stamps the transaction
-	ctx   context.Context
-	fn    func(*tx) error
+	db  *DB // the store that asked: its clock stamps the transaction
+	ctx context.Context
+	fn  func(*tx) error
+	// bare, when set instead of fn, runs on the write connection outside any transaction,
+	// in a group of its own (withWriteConn).
+	bare  func(context.Context, *sql.Conn) error
 	state atomic.Int32 // jobQueued, then jobRunning or jobAbandoned
 	lead  chan struct{}
 	done  chan error
@@ -82,7 +87,11 @@ func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &writeJob{db: db, ctx: ctx, fn: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)}
+	return db.tryWriteJob(ctx, &writeJob{db: db, ctx: ctx, fn: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)})
+}
+
+// tryWriteJob queues j and waits for its answer (tryWrite).
+func (db *DB) tryWriteJob(ctx context.Context, j *writeJob) error {
 	w := db.writer
 	w.mu.Lock()
 	w.queue = append(w.queue, j)
@@ -115,6 +124,17 @@ func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 	}
 }
 
+// withWriteConn runs fn on the file's write connection, outside any transaction, in the
+// writers' queue: a checkpoint that must wait for no connection of the process (the write
+// connection, left idle after a write, holds a TRUNCATE checkpoint of another connection
+// back until the busy timeout).
+func (db *DB) withWriteConn(ctx context.Context, fn func(context.Context, *sql.Conn) error) error {
+	if db.readOnly != "" {
+		return fn(ctx, nil)
+	}
+	return db.tryWriteJob(ctx, &writeJob{db: db, ctx: ctx, bare: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)})
+}
+
 // abandon takes j out of the queue, unless it runs already (then it reports false and j's
 // answer is to be waited for). When j had just been handed the lead, it leads all the same,
 // so that the transactions queued behind it are not left waiting.
@@ -133,7 +153,8 @@ func (db *DB) abandon(w *fileWriter, j *writeJob) bool {
 	return true
 }
 
-// lead runs one group: every transaction queued now, in queue order, on db's connection.
+// lead runs one group: every transaction queued now, in queue order, on the file's write
+// connection (a transaction that runs outside any, withWriteConn's, in a group of its own).
 // Then it wakes the next leader, the first transaction queued since, if any.
 func (db *DB) lead(w *fileWriter) {
 	// Let the writers just answered by the last group queue their next transaction first:
@@ -141,6 +162,12 @@ func (db *DB) lead(w *fileWriter) {
 	runtime.Gosched()
 	w.mu.Lock()
 	n := min(len(w.queue), maxGroup)
+	for i, j := range w.queue[:n] {
+		if j.bare != nil { // alone
+			n = max(i, 1)
+			break
+		}
+	}
 	group := w.queue[:n:n]
 	w.queue = w.queue[n:]
 	w.mu.Unlock()
@@ -167,6 +194,22 @@ func (db *DB) lead(w *fileWriter) {
 // again from the start with a savepoint around each transaction (each may run more than
 // once, as inTx says), so that the one that fails is rolled back alone.
 func (db *DB) runGroup(group []*writeJob) {
+	if j := group[0]; j.bare != nil {
+		err := j.ctx.Err()
+		if !j.state.CompareAndSwap(jobQueued, jobRunning) {
+			return // abandoned: its caller has its answer
+		}
+		var wc *writeConn
+		if err == nil {
+			wc, err = db.writer.writeConn(j.ctx, db)
+		}
+		if err == nil {
+			err = j.bare(j.ctx, wc.conn)
+			wc.dropConn(err)
+		}
+		j.done <- err
+		return
+	}
 	answer := make([]error, len(group))
 	ran := make([]bool, len(group))
 	ctx := context.Background()
@@ -184,7 +227,11 @@ func (db *DB) runGroup(group []*writeJob) {
 			j.done <- answer[i]
 		}
 	}
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	wc, err := db.writer.writeConn(ctx, db)
+	var sqlTx *sql.Tx
+	if err == nil {
+		sqlTx, err = wc.conn.BeginTx(ctx, nil)
+	}
 	running := 0
 	for i, j := range group {
 		if ran[i] = j.state.CompareAndSwap(jobQueued, jobRunning); ran[i] {
@@ -192,14 +239,18 @@ func (db *DB) runGroup(group []*writeJob) {
 		}
 	}
 	if err != nil {
+		if wc != nil {
+			wc.dropConn(err)
+		}
 		finish(err)
 		return
 	}
 	savepoints := false
 	for {
-		failed, err := db.runJobs(ctx, sqlTx, group, ran, answer, savepoints)
+		failed, err := db.runJobs(ctx, wc, sqlTx, group, ran, answer, savepoints)
 		if err != nil {
 			_ = sqlTx.Rollback()
+			wc.dropConn(err)
 			finish(err)
 			return
 		}
@@ -213,21 +264,24 @@ func (db *DB) runGroup(group []*writeJob) {
 		}
 		_ = sqlTx.Rollback()
 		clear(answer)
-		if sqlTx, err = db.write.BeginTx(ctx, nil); err != nil {
+		if sqlTx, err = wc.conn.BeginTx(ctx, nil); err != nil {
+			wc.dropConn(err)
 			finish(err)
 			return
 		}
 		savepoints = true
 	}
-	finish(sqlTx.Commit())
+	err = sqlTx.Commit()
+	wc.dropConn(err)
+	finish(err)
 }
 
-// runJobs runs the running transactions of group in sqlTx, each answer in answer. Without
-// savepoints it stops at the first that fails and reports it (failed); with them, the one
+// runJobs runs the running transactions of group in sqlTx (on wc), each answer in answer.
+// Without savepoints it stops at the first that fails and reports it (failed); with them, the one
 // that fails is rolled back to its savepoint and the others go on. err is an error of the
 // SQLite transaction itself, which the caller rolls back.
-func (db *DB) runJobs(ctx context.Context, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
-	stmts := &tx{Tx: sqlTx, db: db}
+func (db *DB) runJobs(ctx context.Context, wc *writeConn, sqlTx *sql.Tx, group []*writeJob, ran []bool, answer []error, savepoints bool) (failed bool, err error) {
+	stmts := &tx{Tx: sqlTx, wc: wc, txCtx: ctx}
 	exec := func(q string) error {
 		_, err := stmts.ExecContext(ctx, q)
 		return err
@@ -236,7 +290,7 @@ func (db *DB) runJobs(ctx context.Context, sqlTx *sql.Tx, group []*writeJob, ran
 		if !ran[i] {
 			continue
 		}
-		t := &tx{Tx: sqlTx, db: db, now: j.db.now().UTC()}
+		t := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: j.db.now().UTC()}
 		if !savepoints {
 			if answer[i] = j.fn(t); answer[i] != nil {
 				return true, nil

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	driver "modernc.org/sqlite" // registers the "sqlite" driver
@@ -44,8 +45,12 @@ type DB struct {
 	owner    string // distinguishes this process's idempotency claims from another's
 
 	commits wake.Signal // wakes this process's subscribers after each commit
-	stmts   stmtCache   // prepared statements of write transactions
 	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
+	wdsn    string      // how the file's write connection is opened (writeConn)
+	closed  atomic.Bool // Close has let go of writer
+	// relQueries holds the UPDATE of each shape of relative save (relativeQuery): a few
+	// per registry (the fields a program adds to), each made once.
+	relQueries sync.Map
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc
@@ -198,7 +203,7 @@ func create(ctx context.Context, path string, opts store.Options, fill func(cont
 		}
 	}
 	// Move everything from the -wal into the file itself: only the file is linked.
-	_, err = db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	_, err = db.checkpointTruncate(ctx)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -303,7 +308,9 @@ func openPools(file, name string, opts store.Options, mode access, why string) (
 	db.feed, _ = sql.Open("sqlite", dsn)
 	db.feed.SetMaxIdleConns(0)
 	db.owner = randomHex(8)
+	db.wdsn = dsn + "&_txlock=immediate"
 	db.writer = writerOf(file)
+	db.writer.acquire()
 	return db, nil
 }
 
@@ -342,14 +349,12 @@ func (db *DB) ReadOnly() string { return db.readOnly }
 
 // Close stops the change-feed subscribers and closes every connection.
 func (db *DB) Close() error {
-	// Under the statement cache's lock, which guards every start of a statement being
-	// prepared in the background: none starts after this.
-	db.stmts.mu.Lock()
 	db.cancel()
-	db.stmts.mu.Unlock()
 	db.wg.Wait()
-	db.closeStmts()
 	var errs []error
+	if db.closed.CompareAndSwap(false, true) {
+		errs = append(errs, db.writer.release())
+	}
 	for _, p := range []*sql.DB{db.feed, db.read, db.write} {
 		if p != nil {
 			errs = append(errs, p.Close())
@@ -364,7 +369,10 @@ func (db *DB) Close() error {
 // tx is one write transaction: the SQL transaction and the Go-side timestamp all its rows get.
 type tx struct {
 	*sql.Tx
-	db    *DB       // whose connection runs the transaction: its statement cache serves it
+	wc *writeConn // the file's write connection, which runs the transaction: its statement caches serve it
+	// txCtx is the context the transaction began with: when it ends, database/sql rolls
+	// the transaction back, so raw statements must not run after it (rawstmt.go).
+	txCtx context.Context
 	now   time.Time // Go-side time (Options.Now), one per transaction
 	dbNow time.Time // the database clock, read lazily (lease and key expiry)
 }
@@ -453,52 +461,68 @@ func parseTime(s string) (time.Time, error) {
 
 // Prepared statements. Parsing SQL is a third of a save's cost in modernc.org/sqlite, so
 // write transactions run their (parameterized, registry-built) statements from a cache of
-// statements prepared on the write pool; database/sql keeps each one prepared per connection.
+// statements prepared on the write connection's pool; database/sql keeps each one prepared
+// per connection.
 
 // maxCachedStmts bounds the cache: update statements vary with the set of changed fields.
 const maxCachedStmts = 512
 
+// stmtCache holds the statements prepared on pool.
 type stmtCache struct {
-	mu sync.Mutex
-	m  map[string]*sql.Stmt
+	pool   *sql.DB
+	ctx    context.Context // ends on close: stops statements being prepared
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+}
+
+func newStmtCache(pool *sql.DB) *stmtCache {
+	c := &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
 }
 
 // stmt returns the cached statement for q, or nil when it is not prepared yet. On a miss it
 // prepares q in the background: preparing inside the transaction would need a second
-// connection of the write pool, and with every connection inside a transaction waiting for
-// the write lock that would deadlock. The caller runs q unprepared meanwhile.
-func (db *DB) stmt(q string) *sql.Stmt {
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
-	if s, ok := db.stmts.m[q]; ok || len(db.stmts.m) >= maxCachedStmts || db.ctx.Err() != nil {
+// connection of the pool, and while the transaction's connection waits for the write lock
+// that could deadlock. The caller runs q unprepared meanwhile.
+func (c *stmtCache) stmt(q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[q]; ok || len(c.m) >= maxCachedStmts || c.ctx.Err() != nil {
 		return s
 	}
-	if db.stmts.m == nil {
-		db.stmts.m = map[string]*sql.Stmt{}
-	}
-	db.stmts.m[q] = nil // being prepared
-	db.wg.Go(func() {
-		s, err := db.write.PrepareContext(db.ctx, q)
-		db.stmts.mu.Lock()
-		defer db.stmts.mu.Unlock()
+	c.m[q] = nil // being prepared
+	c.wg.Go(func() {
+		s, err := c.pool.PrepareContext(c.ctx, q)
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		if err != nil {
-			delete(db.stmts.m, q) // try again on the next use
+			delete(c.m, q) // try again on the next use
 			return
 		}
-		db.stmts.m[q] = s
+		c.m[q] = s
 	})
 	return nil
 }
 
-func (db *DB) closeStmts() {
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
-	for _, s := range db.stmts.m {
+// close stops the statements being prepared and closes the prepared ones.
+func (c *stmtCache) close() {
+	// Under the lock, which guards every start of a statement being prepared in the
+	// background: none starts after this.
+	c.mu.Lock()
+	c.cancel()
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.m {
 		if s != nil {
 			s.Close()
 		}
 	}
-	db.stmts.m = nil
+	c.m = nil
 }
 
 // stmtCtx is the context a statement of a write transaction runs under: ctx without its
@@ -517,7 +541,7 @@ func stmtCtx(ctx context.Context) context.Context {
 // QueryRowContext runs a single-statement query in the transaction from the statement cache.
 func (t *tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	ctx = stmtCtx(ctx)
-	s := t.db.stmt(q)
+	s := t.wc.stmts.stmt(q)
 	if s == nil {
 		return t.Tx.QueryRowContext(ctx, q, args...)
 	}
@@ -527,7 +551,7 @@ func (t *tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 // QueryContext runs a single-statement query in the transaction from the statement cache.
 func (t *tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	ctx = stmtCtx(ctx)
-	s := t.db.stmt(q)
+	s := t.wc.stmts.stmt(q)
 	if s == nil {
 		return t.Tx.QueryContext(ctx, q, args...)
 	}
@@ -537,7 +561,7 @@ func (t *tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows
 // ExecContext runs a single statement in the transaction from the statement cache.
 func (t *tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	ctx = stmtCtx(ctx)
-	s := t.db.stmt(q)
+	s := t.wc.stmts.stmt(q)
 	if s == nil {
 		return t.Tx.ExecContext(ctx, q, args...)
 	}

@@ -15,6 +15,10 @@ import (
 // recordEvents are the change events that write a record (as opposed to lease events).
 const recordEvents = "('created', 'saved', 'moved', 'deleted', 'restored')"
 
+// insertChange writes a change-log row (logWrite, relativeSave).
+const insertChange = `INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // logWrite records a committed record write inside its transaction: a history version for an
 // editor write that keeps history, and in every case a change-log row (the operation log when
 // no history version was written). pre holds the values before the write of the fields
@@ -33,9 +37,7 @@ func (db *DB) logWrite(ctx context.Context, tx *tx, rec *store.Record, ev store.
 	if deltas == nil {
 		deltas = map[string]int64{}
 	}
-	_, err := tx.ExecContext(ctx,
-		`INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, insertChange,
 		string(ev), string(rec.Kind), rec.ID, rec.Version, actor.Name, string(actor.Role),
 		jsonText(fields), jsonText(deltas), history, at)
 	if err != nil {

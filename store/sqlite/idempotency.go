@@ -65,6 +65,14 @@ func (db *DB) checkUpdateKey(ctx context.Context, tx *tx, key, hash string) (*st
 	return &res, nil
 }
 
+// completeKey writes an update's key as COMPLETED (completeUpdateKey, relativeSave):
+// scope, key, request hash, result, owner, created and expiry times.
+const completeKey = `INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at)
+	VALUES (?, ?, 'COMPLETED', ?, ?, ?, ?, ?)
+	ON CONFLICT (scope, key) DO UPDATE SET status = 'COMPLETED', request_hash = excluded.request_hash,
+		result = excluded.result, owner = excluded.owner, created_at = excluded.created_at,
+		expires_at = excluded.expires_at`
+
 // completeUpdateKey records an update's key as COMPLETED with its result, in the update's
 // transaction.
 func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, res store.KeyResult, actor store.Actor) error {
@@ -72,11 +80,7 @@ func (db *DB) completeUpdateKey(ctx context.Context, tx *tx, key, hash string, r
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at)
-		VALUES (?, ?, 'COMPLETED', ?, ?, ?, ?, ?)
-		ON CONFLICT (scope, key) DO UPDATE SET status = 'COMPLETED', request_hash = excluded.request_hash,
-			result = excluded.result, owner = excluded.owner, created_at = excluded.created_at,
-			expires_at = excluded.expires_at`,
+	_, err = tx.ExecContext(ctx, completeKey,
 		store.ScopeAPI, key, hash, res.Encode(), actor.Name, formatTime(now), formatTime(now.Add(store.DefaultCompletedTTL)))
 	if err != nil {
 		return fmt.Errorf("record idempotency key: %w", err)

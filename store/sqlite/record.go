@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -305,19 +306,41 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 // counter would leave its range (store.CheckAdd's bounds, so updateTx explains). Then the
 // change row and the key's row, made from what the UPDATE returned. So a save costs three
 // statements instead of four, and no read of the row before the write. Under SQLite's
-// write lock nothing changes between the conditions and the inserts. The statement and its
-// arguments are made before the transaction (newRelativeSave), so that a writer's Go work
-// is not done while it holds the write lock.
+// write lock nothing changes between the conditions and the inserts. The statements'
+// arguments (driver values: the statements run below database/sql, rawstmt.go) are made
+// before the transaction (newRelativeSave), so that a writer's Go work is not done while
+// it holds the write lock; the transaction fills in only what it alone knows.
 type relativeSave struct {
-	kind  store.Kind
-	id    int64
-	u     store.Update
-	actor store.Actor
-	names []string // the written fields, sorted
-	hash  string   // the request's hash, when it has a key
-	query string
-	args  []any
-	at    int // the index in args of updated_at, which the transaction's time fills in
+	kind   store.Kind
+	id     int64
+	u      store.Update
+	actor  store.Actor
+	names  []string // the written fields, sorted
+	query  string   // the UPDATE
+	update []driver.NamedValue
+	at     int                 // the index in update of updated_at, which the transaction's time fills in
+	cols   int                 // the columns the UPDATE returns
+	change []driver.NamedValue // insertChange's, but the version and the time
+	key    []driver.NamedValue // completeKey's, but the result and the times; nil without a key
+}
+
+// The arguments of insertChange and completeKey that a relative save fills in the
+// transaction.
+const (
+	changeVersion = 3
+	changeAt      = 9
+	keyResult     = 3
+	keyCreated    = 5
+	keyExpires    = 6
+)
+
+// namedValues returns args as the driver's positional arguments.
+func namedValues(args ...any) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return out
 }
 
 // newRelativeSave returns the relative save of u, or nil when u is not one (updateTx
@@ -331,14 +354,12 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 		return nil
 	}
 	s := &relativeSave{kind: kind, id: id, u: u, actor: actor, names: sortedKeys(u.Add)}
-	var q strings.Builder
-	args := make([]any, 0, 2*len(s.names)+10)
-	q.WriteString("UPDATE " + t + " SET ")
+	groups := db.reg.UpdateGroups(kind, u)
+	keyed := u.IdempotencyKey != ""
+	args := make([]any, 0, 2*len(s.names)+len(groups)+8)
 	for _, n := range s.names {
-		q.WriteString(n + " = " + n + " + ?, ")
 		args = append(args, u.Add[n])
 	}
-	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
 	s.at = len(args)
 	args = append(args, "", actor.Name, id)
 	for _, n := range s.names {
@@ -348,60 +369,115 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 			return nil
 		}
 		if d > 0 {
-			q.WriteString(" AND " + n + " <= ?")
 			args = append(args, int64(math.MaxInt64)-d)
 		} else {
-			q.WriteString(" AND " + n + " >= ?")
 			args = append(args, int64(math.MinInt64)-d)
 		}
 		if f.Type == store.TypeMoney {
-			q.WriteString(" AND " + n + " >= ?")
 			args = append(args, -d)
 		}
 	}
-	groups := db.reg.UpdateGroups(kind, u)
-	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
-		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
-		strings.TrimSuffix(strings.Repeat("?, ", len(groups)), ", ") + "))")
 	args = append(args, string(kind), id)
 	for _, g := range groups {
 		args = append(args, g)
 	}
-	if u.IdempotencyKey != "" {
-		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
+	if keyed {
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
-		s.hash = store.RequestHash(kind, id, u)
+		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), nil, actor.Name, "", "")
 	}
-	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
-	s.query, s.args = q.String(), args
+	s.query, s.update = db.relativeQuery(kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
+	s.cols = len(db.reg.Fields(kind)) + 5 // id, the fields, version, updated_at, updated_by, the clock
+	s.change = namedValues(string(store.EventSaved), string(kind), id, int64(0), actor.Name, string(actor.Role),
+		jsonText(s.names), jsonText(u.Add), false, "")
 	return s
 }
 
-// run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
-// written nothing: updateTx then decides and explains, in the same transaction.
-func (s *relativeSave) run(ctx context.Context, db *DB, tx *tx) (*store.UpdateResult, error) {
-	s.args[s.at] = formatTime(tx.now)
-	var clock string
-	rec, err := db.scanRecord(s.kind, withClock{tx.QueryRowContext(ctx, s.query, s.args...), &clock})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if tx.dbNow, err = parseTime(clock); err != nil {
-		return nil, err
-	}
-	if err := db.logWrite(ctx, tx, rec, store.EventSaved, s.actor, false, s.names, s.u.Add, nil); err != nil {
-		return nil, err
-	}
-	res := &store.UpdateResult{Record: rec, Version: rec.Version}
-	if s.u.IdempotencyKey != "" {
-		if err := db.completeUpdateKey(ctx, tx, s.u.IdempotencyKey, s.hash, store.ResultOf(res), s.actor); err != nil {
-			return nil, err
+// relativeQuery returns the UPDATE of a relative save of the fields names (sorted) of kind,
+// in table t, with deltas add (only their signs shape it), groups written groups and a key
+// or not: the statement newRelativeSave's arguments fill. The text depends on nothing
+// else, so it is made once per shape (relQueries).
+func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[string]int64, groups int, keyed bool) string {
+	var k strings.Builder
+	k.WriteString(string(kind))
+	for _, n := range names {
+		k.WriteByte(0)
+		k.WriteString(n)
+		if add[n] > 0 {
+			k.WriteByte('+')
 		}
 	}
-	return res, nil
+	k.WriteByte(0)
+	k.WriteString(strconv.Itoa(groups))
+	if keyed {
+		k.WriteString("k")
+	}
+	key := k.String()
+	if q, ok := db.relQueries.Load(key); ok {
+		return q.(string)
+	}
+	var q strings.Builder
+	q.WriteString("UPDATE " + t + " SET ")
+	for _, n := range names {
+		q.WriteString(n + " = " + n + " + ?, ")
+	}
+	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
+	for _, n := range names {
+		if add[n] > 0 {
+			q.WriteString(" AND " + n + " <= ?")
+		} else {
+			q.WriteString(" AND " + n + " >= ?")
+		}
+		if f, err := db.reg.Field(kind, n); err == nil && f.Type == store.TypeMoney {
+			q.WriteString(" AND " + n + " >= ?")
+		}
+	}
+	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
+		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
+		strings.TrimSuffix(strings.Repeat("?, ", groups), ", ") + "))")
+	if keyed {
+		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
+	}
+	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+	db.relQueries.Store(key, q.String())
+	return q.String()
+}
+
+// run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
+// written nothing: updateTx then decides and explains, in the same transaction. It may run
+// more than once (a group that runs again), so it fills its arguments in every time.
+func (s *relativeSave) run(ctx context.Context, db *DB, tx *tx) (*store.UpdateResult, error) {
+	var res *store.UpdateResult
+	err := tx.raw(func(c *rawConn) error {
+		s.update[s.at].Value = formatTime(tx.now)
+		row := make(rawRow, s.cols)
+		found, err := c.queryRow(ctx, s.query, s.update, row)
+		if err != nil || !found {
+			return err
+		}
+		var clock string
+		rec, err := db.scanRecord(s.kind, withClock{row, &clock})
+		if err != nil {
+			return err
+		}
+		if tx.dbNow, err = parseTime(clock); err != nil {
+			return err
+		}
+		s.change[changeVersion].Value, s.change[changeAt].Value = rec.Version, formatTime(tx.now)
+		if err := c.exec(ctx, insertChange, s.change); err != nil {
+			return fmt.Errorf("write change log: %w", err)
+		}
+		res = &store.UpdateResult{Record: rec, Version: rec.Version}
+		if s.key != nil {
+			s.key[keyResult].Value = store.ResultOf(res).Encode()
+			s.key[keyCreated].Value = formatTime(tx.dbNow)
+			s.key[keyExpires].Value = formatTime(tx.dbNow.Add(store.DefaultCompletedTTL))
+			if err := c.exec(ctx, completeKey, s.key); err != nil {
+				return fmt.Errorf("record idempotency key: %w", err)
+			}
+		}
+		return nil
+	})
+	return res, err
 }
 
 // withClock scans a row whose last column is the database clock (as text) after the

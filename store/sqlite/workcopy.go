@@ -331,7 +331,7 @@ func (w *wcTx) prepare(ctx context.Context, q string) (*sql.Stmt, error) {
 	// run the same statements over and over); a statement it has not prepared yet is
 	// prepared here, once for the transaction.
 	var s *sql.Stmt
-	if c := w.tx.db.stmt(q); c != nil {
+	if c := w.tx.wc.stmts.stmt(q); c != nil {
 		s = w.tx.Tx.StmtContext(ctx, c)
 	} else {
 		var err error
@@ -1293,11 +1293,11 @@ func (db *DB) MarkSynced(ctx context.Context, at time.Time) error {
 // Checkpoint moves everything from the write-ahead log into the database file, so the file
 // alone holds the store (a clone is made in a temporary file and then linked into place).
 func (db *DB) Checkpoint(ctx context.Context) (bool, error) {
-	var busy, logged, moved int
-	if err := db.write.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil {
+	busy, err := db.checkpointTruncate(ctx)
+	if err != nil {
 		return false, mapErr("checkpoint", err)
 	}
-	return busy == 0, nil
+	return !busy, nil
 }
 
 // refuseOnCopy refuses what a working copy cannot do: a lease would hold nobody back, since
