@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -16,13 +15,6 @@ import (
 // query (pgx hands rows over as they arrive): its lookup would find every match above the
 // page's start again for each page.
 var streamPage = 5000
-
-// streamBatch is how many rows the reading goroutine of StreamRecords scans before it hands
-// them over, and streamBatches how many such batches are in flight.
-const (
-	streamBatch   = 256
-	streamBatches = 4
-)
 
 // StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
 // order (store.RecordStreamer). The record and its Fields map are reused from one call to
@@ -41,26 +33,16 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 	if _, err := table(f.Kind); err != nil {
 		return err
 	}
-	batches := make([]*rowBatch, streamBatches)
+	batches := make([]*rowBatch, store.PipeBatches)
 	for i := range batches {
 		if batches[i], err = newRowBatch(fields); err != nil {
 			return err
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	full := make(chan *rowBatch, streamBatches)
-	free := make(chan *rowBatch, streamBatches)
-	for _, b := range batches {
-		free <- b
-	}
-	var readErr error
-	go func() {
-		defer close(full)
-		readErr = db.streamRead(ctx, f, fields, free, full)
-	}()
 	r := &store.Record{Kind: f.Kind, Fields: make(store.Values, len(fields))}
-	for b := range full {
+	return store.RunPipe(ctx, batches, func(ctx context.Context, p *store.Pipe[*rowBatch]) error {
+		return db.streamRead(ctx, f, fields, p)
+	}, func(b *rowBatch) error {
 		for i := range b.n {
 			row := &b.rows[i]
 			r.ID, r.Version, r.UpdatedBy, r.UpdatedAt = row.id, row.version, row.by, row.at.UTC()
@@ -68,23 +50,16 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 				r.Fields[fd.Name] = scannedValue(row.vals[j])
 			}
 			if err := fn(r); err != nil {
-				cancel()
-				for range full { // the reader stops at its next row or batch
-				}
 				return err
 			}
 		}
-		free <- b // never blocks: free holds every batch not in full or being read
-	}
-	return readErr // written before full was closed
+		return nil
+	})
 }
 
-// errBatchNotTaken ends a read whose batch the consumer no longer takes (it has stopped).
-var errBatchNotTaken = errors.New("stream stopped by its consumer")
-
 // streamRead runs the queries of a stream (in pages of streamPage rows without a search, in
-// one query with one) and sends the scanned rows to full in batches taken from free.
-func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, free <-chan *rowBatch, full chan<- *rowBatch) error {
+// one query with one) and sends the scanned rows to the pipe in batches taken from it.
+func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, p *store.Pipe[*rowBatch]) error {
 	t, _ := table(f.Kind) // checked by StreamRecords
 	cols := []string{"id", "version", "updated_by", "updated_at"}
 	for _, fd := range fields {
@@ -95,11 +70,9 @@ func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Fi
 	if f.Search != "" {
 		limit = 0
 	}
-	var b *rowBatch
-	select {
-	case b = <-free:
-	case <-ctx.Done():
-		return ctx.Err()
+	b, err := p.Take(ctx)
+	if err != nil {
+		return err
 	}
 	b.n = 0
 	after := f.AfterID
@@ -146,15 +119,11 @@ func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Fi
 				n++
 				after = row.id
 				if b.n++; b.n == len(b.rows) {
-					select {
-					case full <- b:
-					case <-ctx.Done():
-						return errBatchNotTaken
+					if err := p.Send(ctx, b); err != nil {
+						return err
 					}
-					select {
-					case b = <-free:
-					case <-ctx.Done():
-						return errBatchNotTaken
+					if b, err = p.Take(ctx); err != nil {
+						return err
 					}
 					b.n = 0
 				}
@@ -169,11 +138,7 @@ func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Fi
 		}
 	}
 	if b.n > 0 {
-		select {
-		case full <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return p.Send(ctx, b)
 	}
 	return nil
 }
@@ -196,7 +161,7 @@ type streamRow struct {
 }
 
 func newRowBatch(fields []*store.Field) (*rowBatch, error) {
-	b := &rowBatch{rows: make([]streamRow, streamBatch)}
+	b := &rowBatch{rows: make([]streamRow, store.PipeBatch)}
 	for i := range b.rows {
 		row := &b.rows[i]
 		row.vals = make([]any, len(fields))

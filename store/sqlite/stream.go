@@ -19,14 +19,6 @@ import (
 // made a paged search of 100,000 matches cost a multiple of reading them once.
 var streamPage = 5000
 
-// streamBatch is how many rows the reading goroutine of StreamRecords scans before it hands
-// them over, and streamBatches how many such batches are in flight: enough that neither side
-// waits for the other while both have work, few enough that memory stays a few hundred rows.
-const (
-	streamBatch   = 256
-	streamBatches = 4
-)
-
 // StreamRecords calls fn with every record of f.Kind matching f.Search above f.AfterID, in id
 // order (store.RecordStreamer). The record and its Fields map are reused from one call to
 // the next; each row is read as one packed text value (packedColumns) rather than a value
@@ -53,41 +45,31 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 			return mapErr("stream "+string(f.Kind)+"s", err)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	full := make(chan *rowBatch, streamBatches)
-	free := make(chan *rowBatch, streamBatches)
-	for range streamBatches {
-		free <- newRowBatch(fields)
+	bufs := make([]*rowBatch, store.PipeBatches)
+	for i := range bufs {
+		bufs[i] = newRowBatch(fields)
 	}
-	var readErr error
-	go func() {
-		defer close(full)
-		readErr = db.streamRead(ctx, f, fields, cond, args, free, full)
-	}()
 	sc := newStreamScan(f.Kind, fields)
-	for b := range full {
+	return store.RunPipe(ctx, bufs, func(ctx context.Context, p *store.Pipe[*rowBatch]) error {
+		return db.streamRead(ctx, f, fields, cond, args, p)
+	}, func(b *rowBatch) error {
 		for i := range b.n {
 			r, err := sc.record(&b.rows[i])
 			if err == nil {
 				err = fn(r)
 			}
 			if err != nil {
-				cancel()
-				for range full { // the reader stops at its next row or batch
-				}
 				return err
 			}
 		}
-		free <- b // never blocks: free holds every batch not in full or being read
-	}
-	return readErr // written before full was closed
+		return nil
+	})
 }
 
 // streamRead runs the queries of a stream (f's rows above f.AfterID matching cond, in pages
 // of streamPage rows without a search, in one query with one) and sends the scanned rows to
-// full in batches taken from free.
-func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, cond string, args []any, free <-chan *rowBatch, full chan<- *rowBatch) error {
+// the pipe in batches taken from it.
+func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, cond string, args []any, p *store.Pipe[*rowBatch]) error {
 	what := "stream " + string(f.Kind) + "s"
 	t, _ := table(f.Kind) // checked by StreamRecords
 	selectList := packedColumns(streamColumns(fields))
@@ -95,11 +77,9 @@ func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Fi
 	if cond != "" {
 		limit = 0
 	}
-	var b *rowBatch
-	select {
-	case b = <-free:
-	case <-ctx.Done():
-		return ctx.Err()
+	b, err := p.Take(ctx)
+	if err != nil {
+		return err
 	}
 	b.n = 0
 	after := f.AfterID
@@ -131,15 +111,11 @@ func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Fi
 				}
 				n++
 				if b.n++; b.n == len(b.rows) {
-					select {
-					case full <- b:
-					case <-ctx.Done():
-						return 0, ctx.Err()
+					if err := p.Send(ctx, b); err != nil {
+						return 0, err
 					}
-					select {
-					case b = <-free:
-					case <-ctx.Done():
-						return 0, ctx.Err()
+					if b, err = p.Take(ctx); err != nil {
+						return 0, err
 					}
 					b.n = 0
 				}
@@ -154,11 +130,7 @@ func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Fi
 		}
 	}
 	if b.n > 0 {
-		select {
-		case full <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return p.Send(ctx, b)
 	}
 	return nil
 }
@@ -179,7 +151,7 @@ type streamRow struct {
 
 func newRowBatch(fields []*store.Field) *rowBatch {
 	groups := (len(streamColumns(fields)) + packGroup - 1) / packGroup
-	b := &rowBatch{rows: make([]streamRow, streamBatch)}
+	b := &rowBatch{rows: make([]streamRow, store.PipeBatch)}
 	for i := range b.rows {
 		row := &b.rows[i]
 		row.packed = make([]string, groups)
