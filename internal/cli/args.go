@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,19 @@ func validUTF8(args []string) error {
 		if !utf8.ValidString(s) {
 			return usagef("argument %d is not valid UTF-8", i+1)
 		}
+	}
+	return nil
+}
+
+// checkSearch refuses a --search that is not valid UTF-8 or holds a control character:
+// either would be folded into something else (U+FFFD, say) and find records the user did
+// not ask for.
+func checkSearch(s string) error {
+	if !utf8.ValidString(s) {
+		return usagef("--search is not valid UTF-8")
+	}
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		return usagef("--search holds a control character (%U at byte %d)", []rune(s[i:])[0], i)
 	}
 	return nil
 }

@@ -93,6 +93,9 @@ moved on.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if err := checkSearch(search); err != nil {
+				return err
+			}
 			st, err := a.store(cmd.Context())
 			if err != nil {
 				return err

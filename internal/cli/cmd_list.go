@@ -30,6 +30,9 @@ id order: a table for people, or with --json an array of records in the same for
 			if limit < 0 {
 				return usagef("--limit cannot be negative")
 			}
+			if err := checkSearch(search); err != nil {
+				return err
+			}
 			st, err := a.store(cmd.Context())
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +85,20 @@ func searchSKUs(t *testing.T, dsn, q string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestCLI_SearchRefusesBadText: a --search that is not valid UTF-8 or holds a control
+// character is refused (exit 2, naming the flag) by list and export, instead of being folded
+// into U+FFFD and finding a record that holds one.
+func TestCLI_SearchRefusesBadText(t *testing.T) {
+	dsn := newSQLiteStore(t)
+	mustCreate(t, dsn, "product", "sku=R-1", "name=a\uFFFDb")
+	for _, q := range []string{"\xff", "a\x1b[2Jb", "x\ty"} {
+		for _, cmd := range [][]string{{"list", "products"}, {"export", "products"}} {
+			r := tandem(t, dsn, append(cmd, "--search", q)...)
+			if r.code != 2 || !strings.Contains(r.stderr, "--search") || strings.Contains(r.stdout, "R-1") {
+				t.Errorf("%s --search %q: exit %d, stdout %q, stderr %q; want exit 2 naming --search", cmd[0], q, r.code, r.stdout, r.stderr)
+			}
+		}
+	}
 }
