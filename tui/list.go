@@ -61,6 +61,7 @@ type listModel struct {
 	pendingPages int
 
 	lastDeleted *store.Tombstone // the record this TUI deleted last, for R (delete.go)
+	lastSubtree bool             // lastDeleted was deleted with documents below it: R restores them too
 
 	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
 	keep int64

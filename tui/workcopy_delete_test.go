@@ -185,3 +185,55 @@ func TestWorkCopy_DeleteConflictEscLeavesIt(t *testing.T) {
 	}
 	d.waitFor("1 conflict")
 }
+
+// TestWorkCopy_RestoreSubtree: R after a subtree delete in a copy brings back every
+// document deleted with the top, and each restore cancels its pending delete, so the next
+// sync deletes nothing on the source; a second R has nothing left to do.
+func TestWorkCopy_RestoreSubtree(t *testing.T) {
+	cs := newCopySetup(t, 1)
+	d := cs.d
+	mk := func(title string, parent int64) int64 {
+		vals := store.Values{"title": title}
+		if parent != 0 {
+			vals["parent_id"] = parent
+		}
+		r, err := cs.src.CreateRecord(cs.ctx, store.KindDocument, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	mk("Other", 0)
+	top := mk("Handbook", 0)
+	ch := mk("Chapter", top)
+	mk("Section", ch)
+	mk("Appendix", top)
+	d.key("S")
+	d.waitFor("in sync")
+	d.key("tab")
+	d.waitFor("Appendix")
+	for d.app.list.selected().ID != top {
+		d.key("j")
+	}
+	d.key("d")
+	d.waitFor(`delete document 2 "Handbook"`)
+	d.key("s")
+	d.waitFor(`deleted document 2 "Handbook" (tombstone v2) and 3 below it · R restores all`)
+	if ob, err := cs.wc.Outbox(cs.ctx, 0); err != nil || len(ob) != 4 {
+		t.Fatalf("outbox after the subtree delete: %d entries, %v; want 4 deletes", len(ob), err)
+	}
+	d.key("R")
+	d.waitFor("restored document 2 as v3 and the 3 documents deleted with it")
+	if ob, err := cs.wc.Outbox(cs.ctx, 0); err != nil || len(ob) != 0 {
+		t.Fatalf("outbox after R: %+v, %v; want every pending delete cancelled", ob, err)
+	}
+	d.waitFor("Handbook")
+	d.key("R")
+	d.waitFor("nothing deleted here to restore")
+	d.key("S")
+	d.waitFor("in sync")
+	recs, err := cs.src.FindRecords(cs.ctx, store.Filter{Kind: store.KindDocument})
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("documents on the source after the sync: %d, %v; want all 5", len(recs), err)
+	}
+}
