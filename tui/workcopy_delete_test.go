@@ -2,9 +2,13 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -236,4 +240,50 @@ func TestWorkCopy_RestoreSubtree(t *testing.T) {
 	if err != nil || len(recs) != 5 {
 		t.Fatalf("documents on the source after the sync: %d, %v; want all 5", len(recs), err)
 	}
+}
+
+// TestWorkCopy_DeleteConflictRefused: when the source refused a copy's delete (a document
+// that has a child there), the screen offers theirs only, in the body, the footer and the
+// esc line alike, and the refusal's reason is wrapped, not cut, so the child's id shows.
+func TestWorkCopy_DeleteConflictRefused(t *testing.T) {
+	cs := newCopySetup(t, 1)
+	d := cs.d
+	top, err := cs.src.CreateRecord(cs.ctx, store.KindDocument, store.Values{"title": "Handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.key("S")
+	d.waitFor("in sync")
+	if _, err := cs.wc.DeleteRecord(cs.ctx, store.KindDocument, top.ID, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	child, err := cs.src.CreateRecord(cs.ctx, store.KindDocument, store.Values{"title": "Late chapter", "parent_id": top.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.apply(tea.WindowSizeMsg{Width: 100, Height: 24})
+	d.settle()
+	d.key("S")
+	d.waitFor("the source refused the delete")
+	scr := d.screen()
+	for _, want := range []string{"mine: not offered", "2 theirs: keep it",
+		fmt.Sprintf("tandem resolve document %d theirs)", top.ID), fmt.Sprint(child.ID)} {
+		if !strings.Contains(scr, want) {
+			t.Fatalf("the refused delete's conflict does not show %q:\n%s", want, scr)
+		}
+	}
+	for _, bad := range []string{"mine: delete there too", "mine|theirs", "…"} {
+		if strings.Contains(scr, bad) {
+			t.Fatalf("the refused delete's conflict shows %q:\n%s", bad, scr)
+		}
+	}
+	for _, l := range strings.Split(scr, "\n") {
+		if w := ansi.StringWidth(l); w > 100 {
+			t.Fatalf("line %q is %d cells wide, more than the screen's 100", l, w)
+		}
+	}
+	d.key("1")
+	d.waitFor("the source refused this delete")
+	d.key("2")
+	d.waitFor(fmt.Sprintf("document %d: delete dropped", top.ID))
 }
