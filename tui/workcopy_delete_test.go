@@ -287,3 +287,39 @@ func TestWorkCopy_DeleteConflictRefused(t *testing.T) {
 	d.key("2")
 	d.waitFor(fmt.Sprintf("document %d: delete dropped", top.ID))
 }
+
+// TestWorkCopy_BusySyncFailureGoes: S refused because another sync holds the copy says so,
+// and once that other sync has ended (seen at the next read of the copy's state) the status
+// line no longer claims one is running.
+func TestWorkCopy_BusySyncFailureGoes(t *testing.T) {
+	cs := newCopySetup(t, 2)
+	d := cs.d
+	open := d.app.c.opts.OpenSource
+	d.app.c.opts.OpenSource = func(ctx context.Context) (store.Store, error) {
+		return nil, store.Errorf(store.EINVALID, "another tandem sync of wc.db is running; nothing was done")
+	}
+	d.key("S")
+	d.waitFor("another tandem sync of wc.db is running")
+	d.apply(copyPollMsg{}) // nothing ended yet: the failure stays
+	d.settle()
+	if !strings.Contains(d.screen(), "another tandem sync of wc.db is running") {
+		t.Fatalf("the failure went before any sync ended:\n%s", d.screen())
+	}
+
+	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
+		t.Fatal(err)
+	}
+	d.apply(copyPollMsg{})
+	d.settle()
+	if scr := d.screen(); strings.Contains(scr, "is running") || !strings.Contains(scr, "another sync of this copy ended at") {
+		t.Fatalf("the status line still says a sync is running after it ended:\n%s", scr)
+	}
+	d.app.c.opts.OpenSource = open
+	d.key("S")
+	d.waitFor("in sync")
+}
