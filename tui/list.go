@@ -517,7 +517,7 @@ func (l *listModel) View() string {
 			// A search is not counted (CountRecords counts a whole kind): say what is known.
 			total = thousands(len(l.rows)) + "+"
 		}
-		pos = fmt.Sprintf("%d of %s", l.cursor+1, total)
+		pos = thousands(l.cursor+1) + " of " + total
 	}
 	if !l.loaded {
 		pos = "loading…"
