@@ -523,7 +523,7 @@ func (l *listModel) View() string {
 		pos = "loading…"
 	}
 	if l.search != "" {
-		pos += " matching " + strconv.Quote(safe.Line(l.search))
+		pos += ` matching "` + safe.Line(l.search) + `"`
 	}
 	if l.kind == store.KindProduct && l.sort != "" {
 		pos += " · by " + l.sortName()
