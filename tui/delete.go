@@ -176,10 +176,14 @@ func (a *App) onRestored(msg restoredMsg) tea.Cmd {
 	if t := a.list.lastDeleted; t != nil && t.Kind == msg.kind && t.ID == msg.id {
 		a.list.lastDeleted = nil
 	}
+	var cmds []tea.Cmd
+	if h, ok := a.screens[scrHistory].(*historyModel); ok && h.kind == msg.kind && h.id == msg.id {
+		cmds = append(cmds, h.Init())
+	}
 	if msg.err != nil {
 		// The top came back, some of what was deleted with it did not.
 		st.fail(fmt.Sprintf("restore the documents deleted with document %d", msg.id), msg.err)
-		return nil
+		return tea.Batch(cmds...)
 	}
 	text := fmt.Sprintf("restored %s %d as v%d", msg.kind, msg.id, msg.res.Record.Version)
 	if n := len(msg.with); n > 0 {
@@ -201,10 +205,6 @@ func (a *App) onRestored(msg restoredMsg) tea.Cmd {
 			plural(n, "document", "documents"), strings.Join(ids, ", "), msg.id)
 	}
 	st.ok(text)
-	var cmds []tea.Cmd
-	if h, ok := a.screens[scrHistory].(*historyModel); ok && h.kind == msg.kind && h.id == msg.id {
-		cmds = append(cmds, h.Init())
-	}
 	return tea.Batch(cmds...)
 }
 
