@@ -218,3 +218,29 @@ func TestSmallScreen_KeepsStatusAndFooter(t *testing.T) {
 		alice.key("esc")
 	}
 }
+
+// TestSafety_LiteralBackslashUnambiguous: a name holding the four characters \x1b shows
+// with its backslash doubled, in the list and the editor, so it never looks like a real ESC
+// (shown \x1b); the field stays editable, as typing it back gives the same name.
+func TestSafety_LiteralBackslashUnambiguous(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 2, store.Update{BaseVersion: 1,
+		Set: store.Values{"name": `Lit\x1b name`}}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, hostile{s}, "alice")
+	d.waitFor(`Lit\\x1b name`)
+	if scr := d.screen(); !strings.Contains(scr, `Evil\x1b[2J`) || strings.Contains(scr, `Evil\\x1b`) {
+		t.Fatalf("the real ESC is not shown as \\x1b:\n%s", scr)
+	}
+	openProduct(t, d, 2, "enter")
+	if !strings.Contains(d.screen(), `Lit\\x1b name`) {
+		t.Fatalf("the editor shows the literal backslash undoubled:\n%s", d.screen())
+	}
+	for _, fi := range d.app.editor.fields {
+		if fi.f.Name == "name" && fi.readOnly != "" {
+			t.Fatalf("a name with a literal backslash is read-only: %s", fi.readOnly)
+		}
+	}
+}

@@ -18,7 +18,9 @@ import (
 // askDeleteMsg. The delete is version-checked against the version the person saw, and
 // presents the editor's lease. Lists follow deletes and restores live, from the feed.
 // `R` restores: on the history screen, the record whose tombstone is shown; on the list,
-// the record this TUI deleted last.
+// the record this TUI deleted last, and after a subtree delete the documents deleted with it
+// too, parents first (what tandem restore --subtree does). On a working copy each restore
+// cancels the pending delete of what it brings back.
 
 // deleteAsk is a delete waiting for its confirmation.
 type deleteAsk struct {
@@ -47,6 +49,12 @@ type restoredMsg struct {
 	res  *store.RestoreResult
 	err  error
 	from screenID
+	// with are the documents deleted with document id that came back with it; left those
+	// that stay deleted (a restore of the top alone names them); notes the notes of their
+	// restores.
+	with  []*store.Record
+	left  []store.Tombstone
+	notes []string
 }
 
 // insertRowMsg carries a record that came back (restored) for the list to put in place.
@@ -56,7 +64,7 @@ func askDelete(a deleteAsk) tea.Cmd { return func() tea.Msg { return askDeleteMs
 
 // question is what the confirmation says, in place of the status line.
 func (d deleteAsk) question(k KeyMap) string {
-	q := fmt.Sprintf("delete %s %d %q (v%d)? %s yes", d.kind, d.id, safe.Line(d.title), d.version, k.Yes.Help().Key)
+	q := fmt.Sprintf("delete %s %d \"%s\" (v%d)? %s yes", d.kind, d.id, safe.Line(d.title), d.version, k.Yes.Help().Key)
 	if d.kind == store.KindDocument {
 		q += fmt.Sprintf(" · %s with everything below it", k.Subtree.Help().Key)
 	}
@@ -71,11 +79,39 @@ func deleteCmd(c *common, d deleteAsk, subtree bool) tea.Cmd {
 	}
 }
 
-// restoreCmd runs a restore.
-func restoreCmd(c *common, kind store.Kind, id int64, from screenID) tea.Cmd {
+// restoreCmd runs a restore. For a document, with subtree it also restores the documents
+// deleted with it (store.DeletedWith), parents first; without, it finds those that stay
+// deleted so the status can name them.
+func restoreCmd(c *common, kind store.Kind, id int64, from screenID, subtree bool) tea.Cmd {
 	return func() tea.Msg {
 		res, err := c.st.RestoreRecord(c.ctx, kind, id, store.Restore{})
-		return restoredMsg{kind: kind, id: id, res: res, err: err, from: from}
+		msg := restoredMsg{kind: kind, id: id, res: res, err: err, from: from}
+		if err != nil || kind != store.KindDocument {
+			return msg
+		}
+		ts, _, err := store.DeletedWith(c.ctx, c.st, id)
+		if err != nil {
+			msg.err = fmt.Errorf("restored document %d; find the documents deleted with it: %w", id, err)
+			return msg
+		}
+		if !subtree {
+			msg.left = ts
+			return msg
+		}
+		for i, t := range ts {
+			r, err := c.st.RestoreRecord(c.ctx, store.KindDocument, t.ID, store.Restore{})
+			if err != nil {
+				msg.left = ts[i:]
+				msg.err = fmt.Errorf("restored document %d and %d of the %d documents deleted with it; document %d: %w",
+					id, i, len(ts), t.ID, err)
+				return msg
+			}
+			if r.Note != "" {
+				msg.notes = append(msg.notes, fmt.Sprintf("document %d: %s", t.ID, r.Note))
+			}
+			msg.with = append(msg.with, r.Record)
+		}
+		return msg
 	}
 }
 
@@ -115,11 +151,13 @@ func (a *App) onDeleted(msg deletedMsg) tea.Cmd {
 	}
 	t := msg.res.Deleted[0]
 	a.list.lastDeleted = &t
-	text := fmt.Sprintf("deleted %s %d %q (tombstone v%d)", t.Kind, t.ID, safe.Line(t.Title), t.Version)
+	a.list.lastSubtree = len(msg.res.Deleted) > 1
+	text := fmt.Sprintf("deleted %s %d \"%s\" (tombstone v%d)", t.Kind, t.ID, safe.Line(t.Title), t.Version)
 	if n := len(msg.res.Deleted) - 1; n > 0 {
-		text += fmt.Sprintf(" and %d below it", n)
+		text += fmt.Sprintf(" and %d below it · %s restores all", n, a.c.keys.Restore.Help().Key)
+	} else {
+		text += " · " + a.c.keys.Restore.Help().Key + " restores it"
 	}
-	text += " · " + a.c.keys.Restore.Help().Key + " restores it"
 	cmd := a.list.removeRows(msg.res.Deleted)
 	if d.from == scrEditor && a.editor != nil && a.editor.id == d.id && a.editor.kind == d.kind {
 		return tea.Batch(cmd, a.editor.leave(text))
@@ -131,22 +169,42 @@ func (a *App) onDeleted(msg deletedMsg) tea.Cmd {
 // onRestored reports a restore.
 func (a *App) onRestored(msg restoredMsg) tea.Cmd {
 	st := a.statusOf(msg.from)
-	if msg.err != nil {
+	if msg.err != nil && msg.res == nil {
 		st.fail(fmt.Sprintf("restore %s %d", msg.kind, msg.id), msg.err)
 		return nil
 	}
 	if t := a.list.lastDeleted; t != nil && t.Kind == msg.kind && t.ID == msg.id {
 		a.list.lastDeleted = nil
 	}
-	text := fmt.Sprintf("restored %s %d as v%d", msg.kind, msg.id, msg.res.Record.Version)
-	if msg.res.Note != "" {
-		text += ": " + msg.res.Note
-	}
-	st.ok(text)
 	var cmds []tea.Cmd
 	if h, ok := a.screens[scrHistory].(*historyModel); ok && h.kind == msg.kind && h.id == msg.id {
 		cmds = append(cmds, h.Init())
 	}
+	if msg.err != nil {
+		// The top came back, some of what was deleted with it did not.
+		st.fail(fmt.Sprintf("restore the documents deleted with document %d", msg.id), msg.err)
+		return tea.Batch(cmds...)
+	}
+	text := fmt.Sprintf("restored %s %d as v%d", msg.kind, msg.id, msg.res.Record.Version)
+	if n := len(msg.with); n > 0 {
+		text += fmt.Sprintf(" and the %s deleted with it", plural(n, "document", "documents"))
+	}
+	notes := msg.notes
+	if msg.res.Note != "" {
+		notes = append([]string{msg.res.Note}, notes...)
+	}
+	if len(notes) > 0 {
+		text += ": " + safe.Line(strings.Join(notes, "; "))
+	}
+	if n := len(msg.left); n > 0 {
+		ids := make([]string, 0, n)
+		for _, t := range msg.left {
+			ids = append(ids, fmt.Sprint(t.ID))
+		}
+		text += fmt.Sprintf(" · %s deleted with it stay deleted (%s); tandem restore document %d --subtree brings them back",
+			plural(n, "document", "documents"), strings.Join(ids, ", "), msg.id)
+	}
+	st.ok(text)
 	return tea.Batch(cmds...)
 }
 
@@ -180,7 +238,7 @@ func (l *listModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 			l.status.info("nothing deleted here to restore (the history screen restores any deleted record: tandem restore KIND ID)")
 			return nil, true
 		}
-		return restoreCmd(l.c, t.Kind, t.ID, scrList), true
+		return restoreCmd(l.c, t.Kind, t.ID, scrList, l.lastSubtree), true
 	}
 	return nil, false
 }
@@ -285,7 +343,7 @@ func (h *historyModel) restoreKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		h.status.info(fmt.Sprintf("%s %d is not deleted: nothing to restore", h.kind, h.id))
 		return nil, true
 	}
-	return restoreCmd(h.c, h.kind, h.id, scrHistory), true
+	return restoreCmd(h.c, h.kind, h.id, scrHistory, false), true
 }
 
 // onChange reloads the history when its record is written, so a delete or a restore shows

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -210,4 +211,40 @@ func TestDelete_Goldens(t *testing.T) {
 	d.exec(func() tea.Msg { return openHistoryMsg{kind: store.KindProduct, id: 1} })
 	d.waitFor("with these values (what a restore brings back)")
 	d.golden("history_deleted")
+}
+
+// TestDelete_RestoreFromHistoryNamesSubtree: R on the history screen of a document deleted
+// with its subtree brings back that document alone and names the documents that stay
+// deleted, with the command that brings them back.
+func TestDelete_RestoreFromHistoryNamesSubtree(t *testing.T) {
+	s := newFakeStore(t)
+	ctx := actorCtx("bob")
+	root, err := s.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Chapter", "parent_id": root.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := s.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Section", "parent_id": ch.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteRecord(ctx, store.KindDocument, root.ID, store.Delete{ExpectVersion: 1, Subtree: true}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, s, "alice")
+	d.exec(func() tea.Msg { return openHistoryMsg{kind: store.KindDocument, id: root.ID} })
+	d.waitFor("with these values (what a restore brings back)")
+	d.key("R")
+	want := fmt.Sprintf("restored document %d as v3 · 2 documents deleted with it stay deleted (%d, %d); tandem restore document %d --subtree brings them back",
+		root.ID, ch.ID, sec.ID, root.ID)
+	h := d.app.screens[scrHistory].(*historyModel)
+	d.waitUntil(want, func() bool { return h.status.text == want })
+	for _, id := range []int64{ch.ID, sec.ID} {
+		if _, err := s.FindRecord(context.Background(), store.KindDocument, id); store.ErrorCode(err) != store.ENOTFOUND {
+			t.Fatalf("document %d after R on the history screen: %v, want still deleted", id, err)
+		}
+	}
 }

@@ -185,12 +185,14 @@ func (f *form) fill(rec *store.Record) {
 		s := fi.f.Format(v)
 		fi.delta = 0
 		fi.undo, fi.redo, fi.inWord = nil, nil, false // a new base: earlier states are not edits of it
-		clean, editable := safe.Line(s), false
+		// A backslash shown doubled (safe.Line) is still typed back as it is: only what is
+		// shown escaped makes a field read-only.
+		clean, editable := safe.Line(s), !safe.Escapes(s)
 		if fi.body != nil {
 			clean, editable = safe.Text(s), bodyEditable(s)
 		}
 		fi.shown = clean
-		if clean != s && !editable && fi.readOnly == "" {
+		if !editable && fi.readOnly == "" {
 			// Text another program wrote with control characters is shown escaped; editing
 			// it would write the escaped form back, so the field stays read-only.
 			fi.readOnly = readOnlyControl

@@ -222,7 +222,7 @@ func mustReadHelp(t *testing.T, d *driver) ([]string, bool) {
 func screenKeyLists(k KeyMap) map[string][]key.Binding {
 	return map[string][]key.Binding{
 		helpList: k.ListKeys(), helpEditor: k.EditorKeys(), helpConflict: k.ConflictKeys(),
-		helpMerge:   append(k.MergeKeys(), k.CopyDeleteKeys()...),
+		helpMerge:   append(k.MergeKeys(), k.CopyDeleteKeys(true)...),
 		helpHistory: k.HistoryKeys(), helpLocks: k.LocksKeys(), helpMove: k.MoveKeys(),
 	}
 }

@@ -172,10 +172,14 @@ func (k KeyMap) MergeKeys() []key.Binding {
 }
 
 // CopyDeleteKeys are the keys of a working copy's delete conflict (workcopy_delete.go): the
-// merge view's mine and theirs, for the whole record.
-func (k KeyMap) CopyDeleteKeys() []key.Binding {
-	return []key.Binding{pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "mine: delete there too"),
-		pair(k.PickTheirs, k.PickTheirs, k.PickTheirs.Help().Key, "theirs: keep it"), k.Back, k.Help}
+// merge view's mine and theirs, for the whole record. mine is left out when it is not
+// offered (the source refused the delete as it is, and would refuse it again).
+func (k KeyMap) CopyDeleteKeys(mine bool) []key.Binding {
+	out := make([]key.Binding, 0, 4)
+	if mine {
+		out = append(out, pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "mine: delete there too"))
+	}
+	return append(out, pair(k.PickTheirs, k.PickTheirs, k.PickTheirs.Help().Key, "theirs: keep it"), k.Back, k.Help)
 }
 
 // HistoryKeys are the history screen's keys.

@@ -61,6 +61,7 @@ type listModel struct {
 	pendingPages int
 
 	lastDeleted *store.Tombstone // the record this TUI deleted last, for R (delete.go)
+	lastSubtree bool             // lastDeleted was deleted with documents below it: R restores them too
 
 	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
 	keep int64
@@ -516,13 +517,13 @@ func (l *listModel) View() string {
 			// A search is not counted (CountRecords counts a whole kind): say what is known.
 			total = thousands(len(l.rows)) + "+"
 		}
-		pos = fmt.Sprintf("%d of %s", l.cursor+1, total)
+		pos = thousands(l.cursor+1) + " of " + total
 	}
 	if !l.loaded {
 		pos = "loading…"
 	}
 	if l.search != "" {
-		pos += " matching " + strconv.Quote(safe.Line(l.search))
+		pos += ` matching "` + safe.Line(l.search) + `"`
 	}
 	if l.kind == store.KindProduct && l.sort != "" {
 		pos += " · by " + l.sortName()

@@ -168,3 +168,21 @@ func TestList_SearchCountSaysPlus(t *testing.T) {
 		t.Fatalf("a search that filled a page does not say there are more:\n%s", d.screen())
 	}
 }
+
+// TestList_PositionUsesThousands: the header's position groups its digits as the count
+// does ("1,003 of 1,005", not "1003 of 1,005").
+func TestList_PositionUsesThousands(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1005)
+	d := newDriver(t, s, "alice")
+	for i := 0; i < 1002; i++ {
+		d.apply(keyMsg("j"))
+		if d.app.list.cursor+1 >= len(d.app.list.rows) {
+			d.settle() // the next page loads
+		}
+	}
+	d.settle()
+	if scr := d.screen(); !strings.Contains(scr, "1,003 of 1,005") {
+		t.Fatalf("position not shown as 1,003 of 1,005:\n%s", scr)
+	}
+}

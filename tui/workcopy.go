@@ -56,6 +56,12 @@ type workCopy struct {
 	// reloaded says this TUI's own sync or resolution just reloaded the list, so the state
 	// it changed (reloadMark) is not taken for another process's sync.
 	reloaded bool
+	// failed is the status line of this TUI's last sync that failed (another tandem's sync
+	// holding the copy, a source out of reach), and failedAt the copy's SyncedAt then: once
+	// a sync ends after it, the failure no longer describes the copy and is replaced, if the
+	// status line still shows it.
+	failed   string
+	failedAt time.Time
 }
 
 // reloadMark is what of a copy's state moves when a sync applies the source's records:
@@ -112,6 +118,13 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		}
 		first, old := w.state == nil, w.state
 		w.state, w.conflicts = msg.state, msg.conflicts
+		if w.failed != "" && msg.state.SyncedAt.After(w.failedAt) {
+			if a.list.status.text == w.failed {
+				a.list.status.info(fmt.Sprintf("another sync of this copy ended at %s; S syncs again",
+					msg.state.SyncedAt.Local().Format("15:04:05")))
+			}
+			w.failed = ""
+		}
 		if first {
 			// The header takes a line from every screen.
 			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
@@ -144,13 +157,14 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		a.list.status.info("syncing with " + safe.Line(w.state.Source) + "…")
 		return w.sync(), true
 	case copySyncedMsg:
-		w.syncing, w.reloaded = false, true
+		w.syncing, w.reloaded, w.failed = false, true, ""
 		// A sync writes the source's records without feed entries: records it added and
 		// removed show only in a list loaded afresh.
 		cmds := []tea.Cmd{w.load(), a.list.reload()}
 		switch {
 		case msg.err != nil:
 			a.list.status.fail("sync", msg.err)
+			w.failed, w.failedAt = a.list.status.text, w.state.SyncedAt
 		case len(msg.rep.Conflicts) > 0:
 			c := msg.rep.Conflicts[0]
 			a.list.status.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), tsync.Describe(&c)))

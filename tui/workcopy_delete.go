@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
@@ -102,16 +103,23 @@ func (s *copyDelete) View() string {
 		b.WriteString(style(c.clip(text)))
 		b.WriteByte('\n')
 	}
+	// wrapped draws text on as many lines as the width needs, so nothing of it (the refusal's
+	// reason names the ids that matter) is cut; a word longer than the width is broken.
+	wrapped := func(style func(...string) string, text string) {
+		for _, l := range strings.Split(ansi.Wrap(text, max(c.width, 1), ""), "\n") {
+			line(style, l)
+		}
+	}
 	title := ""
 	if cf.Theirs != nil {
-		title = " " + fmt.Sprintf("%q", safe.Line((&store.Record{Kind: cf.Kind, Fields: cf.Theirs}).Title()))
+		title = ` "` + safe.Line((&store.Record{Kind: cf.Kind, Fields: cf.Theirs}).Title()) + `"`
 	}
 	line(st.Title.Render, fmt.Sprintf("conflict · %s %d%s · deleted here", cf.Kind, cf.ID, title))
 	b.WriteByte('\n')
 	if s.deletedHere() {
 		line(st.Warn.Render, fmt.Sprintf("you deleted %s %d here (at v%d); the source changed it to v%d.", cf.Kind, cf.ID, cf.BaseVersion, cf.TheirsVersion))
 	} else {
-		line(st.Warn.Render, fmt.Sprintf("you deleted %s %d here (at v%d); the source refused the delete: %s.", cf.Kind, cf.ID, cf.BaseVersion, safe.Line(cf.Reason)))
+		wrapped(st.Warn.Render, fmt.Sprintf("you deleted %s %d here (at v%d); the source refused the delete: %s.", cf.Kind, cf.ID, cf.BaseVersion, safe.Line(cf.Reason)))
 	}
 	if changed := s.changes(); len(changed) > 0 {
 		line(st.Header.Render, fmt.Sprintf("what the source changed since v%d:", cf.BaseVersion))
@@ -127,14 +135,18 @@ func (s *copyDelete) View() string {
 		line(st.Dim.Render, fmt.Sprintf("%-4s mine: not offered, the source would refuse the same delete again", k.PickMine.Help().Key))
 	}
 	line(st.Theirs.Render, fmt.Sprintf("%-4s theirs: keep the source's record (the next sync brings it back here)", k.PickTheirs.Help().Key))
-	line(st.Dim.Render, fmt.Sprintf("%-4s decide later: it stays (or tandem resolve %s %d mine|theirs)", k.Back.Help().Key, cf.Kind, cf.ID))
+	picks := "mine|theirs"
+	if !s.deletedHere() {
+		picks = "theirs"
+	}
+	line(st.Dim.Render, fmt.Sprintf("%-4s decide later: it stays (or tandem resolve %s %d %s)", k.Back.Help().Key, cf.Kind, cf.ID, picks))
 	// The status line and the footer at the bottom, as on the other screens.
 	for n := strings.Count(b.String(), "\n"); n < c.height-2; n++ {
 		b.WriteByte('\n')
 	}
 	b.WriteString(s.status.style(st).Render(c.clip(safe.Line(s.status.text))))
 	b.WriteByte('\n')
-	b.WriteString(c.footer(k.CopyDeleteKeys()))
+	b.WriteString(c.footer(k.CopyDeleteKeys(s.deletedHere())))
 	return b.String()
 }
 

@@ -2,9 +2,13 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -184,4 +188,138 @@ func TestWorkCopy_DeleteConflictEscLeavesIt(t *testing.T) {
 		t.Fatalf("conflicts after esc: %+v, %v; want the delete's, still open", got, err)
 	}
 	d.waitFor("1 conflict")
+}
+
+// TestWorkCopy_RestoreSubtree: R after a subtree delete in a copy brings back every
+// document deleted with the top, and each restore cancels its pending delete, so the next
+// sync deletes nothing on the source; a second R has nothing left to do.
+func TestWorkCopy_RestoreSubtree(t *testing.T) {
+	cs := newCopySetup(t, 1)
+	d := cs.d
+	mk := func(title string, parent int64) int64 {
+		vals := store.Values{"title": title}
+		if parent != 0 {
+			vals["parent_id"] = parent
+		}
+		r, err := cs.src.CreateRecord(cs.ctx, store.KindDocument, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	mk("Other", 0)
+	top := mk("Handbook", 0)
+	ch := mk("Chapter", top)
+	mk("Section", ch)
+	mk("Appendix", top)
+	d.key("S")
+	d.waitFor("in sync")
+	d.key("tab")
+	d.waitFor("Appendix")
+	for d.app.list.selected().ID != top {
+		d.key("j")
+	}
+	d.key("d")
+	d.waitFor(`delete document 2 "Handbook"`)
+	d.key("s")
+	d.waitFor(`deleted document 2 "Handbook" (tombstone v2) and 3 below it · R restores all`)
+	if ob, err := cs.wc.Outbox(cs.ctx, 0); err != nil || len(ob) != 4 {
+		t.Fatalf("outbox after the subtree delete: %d entries, %v; want 4 deletes", len(ob), err)
+	}
+	d.key("R")
+	d.waitFor("restored document 2 as v3 and the 3 documents deleted with it")
+	if ob, err := cs.wc.Outbox(cs.ctx, 0); err != nil || len(ob) != 0 {
+		t.Fatalf("outbox after R: %+v, %v; want every pending delete cancelled", ob, err)
+	}
+	d.waitFor("Handbook")
+	d.key("R")
+	d.waitFor("nothing deleted here to restore")
+	d.key("S")
+	d.waitFor("in sync")
+	recs, err := cs.src.FindRecords(cs.ctx, store.Filter{Kind: store.KindDocument})
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("documents on the source after the sync: %d, %v; want all 5", len(recs), err)
+	}
+}
+
+// TestWorkCopy_DeleteConflictRefused: when the source refused a copy's delete (a document
+// that has a child there), the screen offers theirs only, in the body, the footer and the
+// esc line alike, and the refusal's reason is wrapped, not cut, so the child's id shows.
+func TestWorkCopy_DeleteConflictRefused(t *testing.T) {
+	cs := newCopySetup(t, 1)
+	d := cs.d
+	top, err := cs.src.CreateRecord(cs.ctx, store.KindDocument, store.Values{"title": "Handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.key("S")
+	d.waitFor("in sync")
+	if _, err := cs.wc.DeleteRecord(cs.ctx, store.KindDocument, top.ID, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	child, err := cs.src.CreateRecord(cs.ctx, store.KindDocument, store.Values{"title": "Late chapter", "parent_id": top.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.apply(tea.WindowSizeMsg{Width: 100, Height: 24})
+	d.settle()
+	d.key("S")
+	d.waitFor("the source refused the delete")
+	scr := d.screen()
+	for _, want := range []string{"mine: not offered", "2 theirs: keep it",
+		fmt.Sprintf("tandem resolve document %d theirs)", top.ID), fmt.Sprint(child.ID)} {
+		if !strings.Contains(scr, want) {
+			t.Fatalf("the refused delete's conflict does not show %q:\n%s", want, scr)
+		}
+	}
+	for _, bad := range []string{"mine: delete there too", "mine|theirs", "…"} {
+		if strings.Contains(scr, bad) {
+			t.Fatalf("the refused delete's conflict shows %q:\n%s", bad, scr)
+		}
+	}
+	for _, l := range strings.Split(scr, "\n") {
+		if w := ansi.StringWidth(l); w > 100 {
+			t.Fatalf("line %q is %d cells wide, more than the screen's 100", l, w)
+		}
+	}
+	d.key("1")
+	d.waitFor("the source refused this delete")
+	d.key("2")
+	d.waitFor(fmt.Sprintf("document %d: delete dropped", top.ID))
+}
+
+// TestWorkCopy_BusySyncFailureGoes: S refused because another sync holds the copy says so,
+// and once that other sync has ended (seen at the next read of the copy's state) the status
+// line no longer claims one is running.
+func TestWorkCopy_BusySyncFailureGoes(t *testing.T) {
+	cs := newCopySetup(t, 2)
+	d := cs.d
+	open := d.app.c.opts.OpenSource
+	d.app.c.opts.OpenSource = func(ctx context.Context) (store.Store, error) {
+		return nil, store.Errorf(store.EINVALID, "another tandem sync of wc.db is running; nothing was done")
+	}
+	d.key("S")
+	d.waitFor("another tandem sync of wc.db is running")
+	d.apply(copyPollMsg{}) // nothing ended yet: the failure stays
+	d.settle()
+	if !strings.Contains(d.screen(), "another tandem sync of wc.db is running") {
+		t.Fatalf("the failure went before any sync ended:\n%s", d.screen())
+	}
+
+	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
+		t.Fatal(err)
+	}
+	d.apply(copyPollMsg{})
+	d.settle()
+	if scr := d.screen(); strings.Contains(scr, "is running") || !strings.Contains(scr, "another sync of this copy ended at") {
+		t.Fatalf("the status line still says a sync is running after it ended:\n%s", scr)
+	}
+	d.app.c.opts.OpenSource = open
+	d.key("S")
+	d.waitFor("in sync")
 }

@@ -14,11 +14,35 @@ import (
 // Line returns s for display on one line: control characters (including ESC, so no escape
 // sequence survives), line breaks and invalid bytes are shown as visible escapes like \x1b,
 // \n or \xff. Printable text, including non-ASCII, is kept as it is.
+//
+// The escapes stay unambiguous: a backslash of s that would read as the start of one (a
+// backslash followed by x, u, n, t, r, another backslash, or by a character shown escaped) is
+// shown doubled, so the text \x1b typed as four characters shows as \\x1b and only a real ESC
+// shows as \x1b. Any other backslash, as in C:\Users, shows as it is. Reading back: \\ is a
+// backslash, \x, \u, \n, \t and \r start an escape, and a lone \ is itself.
 func Line(s string) string { return clean(s, false) }
 
 // Text returns s for display as several lines: like Line, but newlines are kept and tabs
-// become spaces; a carriage return before a newline is dropped.
+// become spaces; a carriage return before a newline is dropped. Backslashes are doubled as
+// Line doubles them.
 func Text(s string) string { return clean(s, true) }
+
+// Escapes reports whether Line shows s with escapes: s holds a control character, invalid
+// UTF-8 or another character Unsafe reports. Text that only has backslashes doubled is shown
+// as it is meant, and typing it back gives s, so it is not counted.
+func Escapes(s string) bool {
+	if isPlain(s) {
+		return false
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 || Unsafe(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
 
 // Unsafe reports whether r may change what a terminal shows beyond its own glyph: C0 and
 // C1 control characters (U+009B is an 8-bit CSI), DEL, the line and paragraph separators,
@@ -43,6 +67,12 @@ func clean(s string, multiline bool) string {
 		case multiline && r == '\t':
 			b.WriteString("    ")
 		case multiline && r == '\r' && strings.HasPrefix(s[i+1:], "\n"):
+		case r == '\\':
+			if readsAsEscape(s[i+1:], multiline) {
+				b.WriteString(`\\`)
+			} else {
+				b.WriteByte('\\')
+			}
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\t':
@@ -95,11 +125,32 @@ func JSON(doc []byte) []byte {
 	return out
 }
 
-// isPlain reports whether s is printable ASCII only, the common case, so it can be returned
-// without copying.
+// readsAsEscape reports whether a backslash followed by rest would read as the start of an
+// escape once rest is shown (by clean, multiline or not): rest starts with one of the
+// letters that begin an escape, with a backslash, or with a character shown escaped.
+func readsAsEscape(rest string, multiline bool) bool {
+	if rest == "" {
+		return false
+	}
+	switch rest[0] {
+	case 'x', 'u', 'n', 't', 'r', '\\':
+		return true
+	}
+	r, size := utf8.DecodeRuneInString(rest)
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		return true
+	case multiline && (r == '\n' || r == '\t' || r == '\r' && strings.HasPrefix(rest[1:], "\n")):
+		return false // a line break, spaces, or dropped before one
+	}
+	return Unsafe(r)
+}
+
+// isPlain reports whether s is printable ASCII without a backslash only, the common case,
+// so it can be returned without copying.
 func isPlain(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
 			return false
 		}
 	}
