@@ -97,7 +97,7 @@ then tandem restore cancels it.`,
 					first.Kind, first.ID, safe.Line(first.Title), first.Version, first.Kind, first.ID)
 			}
 			for _, t := range res.Deleted[1:] {
-				fmt.Fprintf(a.stdout, "  and %s %d %q below it\n", t.Kind, t.ID, safe.Line(t.Title))
+				fmt.Fprintf(a.stdout, "  and %s %d \"%s\" below it\n", t.Kind, t.ID, safe.Line(t.Title))
 			}
 			if wc, ok := st.(store.WorkingCopy); ok {
 				if _, err := wc.CopyState(ctx); err == nil {

@@ -129,7 +129,7 @@ func (a *app) restoreDeletedWith(ctx context.Context, st store.Store, id int64, 
 	if !all {
 		names := make([]string, 0, len(ts))
 		for _, t := range ts {
-			names = append(names, fmt.Sprintf("%d %q", t.ID, safe.Line(t.Title)))
+			names = append(names, fmt.Sprintf("%d \"%s\"", t.ID, safe.Line(t.Title)))
 		}
 		fmt.Fprintf(a.stderr, "tandem: note: %s deleted with it stay deleted (document %s); tandem restore document %d --subtree brings them back\n",
 			plural(len(ts), "document"), strings.Join(names, ", document "), id)
