@@ -219,18 +219,22 @@ func (s *syncer) refused(ctx context.Context, e *store.OutboxEntry, err error) o
 	}
 	switch store.ErrorCode(err) {
 	case store.ENOTFOUND, store.EINVALID, store.EFORBIDDEN:
+		// Not found may name the record or another one (a move's new parent): the record is
+		// looked up either way, so that the reason says which.
 		var theirs *store.Record
-		if e.Op != store.CopyCreate && store.ErrorCode(err) != store.ENOTFOUND {
+		gone := false
+		if e.Op != store.CopyCreate {
 			cur, ferr := s.src.FindRecord(ctx, e.Kind, e.ID)
 			switch store.ErrorCode(ferr) {
 			case "":
 				theirs = cur
 			case store.ENOTFOUND:
+				gone = true
 			default:
 				return outcome{fatal: fmt.Errorf("sync: %s %d: %w", e.Kind, e.ID, ferr)}
 			}
 		}
-		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(err), Base: e.Before, Mine: e.After, BaseVersion: e.BaseVersion, Actor: e.Actor, At: e.At}
+		c := &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: reason(e, err, gone), Base: e.Before, Mine: e.After, BaseVersion: e.BaseVersion, Actor: e.Actor, At: e.At}
 		if theirs != nil {
 			c.Theirs, c.TheirsVersion = theirs.Fields, theirs.Version
 		}
@@ -239,9 +243,17 @@ func (s *syncer) refused(ctx context.Context, e *store.OutboxEntry, err error) o
 	return outcome{fatal: fmt.Errorf("sync: %s %d: %w", e.Kind, e.ID, err)}
 }
 
-func reason(err error) string {
-	if store.ErrorCode(err) == store.ENOTFOUND {
+// reason is what a conflict of entry e says of the source's refusal err; gone: the source
+// does not have e's record.
+func reason(e *store.OutboxEntry, err error, gone bool) string {
+	switch {
+	case store.ErrorCode(err) != store.ENOTFOUND:
+	case gone:
 		return "not on the source any more: " + err.Error()
+	case e.Op == store.CopyMove:
+		return "the new parent is not on the source: " + err.Error()
+	case e.Op == store.CopyCreate && e.Kind == store.KindDocument:
+		return "the parent is not on the source: " + err.Error()
 	}
 	return err.Error()
 }

@@ -174,18 +174,45 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A record read again here counts when it came in (a resolution gave the record back to
+	// the source's, theirs) or went (a document the source deleted, once what held it in the
+	// copy, a conflict or a local child, is settled); one that still waits does not. They do
+	// not count as moved for the rounds: nothing here is pushed.
+	var back []recKey
 	for kind, ids := range stale {
 		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids})
 		if err != nil {
 			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
 		}
 		if gone := missing(ids, recs); len(gone) > 0 {
-			if _, err := s.wc.ApplyGone(ctx, kind, gone, 0); err != nil {
+			removed, err := s.wc.ApplyGone(ctx, kind, gone, 0)
+			if err != nil {
 				return n, fmt.Errorf("sync: %w", err)
 			}
+			s.rep.Removed += removed
 		}
 		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
+		}
+		for _, r := range recs {
+			back = append(back, recKey{r.Kind, r.ID})
+		}
+	}
+	if len(back) > 0 {
+		still, err := s.wc.Stale(ctx)
+		if err != nil {
+			return n, err
+		}
+		waiting := map[recKey]bool{}
+		for kind, ids := range still {
+			for _, id := range ids {
+				waiting[recKey{kind, id}] = true
+			}
+		}
+		for _, k := range back {
+			if !waiting[k] {
+				s.rep.Pulled++
+			}
 		}
 	}
 	for {

@@ -58,3 +58,30 @@ func TestCLI_SyncMessages(t *testing.T) {
 		t.Errorf("status after the deletes: %s", st)
 	}
 }
+
+// TestCLI_SyncCountsAfterResolve: the sync after `resolve ... theirs` says it pulled the
+// record it brought back, and removed the document the source deleted once nothing held it
+// in the copy; a move under a document the source deleted names the parent as gone, not
+// the moved document (review 2, finding 6).
+func TestCLI_SyncCountsAfterResolve(t *testing.T) {
+	dir := t.TempDir()
+	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
+	mustTandem(t, team, "init", "--sample")
+	mustTandem(t, team, "clone", team, train)
+	mustTandem(t, train, "move", "11", "12")
+	mustTandem(t, team, "delete", "document", "12", "--expect-version", "1")
+	mustTandem(t, train, "delete", "document", "5", "--expect-version", "1")
+	mustTandem(t, team, "set", "document", "5", "title=buddy 2", "--expect-version", "1")
+
+	r := tandem(t, train, "sync")
+	wantExit(t, "sync with a move and a delete in conflict", r, 3, "document 11 (move): the new parent is not on the source: parent document 12 not found")
+	if strings.Contains(r.stdout, "not on the source any more") {
+		t.Errorf("the move's conflict says document 11 is gone: %q", r.stdout)
+	}
+	mustTandem(t, train, "resolve", "document", "5", "theirs")
+	mustTandem(t, train, "resolve", "document", "11", "parent_id=theirs")
+	out := mustTandem(t, train, "sync")
+	if !strings.Contains(out, "pulled 1 record,") || !strings.Contains(out, "removed 1 record the source deleted") || !strings.Contains(out, "in sync") {
+		t.Errorf("sync after the resolutions: %q, want document 5 pulled and document 12 removed", out)
+	}
+}

@@ -997,7 +997,11 @@ func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, 
 		}
 	}
 	if children > 0 {
-		if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+		// Unprepared, on the transaction: SQLite sets the flag when it prepares the pragma,
+		// not when it runs it, so a statement from a cache (prepared earlier, perhaps outside
+		// this transaction, whose end turned the flag off again) would leave the foreign
+		// keys immediate, and the statements below would fail.
+		if _, err := tx.Tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
 			return fmt.Errorf("defer foreign keys: %w", err)
 		}
 	}

@@ -73,7 +73,9 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*sto
 			return err
 		}
 		var cache int64
-		if err := tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+		// Unprepared: SQLite reads a pragma's value when it prepares the statement, so a
+		// cached one would answer what the size was then.
+		if err := tx.Tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
 			return fmt.Errorf("read cache size: %w", err)
 		}
 		if _, err := tx.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = %d", -loadCacheKiB)); err != nil {
