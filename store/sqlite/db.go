@@ -487,7 +487,14 @@ func newStmtCache(pool *sql.DB) *stmtCache {
 // prepares q in the background: preparing inside the transaction would need a second
 // connection of the pool, and while the transaction's connection waits for the write lock
 // that could deadlock. The caller runs q unprepared meanwhile.
+//
+// A PRAGMA is never cached: SQLite applies some pragmas (defer_foreign_keys, say) when the
+// statement is prepared, so a statement prepared on another connection, or before a commit
+// reset the pragma, would run without effect.
 func (c *stmtCache) stmt(q string) *sql.Stmt {
+	if isPragma(q) {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.m[q]; ok || len(c.m) >= maxCachedStmts || c.ctx.Err() != nil {
@@ -505,6 +512,12 @@ func (c *stmtCache) stmt(q string) *sql.Stmt {
 		c.m[q] = s
 	})
 	return nil
+}
+
+// isPragma reports whether q is a PRAGMA statement.
+func isPragma(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "PRAGMA")
 }
 
 // close stops the statements being prepared and closes the prepared ones.
