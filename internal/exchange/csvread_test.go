@@ -189,3 +189,22 @@ func BenchmarkReadAll(b *testing.B) {
 		})
 	}
 }
+
+// TestLoneSurrogate: a \u escape naming half of a surrogate pair is found wherever it stands
+// in a string, a whole pair and escaped backslashes are not.
+func TestLoneSurrogate(t *testing.T) {
+	for in, want := range map[string]int{
+		`{"name":"a\ud800b"}`:         10,
+		`{"name":"a\udc00"}`:          10,
+		`{"name":"\ud83d\ude00"}`:     -1, // 😀 as a pair
+		`{"name":"\\ud800"}`:          -1, // a backslash, then the text ud800
+		`{"name":"\\\ud800"}`:         11,
+		`{"name":"\ud83d\u0041"}`:     9, // high half, then not a low half
+		`{"name":"plain","id":"\n"}`:  -1,
+		`{"name":"é\u00e9","x":"\""}`: -1,
+	} {
+		if got := loneSurrogate([]byte(in)); got != want {
+			t.Errorf("loneSurrogate(%s) = %d, want %d", in, got, want)
+		}
+	}
+}

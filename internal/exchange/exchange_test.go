@@ -465,6 +465,7 @@ func TestReader_BadFiles(t *testing.T) {
 		{"UnknownFieldJSON", `{"kind":"product","fields":{"colour":"red"}}`, JSONL, 1, "colour"},
 		{"InvalidUTF8", "kind,id,name\nproduct,1,ok\nproduct,2,bad\xff\n", CSV, 3, "UTF-8"},
 		{"InvalidUTF8JSON", "{\"kind\":\"product\",\"fields\":{\"name\":\"bad\xff\"}}\n", JSONL, 1, "UTF-8"},
+		{"LoneSurrogateJSON", `{"kind":"product","fields":{"name":"a\ud800b"}}`, JSONL, 1, "U+D800, half of a UTF-16 surrogate pair"},
 		{"CellCount", "kind,id,name\nproduct,1,a\nproduct,2\n", CSV, 3, "2 cells"},
 		{"BadKind", "kind,id,name\nproduct,1,a\nwidget,2,b\n", CSV, 3, "widget"},
 		{"IDTooLarge", "kind,id,name\nproduct,1,a\nproduct,9007199254740992,b\n", CSV, 3, "id: 9007199254740992 is too large (at most 9007199254740991)"},

@@ -616,6 +616,44 @@ func (x *Reader) nextJSON() (*Row, error) {
 	return row, nil
 }
 
+// loneSurrogate returns the offset of the first \u escape in the JSON text b that names half
+// of a UTF-16 surrogate pair without its other half, or -1. Escapes are only read inside
+// strings, and a backslash escaping a backslash is skipped.
+func loneSurrogate(b []byte) int {
+	hex := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString:
+			r, ok := hex(i)
+			if !ok {
+				i++ // an escaped character: \\, \", \n, …
+				continue
+			}
+			switch {
+			case r >= 0xD800 && r <= 0xDBFF:
+				if low, ok := hex(i + 6); ok && low >= 0xDC00 && low <= 0xDFFF {
+					i += 11
+					continue
+				}
+				return i
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return i
+			}
+			i += 5
+		}
+	}
+	return -1
+}
+
 func jsonFileError(err error) error {
 	if errors.Is(err, errRowTooLong) || errors.Is(err, errFileChanged) {
 		return err
@@ -627,6 +665,11 @@ func jsonFileError(err error) error {
 func (x *Reader) parseJSON(row *Row, b []byte) {
 	if !utf8.Valid(b) {
 		row.Err = rowErrorf("not valid UTF-8")
+		return
+	}
+	if at := loneSurrogate(b); at >= 0 {
+		// encoding/json would store U+FFFD in its place without a word.
+		row.Err = rowErrorf("the escape at byte %d names U+%s, half of a UTF-16 surrogate pair, not a character", at, bytes.ToUpper(b[at+2:at+6]))
 		return
 	}
 	var jr jsonRow
