@@ -28,6 +28,20 @@ func benchSource(b *testing.B, n int) *sqlite.DB {
 	return src
 }
 
+// benchCopy returns a new working copy of src, the i-th of a benchmark.
+func benchCopy(b *testing.B, src store.Store, i int) *sqlite.DB {
+	b.Helper()
+	ctx := context.Background()
+	wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return wc
+}
+
 // BenchmarkClone clones 2,000 products from a SQLite source; ns/op / 2000 is the cost of one.
 func BenchmarkClone(b *testing.B) {
 	src := benchSource(b, 2000)
@@ -49,13 +63,7 @@ func BenchmarkPush(b *testing.B) {
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		wc := benchCopy(b, src, i)
 		recs, _ := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
 		for _, r := range recs {
 			if _, err := wc.UpdateRecord(as("alice"), store.KindProduct, r.ID, store.Update{BaseVersion: r.Version, Set: store.Values{"name": fmt.Sprint("n", i)}}); err != nil {
@@ -82,13 +90,7 @@ func BenchmarkPushDeletes(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		src := benchSource(b, benchDeletes)
-		wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		wc := benchCopy(b, src, i)
 		recs, _ := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
 		for _, r := range recs {
 			if _, err := wc.DeleteRecord(as("alice"), store.KindProduct, r.ID, store.Delete{ExpectVersion: r.Version}); err != nil {
@@ -135,13 +137,7 @@ func BenchmarkPushDocCreates(b *testing.B) {
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		wc, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		wc := benchCopy(b, src, i)
 		for j := range 200 {
 			if _, err := wc.CreateRecord(as("alice"), store.KindDocument, store.Values{"title": fmt.Sprintf("doc %d-%d", i, j)}); err != nil {
 				b.Fatal(err)
