@@ -46,14 +46,7 @@ func benchCopy(b *testing.B, src store.Store, i int) *sqlite.DB {
 func BenchmarkClone(b *testing.B) {
 	src := benchSource(b, 2000)
 	for i := 0; b.Loop(); i++ {
-		wc, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("wc%d.db", i)), store.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tsync.Clone(context.Background(), src, wc, tsync.CloneOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		wc.Close()
+		benchCopy(b, src, i).Close()
 	}
 }
 
