@@ -1168,6 +1168,26 @@ func (db *DB) Conflicts(ctx context.Context) ([]store.CopyConflict, error) {
 	return out, mapErr("read conflicts", rows.Err())
 }
 
+// takeConflict reads the conflict of kind id in t and, when check accepts it, removes it from
+// the queue: the first step of answering one, whatever the answer.
+func (db *DB) takeConflict(ctx context.Context, t *tx, kind store.Kind, id int64, check func(store.CopyConflict) error) (*wcTx, store.CopyConflict, error) {
+	tx, err := newWCTx(ctx, t)
+	if err != nil {
+		return nil, store.CopyConflict{}, err
+	}
+	c, err := db.findConflict(ctx, tx, kind, id)
+	if err != nil {
+		return nil, c, err
+	}
+	if err := check(c); err != nil {
+		return nil, c, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
+		return nil, c, err
+	}
+	return tx, c, nil
+}
+
 // ResolveConflict closes a conflict with the values a person chose (store.WorkingCopy).
 func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, vals store.Values) error {
 	actor, err := store.ActorFrom(ctx)
@@ -1175,21 +1195,16 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		return err
 	}
 	err = db.inTx(ctx, "resolve conflict", func(t *tx) error {
-		tx, err := newWCTx(ctx, t)
+		tx, c, err := db.takeConflict(ctx, t, kind, id, func(c store.CopyConflict) error {
+			if c.Gone() {
+				return store.GoneFromSource(kind, id)
+			}
+			if c.Op == store.CopyDelete {
+				return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer for the whole record (tandem resolve %s %d mine|theirs)", kind, id, kind, id)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		c, err := db.findConflict(ctx, tx, kind, id)
-		if err != nil {
-			return err
-		}
-		if c.Gone() {
-			return store.GoneFromSource(kind, id)
-		}
-		if c.Op == store.CopyDelete {
-			return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer for the whole record (tandem resolve %s %d mine|theirs)", kind, id, kind, id)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
 			return err
 		}
 		tbl, _ := table(kind)

@@ -135,18 +135,13 @@ func (db *DB) ResolveDelete(ctx context.Context, kind store.Kind, id int64, del 
 		return err
 	}
 	err = db.inTx(ctx, "resolve delete conflict", func(t *tx) error {
-		tx, err := newWCTx(ctx, t)
+		tx, c, err := db.takeConflict(ctx, t, kind, id, func(c store.CopyConflict) error {
+			if c.Op != store.CopyDelete {
+				return store.Errorf(store.EINVALID, "%s %d's conflict is not about a delete (%s): answer it field by field", kind, id, c.Reason)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		c, err := db.findConflict(ctx, tx, kind, id)
-		if err != nil {
-			return err
-		}
-		if c.Op != store.CopyDelete {
-			return store.Errorf(store.EINVALID, "%s %d's conflict is not about a delete (%s): answer it field by field", kind, id, c.Reason)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id); err != nil {
 			return err
 		}
 		if !del {
