@@ -2,14 +2,12 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // TestDB_WorkingCopyDelete: a local delete on a working copy is a tombstone and an outbox
@@ -20,14 +18,7 @@ import (
 // pending delete for is refused.
 func TestDB_WorkingCopyDelete(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "somewhere", Kinds: []store.Kind{store.KindProduct, store.KindDocument}, Position: 7}); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := newCopy(t, "wc.db", 7, store.KindProduct, store.KindDocument)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	p := func(id int64, sku string) *store.Record {
 		return &store.Record{Kind: store.KindProduct, ID: id, Version: 5, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"sku": sku, "name": sku}}

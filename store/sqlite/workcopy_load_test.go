@@ -31,8 +31,9 @@ func loadSource(n int) []*store.Record {
 	return out
 }
 
-// newCopy opens a fresh working copy of products in a temporary directory.
-func newCopy(t *testing.T, name string) (*sqlite.DB, string) {
+// newCopy opens a fresh working copy of kinds, at feed position pos of a source named "src",
+// as the file name in a temporary directory; it is closed when the test ends.
+func newCopy(t *testing.T, name string, pos int64, kinds ...store.Kind) (*sqlite.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	db, err := sqlite.Open(context.Background(), path, store.Options{})
@@ -40,7 +41,7 @@ func newCopy(t *testing.T, name string) (*sqlite.DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.StartCopy(context.Background(), store.CopyState{SourceID: "src", Source: "somewhere", Kinds: []store.Kind{store.KindProduct}, Position: 3}); err != nil {
+	if err := db.StartCopy(context.Background(), store.CopyState{SourceID: "src", Source: "somewhere", Kinds: kinds, Position: pos}); err != nil {
 		t.Fatal(err)
 	}
 	return db, path
@@ -87,8 +88,8 @@ func schemaOf(t *testing.T, path string) map[string]string {
 func TestDB_LoadCopyAsApplySource(t *testing.T) {
 	ctx := context.Background()
 	recs := loadSource(1000) // several INSERTs, the last one short
-	loaded, loadedPath := newCopy(t, "loaded.db")
-	applied, appliedPath := newCopy(t, "applied.db")
+	loaded, loadedPath := newCopy(t, "loaded.db", 3, store.KindProduct)
+	applied, appliedPath := newCopy(t, "applied.db", 3, store.KindProduct)
 	before := schemaOf(t, loadedPath)
 	if err := loaded.LoadCopy(ctx, store.KindProduct, batches(recs, 300)); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestDB_LoadCopyAsApplySource(t *testing.T) {
 // and a load after it works.
 func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	db, path := newCopy(t, "wc.db")
+	db, path := newCopy(t, "wc.db", 3, store.KindProduct)
 	before := schemaOf(t, path)
 	cut := errors.New("connection cut")
 	recs := loadSource(700)
@@ -180,7 +181,7 @@ func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 // TestDB_LoadCopyRefuses: a load goes only into a fresh copy, and only of products.
 func TestDB_LoadCopyRefuses(t *testing.T) {
 	ctx := context.Background()
-	db, _ := newCopy(t, "wc.db")
+	db, _ := newCopy(t, "wc.db", 3, store.KindProduct)
 	if err := db.LoadCopy(ctx, store.KindDocument, batches(nil, 1)); store.ErrorCode(err) != store.EINVALID {
 		t.Fatalf("load of documents: %v, want EINVALID", err)
 	}

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -20,14 +19,7 @@ func wcEditor(name string) context.Context {
 // and system writes do not.
 func TestDB_WorkingCopyOutbox(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "somewhere", Kinds: []store.Kind{store.KindProduct, store.KindDocument}, Position: 7}); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := newCopy(t, "wc.db", 7, store.KindProduct, store.KindDocument)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	prod := &store.Record{Kind: store.KindProduct, ID: 42, Version: 5, UpdatedBy: "bob", UpdatedAt: now,
 		Fields: store.Values{"sku": "A-1", "name": "lamp", "price": int64(100), "stock": int64(10), "categories": []string{"x"}}}
@@ -133,14 +125,7 @@ func mustOutbox(t *testing.T, db *sqlite.DB) []store.OutboxEntry {
 // no longer by what they held before.
 func TestDB_WorkingCopySearch(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "somewhere", Kinds: []store.Kind{store.KindProduct, store.KindDocument}, Position: 1}); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := newCopy(t, "wc.db", 1, store.KindProduct, store.KindDocument)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	rec := func(kind store.Kind, id, version int64, vals store.Values) *store.Record {
 		return &store.Record{Kind: kind, ID: id, Version: version, UpdatedBy: "bob", UpdatedAt: now, Fields: vals}
