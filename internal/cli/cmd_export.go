@@ -75,15 +75,14 @@ moved on.`,
 				return err
 			}
 			w := a.stdout
-			var file *os.File
+			var file *outFile
 			if out != "" && out != "-" {
-				// Written next to the target and renamed at the end, so a failed export
-				// never leaves a half file under the name asked for.
-				if file, err = os.CreateTemp(dirOf(out), ".tandem-export-*"); err != nil {
-					return usageErr(outputError(out, err))
+				// A file is written beside the target and renamed at the end, so a failed
+				// export never leaves half a file under the name asked for (createOutput).
+				if file, err = createOutput(out); err != nil {
+					return usageErr(err)
 				}
-				defer os.Remove(file.Name())
-				defer file.Close()
+				defer file.Abort()
 				bw := bufio.NewWriterSize(file, 64<<10)
 				defer bw.Flush()
 				w = bw
@@ -119,13 +118,7 @@ moved on.`,
 			if err := w.(*bufio.Writer).Flush(); err != nil {
 				return fmt.Errorf("write %s: %w", out, err)
 			}
-			if err := file.Close(); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
-			}
-			if err := os.Rename(file.Name(), out); err != nil {
-				return outputError(out, err)
-			}
-			return nil
+			return file.Commit()
 		},
 	}
 	fl := cmd.Flags()
@@ -150,12 +143,4 @@ func outputError(path string, err error) error {
 		err = le.Err
 	}
 	return fmt.Errorf("-o %s: cannot write the file: %w", path, err)
-}
-
-// dirOf returns the directory of path ("." for a bare name).
-func dirOf(path string) string {
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }

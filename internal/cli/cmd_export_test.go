@@ -55,7 +55,7 @@ func TestCLI_ExportOutput(t *testing.T) {
 	if data, _ := os.ReadFile(txt); !strings.HasPrefix(string(data), `{"kind":"product","id":1,`) {
 		t.Errorf("export -o out.txt --format jsonl wrote:\n%s", data)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tandem-export-*")); len(leftovers) != 0 {
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".*.tandem-*")); len(leftovers) != 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
 }

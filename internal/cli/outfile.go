@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// outFile is where a command writes a file the user named with -o. A regular file (new or
+// old) is written beside itself under a temporary name and renamed over at Commit, so a
+// failed or killed command never leaves half a file under the user's name; a link is
+// followed and its target written that way; a FIFO, a device or a socket is written
+// directly, as a shell's redirection would (renaming over it would replace the device with
+// a file, and a reader on the FIFO would get nothing).
+type outFile struct {
+	*os.File
+	path   string // the name the user gave, for messages
+	target string // the file the name leads to, links followed
+	temp   bool   // File is a temporary file beside target, renamed over it at Commit
+	done   bool
+}
+
+// createOutput opens path for writing (see outFile). A directory is refused.
+func createOutput(path string) (*outFile, error) {
+	target, err := followLinks(path)
+	if err != nil {
+		return nil, outputError(path, err)
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fi = nil
+	case err != nil:
+		return nil, outputError(path, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("-o %s: is a directory; name a file", path)
+	case !fi.Mode().IsRegular():
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, outputError(path, err)
+		}
+		return &outFile{File: f, path: path, target: target}, nil
+	}
+	// The mode a new file gets, as from a shell: 0666 less the umask, which the kernel
+	// applies at creation (os.CreateTemp would make it 0600). An old file keeps its own.
+	mode := fs.FileMode(0o666)
+	if fi != nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := createBeside(target, mode)
+	if err != nil {
+		return nil, outputError(path, err)
+	}
+	if fi != nil {
+		if err := f.Chmod(mode); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, outputError(path, err)
+		}
+	}
+	return &outFile{File: f, path: path, target: target, temp: true}, nil
+}
+
+// followLinks returns the file path leads to: path itself unless it is a symbolic link,
+// else the end of the chain of links (which need not exist yet: a link to a new file).
+func followLinks(path string) (string, error) {
+	for range 40 { // the kernel's own limit on a chain of links
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return "", fmt.Errorf("too many levels of symbolic links")
+}
+
+// createBeside creates a new file with a hidden random name in target's directory (so the
+// rename at Commit stays on one file system) with mode perm less the umask.
+func createBeside(target string, perm fs.FileMode) (*os.File, error) {
+	dir, base := filepath.Split(target)
+	for range 10 {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		name := filepath.Join(dir, "."+base+".tandem-"+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("could not make a temporary file in %s", dir)
+}
+
+// Commit closes the file and, for a temporary file, renames it over the target.
+func (o *outFile) Commit() error {
+	o.done = true
+	if err := o.File.Close(); err != nil {
+		if o.temp {
+			os.Remove(o.File.Name())
+		}
+		return fmt.Errorf("write %s: %w", o.path, err)
+	}
+	if !o.temp {
+		return nil
+	}
+	if err := os.Rename(o.File.Name(), o.target); err != nil {
+		os.Remove(o.File.Name())
+		return outputError(o.path, err)
+	}
+	return nil
+}
+
+// Abort closes the file and removes a temporary one, unless Commit ran; it is safe to
+// defer.
+func (o *outFile) Abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	o.File.Close()
+	if o.temp {
+		os.Remove(o.File.Name())
+	}
+}
