@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -25,6 +24,11 @@ type ImportConfig struct {
 	Dir  string // where the export files are written
 	// Open opens the store on DSN.
 	Open func(ctx context.Context) (store.Store, error)
+	// Exe is the tandem binary and Args the flags that name the store to it (--db, --fields):
+	// tandem's exports run as processes of their own, "Exe Args export …", as the native
+	// tool's do, so that both sides pay a start, an open and a read of a store at rest.
+	Exe  string
+	Args []string
 }
 
 // ImportResult is one run's figures, all from the same store and rows.
@@ -39,25 +43,64 @@ type ImportResult struct {
 	// a system writer like Relative).
 	Update      time.Duration `json:"update_ns"`
 	UpdateRatio float64       `json:"update_ratio"` // Update / Relative
-	// Export is tandem's CSV export of the rows to a file; Native the database's own CSV
-	// export of the same rows and columns (sqlite3 -csv, psql \copy), a process of its own;
-	// each the median of ExportRounds runs, the two taking turns.
-	Export      time.Duration `json:"export_ns"`
-	Native      time.Duration `json:"native_ns"`
-	NativeTool  string        `json:"native_tool"`
-	ExportRatio float64       `json:"export_ratio"` // Export / Native
+	// Kind is the export of every product, every field (the run's Rows and whatever the
+	// store held before: Before); Search the export of the run's rows alone, found by a
+	// search for the run's SKU prefix, in fewer columns.
+	Kind   ExportFigures `json:"export_kind"`
+	Search ExportFigures `json:"export_search"`
+	Before int           `json:"products_before"`
+}
+
+// ExportFigures compare one export by tandem with the database's own CSV export (sqlite3
+// -csv, psql \copy) of the same rows and columns, each a process of its own, each the median
+// of ExportRounds runs, the two taking turns.
+type ExportFigures struct {
+	Lines  int           `json:"lines"` // lines of tandem's file, the header's included
+	Tandem time.Duration `json:"tandem_ns"`
+	Native time.Duration `json:"native_ns"`
+	Tool   string        `json:"native_tool"`
+	Ratio  float64       `json:"ratio"` // Tandem / Native
 }
 
 // Import runs the benchmark: create Rows products by import, write each once by the relative
 // path, update each by import, then export them with tandem and with the database's tool.
 func Import(ctx context.Context, cfg ImportConfig) (*ImportResult, error) {
+	res := &ImportResult{Rows: cfg.Rows}
+	run := fmt.Sprintf("BI%d", time.Now().UnixNano()%1e9)
+	// The exports read the store at rest, as a user's export would: write closes this
+	// process's connections first (on SQLite the last one checkpoints the WAL).
+	reg, err := res.write(ctx, cfg, run)
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, f := range reg.Fields(store.KindProduct) {
+		all = append(all, f.Name)
+	}
+	if res.Kind, err = compareExports(ctx, cfg, []string{"export", "product"}, all, ""); err != nil {
+		return nil, err
+	}
+	// The run's rows: every one holds the run's prefix in its SKU; the native tool finds them
+	// with LIKE on the SKU, tandem with its search (SKU, name and title, any case).
+	cols := []string{"sku", "name", "description", "categories", "price", "stock", "availability"}
+	if res.Search, err = compareExports(ctx, cfg, []string{"export", "product", "--fields", strings.Join(cols, ","),
+		"--search", run + "-"}, cols, "WHERE sku LIKE '"+run+"-%'"); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// write opens the store, counts the products it holds, creates, writes and updates the
+// run's rows, timing each step into res, and closes the store; it returns its registry.
+func (res *ImportResult) write(ctx context.Context, cfg ImportConfig, run string) (*store.Registry, error) {
 	st, err := cfg.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	res := &ImportResult{Rows: cfg.Rows}
-	run := fmt.Sprintf("BI%d", time.Now().UnixNano()%1e9)
+	if res.Before, err = st.CountRecords(ctx, store.KindProduct); err != nil {
+		return nil, fmt.Errorf("count products: %w", err)
+	}
 	editor := store.WithActor(ctx, store.Actor{Name: "bench", Role: store.RoleEditor})
 	system := store.WithActor(ctx, store.Actor{Name: "bench", Role: store.RoleSystem})
 
@@ -108,25 +151,54 @@ func Import(ctx context.Context, cfg ImportConfig) (*ImportResult, error) {
 	}
 	res.UpdateRatio = float64(res.Update) / float64(res.Relative)
 
-	// Each export runs ExportRounds times, the two tools taking turns, and the medians are
-	// compared: on a shared machine one run of either moves by tens of percent.
-	cols := []string{"sku", "name", "description", "categories", "price", "stock", "availability"}
-	var ours, native []time.Duration
-	for range ExportRounds {
-		start = time.Now()
-		if err := exportFile(ctx, st, filepath.Join(cfg.Dir, "tandem.csv"), cols, run); err != nil {
-			return nil, err
-		}
-		ours = append(ours, time.Since(start))
-		d, tool, err := nativeExport(ctx, cfg.DSN, filepath.Join(cfg.Dir, "native.csv"), cols, run)
-		if err != nil {
-			return nil, err
-		}
-		native, res.NativeTool = append(native, d), tool
+	reg := st.Registry()
+	// Closed here, before the exports (the deferred Close, for the returns above, is then a
+	// no-op: a store's Close is idempotent).
+	if err := st.Close(); err != nil {
+		return nil, fmt.Errorf("close the store: %w", err)
 	}
-	res.Export, res.Native = median(ours), median(native)
-	res.ExportRatio = float64(res.Export) / float64(res.Native)
-	return res, nil
+	return reg, nil
+}
+
+// compareExports runs tandem's export (Exe, Args, then args) and the native export of the
+// product columns cols with the condition where (made by Import, never from outside)
+// ExportRounds times, taking turns, and compares the medians. The two files must hold as many
+// lines: the same rows (the bench's values hold no line breaks).
+func compareExports(ctx context.Context, cfg ImportConfig, args, cols []string, where string) (ExportFigures, error) {
+	var (
+		fig          ExportFigures
+		ours, native []time.Duration
+	)
+	path, nativePath := filepath.Join(cfg.Dir, "tandem.csv"), filepath.Join(cfg.Dir, "native.csv")
+	q := "SELECT 'product', id, version, " + strings.Join(cols, ", ") + ", updated_by, updated_at FROM products " +
+		where + " ORDER BY id"
+	for range ExportRounds {
+		cmd := exec.CommandContext(ctx, cfg.Exe, slices.Concat(cfg.Args, args, []string{"-o", path})...)
+		d, err := runTimed(cmd, "tandem "+strings.Join(args, " "))
+		if err != nil {
+			return fig, err
+		}
+		ours = append(ours, d)
+		d, tool, err := nativeExport(ctx, cfg.DSN, nativePath, q)
+		if err != nil {
+			return fig, err
+		}
+		native, fig.Tool = append(native, d), tool
+	}
+	fig.Tandem, fig.Native = median(ours), median(native)
+	fig.Ratio = float64(fig.Tandem) / float64(fig.Native)
+	var err error
+	if fig.Lines, err = countLines(path); err != nil {
+		return fig, err
+	}
+	n, err := countLines(nativePath)
+	if err != nil {
+		return fig, err
+	}
+	if n != fig.Lines {
+		return fig, fmt.Errorf("bench import: tandem %s wrote %d lines, %s %d", strings.Join(args, " "), fig.Lines, fig.Tool, n)
+	}
+	return fig, nil
 }
 
 // ExportRounds is how many times Import runs each export, interleaved, for their medians.
@@ -136,6 +208,26 @@ const ExportRounds = 5
 func median(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// countLines returns how many lines the file at path holds.
+func countLines(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return bytes.Count(data, []byte{'\n'}), nil
+}
+
+// runTimed runs cmd and returns its wall time; what names it in an error.
+func runTimed(cmd *exec.Cmd, what string) (time.Duration, error) {
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%s: %w: %s", what, err, strings.TrimSpace(errb.String()))
+	}
+	return time.Since(start), nil
 }
 
 func importFile(ctx context.Context, st store.Store, data []byte, prefix string) ([]exchange.Result, error) {
@@ -157,56 +249,30 @@ func importFile(ctx context.Context, st store.Store, data []byte, prefix string)
 	return res, err
 }
 
-func exportFile(ctx context.Context, st store.Store, path string, cols []string, run string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	x, err := exchange.NewWriter(bw, exchange.CSV, st.Registry(), store.KindProduct, exchange.WriterOptions{Fields: cols})
-	if err != nil {
-		return err
-	}
-	if err := exchange.Export(ctx, st, x, store.Filter{Kind: store.KindProduct, Search: run + "-"}, nil); err != nil {
-		return err
-	}
-	if err := x.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// nativeExport exports the same rows and columns with the database's own CSV export.
-func nativeExport(ctx context.Context, dsn, path string, cols []string, run string) (time.Duration, string, error) {
-	// run is "BI" and digits, made by Import: nothing from outside reaches the query.
-	q := "SELECT 'product', id, version, " + strings.Join(cols, ", ") + ", updated_by, updated_at FROM products WHERE sku LIKE '" + run + "-%' ORDER BY id"
-	var cmd *exec.Cmd
-	tool := "sqlite3 -csv"
+// nativeExport runs the query q with the database's own CSV export (sqlite3 -csv, psql
+// \copy), writing path.
+func nativeExport(ctx context.Context, dsn, path, q string) (time.Duration, string, error) {
 	if isPostgres(dsn) {
-		tool = `psql \copy`
+		tool := `psql \copy`
 		conn, env := psqlDSN(dsn)
-		cmd = exec.CommandContext(ctx, "psql", "-q", conn, "-c", `\copy (`+q+`) TO '`+path+`' CSV HEADER`)
+		cmd := exec.CommandContext(ctx, "psql", "-q", conn, "-c", `\copy (`+q+`) TO '`+path+`' CSV HEADER`)
 		cmd.Env = append(os.Environ(), env...)
-	} else {
-		cmd = exec.CommandContext(ctx, "sqlite3", "-csv", "-header", "-readonly", dsn, q)
-		out, err := os.Create(path)
-		if err != nil {
-			return 0, "", err
-		}
-		defer out.Close()
-		cmd.Stdout = out
+		d, err := runTimed(cmd, tool)
+		return d, tool, err
 	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, "", fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(errb.String()))
+	tool := "sqlite3 -csv"
+	out, err := os.Create(path)
+	if err != nil {
+		return 0, "", err
 	}
-	return time.Since(start), tool, nil
+	defer out.Close()
+	cmd := exec.CommandContext(ctx, "sqlite3", "-csv", "-header", "-readonly", dsn, q)
+	cmd.Stdout = out
+	d, err := runTimed(cmd, tool)
+	if err != nil {
+		return 0, "", err
+	}
+	return d, tool, out.Close()
 }
 
 // psqlDSN returns dsn for psql: a search_path parameter (which pgx takes and psql refuses) is
@@ -232,10 +298,27 @@ func WriteImport(w io.Writer, r *ImportResult) error {
   relative path, per row  %10s  (%s a row; stock += 1 with a key, system writer)
   import, updating        %10s  (%s a row; stock set, version-checked, keyed, system writer)
     ratio to relative     %10.2fx
-  export (tandem, CSV)    %10s  (median of %d, taking turns with the next)
-  export (%s)  %10s
-    ratio to native       %10.2fx
+
+  exports, each a process, each the median of %d taking turns with the native one:
 `, r.Rows, round(r.Create), per(r.Create), round(r.Relative), per(r.Relative), round(r.Update), per(r.Update),
-		r.UpdateRatio, round(r.Export), ExportRounds, r.NativeTool, round(r.Native), r.ExportRatio)
-	return err
+		r.UpdateRatio, ExportRounds)
+	if err != nil {
+		return err
+	}
+	for _, e := range []struct {
+		what string
+		fig  ExportFigures
+	}{
+		{fmt.Sprintf("every product, every field (%d rows; %d before the run)", r.Kind.Lines-1, r.Before), r.Kind},
+		{fmt.Sprintf("the run's rows by --search, 7 fields (%d rows)", r.Search.Lines-1), r.Search},
+	} {
+		if _, err := fmt.Fprintf(w, `  %s
+    tandem export         %10s
+    %-21s %10s
+    ratio to native       %10.2fx
+`, e.what, round(e.fig.Tandem), e.fig.Tool, round(e.fig.Native), e.fig.Ratio); err != nil {
+			return err
+		}
+	}
+	return nil
 }

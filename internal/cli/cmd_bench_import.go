@@ -21,10 +21,15 @@ func newBenchImportCmd(a *app) *cobra.Command {
 		Short: "Import and export against tandem's per-row write and the database's own CSV export",
 		Long: `import creates --rows products by importing a CSV file, writes each once by the
 relative path of bench contention (stock += 1 with an idempotency key), then imports
-a file that sets each one's stock (version-checked, keyed), and exports them as CSV,
-then exports the same rows and columns with the database's own tool (sqlite3 -csv or
-psql \copy, which must be on $PATH). It prints the times and two ratios: the updating
-import to the relative path, and tandem's export to the native one.`,
+a file that sets each one's stock (version-checked, keyed), and prints the ratio of
+the updating import to the relative path.
+
+Then it exports, each export a process of its own taking turns with the database's
+own tool (sqlite3 -csv or psql \copy, which must be on $PATH) five times: every
+product with every field ("tandem export product", against a SELECT of the same
+columns of the whole table; on a store created for the run these are the run's rows),
+and the run's rows alone with seven fields ("--search" for the run's SKU prefix,
+against "WHERE sku LIKE"). It prints the medians and their ratios.`,
 		Example: `  tandem bench import --db /tmp/bench.db --create --rows 100000
   tandem bench import --db postgres://postgres@127.0.0.1/test --rows 100000 --json`,
 		Args: cobra.NoArgs,
@@ -36,12 +41,22 @@ import to the relative path, and tandem's export to the native one.`,
 			if err != nil {
 				return err
 			}
+			// tandem's exports run as processes of this very binary, as the native tool's
+			// do: both pay a process start, an open of the store and a read of it at rest.
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench import: find the tandem binary to export with: %w", err)
+			}
+			args := []string{"--db", a.dsn}
+			if a.fields != "" {
+				args = append(args, "--fields", a.fields)
+			}
 			dir, err := os.MkdirTemp("", "tandem-bench-import-")
 			if err != nil {
 				return err
 			}
 			defer os.RemoveAll(dir)
-			res, err := bench.Import(cmd.Context(), bench.ImportConfig{Rows: rows, DSN: a.dsn, Dir: dir,
+			res, err := bench.Import(cmd.Context(), bench.ImportConfig{Rows: rows, DSN: a.dsn, Dir: dir, Exe: exe, Args: args,
 				Open: func(ctx context.Context) (store.Store, error) {
 					if a.create {
 						st, _, err := createStore(ctx, a.dsn, store.Options{Registry: reg}, nil)

@@ -5,3 +5,6 @@ var StreamPage = &streamPage
 
 // ScanShare lets the external tests force either plan of a streamed search.
 var ScanShare = &scanShare
+
+// PagePlan is what a page of a stream without a search runs before its query.
+const PagePlan = pagePlan

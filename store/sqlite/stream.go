@@ -279,14 +279,32 @@ func packedID(first string) (int64, error) {
 }
 
 // streamScan decodes a stream's scanned rows into one reused record.
+//
+// A value stored in the record's Fields is boxed in an interface, which allocates for a
+// string, a set, an integer above 255: an export's garbage, and its collections, are
+// mostly these. So a text value is boxed once (not passed through decodeColumn's any and
+// boxed again), and an enum's values and the empty set, which most rows repeat, are boxed
+// once per stream and shared by every row (a string and an empty slice cannot be changed
+// through the value, so a consumer that keeps one sees it as it was).
 type streamScan struct {
-	fields []*store.Field
-	rec    store.Record
-	items  []string // a set's items while decoding, reused
+	fields   []*store.Field
+	rec      store.Record
+	items    []string // a set's items while decoding, reused
+	enums    [][]any  // per field, an enum's values boxed (nil for other fields)
+	emptySet any      // []string{}, boxed
 }
 
 func newStreamScan(kind store.Kind, fields []*store.Field) *streamScan {
-	return &streamScan{fields: fields, rec: store.Record{Kind: kind, Fields: make(store.Values, len(fields))}}
+	sc := &streamScan{fields: fields, rec: store.Record{Kind: kind, Fields: make(store.Values, len(fields))},
+		enums: make([][]any, len(fields)), emptySet: []string{}}
+	for i, f := range fields {
+		if f.Type == store.TypeEnum {
+			for _, v := range f.Values {
+				sc.enums[i] = append(sc.enums[i], v)
+			}
+		}
+	}
+	return sc
 }
 
 // record decodes the scanned row into the reused record, as decodeColumn does.
@@ -310,7 +328,7 @@ func (sc *streamScan) record(row *streamRow) (*store.Record, error) {
 	if r.UpdatedAt, err = parseTime(at); err != nil {
 		return nil, fmt.Errorf("%s %d: updated_at: %w", r.Kind, r.ID, err)
 	}
-	for _, f := range sc.fields {
+	for i, f := range sc.fields {
 		var v any
 		switch {
 		case numeric(f):
@@ -336,6 +354,10 @@ func (sc *streamScan) record(row *streamRow) (*store.Record, error) {
 					v, err = decodeColumn(f, nil)
 				case f.Type == store.TypeSet:
 					v, err = sc.decodeSet(s)
+				case f.Type == store.TypeEnum:
+					v = sc.enum(i, s)
+				case f.Type == store.TypeString || f.Type == store.TypeText:
+					v = s // what decodeColumn returns, boxed once
 				default:
 					v, err = decodeColumn(f, s)
 				}
@@ -349,16 +371,31 @@ func (sc *streamScan) record(row *streamRow) (*store.Record, error) {
 	return r, nil
 }
 
+// enum returns the value s of the enum field fields[i], boxed: one of the stream's boxed
+// values, or s itself when it is none of them (as decodeColumn returns it).
+func (sc *streamScan) enum(i int, s string) any {
+	for j, v := range sc.fields[i].Values {
+		if v == s {
+			return sc.enums[i][j]
+		}
+	}
+	return s
+}
+
 // decodeSet decodes a set column (a JSON array of strings, as encodeColumn writes it) into a
-// sorted set without duplicates, as decodeColumn does. Items without escapes are cut out of
-// the text directly; anything else goes through encoding/json.
-func (sc *streamScan) decodeSet(s string) ([]string, error) {
+// sorted set without duplicates, as decodeColumn does, boxed (the empty set: the stream's
+// one). Items without escapes are cut out of the text directly; anything else goes through
+// encoding/json.
+func (sc *streamScan) decodeSet(s string) (any, error) {
 	items, ok := sc.cutSet(s)
 	if !ok {
 		items = nil
 		if err := json.Unmarshal([]byte(s), &items); err != nil {
 			return nil, err
 		}
+	}
+	if len(items) == 0 {
+		return sc.emptySet, nil
 	}
 	return store.NormalizeSet(items), nil
 }

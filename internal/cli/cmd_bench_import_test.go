@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"encoding/json"
+	"os/exec"
+	"testing"
+)
+
+// TestCLI_BenchImport: bench import runs its exports as processes of the binary and with the
+// database's own tool, and both export the same rows: every product (those the store held
+// before and the run's), and the run's alone by search.
+func TestCLI_BenchImport(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			tool := map[string]string{"sqlite": "sqlite3", "postgres": "psql"}[b.name]
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s is not on $PATH", tool)
+			}
+			dsn := b.dsn(t)
+			mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(3)))
+			var got struct {
+				Before int `json:"products_before"`
+				Kind   struct {
+					Lines  int     `json:"lines"`
+					Tandem int64   `json:"tandem_ns"`
+					Native int64   `json:"native_ns"`
+					Ratio  float64 `json:"ratio"`
+				} `json:"export_kind"`
+				Search struct {
+					Lines int `json:"lines"`
+				} `json:"export_search"`
+			}
+			out := mustTandem(t, dsn, "bench", "import", "--rows", "10", "--json")
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("bench import --json: %v\n%s", err, out)
+			}
+			if got.Before != 3 || got.Kind.Lines != 1+3+10 || got.Search.Lines != 1+10 {
+				t.Errorf("before %d, lines of every product %d, of the search %d; want 3, 14, 11\n%s",
+					got.Before, got.Kind.Lines, got.Search.Lines, out)
+			}
+			if got.Kind.Tandem <= 0 || got.Kind.Native <= 0 || got.Kind.Ratio <= 0 {
+				t.Errorf("export times %d, %d, ratio %g: want all above 0", got.Kind.Tandem, got.Kind.Native, got.Kind.Ratio)
+			}
+		})
+	}
+}
