@@ -280,12 +280,16 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if !keep {
 		rel = db.newRelativeSave(kind, id, u, actor)
 	}
-	var res *store.UpdateResult
+	var (
+		res      *store.UpdateResult
+		relative bool // res is the relative save's, without its record yet
+	)
 	what := fmt.Sprintf("update %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
 		if rel != nil {
-			if res, err = rel.run(ctx, db, tx); err != nil || res != nil {
+			res, err = rel.run(ctx, tx)
+			if relative = res != nil; err != nil || relative {
 				return err
 			}
 		}
@@ -294,6 +298,12 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	})
 	if err != nil {
 		return nil, mapErr(what, err)
+	}
+	if relative {
+		if res.Record, err = rel.record(db); err != nil {
+			// Committed: a caller that tried again would apply the change twice.
+			return nil, mapErr(what, fmt.Errorf("saved as version %d, but the record it returned cannot be read: %w", res.Version, err))
+		}
 	}
 	return res, nil
 }
@@ -309,7 +319,9 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 // write lock nothing changes between the conditions and the inserts. The statements'
 // arguments (driver values: the statements run below database/sql, rawstmt.go) are made
 // before the transaction (newRelativeSave), so that a writer's Go work is not done while
-// it holds the write lock; the transaction fills in only what it alone knows.
+// it holds the write lock; the transaction fills in only what it alone knows. For the same
+// reason the record is decoded from the row the UPDATE returned after the commit, by the
+// caller (record), not under the lock: the lock needs only the version and the clock.
 type relativeSave struct {
 	kind   store.Kind
 	id     int64
@@ -322,6 +334,8 @@ type relativeSave struct {
 	cols   int                 // the columns the UPDATE returns
 	change []driver.NamedValue // insertChange's, but the version and the time
 	key    []driver.NamedValue // completeKey's, but the result and the times; nil without a key
+	result []byte              // the key's result (store.KeyResult's JSON) up to the version
+	row    rawRow              // what the last run's UPDATE returned; nil when it matched nothing
 }
 
 // The arguments of insertChange and completeKey that a relative save fills in the
@@ -384,6 +398,7 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 	if keyed {
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
 		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), nil, actor.Name, "", "")
+		s.result = keyResultPrefix(kind, id)
 	}
 	s.query, s.update = db.relativeQuery(kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
 	s.cols = len(db.reg.Fields(kind)) + 5 // id, the fields, version, updated_at, updated_by, the clock
@@ -443,41 +458,71 @@ func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[s
 }
 
 // run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
-// written nothing: updateTx then decides and explains, in the same transaction. It may run
-// more than once (a group that runs again), so it fills its arguments in every time.
-func (s *relativeSave) run(ctx context.Context, db *DB, tx *tx) (*store.UpdateResult, error) {
+// written nothing: updateTx then decides and explains, in the same transaction. Otherwise
+// its result has the version but not the record yet, which record decodes once the
+// transaction has committed. It may run more than once (a group that runs again), so it
+// fills its arguments in every time.
+func (s *relativeSave) run(ctx context.Context, tx *tx) (*store.UpdateResult, error) {
 	var res *store.UpdateResult
+	s.row = nil
 	err := tx.raw(func(c *rawConn) error {
-		s.update[s.at].Value = formatTime(tx.now)
+		at := formatTime(tx.now)
+		s.update[s.at].Value = at
 		row := make(rawRow, s.cols)
 		found, err := c.queryRow(ctx, s.query, s.update, row)
 		if err != nil || !found {
 			return err
 		}
+		// The row is id, the fields, version, updated_at, updated_by and the clock.
+		version, ok := row[s.cols-4].(int64)
+		if !ok {
+			return fmt.Errorf("%s %d: version %T is not an integer", s.kind, s.id, row[s.cols-4])
+		}
 		var clock string
-		rec, err := db.scanRecord(s.kind, withClock{row, &clock})
-		if err != nil {
+		if err := row[s.cols-1:].Scan(&clock); err != nil {
 			return err
 		}
 		if tx.dbNow, err = parseTime(clock); err != nil {
 			return err
 		}
-		s.change[changeVersion].Value, s.change[changeAt].Value = rec.Version, formatTime(tx.now)
+		s.change[changeVersion].Value, s.change[changeAt].Value = version, at
 		if err := c.exec(ctx, insertChange, s.change); err != nil {
 			return fmt.Errorf("write change log: %w", err)
 		}
-		res = &store.UpdateResult{Record: rec, Version: rec.Version}
 		if s.key != nil {
-			s.key[keyResult].Value = store.ResultOf(res).Encode()
-			s.key[keyCreated].Value = formatTime(tx.dbNow)
+			s.key[keyResult].Value = append(strconv.AppendInt(slices.Clip(s.result), version, 10), '}')
+			s.key[keyCreated].Value = clock // the clock's text is formatTime's
 			s.key[keyExpires].Value = formatTime(tx.dbNow.Add(store.DefaultCompletedTTL))
 			if err := c.exec(ctx, completeKey, s.key); err != nil {
 				return fmt.Errorf("record idempotency key: %w", err)
 			}
 		}
+		s.row = row
+		res = &store.UpdateResult{Version: version}
 		return nil
 	})
 	return res, err
+}
+
+// record decodes the record the last run's UPDATE returned, once its transaction has
+// committed.
+func (s *relativeSave) record(db *DB) (*store.Record, error) {
+	if s.row == nil {
+		return nil, fmt.Errorf("%s %d: no row of the relative save to decode", s.kind, s.id)
+	}
+	var clock string
+	return db.scanRecord(s.kind, withClock{s.row, &clock})
+}
+
+// keyResultPrefix returns store.KeyResult's JSON of a save of kind id that changed the
+// record, up to its version: the relative save appends the version and the closing brace in
+// the transaction, without encoding the whole result there.
+func keyResultPrefix(kind store.Kind, id int64) []byte {
+	b := []byte(`{"kind":`)
+	b = append(b, jsonText(string(kind))...)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	return append(b, `,"version":`...)
 }
 
 // withClock scans a row whose last column is the database clock (as text) after the
