@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -310,8 +311,8 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 
 // relativeSave is the short form of the commonest save: relative changes only, without a
 // lease token or a history version, in the caller's write transaction. The decisions
-// updateTx makes from what it reads are conditions of one UPDATE here, which also returns
-// the database clock: it matches nothing when a live lease on a written group exists (then
+// updateTx makes from what it reads are conditions of one UPDATE here, given the database
+// clock: it matches nothing when a live lease on a written group exists (then
 // updateTx checks it), when the key has a row (updateTx replays or refuses), or when a
 // counter would leave its range (store.CheckAdd's bounds, so updateTx explains). Then the
 // change row and the key's row, made from what the UPDATE returned. So a save costs three
@@ -321,7 +322,7 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 // before the transaction (newRelativeSave), so that a writer's Go work is not done while
 // it holds the write lock; the transaction fills in only what it alone knows. For the same
 // reason the record is decoded from the row the UPDATE returned after the commit, by the
-// caller (record), not under the lock: the lock needs only the version and the clock.
+// caller (record), not under the lock: the lock needs only the version.
 type relativeSave struct {
 	kind   store.Kind
 	id     int64
@@ -331,6 +332,7 @@ type relativeSave struct {
 	query  string   // the UPDATE
 	update []driver.NamedValue
 	at     int                 // the index in update of updated_at, which the transaction's time fills in
+	clock  int                 // the index in update of the clock the lease check compares with
 	cols   int                 // the columns the UPDATE returns
 	change []driver.NamedValue // insertChange's, but the version and the time
 	key    []driver.NamedValue // completeKey's, but the result and the times; nil without a key
@@ -392,6 +394,8 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 		}
 	}
 	args = append(args, string(kind), id)
+	s.clock = len(args)
+	args = append(args, "")
 	for _, g := range groups {
 		args = append(args, g)
 	}
@@ -401,7 +405,7 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 		s.result = keyResultPrefix(kind, id)
 	}
 	s.query, s.update = db.relativeQuery(kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
-	s.cols = len(db.reg.Fields(kind)) + 5 // id, the fields, version, updated_at, updated_by, the clock
+	s.cols = len(db.reg.Fields(kind)) + 4 // id, the fields, version, updated_at, updated_by
 	s.change = namedValues(string(store.EventSaved), string(kind), id, int64(0), actor.Name, string(actor.Role),
 		jsonText(s.names), jsonText(u.Add), false, "")
 	return s
@@ -447,12 +451,12 @@ func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[s
 		}
 	}
 	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
-		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
+		AND expires_at > ? AND grp IN (` +
 		strings.TrimSuffix(strings.Repeat("?, ", groups), ", ") + "))")
 	if keyed {
 		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
 	}
-	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+	q.WriteString(" RETURNING " + db.selectList(kind))
 	db.relQueries.Store(key, q.String())
 	return q.String()
 }
@@ -466,33 +470,32 @@ func (s *relativeSave) run(ctx context.Context, tx *tx) (*store.UpdateResult, er
 	var res *store.UpdateResult
 	s.row = nil
 	err := tx.raw(func(c *rawConn) error {
-		at := formatTime(tx.now)
-		s.update[s.at].Value = at
+		// The database clock of an embedded SQLite is this process's: strftime('now')
+		// reads the system clock time.Now reads, here under the write lock, in Go, where
+		// formatting it costs less than SQLite's strftime, and to the millisecond as
+		// strftime gives it.
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		at, clock := formatTime(tx.now), formatTime(now)
+		s.update[s.at].Value, s.update[s.clock].Value = at, clock
 		row := make(rawRow, s.cols)
 		found, err := c.queryRow(ctx, s.query, s.update, row)
 		if err != nil || !found {
 			return err
 		}
-		// The row is id, the fields, version, updated_at, updated_by and the clock.
-		version, ok := row[s.cols-4].(int64)
+		// The row is id, the fields, version, updated_at and updated_by.
+		version, ok := row[s.cols-3].(int64)
 		if !ok {
-			return fmt.Errorf("%s %d: version %T is not an integer", s.kind, s.id, row[s.cols-4])
+			return fmt.Errorf("%s %d: version %T is not an integer", s.kind, s.id, row[s.cols-3])
 		}
-		var clock string
-		if err := row[s.cols-1:].Scan(&clock); err != nil {
-			return err
-		}
-		if tx.dbNow, err = parseTime(clock); err != nil {
-			return err
-		}
+		tx.dbNow = now
 		s.change[changeVersion].Value, s.change[changeAt].Value = version, at
 		if err := c.exec(ctx, insertChange, s.change); err != nil {
 			return fmt.Errorf("write change log: %w", err)
 		}
 		if s.key != nil {
 			s.key[keyResult].Value = append(strconv.AppendInt(slices.Clip(s.result), version, 10), '}')
-			s.key[keyCreated].Value = clock // the clock's text is formatTime's
-			s.key[keyExpires].Value = formatTime(tx.dbNow.Add(store.DefaultCompletedTTL))
+			s.key[keyCreated].Value = clock
+			s.key[keyExpires].Value = formatTime(now.Add(store.DefaultCompletedTTL))
 			if err := c.exec(ctx, completeKey, s.key); err != nil {
 				return fmt.Errorf("record idempotency key: %w", err)
 			}
@@ -510,8 +513,7 @@ func (s *relativeSave) record(db *DB) (*store.Record, error) {
 	if s.row == nil {
 		return nil, fmt.Errorf("%s %d: no row of the relative save to decode", s.kind, s.id)
 	}
-	var clock string
-	return db.scanRecord(s.kind, withClock{s.row, &clock})
+	return db.scanRecord(s.kind, s.row)
 }
 
 // keyResultPrefix returns store.KeyResult's JSON of a save of kind id that changed the
@@ -524,15 +526,6 @@ func keyResultPrefix(kind store.Kind, id int64) []byte {
 	b = strconv.AppendInt(b, id, 10)
 	return append(b, `,"version":`...)
 }
-
-// withClock scans a row whose last column is the database clock (as text) after the
-// columns the wrapped scan reads.
-type withClock struct {
-	sc    scanner
-	clock *string
-}
-
-func (w withClock) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.clock)...) }
 
 // LockedUpdate reads the record inside a BEGIN IMMEDIATE transaction (which holds SQLite's
 // write lock), calls fn, and applies its update checked against the version read.
