@@ -209,7 +209,7 @@ func (c *rawConn) close() error {
 }
 
 // rawRow is a row read by rawConn.queryRow, scanned as database/sql would scan it into the
-// destinations scanRecord and withClock use: *int64, *string and *any.
+// destinations scanRecord uses: *int64, *string and *any.
 type rawRow []driver.Value
 
 // Scan copies the row's values into dest.

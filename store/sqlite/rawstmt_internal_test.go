@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestRaw_NotAfterTheTransactionEnds(t *testing.T) {
 		t.Fatal("stock += 5 is not a relative save")
 	}
 	tx := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: time.Now().UTC()}
-	if res, err := rel.run(context.Background(), db, tx); !errors.Is(err, context.Canceled) {
+	if res, err := rel.run(context.Background(), tx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("relative save after the transaction ended = %+v, %v; want %v", res, err, context.Canceled)
 	}
 
@@ -78,5 +79,20 @@ func TestRaw_NotAfterTheTransactionEnds(t *testing.T) {
 	}
 	if changes != 0 {
 		t.Errorf("%d saved changes after the refused save, want 0", changes)
+	}
+}
+
+// TestKeyResultPrefix: the key result the relative save writes in its transaction, the
+// prefix and the version, is store.KeyResult's own encoding of the save's result.
+func TestKeyResultPrefix(t *testing.T) {
+	for _, k := range []store.KeyResult{
+		{Kind: store.KindProduct, ID: 1, Version: 2},
+		{Kind: store.KindDocument, ID: 9_007_199_254_740_993, Version: 1 << 40},
+	} {
+		got := strconv.AppendInt(keyResultPrefix(k.Kind, k.ID), k.Version, 10)
+		got = append(got, '}')
+		if want := k.Encode(); string(got) != string(want) {
+			t.Errorf("result of %+v: %s, want %s", k, got, want)
+		}
 	}
 }

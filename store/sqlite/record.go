@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -280,12 +281,16 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if !keep {
 		rel = db.newRelativeSave(kind, id, u, actor)
 	}
-	var res *store.UpdateResult
+	var (
+		res      *store.UpdateResult
+		relative bool // res is the relative save's, without its record yet
+	)
 	what := fmt.Sprintf("update %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
 		if rel != nil {
-			if res, err = rel.run(ctx, db, tx); err != nil || res != nil {
+			res, err = rel.run(ctx, tx)
+			if relative = res != nil; err != nil || relative {
 				return err
 			}
 		}
@@ -295,13 +300,19 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if err != nil {
 		return nil, mapErr(what, err)
 	}
+	if relative {
+		if res.Record, err = rel.record(db); err != nil {
+			// Committed: a caller that tried again would apply the change twice.
+			return nil, mapErr(what, fmt.Errorf("saved as version %d, but the record it returned cannot be read: %w", res.Version, err))
+		}
+	}
 	return res, nil
 }
 
 // relativeSave is the short form of the commonest save: relative changes only, without a
 // lease token or a history version, in the caller's write transaction. The decisions
-// updateTx makes from what it reads are conditions of one UPDATE here, which also returns
-// the database clock: it matches nothing when a live lease on a written group exists (then
+// updateTx makes from what it reads are conditions of one UPDATE here, given the database
+// clock: it matches nothing when a live lease on a written group exists (then
 // updateTx checks it), when the key has a row (updateTx replays or refuses), or when a
 // counter would leave its range (store.CheckAdd's bounds, so updateTx explains). Then the
 // change row and the key's row, made from what the UPDATE returned. So a save costs three
@@ -309,7 +320,9 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 // write lock nothing changes between the conditions and the inserts. The statements'
 // arguments (driver values: the statements run below database/sql, rawstmt.go) are made
 // before the transaction (newRelativeSave), so that a writer's Go work is not done while
-// it holds the write lock; the transaction fills in only what it alone knows.
+// it holds the write lock; the transaction fills in only what it alone knows. For the same
+// reason the record is decoded from the row the UPDATE returned after the commit, by the
+// caller (record), not under the lock: the lock needs only the version.
 type relativeSave struct {
 	kind   store.Kind
 	id     int64
@@ -319,9 +332,12 @@ type relativeSave struct {
 	query  string   // the UPDATE
 	update []driver.NamedValue
 	at     int                 // the index in update of updated_at, which the transaction's time fills in
+	clock  int                 // the index in update of the clock the lease check compares with
 	cols   int                 // the columns the UPDATE returns
 	change []driver.NamedValue // insertChange's, but the version and the time
 	key    []driver.NamedValue // completeKey's, but the result and the times; nil without a key
+	result []byte              // the key's result (store.KeyResult's JSON) up to the version
+	row    rawRow              // what the last run's UPDATE returned; nil when it matched nothing
 }
 
 // The arguments of insertChange and completeKey that a relative save fills in the
@@ -378,15 +394,18 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 		}
 	}
 	args = append(args, string(kind), id)
+	s.clock = len(args)
+	args = append(args, "")
 	for _, g := range groups {
 		args = append(args, g)
 	}
 	if keyed {
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
 		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), nil, actor.Name, "", "")
+		s.result = keyResultPrefix(kind, id)
 	}
 	s.query, s.update = db.relativeQuery(kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
-	s.cols = len(db.reg.Fields(kind)) + 5 // id, the fields, version, updated_at, updated_by, the clock
+	s.cols = len(db.reg.Fields(kind)) + 4 // id, the fields, version, updated_at, updated_by
 	s.change = namedValues(string(store.EventSaved), string(kind), id, int64(0), actor.Name, string(actor.Role),
 		jsonText(s.names), jsonText(u.Add), false, "")
 	return s
@@ -432,62 +451,81 @@ func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[s
 		}
 	}
 	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
-		AND expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now') AND grp IN (` +
+		AND expires_at > ? AND grp IN (` +
 		strings.TrimSuffix(strings.Repeat("?, ", groups), ", ") + "))")
 	if keyed {
 		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
 	}
-	q.WriteString(" RETURNING " + db.selectList(kind) + ", strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+	q.WriteString(" RETURNING " + db.selectList(kind))
 	db.relQueries.Store(key, q.String())
 	return q.String()
 }
 
 // run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
-// written nothing: updateTx then decides and explains, in the same transaction. It may run
-// more than once (a group that runs again), so it fills its arguments in every time.
-func (s *relativeSave) run(ctx context.Context, db *DB, tx *tx) (*store.UpdateResult, error) {
+// written nothing: updateTx then decides and explains, in the same transaction. Otherwise
+// its result has the version but not the record yet, which record decodes once the
+// transaction has committed. It may run more than once (a group that runs again), so it
+// fills its arguments in every time.
+func (s *relativeSave) run(ctx context.Context, tx *tx) (*store.UpdateResult, error) {
 	var res *store.UpdateResult
+	s.row = nil
 	err := tx.raw(func(c *rawConn) error {
-		s.update[s.at].Value = formatTime(tx.now)
+		// The database clock of an embedded SQLite is this process's: strftime('now')
+		// reads the system clock time.Now reads, here under the write lock, in Go, where
+		// formatting it costs less than SQLite's strftime, and to the millisecond as
+		// strftime gives it.
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		at, clock := formatTime(tx.now), formatTime(now)
+		s.update[s.at].Value, s.update[s.clock].Value = at, clock
 		row := make(rawRow, s.cols)
 		found, err := c.queryRow(ctx, s.query, s.update, row)
 		if err != nil || !found {
 			return err
 		}
-		var clock string
-		rec, err := db.scanRecord(s.kind, withClock{row, &clock})
-		if err != nil {
-			return err
+		// The row is id, the fields, version, updated_at and updated_by.
+		version, ok := row[s.cols-3].(int64)
+		if !ok {
+			return fmt.Errorf("%s %d: version %T is not an integer", s.kind, s.id, row[s.cols-3])
 		}
-		if tx.dbNow, err = parseTime(clock); err != nil {
-			return err
-		}
-		s.change[changeVersion].Value, s.change[changeAt].Value = rec.Version, formatTime(tx.now)
+		tx.dbNow = now
+		s.change[changeVersion].Value, s.change[changeAt].Value = version, at
 		if err := c.exec(ctx, insertChange, s.change); err != nil {
 			return fmt.Errorf("write change log: %w", err)
 		}
-		res = &store.UpdateResult{Record: rec, Version: rec.Version}
 		if s.key != nil {
-			s.key[keyResult].Value = store.ResultOf(res).Encode()
-			s.key[keyCreated].Value = formatTime(tx.dbNow)
-			s.key[keyExpires].Value = formatTime(tx.dbNow.Add(store.DefaultCompletedTTL))
+			s.key[keyResult].Value = append(strconv.AppendInt(slices.Clip(s.result), version, 10), '}')
+			s.key[keyCreated].Value = clock
+			s.key[keyExpires].Value = formatTime(now.Add(store.DefaultCompletedTTL))
 			if err := c.exec(ctx, completeKey, s.key); err != nil {
 				return fmt.Errorf("record idempotency key: %w", err)
 			}
 		}
+		s.row = row
+		res = &store.UpdateResult{Version: version}
 		return nil
 	})
 	return res, err
 }
 
-// withClock scans a row whose last column is the database clock (as text) after the
-// columns the wrapped scan reads.
-type withClock struct {
-	sc    scanner
-	clock *string
+// record decodes the record the last run's UPDATE returned, once its transaction has
+// committed.
+func (s *relativeSave) record(db *DB) (*store.Record, error) {
+	if s.row == nil {
+		return nil, fmt.Errorf("%s %d: no row of the relative save to decode", s.kind, s.id)
+	}
+	return db.scanRecord(s.kind, s.row)
 }
 
-func (w withClock) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.clock)...) }
+// keyResultPrefix returns store.KeyResult's JSON of a save of kind id that changed the
+// record, up to its version: the relative save appends the version and the closing brace in
+// the transaction, without encoding the whole result there.
+func keyResultPrefix(kind store.Kind, id int64) []byte {
+	b := []byte(`{"kind":`)
+	b = append(b, jsonText(string(kind))...)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	return append(b, `,"version":`...)
+}
 
 // LockedUpdate reads the record inside a BEGIN IMMEDIATE transaction (which holds SQLite's
 // write lock), calls fn, and applies its update checked against the version read.
