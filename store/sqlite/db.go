@@ -51,6 +51,9 @@ type DB struct {
 	// relQueries holds the UPDATE of each shape of relative save (relativeQuery): a few
 	// per registry (the fields a program adds to), each made once.
 	relQueries sync.Map
+	// searchBuilt is set once the file is known to have no search index left to build
+	// (workcopy_search.go): it stays so.
+	searchBuilt atomic.Bool
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc

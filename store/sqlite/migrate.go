@@ -81,6 +81,11 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 		if err := db.useWAL(ctx); err != nil {
 			return mapErr(what, err)
 		}
+		// A fresh clone's search indexes (workcopy_search.go), before any migration
+		// that might expect them.
+		if _, err := db.BuildSearchIndex(ctx); err != nil {
+			return err
+		}
 	}
 	if cur < latest {
 		if db.readOnly != "" {
