@@ -77,7 +77,7 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 	if err != nil {
 		return mapErr(what, err)
 	}
-	if db.readOnly == "" {
+	if db.readOnly == "" && !db.scratch {
 		if err := db.useWAL(ctx); err != nil {
 			return mapErr(what, err)
 		}
