@@ -45,7 +45,7 @@ clone leaves nothing behind to mistake for a copy (the next clone into FILE remo
 temporary files). One clone into FILE runs at a time: another is refused (exit 2).
 
 The clone leaves the products' search index to the first command that opens FILE with
-write access, which builds it (about a second per 100,000 products); until then a
+write access, which builds it (about 1.5 s of CPU per 100,000 products); until then a
 search reads the folded text row by row and finds the same records.`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
   tandem clone team.db handbook.db --kind document --subtree 12`,
