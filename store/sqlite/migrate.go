@@ -83,8 +83,10 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 		}
 		// A fresh clone's search indexes (workcopy_search.go), before any migration
 		// that might expect them.
-		if _, err := db.BuildSearchIndex(ctx); err != nil {
-			return err
+		if cur >= searchPendingVersion {
+			if _, err := db.BuildSearchIndex(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if cur < latest {

@@ -15,8 +15,8 @@ import (
 // table (foldTable) from the load on, and a search without the index scans those tables
 // with instr(), the exact substring test the index answers (lookupCondition with indexed
 // false). So LoadCopy writes the side tables, leaves each FTS5 table empty and without the
-// triggers that keep it current, and records that in wc_search_pending, in the same
-// transaction as the rows. Until the index is built:
+// triggers that keep it current, and records that in search_pending (migration
+// search_pending), in the same transaction as the rows. Until the index is built:
 //
 //   - a search of that kind scans the side tables (searchIndexed), and finds what the index
 //     would find: the side tables are written by every save as always;
@@ -30,12 +30,9 @@ import (
 // Opening builds before any migration runs, so that a migration always finds the schema
 // its scripts were written for.
 
-// searchPendingSchema is the table that records the FTS5 indexes a load left to be built.
-const searchPendingSchema = `CREATE TABLE IF NOT EXISTS wc_search_pending (
-    fts      TEXT NOT NULL PRIMARY KEY, -- an empty FTS5 table
-    kind     TEXT NOT NULL,             -- the kind whose search it serves
-    triggers TEXT NOT NULL              -- JSON array: the DDL of the triggers that keep it current
-) WITHOUT ROWID`
+// searchPendingVersion is the schema version that made search_pending: an older file has
+// no index left to build.
+const searchPendingVersion = 13
 
 // deferSearch records, inside the load's transaction tx, that the FTS5 tables fts of kind
 // are empty and that triggers (the DDL of every trigger that writes one of them) are to be
@@ -43,9 +40,6 @@ const searchPendingSchema = `CREATE TABLE IF NOT EXISTS wc_search_pending (
 func deferSearch(ctx context.Context, tx *wcTx, kind store.Kind, fts, triggers []string) error {
 	if len(fts) == 0 {
 		return nil
-	}
-	if _, err := tx.Tx.ExecContext(ctx, searchPendingSchema); err != nil {
-		return fmt.Errorf("defer the search index: %w", err)
 	}
 	for _, name := range fts {
 		var own []string
@@ -58,7 +52,7 @@ func deferSearch(ctx context.Context, tx *wcTx, kind store.Kind, fts, triggers [
 		if err != nil {
 			return fmt.Errorf("defer the search index: %w", err)
 		}
-		if _, err := tx.Tx.ExecContext(ctx, `INSERT INTO wc_search_pending (fts, kind, triggers) VALUES (?, ?, ?)`,
+		if _, err := tx.Tx.ExecContext(ctx, `INSERT INTO search_pending (fts, kind, triggers) VALUES (?, ?, ?)`,
 			name, string(kind), string(b)); err != nil {
 			return fmt.Errorf("defer the search index %s: %w", name, err)
 		}
@@ -66,11 +60,11 @@ func deferSearch(ctx context.Context, tx *wcTx, kind store.Kind, fts, triggers [
 	return nil
 }
 
-// searchPending reports whether q sees wc_search_pending (a load left an index to build).
-func searchPending(ctx context.Context, q rowQueryer) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'wc_search_pending'`).Scan(&n)
-	return n > 0, err
+// searchPending reports whether q sees an index left to build, of kind or ("") of any.
+func searchPending(ctx context.Context, q rowQueryer, kind store.Kind) (bool, error) {
+	var pending bool
+	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_pending WHERE ? IN ('', kind))`, string(kind)).Scan(&pending)
+	return pending, err
 }
 
 // searchIndexed reports whether a search of kind may use the FTS5 indexes: false while a
@@ -80,25 +74,16 @@ func (db *DB) searchIndexed(ctx context.Context, kind store.Kind) (bool, error) 
 	if db.searchBuilt.Load() {
 		return true, nil
 	}
-	// One read transaction: the build may drop the table between two reads.
-	rtx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return false, fmt.Errorf("read the search index's state: %w", err)
-	}
-	defer rtx.Rollback()
-	pending, err := searchPending(ctx, rtx)
+	pending, err := searchPending(ctx, db.read, kind)
 	if err != nil {
 		return false, fmt.Errorf("read the search index's state: %w", err)
 	}
 	if !pending {
-		db.searchBuilt.Store(true)
-		return true, nil
+		if other, err := searchPending(ctx, db.read, ""); err == nil && !other {
+			db.searchBuilt.Store(true)
+		}
 	}
-	var waiting bool
-	if err := rtx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_search_pending WHERE kind = ?)`, string(kind)).Scan(&waiting); err != nil {
-		return false, fmt.Errorf("read the search index's state: %w", err)
-	}
-	return !waiting, nil
+	return !pending, nil
 }
 
 // BuildSearchIndex builds the search indexes that a clone left to be built (see above) and
@@ -109,7 +94,7 @@ func (db *DB) BuildSearchIndex(ctx context.Context) (bool, error) {
 	if db.readOnly != "" {
 		return false, nil
 	}
-	if pending, err := searchPending(ctx, db.read); err != nil || !pending {
+	if pending, err := searchPending(ctx, db.read, ""); err != nil || !pending {
 		if err == nil {
 			db.searchBuilt.Store(true)
 		}
@@ -118,11 +103,11 @@ func (db *DB) BuildSearchIndex(ctx context.Context) (bool, error) {
 	built := false
 	err := db.inTx(ctx, "build the search index", func(t *tx) error {
 		built = false
-		pending, err := searchPending(ctx, t.Tx)
+		pending, err := searchPending(ctx, t.Tx, "")
 		if err != nil || !pending {
 			return err
 		}
-		rows, err := t.Tx.QueryContext(ctx, `SELECT fts, triggers FROM wc_search_pending ORDER BY fts`)
+		rows, err := t.Tx.QueryContext(ctx, `SELECT fts, triggers FROM search_pending ORDER BY fts`)
 		if err != nil {
 			return fmt.Errorf("read the search index's state: %w", err)
 		}
@@ -158,7 +143,7 @@ func (db *DB) BuildSearchIndex(ctx context.Context) (bool, error) {
 				}
 			}
 		}
-		if _, err := t.Tx.ExecContext(ctx, `DROP TABLE wc_search_pending`); err != nil {
+		if _, err := t.Tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
 			return fmt.Errorf("build the search index: %w", err)
 		}
 		built = true
