@@ -226,7 +226,9 @@ type CopyLoader interface {
 	// products, exactly as ApplySource would write them (values, version, updated_at,
 	// updated_by, and each as its record's base), all in one local transaction: the copy
 	// holds every product or none. The copy's indexes are built once, after the rows are
-	// in. An error of next ends the load, nothing written, and is returned as it is.
+	// in; its search index may be left to be built later, provided that searches find the
+	// same records meanwhile. An error of next ends the load, nothing written, and is
+	// returned as it is.
 	// EINVALID when kind is not product (documents need their parents first: ApplySource
 	// writes them), when the copy does not copy kind, or when it holds products, outbox
 	// entries or conflicts.

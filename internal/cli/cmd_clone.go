@@ -42,7 +42,11 @@ in the copy that document sits at the root (its parent is not in the copy), and 
 source it stays where it is.
 FILE must not exist; it appears only when the clone is complete, so an interrupted
 clone leaves nothing behind to mistake for a copy (the next clone into FILE removes its
-temporary files). One clone into FILE runs at a time: another is refused (exit 2).`,
+temporary files). One clone into FILE runs at a time: another is refused (exit 2).
+
+The clone leaves the products' search index to the first command that opens FILE with
+write access, which builds it (about 1.5 s of CPU per 100,000 products); until then a
+search reads the folded text row by row and finds the same records.`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
   tandem clone team.db handbook.db --kind document --subtree 12`,
 		Args: exactArgs(2, "SOURCE FILE"),
@@ -139,20 +143,24 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 	tmp := filepath.Join(dir, "."+base+".clone")
 	removeCloneLeftovers(dir, base)
 	defer removeCloneLeftovers(dir, base)
-	db, err := sqlite.Open(ctx, tmp, store.Options{Registry: reg})
+	// Nobody else opens the temporary file, and it is thrown away unless complete: no WAL
+	// and no fsync while it is written (every page goes to the file once), one fsync at
+	// the end, before it is linked.
+	db, err := sqlite.OpenWith(ctx, tmp, store.Options{Registry: reg}, sqlite.OpenConfig{Create: true, Scratch: true})
 	if err != nil {
 		return nil, err
 	}
 	st, err := tsync.Clone(ctx, src, db, o)
-	if err == nil {
-		_, err = db.Checkpoint(ctx)
-	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = syncFile(tmp)
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer syncDir(dir)
 	if err := os.Link(tmp, file); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, usagef("%s appeared while cloning; the clone was not written", file)
@@ -162,6 +170,31 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 		}
 	}
 	return st, nil
+}
+
+// syncFile writes what the system holds of the file at path to the disk.
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("clone: %w", err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("clone: sync %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes the directory entries made in dir durable; best effort, as some systems
+// cannot sync a directory.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
 }
 
 // removeCloneLeftovers removes the temporary files of a clone into dir/base: the clone's
@@ -178,7 +211,7 @@ func removeCloneLeftovers(dir, base string) {
 	for _, e := range ents {
 		n := e.Name()
 		switch {
-		case n == own, n == own+"-wal", n == own+"-shm", strings.HasPrefix(n, "."+own+".new-"):
+		case n == own, n == own+"-wal", n == own+"-shm", n == own+"-journal", strings.HasPrefix(n, "."+own+".new-"):
 			_ = os.Remove(filepath.Join(dir, n))
 		}
 	}

@@ -41,6 +41,7 @@ type DB struct {
 	version  int
 	storeID  string // store_meta's store_id, read at open
 	readOnly string // why writes are refused ("" when the store is writable)
+	scratch  bool   // OpenConfig.Scratch: no WAL, no fsync
 	created  bool   // this OpenWith call created the file
 	owner    string // distinguishes this process's idempotency claims from another's
 
@@ -51,6 +52,9 @@ type DB struct {
 	// relQueries holds the UPDATE of each shape of relative save (relativeQuery): a few
 	// per registry (the fields a program adds to), each made once.
 	relQueries sync.Map
+	// searchBuilt is set once the file is known to have no search index left to build
+	// (workcopy_search.go): it stays so.
+	searchBuilt atomic.Bool
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc
@@ -110,6 +114,13 @@ type OpenConfig struct {
 	// ReadOnly opens the database for reading even when the file is writable: every write
 	// is refused with EINVALID and nothing, not even a migration, writes to the file.
 	ReadOnly bool
+	// Scratch opens a file that nobody else uses and that is thrown away unless it is
+	// complete, such as a clone's before it is linked into place: no WAL (the file is
+	// switched out of it), the rollback journal in memory and no fsync, so every page is
+	// written once, into the file, and the commits do not wait for the disk. A crash in
+	// the middle leaves the file damaged; the caller syncs the file (os.File.Sync) after
+	// Close before trusting it. The next open without Scratch puts the file back in WAL.
+	Scratch bool
 }
 
 // Open opens the tandem database at path, creating it when there is none (OpenWith with
@@ -154,7 +165,7 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 		if err != nil {
 			return nil, err
 		}
-		db, err := open(ctx, path, path, opts, cfg.ReadOnly, true)
+		db, err := open(ctx, path, path, opts, cfg.ReadOnly, true, cfg.Scratch)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +174,7 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 	case err != nil:
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %v", path, err)
 	}
-	return open(ctx, path, path, opts, cfg.ReadOnly, cfg.Create)
+	return open(ctx, path, path, opts, cfg.ReadOnly, cfg.Create, cfg.Scratch)
 }
 
 // create makes a new database for path: a temporary file next to it, migrated and filled,
@@ -192,7 +203,7 @@ func create(ctx context.Context, path string, opts store.Options, fill func(cont
 	if err != nil {
 		return fail(err)
 	}
-	db, err := open(ctx, tmp, path, opts, false, true)
+	db, err := open(ctx, tmp, path, opts, false, true, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -253,7 +264,8 @@ func syncDir(dir string) {
 // open opens the existing database file at file (named name in messages), read-only when
 // readOnly is set or tandem may not write it, and brings it to the current schema.
 // allowInit lets it set up an empty database; without it an empty database is ENOTFOUND.
-func open(ctx context.Context, file, name string, opts store.Options, readOnly, allowInit bool) (*DB, error) {
+// scratch is OpenConfig.Scratch.
+func open(ctx context.Context, file, name string, opts store.Options, readOnly, allowInit, scratch bool) (*DB, error) {
 	mode, why := accessRW, ""
 	switch {
 	case readOnly:
@@ -262,7 +274,7 @@ func open(ctx context.Context, file, name string, opts store.Options, readOnly, 
 		mode, why = accessRO, "the file is not writable"
 	}
 	for {
-		db, err := openPools(file, name, opts, mode, why)
+		db, err := openPools(file, name, opts, mode, why, scratch && mode == accessRW)
 		if err != nil {
 			return nil, err
 		}
@@ -291,12 +303,16 @@ func open(ctx context.Context, file, name string, opts store.Options, readOnly, 
 	}
 }
 
-// openPools opens the three connection pools on file with access mode. sql.Open connects
-// lazily, so nothing touches the file yet.
-func openPools(file, name string, opts store.Options, mode access, why string) (*DB, error) {
-	db := &DB{path: name, reg: opts.Registry, now: opts.Now, readOnly: why}
+// openPools opens the three connection pools on file with access mode (and the settings of
+// OpenConfig.Scratch when scratch). sql.Open connects lazily, so nothing touches the file yet.
+func openPools(file, name string, opts store.Options, mode access, why string, scratch bool) (*DB, error) {
+	db := &DB{path: name, reg: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	dsn := mode.dsn(file)
+	if scratch {
+		// The last _pragma wins: synchronous(OFF) over the dsn's NORMAL.
+		dsn += "&_pragma=journal_mode(MEMORY)&_pragma=synchronous(OFF)"
+	}
 	var err error
 	if db.write, err = sql.Open("sqlite", dsn+"&_txlock=immediate"); err != nil {
 		db.cancel()

@@ -77,9 +77,16 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 	if err != nil {
 		return mapErr(what, err)
 	}
-	if db.readOnly == "" {
+	if db.readOnly == "" && !db.scratch {
 		if err := db.useWAL(ctx); err != nil {
 			return mapErr(what, err)
+		}
+		// A fresh clone's search indexes (workcopy_search.go), before any migration
+		// that might expect them.
+		if cur >= searchPendingVersion {
+			if _, err := db.BuildSearchIndex(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if cur < latest {

@@ -47,7 +47,11 @@ func foldTable(kind store.Kind, field string) (string, error) {
 // reads, not 100,000, and a short query common enough to fill the page stops early.
 func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 	q := store.SearchFold(f.Search)
-	return db.lookupCondition(f, q, store.IndexedQuery(q))
+	indexed, err := db.searchIndexed(db.ctx, f.Kind) // a fresh clone's may wait to be built
+	if err != nil {
+		return "", nil, err
+	}
+	return db.lookupCondition(f, q, indexed && store.IndexedQuery(q))
 }
 
 // lookupCondition is searchCondition for the folded query q, looked up in the trigram
@@ -120,6 +124,12 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 	fields := db.reg.SearchFields(f.Kind)
 	if len(fields) == 0 || !store.IndexedQuery(folded) {
 		return db.searchCondition(f)
+	}
+	if indexed, err := db.searchIndexed(ctx, f.Kind); err != nil || !indexed {
+		if err != nil {
+			return "", nil, err
+		}
+		return db.lookupCondition(f, folded, false)
 	}
 	t, err := table(f.Kind)
 	if err != nil {

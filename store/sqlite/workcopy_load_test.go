@@ -81,10 +81,93 @@ func schemaOf(t *testing.T, path string) map[string]string {
 	return out
 }
 
+// loadSearches are the searches a loaded copy must answer as an applied one does: queries
+// of a trigram or more (the index, once built), a shorter one (always a scan), sorted
+// listings.
+var loadSearches = []store.Filter{{Kind: store.KindProduct}, {Kind: store.KindProduct, Search: "strasse"},
+	{Kind: store.KindProduct, Search: "écran 1"}, {Kind: store.KindProduct, Search: "SKU-0099"},
+	{Kind: store.KindProduct, Search: "am"}, {Kind: store.KindProduct, Search: "chair", AfterID: 600, Limit: 20},
+	{Kind: store.KindProduct, Sort: "price", Limit: 50}, {Kind: store.KindProduct, Sort: "name", Limit: 50}}
+
+// mustSameSearches fails the test unless got finds, for each of filters, the records want
+// finds, through FindRecords and through StreamRecords.
+func mustSameSearches(t *testing.T, when string, got, want *sqlite.DB, filters []store.Filter) {
+	t.Helper()
+	ctx := context.Background()
+	stream := func(db *sqlite.DB, f store.Filter) []int64 {
+		var ids []int64
+		f.Limit = 0
+		if err := db.StreamRecords(ctx, f, nil, func(r *store.Record) error { ids = append(ids, r.ID); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	for _, f := range filters {
+		w, err := want.FindRecords(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := got.FindRecords(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w) == 0 {
+			t.Fatalf("%+v finds nothing in the applied copy: the test data is wrong", f)
+		}
+		// The two copies' own saves (between the searches) differ in their time.
+		same := len(g) == len(w)
+		for i := 0; same && i < len(g); i++ {
+			same = g[i].ID == w[i].ID && g[i].Version == w[i].Version && reflect.DeepEqual(g[i].Fields, w[i].Fields)
+		}
+		if !same {
+			t.Fatalf("%s: %+v: the loaded copy has %d records, the applied one %d (or they differ)", when, f, len(g), len(w))
+		}
+		if f.Sort == "" {
+			if g, w := stream(got, f), stream(want, f); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s: %+v streamed: the loaded copy has %d records, the applied one %d (or they differ)", when, f, len(g), len(w))
+			}
+		}
+	}
+}
+
+// mustIntactFTS runs FTS5's integrity check on every FTS5 table of the file: it compares
+// each index with its content table.
+func mustIntactFTS(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var names []string
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if len(names) == 0 {
+		t.Fatal("no FTS5 table in the file")
+	}
+	for _, n := range names {
+		if _, err := db.Exec(`INSERT INTO ` + n + ` (` + n + `) VALUES ('integrity-check')`); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+	}
+}
+
 // TestDB_LoadCopyAsApplySource: products loaded in bulk are in the copy exactly as
-// ApplySource writes them (values, versions, authors, bases), search finds the same ones,
-// the schema is the same afterwards (indexes and triggers back), and a local save after
-// the load goes to the outbox.
+// ApplySource writes them (values, versions, authors, bases); search finds the same ones
+// before the search index is built (the load leaves it, and only it, to be built) and
+// after; once built, the schema is what it was (indexes and triggers back) and the indexes
+// hold what their tables hold, saves made in between included; and a local save after the
+// load goes to the outbox.
 func TestDB_LoadCopyAsApplySource(t *testing.T) {
 	ctx := context.Background()
 	recs := loadSource(1000) // several INSERTs, the last one short
@@ -97,43 +180,96 @@ func TestDB_LoadCopyAsApplySource(t *testing.T) {
 	if err := applied.ApplySource(ctx, recs, 0); err != nil {
 		t.Fatal(err)
 	}
+	pending := schemaOf(t, loadedPath)
+	for name, ddl := range before {
+		if _, ok := pending[name]; !ok && !(strings.Contains(ddl, "CREATE TRIGGER products_") && strings.Contains(ddl, "_fts")) {
+			t.Errorf("the load took out %s, which is not a trigger of a products search index", name)
+		}
+	}
+	for name := range pending {
+		if _, ok := before[name]; !ok {
+			t.Errorf("the load made %s", name)
+		}
+	}
+	if len(pending) != len(before)-12 {
+		t.Errorf("the load left %d schema objects, want the %d before without 4 search indexes' 3 triggers each", len(pending), len(before))
+	}
+	mustSameSearches(t, "search index not built", loaded, applied, loadSearches)
+	r := recs[10]
+	for _, db := range []*sqlite.DB{loaded, applied} {
+		if _, err := db.UpdateRecord(wcEditor("alice"), store.KindProduct, r.ID, store.Update{BaseVersion: r.Version, Set: store.Values{"name": "renamed"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := append(loadSearches, store.Filter{Kind: store.KindProduct, Search: "renamed"})
+	mustSameSearches(t, "saved while the index was not built", loaded, applied, edited)
+	if built, err := loaded.BuildSearchIndex(ctx); err != nil || !built {
+		t.Fatalf("build the search index of a loaded copy: %v, %v; want it built", built, err)
+	}
+	if built, err := loaded.BuildSearchIndex(ctx); err != nil || built {
+		t.Fatalf("build the search index again: %v, %v; want nothing left to build", built, err)
+	}
 	if after := schemaOf(t, loadedPath); !reflect.DeepEqual(after, before) {
-		t.Fatalf("the load changed the schema:\nbefore %v\nafter  %v", before, after)
+		t.Fatalf("the load and the build changed the schema:\nbefore %v\nafter  %v", before, after)
 	}
 	if a, b := schemaOf(t, loadedPath), schemaOf(t, appliedPath); !reflect.DeepEqual(a, b) {
 		t.Fatalf("loaded and applied copies differ in schema")
 	}
-	for _, f := range []store.Filter{{Kind: store.KindProduct}, {Kind: store.KindProduct, Search: "strasse"},
-		{Kind: store.KindProduct, Search: "écran 1"}, {Kind: store.KindProduct, Search: "SKU-0099"},
-		{Kind: store.KindProduct, Sort: "price", Limit: 50}, {Kind: store.KindProduct, Sort: "name", Limit: 50}} {
-		want, err := applied.FindRecords(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := loaded.FindRecords(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(want) == 0 {
-			t.Fatalf("%+v finds nothing in the applied copy: the test data is wrong", f)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%+v: the loaded copy has %d records, the applied one %d (or they differ)", f, len(got), len(want))
-		}
-	}
+	mustIntactFTS(t, loadedPath)
+	mustSameSearches(t, "search index built", loaded, applied, edited)
 	if _, err := loaded.CreateRecord(wcEditor("alice"), store.KindProduct, store.Values{"sku": "sku-00042", "name": "dup"}); store.ErrorCode(err) != store.EINVALID && store.ErrorCode(err) != store.ECONFLICT {
 		t.Fatalf("a second product with the sku key of a loaded one: %v, want it refused", err)
-	}
-	r := recs[10]
-	if _, err := loaded.UpdateRecord(wcEditor("alice"), store.KindProduct, r.ID, store.Update{BaseVersion: r.Version, Set: store.Values{"name": "renamed"}}); err != nil {
-		t.Fatal(err)
 	}
 	es := mustOutbox(t, loaded)
 	if len(es) != 1 || es[0].ID != r.ID || es[0].BaseVersion != r.Version {
 		t.Fatalf("outbox after a local save on a loaded copy: %+v, want one save of %d on base %d", es, r.ID, r.Version)
 	}
-	if got, err := loaded.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: "renamed"}); err != nil || len(got) != 1 {
-		t.Fatalf("search after a local save on a loaded copy: %d records, %v; want 1", len(got), err)
+}
+
+// TestDB_LoadCopySearchBuiltAtOpen: a loaded copy's search index is built by the first open
+// with write access, not by one that may not write (which still finds what the index
+// would), and a store whose build is done, or that never had one to do, reports none.
+func TestDB_LoadCopySearchBuiltAtOpen(t *testing.T) {
+	ctx := context.Background()
+	recs := loadSource(1000)
+	loaded, path := newCopy(t, "loaded.db", 3, store.KindProduct)
+	applied, _ := newCopy(t, "applied.db", 3, store.KindProduct)
+	before := schemaOf(t, path)
+	if err := loaded.LoadCopy(ctx, store.KindProduct, batches(recs, 300)); err != nil {
+		t.Fatal(err)
+	}
+	if err := applied.ApplySource(ctx, recs, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := loaded.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := sqlite.OpenWith(ctx, path, store.Options{}, sqlite.OpenConfig{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, ok := schemaOf(t, path)["products_name_fts_insert"]; ok {
+		t.Fatal("a read-only open built the search index")
+	}
+	filters := loadSearches[:6]
+	mustSameSearches(t, "read-only, index not built", ro, applied, filters)
+	rw, err := sqlite.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if after := schemaOf(t, path); !reflect.DeepEqual(after, before) {
+		t.Fatalf("the first open with write access did not build the search index:\nbefore %v\nafter  %v", before, after)
+	}
+	mustIntactFTS(t, path)
+	mustSameSearches(t, "read-only, index built since it was opened", ro, applied, filters)
+	mustSameSearches(t, "index built at open", rw, applied, filters)
+	if built, err := rw.BuildSearchIndex(ctx); err != nil || built {
+		t.Fatalf("build after the open built it: %v, %v; want nothing left to build", built, err)
+	}
+	if built, err := applied.BuildSearchIndex(ctx); err != nil || built {
+		t.Fatalf("build on a copy written by ApplySource: %v, %v; want nothing to build", built, err)
 	}
 }
 
