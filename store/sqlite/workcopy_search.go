@@ -32,7 +32,7 @@ import (
 
 // searchPendingVersion is the schema version that made search_pending: an older file has
 // no index left to build.
-const searchPendingVersion = 13
+const searchPendingVersion = 12
 
 // deferSearch records, inside the load's transaction tx, that the FTS5 tables fts of kind
 // are empty and that triggers (the DDL of every trigger that writes one of them) are to be
