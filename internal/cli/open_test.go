@@ -331,6 +331,72 @@ func TestCLI_ReadOnlyStore(t *testing.T) {
 	}
 }
 
+// TestCLI_ReadOnlyStoreOfAnotherUser is a store its reader may neither write nor make
+// files beside: as root, a store root made (file 0644, directory 0755) read by nobody; as
+// anyone else, the user's own store with the file 0444 and the directory 0555. SQLite cannot
+// make the -shm file there (it answers SQLITE_READONLY_DIRECTORY, where an immutable
+// directory makes it answer SQLITE_CANTOPEN); get and list still work, a write exits 2
+// saying the store is read-only, and no file appears or changes.
+func TestCLI_ReadOnlyStoreOfAnotherUser(t *testing.T) {
+	// Outside t.TempDir (mode 0700): nobody must reach the binary and the store.
+	dir, err := os.MkdirTemp("", "tandem-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = os.Chmod(dir, 0o755)
+		_ = os.RemoveAll(dir)
+	})
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "tandem")
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dsn := filepath.Join(dir, "s.db")
+	mustTandem(t, dsn, "seed")
+	fileMode, dirMode := os.FileMode(0o644), os.FileMode(0o755)
+	if os.Geteuid() != 0 {
+		fileMode, dirMode = 0o444, 0o555
+	}
+	if err := os.Chmod(dsn, fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, dirMode); err != nil {
+		t.Fatal(err)
+	}
+	before := sum(t, dsn)
+	run := func(args ...string) result {
+		t.Helper()
+		cmd := tandemCmd(dsn, args...)
+		cmd.Path, cmd.Args[0] = exe, exe
+		cmd.Dir = dir
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			cmd.Env = append(cmd.Env, "HOME="+dir)
+		}
+		return runResult(t, cmd, args)
+	}
+	if r := run("get", "product", "50", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"id": 50`) {
+		t.Errorf("get product 50: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := run("list", "products"); r.code != 0 || !strings.Contains(r.stdout, "LGT-1042") {
+		t.Errorf("list products: exit %d, stderr %q", r.code, r.stderr)
+	}
+	want := "is read-only (its directory is not writable); tandem can read it but not change it"
+	if r := run("set", "product", "50", "name=Changed", "--expect-version", "1"); r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("set: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, want)
+	}
+	if got := dirNames(t, dir); strings.Join(got, " ") != "s.db tandem" {
+		t.Errorf("files in the store's directory: %v, want only s.db and tandem", got)
+	}
+	if sum(t, dsn) != before {
+		t.Error("the read-only store's file changed")
+	}
+}
+
 // TestCLI_ConnectionStrings checks what --db does with strings that are not file paths: a
 // libpq key=value string is a PostgreSQL DSN (never a file named after it, never a password
 // in the output), a password-bearing string that is not one is refused, and a postgres://
