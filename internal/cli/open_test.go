@@ -108,9 +108,9 @@ func TestCLI_MissingStoreIsNotCreated(t *testing.T) {
 	})
 }
 
-// TestCLI_WhatCreatesAStore shows the ways a store is made: init (empty, or --sample), seed,
-// the global --create, and the TUI's first run; each says it created the file, and the file
-// is 0600 even under umask 0. A second init changes nothing and keeps the store id, which
+// TestCLI_WhatCreatesAStore shows the ways a store is made: init (empty, or --sample), seed
+// and the global --create; each says it created the file, and the file is 0600 even under
+// umask 0. The TUI's first run makes nothing where there is no terminal. A second init changes nothing and keeps the store id, which
 // also stays with a moved file.
 func TestCLI_WhatCreatesAStore(t *testing.T) {
 	old := syscall.Umask(0)
@@ -148,12 +148,13 @@ func TestCLI_WhatCreatesAStore(t *testing.T) {
 	if r.code != 0 || r.stderr != "tandem: created flag.db (an empty store)\n" {
 		t.Errorf("--create list: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	// The TUI's first run creates and fills the store, then finds no terminal (exit 1).
+	// The TUI's first run creates the store only when there is a terminal to show it on
+	// (TestE2E_FirstRuns); here, in a session with none, it creates nothing (exit 2).
 	r = tandemIn(t, dir, "tui.db")
-	if want := fmt.Sprintf("tandem: created tui.db with %d products and %d documents\n", defaultSeedProducts, defaultSeedDocuments); !strings.HasPrefix(r.stderr, want) {
-		t.Errorf("TUI first run: exit %d, stderr %q, want it to start with %q", r.code, r.stderr, want)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "the TUI needs a terminal and there is none") {
+		t.Errorf("TUI without a terminal: exit %d, stderr %q", r.code, r.stderr)
 	}
-	for _, name := range []string{"moved.db", "sample.db", "seeded.db", "flag.db", "tui.db"} {
+	for _, name := range []string{"moved.db", "sample.db", "seeded.db", "flag.db"} {
 		fi, err := os.Stat(path(name))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -161,25 +162,25 @@ func TestCLI_WhatCreatesAStore(t *testing.T) {
 			t.Errorf("%s has mode %o under umask 0, want 600", name, fi.Mode().Perm())
 		}
 	}
-	if names := dirNames(t, dir); len(names) != 5 {
-		t.Errorf("directory holds %v, want the five stores and nothing else", names)
+	if names := dirNames(t, dir); len(names) != 4 {
+		t.Errorf("directory holds %v, want the four stores and nothing else", names)
 	}
 }
 
-// TestCLI_CreatedMessageDefused starts the TUI on a new file whose path holds an OSC escape
-// (it would set the terminal's title) and a BEL: "tandem: created …" echoes the path
-// defused, and so does the message of a missing store.
+// TestCLI_CreatedMessageDefused makes stores on a new file whose path holds an OSC escape
+// (it would set the terminal's title) and a BEL: "created …" echoes the path defused, and
+// so does the message of a missing store.
 func TestCLI_CreatedMessageDefused(t *testing.T) {
 	dir := t.TempDir()
 	hostile := "x\x1b]0;pwned\x07.db"
-	for _, args := range [][]string{nil, {"seed"}, {"get", "product", "1"}} {
+	for _, args := range [][]string{{"init"}, {"seed"}, {"get", "product", "1"}} {
 		db := hostile
 		if len(args) > 0 && args[0] == "get" {
 			db = "missing" + hostile
 		}
 		r := tandemIn(t, dir, db, args...)
-		if !strings.Contains(r.stderr, `x\x1b]0;pwned\x07.db`) {
-			t.Errorf("tandem %v: stderr %q does not show the path defused", args, r.stderr)
+		if !strings.Contains(r.stdout+r.stderr, `x\x1b]0;pwned\x07.db`) {
+			t.Errorf("tandem %v: output %q does not show the path defused", args, r.stdout+r.stderr)
 		}
 		if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") {
 			t.Errorf("tandem %v: the escape reached the terminal: %q", args, r.stderr)
@@ -189,10 +190,9 @@ func TestCLI_CreatedMessageDefused(t *testing.T) {
 }
 
 // TestCLI_FirstRunsAtOnce starts several first runs on one new file at once (processes of the
-// binary, started together): TUIs, init --sample and seed. Exactly one creates the store and
-// fills it; the others open what it made (the TUIs get as far as looking for a terminal) or,
-// for seed, find it already filled; nobody fails on a duplicate SKU, and the store holds the
-// sample data once.
+// binary, started together): init --sample and seed (TUIs: TestE2E_FirstRuns). Exactly one
+// creates the store and fills it; the others open what it made or, for seed, find it already
+// filled; nobody fails on a duplicate SKU, and the store holds the sample data once.
 func TestCLI_FirstRunsAtOnce(t *testing.T) {
 	cases := []struct {
 		name string
@@ -202,9 +202,6 @@ func TestCLI_FirstRunsAtOnce(t *testing.T) {
 		// created reports whether the process says it created the store.
 		created func(r result) bool
 	}{
-		{"TUI", nil,
-			func(r result) bool { return r.code == exitFailure && strings.Contains(r.stderr, "TTY") },
-			func(r result) bool { return strings.HasPrefix(r.stderr, "tandem: created ") }},
 		{"init --sample", []string{"init", "--sample"},
 			func(r result) bool { return r.code == 0 && strings.Contains(r.stdout, "already holds a tandem store") },
 			func(r result) bool { return r.code == 0 && strings.HasPrefix(r.stdout, "created ") }},
