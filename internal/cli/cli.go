@@ -26,6 +26,8 @@ import (
 	"github.com/tandem-editor/tandem/internal/exchange"
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // defaultDB is the store tandem uses without --db or TANDEM_DB.
@@ -496,20 +498,31 @@ func (f flushing) Write(p []byte) (int, error) {
 // line while they run (watch, lease --hold, worker) call it after each line.
 func (a *app) flush() error { return a.out.Flush() }
 
-// printVersion prints the release and the schema version this binary writes, then the schema
-// version of the store --db names, opened as every command opens it (which migrates an older
-// one). No store there is said, not an error.
+// printVersion prints the release and the schema version this binary writes on each backend
+// (their migrations are numbered apart), then the schema version of the store --db names,
+// opened as every command opens it (which migrates an older one), beside the latest for its
+// backend. No store there is said, not an error.
 func (a *app) printVersion(ctx context.Context) error {
 	type storeVersion struct {
 		DB            string `json:"db"`
+		Backend       string `json:"backend"`
 		SchemaVersion int    `json:"schema_version,omitempty"`
 		Error         string `json:"error,omitempty"`
 	}
+	backend := "sqlite"
+	if isPostgresDSN(a.dsn) {
+		backend = "postgres"
+	}
+	latest := schemaVersions()
 	v := struct {
-		Version       string       `json:"version"`
-		SchemaVersion int          `json:"schema_version"`
-		Store         storeVersion `json:"store"`
-	}{Version: releaseVersion(), SchemaVersion: schemaVersion(), Store: storeVersion{DB: redact(a.dsn)}}
+		Version string `json:"version"`
+		// SchemaVersion is the latest for the backend --db names: a store that is up to
+		// date has it.
+		SchemaVersion  int            `json:"schema_version"`
+		SchemaVersions map[string]int `json:"schema_versions"`
+		Store          storeVersion   `json:"store"`
+	}{Version: releaseVersion(), SchemaVersion: latest[backend], SchemaVersions: latest,
+		Store: storeVersion{DB: redact(a.dsn), Backend: backend}}
 	reg, err := a.registry()
 	if err != nil {
 		return err
@@ -531,9 +544,17 @@ func (a *app) printVersion(ctx context.Context) error {
 		_, err := fmt.Fprintf(a.stdout, "store %s: not opened: %s\n", safe.Line(v.Store.DB), safe.Line(v.Store.Error))
 		return err
 	}
-	_, err = fmt.Fprintf(a.stdout, "store %s: schema version %d\n", safe.Line(v.Store.DB), v.Store.SchemaVersion)
+	state := "up to date"
+	if v.Store.SchemaVersion != v.SchemaVersion {
+		state = fmt.Sprintf("this tandem writes %d", v.SchemaVersion)
+	}
+	_, err = fmt.Fprintf(a.stdout, "store %s: %s schema version %d (%s)\n",
+		safe.Line(v.Store.DB), backendNames[backend], v.Store.SchemaVersion, state)
 	return err
 }
+
+// backendNames are the backends' names in messages, by their keys in schemaVersions.
+var backendNames = map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}
 
 // releaseVersion is the release: set with -ldflags, else the module version, else "dev".
 func releaseVersion() string {
@@ -548,7 +569,13 @@ func releaseVersion() string {
 }
 
 // versionString is the first line --version prints: the release and the schema version
-// this binary writes.
+// this binary writes on each backend.
 func versionString() string {
-	return fmt.Sprintf("tandem %s (schema version %d)", releaseVersion(), schemaVersion())
+	v := schemaVersions()
+	return fmt.Sprintf("tandem %s (schema version: SQLite %d, PostgreSQL %d)", releaseVersion(), v["sqlite"], v["postgres"])
+}
+
+// schemaVersions is the schema version this binary writes on each backend, by backend.
+func schemaVersions() map[string]int {
+	return map[string]int{"sqlite": sqlite.LatestSchemaVersion(), "postgres": postgres.LatestSchemaVersion()}
 }
