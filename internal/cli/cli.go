@@ -243,6 +243,12 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			a.started = true
+			// Checked for every command, not only where a write needs the role: a read
+			// that accepted "--as sytem" would let a script's typo pass until its first
+			// write.
+			if _, err := store.ParseRole(a.as); err != nil {
+				return usageErr(fmt.Errorf("--as: %w", err))
+			}
 			if a.dsn == "" && !cmd.Flags().Changed("db") {
 				// Read here, not as the flag's default, so that --help never shows a
 				// password from TANDEM_DB.
