@@ -89,7 +89,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := &app{args: args, stdin: stdin, stdout: out, stderr: stderr, out: out, stdoutTTY: isTerminal(stdout)}
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if a.st != nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close store: %w", cerr)
@@ -116,7 +116,13 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "tandem: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
-		fmt.Fprintln(stderr, "Run 'tandem --help' for usage.")
+		// The help of the command that refused the line (cobra's answer for an unknown
+		// subcommand is its parent), not the root's list of commands.
+		path := "tandem"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return exitCode(err)
 }

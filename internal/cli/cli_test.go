@@ -138,6 +138,28 @@ func TestCLI_UnknownRole(t *testing.T) {
 	}
 }
 
+// TestCLI_UsageHintNamesCommand: a command line cobra refuses ends with the help to read,
+// that of the command that refused it.
+func TestCLI_UsageHintNamesCommand(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "unused.db")
+	for _, tc := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"lease", "acquire", "product", "1", "--bogus"}, "tandem lease acquire"},
+		{[]string{"lease", "bogus"}, "tandem lease"},
+		{[]string{"get", "product"}, "tandem get"},
+		{[]string{"lsit"}, "tandem"},
+		{[]string{"--bogus"}, "tandem"},
+	} {
+		r := tandem(t, dsn, tc.args...)
+		want := "\nRun '" + tc.help + " --help' for usage.\n"
+		if r.code != exitUsage || !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d ending %q", strings.Join(tc.args, " "), r.code, r.stderr, exitUsage, want)
+		}
+	}
+}
+
 // TestCLI_UnreachableServer checks that a PostgreSQL server that cannot be reached is exit 1,
 // quickly, and that the password in the DSN never appears in the message.
 func TestCLI_UnreachableServer(t *testing.T) {
