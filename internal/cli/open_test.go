@@ -441,7 +441,7 @@ func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
 		cfg.Host, cfg.Port, cfg.User, cfg.Database, cfg.RuntimeParams["search_path"])
 	dir := t.TempDir()
 	r := tandemIn(t, dir, kv, "init")
-	if r.code != 0 || !regexp.MustCompile(`^store at .* is ready \(store id [0-9a-f]{32}\)\n$`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`^created .* \(store id [0-9a-f]{32}\)\n$`).MatchString(r.stdout) {
 		t.Fatalf("init: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	p := mustCreate(t, kv, "product", "sku=KV-1", "name=Through key=value")
@@ -450,6 +450,34 @@ func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) > 0 {
 		t.Errorf("a file was made from the connection string: %q", names)
+	}
+}
+
+// TestCLI_InitPostgres: init on PostgreSQL speaks as on SQLite (README's walkthrough "is the
+// same with a postgres:// DSN"): "created" when it installs tandem's tables, with the sample
+// data under --sample, and "already holds a tandem store" after; --sample on a store with
+// no records fills it and says so.
+func TestCLI_InitPostgres(t *testing.T) {
+	if os.Getenv("TANDEM_TEST_POSTGRES") == "" {
+		t.Skip("set TANDEM_TEST_POSTGRES=postgres://… to run the PostgreSQL CLI tests")
+	}
+	id := `\(store id [0-9a-f]{32}\)\n$`
+	sample := fmt.Sprintf("%d products and %d documents", defaultSeedProducts, defaultSeedDocuments)
+	dsns := map[string]string{"a": pgtest.DSN(t), "b": pgtest.DSN(t)}
+	for _, step := range []struct {
+		dsn  string
+		args []string
+		want string
+	}{
+		{"a", []string{"init", "--sample"}, `^created .* with ` + sample + ` ` + id},
+		{"a", []string{"init", "--sample"}, `^.* already holds a tandem store \(store id [0-9a-f]{32}\); nothing changed\n$`},
+		{"b", []string{"init"}, `^created .* ` + id},
+		{"b", []string{"init", "--sample"}, `^.* held a tandem store with no records; filled it with ` + sample + ` ` + id},
+	} {
+		r := tandem(t, dsns[step.dsn], step.args...)
+		if r.code != 0 || !regexp.MustCompile(step.want).MatchString(r.stdout) {
+			t.Errorf("store %s, %s: exit %d, stdout %q, stderr %q; want %s", step.dsn, strings.Join(step.args, " "), r.code, r.stdout, r.stderr, step.want)
+		}
 	}
 }
 
