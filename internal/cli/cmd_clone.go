@@ -63,7 +63,9 @@ temporary files). One clone into FILE runs at a time: another is refused (exit 2
 			if subtree != 0 && kind == "" {
 				o.Kinds = []store.Kind{store.KindProduct, store.KindDocument}
 			}
-			if _, err := os.Lstat(file); err == nil {
+			if fi, err := os.Lstat(file); err == nil && fi.IsDir() {
+				return usagef("%s is a directory: clone makes a new file; name it (for example %s)", file, filepath.Join(file, "copy.db"))
+			} else if err == nil {
 				return usagef("%s exists: clone makes a new file (remove it or pick another name)", file)
 			}
 			reg, err := a.registry()
