@@ -28,10 +28,8 @@ func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
-			p := mustCreate(t, dsn, "product", "sku=WATCH-1", "name=Watched", "stock=5")
+			p, w := mustWatchedProduct(t, dsn)
 			id := fmt.Sprint(p.ID)
-			w := startLines(t, dsn, "watch", "--json")
-			mustWatchReady(t, dsn, w, id)
 
 			cur := mustGet(t, dsn, "product", p.ID)
 			mustTandem(t, dsn, "--user", "bob", "set", "product", id, "price=31.50", "--expect-version", fmt.Sprint(cur.Version))
@@ -64,6 +62,16 @@ func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
 			out.stop(t, syscall.SIGTERM)
 		})
 	}
+}
+
+// mustWatchedProduct creates a product and starts a "watch --json" process that is known to
+// be subscribed (mustWatchReady, with that product).
+func mustWatchedProduct(t *testing.T, dsn string) (record, *lineProc) {
+	t.Helper()
+	p := mustCreate(t, dsn, "product", "sku=WATCH-1", "name=Watched", "stock=5")
+	w := startLines(t, dsn, "watch", "--json")
+	mustWatchReady(t, dsn, w, fmt.Sprint(p.ID))
+	return p, w
 }
 
 // mustWatchReady makes harmless writes until the watcher prints one, so the watcher is
@@ -124,10 +132,8 @@ func TestWatch_FromPastTheEnd(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
-			p := mustCreate(t, dsn, "product", "sku=WATCH-1", "name=Watched", "stock=5")
+			p, w := mustWatchedProduct(t, dsn)
 			id := fmt.Sprint(p.ID)
-			w := startLines(t, dsn, "watch", "--json")
-			mustWatchReady(t, dsn, w, id)
 			mustTandem(t, dsn, "--user", "bob", "adjust", "product", id, "stock", "+1")
 			last := waitChange(t, w, func(c feedLineJSON) bool { return c.Actor == "bob" })
 			w.stop(t, syscall.SIGTERM)
