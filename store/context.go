@@ -20,7 +20,7 @@ func ParseRole(s string) (Role, error) {
 	case RoleEditor, RoleSystem:
 		return Role(s), nil
 	}
-	return "", Errorf(EINVALID, "unknown role %q (want editor or system)", s)
+	return "", Errorf(EINVALID, "unknown role %s (want editor or system)", Quote(s))
 }
 
 // Actor is who writes: a user name and a role. Every write needs one in its context.

@@ -26,6 +26,12 @@ type Error struct {
 	Err     error // optional cause, for errors.Is/As and %+v
 }
 
+// Quote puts a value of the caller's input in double quotes, as it is, for an error message.
+// Messages are made safe where they are shown (internal/safe escapes a control character
+// once, as \x1b); %q would escape it first, and safe would then show that escape doubled
+// (\\x1b), as if the input had held a backslash.
+func Quote(s string) string { return `"` + s + `"` }
+
 // Errorf returns an *Error with code and a formatted message. A %w verb keeps the cause.
 func Errorf(code, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)

@@ -73,11 +73,11 @@ func CheckLeaseTTL(ttl time.Duration) error {
 // kind's groups for an unknown group.
 func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
 	if _, ok := r.kinds[req.Kind]; !ok {
-		return Errorf(EINVALID, "unknown kind %q", req.Kind)
+		return Errorf(EINVALID, "unknown kind %s", Quote(string(req.Kind)))
 	}
 	if !r.HasGroup(req.Kind, req.Group) {
-		return Errorf(EINVALID, "unknown lease group %q for %s (groups: %s)",
-			req.Group, req.Kind, strings.Join(r.Groups(req.Kind), ", "))
+		return Errorf(EINVALID, "unknown lease group %s for %s (groups: %s)",
+			Quote(req.Group), req.Kind, strings.Join(r.Groups(req.Kind), ", "))
 	}
 	return CheckLeaseTTL(req.TTL)
 }

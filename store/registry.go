@@ -33,14 +33,14 @@ func ParseKind(s string) (Kind, error) {
 	if slices.Contains(Kinds, k) {
 		return k, nil
 	}
-	return "", Errorf(EINVALID, "unknown kind %q (want product or document)", s)
+	return "", Errorf(EINVALID, "unknown kind %s (want product or document)", Quote(s))
 }
 
 // Plural returns the kind's plural ("products"), which is also the name of its table in
 // both SQL stores. EINVALID for a kind tandem does not know.
 func (k Kind) Plural() (string, error) {
 	if !slices.Contains(Kinds, k) {
-		return "", Errorf(EINVALID, "unknown kind %q (want product or document)", k)
+		return "", Errorf(EINVALID, "unknown kind %s (want product or document)", Quote(string(k)))
 	}
 	return string(k) + "s", nil
 }
@@ -194,7 +194,7 @@ func ParseRegistry(name string, data []byte) (*Registry, error) {
 		kind := Kind(kn.Value)
 		cols, ok := schema[kind]
 		if !ok {
-			return nil, bad(kn.Line, "unknown kind %q (want product or document)", kn.Value)
+			return nil, bad(kn.Line, "unknown kind %s (want product or document)", Quote(kn.Value))
 		}
 		if _, dup := r.kinds[kind]; dup {
 			return nil, bad(kn.Line, "kind %q listed twice", kind)
@@ -257,12 +257,12 @@ func (f *Field) check(kind Kind, cols map[string]Type) error {
 	case !ok:
 		return fmt.Errorf("unknown field %s.%s", kind, f.Name)
 	case f.Type != want:
-		return fmt.Errorf("%s.%s has type %s, cannot be %q", kind, f.Name, want, f.Type)
+		return fmt.Errorf("%s.%s has type %s, cannot be %s", kind, f.Name, want, Quote(string(f.Type)))
 	}
 	switch f.Owner {
 	case OwnerEditor, OwnerSystem, OwnerShared:
 	default:
-		return fmt.Errorf("%s.%s: owner %q (want editor, system or shared)", kind, f.Name, f.Owner)
+		return fmt.Errorf("%s.%s: owner %s (want editor, system or shared)", kind, f.Name, Quote(string(f.Owner)))
 	}
 	switch {
 	case f.Rule == RuleText && f.Type != TypeText:
@@ -273,7 +273,7 @@ func (f *Field) check(kind Kind, cols map[string]Type) error {
 		return fmt.Errorf("%s.%s: rule counter needs an int or money field", kind, f.Name)
 	case f.Rule == RuleScalar, f.Rule == RuleText, f.Rule == RuleSet, f.Rule == RuleCounter:
 	default:
-		return fmt.Errorf("%s.%s: rule %q (want text, scalar, set or counter)", kind, f.Name, f.Rule)
+		return fmt.Errorf("%s.%s: rule %s (want text, scalar, set or counter)", kind, f.Name, Quote(string(f.Rule)))
 	}
 	if f.Type == TypeSet && f.Rule != RuleSet && f.Rule != RuleScalar {
 		return fmt.Errorf("%s.%s: a set field merges by rule set or scalar", kind, f.Name)
@@ -331,7 +331,7 @@ func (r *Registry) Field(kind Kind, name string) (*Field, error) {
 		return f, nil
 	}
 	if _, ok := r.index[kind]; !ok {
-		return nil, Errorf(EINVALID, "unknown kind %q", kind)
+		return nil, Errorf(EINVALID, "unknown kind %s", Quote(string(kind)))
 	}
 	names := make([]string, 0, len(r.kinds[kind]))
 	for _, f := range r.kinds[kind] {

@@ -54,7 +54,7 @@ const SKUKeySeparator = "\u2063"
 // key is empty (only spaces and invisible characters) is no sku.
 func CheckSKU(sku string) error {
 	if SKUKey(sku) == "" {
-		return Errorf(EINVALID, "sku: %q has no visible characters", sku)
+		return Errorf(EINVALID, "sku: %s has no visible characters", Quote(sku))
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (r *Registry) CheckSort(f Filter) error {
 		}
 		return nil
 	}
-	return Errorf(EINVALID, "cannot sort %ss by %q: sortable are %v", f.Kind, f.Sort, sortFields[f.Kind])
+	return Errorf(EINVALID, "cannot sort %ss by %s: sortable are %v", f.Kind, Quote(f.Sort), sortFields[f.Kind])
 }
 
 // CompareSort orders two records as a listing sorted by f.Sort (and f.Desc) orders them:

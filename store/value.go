@@ -53,7 +53,7 @@ func (f *Field) Parse(s string) (any, error) {
 	case TypeInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
-			return nil, Errorf(EINVALID, "%s: %q is not a whole number", f.Name, s)
+			return nil, Errorf(EINVALID, "%s: %s is not a whole number", f.Name, Quote(s))
 		}
 		v = n
 	case TypeMoney:
@@ -76,7 +76,7 @@ func (f *Field) Parse(s string) (any, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 		if err != nil {
-			return nil, Errorf(EINVALID, "%s: %q is not a time like 2026-12-01T10:05:00Z", f.Name, s)
+			return nil, Errorf(EINVALID, "%s: %s is not a time like 2026-12-01T10:05:00Z", f.Name, Quote(s))
 		}
 		v = t.UTC()
 	case TypeRef:
@@ -85,7 +85,7 @@ func (f *Field) Parse(s string) (any, error) {
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || n <= 0 {
-			return nil, Errorf(EINVALID, "%s: %q is not a record id or root", f.Name, s)
+			return nil, Errorf(EINVALID, "%s: %s is not a record id or root", f.Name, Quote(s))
 		}
 		v = n
 	default:
@@ -281,7 +281,7 @@ func ParseMoney(s string) (int64, error) {
 	t = strings.TrimPrefix(strings.TrimPrefix(t, "-"), "+")
 	whole, frac, dot := strings.Cut(t, ".")
 	if whole == "" && !dot || len(frac) > 2 || (dot && frac == "") {
-		return 0, fmt.Errorf("%q is not an amount like 29.99", s)
+		return 0, fmt.Errorf("%s is not an amount like 29.99", Quote(s))
 	}
 	for len(frac) < 2 {
 		frac += "0"
@@ -291,12 +291,12 @@ func ParseMoney(s string) (int64, error) {
 	}
 	for _, r := range whole + frac {
 		if r < '0' || r > '9' {
-			return 0, fmt.Errorf("%q is not an amount like 29.99", s)
+			return 0, fmt.Errorf("%s is not an amount like 29.99", Quote(s))
 		}
 	}
 	n, err := strconv.ParseInt(whole+frac, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is out of range", s)
+		return 0, fmt.Errorf("%s is out of range", Quote(s))
 	}
 	if neg {
 		n = -n

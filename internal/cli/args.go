@@ -73,7 +73,7 @@ func parseKind(s string) (store.Kind, error) {
 func parseID(s string) (int64, error) {
 	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, usagef("%q is not a record id (a positive whole number)", s)
+		return 0, usagef("%s is not a record id (a positive whole number)", store.Quote(s))
 	}
 	return id, nil
 }
@@ -107,7 +107,7 @@ func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (stor
 		}
 		name, raw, ok := strings.Cut(arg, "=")
 		if !ok {
-			return nil, usagef("%q is not field=value", arg)
+			return nil, usagef("%s is not field=value", store.Quote(arg))
 		}
 		name = strings.TrimSpace(name)
 		f, err := reg.Field(kind, name)
@@ -125,8 +125,8 @@ func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (stor
 				}
 				raw = string(b)
 			} else if _, err := os.Stat(path); err == nil {
-				return nil, usagef("%s: %s is a file, but only a text field reads its value from a file (field=@path) and %s is a %s; nothing was written (to save the text %q itself, run the command where no file %s exists, or import it)",
-					name, path, name, f.Type, raw, path)
+				return nil, usagef("%s: %s is a file, but only a text field reads its value from a file (field=@path) and %s is a %s; nothing was written (to save the text %s itself, run the command where no file %s exists, or import it)",
+					name, path, name, f.Type, store.Quote(raw), path)
 			}
 		}
 		v, err := f.Parse(raw)
@@ -194,7 +194,7 @@ func parseDelta(f *store.Field, s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, usagef("%s: %q is not a whole number", f.Name, s)
+		return 0, usagef("%s: %s is not a whole number", f.Name, store.Quote(s))
 	}
 	return n, nil
 }

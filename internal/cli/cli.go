@@ -26,6 +26,8 @@ import (
 	"github.com/tandem-editor/tandem/internal/exchange"
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // defaultDB is the store tandem uses without --db or TANDEM_DB.
@@ -87,7 +89,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := &app{args: args, stdin: stdin, stdout: out, stderr: stderr, out: out, stdoutTTY: isTerminal(stdout)}
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if a.st != nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close store: %w", cerr)
@@ -114,7 +116,13 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "tandem: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
-		fmt.Fprintln(stderr, "Run 'tandem --help' for usage.")
+		// The help of the command that refused the line (cobra's answer for an unknown
+		// subcommand is its parent), not the root's list of commands.
+		path := "tandem"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return exitCode(err)
 }
@@ -241,6 +249,12 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			a.started = true
+			// Checked for every command, not only where a write needs the role: a read
+			// that accepted "--as sytem" would let a script's typo pass until its first
+			// write.
+			if _, err := store.ParseRole(a.as); err != nil {
+				return usageErr(fmt.Errorf("--as: %w", err))
+			}
 			if a.dsn == "" && !cmd.Flags().Changed("db") {
 				// Read here, not as the flag's default, so that --help never shows a
 				// password from TANDEM_DB.
@@ -496,20 +510,31 @@ func (f flushing) Write(p []byte) (int, error) {
 // line while they run (watch, lease --hold, worker) call it after each line.
 func (a *app) flush() error { return a.out.Flush() }
 
-// printVersion prints the release and the schema version this binary writes, then the schema
-// version of the store --db names, opened as every command opens it (which migrates an older
-// one). No store there is said, not an error.
+// printVersion prints the release and the schema version this binary writes on each backend
+// (their migrations are numbered apart), then the schema version of the store --db names,
+// opened as every command opens it (which migrates an older one), beside the latest for its
+// backend. No store there is said, not an error.
 func (a *app) printVersion(ctx context.Context) error {
 	type storeVersion struct {
 		DB            string `json:"db"`
+		Backend       string `json:"backend"`
 		SchemaVersion int    `json:"schema_version,omitempty"`
 		Error         string `json:"error,omitempty"`
 	}
+	backend := "sqlite"
+	if isPostgresDSN(a.dsn) {
+		backend = "postgres"
+	}
+	latest := schemaVersions()
 	v := struct {
-		Version       string       `json:"version"`
-		SchemaVersion int          `json:"schema_version"`
-		Store         storeVersion `json:"store"`
-	}{Version: releaseVersion(), SchemaVersion: schemaVersion(), Store: storeVersion{DB: redact(a.dsn)}}
+		Version string `json:"version"`
+		// SchemaVersion is the latest for the backend --db names: a store that is up to
+		// date has it.
+		SchemaVersion  int            `json:"schema_version"`
+		SchemaVersions map[string]int `json:"schema_versions"`
+		Store          storeVersion   `json:"store"`
+	}{Version: releaseVersion(), SchemaVersion: latest[backend], SchemaVersions: latest,
+		Store: storeVersion{DB: redact(a.dsn), Backend: backend}}
 	reg, err := a.registry()
 	if err != nil {
 		return err
@@ -531,9 +556,17 @@ func (a *app) printVersion(ctx context.Context) error {
 		_, err := fmt.Fprintf(a.stdout, "store %s: not opened: %s\n", safe.Line(v.Store.DB), safe.Line(v.Store.Error))
 		return err
 	}
-	_, err = fmt.Fprintf(a.stdout, "store %s: schema version %d\n", safe.Line(v.Store.DB), v.Store.SchemaVersion)
+	state := "up to date"
+	if v.Store.SchemaVersion != v.SchemaVersion {
+		state = fmt.Sprintf("this tandem writes %d", v.SchemaVersion)
+	}
+	_, err = fmt.Fprintf(a.stdout, "store %s: %s schema version %d (%s)\n",
+		safe.Line(v.Store.DB), backendNames[backend], v.Store.SchemaVersion, state)
 	return err
 }
+
+// backendNames are the backends' names in messages, by their keys in schemaVersions.
+var backendNames = map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}
 
 // releaseVersion is the release: set with -ldflags, else the module version, else "dev".
 func releaseVersion() string {
@@ -548,7 +581,13 @@ func releaseVersion() string {
 }
 
 // versionString is the first line --version prints: the release and the schema version
-// this binary writes.
+// this binary writes on each backend.
 func versionString() string {
-	return fmt.Sprintf("tandem %s (schema version %d)", releaseVersion(), schemaVersion())
+	v := schemaVersions()
+	return fmt.Sprintf("tandem %s (schema version: SQLite %d, PostgreSQL %d)", releaseVersion(), v["sqlite"], v["postgres"])
+}
+
+// schemaVersions is the schema version this binary writes on each backend, by backend.
+func schemaVersions() map[string]int {
+	return map[string]int{"sqlite": sqlite.LatestSchemaVersion(), "postgres": postgres.LatestSchemaVersion()}
 }

@@ -108,6 +108,58 @@ func TestCLI_ExitCodes(t *testing.T) {
 	})
 }
 
+// TestCLI_UnknownRole: an --as that names no role is exit 2 for every command, reads and
+// the TUI as much as writes, before any store is opened or created.
+func TestCLI_UnknownRole(t *testing.T) {
+	dsn := seededStore(t)
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--as", "god", "list", "products"},
+		{"--as", "sytem", "get", "product", "1"},
+		{"history", "product", "1", "--as", "God"},
+		{"locks", "--as", ""},
+		{"watch", "--as", "editors"},
+		{"export", "products", "--as", "root"},
+		{"lease", "acquire", "product", "1", "--as", "admin"},
+		{"--as", "system ", "set", "product", "1", "name=x", "--expect-version", "1"},
+		{"--db", filepath.Join(dir, "new.db"), "--as", "god"},
+		{"--db", filepath.Join(dir, "new.db"), "--as", "god", "init"},
+	} {
+		r := tandem(t, dsn, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--as: unknown role") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and --as: unknown role", strings.Join(args, " "), r.code, r.stderr, exitUsage)
+		}
+	}
+	if names := dirNames(t, dir); len(names) > 0 {
+		t.Errorf("a refused command made %v", names)
+	}
+	if got := mustGet(t, dsn, "product", 1); got.Version != 1 {
+		t.Errorf("product 1 is at version %d after refused commands, want 1", got.Version)
+	}
+}
+
+// TestCLI_UsageHintNamesCommand: a command line cobra refuses ends with the help to read,
+// that of the command that refused it.
+func TestCLI_UsageHintNamesCommand(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "unused.db")
+	for _, tc := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"lease", "acquire", "product", "1", "--bogus"}, "tandem lease acquire"},
+		{[]string{"lease", "bogus"}, "tandem lease"},
+		{[]string{"get", "product"}, "tandem get"},
+		{[]string{"lsit"}, "tandem"},
+		{[]string{"--bogus"}, "tandem"},
+	} {
+		r := tandem(t, dsn, tc.args...)
+		want := "\nRun '" + tc.help + " --help' for usage.\n"
+		if r.code != exitUsage || !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d ending %q", strings.Join(tc.args, " "), r.code, r.stderr, exitUsage, want)
+		}
+	}
+}
+
 // TestCLI_UnreachableServer checks that a PostgreSQL server that cannot be reached is exit 1,
 // quickly, and that the password in the DSN never appears in the message.
 func TestCLI_UnreachableServer(t *testing.T) {

@@ -67,7 +67,9 @@ search reads the folded text row by row and finds the same records.`,
 			if subtree != 0 && kind == "" {
 				o.Kinds = []store.Kind{store.KindProduct, store.KindDocument}
 			}
-			if _, err := os.Lstat(file); err == nil {
+			if fi, err := os.Lstat(file); err == nil && fi.IsDir() {
+				return usagef("%s is a directory: clone makes a new file; name it (for example %s)", file, filepath.Join(file, "copy.db"))
+			} else if err == nil {
 				return usagef("%s exists: clone makes a new file (remove it or pick another name)", file)
 			}
 			reg, err := a.registry()

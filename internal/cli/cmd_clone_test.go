@@ -101,3 +101,23 @@ func TestCLI_CloneConcurrent(t *testing.T) {
 	}
 	mustTandem(t, file, "status")
 }
+
+// TestCLI_CloneIntoDirectory: a FILE that is a directory is refused (exit 2) saying it is a
+// directory and how to name a file in it, not "remove it"; the directory is left as it was.
+func TestCLI_CloneIntoDirectory(t *testing.T) {
+	dir := t.TempDir()
+	team := filepath.Join(dir, "team.db")
+	mustTandem(t, team, "init", "--sample")
+	into := filepath.Join(dir, "copies")
+	if err := os.Mkdir(into, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := tandem(t, team, "clone", team, into)
+	want := into + " is a directory: clone makes a new file; name it (for example " + filepath.Join(into, "copy.db") + ")"
+	if r.code != exitUsage || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "remove it") {
+		t.Errorf("clone into a directory: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, want)
+	}
+	if names := dirNames(t, into); len(names) > 0 {
+		t.Errorf("the refused clone made %v", names)
+	}
+}

@@ -70,9 +70,12 @@ store's identity that drafts are kept under.`,
 	return cmd
 }
 
-// initPostgres reports a PostgreSQL store that opening has made ready (its tables exist
-// now), filling it first when fill is set and it holds no records.
+// initPostgres reports a PostgreSQL store that opening has made ready, in SQLite's words:
+// "created" when this init installed tandem's tables, "already holds a tandem store" when
+// they were there. With fill it fills a store that holds no records yet.
 func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context.Context, store.Store) error, filled *string, where string, asJSON bool) error {
+	c, ok := st.(interface{ Created() bool })
+	created := ok && c.Created()
 	if fill != nil {
 		n := 0
 		for _, k := range store.Kinds {
@@ -86,12 +89,20 @@ func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context
 			if err := fill(ctx, st); err != nil {
 				return fmt.Errorf("fill the store with sample data: %w", err)
 			}
+			if created {
+				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, *filled},
+					"created %s with %s (store id %s)\n", where, *filled, st.StoreID())
+			}
 			return a.sayInit(asJSON, initReport{where, st.StoreID(), false, *filled},
-				"store at %s is ready with %s (store id %s)\n", where, *filled, st.StoreID())
+				"%s held a tandem store with no records; filled it with %s (store id %s)\n", where, *filled, st.StoreID())
 		}
 	}
+	if created {
+		return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
+			"created %s (store id %s)\n", where, st.StoreID())
+	}
 	return a.sayInit(asJSON, initReport{where, st.StoreID(), false, ""},
-		"store at %s is ready (store id %s)\n", where, st.StoreID())
+		"%s already holds a tandem store (store id %s); nothing changed\n", where, st.StoreID())
 }
 
 // initReport is init's --json output.

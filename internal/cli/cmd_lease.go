@@ -46,6 +46,9 @@ func newLeaseCmd(a *app) *cobra.Command {
 expires: everybody else's saves to that group are refused (exit 4) while it is live, and
 the holder's saves present its token (set/adjust --lease TOKEN). Expiry is decided by
 the database clock. The token is printed once, by acquire; keep it secret.`,
+		Example: `  tandem lease acquire product 42 --ttl 5m     # prints the lease, its "token" included
+  tandem lease extend "$token" --ttl 5m
+  tandem lease release "$token"`,
 		Args: exactArgs(0, "a subcommand (acquire, extend, release)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("lease needs a subcommand: acquire, extend or release")
@@ -151,6 +154,8 @@ func newLeaseExtendCmd(a *app) *cobra.Command {
 		Long: `Extend renews the lease the token belongs to until now + --ttl (database clock) and
 prints it as JSON. A lease that expired, was released or was taken over cannot be
 extended (exit 4); an unknown token is exit 5.`,
+		Example: `  tandem lease extend "$token"
+  tandem lease extend "$token" --ttl 10m --json`,
 		Args: exactArgs(1, "TOKEN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := store.CheckLeaseTTL(ttl); err != nil {
@@ -186,6 +191,8 @@ func newLeaseReleaseCmd(a *app) *cobra.Command {
 Releasing a lease that already ended is not an error, but release says so ("not
 released: … had already ended: taken over by bob") instead of "released"; an unknown
 token is exit 5.`,
+		Example: `  tandem lease release "$token"
+  tandem lease release "$token" --json`,
 		Args: exactArgs(1, "TOKEN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, err := a.actor(cmd.Context())

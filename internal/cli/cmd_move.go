@@ -41,7 +41,7 @@ document's token, --parent-lease.`,
 			if p := strings.TrimSpace(args[1]); p != "root" {
 				pid, err := parseID(p)
 				if err != nil {
-					return usagef("%q is not a document id or root", args[1])
+					return usagef("%s is not a document id or root", store.Quote(args[1]))
 				}
 				parent = &pid
 			}

@@ -17,6 +17,11 @@ import (
 // Creating and filling is one step (see createStore): when two first runs race, one creates
 // the store and the other opens it.
 func runDefault(ctx context.Context, a *app) error {
+	// Before anything is created: run from cron, or with a mistyped subcommand, tandem
+	// must not leave a new store behind on its way to finding no terminal.
+	if err := needTerminal(a.stdin); err != nil {
+		return err
+	}
 	actx, err := a.actor(ctx)
 	if err != nil {
 		return err

@@ -40,8 +40,9 @@ func newWatchCmd(a *app) *cobra.Command {
 saves ("v8 product 42 saved by bob (price, stock)"), creations and moves, and lease
 events ("product 42 editor lease granted to alice (fence 3)"). It starts at the current
 end of the change log; --from ID starts at change ID instead (the "id" of --json
-lines), so a watcher that stopped can pick up where it left off. --json prints one
-JSON object per line.`,
+lines), so a watcher that stopped can pick up where it left off; an ID past the end
+of the log (beyond the last change plus one) is refused. --json prints one JSON
+object per line.`,
 		Example: `  tandem watch
   tandem watch --json --from 1200`,
 		Args: exactArgs(0, "no arguments"),
@@ -54,11 +55,19 @@ JSON object per line.`,
 			if err != nil {
 				return err
 			}
-			after := from - 1
-			if !cmd.Flags().Changed("from") {
-				if after, err = st.LastChangeID(ctx); err != nil {
-					return err
+			last, err := st.LastChangeID(ctx)
+			if err != nil {
+				return err
+			}
+			after := last
+			if cmd.Flags().Changed("from") {
+				// Past the end, watch would wait silently for changes that may never come
+				// (a cursor of another store, a typo); the change after the last is fine:
+				// a watcher that saw the last change resumes there.
+				if from > last+1 {
+					return usagef("--from %d is past the end of the change log: the last change is %d (--from %d waits for the next)", from, last, last+1)
 				}
+				after = from - 1
 			}
 			ch, err := st.Subscribe(ctx, after)
 			if err != nil {

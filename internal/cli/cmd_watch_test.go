@@ -28,10 +28,8 @@ func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
-			p := mustCreate(t, dsn, "product", "sku=WATCH-1", "name=Watched", "stock=5")
+			p, w := mustWatchedProduct(t, dsn)
 			id := fmt.Sprint(p.ID)
-			w := startLines(t, dsn, "watch", "--json")
-			mustWatchReady(t, dsn, w, id)
 
 			cur := mustGet(t, dsn, "product", p.ID)
 			mustTandem(t, dsn, "--user", "bob", "set", "product", id, "price=31.50", "--expect-version", fmt.Sprint(cur.Version))
@@ -64,6 +62,16 @@ func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
 			out.stop(t, syscall.SIGTERM)
 		})
 	}
+}
+
+// mustWatchedProduct creates a product and starts a "watch --json" process that is known to
+// be subscribed (mustWatchReady, with that product).
+func mustWatchedProduct(t *testing.T, dsn string) (record, *lineProc) {
+	t.Helper()
+	p := mustCreate(t, dsn, "product", "sku=WATCH-1", "name=Watched", "stock=5")
+	w := startLines(t, dsn, "watch", "--json")
+	mustWatchReady(t, dsn, w, fmt.Sprint(p.ID))
+	return p, w
 }
 
 // mustWatchReady makes harmless writes until the watcher prints one, so the watcher is
@@ -114,5 +122,40 @@ func waitChange(t *testing.T, w *lineProc, match func(feedLineJSON) bool) feedLi
 		case <-deadline:
 			t.Fatalf("the change did not reach the watcher within %s", feedBound)
 		}
+	}
+}
+
+// TestWatch_FromPastTheEnd: --from beyond the change after the last is refused at once (exit
+// 2, naming the last change) instead of waiting for changes that may never come; --from the
+// change after the last waits for it.
+func TestWatch_FromPastTheEnd(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			p, w := mustWatchedProduct(t, dsn)
+			id := fmt.Sprint(p.ID)
+			mustTandem(t, dsn, "--user", "bob", "adjust", "product", id, "stock", "+1")
+			last := waitChange(t, w, func(c feedLineJSON) bool { return c.Actor == "bob" })
+			w.stop(t, syscall.SIGTERM)
+
+			for _, from := range []int64{last.ID + 2, 999999} {
+				args := []string{"watch", "--from", fmt.Sprint(from)}
+				cmd := tandemCmd(dsn, args...)
+				kill := time.AfterFunc(20*time.Second, func() { _ = cmd.Process.Kill() })
+				r := runResult(t, cmd, args)
+				kill.Stop()
+				want := fmt.Sprintf("--from %d is past the end of the change log: the last change is %d", from, last.ID)
+				if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+					t.Errorf("watch --from %d: exit %d, stderr %q; want %d and %q", from, r.code, r.stderr, exitUsage, want)
+				}
+			}
+
+			next := startLines(t, dsn, "watch", "--json", "--from", fmt.Sprint(last.ID+1))
+			mustTandem(t, dsn, "--user", "carol", "adjust", "product", id, "stock", "+1")
+			if c := waitChange(t, next, func(feedLineJSON) bool { return true }); c.Actor != "carol" || c.ID <= last.ID {
+				t.Errorf("watch --from %d printed %+v first, want carol's adjust", last.ID+1, c)
+			}
+			next.stop(t, syscall.SIGTERM)
+		})
 	}
 }

@@ -336,3 +336,49 @@ func TestE2E_MoveDocument(t *testing.T) {
 		t.Fatalf("document 6: v%d parent %v, want v2 under 10", got.Version, got.Fields["parent_id"])
 	}
 }
+
+// TestE2E_FirstRuns starts several TUIs at once, each in a terminal of its own, on one file
+// that does not exist yet: exactly one creates the store and fills it with the sample data
+// (and says so, on stderr), the others open what it made, every one shows the full list, and
+// the store holds the sample data once in a file of mode 0600.
+func TestE2E_FirstRuns(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "first.db")
+	const procs = 4
+	for i := range procs {
+		tm.start(fmt.Sprint("tui", i), fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user u%d 2>%s",
+			filepath.Join(dir, "cache"), binary, dsn, i, filepath.Join(dir, fmt.Sprint("stderr", i))))
+	}
+	creators := 0
+	want := fmt.Sprintf("tandem: created %s with %d products and %d documents\n", dsn, defaultSeedProducts, defaultSeedDocuments)
+	for i := range procs {
+		tm.waitFor(fmt.Sprint("tui", i), "[ products ]", fmt.Sprintf("1 of %d", defaultSeedProducts))
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprint("stderr", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch string(b) {
+		case want:
+			creators++
+		case "":
+		default:
+			t.Errorf("TUI %d wrote %q on stderr", i, b)
+		}
+	}
+	if creators != 1 {
+		t.Errorf("%d TUIs say they created the store, want 1", creators)
+	}
+	if fi, err := os.Stat(dsn); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("the store's file has mode %o, want 600", fi.Mode().Perm())
+	}
+	var products []record
+	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json")), &products); err != nil {
+		t.Fatal(err)
+	}
+	if len(products) != defaultSeedProducts {
+		t.Errorf("store holds %d products, want the sample once (%d)", len(products), defaultSeedProducts)
+	}
+}

@@ -544,6 +544,15 @@ func TestHardening_TerminalOutput(t *testing.T) {
 			{[]string{"set", "product", id, "na\x1b[2Jme=x", "--expect-version", "1"}, `na\x1b[2Jme`},
 			{[]string{"set", "product", id, "na\ntandem: forged=x", "--expect-version", "1"}, "na\n  tandem: forged"},
 			{[]string{"set", "product", id, "description=@" + filepath.Join(evilDir, "f"), "--expect-version", "1"}, `x\x1b]0;pwned\x07`},
+			// Values quoted in a message are escaped once, where the message is shown: a
+			// message that quoted them with %q first showed \\x1b, as if the input had
+			// held a backslash.
+			{[]string{"get", "prod\x1b[2Juct", "1"}, `unknown kind "prod\x1b[2Juct"`},
+			{[]string{"get", "product", "1\x1b"}, `"1\x1b" is not a record id`},
+			{[]string{"--as", "ed\x1bitor", "locks"}, `unknown role "ed\x1bitor"`},
+			{[]string{"set", "product", id, "stock=1\x1b", "--expect-version", "1"}, `"1\x1b" is not a whole number`},
+			{[]string{"lease", "acquire", "product", id, "--group", "g\x1b"}, `unknown lease group "g\x1b"`},
+			{[]string{"move", "1", "r\x1boot"}, `"r\x1boot" is not a document id or root`},
 		} {
 			r := tandem(t, dsn, tt.args...)
 			if r.code == 0 {
@@ -561,6 +570,9 @@ func TestHardening_TerminalOutput(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("%q: stderr %q does not show %s", tt.args, r.stderr, tt.want)
+			}
+			if strings.Contains(r.stderr, `\\x`) {
+				t.Errorf("%q: stderr %q shows an escape escaped twice", tt.args, r.stderr)
 			}
 		}
 	})

@@ -33,6 +33,3 @@ func openSQLite(ctx context.Context, path string, opts store.Options, create boo
 	}
 	return db, db.Created(), nil
 }
-
-// schemaVersion is the database schema version this binary writes.
-func schemaVersion() int { return sqlite.LatestSchemaVersion() }

@@ -108,9 +108,9 @@ func TestCLI_MissingStoreIsNotCreated(t *testing.T) {
 	})
 }
 
-// TestCLI_WhatCreatesAStore shows the ways a store is made: init (empty, or --sample), seed,
-// the global --create, and the TUI's first run; each says it created the file, and the file
-// is 0600 even under umask 0. A second init changes nothing and keeps the store id, which
+// TestCLI_WhatCreatesAStore shows the ways a store is made: init (empty, or --sample), seed
+// and the global --create; each says it created the file, and the file is 0600 even under
+// umask 0. The TUI's first run makes nothing where there is no terminal. A second init changes nothing and keeps the store id, which
 // also stays with a moved file.
 func TestCLI_WhatCreatesAStore(t *testing.T) {
 	old := syscall.Umask(0)
@@ -148,12 +148,13 @@ func TestCLI_WhatCreatesAStore(t *testing.T) {
 	if r.code != 0 || r.stderr != "tandem: created flag.db (an empty store)\n" {
 		t.Errorf("--create list: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	// The TUI's first run creates and fills the store, then finds no terminal (exit 1).
+	// The TUI's first run creates the store only when there is a terminal to show it on
+	// (TestE2E_FirstRuns); here, in a session with none, it creates nothing (exit 2).
 	r = tandemIn(t, dir, "tui.db")
-	if want := fmt.Sprintf("tandem: created tui.db with %d products and %d documents\n", defaultSeedProducts, defaultSeedDocuments); !strings.HasPrefix(r.stderr, want) {
-		t.Errorf("TUI first run: exit %d, stderr %q, want it to start with %q", r.code, r.stderr, want)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "the TUI needs a terminal and there is none") {
+		t.Errorf("TUI without a terminal: exit %d, stderr %q", r.code, r.stderr)
 	}
-	for _, name := range []string{"moved.db", "sample.db", "seeded.db", "flag.db", "tui.db"} {
+	for _, name := range []string{"moved.db", "sample.db", "seeded.db", "flag.db"} {
 		fi, err := os.Stat(path(name))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -161,25 +162,25 @@ func TestCLI_WhatCreatesAStore(t *testing.T) {
 			t.Errorf("%s has mode %o under umask 0, want 600", name, fi.Mode().Perm())
 		}
 	}
-	if names := dirNames(t, dir); len(names) != 5 {
-		t.Errorf("directory holds %v, want the five stores and nothing else", names)
+	if names := dirNames(t, dir); len(names) != 4 {
+		t.Errorf("directory holds %v, want the four stores and nothing else", names)
 	}
 }
 
-// TestCLI_CreatedMessageDefused starts the TUI on a new file whose path holds an OSC escape
-// (it would set the terminal's title) and a BEL: "tandem: created …" echoes the path
-// defused, and so does the message of a missing store.
+// TestCLI_CreatedMessageDefused makes stores on a new file whose path holds an OSC escape
+// (it would set the terminal's title) and a BEL: "created …" echoes the path defused, and
+// so does the message of a missing store.
 func TestCLI_CreatedMessageDefused(t *testing.T) {
 	dir := t.TempDir()
 	hostile := "x\x1b]0;pwned\x07.db"
-	for _, args := range [][]string{nil, {"seed"}, {"get", "product", "1"}} {
+	for _, args := range [][]string{{"init"}, {"seed"}, {"get", "product", "1"}} {
 		db := hostile
 		if len(args) > 0 && args[0] == "get" {
 			db = "missing" + hostile
 		}
 		r := tandemIn(t, dir, db, args...)
-		if !strings.Contains(r.stderr, `x\x1b]0;pwned\x07.db`) {
-			t.Errorf("tandem %v: stderr %q does not show the path defused", args, r.stderr)
+		if !strings.Contains(r.stdout+r.stderr, `x\x1b]0;pwned\x07.db`) {
+			t.Errorf("tandem %v: output %q does not show the path defused", args, r.stdout+r.stderr)
 		}
 		if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") {
 			t.Errorf("tandem %v: the escape reached the terminal: %q", args, r.stderr)
@@ -189,10 +190,9 @@ func TestCLI_CreatedMessageDefused(t *testing.T) {
 }
 
 // TestCLI_FirstRunsAtOnce starts several first runs on one new file at once (processes of the
-// binary, started together): TUIs, init --sample and seed. Exactly one creates the store and
-// fills it; the others open what it made (the TUIs get as far as looking for a terminal) or,
-// for seed, find it already filled; nobody fails on a duplicate SKU, and the store holds the
-// sample data once.
+// binary, started together): init --sample and seed (TUIs: TestE2E_FirstRuns). Exactly one
+// creates the store and fills it; the others open what it made or, for seed, find it already
+// filled; nobody fails on a duplicate SKU, and the store holds the sample data once.
 func TestCLI_FirstRunsAtOnce(t *testing.T) {
 	cases := []struct {
 		name string
@@ -202,9 +202,6 @@ func TestCLI_FirstRunsAtOnce(t *testing.T) {
 		// created reports whether the process says it created the store.
 		created func(r result) bool
 	}{
-		{"TUI", nil,
-			func(r result) bool { return r.code == exitFailure && strings.Contains(r.stderr, "TTY") },
-			func(r result) bool { return strings.HasPrefix(r.stderr, "tandem: created ") }},
 		{"init --sample", []string{"init", "--sample"},
 			func(r result) bool { return r.code == 0 && strings.Contains(r.stdout, "already holds a tandem store") },
 			func(r result) bool { return r.code == 0 && strings.HasPrefix(r.stdout, "created ") }},
@@ -331,6 +328,72 @@ func TestCLI_ReadOnlyStore(t *testing.T) {
 	}
 }
 
+// TestCLI_ReadOnlyStoreOfAnotherUser is a store its reader may neither write nor make
+// files beside: as root, a store root made (file 0644, directory 0755) read by nobody; as
+// anyone else, the user's own store with the file 0444 and the directory 0555. SQLite cannot
+// make the -shm file there (it answers SQLITE_READONLY_DIRECTORY, where an immutable
+// directory makes it answer SQLITE_CANTOPEN); get and list still work, a write exits 2
+// saying the store is read-only, and no file appears or changes.
+func TestCLI_ReadOnlyStoreOfAnotherUser(t *testing.T) {
+	// Outside t.TempDir (mode 0700): nobody must reach the binary and the store.
+	dir, err := os.MkdirTemp("", "tandem-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = os.Chmod(dir, 0o755)
+		_ = os.RemoveAll(dir)
+	})
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "tandem")
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dsn := filepath.Join(dir, "s.db")
+	mustTandem(t, dsn, "seed")
+	fileMode, dirMode := os.FileMode(0o644), os.FileMode(0o755)
+	if os.Geteuid() != 0 {
+		fileMode, dirMode = 0o444, 0o555
+	}
+	if err := os.Chmod(dsn, fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, dirMode); err != nil {
+		t.Fatal(err)
+	}
+	before := sum(t, dsn)
+	run := func(args ...string) result {
+		t.Helper()
+		cmd := tandemCmd(dsn, args...)
+		cmd.Path, cmd.Args[0] = exe, exe
+		cmd.Dir = dir
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			cmd.Env = append(cmd.Env, "HOME="+dir)
+		}
+		return runResult(t, cmd, args)
+	}
+	if r := run("get", "product", "50", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"id": 50`) {
+		t.Errorf("get product 50: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := run("list", "products"); r.code != 0 || !strings.Contains(r.stdout, "LGT-1042") {
+		t.Errorf("list products: exit %d, stderr %q", r.code, r.stderr)
+	}
+	want := "is read-only (its directory is not writable); tandem can read it but not change it"
+	if r := run("set", "product", "50", "name=Changed", "--expect-version", "1"); r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("set: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, want)
+	}
+	if got := dirNames(t, dir); strings.Join(got, " ") != "s.db tandem" {
+		t.Errorf("files in the store's directory: %v, want only s.db and tandem", got)
+	}
+	if sum(t, dsn) != before {
+		t.Error("the read-only store's file changed")
+	}
+}
+
 // TestCLI_ConnectionStrings checks what --db does with strings that are not file paths: a
 // libpq key=value string is a PostgreSQL DSN (never a file named after it, never a password
 // in the output), a password-bearing string that is not one is refused, and a postgres://
@@ -378,7 +441,7 @@ func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
 		cfg.Host, cfg.Port, cfg.User, cfg.Database, cfg.RuntimeParams["search_path"])
 	dir := t.TempDir()
 	r := tandemIn(t, dir, kv, "init")
-	if r.code != 0 || !regexp.MustCompile(`^store at .* is ready \(store id [0-9a-f]{32}\)\n$`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`^created .* \(store id [0-9a-f]{32}\)\n$`).MatchString(r.stdout) {
 		t.Fatalf("init: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	p := mustCreate(t, kv, "product", "sku=KV-1", "name=Through key=value")
@@ -387,6 +450,34 @@ func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) > 0 {
 		t.Errorf("a file was made from the connection string: %q", names)
+	}
+}
+
+// TestCLI_InitPostgres: init on PostgreSQL speaks as on SQLite (README's walkthrough "is the
+// same with a postgres:// DSN"): "created" when it installs tandem's tables, with the sample
+// data under --sample, and "already holds a tandem store" after; --sample on a store with
+// no records fills it and says so.
+func TestCLI_InitPostgres(t *testing.T) {
+	if os.Getenv("TANDEM_TEST_POSTGRES") == "" {
+		t.Skip("set TANDEM_TEST_POSTGRES=postgres://… to run the PostgreSQL CLI tests")
+	}
+	id := `\(store id [0-9a-f]{32}\)\n$`
+	sample := fmt.Sprintf("%d products and %d documents", defaultSeedProducts, defaultSeedDocuments)
+	dsns := map[string]string{"a": pgtest.DSN(t), "b": pgtest.DSN(t)}
+	for _, step := range []struct {
+		dsn  string
+		args []string
+		want string
+	}{
+		{"a", []string{"init", "--sample"}, `^created .* with ` + sample + ` ` + id},
+		{"a", []string{"init", "--sample"}, `^.* already holds a tandem store \(store id [0-9a-f]{32}\); nothing changed\n$`},
+		{"b", []string{"init"}, `^created .* ` + id},
+		{"b", []string{"init", "--sample"}, `^.* held a tandem store with no records; filled it with ` + sample + ` ` + id},
+	} {
+		r := tandem(t, dsns[step.dsn], step.args...)
+		if r.code != 0 || !regexp.MustCompile(step.want).MatchString(r.stdout) {
+			t.Errorf("store %s, %s: exit %d, stdout %q, stderr %q; want %s", step.dsn, strings.Join(step.args, " "), r.code, r.stdout, r.stderr, step.want)
+		}
 	}
 }
 

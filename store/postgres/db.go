@@ -90,6 +90,7 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	owner     string // identifies this DB value as an idempotency claimer
 	version   int
+	created   bool                  // this Open installed tandem's tables (Created)
 	storeID   string                // store_meta's store_id, read at open
 	selects   map[store.Kind]string // selectList of each kind, made at open
 
@@ -197,6 +198,10 @@ func (db *DB) Registry() *store.Registry { return db.reg }
 // SchemaVersion returns the schema version of the open database.
 func (db *DB) SchemaVersion() int { return db.version }
 
+// Created reports whether Open installed tandem's tables, the schema holding none of them
+// before: of several first openings at once, exactly one does.
+func (db *DB) Created() bool { return db.created }
+
 // Schema returns the PostgreSQL schema the store lives in.
 func (db *DB) Schema() string { return db.schema }
 
@@ -259,6 +264,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return store.Errorf(store.EINTERNAL, "open store: %v", err)
 	}
+	installed := false
 	err = db.inTx(ctx, "migrate schema "+db.schema, true, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(migrationLockPurpose+db.schema)); err != nil {
 			return err
@@ -275,6 +281,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err := checkNotNewer(v); err != nil {
 			return err
 		}
+		installed = v == 0
 		for _, m := range ms {
 			if m.version <= v || m.version > latestSchemaVersion {
 				continue
@@ -298,6 +305,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	db.version = latestSchemaVersion
+	db.created = installed
 	return nil
 }
 

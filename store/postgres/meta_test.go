@@ -66,3 +66,42 @@ func TestStoreID(t *testing.T) {
 		t.Errorf("store id %q after reopening the migrated schema, want %q", db.StoreID(), migrated)
 	}
 }
+
+// TestCreated: of several first openings of an empty schema at once, exactly one installs
+// tandem's tables and says so; opening the store again does not.
+func TestCreated(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	const n = 4
+	dbs := make([]*postgres.DB, n)
+	errs := make([]error, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			dbs[i], errs[i] = postgres.Open(t.Context(), dsn, store.Options{})
+			done <- i
+		}()
+	}
+	created := 0
+	for range n {
+		i := <-done
+		if errs[i] != nil {
+			t.Errorf("open %d: %v", i, errs[i])
+			continue
+		}
+		if dbs[i].Created() {
+			created++
+		}
+		dbs[i].Close()
+	}
+	if created != 1 {
+		t.Errorf("%d openings say they created the store, want 1", created)
+	}
+	db, err := postgres.Open(t.Context(), dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.Created() {
+		t.Error("reopening the store says it created it")
+	}
+}

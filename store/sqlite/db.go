@@ -283,24 +283,36 @@ func open(ctx context.Context, file, name string, opts store.Options, readOnly, 
 			return db, nil
 		}
 		db.Close()
-		if !isCantOpen(err) || mode == accessImmutable {
+		if !noCompanionFiles(err) || mode == accessImmutable {
 			return nil, err
 		}
 		// SQLite could not open or make the -wal or -shm file: the directory is not
-		// writable. A read-only connection still reads a WAL database whose -shm exists;
-		// without one, an immutable connection reads the file alone, which is right only
-		// when the -wal holds nothing that is not in the file yet.
+		// writable. A read-only connection still reads a WAL database whose -shm it may
+		// read; without one, an immutable connection reads the file alone, which is right
+		// only when the -wal holds nothing that is not in the file yet.
 		why = "its directory is not writable"
 		if mode == accessRW {
 			mode = accessRO
 			continue
 		}
 		if fi, serr := os.Stat(file + "-wal"); serr == nil && fi.Size() > 0 {
-			return nil, store.Errorf(store.EUNAVAILABLE,
-				"open database %s: %s-wal holds changes not yet in the file, and SQLite cannot read them because the directory is not writable; make the directory writable (or let a writer of the store finish)", name, name)
+			return nil, errUnreadableWAL(name, file)
 		}
 		mode = accessImmutable
 	}
+}
+
+// errUnreadableWAL is the error of a store whose -wal holds commits SQLite cannot read
+// without a -shm file it may use: the -shm is there but this user may not read it, or it is
+// missing and the directory refuses a new one. Reading the file alone would show the store
+// as it was before those commits, so nothing is read.
+func errUnreadableWAL(name, file string) error {
+	cause := "the directory is not writable, so SQLite cannot make " + name + "-shm; make the directory writable"
+	if _, err := os.Stat(file + "-shm"); err == nil {
+		cause = "SQLite may not open " + name + "-shm; let its owner make it readable"
+	}
+	return store.Errorf(store.EUNAVAILABLE,
+		"open database %s: %s-wal holds changes not yet in the file, and %s (or let a writer of the store finish)", name, name, cause)
 }
 
 // openPools opens the three connection pools on file with access mode (and the settings of
@@ -433,10 +445,13 @@ func isReadOnly(err error) bool {
 	return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_READONLY || e.Code() == sqlite3.SQLITE_READONLY_DIRECTORY)
 }
 
-// isCantOpen reports whether err is SQLite failing to open the file or its -wal or -shm.
-func isCantOpen(err error) bool {
+// noCompanionFiles reports whether err is SQLite failing to open or make the -wal or -shm
+// file beside the database: SQLITE_CANTOPEN, or SQLITE_READONLY_DIRECTORY, which a
+// read-only connection answers when the directory refuses it a new -shm (permission bits,
+// as opposed to an immutable directory).
+func noCompanionFiles(err error) bool {
 	var e *driver.Error
-	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CANTOPEN
+	return errors.As(err, &e) && (e.Code()&0xff == sqlite3.SQLITE_CANTOPEN || e.Code() == sqlite3.SQLITE_READONLY_DIRECTORY)
 }
 
 // errReadOnly is the error of a write to a store that may only be read: bad input for this

@@ -94,6 +94,13 @@ func TestOpen_ReadOnly(t *testing.T) {
 		{"File", func(t *testing.T, path string) { testfs.MakeReadOnly(t, path) }, sqlite.OpenConfig{}, "the file is not writable"},
 		{"FileWithCreate", func(t *testing.T, path string) { testfs.MakeReadOnly(t, path) }, sqlite.OpenConfig{Create: true}, "the file is not writable"},
 		{"Directory", func(t *testing.T, path string) { testfs.MakeReadOnly(t, filepath.Dir(path)) }, sqlite.OpenConfig{}, "its directory is not writable"},
+		// Someone else's store in someone else's directory: SQLite answers
+		// SQLITE_READONLY_DIRECTORY, not SQLITE_CANTOPEN, when it cannot make the -shm.
+		{"FileAndDirectory", func(t *testing.T, path string) {
+			testfs.MakeReadOnly(t, path)
+			testfs.MakeReadOnly(t, filepath.Dir(path))
+		}, sqlite.OpenConfig{}, "its directory is not writable"},
+		{"DirectoryRequested", func(t *testing.T, path string) { testfs.MakeReadOnly(t, filepath.Dir(path)) }, sqlite.OpenConfig{ReadOnly: true}, "its directory is not writable"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -321,5 +328,72 @@ func TestOpen_FillFails(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed creation left %d files, the first %s", len(entries), entries[0].Name())
+	}
+}
+
+// TestOpen_UnreadableWAL copies a store whose -wal holds a commit not yet in the file into a
+// directory that may not be written: with no -shm SQLite cannot read the -wal, and reading the
+// file alone would lose that commit, so the open is refused with EUNAVAILABLE naming what is
+// missing: the directory that cannot hold a -shm, or a -shm this user may not read.
+func TestOpen_UnreadableWAL(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		shm  bool // copy the -shm too, unreadable
+		want string
+	}{
+		{"NoSHM", false, "the directory is not writable, so SQLite cannot make "},
+		{"UnreadableSHM", true, "SQLite may not open "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.shm && os.Geteuid() == 0 {
+				t.Skip("root reads any -shm")
+			}
+			src := filepath.Join(t.TempDir(), "t.db")
+			id := seeded(t, src)
+			raw, err := sql.Open("sqlite", src+"?_pragma=wal_autocheckpoint(0)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			if _, err := raw.ExecContext(t.Context(), "UPDATE products SET name = 'Saw' WHERE id = ?", id); err != nil {
+				t.Fatal(err)
+			}
+			// Copied while raw holds the store open: the -wal still holds the update.
+			dst := filepath.Join(t.TempDir(), "t.db")
+			suffixes := []string{"", "-wal"}
+			if tc.shm {
+				suffixes = append(suffixes, "-shm")
+			}
+			for _, suffix := range suffixes {
+				b, err := os.ReadFile(src + suffix)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if suffix == "-wal" && len(b) == 0 {
+					t.Fatal("the -wal is empty: the test needs a commit in it")
+				}
+				if err := os.WriteFile(dst+suffix, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.shm {
+				if err := os.Chmod(dst+"-shm", 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testfs.MakeReadOnly(t, filepath.Dir(dst))
+			before := fileSum(t, dst)
+			db, err := sqlite.OpenWith(t.Context(), dst, store.Options{}, sqlite.OpenConfig{})
+			if err == nil {
+				db.Close()
+				t.Fatal("opened a store whose -wal it cannot read")
+			}
+			if store.ErrorCode(err) != store.EUNAVAILABLE || !strings.Contains(err.Error(), "-wal holds changes not yet in the file") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("open: %v (%s), want %s saying %q", err, store.ErrorCode(err), store.EUNAVAILABLE, tc.want)
+			}
+			if fileSum(t, dst) != before {
+				t.Error("the refused open changed the file")
+			}
+		})
 	}
 }
