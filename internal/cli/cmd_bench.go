@@ -27,6 +27,8 @@ func newBenchCmd(a *app) *cobra.Command {
 mean something on a shared machine: write strategies against a raw UPDATE,
 tandem merge-file against git merge-file, and editor keystrokes on long bodies
 against short ones. BENCHMARKS.md has the numbers and what they mean.`,
+		Example: `  tandem --db /tmp/bench.db --create bench contention --strategy raw,relative --workers 4
+  tandem bench merge --sizes 1000,10000`,
 	}
 	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchEditorCmd(a), newBenchWriterCmd(a), newBenchSyncCmd(a))
 	cmd.AddCommand(newBenchImportCmd(a))
@@ -213,6 +215,8 @@ scattered edits on both sides, and times 'tandem merge-file -p' and 'git merge-f
 on them as whole processes, alternating, keeping the best of --runs. It prints the
 time ratio (below 1: tandem is faster), whether both produced the same result, and
 how the cost grows from 10k to 100k lines. Without git on PATH only tandem is timed.`,
+		Example: `  tandem bench merge
+  tandem bench merge --sizes 1000,10000 --runs 3 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
@@ -255,6 +259,8 @@ func newBenchEditorCmd(a *app) *cobra.Command {
 body editor holding documents of 100, 1,000 and 20,000 lines, and prints each cost as
 a ratio to the 100-line one. The editor draws only what is on screen, so the ratio
 should stay near 1 (the goal is under 2).`,
+		Example: `  tandem bench editor
+  tandem bench editor --keys 5000 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if n < 1 {
