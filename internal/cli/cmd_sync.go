@@ -143,12 +143,18 @@ func (l *lockedSource) Close() error {
 	return err
 }
 
-// lockSync takes the sync lock of the working copy --db names, a file next to it, without
-// waiting: two syncs of one copy at once would push the same outbox entries twice, and the
-// second is refused (exit 2) rather than stopped halfway. The system lets the lock go when
-// the process holding it dies.
+// lockSync takes the sync lock of the working copy --db names, a file next to the database
+// file, without waiting: two syncs of one copy at once would push the same outbox entries
+// twice, and the second is refused (exit 2) rather than stopped halfway. The lock is named
+// after the file the path leads to, symlinks resolved (as SQLite resolves them for its own
+// journal), so two names of one copy share one lock. The system lets the lock go when the
+// process holding it dies.
 func (a *app) lockSync() (unlock func(), err error) {
-	dir, base := filepath.Split(a.dsn)
+	real, err := filepath.EvalSymlinks(a.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sync lock: find the working copy's file: %w", err)
+	}
+	dir, base := filepath.Split(real)
 	if dir == "" {
 		dir = "."
 	}
@@ -158,8 +164,8 @@ func (a *app) lockSync() (unlock func(), err error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, usagef("another tandem sync of %s is running; nothing was done: sync again when it ends (or remove %s if no sync is running)",
-			safe.Line(a.dsn), safe.Line(path))
+		return nil, usagef("another tandem sync of %s is running; nothing was done: sync again when it ends%s",
+			safe.Line(a.dsn), syncLockNote(path))
 	}
 	return unlock, nil
 }
