@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -87,7 +88,9 @@ delete the subtree again, seeing all of it.`,
 			var parts []string
 			for name := range picks {
 				f, _ := reg.Field(kind, name)
-				parts = append(parts, name+"="+f.Format(vals[name]))
+				// Quoted as Go quotes strings: a value with spaces reads as one, and a
+				// control character or a quote in it cannot change the line.
+				parts = append(parts, name+"="+strconv.Quote(f.Format(vals[name])))
 			}
 			slices.Sort(parts)
 			if asJSON {

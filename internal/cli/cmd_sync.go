@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -231,19 +230,13 @@ func printSync(w io.Writer, rep *tsync.Report) {
 	for i := range rep.Conflicts {
 		c := &rep.Conflicts[i]
 		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(c)))
-		if c.Gone() {
-			fmt.Fprintf(w, "  deleted on the source: FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync\n", c.Kind, c.ID)
-		}
-		switch {
-		case c.Op != store.CopyDelete:
-		case strings.Contains(c.Reason, store.DeletedHere):
-			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d mine deletes it on the source too, theirs keeps the source's record\n", c.Kind, c.ID)
-		default:
-			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d theirs brings the source's record back into the copy, with what the copy lacked\n", c.Kind, c.ID)
-		}
+		fmt.Fprintf(w, "  %s\n", safe.Line(tsync.Hint(c)))
 	}
 	for _, d := range rep.Deletes {
 		fmt.Fprintf(w, "pending delete: %s %d\n", d.Kind, d.ID)
+	}
+	for _, h := range rep.Held {
+		fmt.Fprintf(w, "held back: the source's %s %d: %s\n", h.Kind, h.ID, safe.Line(h.Reason))
 	}
 	for _, wt := range rep.Waits {
 		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,
@@ -251,9 +244,11 @@ func printSync(w io.Writer, rep *tsync.Report) {
 	}
 	switch {
 	case len(rep.Conflicts) > 0:
-		fmt.Fprintln(w, "resolve with tandem resolve KIND ID FIELD=mine|theirs|base|VALUE, then sync again")
+		fmt.Fprintln(w, "answer each conflict as its line says, then sync again")
 	case len(rep.Waits) > 0:
 		fmt.Fprintln(w, "the waiting changes go out at a sync after the lease ends")
+	case len(rep.Held) > 0:
+		fmt.Fprintln(w, "the held-back records come in at a sync after what holds them is settled")
 	default:
 		fmt.Fprintln(w, "in sync")
 	}
@@ -311,6 +306,10 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	if deletes == nil {
 		deletes = []tsync.Ref{}
 	}
+	held := rep.Held
+	if held == nil {
+		held = []tsync.Held{}
+	}
 	return struct {
 		InSync    bool           `json:"in_sync"`
 		Pulled    int            `json:"pulled"`
@@ -322,7 +321,8 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 		Deletes   []tsync.Ref    `json:"pending_deletes"`
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
-	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits}
+		Held      []tsync.Held   `json:"held_back"`
+	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits, held}
 }
 
 // ago says how long ago t was, for people.
