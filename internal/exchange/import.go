@@ -201,6 +201,12 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 		}
 	}
 	res.Version = cur.Version
+	if row.Version > cur.Version {
+		// Versions only grow, by one per write: the row cannot have been edited from a
+		// version the store never had. Not a conflict that a merge could settle.
+		return im.invalid(res, rowErrorf("version %d: %s %d has never been at that version (the store is at version %d); "+
+			"give the version the row was exported at, or none", row.Version, row.Kind, row.ID, cur.Version)), false, nil
+	}
 	if len(set) == 0 && move == nil {
 		res.Outcome, res.Message = Unchanged, note
 		return res, false, nil
@@ -262,6 +268,13 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	}
 	res.Outcome, res.Message = Updated, note
 	if im.opt.DryRun {
+		// The version the write would make: one for the fields, one for a move.
+		if len(set) > 0 {
+			res.Version++
+		}
+		if move != nil {
+			res.Version++
+		}
 		return im.dryLeases(ctx, res, row, set)
 	}
 	if len(set) > 0 {
