@@ -202,6 +202,11 @@ const ParentField = "parent_id"
 // that the source's key table tells which writes came from a working copy.
 const OriginKey = "wc:"
 
+// ResolveKey is the prefix of the idempotency keys of the outbox entries a conflict's
+// resolution queues (it starts with OriginKey): their push names them in the source's
+// history as resolved, at the time of the resolution, rather than as the offline edit.
+const ResolveKey = OriginKey + "resolve:"
+
 // Gone reports whether conflict c is about a record the source deleted (and has not
 // restored since): there is no version of the source to resolve against.
 func (c *CopyConflict) Gone() bool {

@@ -106,3 +106,34 @@ func TestSync_MoveCycleHoldsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_ResolutionHistorySaysResolved: the source's history names a resolution's push as
+// resolved (at the time of the resolution), not as the offline edit: the values are the
+// person's answer to the conflict.
+func TestSync_ResolutionHistorySaysResolved(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := open(t)
+			f := seed(t, src)
+			a := mustClone(t, src, "a")
+			mustSet(t, a, "alice", store.KindProduct, f.same, store.Values{"name": "alice's"})
+			mustSet(t, src, "carol", store.KindProduct, f.same, store.Values{"name": "carol's"})
+			if rep := mustSync(t, src, a); len(rep.Conflicts) != 1 {
+				t.Fatalf("conflicts %v, want one on name", describe(rep.Conflicts))
+			}
+			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, f.same, tsync.Picks{"name": "both names"}); err != nil {
+				t.Fatal(err)
+			}
+			if rep := mustSync(t, src, a); !rep.InSync() {
+				t.Fatalf("after resolving: %+v", rep)
+			}
+			hist, err := src.FindHistory(as("alice"), store.KindProduct, f.same)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hist[0].Actor; !strings.HasPrefix(got, "alice (offline copy, resolved 20") {
+				t.Errorf("the resolution's version names %q, want alice, the working copy and when she resolved", got)
+			}
+		})
+	}
+}
