@@ -214,15 +214,9 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		}
 	}
 	if len(back) > 0 {
-		still, err := s.wc.Stale(ctx)
+		waiting, err := s.staleSet(ctx)
 		if err != nil {
 			return n, err
-		}
-		waiting := map[recKey]bool{}
-		for kind, ids := range still {
-			for _, id := range ids {
-				waiting[recKey{kind, id}] = true
-			}
 		}
 		for _, k := range back {
 			if !waiting[k] {
@@ -309,15 +303,9 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 // taken counts the records of recs that ApplySource wrote: those it held back (Stale) are
 // not pulled yet, and the report names them (Held).
 func (s *syncer) taken(ctx context.Context, recs []*store.Record) (int, error) {
-	stale, err := s.wc.Stale(ctx)
-	if err != nil || len(stale) == 0 {
+	waiting, err := s.staleSet(ctx)
+	if err != nil || len(waiting) == 0 {
 		return len(recs), err
-	}
-	waiting := map[recKey]bool{}
-	for kind, ids := range stale {
-		for _, id := range ids {
-			waiting[recKey{kind, id}] = true
-		}
 	}
 	n := 0
 	for _, r := range recs {
@@ -326,6 +314,21 @@ func (s *syncer) taken(ctx context.Context, recs []*store.Record) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// staleSet returns the records the copy holds back (store.WorkingCopy.Stale) as a set.
+func (s *syncer) staleSet(ctx context.Context) (map[recKey]bool, error) {
+	stale, err := s.wc.Stale(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[recKey]bool{}
+	for kind, ids := range stale {
+		for _, id := range ids {
+			out[recKey{kind, id}] = true
+		}
+	}
+	return out, nil
 }
 
 // held returns the source's records the copy still holds back after a sync, each with the

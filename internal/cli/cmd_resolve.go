@@ -31,6 +31,10 @@ against: answering theirs accepts the delete and drops the local record with you
 any other answer is refused (exit 2) and the edit stays until the record is restored on
 the source, after which a sync brings the restored record in as theirs.
 
+A record created in the copy whose create the source refused (its sku is taken there)
+has no theirs or base: answer a value (a new sku) or mine (try the same again at the
+next sync); or delete the local record (tandem delete), which drops it with its conflict.
+
 A record you deleted in the copy that the source changed since is answered for the
 whole record: mine deletes it on the source too, at the next sync and version-checked
 again; theirs keeps the source's record, which the next sync brings back into the copy.
