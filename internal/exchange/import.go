@@ -298,14 +298,18 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	}
 	res.Outcome, res.Message = Updated, note
 	if im.opt.DryRun {
-		// The version the write would make: one for the fields, one for a move.
-		if len(set) > 0 {
-			res.Version++
+		r, retry, err := im.dryLeases(ctx, res, row, set)
+		if err == nil && r.Outcome == Updated {
+			// The version the write would make: one for the fields, one for a move (a
+			// leased row keeps the version it found, as a real run reports it).
+			if len(set) > 0 {
+				r.Version++
+			}
+			if move != nil {
+				r.Version++
+			}
 		}
-		if move != nil {
-			res.Version++
-		}
-		return im.dryLeases(ctx, res, row, set)
+		return r, retry, err
 	}
 	if len(set) > 0 {
 		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)

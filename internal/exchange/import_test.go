@@ -296,8 +296,8 @@ func TestImport_LeaseMessageSameInDryRun(t *testing.T) {
 	file := []byte("kind,id,version,price\nproduct,2,1,5.00\n")
 	dry, _ := mustImport(t, as(t, alice), st, file, CSV, ImportOptions{DryRun: true})
 	real, _ := mustImport(t, as(t, alice), st, file, CSV, ImportOptions{})
-	if dry[0].Outcome != Leased || real[0].Outcome != Leased || dry[0].Message != real[0].Message {
-		t.Errorf("dry run %+v\nreal run %+v\nwant the same leased message", dry[0], real[0])
+	if dry[0].Outcome != Leased || real[0].Outcome != Leased || dry[0].Message != real[0].Message || dry[0].Version != real[0].Version {
+		t.Errorf("dry run %+v\nreal run %+v\nwant the same leased message and version", dry[0], real[0])
 	}
 }
 
