@@ -32,11 +32,15 @@ type Actor struct {
 	// name (HistoryName); updated_by stays the plain name.
 	Via      string
 	EditedAt time.Time
+	// Resolved says the replayed write is a person's answer to a conflict, decided at
+	// EditedAt: history says "resolved" then, not "edited", since the values are the
+	// answer's (some may be the source's), not the offline edit's.
+	Resolved bool
 }
 
 // HistoryName is the actor as a history version names it: the name, and for a replayed
 // edit where it came from and when it was made ("alice (offline copy, edited
-// 2026-12-01T10:05:00Z)").
+// 2026-12-01T10:05:00Z)"), or when a conflict it met was resolved ("…, resolved …").
 func (a Actor) HistoryName() string {
 	if a.Via == "" {
 		return a.Name
@@ -44,7 +48,11 @@ func (a Actor) HistoryName() string {
 	if a.EditedAt.IsZero() {
 		return a.Name + " (" + a.Via + ")"
 	}
-	return a.Name + " (" + a.Via + ", edited " + a.EditedAt.UTC().Format(time.RFC3339) + ")"
+	verb := ", edited "
+	if a.Resolved {
+		verb = ", resolved "
+	}
+	return a.Name + " (" + a.Via + verb + a.EditedAt.UTC().Format(time.RFC3339) + ")"
 }
 
 type ctxKey int

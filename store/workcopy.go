@@ -202,6 +202,11 @@ const ParentField = "parent_id"
 // that the source's key table tells which writes came from a working copy.
 const OriginKey = "wc:"
 
+// ResolveKey is the prefix of the idempotency keys of the outbox entries a conflict's
+// resolution queues (it starts with OriginKey): their push names them in the source's
+// history as resolved, at the time of the resolution, rather than as the offline edit.
+const ResolveKey = OriginKey + "resolve:"
+
 // Gone reports whether conflict c is about a record the source deleted (and has not
 // restored since): there is no version of the source to resolve against.
 func (c *CopyConflict) Gone() bool {
@@ -233,4 +238,33 @@ type CopyLoader interface {
 	// writes them), when the copy does not copy kind, or when it holds products, outbox
 	// entries or conflicts.
 	LoadCopy(ctx context.Context, kind Kind, next func() ([]*Record, error)) error
+}
+
+// CheckCopyCreate decides whether a working copy in state s may create a record of kind,
+// with the explicit id given (0: the copy picks a local id). A kind the copy did not clone is
+// refused: its records live on the source, which the copy does not show, so a create here
+// would duplicate one there at the next sync. An explicit id is refused too: ids below the
+// copy's local range are the source's, and a record the copy does not hold under such an id
+// may well exist there (a create would make a second one). EINVALID, saying what to do.
+func CheckCopyCreate(s *CopyState, kind Kind, id int64) error {
+	if !s.InScope(kind) {
+		return Errorf(EINVALID, "this working copy holds no %ss (cloned with --kind %s): create or change %ss on the source, "+
+			"or clone the kind too", kind, joinKinds(s.Kinds), kind)
+	}
+	if id != 0 {
+		return Errorf(EINVALID, "%s %d is not in this working copy, and its ids are the source's: a create under that id "+
+			"would become a second record on the source. Leave the id out to create a new record, or change %s %d on the source", kind, id, kind, id)
+	}
+	return nil
+}
+
+func joinKinds(ks []Kind) string {
+	out := ""
+	for i, k := range ks {
+		if i > 0 {
+			out += ","
+		}
+		out += string(k)
+	}
+	return out
 }

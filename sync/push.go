@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tandem-editor/tandem/merge"
@@ -191,7 +192,14 @@ const Via = "offline copy"
 // actorCtx is the context of a source write made for entry e: its author, as an editor,
 // with where and when the edit was made for the source's history.
 func actorCtx(ctx context.Context, e *store.OutboxEntry) context.Context {
-	return store.WithActor(ctx, store.Actor{Name: e.Actor, Role: store.RoleEditor, Via: Via, EditedAt: e.At})
+	return store.WithActor(ctx, entryActor(e))
+}
+
+// entryActor is the actor of the source writes made for entry e. An entry a resolution
+// queued (store.ResolveKey) was decided when the person resolved the conflict: history says
+// resolved, at that time.
+func entryActor(e *store.OutboxEntry) store.Actor {
+	return store.Actor{Name: e.Actor, Role: store.RoleEditor, Via: Via, EditedAt: e.At, Resolved: strings.HasPrefix(e.Key, store.ResolveKey)}
 }
 
 func (s *syncer) pushEntry(ctx context.Context, e *store.OutboxEntry) outcome {
@@ -435,7 +443,7 @@ func (s *syncer) ownSince(ctx context.Context, e *store.OutboxEntry, from, to in
 	if to <= from || to-from > 2 {
 		return false
 	}
-	who := store.Actor{Name: e.Actor, Via: Via, EditedAt: e.At}.HistoryName()
+	who := entryActor(e).HistoryName()
 	for v := from + 1; v <= to; v++ {
 		ver, err := s.src.FindVersion(ctx, e.Kind, e.ID, v)
 		if err != nil || ver.Actor != who {
@@ -566,7 +574,7 @@ func (s *syncer) findOwnCreate(ctx context.Context, e *store.OutboxEntry, vals s
 		}
 		cands = recs
 	}
-	who := store.Actor{Name: e.Actor, Via: Via, EditedAt: e.At}.HistoryName()
+	who := entryActor(e).HistoryName()
 	for _, r := range cands {
 		v, err := s.src.FindVersion(ctx, e.Kind, r.ID, 1)
 		if store.ErrorCode(err) == store.ENOTFOUND {

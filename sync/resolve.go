@@ -151,16 +151,23 @@ func Resolution(reg *store.Registry, c *store.CopyConflict, picks Picks) (store.
 	for _, name := range names {
 		fm, ok := known[name]
 		if !ok {
-			return nil, store.Errorf(store.EINVALID, "%s %d: %s is not a field of this conflict (fields: %s)", c.Kind, c.ID, name, strings.Join(fieldNames(m), ", "))
+			return nil, store.Errorf(store.EINVALID, "%s %d: %s is not a field of this conflict (it collides on %s)", c.Kind, c.ID, name, strings.Join(colliding(m), ", "))
 		}
 		var v any
 		switch p := picks[name]; p {
 		case "mine":
 			v = fm.Mine
-		case "theirs":
-			v = fm.Theirs
-		case "base":
-			v = fm.Base
+		case "theirs", "base":
+			if c.Op == store.CopyCreate {
+				// The source has no such record and nothing came before the create: there
+				// is no value of theirs or of a base to take.
+				return nil, createRefusal(c, name, p)
+			}
+			if p == "theirs" {
+				v = fm.Theirs
+			} else {
+				v = fm.Base
+			}
 		default:
 			pv, err := fm.Field.Parse(p)
 			if err != nil {
@@ -183,17 +190,61 @@ func Resolution(reg *store.Registry, c *store.CopyConflict, picks Picks) (store.
 		out[f.Field.Name] = v
 	}
 	if len(open) > 0 {
-		return nil, store.Errorf(store.EINVALID, "%s %d: no answer for %s (give FIELD=mine, theirs, base or a value)", c.Kind, c.ID, strings.Join(open, ", "))
+		return nil, store.Errorf(store.EINVALID, "%s %d: no answer for %s (give %s)", c.Kind, c.ID, strings.Join(open, ", "), answers(c))
 	}
 	return out, nil
 }
 
-func fieldNames(m *merge.RecordResult) []string {
+// colliding names the fields of m that collide.
+func colliding(m *merge.RecordResult) []string {
 	var out []string
 	for _, f := range m.Fields {
-		out = append(out, f.Field.Name)
+		if f.State == merge.FieldConflict {
+			out = append(out, f.Field.Name)
+		}
 	}
 	return out
+}
+
+// answers says which answers a field of conflict c takes.
+func answers(c *store.CopyConflict) string {
+	if c.Op == store.CopyCreate {
+		return "FIELD=mine or a value: a record created here has no theirs or base"
+	}
+	return "FIELD=mine, theirs, base or a value"
+}
+
+// createRefusal is the refusal of pick (theirs or base) for field name of the conflict of a
+// record created in the copy.
+func createRefusal(c *store.CopyConflict, name, pick string) error {
+	return store.Errorf(store.EINVALID, "%s %d was created here and the source refused the create (%s): it has no %s to take. "+
+		"Give %s a value (tandem resolve %s %d %s=VALUE), or delete the local record (tandem delete %s %d --expect-version N), which drops it and its conflict",
+		c.Kind, c.ID, c.Reason, pick, name, c.Kind, c.ID, name, c.Kind, c.ID)
+}
+
+// Hint says in one line which answers settle conflict c, for the person reading a sync's
+// or status's list: a record deleted on one side is answered for the whole record, one
+// created here takes a value (or goes), the others take mine, theirs, base or a value for
+// each colliding field.
+func Hint(c *store.CopyConflict) string {
+	switch {
+	case c.Op == store.CopyDelete && strings.Contains(c.Reason, store.DeletedHere):
+		return fmt.Sprintf("deleted here: tandem resolve %s %d mine deletes it on the source too, theirs keeps the source's record", c.Kind, c.ID)
+	case c.Op == store.CopyDelete:
+		return fmt.Sprintf("deleted here: tandem resolve %s %d theirs brings the source's record back into the copy, with what the copy lacked", c.Kind, c.ID)
+	case c.Gone():
+		return fmt.Sprintf("deleted on the source: tandem resolve %s %d FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync", c.Kind, c.ID, c.Kind, c.ID)
+	case c.Op == store.CopyCreate:
+		field := "FIELD"
+		if len(c.Fields) == 1 {
+			field = c.Fields[0]
+		}
+		return fmt.Sprintf("created here: tandem resolve %s %d %s=VALUE (or %s=mine to try it again), or tandem delete %s %d --expect-version N drops the local record and its conflict",
+			c.Kind, c.ID, field, field, c.Kind, c.ID)
+	case len(c.Fields) > 0:
+		return fmt.Sprintf("tandem resolve %s %d FIELD=mine|theirs|base|VALUE for %s", c.Kind, c.ID, strings.Join(c.Fields, ", "))
+	}
+	return fmt.Sprintf("tandem resolve %s %d FIELD=mine|theirs|base|VALUE", c.Kind, c.ID)
 }
 
 // Describe says in one line what a conflict is about, for listings.

@@ -46,8 +46,18 @@ type Report struct {
 	Position  int64                // the source's change-feed position the copy has read to
 	Pending   int                  // outbox entries left (those waiting for leases)
 	Deletes   []Ref                // of those, the local deletes
+	Held      []Held               // the source's records the copy could not take yet
 	PullTime  time.Duration        // time spent pulling
 	PushTime  time.Duration        // time spent pushing
+}
+
+// Held is a record of the source that a sync read but could not write into the copy yet,
+// because a local change it collides with is not settled (store.WorkingCopy.Stale): the copy
+// shows the record as it was, or not at all, until then.
+type Held struct {
+	Kind   store.Kind `json:"kind"`
+	ID     int64      `json:"id"`
+	Reason string     `json:"reason"` // why, and what settles it
 }
 
 // Ref names a record.
@@ -91,7 +101,9 @@ func PendingDeletes(ctx context.Context, wc store.WorkingCopy) ([]Ref, error) {
 }
 
 // InSync reports whether the copy and the source agree: nothing waits and nothing collides.
-func (r *Report) InSync() bool { return len(r.Conflicts) == 0 && len(r.Waits) == 0 && r.Pending == 0 }
+func (r *Report) InSync() bool {
+	return len(r.Conflicts) == 0 && len(r.Waits) == 0 && r.Pending == 0 && len(r.Held) == 0
+}
 
 // Sync pulls the source's changes since the copy's position and pushes the copy's outbox,
 // round after round until nothing moves. Each step is one local transaction, so a sync
@@ -151,6 +163,9 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	if s.rep.Conflicts, err = wc.Conflicts(ctx); err != nil {
 		return s.rep, err
 	}
+	if s.rep.Held, err = s.held(ctx); err != nil {
+		return s.rep, err
+	}
 	// The source was reached and the pull and the push ran to their end: that is a sync,
 	// whatever conflicts or lease waits it left (status says "last sync" of this).
 	if err := wc.MarkSynced(ctx, time.Now()); err != nil {
@@ -199,15 +214,9 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		}
 	}
 	if len(back) > 0 {
-		still, err := s.wc.Stale(ctx)
+		waiting, err := s.staleSet(ctx)
 		if err != nil {
 			return n, err
-		}
-		waiting := map[recKey]bool{}
-		for kind, ids := range still {
-			for _, id := range ids {
-				waiting[recKey{kind, id}] = true
-			}
 		}
 		for _, k := range back {
 			if !waiting[k] {
@@ -283,8 +292,124 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			s.rep.Removed += removed
 		}
 		n += len(recs)
-		s.rep.Pulled += len(recs)
+		taken, err := s.taken(ctx, recs)
+		if err != nil {
+			return n, err
+		}
+		s.rep.Pulled += taken
 	}
+}
+
+// taken counts the records of recs that ApplySource wrote: those it held back (Stale) are
+// not pulled yet, and the report names them (Held).
+func (s *syncer) taken(ctx context.Context, recs []*store.Record) (int, error) {
+	waiting, err := s.staleSet(ctx)
+	if err != nil || len(waiting) == 0 {
+		return len(recs), err
+	}
+	n := 0
+	for _, r := range recs {
+		if !waiting[recKey{r.Kind, r.ID}] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// staleSet returns the records the copy holds back (store.WorkingCopy.Stale) as a set.
+func (s *syncer) staleSet(ctx context.Context) (map[recKey]bool, error) {
+	stale, err := s.wc.Stale(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[recKey]bool{}
+	for kind, ids := range stale {
+		for _, id := range ids {
+			out[recKey{kind, id}] = true
+		}
+	}
+	return out, nil
+}
+
+// held returns the source's records the copy still holds back after a sync, each with the
+// reason: a local record holding a product's sku, a document's parent missing from the
+// copy, a local move the source's parent would close a loop with, a document the source
+// deleted that still has children in the copy.
+func (s *syncer) held(ctx context.Context) ([]Held, error) {
+	stale, err := s.wc.Stale(ctx)
+	if err != nil || len(stale) == 0 {
+		return nil, err
+	}
+	var out []Held
+	for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+		ids := stale[kind]
+		if len(ids) == 0 {
+			continue
+		}
+		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: kind, IDs: ids})
+		if err != nil {
+			return nil, fmt.Errorf("sync: read held-back %ss: %w", kind, err)
+		}
+		byID := map[int64]*store.Record{}
+		for _, r := range recs {
+			byID[r.ID] = r
+		}
+		for _, id := range ids {
+			why, err := s.heldReason(ctx, kind, id, byID[id])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Held{Kind: kind, ID: id, Reason: why})
+		}
+	}
+	return out, nil
+}
+
+// heldReason says why the copy holds back the source's record kind id (src: as the source
+// has it, nil when it does not) and what settles it.
+func (s *syncer) heldReason(ctx context.Context, kind store.Kind, id int64, src *store.Record) (string, error) {
+	if src == nil {
+		return "deleted on the source; documents under it stay in the copy until their own changes are settled", nil
+	}
+	if kind == store.KindProduct {
+		sku, _ := src.Fields["sku"].(string)
+		recs, err := s.wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: sku})
+		if err != nil {
+			return "", fmt.Errorf("sync: look up sku %s in the copy: %w", sku, err)
+		}
+		for _, r := range recs {
+			if other, _ := r.Fields["sku"].(string); r.ID != id && store.SKUKey(other) == store.SKUKey(sku) {
+				return fmt.Sprintf("its sku %s is held here by product %d; it comes in once product %d's change or conflict is settled", sku, r.ID, r.ID), nil
+			}
+		}
+		return "it comes in at the next sync", nil
+	}
+	p, ok := src.Fields[store.ParentField].(int64)
+	if !ok {
+		return "it comes in at the next sync", nil
+	}
+	// Walk up from the source's parent in the copy's tree: a missing document, or the
+	// record itself (a loop with a local move).
+	at := p
+	for range store.MaxDepth + 2 {
+		if at == id {
+			return fmt.Sprintf("the source put it under document %d, which is under it here (a move made here, not settled yet); "+
+				"it comes in once that move is synced or resolved", p), nil
+		}
+		r, err := s.wc.FindRecord(ctx, store.KindDocument, at)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			return fmt.Sprintf("the source put it under document %d, which is not in the copy (yet)", at), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("sync: read document %d in the copy: %w", at, err)
+		}
+		next, ok := r.Fields[store.ParentField].(int64)
+		if !ok {
+			break
+		}
+		at = next
+	}
+	return "it comes in at the next sync", nil
 }
 
 // recKey names a record across kinds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,10 @@ A record deleted on the source after you edited it has no source version to reso
 against: answering theirs accepts the delete and drops the local record with your edit;
 any other answer is refused (exit 2) and the edit stays until the record is restored on
 the source, after which a sync brings the restored record in as theirs.
+
+A record created in the copy whose create the source refused (its sku is taken there)
+has no theirs or base: answer a value (a new sku) or mine (try the same again at the
+next sync); or delete the local record (tandem delete), which drops it with its conflict.
 
 A record you deleted in the copy that the source changed since is answered for the
 whole record: mine deletes it on the source too, at the next sync and version-checked
@@ -87,7 +92,9 @@ delete the subtree again, seeing all of it.`,
 			var parts []string
 			for name := range picks {
 				f, _ := reg.Field(kind, name)
-				parts = append(parts, name+"="+f.Format(vals[name]))
+				// Quoted as Go quotes strings: a value with spaces reads as one, and a
+				// control character or a quote in it cannot change the line.
+				parts = append(parts, name+"="+strconv.Quote(f.Format(vals[name])))
 			}
 			slices.Sort(parts)
 			if asJSON {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
@@ -40,6 +41,19 @@ needed.`,
 			if deletes == nil {
 				deletes = []tsync.Ref{}
 			}
+			// The source's records the last sync could not take (store.WorkingCopy.Stale):
+			// the copy shows them as they were, or not at all. Why is the sync's to say,
+			// since it needs the source.
+			stale, err := wc.Stale(ctx)
+			if err != nil {
+				return err
+			}
+			held := []tsync.Ref{}
+			for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+				for _, id := range stale[kind] {
+					held = append(held, tsync.Ref{Kind: kind, ID: id})
+				}
+			}
 			if asJSON {
 				kinds := make([]string, len(st.Kinds))
 				for i, k := range st.Kinds {
@@ -60,8 +74,9 @@ needed.`,
 					Conflicts []jsonConflict `json:"conflicts"`
 					ClonedAt  string         `json:"cloned_at"`
 					SyncedAt  string         `json:"synced_at"`
+					Held      []tsync.Ref    `json:"held_back"`
 				}{st.Source, st.SourceID, kinds, st.Subtree, st.Position, st.Pending, deletes,
-					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced})
+					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced, held})
 			}
 			now := time.Now()
 			pending := fmt.Sprintf("%d pending", st.Pending)
@@ -76,6 +91,9 @@ needed.`,
 			}
 			for i := range cs {
 				fmt.Fprintf(a.stdout, "conflict: %s\n", safe.Line(tsync.Describe(&cs[i])))
+			}
+			for _, h := range held {
+				fmt.Fprintf(a.stdout, "held back: the source's %s %d waits for a local change or conflict (tandem sync says which)\n", h.Kind, h.ID)
 			}
 			return nil
 		},

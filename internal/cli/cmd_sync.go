@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,12 +142,18 @@ func (l *lockedSource) Close() error {
 	return err
 }
 
-// lockSync takes the sync lock of the working copy --db names, a file next to it, without
-// waiting: two syncs of one copy at once would push the same outbox entries twice, and the
-// second is refused (exit 2) rather than stopped halfway. The system lets the lock go when
-// the process holding it dies.
+// lockSync takes the sync lock of the working copy --db names, a file next to the database
+// file, without waiting: two syncs of one copy at once would push the same outbox entries
+// twice, and the second is refused (exit 2) rather than stopped halfway. The lock is named
+// after the file the path leads to, symlinks resolved (as SQLite resolves them for its own
+// journal), so two names of one copy share one lock. The system lets the lock go when the
+// process holding it dies.
 func (a *app) lockSync() (unlock func(), err error) {
-	dir, base := filepath.Split(a.dsn)
+	real, err := filepath.EvalSymlinks(a.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sync lock: find the working copy's file: %w", err)
+	}
+	dir, base := filepath.Split(real)
 	if dir == "" {
 		dir = "."
 	}
@@ -158,8 +163,8 @@ func (a *app) lockSync() (unlock func(), err error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, usagef("another tandem sync of %s is running; nothing was done: sync again when it ends (or remove %s if no sync is running)",
-			safe.Line(a.dsn), safe.Line(path))
+		return nil, usagef("another tandem sync of %s is running; nothing was done: sync again when it ends%s",
+			safe.Line(a.dsn), syncLockNote(path))
 	}
 	return unlock, nil
 }
@@ -200,6 +205,23 @@ func localIDNote(ctx context.Context, st store.Store) string {
 	return ""
 }
 
+// checkCopyCreate refuses a create of kind in st when st is a working copy that did not
+// clone kind (store.CheckCopyCreate).
+func checkCopyCreate(ctx context.Context, st store.Store, kind store.Kind) error {
+	wc, ok := st.(store.WorkingCopy)
+	if !ok {
+		return nil
+	}
+	s, err := wc.CopyState(ctx)
+	switch store.ErrorCode(err) {
+	case "":
+		return store.CheckCopyCreate(s, kind, 0)
+	case store.ENOTFOUND:
+		return nil // not a working copy
+	}
+	return err
+}
+
 // workingCopy returns the store of --db as a working copy, and its state.
 func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopyState, error) {
 	st, err := a.store(ctx)
@@ -225,19 +247,13 @@ func printSync(w io.Writer, rep *tsync.Report) {
 	for i := range rep.Conflicts {
 		c := &rep.Conflicts[i]
 		fmt.Fprintf(w, "conflict: %s\n", safe.Line(tsync.Describe(c)))
-		if c.Gone() {
-			fmt.Fprintf(w, "  deleted on the source: FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync\n", c.Kind, c.ID)
-		}
-		switch {
-		case c.Op != store.CopyDelete:
-		case strings.Contains(c.Reason, store.DeletedHere):
-			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d mine deletes it on the source too, theirs keeps the source's record\n", c.Kind, c.ID)
-		default:
-			fmt.Fprintf(w, "  deleted here: tandem resolve %s %d theirs brings the source's record back into the copy, with what the copy lacked\n", c.Kind, c.ID)
-		}
+		fmt.Fprintf(w, "  %s\n", safe.Line(tsync.Hint(c)))
 	}
 	for _, d := range rep.Deletes {
 		fmt.Fprintf(w, "pending delete: %s %d\n", d.Kind, d.ID)
+	}
+	for _, h := range rep.Held {
+		fmt.Fprintf(w, "held back: the source's %s %d: %s\n", h.Kind, h.ID, safe.Line(h.Reason))
 	}
 	for _, wt := range rep.Waits {
 		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,
@@ -245,9 +261,11 @@ func printSync(w io.Writer, rep *tsync.Report) {
 	}
 	switch {
 	case len(rep.Conflicts) > 0:
-		fmt.Fprintln(w, "resolve with tandem resolve KIND ID FIELD=mine|theirs|base|VALUE, then sync again")
+		fmt.Fprintln(w, "answer each conflict as its line says, then sync again")
 	case len(rep.Waits) > 0:
 		fmt.Fprintln(w, "the waiting changes go out at a sync after the lease ends")
+	case len(rep.Held) > 0:
+		fmt.Fprintln(w, "the held-back records come in at a sync after what holds them is settled")
 	default:
 		fmt.Fprintln(w, "in sync")
 	}
@@ -305,6 +323,10 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	if deletes == nil {
 		deletes = []tsync.Ref{}
 	}
+	held := rep.Held
+	if held == nil {
+		held = []tsync.Held{}
+	}
 	return struct {
 		InSync    bool           `json:"in_sync"`
 		Pulled    int            `json:"pulled"`
@@ -316,7 +338,8 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 		Deletes   []tsync.Ref    `json:"pending_deletes"`
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
-	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits}
+		Held      []tsync.Held   `json:"held_back"`
+	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits, held}
 }
 
 // ago says how long ago t was, for people.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -81,5 +82,33 @@ func TestCLI_SyncConcurrent(t *testing.T) {
 		if got.Fields["stock"] != r.Fields["stock"].(int64)+1 {
 			t.Errorf("product %d: stock %v on the source, want %d (one +1 pushed once)", r.ID, got.Fields["stock"], r.Fields["stock"].(int64)+1)
 		}
+	}
+}
+
+// TestCLI_SyncLockFollowsSymlinks: the sync lock belongs to the copy's file, not to the name
+// it is opened by: a sync through a symlink while another sync holds the lock is refused
+// (exit 2), and the refusal does not advise removing the lock file (which would let two
+// syncs run).
+func TestCLI_SyncLockFollowsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	team, train, link := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db"), filepath.Join(dir, "link.db")
+	mustTandem(t, team, "init", "--sample")
+	mustTandem(t, team, "clone", team, train)
+	mustTandem(t, train, "adjust", "product", "42", "stock", "+1")
+	if err := os.Symlink(train, link); err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok, err := lockFile(filepath.Join(dir, ".train.db.sync.lock"), "sync")
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	r := tandem(t, link, "sync")
+	unlock()
+	wantExit(t, "sync through a symlink while another sync holds the copy", r, 2, "another tandem sync of", "nothing was done")
+	if strings.Contains(r.stderr, "remove") {
+		t.Errorf("the refusal advises removing the lock file: %q", r.stderr)
+	}
+	if out := mustTandem(t, team, "get", "product", "42", "--json"); !strings.Contains(out, `"version": 1`) {
+		t.Fatalf("the refused sync pushed: %s", out)
 	}
 }

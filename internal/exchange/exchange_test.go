@@ -451,7 +451,7 @@ func TestReader_BadFiles(t *testing.T) {
 		want       string
 	}{
 		{"WrongType", "kind,id,price\nproduct,1,1.00\nproduct,2,cheap\n", CSV, 3, `"cheap" is not an amount`},
-		{"WrongTypeJSON", `{"kind":"product","id":1,"fields":{"stock":"many"}}`, JSONL, 1, "not a whole number"},
+		{"WrongTypeJSON", `{"kind":"product","id":1,"fields":{"stock":"many"}}`, JSONL, 1, `stock: "many" is a JSON string`},
 		{"MoneyAsNumberJSON", `{"kind":"product","id":1,"fields":{"price":1.5}}`, JSONL, 1, `price: 1.5 is a JSON number; write money as a decimal string like "1.50"`},
 		{"MoneyAsIntegerJSON", `{"kind":"product","id":1,"fields":{"price":2999}}`, JSONL, 1, `price: 2999 is a JSON number; write money as a decimal string`},
 		{"IntOverInt64JSON", `{"kind":"product","id":1,"fields":{"stock":9223372036854775808}}`, JSONL, 1, "stock: 9223372036854775808 is out of range"},

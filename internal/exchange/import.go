@@ -69,11 +69,34 @@ type Importer struct {
 	st  store.Store
 	reg *store.Registry
 	opt ImportOptions
+	// copied is the state of st when it is a working copy (read once, at the first row),
+	// whose creates store.CheckCopyCreate decides.
+	copied     *store.CopyState
+	copiedRead bool
 }
 
 // NewImporter returns an Importer writing to st.
 func NewImporter(st store.Store, opt ImportOptions) *Importer {
 	return &Importer{st: st, reg: st.Registry(), opt: opt}
+}
+
+// copyState returns the state of the store when it is a working copy, else nil.
+func (im *Importer) copyState(ctx context.Context) (*store.CopyState, error) {
+	if im.copiedRead {
+		return im.copied, nil
+	}
+	if wc, ok := im.st.(store.WorkingCopy); ok {
+		s, err := wc.CopyState(ctx)
+		switch store.ErrorCode(err) {
+		case "":
+			im.copied = s
+		case store.ENOTFOUND: // a store that could be a working copy but is not one
+		default:
+			return nil, err
+		}
+	}
+	im.copiedRead = true
+	return im.copied, nil
 }
 
 // MaxKeyPrefix is the longest --key-prefix (the key adds a position and a digest).
@@ -161,6 +184,13 @@ func (im *Importer) replayed(ctx context.Context, res Result, k *store.KeyRecord
 
 // create applies a row that makes a new record.
 func (im *Importer) create(ctx context.Context, res Result, row *Row, actor store.Actor, key string, opt store.CreateOptions) (Result, error) {
+	if cs, err := im.copyState(ctx); err != nil {
+		return res, err
+	} else if cs != nil {
+		if err := store.CheckCopyCreate(cs, row.Kind, opt.ID); err != nil {
+			return im.invalid(res, err), nil
+		}
+	}
 	vals, skipped := im.writable(row.Kind, actor.Role, row.Set, nil)
 	if _, err := im.reg.CheckCreate(row.Kind, actor.Role, vals); err != nil {
 		return im.invalid(res, err), nil
@@ -201,6 +231,12 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 		}
 	}
 	res.Version = cur.Version
+	if row.Version > cur.Version {
+		// Versions only grow, by one per write: the row cannot have been edited from a
+		// version the store never had. Not a conflict that a merge could settle.
+		return im.invalid(res, rowErrorf("version %d: %s %d has never been at that version (the store is at version %d); "+
+			"give the version the row was exported at, or none", row.Version, row.Kind, row.ID, cur.Version)), false, nil
+	}
 	if len(set) == 0 && move == nil {
 		res.Outcome, res.Message = Unchanged, note
 		return res, false, nil
@@ -262,7 +298,18 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	}
 	res.Outcome, res.Message = Updated, note
 	if im.opt.DryRun {
-		return im.dryLeases(ctx, res, row, set)
+		r, retry, err := im.dryLeases(ctx, res, row, set)
+		if err == nil && r.Outcome == Updated {
+			// The version the write would make: one for the fields, one for a move (a
+			// leased row keeps the version it found, as a real run reports it).
+			if len(set) > 0 {
+				r.Version++
+			}
+			if move != nil {
+				r.Version++
+			}
+		}
+		return r, retry, err
 	}
 	if len(set) > 0 {
 		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)

@@ -296,7 +296,48 @@ func TestImport_LeaseMessageSameInDryRun(t *testing.T) {
 	file := []byte("kind,id,version,price\nproduct,2,1,5.00\n")
 	dry, _ := mustImport(t, as(t, alice), st, file, CSV, ImportOptions{DryRun: true})
 	real, _ := mustImport(t, as(t, alice), st, file, CSV, ImportOptions{})
-	if dry[0].Outcome != Leased || real[0].Outcome != Leased || dry[0].Message != real[0].Message {
-		t.Errorf("dry run %+v\nreal run %+v\nwant the same leased message", dry[0], real[0])
+	if dry[0].Outcome != Leased || real[0].Outcome != Leased || dry[0].Message != real[0].Message || dry[0].Version != real[0].Version {
+		t.Errorf("dry run %+v\nreal run %+v\nwant the same leased message and version", dry[0], real[0])
 	}
+}
+
+// TestImport_WrongTypesAndVersions: in JSON a string where a whole number belongs is a wrong
+// type (the row is invalid), as a number is for money; CSV cells are text and parse. A row
+// edited from a version the store never reached is invalid, not a conflict --merge could
+// settle. A dry run reports an update at the version the write would make.
+func TestImport_WrongTypesAndVersions(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		mustProducts(t, st, 3)
+		ctx := as(t, alice)
+		cur, err := st.FindRecord(ctx, store.KindProduct, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		res, _ := mustImport(t, ctx, st, []byte(`{"kind":"product","id":3,"fields":{"stock":"77"}}`+"\n"), JSONL, ImportOptions{KeyPrefix: "s"})
+		if r := res[0]; r.Outcome != Invalid || !strings.Contains(r.Message, `stock: "77" is a JSON string`) {
+			t.Errorf("stock as a JSON string: %+v, want invalid", r)
+		}
+		res, _ = mustImport(t, ctx, st, []byte("kind,id,stock\nproduct,3,77\n"), CSV, ImportOptions{KeyPrefix: "c"})
+		if r := res[0]; r.Outcome != Updated {
+			t.Errorf("stock as a CSV cell: %+v, want updated", r)
+		}
+		cur, _ = st.FindRecord(ctx, store.KindProduct, 3)
+
+		for _, merge := range []bool{false, true} {
+			file := fmt.Sprintf("kind,id,version,name\nproduct,3,%d,Renamed\n", cur.Version+96)
+			res, _ = mustImport(t, ctx, st, []byte(file), CSV, ImportOptions{KeyPrefix: fmt.Sprint("v", merge), Merge: merge})
+			if r := res[0]; r.Outcome != Invalid || !strings.Contains(r.Message, "has never been at that version") {
+				t.Errorf("merge %v: a version the store never had: %+v, want invalid", merge, r)
+			}
+		}
+
+		file := fmt.Sprintf("kind,id,version,name\nproduct,3,%d,Renamed\n", cur.Version)
+		dry, _ := mustImport(t, ctx, st, []byte(file), CSV, ImportOptions{KeyPrefix: "d", DryRun: true})
+		real, _ := mustImport(t, ctx, st, []byte(file), CSV, ImportOptions{KeyPrefix: "d"})
+		if dry[0].Outcome != Updated || real[0].Outcome != Updated || dry[0].Version != real[0].Version || real[0].Version != cur.Version+1 {
+			t.Errorf("dry run %+v, real run %+v: want both updated at version %d", dry[0], real[0], cur.Version+1)
+		}
+	})
 }

@@ -407,6 +407,11 @@ func outOfRange(f *store.Field, n string) error {
 func jsonValue(f *store.Field, v any) (any, error) {
 	n, ok := v.(json.Number)
 	if !ok {
+		if s, ok := v.(string); ok && (f.Type == store.TypeInt || f.Type == store.TypeRef) {
+			// JSON has numbers: a string where one belongs is a wrong type (only CSV's
+			// cells are all text), as a JSON number is for money.
+			return nil, rowErrorf("%s: %s is a JSON string; write a whole number as a JSON number, without quotes", f.Name, strconv.Quote(short(s)))
+		}
 		return f.Import(v)
 	}
 	switch f.Type {
@@ -428,6 +433,15 @@ func jsonValue(f *store.Field, v any) (any, error) {
 		return nil, rowErrorf("%s: %s is not a number tandem reads", f.Name, n)
 	}
 	return f.Import(fl)
+}
+
+// short shortens s to at most 40 runes for a message, marking the cut with an ellipsis.
+func short(s string) string {
+	const n = 40
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // duplicateKey returns the first member name that appears twice in one object of the JSON

@@ -1265,7 +1265,7 @@ func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflic
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO wc_outbox (op, kind, record_id, base_version, before, after, key, actor, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, string(op), string(c.Kind), c.ID, base, b, a,
-			store.OriginKey+randomHex(16), actor, formatTime(tx.now))
+			store.ResolveKey+randomHex(16), actor, formatTime(tx.now))
 		return err
 	}
 	if c.Op == store.CopyCreate {
