@@ -308,18 +308,25 @@ func TestSync_Crash(t *testing.T) {
 				}
 				done := make(chan error, 1)
 				go func() { done <- cmd.Wait() }()
+				delay := 5*time.Millisecond + time.Duration(rng.Int64N(int64(aim)))
 				select {
-				case <-time.After(5*time.Millisecond + time.Duration(rng.Int64N(int64(aim)))):
+				case <-time.After(delay):
 					_ = cmd.Process.Signal(syscall.SIGKILL)
 					<-done
 					killed++
 					switch now := crashPending(t, faultyCopy); {
 					case pending > 0 && now < pending:
 						midPush++ // killed after it had pushed some, before it had pushed all
+						// Every sync starts its push after the same start and pull: aim
+						// no later than this kill, near the push's beginning, so that
+						// no aim lands after a push that is quickly done.
+						aim = max(delay-5*time.Millisecond, time.Millisecond)
 					case pending > 0:
 						// Killed before its first push (the process starts and pulls
-						// more slowly than span/15 on this machine): aim later.
-						aim = min(aim*3/2, span)
+						// more slowly than span/15 on this machine): aim a little later,
+						// in small steps, so that the aims reach the push's first
+						// moments rather than jump past a push that is quickly done.
+						aim = min(aim+aim/8+time.Millisecond, span)
 					}
 				case <-done:
 					finished++
