@@ -38,7 +38,11 @@ func NewWriter(ctx context.Context, dsn, strategy string, open func(context.Cont
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	w := &storeWriter{st: st, strategy: strategy}
+	// Keys start with the clock, as tandem's own keys do (UUIDv7), so the store's key index
+	// grows at its end; the random part per writer keeps two writers' keys apart (a clock
+	// reading alone collided in the same nanosecond, and the second increment was replayed
+	// as the first instead of applied: "lost 1" in the report).
+	w := &storeWriter{st: st, strategy: strategy, prefix: newKeyPrefix()}
 	w.ctx = store.WithActor(ctx, store.Actor{Name: "bench", Role: store.RoleSystem})
 	if strategy == "lease" {
 		// The lease strategy is a person's path: lease the editor group, write, release.
@@ -47,19 +51,28 @@ func NewWriter(ctx context.Context, dsn, strategy string, open func(context.Cont
 	return w, nil
 }
 
+// newKeyPrefix returns a writer's random part of its idempotency keys.
+func newKeyPrefix() string { return fmt.Sprintf("%016x", rand.Uint64()) }
+
 type storeWriter struct {
 	st       store.Store
 	strategy string
 	ctx      context.Context
+	prefix   string // this writer's own part of every idempotency key
 	n        int
 }
 
 func (w *storeWriter) Close() error { return w.st.Close() }
 
+// nextKey returns the idempotency key of the writer's next increment of product id.
+func (w *storeWriter) nextKey(id int64) string {
+	w.n++
+	return fmt.Sprintf("bench-%d-%s-%010d-%d", time.Now().UnixNano(), w.prefix, w.n, id)
+}
+
 func (w *storeWriter) Increment(_ context.Context, id int64, maxRetries int) (int, int, error) {
 	ctx := w.ctx
-	w.n++
-	key := fmt.Sprintf("bench-%d-%d-%d", time.Now().UnixNano(), id, w.n)
+	key := w.nextKey(id)
 	retries, conflicts := 0, 0
 	for attempt := 0; ; attempt++ {
 		if attempt >= maxRetries {
