@@ -403,16 +403,18 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		if msg.ed != e {
 			return nil
 		}
+		// The editor had the terminal: paint the whole screen anew rather than only what
+		// changed since the frame before it (a CI run under load once kept a blank pane).
 		if msg.err != nil {
 			e.status.fail("external editor", msg.err)
-			return nil
+			return tea.ClearScreen
 		}
 		if msg.field < len(e.fields) {
 			e.fields[msg.field].replaceText(msg.value) // one edit: ctrl+z takes it back
 			e.fieldChanged()
 			e.status.info("took the text back from " + e.c.opts.Editor)
 		}
-		return e.writeDraftCmd()
+		return tea.Batch(tea.ClearScreen, e.writeDraftCmd())
 	case draftErrMsg:
 		if msg.ed == e && msg.err != nil {
 			e.status.fail("draft", msg.err)
