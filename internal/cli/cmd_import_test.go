@@ -56,7 +56,7 @@ func productState(t *testing.T, dsn string) map[string]string {
 func TestCLI_ImportKilled(t *testing.T) {
 	n, kills := 100, 12
 	if longTests() {
-		n, kills = 300, 40
+		n, kills = 300, 20
 	}
 	base := writeFile(t, "base.csv", importBase(n))
 	changes := writeFile(t, "changes.csv", importChanges(n))

@@ -30,7 +30,7 @@ func parseSummary(t *testing.T, out string) (done, failed int) {
 }
 
 // TestWorker_WithEditor runs two checksum worker processes and an editor (a series of
-// set/adjust processes: 20, 200 under TANDEM_LONG_TESTS) on one SQLite store. A fixed number
+// set/adjust processes: 20, 100 under TANDEM_LONG_TESTS) on one SQLite store. A fixed number
 // of writes rather than a few seconds of them, so a loaded machine makes the test slower,
 // not weaker. Afterwards: no update is
 // lost (stock = start + the sum of the deltas, name = the last successful set), every
@@ -60,7 +60,7 @@ func TestWorker_WithEditor(t *testing.T) {
 	sets, conflicts := 0, 0
 	edits := 20
 	if longTests() {
-		edits = 200
+		edits = 100
 	}
 	for i := range edits {
 		id := ids[i%products]

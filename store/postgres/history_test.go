@@ -31,6 +31,9 @@ func schemaSize(t *testing.T, db *DB) int64 {
 // body (random text, which TOAST's compression cannot shrink): the schema must grow by what
 // changed, not by a copy of the body per save.
 func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a size or query-plan test with no goroutines: the race step (-short) leaves it to the plain run")
+	}
 	db := mustOpen(t, pgtest.DSN(t))
 	ctx := actx(t, alice)
 	var b strings.Builder

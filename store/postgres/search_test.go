@@ -14,6 +14,9 @@ import (
 // whole is ruled out, as on a large table where the word is rare); a query shorter than a
 // trigram is strpos(), which no index answers.
 func TestSearch_UsesTheIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a size or query-plan test with no goroutines: the race step (-short) leaves it to the plain run")
+	}
 	db := mustOpen(t, pgtest.DSN(t))
 	plan := func(query string) string {
 		t.Helper()

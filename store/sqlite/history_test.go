@@ -51,6 +51,9 @@ func fileSize(t *testing.T, path string) int64 {
 // (migration search_side_tables), which a title edit does not touch. With the fold in the
 // row, the growth was 2 MiB (2,097,152 bytes).
 func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a size or query-plan test with no goroutines: the race step (-short) leaves it to the plain run")
+	}
 	path := filepath.Join(t.TempDir(), "t.db")
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
 	db, err := sqlite.Open(ctx, path, store.Options{})

@@ -12,6 +12,9 @@ import (
 // the searched fields, not by reading the products table; a shorter one reads the table.
 // The plan is SQLite's own (EXPLAIN QUERY PLAN) of the query FindRecords runs.
 func TestSearch_UsesTheIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a size or query-plan test with no goroutines: the race step (-short) leaves it to the plain run")
+	}
 	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "t.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
