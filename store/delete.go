@@ -83,7 +83,7 @@ const (
 // IsRecordEvent reports whether e is a write of a record (as opposed to a lease event).
 func IsRecordEvent(e Event) bool {
 	switch e {
-	case EventCreated, EventSaved, EventMoved, EventDeleted, EventRestored:
+	case EventCreated, EventSaved, EventMoved, EventDeleted, EventRestored, EventPulled:
 		return true
 	}
 	return false

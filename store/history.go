@@ -263,6 +263,10 @@ const (
 	EventLeaseRenewed  Event = "lease_renewed"
 	EventLeaseReleased Event = "lease_released"
 	EventLeaseExpired  Event = "lease_expired"
+	// EventPulled: a working copy took the record as its source has it (a sync or a clone);
+	// Version, Actor and At are the source's. Not a write of the copy's own: history and
+	// the operation log leave it out.
+	EventPulled Event = "pulled"
 )
 
 // Change is one entry of the change log: every committed write and every lease event, in

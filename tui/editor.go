@@ -505,7 +505,7 @@ func (e *editorModel) onChange(ch store.Change) tea.Cmd {
 		return e.onDeleted(ch)
 	case store.EventRestored:
 		return e.onRestored(ch)
-	case store.EventSaved, store.EventMoved, store.EventCreated:
+	case store.EventSaved, store.EventMoved, store.EventCreated, store.EventPulled:
 		if e.rec != nil && ch.Version > e.rec.Version {
 			e.others = append(e.others, ch)
 		}

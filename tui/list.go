@@ -382,7 +382,8 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 		return l.loadLeases()
 	case store.EventDeleted, store.EventRestored:
 		return l.onDeleteEvent(ch)
-	case store.EventCreated, store.EventMoved:
+	case store.EventCreated, store.EventMoved, store.EventPulled:
+		// A pulled record may be new to the copy or under another parent.
 		if l.kind == store.KindDocument {
 			return l.load()
 		}

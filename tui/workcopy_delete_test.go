@@ -323,3 +323,26 @@ func TestWorkCopy_BusySyncFailureGoes(t *testing.T) {
 	d.key("S")
 	d.waitFor("in sync")
 }
+
+// TestWorkCopy_EditorHearsPulledChange: an editor open on a working copy's record hears of
+// the source's newer version when another tandem's sync pulls it, as it hears of a local
+// save: the live banner names the source's writer and version.
+func TestWorkCopy_EditorHearsPulledChange(t *testing.T) {
+	cs := newCopySetup(t, 2)
+	d := cs.d
+	d.key("enter")
+	d.waitFor("product 1 · v1")
+	bob := store.WithActor(context.Background(), store.Actor{Name: "bob", Role: store.RoleEditor})
+	if _, err := cs.src.UpdateRecord(bob, store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(777)}}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor("bob saved v2; you are editing v1")
+}

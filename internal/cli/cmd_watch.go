@@ -117,6 +117,8 @@ func feedLine(c store.Change) string {
 		}
 	case store.EventDeleted, store.EventRestored:
 		s = fmt.Sprintf("v%d %s %s by %s", c.Version, rec, safe.Line(string(c.Event)), who)
+	case store.EventPulled:
+		s = fmt.Sprintf("v%d %s pulled from the source (saved there by %s)", c.Version, rec, who)
 	case store.EventLeaseGranted:
 		s = fmt.Sprintf("%s %s lease granted to %s (fence %d)", rec, safe.Line(c.Group), who, c.Fence)
 	case store.EventLeaseRenewed:

@@ -12,7 +12,9 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// recordEvents are the change events that write a record (as opposed to lease events).
+// recordEvents are the change events of the store's own record writes (as opposed to lease
+// events, and to a working copy's "pulled" rows: the source's writes, which the copy's
+// history and operation log leave out).
 const recordEvents = "('created', 'saved', 'moved', 'deleted', 'restored')"
 
 // insertChange writes a change-log row (logWrite, relativeSave).

@@ -395,6 +395,11 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		if err := applying(ctx, tx, true); err != nil {
 			return err
 		}
+		all := recs
+		before, err := localVersions(ctx, tx, all)
+		if err != nil {
+			return err
+		}
 		if tx.quiet && subtree == 0 {
 			// Nothing local to keep: write the records in bulk, kind by kind.
 			for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
@@ -440,10 +445,82 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		if err := applying(ctx, tx, false); err != nil {
 			return err
 		}
+		if err := logPulled(ctx, tx, all, before); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
 		return err
 	})
 	return mapErr("apply source records", err)
+}
+
+// recordKey names one record of the copy.
+type recordKey struct {
+	kind store.Kind
+	id   int64
+}
+
+// localVersions returns the versions the copy holds of recs' records (absent: not held).
+func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[recordKey]int64, error) {
+	ids := map[store.Kind][]int64{}
+	for _, r := range recs {
+		ids[r.Kind] = append(ids[r.Kind], r.ID)
+	}
+	out := make(map[recordKey]int64, len(recs))
+	for kind, of := range ids {
+		t, err := table(kind)
+		if err != nil {
+			return nil, err
+		}
+		list, err := json.Marshal(of)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tx.Tx.QueryContext(ctx, `SELECT id, version FROM `+t+` WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		if err != nil {
+			return nil, fmt.Errorf("read the copy's versions: %w", err)
+		}
+		for rows.Next() {
+			var id, v int64
+			if err := rows.Scan(&id, &v); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[recordKey{kind, id}] = v
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// logPulled writes a "pulled" change-log row for each record of recs the copy took from
+// the source in this transaction (it holds the source's version now and did not before),
+// so that a TUI or a watch on the copy hears of a sync's changes as of a local save, even
+// when another process ran the sync. Records held back (local changes, a parent not there
+// yet, out of scope) get none. The row names the source's writer, version and time.
+func logPulled(ctx context.Context, tx *wcTx, recs []*store.Record, before map[recordKey]int64) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	after, err := localVersions(ctx, tx, recs)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		k := recordKey{r.Kind, r.ID}
+		now, held := after[k]
+		if was, had := before[k]; !held || now != r.Version || (had && was == r.Version) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, insertChange, string(store.EventPulled), string(r.Kind), r.ID, r.Version,
+			r.UpdatedBy, "", "[]", "{}", false, formatTime(r.UpdatedAt)); err != nil {
+			return fmt.Errorf("log %s %d from the source: %w", r.Kind, r.ID, err)
+		}
+	}
+	return nil
 }
 
 // refreshGoneConflict gives a conflict that found its record gone from the source the
