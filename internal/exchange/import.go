@@ -65,7 +65,8 @@ type ImportOptions struct {
 	DryRun bool
 }
 
-// Importer applies import rows to a store, one write (one transaction) per row.
+// Importer applies import rows to a store, one write (one transaction) per row, two for a
+// row that changes a document's fields and moves it (see updateAndMove).
 type Importer struct {
 	st  store.Store
 	reg *store.Registry
