@@ -197,6 +197,9 @@ func TestImport_AllOrNothingRowsTogether(t *testing.T) {
 			{"sku twice in the file", "kind,sku,name\nproduct,DUP-1,first\nproduct, dup-1,second\n", "row 1 of this file gives the same sku"},
 			{"sku of the store", "kind,sku,name\nproduct,NEW-1,first\nproduct," + strings.ToLower(sku3) + ",second\n", "already exists (product 3"},
 			{"sku given to an existing product twice", "kind,id,sku\nproduct,1,TWICE\nproduct,2,twice\n", "gives the same sku to product 1"},
+			// Past storeSKUSearches rows the store's skus are read once, not searched for.
+			{"sku of the store, many rows", "kind,sku,name\n" + manySKUs(storeSKUSearches+5) + "product,\u00a0" + sku3 + ",last\n", "already exists (product 3"},
+			{"sku twice, many rows", "kind,sku,name\n" + manySKUs(storeSKUSearches+5) + "product,M-00001,last\n", "row 1 of this file gives the same sku"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				before := versionsOf(t, st)
@@ -205,8 +208,9 @@ func TestImport_AllOrNothingRowsTogether(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := outcomes(res); got != "not-written,invalid" || !strings.Contains(res[1].Message, c.want) {
-					t.Fatalf("%s (%v): %+v, want row 2 invalid %q", got, sum, res[1], c.want)
+				last := res[len(res)-1]
+				if sum[Invalid] != 1 || sum[NotWritten] != len(res)-1 || last.Outcome != Invalid || !strings.Contains(last.Message, c.want) {
+					t.Fatalf("%v: %+v, want the last row invalid %q and the others not written", sum, last, c.want)
 				}
 				if after := versionsOf(t, st); after != before {
 					t.Errorf("products written:\n before %s\n after  %s", before, after)
@@ -234,6 +238,15 @@ func TestImport_AllOrNothingRowsTogether(t *testing.T) {
 			t.Errorf("document 3: %+v", d.Fields)
 		}
 	})
+}
+
+// manySKUs is n CSV rows that create products M-00001... (kind,sku,name).
+func manySKUs(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "product,M-%05d,Many %d\n", i, i)
+	}
+	return b.String()
 }
 
 // docVersions lists every document's id, version and parent.

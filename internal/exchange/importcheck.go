@@ -34,7 +34,16 @@ type importView struct {
 	skus map[string]skuHolder
 	// skuOf maps a product id to the sku key the rows so far gave it.
 	skuOf map[int64]string
+	// searched counts the store look-ups of skus; past storeSKUSearches the store's sku
+	// keys are read once (stored) and looked up in memory.
+	searched int
+	stored   map[string][]storeSKU // sku key → the store's products that have it, once read
 }
+
+// storeSKUSearches is how many skus a dry run looks up through the store's search before it
+// reads every product's sku key once instead: a search per row costs more than the one
+// reading when the file has many rows that write skus, and less when it has few.
+const storeSKUSearches = 64
 
 // skuHolder is the product an earlier row of the file gave a sku key to.
 type skuHolder struct {
@@ -224,25 +233,69 @@ func (im *Importer) checkSKU(ctx context.Context, id int64, pos int, sku any) er
 		return store.Errorf(store.EINVALID, "sku %s: row %d of this file gives the same sku to %s (skus are compared by their key: %s)",
 			store.Quote(s), h.row, other, store.Quote(k))
 	}
-	const page = 500
-	for after := int64(0); ; {
-		recs, err := im.st.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: k, AfterID: after, Limit: page})
+	holders, err := im.skuHolders(ctx, k)
+	if err != nil {
+		return fmt.Errorf("look for sku %s: %w", store.Quote(s), err)
+	}
+	for _, h := range holders {
+		if h.id == id {
+			continue
+		}
+		if now, ok := im.view.skuOf[h.id]; ok && now != k {
+			continue // an earlier row gave it another sku
+		}
+		return store.Errorf(store.EINVALID, "sku %s already exists (product %d has %s)", store.Quote(s), h.id, store.Quote(h.sku))
+	}
+	return nil
+}
+
+// storeSKU is a product of the store that has a sku.
+type storeSKU struct {
+	id  int64
+	sku string
+}
+
+// skuHolders returns the store's products whose sku has key k: through the search for the
+// first storeSKUSearches look-ups, then from every product's sku key, read once.
+func (im *Importer) skuHolders(ctx context.Context, k string) ([]storeSKU, error) {
+	v := &im.view
+	if v.searched < storeSKUSearches {
+		v.searched++
+		return im.findSKU(ctx, store.Filter{Kind: store.KindProduct, Search: k}, k)
+	}
+	if v.stored == nil {
+		all, err := im.findSKU(ctx, store.Filter{Kind: store.KindProduct}, "")
 		if err != nil {
-			return fmt.Errorf("look for sku %s: %w", store.Quote(s), err)
+			return nil, err
+		}
+		v.stored = map[string][]storeSKU{}
+		for _, h := range all {
+			key := store.SKUKey(h.sku)
+			v.stored[key] = append(v.stored[key], h)
+		}
+	}
+	return v.stored[k], nil
+}
+
+// findSKU returns the products f finds (a page at a time) whose sku has key k; every one
+// when k is "".
+func (im *Importer) findSKU(ctx context.Context, f store.Filter, k string) ([]storeSKU, error) {
+	const page = 500
+	var out []storeSKU
+	for f.Limit = page; ; {
+		recs, err := im.st.FindRecords(ctx, f)
+		if err != nil {
+			return nil, err
 		}
 		for _, r := range recs {
-			after = r.ID
-			theirs, _ := r.Fields["sku"].(string)
-			if r.ID == id || store.SKUKey(theirs) != k {
-				continue
+			f.AfterID = r.ID
+			sku, _ := r.Fields["sku"].(string)
+			if k == "" || store.SKUKey(sku) == k {
+				out = append(out, storeSKU{id: r.ID, sku: sku})
 			}
-			if now, ok := im.view.skuOf[r.ID]; ok && now != k {
-				continue // an earlier row gave it another sku
-			}
-			return store.Errorf(store.EINVALID, "sku %s already exists (product %d has %s)", store.Quote(s), r.ID, store.Quote(theirs))
 		}
 		if len(recs) < page {
-			return nil
+			return out, nil
 		}
 	}
 }
