@@ -279,7 +279,7 @@ func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, c
 		// unclaimed, and this one finishes the row.
 		k, err := im.st.FindKey(ctx, store.ScopeAPI, fieldsKey(key))
 		if err == nil && k.Status == store.KeyCompleted {
-			r, err := im.resume(ctx, res, row, cur, set, *move, key, k)
+			r, err := im.resume(ctx, res, row, *move, key, k, actor.Role)
 			return r, false, err
 		}
 		if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
@@ -426,6 +426,16 @@ func fieldsKey(key string) string { return key + ":fields" }
 // the move's refusal and what was written, and its key is released: the next import of the
 // file finishes the row (resume) instead of calling it imported.
 func (im *Importer) updateAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
+	if r, ok, err := im.takeRow(ctx, res, row, key); !ok {
+		return r, false, err
+	}
+	return im.saveAndMove(ctx, res, row, u, m, key)
+}
+
+// takeRow claims the row's key (claimRow). ok is false when the row is not this import's to
+// apply, with its result: imported before (by another import, or an earlier one), another
+// import still applying it, or a key used for another request.
+func (im *Importer) takeRow(ctx context.Context, res Result, row *Row, key string) (_ Result, ok bool, _ error) {
 	claim, err := im.claimRow(ctx, key, "import-row:"+row.Digest)
 	switch {
 	case store.ErrorCode(err) == store.EBUSY:
@@ -441,9 +451,20 @@ func (im *Importer) updateAndMove(ctx context.Context, res Result, row *Row, u s
 		r, err := im.replayed(ctx, res, &claim.Record)
 		return r, false, err
 	}
-	// release gives the row's key back when the row did not land. A failure to release is
-	// not the row's: the claim then lapses after its pending lifetime.
-	release := func() { _ = im.st.FailKey(ctx, store.ScopeAPI, key) }
+	return res, true, nil
+}
+
+// release gives the row's key back when the row did not land. A failure to release is not
+// the row's: the claim then lapses after its pending lifetime.
+func (im *Importer) release(ctx context.Context, key string) {
+	_ = im.st.FailKey(ctx, store.ScopeAPI, key)
+}
+
+// saveAndMove saves the row's fields (u, under fieldsKey) and moves the document, with the
+// row's key claimed (takeRow), then completes the key; it releases the key when the row does
+// not land.
+func (im *Importer) saveAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
+	release := func() { im.release(ctx, key) }
 	var saved *store.UpdateResult
 	if len(u.Set) > 0 {
 		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
@@ -502,30 +523,46 @@ func (im *Importer) claimRow(ctx context.Context, key, hash string) (*store.Clai
 }
 
 // resume finishes a row whose fields an earlier import saved (under fieldsKey, whose
-// completed key is k) but whose move it did not make. set is the row's fields that differ
-// from the record now (cur). The move is made when the record is as that save left it (or,
-// for a row without a version column, holds the row's values still); otherwise the row is a
-// conflict and nothing is written.
-func (im *Importer) resume(ctx context.Context, res Result, row *Row, cur *store.Record, set store.Values, m store.Move, key string, k *store.KeyRecord) (Result, error) {
+// completed key is k) but whose move it did not make. It takes the row's key first (another
+// import may be finishing it right now) and reads the record again: the move is made when the
+// record is as that save left it (or, for a row without a version column, holds the row's
+// values still); otherwise the row is a conflict and nothing is written.
+func (im *Importer) resume(ctx context.Context, res Result, row *Row, m store.Move, key string, k *store.KeyRecord, role store.Role) (Result, error) {
 	kr, err := store.DecodeKeyResult(k.Result)
 	if err != nil {
 		return res, err
 	}
+	if r, ok, err := im.takeRow(ctx, res, row, key); !ok {
+		return r, err
+	}
+	cur, err := im.st.FindRecord(ctx, row.Kind, row.ID)
+	if err != nil {
+		im.release(ctx, key)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			return im.refused(res, err)
+		}
+		return res, err
+	}
+	res.Version = cur.Version
+	set, _ := im.writable(row.Kind, role, row.Set, cur.Fields)
+	delete(set, "parent_id")
 	earlier := fmt.Sprintf("an earlier import of this row wrote its other fields (version %d) but not its move", kr.Version)
 	if cur.Version != kr.Version && (row.Version != 0 || len(set) > 0) {
+		im.release(ctx, key)
 		res.Outcome = Conflict
 		res.Message = fmt.Sprintf("%s; the store has moved on to version %d (last written by %s), so the move is not made; nothing written",
 			earlier, cur.Version, cur.UpdatedBy)
 		return res, nil
 	}
 	if err := im.checkMove(ctx, row.ID, m); err != nil {
+		im.release(ctx, key)
 		r, rerr := im.refused(res, err)
 		r.Message = earlier + "; " + r.Message
 		return r, rerr
 	}
 	res.Fields = []string{"parent_id"}
 	res.Outcome = Updated
-	r, _, err := im.updateAndMove(ctx, res, row, store.Update{}, m, key)
+	r, _, err := im.saveAndMove(ctx, res, row, store.Update{}, m, key)
 	if err == nil && r.Outcome == Updated {
 		r.Message = earlier + "; the move finishes the row"
 	}

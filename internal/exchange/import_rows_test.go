@@ -1,13 +1,20 @@
 package exchange
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // mustDocs creates documents with the given titles, each under the parent parents names
@@ -317,4 +324,77 @@ func TestImport_ConcurrentRunsReportOneWrite(t *testing.T) {
 			t.Errorf("the other import wrote:\n before %s\n after  %s", before, after)
 		}
 	})
+}
+
+// twoHandles opens two store values on one fresh database (as two processes would): the
+// SQLite file, or the PostgreSQL schema.
+func twoHandles(t *testing.T, backend string) (store.Store, store.Store) {
+	t.Helper()
+	var open func() (store.Store, error)
+	switch backend {
+	case "sqlite":
+		path := filepath.Join(t.TempDir(), "t.db")
+		open = func() (store.Store, error) { return sqlite.Open(context.Background(), path, store.Options{}) }
+	default:
+		dsn := pgtest.DSN(t)
+		open = func() (store.Store, error) { return postgres.Open(context.Background(), dsn, store.Options{}) }
+	}
+	var out [2]store.Store
+	for i := range out {
+		st, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		out[i] = st
+	}
+	return out[0], out[1]
+}
+
+// Two imports of one file of moves at once, from two store values (two processes): every row
+// lands once, reported updated by one import and unchanged (imported before) by the other;
+// none is a conflict, however their steps interleave.
+func TestImport_ConcurrentMoves(t *testing.T) {
+	backends := []string{"sqlite"}
+	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
+		backends = append(backends, "postgres")
+	}
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			a, b := twoHandles(t, backend)
+			const n = 60
+			parents := make([]int64, 2*n)
+			ids := mustDocs(t, a, parents...)
+			var f strings.Builder
+			f.WriteString("kind,id,title,parent_id\n")
+			for i := n; i < 2*n; i++ {
+				fmt.Fprintf(&f, "document,%d,Moved %d,%d\n", ids[i], i, ids[i-n])
+			}
+			data := []byte(f.String())
+			var sums [2]Summary
+			var errs [2]error
+			var wg sync.WaitGroup
+			for i, st := range []store.Store{a, b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, sums[i], errs[i] = importAll(as(t, alice), st, bytes.NewReader(data), CSV, ImportOptions{KeyPrefix: "same"}, false)
+				}()
+			}
+			wg.Wait()
+			for i := range errs {
+				if errs[i] != nil {
+					t.Fatal(errs[i])
+				}
+			}
+			if sums[0][Updated]+sums[1][Updated] != n || sums[0][Unchanged]+sums[1][Unchanged] != n {
+				t.Fatalf("%v and %v: want %d rows updated in all, the rest unchanged", sums[0], sums[1], n)
+			}
+			for i := n; i < 2*n; i++ {
+				if d := mustDoc(t, a, ids[i]); d.Version != 3 || d.Fields["parent_id"] != ids[i-n] {
+					t.Errorf("document %d: v%d %+v", ids[i], d.Version, d.Fields)
+				}
+			}
+		})
+	}
 }
