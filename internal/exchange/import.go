@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
@@ -64,7 +65,8 @@ type ImportOptions struct {
 	DryRun bool
 }
 
-// Importer applies import rows to a store, one write (one transaction) per row.
+// Importer applies import rows to a store, one write (one transaction) per row, two for a
+// row that changes a document's fields and moves it (see updateAndMove).
 type Importer struct {
 	st  store.Store
 	reg *store.Registry
@@ -73,6 +75,9 @@ type Importer struct {
 	// whose creates store.CheckCopyCreate decides.
 	copied     *store.CopyState
 	copiedRead bool
+	// view is what the rows so far did (or, in a dry run, would have done) that later rows'
+	// checks need (importcheck.go).
+	view importView
 }
 
 // NewImporter returns an Importer writing to st.
@@ -134,12 +139,12 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 		return res, err
 	}
 	if row.ID == 0 {
-		return im.create(ctx, res, row, actor, key, store.CreateOptions{IdempotencyKey: key})
+		return im.create(ctx, res, pos, row, actor, key, store.CreateOptions{IdempotencyKey: key})
 	}
 	for attempt := 0; ; attempt++ {
 		cur, err := im.st.FindRecord(ctx, row.Kind, row.ID)
 		if store.ErrorCode(err) == store.ENOTFOUND {
-			res, err := im.create(ctx, res, row, actor, key, store.CreateOptions{ID: row.ID, IdempotencyKey: key})
+			res, err := im.create(ctx, res, pos, row, actor, key, store.CreateOptions{ID: row.ID, IdempotencyKey: key})
 			if err == nil && res.Outcome == Created && row.Version > 1 {
 				res.Message = strings.TrimSpace(fmt.Sprintf("created with id %d at version 1 (the file had version %d: versions start anew). %s", row.ID, row.Version, res.Message))
 			}
@@ -151,7 +156,7 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 		if len(row.Empty) > 0 {
 			return im.invalid(res, emptyError(row.Empty, row.Kind, row.ID)), nil
 		}
-		res, retry, err := im.update(ctx, res, row, cur, actor, key)
+		res, retry, err := im.update(ctx, res, pos, row, cur, actor, key)
 		if err != nil || !retry || attempt == maxRetries {
 			return res, err
 		}
@@ -162,28 +167,36 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 // report gives the record's current version, and says so when the record has moved on
 // since the import wrote it (or is gone), so that a version it shows is never stale.
 func (im *Importer) replayed(ctx context.Context, res Result, k *store.KeyRecord) (Result, error) {
-	res.Outcome, res.Message = Unchanged, "imported before (same row, same key)"
+	res.Outcome, res.Message, res.Fields = Unchanged, "imported before (same row, same key)", nil
 	kr, err := store.DecodeKeyResult(k.Result)
 	if err != nil || kr.ID == 0 {
 		return res, nil
 	}
-	res.ID, res.Version = kr.ID, kr.Version
 	cur, err := im.st.FindRecord(ctx, res.Kind, kr.ID)
+	if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+		return res, err
+	}
+	return replayedAs(res, kr, cur), nil
+}
+
+// replayedAs reports a row imported before as kr (its key's result), cur being the record
+// now (nil when it was deleted since).
+func replayedAs(res Result, kr store.KeyResult, cur *store.Record) Result {
+	res.Outcome, res.Message, res.Fields = Unchanged, "imported before (same row, same key)", nil
+	res.ID, res.Version = kr.ID, kr.Version
 	switch {
-	case store.ErrorCode(err) == store.ENOTFOUND:
+	case cur == nil:
 		res.Version = 0
 		res.Message = fmt.Sprintf("imported before (same row, same key) as version %d; %s %d was deleted since; nothing written", kr.Version, res.Kind, kr.ID)
-	case err != nil:
-		return res, err
 	case cur.Version != kr.Version:
 		res.Version = cur.Version
 		res.Message = fmt.Sprintf("imported before (same row, same key) as version %d; the record has moved on since (v%d now, last written by %s); nothing written", kr.Version, cur.Version, cur.UpdatedBy)
 	}
-	return res, nil
+	return res
 }
 
 // create applies a row that makes a new record.
-func (im *Importer) create(ctx context.Context, res Result, row *Row, actor store.Actor, key string, opt store.CreateOptions) (Result, error) {
+func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, actor store.Actor, key string, opt store.CreateOptions) (Result, error) {
 	if cs, err := im.copyState(ctx); err != nil {
 		return res, err
 	} else if cs != nil {
@@ -204,6 +217,26 @@ func (im *Importer) create(ctx context.Context, res Result, row *Row, actor stor
 	})
 	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
 	if im.opt.DryRun {
+		// What the store's create would refuse, given the rows before (which a dry run did
+		// not write): the parent, and a sku an earlier row gives to another product.
+		if p, ok := vals["parent_id"].(int64); ok && row.Kind == store.KindDocument {
+			if err := im.checkNewChild(ctx, p); err != nil {
+				return im.refused(res, err)
+			}
+		}
+		id := opt.ID
+		if id == 0 {
+			id = -int64(pos + 1)
+		}
+		if err := im.checkSKU(ctx, id, pos, vals["sku"]); err != nil {
+			return im.refused(res, err)
+		}
+		im.tookSKU(id, pos, vals["sku"])
+		if opt.ID != 0 && row.Kind == store.KindDocument {
+			if err := im.placed(ctx, opt.ID, vals["parent_id"]); err != nil {
+				return res, err
+			}
+		}
 		res.Version = 1
 		return res, nil
 	}
@@ -212,12 +245,21 @@ func (im *Importer) create(ctx context.Context, res Result, row *Row, actor stor
 		return im.refused(res, err)
 	}
 	res.ID, res.Version = r.ID, r.Version
+	if r.Kind == store.KindDocument {
+		im.view.tree.place(r.ID, parentOf(r))
+	}
 	return res, nil
+}
+
+// parentOf returns a document's parent id, 0 at the root.
+func parentOf(r *store.Record) int64 {
+	p, _ := r.Fields["parent_id"].(int64)
+	return p
 }
 
 // update applies a row to the record as it is (cur). retry is set when the record changed
 // between the read and the write and the row may be applied again to a fresh read.
-func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store.Record, actor store.Actor, key string) (_ Result, retry bool, _ error) {
+func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, cur *store.Record, actor store.Actor, key string) (_ Result, retry bool, _ error) {
 	set, skipped := im.writable(row.Kind, actor.Role, row.Set, cur.Fields)
 	note := skippedNote(skipped, actor.Role)
 	var move *store.Move
@@ -231,6 +273,19 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 		}
 	}
 	res.Version = cur.Version
+	if move != nil && !im.opt.DryRun {
+		// The row's other fields may have landed in an earlier import whose move did not
+		// (another writer changed the tree in between): that import left the row's key
+		// unclaimed, and this one finishes the row.
+		k, err := im.st.FindKey(ctx, store.ScopeAPI, fieldsKey(key))
+		if err == nil && k.Status == store.KeyCompleted {
+			r, err := im.resume(ctx, res, row, *move, key, k, actor.Role)
+			return r, false, err
+		}
+		if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
+			return res, false, err
+		}
+	}
 	if row.Version > cur.Version {
 		// Versions only grow, by one per write: the row cannot have been edited from a
 		// version the store never had. Not a conflict that a merge could settle.
@@ -287,9 +342,22 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 		}
 	}
 	u := store.Update{BaseVersion: base, Set: set, IdempotencyKey: key}
+	if move != nil {
+		// The fields' save gets a key of its own: the row's key is completed only once the
+		// move has landed too (updateAndMove).
+		u.IdempotencyKey = fieldsKey(key)
+	}
 	if len(set) > 0 {
 		if err := im.reg.CheckUpdate(row.Kind, actor.Role, u); err != nil {
 			return im.invalid(res, err), false, nil
+		}
+	}
+	if move != nil {
+		// Decided before anything is written, so that a move the store would refuse leaves
+		// the whole row unwritten.
+		if err := im.checkMove(ctx, row.ID, *move); err != nil {
+			r, err := im.refused(res, err)
+			return r, false, err
 		}
 	}
 	res.Fields = u.FieldNames()
@@ -298,6 +366,10 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 	}
 	res.Outcome, res.Message = Updated, note
 	if im.opt.DryRun {
+		if err := im.checkSKU(ctx, row.ID, pos, set["sku"]); err != nil {
+			r, err := im.refused(res, err)
+			return r, false, err
+		}
 		r, retry, err := im.dryLeases(ctx, res, row, set)
 		if err == nil && r.Outcome == Updated {
 			// The version the write would make: one for the fields, one for a move (a
@@ -307,40 +379,194 @@ func (im *Importer) update(ctx context.Context, res Result, row *Row, cur *store
 			}
 			if move != nil {
 				r.Version++
+				err = im.placed(ctx, row.ID, move.NewParent())
 			}
+			im.tookSKU(row.ID, pos, set["sku"])
 		}
 		return r, retry, err
 	}
-	if len(set) > 0 {
-		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
-		if store.ErrorCode(err) == store.ECONFLICT && (row.Version == 0 || im.opt.Merge) {
-			// Another writer got in since the read: read again (Apply retries, and reports
-			// this conflict when it gives up).
-			res.Outcome, res.Fields = Conflict, nil
-			res.Message = fmt.Sprintf("%s %d kept changing while the import wrote it (%d tries); nothing written", row.Kind, row.ID, maxRetries+1)
-			return res, true, nil
-		}
-		if err != nil {
-			r, err := im.refused(res, err)
-			return r, false, err
-		}
-		res.Version = ur.Version
-	}
 	if move != nil {
-		mr, err := im.st.MoveDocument(ctx, row.ID, *move)
+		return im.updateAndMove(ctx, res, row, u, *move, key)
+	}
+	ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
+	if store.ErrorCode(err) == store.ECONFLICT && (row.Version == 0 || im.opt.Merge) {
+		return im.retryConflict(res, row)
+	}
+	if err != nil {
+		r, err := im.refused(res, err)
+		return r, false, err
+	}
+	if ur.Replayed {
+		// Another import of the same row (the same key) saved it between this one's look
+		// at the key and its save: this one wrote nothing.
+		return replayedAs(res, store.ResultOf(ur), ur.Record), false, nil
+	}
+	res.Version = ur.Version
+	return res, false, nil
+}
+
+// retryConflict reports a save refused because another writer got in since the read: Apply
+// reads again and retries, and reports this conflict when it gives up.
+func (im *Importer) retryConflict(res Result, row *Row) (Result, bool, error) {
+	res.Outcome, res.Fields = Conflict, nil
+	res.Message = fmt.Sprintf("%s %d kept changing while the import wrote it (%d tries); nothing written", row.Kind, row.ID, maxRetries+1)
+	return res, true, nil
+}
+
+// fieldsKey is the idempotency key of the save of a row's fields when the row also moves a
+// document: the row's own key (key) is completed once the move has landed too.
+func fieldsKey(key string) string { return key + ":fields" }
+
+// updateAndMove applies a row that moves a document (and may change its other fields: u),
+// checked before (checkMove). The store writes a save and a move in two transactions, so the
+// row is made one unit by its key: the row's key is claimed first (another import of the same
+// row waits for it or replays it), the fields are saved under a key of their own, then the
+// move is made, and only then is the row's key completed. When the move is refused after the
+// fields landed (another writer changed the tree since the check), the row is reported with
+// the move's refusal and what was written, and its key is released: the next import of the
+// file finishes the row (resume) instead of calling it imported.
+func (im *Importer) updateAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
+	if r, ok, err := im.takeRow(ctx, res, row, key); !ok {
+		return r, false, err
+	}
+	return im.saveAndMove(ctx, res, row, u, m, key)
+}
+
+// takeRow claims the row's key (claimRow). ok is false when the row is not this import's to
+// apply, with its result: imported before (by another import, or an earlier one), another
+// import still applying it, or a key used for another request.
+func (im *Importer) takeRow(ctx context.Context, res Result, row *Row, key string) (_ Result, ok bool, _ error) {
+	claim, err := im.claimRow(ctx, key, "import-row:"+row.Digest)
+	switch {
+	case store.ErrorCode(err) == store.EBUSY:
+		res.Outcome, res.Fields = Conflict, nil
+		res.Message = "another import has been applying this row for seconds (it holds the row's key); nothing written; import again to see what became of it"
+		return res, false, nil
+	case store.ErrorCode(err) == store.EINVALID: // the key was used for another request
+		r, err := im.refused(res, err)
+		return r, false, err
+	case err != nil:
+		return res, false, err
+	case !claim.Claimed:
+		r, err := im.replayed(ctx, res, &claim.Record)
+		return r, false, err
+	}
+	return res, true, nil
+}
+
+// release gives the row's key back when the row did not land. A failure to release is not
+// the row's: the claim then lapses after its pending lifetime.
+func (im *Importer) release(ctx context.Context, key string) {
+	_ = im.st.FailKey(ctx, store.ScopeAPI, key)
+}
+
+// saveAndMove saves the row's fields (u, under fieldsKey) and moves the document, with the
+// row's key claimed (takeRow), then completes the key; it releases the key when the row does
+// not land.
+func (im *Importer) saveAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
+	release := func() { im.release(ctx, key) }
+	var saved *store.UpdateResult
+	if len(u.Set) > 0 {
+		ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
 		if err != nil {
+			release()
+			if store.ErrorCode(err) == store.ECONFLICT && (row.Version == 0 || im.opt.Merge) {
+				return im.retryConflict(res, row)
+			}
 			r, err := im.refused(res, err)
 			return r, false, err
 		}
-		res.Version = mr.Record.Version
-		if mr.Unchanged {
-			res.Fields = slices.DeleteFunc(res.Fields, func(s string) bool { return s == "parent_id" })
+		saved, res.Version = ur, ur.Version
+	}
+	mr, err := im.st.MoveDocument(ctx, row.ID, m)
+	if err != nil {
+		release()
+		r, rerr := im.refused(res, err)
+		if rerr != nil || saved == nil || saved.Unchanged {
+			return r, false, rerr
 		}
-		if len(res.Fields) == 0 {
-			res.Outcome = Unchanged
-		}
+		r.Version = saved.Version
+		r.Message = fmt.Sprintf("%s written (version %d), but the move was refused: %v; the row is not finished and not counted as imported: import the file again to finish it",
+			strings.Join(u.FieldNames(), ", "), saved.Version, err)
+		return r, false, nil
+	}
+	res.Version = mr.Record.Version
+	if mr.Unchanged {
+		res.Fields = slices.DeleteFunc(res.Fields, func(s string) bool { return s == "parent_id" })
+	}
+	if len(res.Fields) == 0 {
+		res.Outcome = Unchanged
+	}
+	im.view.tree.place(row.ID, parentOf(mr.Record))
+	done := store.KeyResult{Kind: row.Kind, ID: row.ID, Version: res.Version, Unchanged: res.Outcome == Unchanged}
+	if err := im.st.CompleteKey(ctx, store.ScopeAPI, key, done.Encode(), 0); err != nil {
+		return res, false, fmt.Errorf("%s %d: the row landed, but its key was not recorded: %w", row.Kind, row.ID, err)
 	}
 	return res, false, nil
+}
+
+// claimRow claims the row's key (scope api) for the request hash. Another import holding it
+// (the same file imported twice at once) is waited for, a few seconds at most, so that the
+// row is reported as that import left it; EBUSY when it still holds it then.
+func (im *Importer) claimRow(ctx context.Context, key, hash string) (*store.Claim, error) {
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		claim, err := im.st.ClaimKey(ctx, store.ScopeAPI, key, hash, 0)
+		if store.ErrorCode(err) != store.EBUSY || wait > 2*time.Second {
+			return claim, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// resume finishes a row whose fields an earlier import saved (under fieldsKey, whose
+// completed key is k) but whose move it did not make. It takes the row's key first (another
+// import may be finishing it right now) and reads the record again: the move is made when the
+// record is as that save left it (or, for a row without a version column, holds the row's
+// values still); otherwise the row is a conflict and nothing is written.
+func (im *Importer) resume(ctx context.Context, res Result, row *Row, m store.Move, key string, k *store.KeyRecord, role store.Role) (Result, error) {
+	kr, err := store.DecodeKeyResult(k.Result)
+	if err != nil {
+		return res, err
+	}
+	if r, ok, err := im.takeRow(ctx, res, row, key); !ok {
+		return r, err
+	}
+	cur, err := im.st.FindRecord(ctx, row.Kind, row.ID)
+	if err != nil {
+		im.release(ctx, key)
+		if store.ErrorCode(err) == store.ENOTFOUND {
+			return im.refused(res, err)
+		}
+		return res, err
+	}
+	res.Version = cur.Version
+	set, _ := im.writable(row.Kind, role, row.Set, cur.Fields)
+	delete(set, "parent_id")
+	earlier := fmt.Sprintf("an earlier import of this row wrote its other fields (version %d) but not its move", kr.Version)
+	if cur.Version != kr.Version && (row.Version != 0 || len(set) > 0) {
+		im.release(ctx, key)
+		res.Outcome = Conflict
+		res.Message = fmt.Sprintf("%s; the store has moved on to version %d (last written by %s), so the move is not made; nothing written",
+			earlier, cur.Version, cur.UpdatedBy)
+		return res, nil
+	}
+	if err := im.checkMove(ctx, row.ID, m); err != nil {
+		im.release(ctx, key)
+		r, rerr := im.refused(res, err)
+		r.Message = earlier + "; " + r.Message
+		return r, rerr
+	}
+	res.Fields = []string{"parent_id"}
+	res.Outcome = Updated
+	r, _, err := im.saveAndMove(ctx, res, row, store.Update{}, m, key)
+	if err == nil && r.Outcome == Updated {
+		r.Message = earlier + "; the move finishes the row"
+	}
+	return r, err
 }
 
 // rowChanges says which fields a stale row changes: those of set (its values that differ
