@@ -1332,6 +1332,23 @@ func (db *DB) refuseOnCopy(ctx context.Context) error {
 	return nil
 }
 
+// copyWriter returns the state of the working copy when a write by actor must pass the
+// working-copy rules (store.CheckCopyWriter), nil when it need not: an editor's write, or
+// any write to a store that is not a working copy. An editor's save, the common one, reads
+// nothing here. The read is made before the write transaction, outside the write lock: a
+// store never stops being a working copy, and one becomes a copy only while it holds no
+// record to write.
+func (db *DB) copyWriter(ctx context.Context, actor store.Actor) (*store.CopyState, error) {
+	if actor.Role == store.RoleEditor {
+		return nil, nil
+	}
+	s, err := db.CopyState(ctx)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return nil, nil
+	}
+	return s, err
+}
+
 // isUnique reports whether err is a unique constraint failing.
 func isUnique(err error) bool {
 	var e *sqlite.Error
