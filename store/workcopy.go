@@ -259,6 +259,20 @@ func CheckCopyCreate(s *CopyState, kind Kind, id int64) error {
 	return nil
 }
 
+// CopyOf returns the state of st when st is a working copy, nil when it is not one (a store
+// that cannot be one, or could be and is not).
+func CopyOf(ctx context.Context, st Store) (*CopyState, error) {
+	wc, ok := st.(WorkingCopy)
+	if !ok {
+		return nil, nil
+	}
+	s, err := wc.CopyState(ctx)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil, nil
+	}
+	return s, err
+}
+
 // CheckCopyWriter decides whether a working copy in state s takes writes from actor: an
 // editor's, never a system's. A copy's outbox keeps values, not roles, and a sync pushes each
 // entry as its author's editor save, with a person's conflict queue behind it: a system

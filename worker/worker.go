@@ -132,21 +132,14 @@ func (w *Worker) check(ctx context.Context) error {
 	if a.Role != store.RoleSystem {
 		return store.Errorf(store.EINVALID, "a worker writes system fields and must run as system, not %s", a.Role)
 	}
-	wc, ok := w.st.(store.WorkingCopy)
-	if !ok {
-		return nil
+	cs, err := store.CopyOf(ctx, w.st)
+	if err == nil && cs != nil {
+		err = store.CheckCopyWriter(cs, a)
 	}
-	cs, err := wc.CopyState(ctx)
-	switch store.ErrorCode(err) {
-	case "":
-		if err := store.CheckCopyWriter(cs, a); err != nil {
-			return fmt.Errorf("worker %s: %w", w.task.Name, err)
-		}
-		return nil
-	case store.ENOTFOUND: // a store that could be a working copy but is not one
-		return nil
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", w.task.Name, err)
 	}
-	return fmt.Errorf("worker %s: %w", w.task.Name, err)
+	return nil
 }
 
 // pass is one pass of RunOnce, after check.
