@@ -312,4 +312,19 @@ func TestDB_WorkingCopySystemWrite(t *testing.T) {
 	if _, err := plain.UpdateRecord(sys, store.KindProduct, r.ID, store.Update{Add: map[string]int64{"stock": 2}}); err != nil {
 		t.Errorf("system adjust on a store that is no working copy: %v", err)
 	}
+
+	// A store the DB has seen as no copy, which StartCopy then makes one, refuses too.
+	late := mustOpen(t, filepath.Join(t.TempDir(), "late.db"))
+	if _, err := late.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 1}}); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("system adjust on an empty store: %v, want ENOTFOUND", err)
+	}
+	if err := late.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "elsewhere", Kinds: []store.Kind{store.KindProduct}, Position: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.ApplySource(ctx, []*store.Record{rec}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 1}}); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("system adjust after StartCopy on the same DB: %v, want EFORBIDDEN", err)
+	}
 }
