@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -256,6 +257,65 @@ func CheckCopyCreate(s *CopyState, kind Kind, id int64) error {
 			"would become a second record on the source. Leave the id out to create a new record, or change %s %d on the source", kind, id, kind, id)
 	}
 	return nil
+}
+
+// CopyOf returns the state of st when st is a working copy, nil when it is not one (a store
+// that cannot be one, or could be and is not).
+func CopyOf(ctx context.Context, st Store) (*CopyState, error) {
+	wc, ok := st.(WorkingCopy)
+	if !ok {
+		return nil, nil
+	}
+	s, err := wc.CopyState(ctx)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil, nil
+	}
+	return s, err
+}
+
+// CheckCopyWriter decides whether a working copy in state s takes writes from actor: an
+// editor's, never a system's. A copy's outbox keeps values, not roles, and a sync pushes each
+// entry as its author's editor save, with a person's conflict queue behind it: a system
+// write made here would reach the source as an editor's history version rather than the
+// system's operation-log entry, and a system-owned field would not reach it at all (system
+// fields come from the source). Workers and other system writers also work under a lease on
+// the record's system group, which a copy cannot take. So the way out is the source.
+// EFORBIDDEN, naming it; nil for an editor.
+func CheckCopyWriter(s *CopyState, actor Actor) error {
+	if actor.Role == RoleEditor {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "a working copy takes no %s writes: they would reach the source as an editor's edit, "+
+		"not as the system's operation-log entry, and system fields come from the source. Run it against the source (--db %s)",
+		actor.Role, s.Source)
+}
+
+// CheckCopySave is CheckCopyWriter for the save u of kind, in the store's save path: its
+// refusal names what u writes. A field no editor may write (a system field such as
+// checksum) is one a copy never writes; a shared field (stock) written as system is
+// refused because of its writer. EFORBIDDEN; nil for an editor, whose ownership
+// CheckUpdate decides.
+func (r *Registry) CheckCopySave(s *CopyState, kind Kind, actor Actor, u Update) error {
+	if actor.Role == RoleEditor {
+		return nil
+	}
+	var owned, shared []string
+	for _, name := range u.FieldNames() {
+		if f, err := r.Field(kind, name); err == nil && !f.Writable(RoleEditor) {
+			owned = append(owned, string(kind)+"."+name)
+		} else {
+			shared = append(shared, string(kind)+"."+name)
+		}
+	}
+	if len(owned) > 0 {
+		return Errorf(EFORBIDDEN, "%s: a working copy writes only editor and shared fields; system fields come from the "+
+			"source, and a sync never sends them there. Run it against the source (--db %s); nothing was written",
+			strings.Join(owned, ", "), s.Source)
+	}
+	return Errorf(EFORBIDDEN, "%s written as %s: a working copy takes no %s writes, since a sync would push this as an "+
+		"editor's edit (a history version on the source), not as the system's operation-log entry. Run it against the "+
+		"source (--db %s), or here as an editor (--as editor) to have it pushed as your edit; nothing was written",
+		strings.Join(shared, ", "), actor.Role, actor.Role, s.Source)
 }
 
 func joinKinds(ks []Kind) string {

@@ -83,12 +83,17 @@ func ActorName(task string) string {
 }
 
 // Run makes passes every Interval until ctx ends and returns the summed summary. ctx must
-// carry a system actor. A pass that fails as a whole (the store unreachable) is logged and
-// retried at the next interval; only the end of ctx ends Run, which then returns nil.
+// carry a system actor, and the store must not be a working copy (see RunOnce); either
+// refusal ends Run at once. A pass that fails as a whole (the store unreachable) is logged
+// and retried at the next interval; otherwise only the end of ctx ends Run, which then
+// returns nil.
 func (w *Worker) Run(ctx context.Context) (Summary, error) {
 	var total Summary
+	if err := w.check(ctx); err != nil {
+		return total, err
+	}
 	for {
-		s, err := w.RunOnce(ctx)
+		s, err := w.pass(ctx)
 		total = total.Add(s)
 		if ctx.Err() != nil {
 			return total, nil
@@ -105,16 +110,41 @@ func (w *Worker) Run(ctx context.Context) (Summary, error) {
 }
 
 // RunOnce makes one pass over every record of the task's kinds and does the stale ones.
-// ctx must carry a system actor (EINVALID otherwise, from the store). It returns an error
-// only when the pass itself could not run (listing records failed, ctx ended); failures of
-// single jobs are counted in the summary.
+// ctx must carry a system actor (EINVALID otherwise). A working copy is refused
+// (EFORBIDDEN, store.CheckCopyWriter): it takes no system writes, so the worker runs
+// against the copy's source. It returns an error only when the pass itself could not run
+// (listing records failed, ctx ended); failures of single jobs are counted in the summary.
 func (w *Worker) RunOnce(ctx context.Context) (Summary, error) {
-	var s Summary
-	if a, err := store.ActorFrom(ctx); err != nil {
-		return s, err
-	} else if a.Role != store.RoleSystem {
-		return s, store.Errorf(store.EINVALID, "a worker writes system fields and must run as system, not %s", a.Role)
+	if err := w.check(ctx); err != nil {
+		return Summary{}, err
 	}
+	return w.pass(ctx)
+}
+
+// check refuses what no pass can work with: an actor that is not the system, a store that
+// is a working copy. It runs before the first pass, so a worker started on a copy says so
+// at once rather than failing each job on the lease a copy cannot grant.
+func (w *Worker) check(ctx context.Context) error {
+	a, err := store.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	if a.Role != store.RoleSystem {
+		return store.Errorf(store.EINVALID, "a worker writes system fields and must run as system, not %s", a.Role)
+	}
+	cs, err := store.CopyOf(ctx, w.st)
+	if err == nil && cs != nil {
+		err = store.CheckCopyWriter(cs, a)
+	}
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", w.task.Name, err)
+	}
+	return nil
+}
+
+// pass is one pass of RunOnce, after check.
+func (w *Worker) pass(ctx context.Context) (Summary, error) {
+	var s Summary
 	reg := w.st.Registry()
 	for _, kind := range w.task.Kinds {
 		var after int64

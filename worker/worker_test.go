@@ -214,6 +214,44 @@ func TestWorker_RefusesEditorActor(t *testing.T) {
 	}
 }
 
+// TestWorker_RefusesWorkingCopy: a worker does not run on a working copy, whose system
+// fields come from the source: RunOnce and Run refuse at once (EFORBIDDEN, naming the
+// source), and nothing is written or queued, although the copy's records are stale.
+func TestWorker_RefusesWorkingCopy(t *testing.T) {
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	wc := openCopy(t,
+		&store.Record{Kind: store.KindProduct, ID: 1, Version: 3, UpdatedBy: "bob", UpdatedAt: at, Fields: store.Values{"sku": "A-1", "name": "lamp"}},
+		&store.Record{Kind: store.KindDocument, ID: 2, Version: 4, UpdatedBy: "bob", UpdatedAt: at, Fields: store.Values{"title": "t", "body": "a b c"}})
+	for _, task := range []Task{Checksum, WordCount} {
+		ctx := systemCtx(t, ActorName(task.Name))
+		_, err := New(wc, task, Options{}).RunOnce(ctx)
+		if store.ErrorCode(err) != store.EFORBIDDEN || !strings.Contains(err.Error(), "worker "+task.Name+": a working copy") ||
+			!strings.Contains(err.Error(), "--db team.db") {
+			t.Errorf("RunOnce %s on a working copy: %v, want EFORBIDDEN naming the source", task.Name, err)
+		}
+		// Run ends with the refusal instead of logging it and trying again every interval.
+		done := make(chan error, 1)
+		go func() { _, err := New(wc, task, Options{Interval: time.Millisecond}).Run(ctx); done <- err }()
+		select {
+		case err := <-done:
+			if store.ErrorCode(err) != store.EFORBIDDEN {
+				t.Errorf("Run %s on a working copy: %v, want EFORBIDDEN", task.Name, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("Run %s on a working copy did not end", task.Name)
+		}
+	}
+	if got := mustFind(t, wc, store.KindProduct, 1); got.Version != 3 || got.Fields["checksum"] != "" {
+		t.Errorf("product written on the copy: v%d checksum %q", got.Version, got.Fields["checksum"])
+	}
+	if got := mustFind(t, wc, store.KindDocument, 2); got.Version != 4 || got.Fields["word_count"] != int64(0) {
+		t.Errorf("document written on the copy: v%d word_count %v", got.Version, got.Fields["word_count"])
+	}
+	if es, err := wc.Outbox(t.Context(), 0); err != nil || len(es) != 0 {
+		t.Errorf("outbox after the refused workers: %v, %v", es, err)
+	}
+}
+
 // TestWorker_Concurrent runs several workers on one store at once: every stale record is
 // written exactly once, and no record by two workers.
 func TestWorker_Concurrent(t *testing.T) {

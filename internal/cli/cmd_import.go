@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tandem-editor/tandem/internal/exchange"
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -106,6 +108,9 @@ A file refused as a whole exits 2.`,
 			st, err := a.store(ctx)
 			if err != nil {
 				return err
+			}
+			if err := checkCopyWriter(ctx, st); err != nil {
+				return fmt.Errorf("import: %w", err)
 			}
 			src, err := exchange.NewSource(in, f, st.Registry())
 			if err != nil {
@@ -263,4 +268,19 @@ func printImportJSON(w io.Writer, rep *exchange.Report, sum exchange.Summary, dr
 	}
 	_, err = io.WriteString(w, "\n  ]\n}\n")
 	return err
+}
+
+// checkCopyWriter refuses a whole import into st by the actor of ctx when st is a working
+// copy that takes no writes from it (store.CheckCopyWriter: none by --as system), before any
+// row is read: every row would be refused alike.
+func checkCopyWriter(ctx context.Context, st store.Store) error {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	cs, err := store.CopyOf(ctx, st)
+	if err != nil || cs == nil {
+		return err
+	}
+	return store.CheckCopyWriter(cs, actor)
 }

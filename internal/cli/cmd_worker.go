@@ -35,7 +35,8 @@ For each record whose value is stale it takes a lease on the record's system gro
 (records another worker is on are skipped, not waited for), claims a job key for the
 record version, and writes under a short database lock with the lease token. Its writes
 go to the operation log (tandem history), never to the history versions. Any number of
-workers may share one store.
+workers may share one store. A working copy is refused (exit 6): its system fields come
+from the source, so run workers there.
 
 It makes a pass every --interval until Ctrl-C or SIGTERM, then prints what it did.
 --once makes one pass and prints "done N, skipped N, failed N".`,

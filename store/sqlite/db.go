@@ -55,6 +55,12 @@ type DB struct {
 	// searchBuilt is set once the file is known to have no search index left to build
 	// (workcopy_search.go): it stays so.
 	searchBuilt atomic.Bool
+	// copyKnown says whether the file is a working copy, once a system save has asked
+	// (copyWriter): copyUnknown, copyNo or copyYes. Either answer stays true: a copy never
+	// stops being one, and a store becomes one only by StartCopy, on a store with no record
+	// to save (tandem clone makes it on a file of its own, renamed into place when complete),
+	// which sets copyYes when it runs on this DB.
+	copyKnown atomic.Int32
 
 	ctx    context.Context // ends on Close; stops subscribers
 	cancel context.CancelFunc

@@ -276,6 +276,13 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, err
 	}
+	if wc, err := db.copyWriter(ctx, actor); err != nil {
+		return nil, err
+	} else if wc != nil {
+		if err := db.reg.CheckCopySave(wc, kind, actor, u); err != nil {
+			return nil, err
+		}
+	}
 	keep := store.KeepsHistory(ctx, actor)
 	var rel *relativeSave
 	if !keep {
@@ -534,6 +541,10 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	if err != nil {
 		return nil, err
 	}
+	wc, err := db.copyWriter(ctx, actor)
+	if err != nil {
+		return nil, err
+	}
 	keep := store.KeepsHistory(ctx, actor)
 	var res *store.UpdateResult
 	what := fmt.Sprintf("locked update %s %d", kind, id)
@@ -555,6 +566,11 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		}
 		if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
 			return err
+		}
+		if wc != nil {
+			if err := db.reg.CheckCopySave(wc, kind, actor, u); err != nil {
+				return err
+			}
 		}
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
 		return err

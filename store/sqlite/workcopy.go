@@ -248,6 +248,9 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 			VALUES (1, ?, ?, ?, ?, ?, ?, ?)`, copyFormat, s.SourceID, s.Source, jsonText(kinds), s.Subtree, s.Position, formatTime(tx.now))
 		return err
 	})
+	if err == nil {
+		db.copyKnown.Store(copyYes)
+	}
 	return mapErr("start working copy", err)
 }
 
@@ -1407,6 +1410,32 @@ func (db *DB) refuseOnCopy(ctx context.Context) error {
 		return store.Errorf(store.EINVALID, "leases cannot be taken on a working copy (%s): nobody else edits this file; take the lease on the source, where the others are", db.path)
 	}
 	return nil
+}
+
+// What DB.copyKnown holds.
+const (
+	copyUnknown int32 = iota
+	copyNo
+	copyYes
+)
+
+// copyWriter returns the state of the working copy when a write by actor must pass the
+// working-copy rules (store.CheckCopyWriter), nil when it need not: an editor's write, or
+// any write to a store that is not a working copy. An editor's save, the common one, reads
+// nothing here, and a system save on a store that is no copy reads only once per DB
+// (copyKnown), so the programs' hot-row saves keep their statement count. The read is made
+// before the write transaction, outside the write lock: a store never stops being a working
+// copy, and one becomes a copy only while it holds no record to write.
+func (db *DB) copyWriter(ctx context.Context, actor store.Actor) (*store.CopyState, error) {
+	if actor.Role == store.RoleEditor || db.copyKnown.Load() == copyNo {
+		return nil, nil
+	}
+	s, err := db.CopyState(ctx)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		db.copyKnown.CompareAndSwap(copyUnknown, copyNo)
+		return nil, nil
+	}
+	return s, err
 }
 
 // isUnique reports whether err is a unique constraint failing.

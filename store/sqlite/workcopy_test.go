@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +17,8 @@ func wcEditor(name string) context.Context {
 }
 
 // TestDB_WorkingCopyOutbox: every local save of editor and shared fields lands in the
-// outbox with what it changed and the base it was made on; source writes, refused saves
-// and system writes do not.
+// outbox with what it changed and the base it was made on; source writes and refused saves
+// (a stale one, a system write: TestDB_WorkingCopySystemWrite) do not.
 func TestDB_WorkingCopyOutbox(t *testing.T) {
 	ctx := context.Background()
 	db, _ := newCopy(t, "wc.db", 7, store.KindProduct, store.KindDocument)
@@ -45,8 +47,8 @@ func TestDB_WorkingCopyOutbox(t *testing.T) {
 		t.Fatalf("stale local save: %v", err)
 	}
 	sys := store.WithActor(ctx, store.Actor{Name: "worker", Role: store.RoleSystem})
-	if _, err := db.UpdateRecord(sys, store.KindProduct, 42, store.Update{BaseVersion: 7, Set: store.Values{"checksum": "abc"}}); err != nil {
-		t.Fatal(err)
+	if _, err := db.UpdateRecord(sys, store.KindProduct, 42, store.Update{BaseVersion: 7, Set: store.Values{"checksum": "abc"}}); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Fatalf("system save on a working copy: %v, want EFORBIDDEN", err)
 	}
 	parent := int64(3)
 	if _, err := db.MoveDocument(wcEditor("alice"), 4, store.Move{Parent: &parent}); err != nil {
@@ -212,4 +214,117 @@ func TestDB_WorkingCopySearch(t *testing.T) {
 	expect(store.KindProduct, "lampe", 42)
 	expect(store.KindProduct, "leuchte")
 	expect(store.KindProduct, "garten", 42)
+}
+
+// TestDB_WorkingCopySystemWrite: a working copy refuses every save by the system role, on
+// each save path (a version-checked set, a relative change, a keyed one, a save under the
+// short database lock), with EFORBIDDEN, a message that names the fields and the source,
+// and nothing written: no version, no outbox entry, no change-log entry, no key. The same
+// saves land on a store that is not a working copy, and an editor's land on the copy.
+func TestDB_WorkingCopySystemWrite(t *testing.T) {
+	ctx := context.Background()
+	db, _ := newCopy(t, "wc.db", 7, store.KindProduct)
+	rec := &store.Record{Kind: store.KindProduct, ID: 10, Version: 2, UpdatedBy: "bob", UpdatedAt: time.Now().UTC().Truncate(time.Millisecond),
+		Fields: store.Values{"sku": "A-10", "name": "lamp", "price": int64(100), "stock": int64(10), "checksum": "src"}}
+	if err := db.ApplySource(ctx, []*store.Record{rec}, 9); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := db.Changes(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := store.WithActor(ctx, store.Actor{Name: "script", Role: store.RoleSystem})
+	saves := []struct {
+		name string
+		save func() error
+		want []string // in the message, besides the source
+	}{
+		{"set system field", func() error {
+			_, err := db.UpdateRecord(sys, store.KindProduct, 10, store.Update{BaseVersion: 2, Set: store.Values{"checksum": "abc"}})
+			return err
+		}, []string{"product.checksum", "system fields come from the source"}},
+		{"set system and shared field", func() error {
+			_, err := db.UpdateRecord(sys, store.KindProduct, 10, store.Update{BaseVersion: 2, Set: store.Values{"thumbnail": "t.png", "availability": "backorder"}})
+			return err
+		}, []string{"product.thumbnail", "system fields come from the source"}},
+		{"adjust shared counter", func() error {
+			_, err := db.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": -3}})
+			return err
+		}, []string{"product.stock written as system", "operation-log entry", "--as editor"}},
+		{"keyed adjust", func() error {
+			_, err := db.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 5}, IdempotencyKey: "k-1"})
+			return err
+		}, []string{"product.stock written as system"}},
+		{"locked update", func() error {
+			_, err := db.LockedUpdate(sys, store.KindProduct, 10, func(cur *store.Record) (store.Update, error) {
+				return store.Update{Set: store.Values{"checksum": "from " + cur.Fields["sku"].(string)}}, nil
+			})
+			return err
+		}, []string{"product.checksum"}},
+	}
+	for _, s := range saves {
+		t.Run(s.name, func(t *testing.T) {
+			err := s.save()
+			if got := store.ErrorCode(err); got != store.EFORBIDDEN {
+				t.Fatalf("got %v (%s), want EFORBIDDEN", err, got)
+			}
+			for _, w := range append(s.want, "--db somewhere", "nothing was written") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	got, err := db.FindRecord(ctx, store.KindProduct, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 2 || got.Fields["checksum"] != "src" || got.Fields["stock"] != int64(10) || got.Fields["availability"] != "in_stock" {
+		t.Errorf("refused saves wrote: v%d checksum %q stock %v availability %v", got.Version, got.Fields["checksum"], got.Fields["stock"], got.Fields["availability"])
+	}
+	if es := mustOutbox(t, db); len(es) != 0 {
+		t.Errorf("refused saves queued %d outbox entries: %+v", len(es), es)
+	}
+	if after, err := db.Changes(ctx, 0, 0); err != nil || len(after) != len(changes) {
+		t.Errorf("refused saves logged changes: %d before, %d after (%v)", len(changes), len(after), err)
+	}
+	if _, err := db.FindKey(ctx, store.ScopeAPI, "k-1"); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("a refused keyed save kept its key: %v", err)
+	}
+
+	// An editor's save of the shared field lands, and is queued.
+	if _, err := db.UpdateRecord(wcEditor("alice"), store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": -3}}); err != nil {
+		t.Fatal(err)
+	}
+	if es := mustOutbox(t, db); len(es) != 1 || es[0].Actor != "alice" {
+		t.Errorf("editor's adjust: outbox %+v, want one entry by alice", es)
+	}
+
+	// A store that is not a working copy takes the same system saves.
+	plain := mustOpen(t, filepath.Join(t.TempDir(), "plain.db"))
+	r, err := plain.CreateRecord(wcEditor("bob"), store.KindProduct, store.Values{"sku": "A-10", "name": "lamp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.UpdateRecord(sys, store.KindProduct, r.ID, store.Update{BaseVersion: r.Version, Set: store.Values{"checksum": "abc"}}); err != nil {
+		t.Errorf("system save on a store that is no working copy: %v", err)
+	}
+	if _, err := plain.UpdateRecord(sys, store.KindProduct, r.ID, store.Update{Add: map[string]int64{"stock": 2}}); err != nil {
+		t.Errorf("system adjust on a store that is no working copy: %v", err)
+	}
+
+	// A store the DB has seen as no copy, which StartCopy then makes one, refuses too.
+	late := mustOpen(t, filepath.Join(t.TempDir(), "late.db"))
+	if _, err := late.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 1}}); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("system adjust on an empty store: %v, want ENOTFOUND", err)
+	}
+	if err := late.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "elsewhere", Kinds: []store.Kind{store.KindProduct}, Position: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.ApplySource(ctx, []*store.Record{rec}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 1}}); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("system adjust after StartCopy on the same DB: %v, want EFORBIDDEN", err)
+	}
 }
