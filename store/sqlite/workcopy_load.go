@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -132,22 +131,33 @@ func checkLoadable(ctx context.Context, tx *wcTx, kind store.Kind, t string) err
 // loadChunk is up to loadRows records as one INSERT's values, or the error that ended the
 // reading or the encoding.
 type loadChunk struct {
-	n     int
-	cols  []string
-	args  []driver.NamedValue // the statement's arguments, as the driver takes them
-	ids   []int64             // the records' ids, for writeFoldsBulk
-	folds []map[string]string // their search folds
+	n    int
+	cols []string
+	args []driver.NamedValue // the statement's arguments, as the driver takes them
+	// folds holds, for each folded field (store.FoldedFields), the arguments of its side
+	// table's INSERT: id and fold of each record that has the field.
+	folds [][]driver.NamedValue
 	err   error
 }
 
 // loadRows writes the records next hands over into table t and their search folds into
 // their side tables, loadRows records to a statement. The records are read and encoded
-// (values and sku key: sourceRow; folds: store.Folds, as every write of a source record)
-// in a goroutine while SQLite writes the last chunk. The statements run below database/sql
+// (values and sku key: sourceRow; folds: store.FoldValue of each folded field that the
+// record has, as store.Folds gives them to every write of a source record) in a goroutine
+// while SQLite writes the last chunk. The statements run below database/sql
 // (tx.raw), with arguments the encoder has made driver values: database/sql's checking and
 // conversion of two million arguments, on the writer's goroutine, cost about a tenth of
 // what the writer spent inserting.
 func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind, next func() ([]*store.Record, error)) error {
+	folded := store.FoldedFields(kind)
+	foldTables := make([]string, len(folded))
+	for i, name := range folded {
+		ft, err := foldTable(kind, name)
+		if err != nil {
+			return err
+		}
+		foldTables[i] = ft
+	}
 	chunks := make(chan loadChunk, 4)
 	stop := make(chan struct{})
 	defer func() {
@@ -200,7 +210,19 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 					send(loadChunk{err: fmt.Errorf("%s %d: %w", kind, r.ID, err)})
 					return
 				}
-				c.ids, c.folds = append(c.ids, r.ID), append(c.folds, store.Folds(kind, r.Fields))
+				if c.folds == nil {
+					c.folds = make([][]driver.NamedValue, len(folded))
+					for i := range c.folds {
+						c.folds[i] = make([]driver.NamedValue, 0, 2*loadRows)
+					}
+				}
+				for i, name := range folded {
+					if v, ok := r.Fields[name]; ok {
+						n := len(c.folds[i])
+						c.folds[i] = append(c.folds[i], driver.NamedValue{Ordinal: n + 1, Value: r.ID},
+							driver.NamedValue{Ordinal: n + 2, Value: store.FoldValue(v)})
+					}
+				}
 				if c.n++; c.n == loadRows {
 					if !send(c) {
 						return
@@ -221,7 +243,15 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 			if err := rc.exec(ctx, insertRows(t, c.cols, c.n), c.args); err != nil {
 				return fmt.Errorf("write %s from the source: %w", t, err)
 			}
-			return writeFoldsBulk(ctx, rawExecer{rc}, kind, c.ids, c.folds)
+			for i, args := range c.folds {
+				if len(args) == 0 {
+					continue
+				}
+				if err := rc.exec(ctx, foldUpsert(foldTables[i], len(args)/2), args); err != nil {
+					return fmt.Errorf("write the search text of %d %ss (%s): %w", len(args)/2, kind, folded[i], err)
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return err
@@ -245,19 +275,6 @@ func appendDriverArgs(nv []driver.NamedValue, args []any) ([]driver.NamedValue, 
 		nv = append(nv, driver.NamedValue{Ordinal: len(nv) + 1, Value: a})
 	}
 	return nv, nil
-}
-
-// rawExecer runs statements on a raw connection (execer), as writeFoldsBulk wants them.
-type rawExecer struct{ rc *rawConn }
-
-// ExecContext runs q with args on the raw connection; its result reports nothing
-// (driver.ResultNoRows).
-func (e rawExecer) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	nv, err := appendDriverArgs(make([]driver.NamedValue, 0, len(args)), args)
-	if err != nil {
-		return nil, err
-	}
-	return driver.ResultNoRows, e.rc.exec(ctx, q, nv)
 }
 
 // insertRows returns the statement that inserts n rows of cols into table t.
