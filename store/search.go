@@ -174,6 +174,17 @@ var foldCaser = cases.Fold()
 // Accents stay: "emile" does not find "Émile". White space is kept as it is (not trimmed),
 // since the query is a substring.
 func SearchFold(s string) string {
+	if l, ok := asciiLower(s); ok {
+		// Text of ASCII alone (most skus, names and categories) has no format character,
+		// is its own NFKC form and folds to its lower case: the rest is the same function
+		// at a tenth of the cost, which a clone of 100,000 products pays four times a row.
+		return l
+	}
+	return searchFoldUnicode(s)
+}
+
+// searchFoldUnicode is SearchFold through Unicode's tables, for text of any characters.
+func searchFoldUnicode(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cf, r) {
 			return -1
@@ -188,6 +199,31 @@ func SearchFold(s string) string {
 		s = norm.NFKC.String(strings.ReplaceAll(s, "i\u0307", "i"))
 	}
 	return s
+}
+
+// asciiLower returns s with A to Z in lower case, and whether s is ASCII alone; for
+// anything else it returns "", false. s itself is returned when it has no upper case.
+func asciiLower(s string) (string, bool) {
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return "", false
+		}
+		upper = upper || 'A' <= c && c <= 'Z'
+	}
+	if !upper {
+		return s, true
+	}
+	b := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b), true
 }
 
 // MatchesSearch reports whether rec matches query in one of kind's searched fields: the store

@@ -19,6 +19,16 @@ import (
 // format character), then Unicode NFKC normalisation (so "ＡＢＣ" is "ABC"), case folding,
 // NFKC again (folding may undo it), and surrounding white space trimmed.
 func SKUKey(sku string) string {
+	if l, ok := asciiLower(sku); ok {
+		// ASCII alone: nothing invisible, its own NFKC form, folded to lower case (as in
+		// SearchFold); only the trimming is left.
+		return strings.TrimFunc(l, unicode.IsSpace)
+	}
+	return skuKeyUnicode(sku)
+}
+
+// skuKeyUnicode is SKUKey through Unicode's tables, for a sku of any characters.
+func skuKeyUnicode(sku string) string {
 	s := strings.Map(func(r rune) rune {
 		if invisibleInSKU(r) {
 			return -1
