@@ -17,7 +17,7 @@ import (
 // On a working copy (store.WorkingCopy) the TUI shows the copy's state in a header line
 // above every screen, S on the list syncs with the source, and a conflict the sync leaves
 // opens the merge view with the source's version as theirs. All of it lives here; the app
-// calls in at three places (New, Update, Render).
+// calls in at four places (New, Update, Render, and a new record, which a copy may refuse).
 
 // scrCopyMerge is the merge view of a working copy's conflict.
 const scrCopyMerge screenID = 100
@@ -98,6 +98,16 @@ func (w *workCopy) load() tea.Cmd {
 		cs, err := wc.Conflicts(c.ctx)
 		return copyStateMsg{state: st, conflicts: cs, err: err}
 	}
+}
+
+// refuseCreate is the store's refusal (store.CheckCopyCreate, the decision the copy's
+// CreateRecord applies too) of a new record of kind, told before a form is filled that
+// could never be saved: nil when the store is no working copy or the copy holds kind.
+func (w *workCopy) refuseCreate(kind store.Kind) error {
+	if !w.active() {
+		return nil
+	}
+	return store.CheckCopyCreate(w.state, kind, 0)
 }
 
 // active reports whether the store is a working copy (once its state was read).

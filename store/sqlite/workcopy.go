@@ -284,12 +284,8 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 	if format > copyFormat {
 		return nil, store.Errorf(store.EINVALID, "%s is a working copy made by a newer tandem (format %d); upgrade tandem", db.path, format)
 	}
-	var ks []string
-	if err := json.Unmarshal([]byte(kinds), &ks); err != nil {
-		return nil, fmt.Errorf("working copy kinds: %w", err)
-	}
-	for _, k := range ks {
-		s.Kinds = append(s.Kinds, store.Kind(k))
+	if s.Kinds, err = parseKinds(kinds); err != nil {
+		return nil, err
 	}
 	if s.ClonedAt, err = parseTime(cloned); err != nil {
 		return nil, err
@@ -301,6 +297,44 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 	}
 	s.Pending, s.Conflict = pending, cfl
 	return &s, nil
+}
+
+// parseKinds reads wc_meta.kinds, a JSON array of kind names.
+func parseKinds(kinds string) ([]store.Kind, error) {
+	var ks []string
+	if err := json.Unmarshal([]byte(kinds), &ks); err != nil {
+		return nil, fmt.Errorf("working copy kinds: %w", err)
+	}
+	out := make([]store.Kind, len(ks))
+	for i, k := range ks {
+		out[i] = store.Kind(k)
+	}
+	return out, nil
+}
+
+// checkCopyCreate refuses, inside a create's transaction, what store.CheckCopyCreate refuses
+// when the store is a working copy: a kind the copy did not clone, an explicit id. Every
+// create path (the CLI, an import, the TUI's new record) goes through CreateRecord, so none
+// can make a record the sync could never push.
+func (db *DB) checkCopyCreate(ctx context.Context, q querier, kind store.Kind, id int64) error {
+	ok, err := db.isCopy(ctx, q)
+	if err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	var (
+		s     store.CopyState
+		kinds string
+	)
+	if err := q.QueryRowContext(ctx, `SELECT kinds, subtree FROM wc_meta`).Scan(&kinds, &s.Subtree); err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if s.Kinds, err = parseKinds(kinds); err != nil {
+		return err
+	}
+	return store.CheckCopyCreate(&s, kind, id)
 }
 
 // wcTx is a write transaction of the working copy that prepares each statement once on its

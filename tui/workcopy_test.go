@@ -1,0 +1,91 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+// TestTeatest_PartialCopyRefusesOtherKind runs the App in a real program on a copy cloned as
+// tandem clone --subtree does (documents only, one subtree): n on the products tab shows the
+// store's refusal in the status line and opens no editor, so no product is made that the
+// sync could never push; n on the documents tab still opens a new document.
+func TestTeatest_PartialCopyRefusesOtherKind(t *testing.T) {
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "erin", Role: store.RoleEditor})
+	dir := t.TempDir()
+	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	mustSeed(t, src, 2)
+	root, err := src.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Handbook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := sqlite.Open(ctx, filepath.Join(dir, "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	st, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: filepath.Join(dir, "src.db"), Kinds: []store.Kind{store.KindDocument}, Subtree: root.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	app, err := New(pctx, wc, Options{User: "erin", DraftDir: filepath.Join(dir, "drafts"), Now: func() time.Time { return t0 }, Editor: "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(100, 24),
+		teatest.WithProgramOptions(tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithColorProfile(colorprofile.Ascii)))
+	waitForAll(t, tm, "offline copy of src.db")
+	tm.Send(tea.KeyPressMsg{Code: 'n', Text: "n"})
+	waitForAll(t, tm, "holds no products")
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(teatestWait)).(*App)
+	want := "new product: " + store.CheckCopyCreate(st, store.KindProduct, 0).Error()
+	if got := final.list.status.text; got != want {
+		t.Errorf("status after n on products = %q, want %q", got, want)
+	}
+	if final.screen != scrList || final.editor != nil {
+		t.Errorf("n on a kind the copy does not hold opened a screen:\n%s", ansi.Strip(final.Render()))
+	}
+	if n, err := wc.CountRecords(ctx, store.KindProduct); err != nil || n != 0 {
+		t.Errorf("%d products in the copy (%v), want none", n, err)
+	}
+}
+
+// TestWorkCopy_NewDocumentInPartialCopy: in a documents-only copy, n on the documents tab
+// opens a new document, which saves into the copy's outbox.
+func TestWorkCopy_NewDocumentInPartialCopy(t *testing.T) {
+	cs := newCopySetupWith(t, 1, tsync.CloneOptions{Kinds: []store.Kind{store.KindDocument}})
+	d := cs.d
+	d.key("tab")
+	d.key("n")
+	if d.app.screen != scrEditor {
+		t.Fatalf("n on documents opened no editor:\n%s", d.screen())
+	}
+	d.typeText("Local note")
+	d.key("ctrl+s")
+	d.waitFor("created document")
+	st, err := cs.wc.CopyState(cs.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pending != 1 {
+		t.Fatalf("%d outbox entries after creating a document, want 1", st.Pending)
+	}
+}
