@@ -45,6 +45,9 @@ type CopyState struct {
 	Pending  int // outbox entries not yet on the source
 	Deletes  int // of those, local deletes (CopyDelete)
 	Conflict int // conflicts waiting for a person
+	// Held is how many of the source's records the copy holds back (Stale): a sync read
+	// them but could not write them yet.
+	Held int
 }
 
 // InScope reports whether kind is one of the kinds the copy holds.

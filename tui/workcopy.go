@@ -248,6 +248,11 @@ func (w *workCopy) header() string {
 	if st.Deletes > 0 {
 		pending += fmt.Sprintf(" (%s)", plural(st.Deletes, "delete", "deletes"))
 	}
+	if st.Held > 0 {
+		// As tandem status lists them: the source's records a sync could not take yet. Only
+		// when there are some, to keep the line short.
+		pending += fmt.Sprintf(" · %d held back", st.Held)
+	}
 	line := fmt.Sprintf("offline copy of %s · %s · %s · synced %s", safe.Line(shortSource(st.Source)), pending,
 		plural(len(w.conflicts), "conflict", "conflicts"), since(st.SyncedAt, w.c.opts.Now()))
 	if w.syncing {

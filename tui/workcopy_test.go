@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,37 @@ func TestWorkCopy_NewDocumentInPartialCopy(t *testing.T) {
 	}
 	if st.Pending != 1 {
 		t.Fatalf("%d outbox entries after creating a document, want 1", st.Pending)
+	}
+}
+
+// TestWorkCopy_HeaderShowsHeldBack: a source record the copy cannot take yet (a local create
+// holds its sku) is counted in the header, as tandem status lists it, and leaves the header
+// once the sync takes it.
+func TestWorkCopy_HeaderShowsHeldBack(t *testing.T) {
+	cs := newCopySetup(t, 2)
+	d := cs.d
+	if strings.Contains(d.screen(), "held back") {
+		t.Fatalf("a copy holding nothing back says so:\n%s", d.screen())
+	}
+	mine, err := cs.wc.CreateRecord(cs.ctx, store.KindProduct, store.Values{"sku": "ZZ-9", "name": "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.src.CreateRecord(cs.ctx, store.KindProduct, store.Values{"sku": "zz-9", "name": "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("S")
+	d.waitFor("1 conflict")
+	if got := strings.SplitN(d.screen(), "\n", 2)[0]; !strings.Contains(got, "· 0 pending · 1 held back · 1 conflict · synced just now") {
+		t.Fatalf("header %q does not count the held-back product", got)
+	}
+	if _, err := cs.wc.DeleteRecord(cs.ctx, store.KindProduct, mine.ID, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("esc") // leave the conflict's merge view
+	d.key("S")
+	d.waitFor("in sync")
+	if got := strings.SplitN(d.screen(), "\n", 2)[0]; strings.Contains(got, "held back") {
+		t.Fatalf("header %q still counts a record the sync took", got)
 	}
 }

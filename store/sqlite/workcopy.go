@@ -276,8 +276,9 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 		pending, cfl int
 	)
 	err = db.read.QueryRowContext(ctx, `SELECT format, source_id, source, kinds, subtree, position, cloned_at, synced_at,
-			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_outbox WHERE op = ?), (SELECT count(*) FROM wc_conflicts) FROM wc_meta`, copyDeleteOp).
-		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &s.Deletes, &cfl)
+			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_outbox WHERE op = ?), (SELECT count(*) FROM wc_conflicts),
+			(SELECT count(*) FROM wc_stale) FROM wc_meta`, copyDeleteOp).
+		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &s.Deletes, &cfl, &s.Held)
 	if err != nil {
 		return nil, mapErr("read working copy", err)
 	}
