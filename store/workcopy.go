@@ -98,6 +98,10 @@ type CopyConflict struct {
 	TheirsVersion      int64
 	Actor              string // who made the local edit
 	At                 time.Time
+	// LocalVersion is the version the record has in the copy now, which a local write of it
+	// (tandem delete --expect-version) names; 0 when the copy does not hold it. Conflicts
+	// fills it; QueueConflict ignores it.
+	LocalVersion int64
 }
 
 // WorkingCopy is a store that is a working copy of another. Every method runs in one local

@@ -1146,7 +1146,11 @@ func (db *DB) putConflict(ctx context.Context, tx *wcTx, c store.CopyConflict) e
 	return err
 }
 
-const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at`
+// conflictColumns are the columns scanConflict reads from wc_conflicts, the last one the
+// version of the conflict's record in the copy (0 when it holds none).
+const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at,
+	coalesce(CASE kind WHEN 'product' THEN (SELECT version FROM products WHERE id = record_id)
+		WHEN 'document' THEN (SELECT version FROM documents WHERE id = record_id) END, 0)`
 
 func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 	var (
@@ -1154,7 +1158,7 @@ func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 		kind, op, fields, base, mine, at string
 		theirs                           sql.NullString
 	)
-	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.BaseVersion, &c.Actor, &at); err != nil {
+	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.BaseVersion, &c.Actor, &at, &c.LocalVersion); err != nil {
 		return c, err
 	}
 	c.Kind, c.Op = store.Kind(kind), store.CopyOp(op)
