@@ -122,3 +122,56 @@ func TestWorkCopy_HeaderShowsHeldBack(t *testing.T) {
 		t.Fatalf("header %q still counts a record the sync took", got)
 	}
 }
+
+// TestWorkCopy_EditorOnRecordASyncRemoved: the source deletes a record while its editor is
+// open on the copy with unsaved edits. When a sync removes it from the copy (this TUI's S,
+// or another tandem's sync, seen at the header's poll), the editor says it is gone from this
+// copy, keeps the edits as a draft, and a save says why it cannot save instead of failing on
+// a missing record.
+func TestWorkCopy_EditorOnRecordASyncRemoved(t *testing.T) {
+	for _, how := range []string{"S", "other"} {
+		t.Run(how, func(t *testing.T) {
+			cs := newCopySetup(t, 3)
+			d := cs.d
+			openProduct(t, d, 2, "enter")
+			focusField(t, d, "name")
+			d.typeText(" edited")
+			if _, err := cs.src.DeleteRecord(cs.ctx, store.KindProduct, 2, store.Delete{ExpectVersion: 1}); err != nil {
+				t.Fatal(err)
+			}
+			// The sync runs while the editor is open: S started it from the list just before
+			// enter opened the record, or another tandem ran it.
+			other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			rep, err := tsync.Sync(cs.ctx, cs.src, other)
+			if err != nil || rep.Removed != 1 {
+				t.Fatalf("sync removed %v (%v), want product 2", rep, err)
+			}
+			if how == "S" {
+				d.app.wc.syncing = true
+				d.apply(copySyncedMsg{rep: rep})
+			} else {
+				d.apply(copyPollMsg{})
+			}
+			d.waitFor("gone from this copy")
+			d.settle() // the draft's write
+			if d.app.screen != scrEditor || d.app.editor.readOnly == "" {
+				t.Fatalf("the editor is not read-only on a record the copy no longer has:\n%s", d.screen())
+			}
+			dr, err := d.app.c.drafts.Load(store.KindProduct, 2)
+			if err != nil || dr == nil || dr.Values["name"] != "Product 2 edited" {
+				t.Fatalf("draft %+v (%v), want the unsaved name kept", dr, err)
+			}
+			d.key("ctrl+s")
+			if st := d.app.editor.status.text; !strings.Contains(st, "gone from this copy") || strings.Contains(st, "not found") {
+				t.Fatalf("save on a removed record says %q, want that it is gone from this copy", st)
+			}
+			if _, err := cs.wc.FindRecord(cs.ctx, store.KindProduct, 2); store.ErrorCode(err) != store.ENOTFOUND {
+				t.Fatalf("product 2 in the copy after the save: %v", err)
+			}
+		})
+	}
+}
