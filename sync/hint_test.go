@@ -15,20 +15,7 @@ import (
 func TestSync_HintsNameTheLocalVersion(t *testing.T) {
 	for name, open := range sources {
 		t.Run(name, func(t *testing.T) {
-			src := open(t)
-			seed(t, src)
-			a := mustClone(t, src, "a")
-			mine, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "ZZ-9", "name": "copy"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := src.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "zz-9", "name": "src"}); err != nil {
-				t.Fatal(err)
-			}
-			rep := mustSync(t, src, a)
-			if len(rep.Conflicts) != 1 || rep.Conflicts[0].ID != mine.ID {
-				t.Fatalf("conflicts %v, want the create's", describe(rep.Conflicts))
-			}
+			a, mine, _, _ := mustCreateConflict(t, open(t))
 			// A local save after the sync: the hint gives the version the copy has now.
 			if _, err := a.UpdateRecord(as("alice"), store.KindProduct, mine.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "copy 2"}}); err != nil {
 				t.Fatal(err)
