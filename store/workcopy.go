@@ -154,7 +154,9 @@ type WorkingCopy interface {
 	AckEntries(ctx context.Context, acks []Ack) error
 	// QueueConflict replaces entry seq by conflict c. A record has at most one open
 	// conflict: a second one joins it (its fields are added, the first base of each field
-	// is kept, mine and theirs are the newest).
+	// is kept, mine and theirs are the newest). A save's or a move's conflict that joins a
+	// create's leaves it a create's (the source has no such record), with its values
+	// added to mine.
 	QueueConflict(ctx context.Context, seq int64, c CopyConflict) error
 	// Conflicts returns the open conflicts, by kind and id.
 	Conflicts(ctx context.Context) ([]CopyConflict, error)

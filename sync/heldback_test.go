@@ -146,3 +146,46 @@ func TestSync_ResolutionHistorySaysResolved(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_CreateConflictKeepsLaterSaves: a record created in the copy and saved again
+// before the sync. Its create meets a taken sku; the later save, which names a local id the
+// source has never had, joins the create's conflict and leaves it a create's conflict (not
+// "deleted on the source"), with the newest values as mine; answering it pushes the create
+// with them.
+func TestSync_CreateConflictKeepsLaterSaves(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := open(t)
+			seed(t, src)
+			a := mustClone(t, src, "a")
+			mine, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "ZZ-9", "name": "copy"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.UpdateRecord(as("alice"), store.KindProduct, mine.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "copy 2"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "zz-9", "name": "src"}); err != nil {
+				t.Fatal(err)
+			}
+			rep := mustSync(t, src, a)
+			if len(rep.Conflicts) != 1 {
+				t.Fatalf("conflicts %v, want the create's alone", describe(rep.Conflicts))
+			}
+			c := rep.Conflicts[0]
+			if c.Op != store.CopyCreate || c.Gone() || c.Mine["name"] != "copy 2" || !strings.HasPrefix(tsync.Hint(&c), "created here") {
+				t.Fatalf("conflict %v (op %s, mine %v, hint %q), want the create's with the newest values", describe(rep.Conflicts), c.Op, c.Mine, tsync.Hint(&c))
+			}
+			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, mine.ID, tsync.Picks{"sku": "ZZ-10"}); err != nil {
+				t.Fatal(err)
+			}
+			if rep = mustSync(t, src, a); !rep.InSync() {
+				t.Fatalf("after the answer: conflicts %v, held %+v, pending %d", describe(rep.Conflicts), rep.Held, rep.Pending)
+			}
+			got, err := src.FindRecords(as("carol"), store.Filter{Kind: store.KindProduct, Search: "ZZ-10"})
+			if err != nil || len(got) != 1 || got[0].Fields["name"] != "copy 2" {
+				t.Fatalf("the source's ZZ-10: %v (%v), want one product named copy 2", got, err)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -1087,6 +1088,14 @@ func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict
 		}
 		old, err := db.findConflict(ctx, tx, c.Kind, c.ID)
 		switch {
+		case err == nil && old.Op == store.CopyCreate && (c.Op == store.CopySave || c.Op == store.CopyMove):
+			// A later write of a record whose create the source refused names a local id
+			// the source has never had: it stays the create's conflict, whose answer
+			// pushes the create with the newest values.
+			mine := old.Mine.Clone()
+			maps.Copy(mine, c.Mine)
+			old.Mine, old.Actor, old.At = mine, c.Actor, c.At
+			c = old
 		case err == nil:
 			// One conflict per record: the first base of each field stays, since it is what
 			// the person's value was made on.
