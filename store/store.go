@@ -51,7 +51,9 @@ type Records interface {
 	// set here: under the tree lock, the parent must exist (ENOTFOUND) and not sit at
 	// MaxDepth (EINVALID), and a live lease on the parent's tree group (Registry.TreeGroup)
 	// must be presented with opts' ParentLeaseToken (ELEASE otherwise), all in the create's
-	// transaction. At most one CreateOptions is read.
+	// transaction. In a working copy (WorkingCopy), EINVALID for what CheckCopyCreate
+	// refuses (a kind the copy did not clone, an explicit id). At most one CreateOptions is
+	// read.
 	CreateRecord(ctx context.Context, kind Kind, vals Values, opts ...CreateOptions) (*Record, error)
 	// UpdateRecord applies a partial, version-checked update in one transaction, in this
 	// order: a completed idempotency key of the same request answers at once (Replayed,

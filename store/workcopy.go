@@ -46,6 +46,9 @@ type CopyState struct {
 	Pending  int // outbox entries not yet on the source
 	Deletes  int // of those, local deletes (CopyDelete)
 	Conflict int // conflicts waiting for a person
+	// Held is how many of the source's records the copy holds back (Stale): a sync read
+	// them but could not write them yet.
+	Held int
 }
 
 // InScope reports whether kind is one of the kinds the copy holds.
@@ -96,6 +99,10 @@ type CopyConflict struct {
 	TheirsVersion      int64
 	Actor              string // who made the local edit
 	At                 time.Time
+	// LocalVersion is the version the record has in the copy now, which a local write of it
+	// (tandem delete --expect-version) names; 0 when the copy does not hold it. Conflicts
+	// fills it; QueueConflict ignores it.
+	LocalVersion int64
 }
 
 // WorkingCopy is a store that is a working copy of another. Every method runs in one local
@@ -148,7 +155,9 @@ type WorkingCopy interface {
 	AckEntries(ctx context.Context, acks []Ack) error
 	// QueueConflict replaces entry seq by conflict c. A record has at most one open
 	// conflict: a second one joins it (its fields are added, the first base of each field
-	// is kept, mine and theirs are the newest).
+	// is kept, mine and theirs are the newest). A save's or a move's conflict that joins a
+	// create's leaves it a create's (the source has no such record), with its values
+	// added to mine.
 	QueueConflict(ctx context.Context, seq int64, c CopyConflict) error
 	// Conflicts returns the open conflicts, by kind and id.
 	Conflicts(ctx context.Context) ([]CopyConflict, error)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
@@ -17,20 +18,7 @@ func TestSync_CreateConflictHoldsBack(t *testing.T) {
 	for name, open := range sources {
 		t.Run(name, func(t *testing.T) {
 			src := open(t)
-			seed(t, src)
-			a := mustClone(t, src, "a")
-			mine, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "ZZ-9", "name": "copy"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			theirs, err := src.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "zz-9", "name": "src"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep := mustSync(t, src, a)
-			if len(rep.Conflicts) != 1 || rep.Conflicts[0].ID != mine.ID {
-				t.Fatalf("conflicts %v, want the create's", describe(rep.Conflicts))
-			}
+			a, mine, theirs, rep := mustCreateConflict(t, src)
 			if rep.Pulled != 0 {
 				t.Errorf("pulled %d, want 0: the source's product is held back", rep.Pulled)
 			}
@@ -51,7 +39,7 @@ func TestSync_CreateConflictHoldsBack(t *testing.T) {
 					t.Errorf("sku=%s on a create's conflict: %v, want EINVALID saying there is no %s", pick, err, pick)
 				}
 			}
-			_, err = tsync.Resolve(as("alice"), a, store.KindProduct, mine.ID, tsync.Picks{"sku": "ZZ-10", "bogus": "1"})
+			_, err := tsync.Resolve(as("alice"), a, store.KindProduct, mine.ID, tsync.Picks{"sku": "ZZ-10", "bogus": "1"})
 			if err == nil || !strings.Contains(err.Error(), "it collides on sku)") {
 				t.Errorf("an unknown field: %v, want the colliding fields named, and only them", err)
 			}
@@ -74,6 +62,27 @@ func TestSync_CreateConflictHoldsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustCreateConflict makes a copy of src (seeded) in which a local create meets, at a sync,
+// the source's product that took its sku meanwhile; it returns the copy, the local create,
+// the source's product and the sync's report, with the create's conflict checked.
+func mustCreateConflict(t *testing.T, src store.Store) (a *sqlite.DB, mine, theirs *store.Record, rep *tsync.Report) {
+	t.Helper()
+	seed(t, src)
+	a = mustClone(t, src, "a")
+	mine, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "ZZ-9", "name": "copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if theirs, err = src.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "zz-9", "name": "src"}); err != nil {
+		t.Fatal(err)
+	}
+	rep = mustSync(t, src, a)
+	if len(rep.Conflicts) != 1 || rep.Conflicts[0].ID != mine.ID {
+		t.Fatalf("conflicts %v, want the create's", describe(rep.Conflicts))
+	}
+	return a, mine, theirs, rep
 }
 
 // TestSync_MoveCycleHoldsBack: a local move and the source's move that would close a loop
@@ -133,6 +142,49 @@ func TestSync_ResolutionHistorySaysResolved(t *testing.T) {
 			}
 			if got := hist[0].Actor; !strings.HasPrefix(got, "alice (offline copy, resolved 20") {
 				t.Errorf("the resolution's version names %q, want alice, the working copy and when she resolved", got)
+			}
+		})
+	}
+}
+
+// TestSync_CreateConflictKeepsLaterSaves: a record created in the copy and saved again
+// before the sync. Its create meets a taken sku; the later save, which names a local id the
+// source has never had, joins the create's conflict and leaves it a create's conflict (not
+// "deleted on the source"), with the newest values as mine; answering it pushes the create
+// with them.
+func TestSync_CreateConflictKeepsLaterSaves(t *testing.T) {
+	for name, open := range sources {
+		t.Run(name, func(t *testing.T) {
+			src := open(t)
+			seed(t, src)
+			a := mustClone(t, src, "a")
+			mine, err := a.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "ZZ-9", "name": "copy"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.UpdateRecord(as("alice"), store.KindProduct, mine.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "copy 2"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "zz-9", "name": "src"}); err != nil {
+				t.Fatal(err)
+			}
+			rep := mustSync(t, src, a)
+			if len(rep.Conflicts) != 1 {
+				t.Fatalf("conflicts %v, want the create's alone", describe(rep.Conflicts))
+			}
+			c := rep.Conflicts[0]
+			if c.Op != store.CopyCreate || c.Gone() || c.Mine["name"] != "copy 2" || !strings.HasPrefix(tsync.Hint(&c), "created here") {
+				t.Fatalf("conflict %v (op %s, mine %v, hint %q), want the create's with the newest values", describe(rep.Conflicts), c.Op, c.Mine, tsync.Hint(&c))
+			}
+			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, mine.ID, tsync.Picks{"sku": "ZZ-10"}); err != nil {
+				t.Fatal(err)
+			}
+			if rep = mustSync(t, src, a); !rep.InSync() {
+				t.Fatalf("after the answer: conflicts %v, held %+v, pending %d", describe(rep.Conflicts), rep.Held, rep.Pending)
+			}
+			got, err := src.FindRecords(as("carol"), store.Filter{Kind: store.KindProduct, Search: "ZZ-10"})
+			if err != nil || len(got) != 1 || got[0].Fields["name"] != "copy 2" {
+				t.Fatalf("the source's ZZ-10: %v (%v), want one product named copy 2", got, err)
 			}
 		})
 	}

@@ -218,8 +218,17 @@ func answers(c *store.CopyConflict) string {
 // record created in the copy.
 func createRefusal(c *store.CopyConflict, name, pick string) error {
 	return store.Errorf(store.EINVALID, "%s %d was created here and the source refused the create (%s): it has no %s to take. "+
-		"Give %s a value (tandem resolve %s %d %s=VALUE), or delete the local record (tandem delete %s %d --expect-version N), which drops it and its conflict",
-		c.Kind, c.ID, c.Reason, pick, name, c.Kind, c.ID, name, c.Kind, c.ID)
+		"Give %s a value (tandem resolve %s %d %s=VALUE), or delete the local record (%s), which drops it and its conflict",
+		c.Kind, c.ID, c.Reason, pick, name, c.Kind, c.ID, name, localDelete(c))
+}
+
+// localDelete is the tandem delete of conflict c's record in the copy, with the version the
+// copy holds it at (CopyConflict.LocalVersion), or, when that is not known, where to read it.
+func localDelete(c *store.CopyConflict) string {
+	if c.LocalVersion > 0 {
+		return fmt.Sprintf("tandem delete %s %d --expect-version %d", c.Kind, c.ID, c.LocalVersion)
+	}
+	return fmt.Sprintf("tandem delete %s %d --expect-version N, N the version tandem get %s %d shows", c.Kind, c.ID, c.Kind, c.ID)
 }
 
 // Hint says in one line which answers settle conflict c, for the person reading a sync's
@@ -239,8 +248,8 @@ func Hint(c *store.CopyConflict) string {
 		if len(c.Fields) == 1 {
 			field = c.Fields[0]
 		}
-		return fmt.Sprintf("created here: tandem resolve %s %d %s=VALUE (or %s=mine to try it again), or tandem delete %s %d --expect-version N drops the local record and its conflict",
-			c.Kind, c.ID, field, field, c.Kind, c.ID)
+		return fmt.Sprintf("created here: tandem resolve %s %d %s=VALUE (or %s=mine to try it again), or %s drops the local record and its conflict",
+			c.Kind, c.ID, field, field, localDelete(c))
 	case len(c.Fields) > 0:
 		return fmt.Sprintf("tandem resolve %s %d FIELD=mine|theirs|base|VALUE for %s", c.Kind, c.ID, strings.Join(c.Fields, ", "))
 	}

@@ -420,6 +420,12 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, nil
 	case openEditorMsg:
+		if msg.id == 0 {
+			if err := a.wc.refuseCreate(msg.kind); err != nil {
+				a.list.status.fail("new "+string(msg.kind), err)
+				return a, nil
+			}
+		}
 		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
 		a.editor.revert = msg.revert
 		a.editorOf = msg.from

@@ -52,6 +52,7 @@ type editorModel struct {
 
 	readOnly string // why the whole record is read-only ("held by alice since 10:05")
 	deleted  bool   // someone deleted the record while it was open (delete.go)
+	gone     bool   // a sync removed the record from the working copy (workcopy.go)
 	status   statusLine
 
 	held       *locks.Held

@@ -17,7 +17,7 @@ import (
 // On a working copy (store.WorkingCopy) the TUI shows the copy's state in a header line
 // above every screen, S on the list syncs with the source, and a conflict the sync leaves
 // opens the merge view with the source's version as theirs. All of it lives here; the app
-// calls in at three places (New, Update, Render).
+// calls in at four places (New, Update, Render, and a new record, which a copy may refuse).
 
 // scrCopyMerge is the merge view of a working copy's conflict.
 const scrCopyMerge screenID = 100
@@ -44,6 +44,8 @@ type (
 		err  error
 	}
 	copyMergeClosedMsg struct{}
+	// copyGoneMsg says the record open in editor ed is no longer in the copy.
+	copyGoneMsg struct{ ed *editorModel }
 )
 
 // workCopy is the working-copy part of the app.
@@ -100,6 +102,16 @@ func (w *workCopy) load() tea.Cmd {
 	}
 }
 
+// refuseCreate is the store's refusal (store.CheckCopyCreate, the decision the copy's
+// CreateRecord applies too) of a new record of kind, told before a form is filled that
+// could never be saved: nil when the store is no working copy or the copy holds kind.
+func (w *workCopy) refuseCreate(kind store.Kind) error {
+	if !w.active() {
+		return nil
+	}
+	return store.CheckCopyCreate(w.state, kind, 0)
+}
+
 // active reports whether the store is a working copy (once its state was read).
 func (w *workCopy) active() bool { return w != nil && w.state != nil }
 
@@ -134,7 +146,7 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		if reloadMark(old) != reloadMark(msg.state) {
-			return a.list.reload(), true
+			return tea.Batch(a.list.reload(), w.checkEditor(a)), true
 		}
 		return nil, true
 	case copyPollMsg:
@@ -160,7 +172,7 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		w.syncing, w.reloaded, w.failed = false, true, ""
 		// A sync writes the source's records without feed entries: records it added and
 		// removed show only in a list loaded afresh.
-		cmds := []tea.Cmd{w.load(), a.list.reload()}
+		cmds := []tea.Cmd{w.load(), a.list.reload(), w.checkEditor(a)}
 		switch {
 		case msg.err != nil:
 			a.list.status.fail("sync", msg.err)
@@ -189,6 +201,11 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 			a.list.status.ok(fmt.Sprintf("resolved %s %d; S sends it to the source", msg.kind, msg.id))
 		}
 		return tea.Batch(w.load(), a.list.reload()), true
+	case copyGoneMsg:
+		if a.editor != msg.ed {
+			return nil, true // that editor was closed meanwhile
+		}
+		return msg.ed.goneFromCopy(), true
 	case copyMergeClosedMsg:
 		delete(a.screens, scrCopyMerge)
 		a.screen = scrList
@@ -196,6 +213,41 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// checkEditor finds out whether the record of the open editor is still in the copy after a
+// sync: a sync removes the records the source deleted without a feed entry, so the editor
+// hears of it only so (copyGoneMsg).
+func (w *workCopy) checkEditor(a *App) tea.Cmd {
+	e := a.editor
+	if e == nil || e.id == 0 || e.rec == nil || e.deleted || e.gone {
+		return nil
+	}
+	c, kind, id := w.c, e.kind, e.id
+	return func() tea.Msg {
+		if _, err := c.st.FindRecord(c.ctx, kind, id); store.ErrorCode(err) == store.ENOTFOUND {
+			return copyGoneMsg{ed: e}
+		}
+		return nil // still there, or unreadable now: a save then tells
+	}
+}
+
+// goneFromCopy turns the editor read-only when a sync removed its record from the copy (the
+// source deleted it); unsaved edits are kept as a draft first, offered again if the record
+// comes back (restored on the source, then synced).
+func (e *editorModel) goneFromCopy() tea.Cmd {
+	var cmd tea.Cmd
+	if e.dirty() {
+		cmd = e.writeDraftCmd()
+	}
+	e.gone = true
+	e.readOnly = "gone from this copy (the source deleted it; a sync removed it)"
+	keep := fmt.Sprintf("tandem restore %s %d on the source, then S, brings it back", e.kind, e.id)
+	if cmd != nil {
+		keep = "your edits are kept as a draft, offered if it is restored on the source and synced"
+	}
+	e.status.warn(fmt.Sprintf("gone from this copy: a sync removed this %s, which the source deleted; %s", e.kind, keep))
+	return cmd
 }
 
 // syncSummary is the status line of a sync that left nothing to answer: what it pulled,
@@ -237,6 +289,11 @@ func (w *workCopy) header() string {
 	pending := fmt.Sprintf("%d pending", st.Pending)
 	if st.Deletes > 0 {
 		pending += fmt.Sprintf(" (%s)", plural(st.Deletes, "delete", "deletes"))
+	}
+	if st.Held > 0 {
+		// As tandem status lists them: the source's records a sync could not take yet. Only
+		// when there are some, to keep the line short.
+		pending += fmt.Sprintf(" · %d held back", st.Held)
 	}
 	line := fmt.Sprintf("offline copy of %s · %s · %s · synced %s", safe.Line(shortSource(st.Source)), pending,
 		plural(len(w.conflicts), "conflict", "conflicts"), since(st.SyncedAt, w.c.opts.Now()))

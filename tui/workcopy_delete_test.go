@@ -27,6 +27,12 @@ type copySetup struct {
 
 func newCopySetup(t *testing.T, n int) *copySetup {
 	t.Helper()
+	return newCopySetupWith(t, n, tsync.CloneOptions{})
+}
+
+// newCopySetupWith is newCopySetup with the clone's options (its Source is set here).
+func newCopySetupWith(t *testing.T, n int, o tsync.CloneOptions) *copySetup {
+	t.Helper()
 	ctx := store.WithActor(context.Background(), store.Actor{Name: "erin", Role: store.RoleEditor})
 	dir := t.TempDir()
 	cs := &copySetup{ctx: ctx, srcPath: filepath.Join(dir, "src.db")}
@@ -40,7 +46,8 @@ func newCopySetup(t *testing.T, n int) *copySetup {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.wc.Close() })
-	if _, err := tsync.Clone(ctx, cs.src, cs.wc, tsync.CloneOptions{Source: cs.srcPath}); err != nil {
+	o.Source = cs.srcPath
+	if _, err := tsync.Clone(ctx, cs.src, cs.wc, o); err != nil {
 		t.Fatal(err)
 	}
 	cs.d = newDriver(t, cs.wc, "erin", func(o *Options) {

@@ -48,9 +48,6 @@ Creating a document under a leased one needs that lease's token, --parent-lease
 			if err != nil {
 				return err
 			}
-			if err := checkCopyCreate(ctx, st, kind); err != nil {
-				return err
-			}
 			r, err := st.CreateRecord(ctx, kind, vals, store.CreateOptions{ParentLeaseToken: parentLeaseTk})
 			if err != nil {
 				return fmt.Errorf("create %s: %w", kind, err)

@@ -205,23 +205,6 @@ func localIDNote(ctx context.Context, st store.Store) string {
 	return ""
 }
 
-// checkCopyCreate refuses a create of kind in st when st is a working copy that did not
-// clone kind (store.CheckCopyCreate).
-func checkCopyCreate(ctx context.Context, st store.Store, kind store.Kind) error {
-	wc, ok := st.(store.WorkingCopy)
-	if !ok {
-		return nil
-	}
-	s, err := wc.CopyState(ctx)
-	switch store.ErrorCode(err) {
-	case "":
-		return store.CheckCopyCreate(s, kind, 0)
-	case store.ENOTFOUND:
-		return nil // not a working copy
-	}
-	return err
-}
-
 // workingCopy returns the store of --db as a working copy, and its state.
 func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopyState, error) {
 	st, err := a.store(ctx)

@@ -471,6 +471,11 @@ func TestReader_BadFiles(t *testing.T) {
 		{"IDTooLarge", "kind,id,name\nproduct,1,a\nproduct,9007199254740992,b\n", CSV, 3, "id: 9007199254740992 is too large (at most 9007199254740991)"},
 		{"IDMaxInt64JSON", `{"kind":"product","id":9223372036854775807,"fields":{"name":"b"}}`, JSONL, 1, "id: 9223372036854775807 is too large"},
 		{"IDOverInt64", "kind,id,name\nproduct,99999999999999999999,b\n", CSV, 2, "id: 99999999999999999999 is too large"},
+		{"IDAsStringJSON", `{"kind":"product","id":"3","fields":{"name":"b"}}`, JSONL, 1, `id: "3" is a JSON string; write the id as a JSON number, without quotes`},
+		{"VersionAsStringJSON", `{"kind":"product","id":3,"version":"2","fields":{"name":"b"}}`, JSONL, 1, `version: "2" is a JSON string; write the version as a JSON number, without quotes`},
+		{"IDAsStringArrayJSON", `[{"kind":"product","id":1,"fields":{"name":"a"}},` + "\n" + `{"kind":"product","id":"2","fields":{"name":"b"}}]`, JSON, 2, `id: "2" is a JSON string`},
+		{"IDAsBoolJSON", `{"kind":"product","id":true,"fields":{"name":"b"}}`, JSONL, 1, `id: true is not a JSON number`},
+		{"BothAsStringsJSON", `{"kind":"product","id":"3","version":"x","fields":{"stock":"many"}}`, JSONL, 1, `id: "3" is a JSON string; write the id as a JSON number, without quotes; version: "x" is a JSON string; write the version as a JSON number, without quotes; stock: "many" is a JSON string`},
 	}
 	for _, tc := range rowErrs {
 		t.Run(tc.name, func(t *testing.T) {

@@ -319,6 +319,18 @@ func TestImport_WrongTypesAndVersions(t *testing.T) {
 		if r := res[0]; r.Outcome != Invalid || !strings.Contains(r.Message, `stock: "77" is a JSON string`) {
 			t.Errorf("stock as a JSON string: %+v, want invalid", r)
 		}
+		for _, row := range []string{
+			fmt.Sprintf(`{"kind":"product","id":"3","version":%d,"fields":{"name":"Quoted"}}`, cur.Version),
+			fmt.Sprintf(`{"kind":"product","id":3,"version":"%d","fields":{"name":"Quoted"}}`, cur.Version),
+		} {
+			res, _ = mustImport(t, ctx, st, []byte(row+"\n"), JSONL, ImportOptions{KeyPrefix: "q"})
+			if r := res[0]; r.Outcome != Invalid || !strings.Contains(r.Message, `" is a JSON string; write the`) {
+				t.Errorf("id or version as a JSON string (%s): %+v, want invalid naming the field", row, r)
+			}
+		}
+		if got, _ := st.FindRecord(ctx, store.KindProduct, 3); got.Version != cur.Version {
+			t.Errorf("a row with a quoted id or version wrote product 3 (v%d, was v%d)", got.Version, cur.Version)
+		}
 		res, _ = mustImport(t, ctx, st, []byte("kind,id,stock\nproduct,3,77\n"), CSV, ImportOptions{KeyPrefix: "c"})
 		if r := res[0]; r.Outcome != Updated {
 			t.Errorf("stock as a CSV cell: %+v, want updated", r)

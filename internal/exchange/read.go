@@ -523,6 +523,29 @@ func parseNumber(col, s string) (int64, error) {
 	return n, nil
 }
 
+// jsonWhole reads the id or version column col of a JSON row from its raw value: a JSON
+// number, as parseNumber reads it; absent or null is 0. A string is a wrong type, as it is
+// for a whole-number field (jsonValue), even when it holds digits: JSON has numbers, and a
+// row that quotes one was written by something that may have meant another thing.
+func jsonWhole(col string, raw json.RawMessage) (int64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return 0, rowErrorf("%s: %v", col, err)
+	}
+	switch v := v.(type) {
+	case json.Number:
+		return parseNumber(col, v.String())
+	case string:
+		return 0, rowErrorf("%s: %s is a JSON string; write the %s as a JSON number, without quotes", col, strconv.Quote(short(v)), col)
+	}
+	return 0, rowErrorf("%s: %s is not a JSON number", col, short(string(raw)))
+}
+
 // finish sets the row's error from errs, or its digest.
 func (x *Reader) finish(row *Row, errs []string) {
 	if len(errs) > 0 {
@@ -547,13 +570,13 @@ func (x *Reader) finish(row *Row, errs []string) {
 
 // jsonRow is a row of a JSON import.
 type jsonRow struct {
-	Kind      string         `json:"kind"`
-	ID        *json.Number   `json:"id"`
-	Version   *json.Number   `json:"version"`
-	Fields    map[string]any `json:"fields"` // numbers as json.Number (UseNumber)
-	Base      map[string]any `json:"base"`
-	UpdatedBy any            `json:"updated_by"`
-	UpdatedAt any            `json:"updated_at"`
+	Kind      string          `json:"kind"`
+	ID        json.RawMessage `json:"id"` // raw: a json.Number would take "3" as 3
+	Version   json.RawMessage `json:"version"`
+	Fields    map[string]any  `json:"fields"` // numbers as json.Number (UseNumber)
+	Base      map[string]any  `json:"base"`
+	UpdatedBy any             `json:"updated_by"`
+	UpdatedAt any             `json:"updated_at"`
 }
 
 func (x *Reader) nextJSONL() (*Row, error) {
@@ -709,11 +732,8 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	}
 	row.Kind = kind
 	var errs []string
-	num := func(col string, n *json.Number) int64 {
-		if n == nil {
-			return 0
-		}
-		v, err := parseNumber(col, n.String())
+	num := func(col string, raw json.RawMessage) int64 {
+		v, err := jsonWhole(col, raw)
 		if err != nil {
 			errs = append(errs, err.Error())
 		}

@@ -129,7 +129,8 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 }
 
 // CreateRecord inserts a record at version 1 and returns it. Editor creates add history
-// version 1 (unless inside WithoutHistory); every create adds a "created" change.
+// version 1 (unless inside WithoutHistory); every create adds a "created" change. In a
+// working copy, EINVALID for what store.CheckCopyCreate refuses.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
@@ -142,6 +143,9 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 
 	var rec *store.Record
 	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
+		if err := db.checkCopyCreate(ctx, tx, kind, p.ID); err != nil {
+			return err
+		}
 		if p.Key != "" {
 			replay, err := db.checkUpdateKey(ctx, tx, p.Key, p.Hash)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -279,20 +280,17 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 		pending, cfl int
 	)
 	err = db.read.QueryRowContext(ctx, `SELECT format, source_id, source, kinds, subtree, position, cloned_at, synced_at,
-			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_outbox WHERE op = ?), (SELECT count(*) FROM wc_conflicts) FROM wc_meta`, copyDeleteOp).
-		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &s.Deletes, &cfl)
+			(SELECT count(*) FROM wc_outbox), (SELECT count(*) FROM wc_outbox WHERE op = ?), (SELECT count(*) FROM wc_conflicts),
+			(SELECT count(*) FROM wc_stale) FROM wc_meta`, copyDeleteOp).
+		Scan(&format, &s.SourceID, &s.Source, &kinds, &s.Subtree, &s.Position, &cloned, &synced, &pending, &s.Deletes, &cfl, &s.Held)
 	if err != nil {
 		return nil, mapErr("read working copy", err)
 	}
 	if format > copyFormat {
 		return nil, store.Errorf(store.EINVALID, "%s is a working copy made by a newer tandem (format %d); upgrade tandem", db.path, format)
 	}
-	var ks []string
-	if err := json.Unmarshal([]byte(kinds), &ks); err != nil {
-		return nil, fmt.Errorf("working copy kinds: %w", err)
-	}
-	for _, k := range ks {
-		s.Kinds = append(s.Kinds, store.Kind(k))
+	if s.Kinds, err = parseKinds(kinds); err != nil {
+		return nil, err
 	}
 	if s.ClonedAt, err = parseTime(cloned); err != nil {
 		return nil, err
@@ -304,6 +302,44 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 	}
 	s.Pending, s.Conflict = pending, cfl
 	return &s, nil
+}
+
+// parseKinds reads wc_meta.kinds, a JSON array of kind names.
+func parseKinds(kinds string) ([]store.Kind, error) {
+	var ks []string
+	if err := json.Unmarshal([]byte(kinds), &ks); err != nil {
+		return nil, fmt.Errorf("working copy kinds: %w", err)
+	}
+	out := make([]store.Kind, len(ks))
+	for i, k := range ks {
+		out[i] = store.Kind(k)
+	}
+	return out, nil
+}
+
+// checkCopyCreate refuses, inside a create's transaction, what store.CheckCopyCreate refuses
+// when the store is a working copy: a kind the copy did not clone, an explicit id. Every
+// create path (the CLI, an import, the TUI's new record) goes through CreateRecord, so none
+// can make a record the sync could never push.
+func (db *DB) checkCopyCreate(ctx context.Context, q querier, kind store.Kind, id int64) error {
+	ok, err := db.isCopy(ctx, q)
+	if err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	var (
+		s     store.CopyState
+		kinds string
+	)
+	if err := q.QueryRowContext(ctx, `SELECT kinds, subtree FROM wc_meta`).Scan(&kinds, &s.Subtree); err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if s.Kinds, err = parseKinds(kinds); err != nil {
+		return err
+	}
+	return store.CheckCopyCreate(&s, kind, id)
 }
 
 // wcTx is a write transaction of the working copy that prepares each statement once on its
@@ -1132,6 +1168,14 @@ func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict
 		}
 		old, err := db.findConflict(ctx, tx, c.Kind, c.ID)
 		switch {
+		case err == nil && old.Op == store.CopyCreate && (c.Op == store.CopySave || c.Op == store.CopyMove):
+			// A later write of a record whose create the source refused names a local id
+			// the source has never had: it stays the create's conflict, whose answer
+			// pushes the create with the newest values.
+			mine := old.Mine.Clone()
+			maps.Copy(mine, c.Mine)
+			old.Mine, old.Actor, old.At = mine, c.Actor, c.At
+			c = old
 		case err == nil:
 			// One conflict per record: the first base of each field stays, since it is what
 			// the person's value was made on.
@@ -1191,7 +1235,11 @@ func (db *DB) putConflict(ctx context.Context, tx *wcTx, c store.CopyConflict) e
 	return err
 }
 
-const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at`
+// conflictColumns are the columns scanConflict reads from wc_conflicts, the last one the
+// version of the conflict's record in the copy (0 when it holds none).
+const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at,
+	coalesce(CASE kind WHEN 'product' THEN (SELECT version FROM products WHERE id = record_id)
+		WHEN 'document' THEN (SELECT version FROM documents WHERE id = record_id) END, 0)`
 
 func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 	var (
@@ -1199,7 +1247,7 @@ func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 		kind, op, fields, base, mine, at string
 		theirs                           sql.NullString
 	)
-	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.BaseVersion, &c.Actor, &at); err != nil {
+	if err := sc.Scan(&kind, &c.ID, &op, &c.Reason, &fields, &base, &mine, &theirs, &c.TheirsVersion, &c.BaseVersion, &c.Actor, &at, &c.LocalVersion); err != nil {
 		return c, err
 	}
 	c.Kind, c.Op = store.Kind(kind), store.CopyOp(op)

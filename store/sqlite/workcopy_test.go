@@ -112,6 +112,44 @@ func TestDB_WorkingCopyOutbox(t *testing.T) {
 	}
 }
 
+// TestDB_WorkingCopyCreateScope: a copy refuses, in its own create, what
+// store.CheckCopyCreate refuses (a kind it did not clone, an explicit id) with the same error,
+// writing nothing, whichever caller asks (the CLI, an import, the TUI).
+func TestDB_WorkingCopyCreateScope(t *testing.T) {
+	ctx := wcEditor("alice")
+	db, _ := newCopy(t, "wc.db", 3, store.KindDocument)
+	st, err := db.CopyState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("OtherKind", func(t *testing.T) {
+		_, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "NEW-1", "name": "lamp"})
+		want := store.CheckCopyCreate(st, store.KindProduct, 0)
+		if store.ErrorCode(err) != store.EINVALID || err == nil || err.Error() != want.Error() {
+			t.Fatalf("create of a product in a documents-only copy: %v, want %v", err, want)
+		}
+		if n, err := db.CountRecords(ctx, store.KindProduct); err != nil || n != 0 {
+			t.Fatalf("%d products after the refusal (%v), want 0", n, err)
+		}
+	})
+	t.Run("ExplicitID", func(t *testing.T) {
+		_, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "t"}, store.CreateOptions{ID: 7})
+		if want := store.CheckCopyCreate(st, store.KindDocument, 7); store.ErrorCode(err) != store.EINVALID || err == nil || err.Error() != want.Error() {
+			t.Fatalf("create of document 7 in a copy: %v, want CheckCopyCreate's refusal", err)
+		}
+	})
+	t.Run("OK", func(t *testing.T) {
+		r, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := mustOutbox(t, db)
+		if len(es) != 1 || es[0].Op != store.CopyCreate || es[0].ID != r.ID {
+			t.Fatalf("outbox %+v, want the one create of document %d", es, r.ID)
+		}
+	})
+}
+
 func mustOutbox(t *testing.T, db *sqlite.DB) []store.OutboxEntry {
 	t.Helper()
 	es, err := db.Outbox(context.Background(), 0)
