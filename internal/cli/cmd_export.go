@@ -79,6 +79,13 @@ moved on.`,
 			if out != "" && out != "-" {
 				// A file is written beside the target and renamed at the end, so a failed
 				// export never leaves half a file under the name asked for (createOutput).
+				db := ""
+				if !isPostgresDSN(a.dsn) {
+					db = a.dsn
+				}
+				if err := refuseStoreFile(out, db); err != nil {
+					return err
+				}
 				if file, err = createOutput(out); err != nil {
 					return usageErr(err)
 				}
