@@ -26,7 +26,7 @@ func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 	if err := os.Symlink(dir, filepath.Join(other, "dir")); err != nil {
 		t.Fatal(err)
 	}
-	before := listDir(t, dir)
+	before := strings.Join(dirNames(t, dir), " ")
 
 	for _, out := range []string{
 		dsn,
@@ -41,7 +41,7 @@ func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, "the export would replace the store it reads") {
 			t.Errorf("export -o %s: exit %d, stderr %q; want exit 2 and the store named", out, r.code, r.stderr)
 		}
-		if got := listDir(t, dir); got != before {
+		if got := strings.Join(dirNames(t, dir), " "); got != before {
 			t.Errorf("export -o %s changed the store's directory: %s, was %s", out, got, before)
 		}
 		if got := mustTandem(t, dsn, "export", "products"); got != want {
@@ -69,18 +69,4 @@ func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 	if got, _ := os.ReadFile(beside); string(got) != want {
 		t.Errorf("export -o beside the store wrote\n%s\nwant\n%s", got, want)
 	}
-}
-
-// listDir returns the names in dir, for comparing what a command left there.
-func listDir(t *testing.T, dir string) string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return strings.Join(names, " ")
 }
