@@ -57,6 +57,11 @@ type DeleteResult struct {
 	// deleted this time, and Deleted names only the record asked for, with the first
 	// delete's version.
 	Replayed bool
+	// AppliedBy and AppliedAt, set on a replay, say who applied the key and when (the
+	// key's owner, the actor's name, and its time): keys are shared by everyone writing
+	// to the store, so the key may be someone else's.
+	AppliedBy string
+	AppliedAt time.Time
 }
 
 // Restore asks for a deleted record to be brought back.
@@ -181,7 +186,8 @@ func DeleteKeyResult(res *DeleteResult) KeyResult {
 
 // ReplayDelete answers a retried delete whose key k completed.
 func (k KeyResult) ReplayDelete() *DeleteResult {
-	return &DeleteResult{Replayed: true, Deleted: []Tombstone{{Kind: k.Kind, ID: k.ID, Version: k.Version}}}
+	return &DeleteResult{Replayed: true, Deleted: []Tombstone{{Kind: k.Kind, ID: k.ID, Version: k.Version}},
+		AppliedBy: k.By, AppliedAt: k.At}
 }
 
 // NewTombstone returns the history row a delete of cur writes: a snapshot of every field as

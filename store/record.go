@@ -108,6 +108,11 @@ type UpdateResult struct {
 	// the current record. A keyed save that changed nothing still records its key, so a
 	// retry is answered the same way.
 	Unchanged bool
+	// AppliedBy and AppliedAt, set on a replay, say who applied the key and when (the
+	// key's owner, the actor's name, and its time): keys are shared by everyone writing
+	// to the store, so the key may be someone else's.
+	AppliedBy string
+	AppliedAt time.Time
 }
 
 // Unchanged returns the answer to a write that changed nothing: the current record, at its

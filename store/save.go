@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"time"
 )
 
 // The rules of a save that need the record as it is, decided here, once, for every store:
@@ -139,6 +140,11 @@ type KeyResult struct {
 	ID        int64 `json:"id"`
 	Version   int64 `json:"version"`             // the version the save wrote, or found when Unchanged
 	Unchanged bool  `json:"unchanged,omitempty"` // the save changed nothing
+
+	// By and At say who applied the key and when: the key's owner and created_at, read
+	// with the key for a replay (ReplayOf). They are not part of the stored result.
+	By string    `json:"-"`
+	At time.Time `json:"-"`
 }
 
 // Encode returns the stored form of k (JSON).
@@ -159,6 +165,17 @@ func DecodeKeyResult(b []byte) (KeyResult, error) {
 	return k, nil
 }
 
+// ReplayOf returns the result stored with the completed key k, to replay, with who applied
+// it and when (By, At). EINTERNAL when the stored result is not one.
+func ReplayOf(k KeyRecord) (KeyResult, error) {
+	r, err := DecodeKeyResult(k.Result)
+	if err != nil {
+		return r, err
+	}
+	r.By, r.At = k.Owner, k.CreatedAt
+	return r, nil
+}
+
 // ResultOf returns the KeyResult a save with result res stores.
 func ResultOf(res *UpdateResult) KeyResult {
 	return KeyResult{Kind: res.Record.Kind, ID: res.Record.ID, Version: res.Version, Unchanged: res.Unchanged}
@@ -167,7 +184,7 @@ func ResultOf(res *UpdateResult) KeyResult {
 // Replay returns the answer to a retried save whose key k has completed: the first result,
 // marked Replayed, with the record as it is now (cur), which may have moved on since.
 func (k KeyResult) Replay(cur *Record) *UpdateResult {
-	return &UpdateResult{Record: cur, Replayed: true, Version: k.Version, Unchanged: k.Unchanged}
+	return &UpdateResult{Record: cur, Replayed: true, Version: k.Version, Unchanged: k.Unchanged, AppliedBy: k.By, AppliedAt: k.At}
 }
 
 // Move is a tree move: where a document goes, and the leases the mover presents.

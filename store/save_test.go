@@ -34,8 +34,9 @@ func TestSKUKey(t *testing.T) {
 			t.Errorf("SKUKey(%q) = %q, the key of ABC-1 too", other, want)
 		}
 	}
-	if err := store.CheckSKU("\u200b\u00a0"); store.ErrorCode(err) != store.EINVALID {
-		t.Errorf("CheckSKU of invisible characters only = %v, want EINVALID", err)
+	if err := store.CheckSKU("\u200b\u00a0"); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), `"<U+200B><U+00A0>" has no visible characters`) {
+		t.Errorf("CheckSKU of invisible characters only = %v, want EINVALID naming them", err)
 	}
 }
 
@@ -44,7 +45,7 @@ func TestDuplicateSKUError(t *testing.T) {
 		t.Errorf("same sku: %q, want %q", got, want)
 	}
 	got := store.DuplicateSKUError("abc\u200b", 3, "ABC").Error()
-	if !strings.Contains(got, `sku "abc\u200b" already exists (product 3 has ABC;`) {
+	if !strings.Contains(got, `sku "abc<U+200B>" already exists (product 3 has ABC;`) {
 		t.Errorf("lookalike sku: %q does not show the invisible character and the other sku", got)
 	}
 }

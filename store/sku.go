@@ -64,7 +64,7 @@ const SKUKeySeparator = "\u2063"
 // key is empty (only spaces and invisible characters) is no sku.
 func CheckSKU(sku string) error {
 	if SKUKey(sku) == "" {
-		return Errorf(EINVALID, "sku: %s has no visible characters", Quote(sku))
+		return Errorf(EINVALID, "sku: %s has no visible characters", quoteSKU(sku))
 	}
 	return nil
 }
@@ -72,15 +72,18 @@ func CheckSKU(sku string) error {
 // DuplicateSKUError is the refusal of a sku whose key another product's sku already has.
 func DuplicateSKUError(sku string, other int64, otherSKU string) error {
 	if sku == otherSKU {
-		return Errorf(EINVALID, "sku %s already exists (product %d)", sku, other)
+		return Errorf(EINVALID, "sku %s already exists (product %d)", quoteSKU(sku), other)
 	}
 	return Errorf(EINVALID, "sku %s already exists (product %d has %s; SKUs that differ only in case, "+
 		"surrounding spaces, width, non-breaking or zero-width characters are the same sku)",
 		quoteSKU(sku), other, quoteSKU(otherSKU))
 }
 
-// quoteSKU shows a sku with its invisible characters escaped, so the message shows why two
-// SKUs that look alike are the same one.
+// quoteSKU shows a sku with its invisible characters named (U+200B as <U+200B>), in quotes
+// when it has any, or spaces or other non-ASCII characters, so the message shows why two
+// SKUs that look alike are the same one. It writes no backslash escapes: the message is
+// made safe for a terminal where it is shown (internal/safe), which would show a backslash
+// of this text doubled, and escapes control characters itself.
 func quoteSKU(s string) string {
 	plain := true
 	for _, r := range s {
@@ -92,5 +95,15 @@ func quoteSKU(s string) string {
 	if plain {
 		return s
 	}
-	return fmt.Sprintf("%+q", s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		if invisibleInSKU(r) {
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

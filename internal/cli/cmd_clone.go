@@ -143,8 +143,8 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	tmp := filepath.Join(dir, "."+base+".clone")
-	removeCloneLeftovers(dir, base)
-	defer removeCloneLeftovers(dir, base)
+	removeLeftovers(dir, "."+base+".clone", true)
+	defer removeLeftovers(dir, "."+base+".clone", true)
 	// Nobody else opens the temporary file, and it is thrown away unless complete: no WAL
 	// and no fsync while it is written (every page goes to the file once), one fsync at
 	// the end, before it is linked.
@@ -199,21 +199,21 @@ func syncDir(dir string) {
 	}
 }
 
-// removeCloneLeftovers removes the temporary files of a clone into dir/base: the clone's
-// own database (.BASE.clone and its -wal and -shm) and the file SQLite's create makes
-// before it links that one (..BASE.clone.new-HEX and companions), which a clone killed at
-// the wrong moment leaves. The caller holds the clone lock, so none belongs to a running
-// clone.
-func removeCloneLeftovers(dir, base string) {
+// removeLeftovers removes what killed processes making the database dir/name left there:
+// the temporary files SQLite's create makes before it links one to name (.NAME.new-HEX and
+// its -wal, -shm and -journal), and, with own, name itself and its companions (a clone's own
+// temporary database, .BASE.clone). The caller holds the lock every maker of those files
+// holds (the clone lock, the create lock), so none belongs to a running process.
+func removeLeftovers(dir, name string, own bool) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
-	own := "." + base + ".clone"
 	for _, e := range ents {
 		n := e.Name()
 		switch {
-		case n == own, n == own+"-wal", n == own+"-shm", n == own+"-journal", strings.HasPrefix(n, "."+own+".new-"):
+		case own && (n == name || n == name+"-wal" || n == name+"-shm" || n == name+"-journal"),
+			strings.HasPrefix(n, "."+name+".new-"):
 			_ = os.Remove(filepath.Join(dir, n))
 		}
 	}

@@ -27,3 +27,10 @@ func lockFile(path, what string) (unlock func(), ok bool, err error) {
 	f.Close()
 	return func() { _ = os.Remove(path) }, true, nil
 }
+
+// waitLockFile would wait for the lock at path, but without flock a lock is the file's
+// existence, which a killed process leaves behind for good: ok is false, and the caller goes
+// on without the lock.
+func waitLockFile(path, what string) (unlock func(), ok bool, err error) {
+	return func() {}, false, nil
+}

@@ -19,12 +19,25 @@ func lockClone(path string) (unlock func(), ok bool, err error) { return lockFil
 // lockFile takes the lock named what (for messages) at path, as lockClone does: a tandem
 // sync holds one too, next to its working copy.
 func lockFile(path, what string) (unlock func(), ok bool, err error) {
+	return flockFile(path, what, syscall.LOCK_EX|syscall.LOCK_NB)
+}
+
+// waitLockFile takes the lock named what at path as lockFile does, but waits while another
+// process holds it; ok is always true on success. Where there is no flock (lockFile's other
+// build), a lock a killed process left would never be let go, and ok is false: the caller
+// goes on without the lock.
+func waitLockFile(path, what string) (unlock func(), ok bool, err error) {
+	return flockFile(path, what, syscall.LOCK_EX)
+}
+
+// flockFile takes the lock at path with flock operation how (waiting or not).
+func flockFile(path, what string, how int) (unlock func(), ok bool, err error) {
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s lock: %w", what, err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := syscall.Flock(int(f.Fd()), how); err != nil {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return nil, false, nil

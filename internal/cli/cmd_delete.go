@@ -76,9 +76,9 @@ then tandem restore cancels it.`,
 			}
 			if asJSON {
 				out := struct {
-					Deleted  []jsonTombstone `json:"deleted"`
-					Replayed bool            `json:"replayed,omitempty"`
-				}{Deleted: []jsonTombstone{}, Replayed: res.Replayed}
+					Deleted []jsonTombstone `json:"deleted"`
+					jsonReplay
+				}{Deleted: []jsonTombstone{}, jsonReplay: replayJSON(res.Replayed, res.AppliedBy, res.AppliedAt)}
 				for _, t := range res.Deleted {
 					out.Deleted = append(out.Deleted, jsonTombstone(t))
 				}
@@ -86,7 +86,8 @@ then tandem restore cancels it.`,
 			}
 			first := res.Deleted[0]
 			if res.Replayed {
-				fmt.Fprintf(a.stdout, "already applied (key %q): %s %d was deleted as version %d\n", key, first.Kind, first.ID, first.Version)
+				fmt.Fprintf(a.stdout, "%s: %s %d was deleted as version %d\n",
+					appliedBy(key, res.AppliedBy, res.AppliedAt), first.Kind, first.ID, first.Version)
 				return nil
 			}
 			if len(res.Deleted) > 1 {

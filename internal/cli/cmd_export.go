@@ -79,6 +79,13 @@ moved on.`,
 			if out != "" && out != "-" {
 				// A file is written beside the target and renamed at the end, so a failed
 				// export never leaves half a file under the name asked for (createOutput).
+				db := ""
+				if !isPostgresDSN(a.dsn) {
+					db = a.dsn
+				}
+				if err := refuseStoreFile(out, db); err != nil {
+					return err
+				}
 				if file, err = createOutput(out); err != nil {
 					return usageErr(err)
 				}
@@ -124,7 +131,7 @@ moved on.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "", "csv, jsonl or json (default: from -o's extension, which must name one; csv on stdout)")
-	fl.StringVar(&search, "search", "", "only records whose sku, name or title contains this text, in any case")
+	fl.StringVar(&search, "search", "", "only records whose searched fields contain this text, in any case: a product's sku, name, description or categories, a document's title, body or tags")
 	fl.StringVar(&fields, "fields", "", "comma-separated fields to write, in this order (default: all)")
 	fl.StringVarP(&out, "output", "o", "", "write to this file (default: stdout)")
 	fl.BoolVar(&base, "base", false, "also write each field as base.<field>, for import --merge")

@@ -28,8 +28,9 @@ the new store is filled with seed's sample data in that same step, as the TUI's 
 run does.
 
 Init on a store that exists changes nothing, says so and exits 0 (on PostgreSQL,
---sample fills a store that holds no records yet). It prints the store id, the
-store's identity that drafts are kept under.`,
+--sample fills a store that holds no records yet). An empty file (0 bytes, as touch
+makes) is no store yet: init makes the store in it, and --sample fills it. It prints
+the store id, the store's identity that drafts are kept under.`,
 		Example: `  tandem --db team.db init
   tandem --db demo.db init --sample
   tandem --db 'postgres://alice@db.example/tandem' init`,

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -84,6 +86,40 @@ func (a *app) save(ctx context.Context, reg *store.Registry, kind store.Kind, id
 	return a.printSaved(res, u, asJSON)
 }
 
+// jsonReplay is what the JSON of a keyed write adds when its key was already applied: who
+// applied it and when (keys are shared by everyone writing to the store).
+type jsonReplay struct {
+	Replayed  bool   `json:"replayed,omitempty"`
+	AppliedBy string `json:"applied_by,omitempty"`
+	AppliedAt string `json:"applied_at,omitempty"`
+}
+
+// replayJSON returns the jsonReplay of a write: empty unless replayed.
+func replayJSON(replayed bool, by string, at time.Time) jsonReplay {
+	if !replayed {
+		return jsonReplay{}
+	}
+	r := jsonReplay{Replayed: true, AppliedBy: by}
+	if !at.IsZero() {
+		r.AppliedAt = formatTime(at)
+	}
+	return r
+}
+
+// appliedBy is how the text of a keyed write whose key was already applied begins: who
+// applied the key and when, for the key may be someone else's ("already applied by alice
+// at 2026-12-01 10:02 (key "k1")").
+func appliedBy(key, by string, at time.Time) string {
+	s := "already applied"
+	if by != "" {
+		s += " by " + safe.Line(by)
+	}
+	if !at.IsZero() {
+		s += " at " + at.Local().Format("2006-01-02 15:04")
+	}
+	return s + fmt.Sprintf(" (key %q)", key) // %q escapes what a terminal would obey
+}
+
 // printSaved reports a save: the record as JSON, or one line saying what happened.
 func (a *app) printSaved(res *store.UpdateResult, u store.Update, asJSON bool) error {
 	r := res.Record
@@ -92,15 +128,19 @@ func (a *app) printSaved(res *store.UpdateResult, u store.Update, asJSON bool) e
 		if err != nil {
 			return err
 		}
-		return writeJSON(a.stdout, exportRecord(reg, r))
+		out := struct {
+			jsonRecord
+			jsonReplay
+		}{exportRecord(reg, r), replayJSON(res.Replayed, res.AppliedBy, res.AppliedAt)}
+		return writeJSON(a.stdout, out)
 	}
 	if res.Replayed {
 		what := fmt.Sprintf("saved as version %d", res.Version)
 		if res.Unchanged {
 			what = fmt.Sprintf("no change at version %d", res.Version)
 		}
-		fmt.Fprintf(a.stdout, "already applied (key %q): %s %d was %s; it is at version %d now\n",
-			u.IdempotencyKey, r.Kind, r.ID, what, r.Version)
+		fmt.Fprintf(a.stdout, "%s: %s %d was %s; it is at version %d now\n",
+			appliedBy(u.IdempotencyKey, res.AppliedBy, res.AppliedAt), r.Kind, r.ID, what, r.Version)
 		return nil
 	}
 	if res.Unchanged {

@@ -41,9 +41,11 @@ needed.`,
 			if deletes == nil {
 				deletes = []tsync.Ref{}
 			}
-			// The source's records the last sync could not take (store.WorkingCopy.Stale):
-			// the copy shows them as they were, or not at all. Why is the sync's to say,
-			// since it needs the source.
+			// The source's records the copy is to read again (store.WorkingCopy.Stale): those
+			// the last sync could not take, and those a local change gave back to the
+			// source's values (a local delete restored, a delete conflict answered theirs),
+			// which nothing holds. The copy shows them as they were, or not at all. Whether
+			// something holds one, and what, only a sync can say, since it needs the source.
 			stale, err := wc.Stale(ctx)
 			if err != nil {
 				return err
@@ -93,7 +95,7 @@ needed.`,
 				fmt.Fprintf(a.stdout, "conflict: %s\n", safe.Line(tsync.Describe(&cs[i])))
 			}
 			for _, h := range held {
-				fmt.Fprintf(a.stdout, "held back: the source's %s %d waits for a local change or conflict (tandem sync says which)\n", h.Kind, h.ID)
+				fmt.Fprintf(a.stdout, "held back: the source's %s %d is read again at the next sync, which takes it or says what still holds it\n", h.Kind, h.ID)
 			}
 			return nil
 		},

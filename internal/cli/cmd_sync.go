@@ -43,17 +43,14 @@ or restore it on the source and sync.
 Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
 4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
 2 the source is another store, or its change log ends before the copy's position (put
-back from an older backup), or another sync of the copy is running, and nothing moved.`,
+back from an older backup), or another sync of the copy is running, or the copy cannot
+be written (its file or its directory), and nothing moved.`,
 		Example: `  tandem sync --db catalogue.db
   PGPASSWORD=… tandem sync --db catalogue.db --json`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			wc, st, err := a.workingCopy(ctx)
-			if err != nil {
-				return err
-			}
-			unlock, err := a.lockSync()
+			wc, st, unlock, err := a.copyToSync(ctx)
 			if err != nil {
 				return err
 			}
@@ -112,11 +109,7 @@ back from an older backup), or another sync of the copy is running, and nothing 
 // copySource opens the source of the working copy named by --db, where the copy remembers
 // it (the TUI's S). EINVALID when the store is not a working copy.
 func (a *app) copySource(ctx context.Context) (store.Store, error) {
-	_, st, err := a.workingCopy(ctx)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := a.lockSync()
+	_, st, unlock, err := a.copyToSync(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +119,27 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 		return nil, err
 	}
 	return &lockedSource{Store: src, unlock: unlock}, nil
+}
+
+// copyToSync opens the working copy --db names for a sync (the sync command's, the TUI's):
+// it returns the copy, its state and the unlock of its sync lock (lockSync). A copy that
+// cannot be written (its file or its directory) is refused (exit 2) before the lock and
+// before anything moves: a sync writes what it pulls into the copy and marks there what it
+// pushed, and a push it could not mark would be pushed again by the next sync.
+func (a *app) copyToSync(ctx context.Context) (store.WorkingCopy, *store.CopyState, func(), error) {
+	wc, st, err := a.workingCopy(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ro, ok := wc.(interface{ ReadOnly() string }); ok && ro.ReadOnly() != "" {
+		return nil, nil, nil, usagef("%s is read-only (%s): a sync writes the source's changes into the copy and marks there what it pushed; "+
+			"nothing was pulled or pushed: make it writable, then sync again", safe.Line(a.dsn), ro.ReadOnly())
+	}
+	unlock, err := a.lockSync()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return wc, st, unlock, nil
 }
 
 // lockedSource is a working copy's source opened for one sync: closing it lets the

@@ -192,7 +192,8 @@ func TestCLI_CreatedMessageDefused(t *testing.T) {
 // TestCLI_FirstRunsAtOnce starts several first runs on one new file at once (processes of the
 // binary, started together): init --sample and seed (TUIs: TestE2E_FirstRuns). Exactly one
 // creates the store and fills it; the others open what it made or, for seed, find it already
-// filled; nobody fails on a duplicate SKU, and the store holds the sample data once.
+// filled; nobody fails on a duplicate SKU, and the store holds the sample data once. The same
+// holds for an empty file (touch): it counts as no store, made and filled in place.
 func TestCLI_FirstRunsAtOnce(t *testing.T) {
 	cases := []struct {
 		name string
@@ -213,52 +214,69 @@ func TestCLI_FirstRunsAtOnce(t *testing.T) {
 	}
 	const procs = 6
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			dsn := filepath.Join(dir, "first.db")
-			cmds := make([]*exec.Cmd, procs)
-			outs, errs := make([]bytes.Buffer, procs), make([]bytes.Buffer, procs)
-			for i := range cmds {
-				cmds[i] = tandemCmd(dsn, tc.args...)
-				cmds[i].SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-				cmds[i].Stdout, cmds[i].Stderr = &outs[i], &errs[i]
+		for _, empty := range []bool{false, true} {
+			name := tc.name
+			if empty {
+				name += " on an empty file"
 			}
-			for _, c := range cmds {
-				if err := c.Start(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			creators := 0
-			for i, c := range cmds {
-				_ = c.Wait()
-				r := result{outs[i].String(), errs[i].String(), c.ProcessState.ExitCode()}
-				switch {
-				case tc.created(r):
-					creators++
-				case !tc.ok(r):
-					t.Errorf("process %d: exit %d\nstdout: %s\nstderr: %s", i, r.code, r.stdout, r.stderr)
-				}
-			}
-			if creators != 1 {
-				t.Errorf("%d processes created the store, want 1", creators)
-			}
-			var products, documents []record
-			if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json")), &products); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "documents", "--json")), &documents); err != nil {
-				t.Fatal(err)
-			}
-			if len(products) != defaultSeedProducts || len(documents) != defaultSeedDocuments {
-				t.Errorf("store holds %d products and %d documents, want the sample once (%d and %d)",
-					len(products), len(documents), defaultSeedProducts, defaultSeedDocuments)
-			}
-			for _, n := range dirNames(t, dir) {
-				if n != "first.db" {
-					t.Errorf("left beside the store: %q", n)
-				}
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				firstRunsAtOnce(t, tc.args, tc.ok, tc.created, procs, empty)
+			})
+		}
+	}
+}
+
+// firstRunsAtOnce is one case of TestCLI_FirstRunsAtOnce: procs processes of tandem args
+// at once on a new file, or on an empty one when empty.
+func firstRunsAtOnce(t *testing.T, args []string, ok, created func(r result) bool, procs int, empty bool) {
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "first.db")
+	if empty {
+		if err := os.WriteFile(dsn, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmds := make([]*exec.Cmd, procs)
+	outs, errs := make([]bytes.Buffer, procs), make([]bytes.Buffer, procs)
+	for i := range cmds {
+		cmds[i] = tandemCmd(dsn, args...)
+		cmds[i].SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &errs[i]
+	}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	creators := 0
+	for i, c := range cmds {
+		_ = c.Wait()
+		r := result{outs[i].String(), errs[i].String(), c.ProcessState.ExitCode()}
+		switch {
+		case created(r):
+			creators++
+		case !ok(r):
+			t.Errorf("process %d: exit %d\nstdout: %s\nstderr: %s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	if creators != 1 {
+		t.Errorf("%d processes created the store, want 1", creators)
+	}
+	var products, documents []record
+	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "products", "--json")), &products); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", "documents", "--json")), &documents); err != nil {
+		t.Fatal(err)
+	}
+	if len(products) != defaultSeedProducts || len(documents) != defaultSeedDocuments {
+		t.Errorf("store holds %d products and %d documents, want the sample once (%d and %d)",
+			len(products), len(documents), defaultSeedProducts, defaultSeedDocuments)
+	}
+	for _, n := range dirNames(t, dir) {
+		if n != "first.db" {
+			t.Errorf("left beside the store: %q", n)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/tandem-editor/tandem/internal/safe"
 )
 
 // outFile is where a command writes a file the user named with -o. A regular file (new or
@@ -63,6 +65,62 @@ func createOutput(path string) (*outFile, error) {
 		}
 	}
 	return &outFile{File: f, path: path, target: target, temp: true}, nil
+}
+
+// refuseStoreFile refuses an -o path that names the SQLite store db (the file --db names,
+// or its -wal, -shm or -journal): writing there would replace the store, its history with
+// it, by the export it read. The path is compared after following links: as a name (its
+// directory's links resolved too, for a -wal that does not exist yet) and as a file
+// (os.SameFile: a hard link, or a second name for the store's directory). db "" (a
+// PostgreSQL store) refuses nothing.
+func refuseStoreFile(path, db string) error {
+	if db == "" {
+		return nil
+	}
+	target, err := followLinks(path)
+	if err != nil {
+		return nil // createOutput reports it
+	}
+	out, outErr := os.Stat(target)
+	name, real := canonicalName(target), canonicalName(db)
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		// SQLite keeps the -wal and -shm beside the file a linked --db leads to.
+		for _, f := range []string{db + suffix, real + suffix} {
+			same := name != "" && (name == canonicalName(f))
+			if !same && outErr == nil {
+				fi, err := os.Stat(f)
+				same = err == nil && os.SameFile(out, fi)
+			}
+			if !same {
+				continue
+			}
+			what := "the store's file"
+			if suffix != "" {
+				what = "the store's " + suffix[1:] + " file"
+			}
+			return usagef("-o %s is %s (%s): the export would replace the store it reads; nothing was written, name another file",
+				safe.Line(path), what, safe.Line(f))
+		}
+	}
+	return nil
+}
+
+// canonicalName returns path made absolute with the links of its directory and of itself
+// resolved, the file need not exist; "" when it cannot be worked out.
+func canonicalName(path string) string {
+	target, err := followLinks(path)
+	if err != nil {
+		return ""
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(target))
+	if err != nil {
+		return ""
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, filepath.Base(target))
 }
 
 // followLinks returns the file path leads to: path itself unless it is a symbolic link,

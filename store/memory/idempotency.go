@@ -80,7 +80,7 @@ func (db *DB) savedKey(key, hash string, now time.Time) (*store.KeyResult, error
 	if err != nil || !replay {
 		return nil, err
 	}
-	kr, err := store.DecodeKeyResult(k.Result)
+	kr, err := store.ReplayOf(*k)
 	if err != nil {
 		return nil, err
 	}

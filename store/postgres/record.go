@@ -868,8 +868,8 @@ func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, acto
 		status  string
 		expired bool
 	)
-	err := tx.QueryRow(ctx, `SELECT status, request_hash, result, expires_at <= clock_timestamp() FROM idempotency
-		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, key).Scan(&status, &k.RequestHash, &k.Result, &expired)
+	err := tx.QueryRow(ctx, `SELECT status, request_hash, result, owner, created_at, expires_at <= clock_timestamp() FROM idempotency
+		WHERE scope = $1 AND key = $2 FOR UPDATE`, store.ScopeAPI, key).Scan(&status, &k.RequestHash, &k.Result, &k.Owner, &k.CreatedAt, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errRetry // purged under us; start again
 	}
@@ -882,7 +882,7 @@ func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, acto
 		return nil, err
 	}
 	if replay {
-		res, err := store.DecodeKeyResult(k.Result)
+		res, err := store.ReplayOf(k)
 		if err != nil {
 			return nil, err
 		}

@@ -43,8 +43,11 @@ type DB struct {
 	storeID  string // store_meta's store_id, read at open
 	readOnly string // why writes are refused ("" when the store is writable)
 	scratch  bool   // OpenConfig.Scratch: no WAL, no fsync
-	created  bool   // this OpenWith call created the file
-	owner    string // distinguishes this process's idempotency claims from another's
+	created  bool   // this OpenWith call created the file, or made the store in an empty one
+	// schemaMade is set when this value's migration installed the schema in an empty
+	// database (of the SQLite files of several processes at once, exactly one).
+	schemaMade bool
+	owner      string // distinguishes this process's idempotency claims from another's
 
 	commits wake.Signal // wakes this process's subscribers after each commit
 	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
@@ -111,12 +114,15 @@ type OpenConfig struct {
 	// is made next to the path under a temporary name, migrated and filled by Fill, then
 	// linked to the path in one step: nobody ever sees a half-made store, and when another
 	// process creates the path first, OpenWith opens that store instead of its own (Created
-	// reports false). Create also lets OpenWith set up an existing empty database file.
-	// Without Create a missing file, or an empty database without tandem's schema, is
-	// ENOTFOUND and no file is made.
+	// reports false). Create also makes the store in an existing empty database file (a
+	// 0-byte file, say), in place: that counts as creating it (Created reports true, and
+	// Fill fills it, though others may see it before it is filled). Without Create a
+	// missing file, or an empty database without tandem's schema, is ENOTFOUND and no file
+	// is made.
 	Create bool
 	// Fill, when Create makes the database, fills the new store before it appears at the
-	// path (sample data). It is not called when the file exists.
+	// path (sample data), or right after the schema when the file was an empty one. It is
+	// not called when the file holds a store.
 	Fill func(ctx context.Context, st store.Store) error
 	// ReadOnly opens the database for reading even when the file is writable: every write
 	// is refused with EINVALID and nothing, not even a migration, writes to the file.
@@ -183,7 +189,22 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 	case err != nil:
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %v", path, err)
 	}
-	return open(ctx, path, path, opts, cfg.ReadOnly, cfg.Create, cfg.Scratch)
+	db, err := open(ctx, path, path, opts, cfg.ReadOnly, cfg.Create, cfg.Scratch)
+	if err != nil || !cfg.Create || !db.schemaMade {
+		return db, err
+	}
+	// An empty file (touch tandem.db) is a new store: this open installed the schema in
+	// it, in place (a file that exists cannot be linked over), so it is filled here as a
+	// new one is. Of several processes opening the file at once only the one whose
+	// migration found it empty fills it; the others open the store it made.
+	if cfg.Fill != nil {
+		if err := cfg.Fill(ctx, db); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	db.created = true
+	return db, nil
 }
 
 // create makes a new database for path: a temporary file next to it, migrated and filled,
@@ -386,8 +407,9 @@ func (db *DB) Path() string { return db.path }
 // StoreID returns the store's random id from store_meta (see store.Meta).
 func (db *DB) StoreID() string { return db.storeID }
 
-// Created reports whether OpenWith made this database (false when it opened an existing
-// file, also one that another process created while this one was creating it).
+// Created reports whether OpenWith made this database, or made the store in an empty file
+// (false when it opened an existing store, also one that another process created while this
+// one was creating it).
 func (db *DB) Created() bool { return db.created }
 
 // ReadOnly returns why the store refuses writes ("the file is not writable", "its directory

@@ -58,7 +58,7 @@ func (db *DB) checkUpdateKey(ctx context.Context, tx *tx, key, hash string) (*st
 	if err != nil || !replay {
 		return nil, err
 	}
-	res, err := store.DecodeKeyResult(k.Result)
+	res, err := store.ReplayOf(k.KeyRecord)
 	if err != nil {
 		return nil, err
 	}

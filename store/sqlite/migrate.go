@@ -95,11 +95,13 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 				"%s has schema version %d and this tandem needs %d, but it is read-only (%s); open it once with write access to upgrade it",
 				db.path, cur, latest, db.readOnly)
 		}
+		made := false
 		err = db.inTx(ctx, what, func(t *tx) error {
 			cur, err := db.checkSchema(ctx, t.Tx, latest, allowInit)
 			if err != nil {
 				return err
 			}
+			made = cur == 0
 			for _, m := range ms[cur:] {
 				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
@@ -119,6 +121,7 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 		if err != nil {
 			return err
 		}
+		db.schemaMade = made
 	}
 	db.version = latest
 	err = db.read.QueryRowContext(ctx, "SELECT value FROM store_meta WHERE key = 'store_id'").Scan(&db.storeID)

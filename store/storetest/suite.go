@@ -57,6 +57,7 @@ func contract() []suiteTest {
 		{"UpdateRecord_Relative", testRelative},
 		{"UpdateRecord_RelativeSystem", testRelativeSystemSave},
 		{"UpdateRecord_Idempotency", testUpdateIdempotency},
+		{"Idempotency_ReplayNamesWhoApplied", testKeyAppliedBy},
 		{"LockedUpdate", testLockedUpdate},
 		{"History", testHistory},
 		{"History_Suppression", testSuppression},
