@@ -52,7 +52,7 @@ func NewWriter(ctx context.Context, dsn, strategy string, open func(context.Cont
 }
 
 // newKeyPrefix returns a writer's random part of its idempotency keys.
-func newKeyPrefix() string { return fmt.Sprintf("%016x", rand.Uint64()) }
+func newKeyPrefix() string { return fmt.Sprintf("%08x", rand.Uint32()) }
 
 type storeWriter struct {
 	st       store.Store
@@ -64,15 +64,16 @@ type storeWriter struct {
 
 func (w *storeWriter) Close() error { return w.st.Close() }
 
-// nextKey returns the idempotency key of the writer's next increment of product id.
-func (w *storeWriter) nextKey(id int64) string {
+// nextKey returns the idempotency key of the writer's next increment.
+func (w *storeWriter) nextKey() string {
 	w.n++
-	return fmt.Sprintf("bench-%d-%s-%010d-%d", time.Now().UnixNano(), w.prefix, w.n, id)
+	// Short as well as ordered: the key is stored and indexed with every save.
+	return fmt.Sprintf("b%016x-%s-%08x", time.Now().UnixNano(), w.prefix, w.n)
 }
 
 func (w *storeWriter) Increment(_ context.Context, id int64, maxRetries int) (int, int, error) {
 	ctx := w.ctx
-	key := w.nextKey(id)
+	key := w.nextKey()
 	retries, conflicts := 0, 0
 	for attempt := 0; ; attempt++ {
 		if attempt >= maxRetries {

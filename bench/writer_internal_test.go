@@ -17,7 +17,7 @@ func TestNextKey_UniqueAcrossWritersAndTimeOrdered(t *testing.T) {
 		w := &storeWriter{prefix: newKeyPrefix()}
 		wg.Go(func() {
 			for range keys {
-				made[i] = append(made[i], w.nextKey(1))
+				made[i] = append(made[i], w.nextKey())
 			}
 		})
 	}
