@@ -57,6 +57,22 @@ func newCopySetupWith(t *testing.T, n int, o tsync.CloneOptions) *copySetup {
 	return cs
 }
 
+// syncElsewhere syncs the copy as another tandem would: through a store of its own on the
+// same file, not the TUI's. It returns the sync's report.
+func (cs *copySetup) syncElsewhere(t *testing.T) *tsync.Report {
+	t.Helper()
+	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	rep, err := tsync.Sync(cs.ctx, cs.src, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // listNames returns the titles of the list's rows.
 func listNames(l *listModel) []string {
 	var out []string
@@ -111,14 +127,7 @@ func TestWorkCopy_SyncShowsAddedAndRemovedRows(t *testing.T) {
 	if _, err := cs.src.CreateRecord(cs.ctx, store.KindProduct, store.Values{"sku": "NEW-2", "name": "Second lamp"}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
-		t.Fatal(err)
-	}
+	cs.syncElsewhere(t)
 	d.apply(copyPollMsg{}) // what the header's poll delivers every copyPoll
 	d.settle()
 	mustList(t, d, "Product 3", "Fresh lamp", "Second lamp")
@@ -313,14 +322,7 @@ func TestWorkCopy_BusySyncFailureGoes(t *testing.T) {
 		t.Fatalf("the failure went before any sync ended:\n%s", d.screen())
 	}
 
-	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
-		t.Fatal(err)
-	}
+	cs.syncElsewhere(t)
 	d.apply(copyPollMsg{})
 	d.settle()
 	if scr := d.screen(); strings.Contains(scr, "is running") || !strings.Contains(scr, "another sync of this copy ended at") {
@@ -343,13 +345,6 @@ func TestWorkCopy_EditorHearsPulledChange(t *testing.T) {
 	if _, err := cs.src.UpdateRecord(bob, store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"price": int64(777)}}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := tsync.Sync(cs.ctx, cs.src, other); err != nil {
-		t.Fatal(err)
-	}
+	cs.syncElsewhere(t)
 	d.waitFor("bob saved v2; you are editing v1")
 }

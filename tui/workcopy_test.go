@@ -141,14 +141,9 @@ func TestWorkCopy_EditorOnRecordASyncRemoved(t *testing.T) {
 			}
 			// The sync runs while the editor is open: S started it from the list just before
 			// enter opened the record, or another tandem ran it.
-			other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer other.Close()
-			rep, err := tsync.Sync(cs.ctx, cs.src, other)
-			if err != nil || rep.Removed != 1 {
-				t.Fatalf("sync removed %v (%v), want product 2", rep, err)
+			rep := cs.syncElsewhere(t)
+			if rep.Removed != 1 {
+				t.Fatalf("sync removed %v, want product 2", rep)
 			}
 			if how == "S" {
 				d.app.wc.syncing = true
