@@ -14,7 +14,6 @@ import (
 // TestCLI_ExitCodes checks the exit code of every error class, that the message on stderr
 // starts with "tandem: ", and that a refused command changed nothing.
 func TestCLI_ExitCodes(t *testing.T) {
-	parallelQuick(t)
 	dsn := newSQLiteStore(t)
 	dir := filepath.Dir(dsn)
 	p := mustCreate(t, dsn, "product", "sku=EXIT-1", "name=Exit codes", "price=5.00", "stock=10")

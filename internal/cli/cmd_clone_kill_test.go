@@ -76,7 +76,6 @@ func copyProducts(t *testing.T, path string) (all, found int) {
 // the clone after the kills makes the whole copy, search included, and leaves nothing
 // else behind.
 func TestCLI_CloneKilled(t *testing.T) {
-	parallelQuick(t)
 	dir := t.TempDir()
 	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
 	const n = 4000

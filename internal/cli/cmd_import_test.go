@@ -54,7 +54,6 @@ func productState(t *testing.T, dsn string) map[string]string {
 // its end, leaves the store as one uninterrupted import does: no row applied twice, none
 // lost (the idempotency key of each row, in the row's own transaction).
 func TestCLI_ImportKilled(t *testing.T) {
-	parallelQuick(t)
 	n, kills := 100, 12
 	if longTests() {
 		n, kills = 300, 20

@@ -42,7 +42,6 @@ func mustTime(t *testing.T, s string) time.Time {
 // seen in the database, each acquire's answer), never for a fixed time, so a loaded machine
 // makes it slower but not wrong.
 func TestLease_SIGKILL(t *testing.T) {
-	parallelQuick(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -113,7 +113,6 @@ func mustVersion(t *testing.T, dsn string, id int64) string {
 // silently, status tells the last sync after an exit 3, a copy is not cloned, --subtree of
 // a non-root document clones, --source is checked under its own name and remembered.
 func TestCLI_SyncSourceDeletes(t *testing.T) {
-	parallelQuick(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
 	mustTandem(t, team, "init", "--sample")

@@ -25,7 +25,6 @@ type feedLineJSON struct {
 // TestWatch_SeesSetFromAnotherProcess: a "watch --json" process sees a set made by another
 // process (within a second by the spec; the latency is logged), and then lease events.
 func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
-	parallelQuick(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -130,7 +129,6 @@ func waitChange(t *testing.T, w *lineProc, match func(feedLineJSON) bool) feedLi
 // 2, naming the last change) instead of waiting for changes that may never come; --from the
 // change after the last waits for it.
 func TestWatch_FromPastTheEnd(t *testing.T) {
-	parallelQuick(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

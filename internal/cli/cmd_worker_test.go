@@ -38,7 +38,6 @@ func parseSummary(t *testing.T, out string) (done, failed int) {
 // once: each worker save has its own COMPLETED job key for the version it computed from, and
 // the workers' summaries add up to the saves in the operation log.
 func TestWorker_WithEditor(t *testing.T) {
-	parallelQuick(t)
 	dsn := newSQLiteStore(t)
 	const products, start = 4, 100
 	var ids []int64

@@ -75,7 +75,6 @@ func tandemLimited(t *testing.T, dsn string, stdin io.Reader, args ...string) re
 // under a memory limit: each stops at its limit and exits with the message naming it. A
 // seed count far over the maximum is refused before a store is even created.
 func TestHardening_BoundedReads(t *testing.T) {
-	parallelQuick(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "tandem.db")
 	mustTandem(t, dsn, "seed", "--products", "1", "--documents", "1")
@@ -172,7 +171,6 @@ func TestHardening_BoundedReads(t *testing.T) {
 // negative number, as adjust's DELTA is), before, between and after the positional
 // arguments: the value must reach the store as typed, and a negative DELTA must still work.
 func TestHardening_FlagValuesStartingWithDash(t *testing.T) {
-	parallelQuick(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -137,16 +137,6 @@ func backends(t *testing.T) []backend {
 	return bs
 }
 
-// parallelQuick lets t run beside the other tests that call it in a plain `go test` (a
-// newcomer's run: these tests mostly wait on the processes they start, and the second core is
-// free once the other packages are done), and keeps it in sequence under TANDEM_LONG_TESTS,
-// where CI keeps both cores busy and the kill tests aim by the machine's pace.
-func parallelQuick(t *testing.T) {
-	if !longTests() {
-		t.Parallel()
-	}
-}
-
 // longTests reports whether the long tests run: TANDEM_LONG_TESTS=1, which .ci/run sets.
 // Without it the many-process tests start fewer processes, so that a plain `go test ./...`
 // finishes in a couple of minutes; the same code paths run either way.

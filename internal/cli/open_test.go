@@ -195,7 +195,6 @@ func TestCLI_CreatedMessageDefused(t *testing.T) {
 // filled; nobody fails on a duplicate SKU, and the store holds the sample data once. The same
 // holds for an empty file (touch): it counts as no store, made and filled in place.
 func TestCLI_FirstRunsAtOnce(t *testing.T) {
-	parallelQuick(t)
 	cases := []struct {
 		name string
 		args []string
@@ -503,7 +502,6 @@ func TestCLI_InitPostgres(t *testing.T) {
 // TestCLI_CorruptSQLiteIsBroken: a damaged or truncated SQLite file is a broken store (exit 1),
 // not bad input (exit 2).
 func TestCLI_CorruptSQLiteIsBroken(t *testing.T) {
-	parallelQuick(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
 	mustTandem(t, good, "seed", "--products", "2000", "--documents", "5")
