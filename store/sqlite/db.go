@@ -134,7 +134,9 @@ type OpenConfig struct {
 	// the middle leaves the file damaged; the caller syncs the file (os.File.Sync) after
 	// Close before trusting it. The next open without Scratch puts the file back in WAL.
 	// The file is also read through a memory map (scratchMmapSize), which a file that
-	// nobody else truncates can afford.
+	// nobody else truncates can afford. With Create and no file at the path, the store is
+	// made in the file itself rather than in a temporary file linked into place: a
+	// scratch file is a temporary file already.
 	Scratch bool
 }
 
@@ -175,6 +177,13 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 		return nil, store.Errorf(store.EINVALID, "open database %s: it is a directory, not a database file", path)
 	case errors.Is(err, fs.ErrNotExist) && !cfg.Create:
 		return nil, store.Errorf(store.ENOTFOUND, "no store at %s", path)
+	case errors.Is(err, fs.ErrNotExist) && cfg.Scratch:
+		// A scratch file is the caller's own temporary file, linked into place by the
+		// caller once it is complete: the store is made in it directly, without create's
+		// own temporary file, WAL and fsyncs.
+		if err := makeEmpty(path); err != nil {
+			return nil, err
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		created, err := create(ctx, path, opts, cfg.Fill)
 		if err != nil {
@@ -270,6 +279,23 @@ func create(ctx context.Context, path string, opts store.Options, fill func(cont
 	}
 	syncDir(dir)
 	return true, nil
+}
+
+// makeEmpty makes an empty file at path, which must not exist, with tandem's file mode
+// whatever the umask; opened with Create, an empty file becomes a new store in place.
+func makeEmpty(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return store.Errorf(store.EUNAVAILABLE, "create database %s: %v", path, err)
+	}
+	err = f.Chmod(fileMode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return store.Errorf(store.EUNAVAILABLE, "create database %s: %v", path, err)
+	}
+	return nil
 }
 
 // removeDatabase removes a database file and its companions, ignoring what is not there.

@@ -45,9 +45,34 @@ func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int
 
 // FindRecords returns the records matching f, ordered by id or by f.Sort.
 func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record, error) {
-	t, err := table(f.Kind)
+	q, args, err := db.findQuery(f)
 	if err != nil {
 		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, mapErr("find "+string(f.Kind)+"s", err)
+	}
+	defer rows.Close()
+	var out []*store.Record
+	for rows.Next() {
+		r, err := db.scanRecord(f.Kind, rows)
+		if err != nil {
+			return nil, mapErr("find "+string(f.Kind)+"s", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr("find "+string(f.Kind)+"s", err)
+	}
+	return out, nil
+}
+
+// findQuery returns the query FindRecords runs for f, and its arguments.
+func (db *DB) findQuery(f store.Filter) (string, []any, error) {
+	t, err := table(f.Kind)
+	if err != nil {
+		return "", nil, err
 	}
 	var (
 		where []string
@@ -56,7 +81,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if f.Search != "" {
 		cond, a, err := db.searchCondition(f)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		where, args = append(where, cond), append(args, a...)
 	}
@@ -67,13 +92,15 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		}
 	}
 	if err := db.reg.CheckSort(f); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	order := "id"
 	switch {
 	case f.Sort != "":
 		// f.Sort is one of the registry's sort fields (CheckSort): a column with an index on
-		// (column, id), read forwards or backwards. Text compares byte by byte (BINARY).
+		// (column, id), read forwards or backwards (sku's is its UNIQUE constraint's, which
+		// holds id as every index holds the rowid). Text compares byte by byte (BINARY).
+		// TestSort_ReadsAnIndex checks SQLite's plan of each.
 		cmpOp, dir := ">", ""
 		if f.Desc {
 			cmpOp, dir = "<", " DESC"
@@ -96,23 +123,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	rows, err := db.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, mapErr("find "+string(f.Kind)+"s", err)
-	}
-	defer rows.Close()
-	var out []*store.Record
-	for rows.Next() {
-		r, err := db.scanRecord(f.Kind, rows)
-		if err != nil {
-			return nil, mapErr("find "+string(f.Kind)+"s", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, mapErr("find "+string(f.Kind)+"s", err)
-	}
-	return out, nil
+	return q, args, nil
 }
 
 // CountRecords returns how many records of kind exist.
