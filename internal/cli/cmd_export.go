@@ -106,6 +106,14 @@ moved on.`,
 			if err != nil {
 				return err
 			}
+			if wc, ok := st.(store.WorkingCopy); ok && file != nil {
+				// The temporary output is removed (file.Abort) when this refuses.
+				if cs, err := wc.CopyState(cmd.Context()); err == nil {
+					if err := refuseSourceFile(out, cs.Source); err != nil {
+						return err
+					}
+				}
+			}
 			bar := a.newProgress("export", 0)
 			if bar != nil && search == "" {
 				// Counted only for a bar someone sees: a count of a large table is a read

@@ -9,8 +9,9 @@ import (
 
 // TestCLI_ExportRefusesTheStoreItReads: -o naming the SQLite store the export reads (the
 // file itself, a symbolic or hard link to it, a second name of its directory, its -wal or
-// -shm, a working copy's own file) is refused with exit 2, writes nothing and leaves the
-// store as it was; a file beside it is written as always.
+// -shm, a working copy's own file) or the store a working copy was cloned from is refused
+// with exit 2, writes nothing and leaves the store as it was; a file beside it is written
+// as always.
 func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 	dsn := newSQLiteStore(t)
 	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(3)))
@@ -62,6 +63,19 @@ func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 	}
 	if got := mustTandem(t, copyFile, "export", "products"); got != want {
 		t.Errorf("the copy exports\n%s\nwant\n%s", got, want)
+	}
+	// Nor may an export of the copy replace the store it was cloned from and syncs with.
+	for _, out := range []string{dsn, filepath.Join(other, "link.db")} {
+		r := tandem(t, copyFile, "export", "products", "--format", "csv", "-o", out)
+		if r.code != 2 || !strings.Contains(r.stderr, "the store this working copy was cloned from") {
+			t.Errorf("export -o SOURCE on the copy (%s): exit %d, stderr %q; want exit 2 and the source named", out, r.code, r.stderr)
+		}
+	}
+	if got := strings.Join(dirNames(t, dir), " "); got != before {
+		t.Errorf("export -o SOURCE on the copy changed the source's directory: %s, was %s", got, before)
+	}
+	if got := mustTandem(t, dsn, "export", "products"); got != want {
+		t.Errorf("export -o SOURCE on the copy changed the source: it exports\n%s\nwant\n%s", got, want)
 	}
 
 	beside := filepath.Join(dir, "products.csv")

@@ -74,6 +74,21 @@ func createOutput(path string) (*outFile, error) {
 // (os.SameFile: a hard link, or a second name for the store's directory). db "" (a
 // PostgreSQL store) refuses nothing.
 func refuseStoreFile(path, db string) error {
+	return refuseFileOf(path, db, "the store it reads")
+}
+
+// refuseSourceFile refuses an -o path that names the SQLite store a working copy was cloned
+// from (its source, as the copy keeps it): an export of the copy written there would
+// replace the shared store the copy syncs with. A PostgreSQL source refuses nothing.
+func refuseSourceFile(path, source string) error {
+	if isPostgresDSN(source) {
+		return nil
+	}
+	return refuseFileOf(path, source, "the store this working copy was cloned from and syncs with")
+}
+
+// refuseFileOf is refuseStoreFile for the store db, named whose in the message.
+func refuseFileOf(path, db, whose string) error {
 	if db == "" {
 		return nil
 	}
@@ -98,8 +113,8 @@ func refuseStoreFile(path, db string) error {
 			if suffix != "" {
 				what = "the store's " + suffix[1:] + " file"
 			}
-			return usagef("-o %s is %s (%s): the export would replace the store it reads; nothing was written, name another file",
-				safe.Line(path), what, safe.Line(f))
+			return usagef("-o %s is %s (%s): the export would replace %s; nothing was written, name another file",
+				safe.Line(path), what, safe.Line(f), whose)
 		}
 	}
 	return nil
