@@ -800,28 +800,49 @@ func localCycle(ctx context.Context, tx *wcTx, r *store.Record) (bool, error) {
 // sourceRow returns the columns and values that write r's row as the source has it (its
 // search folds go to their side tables: writeFolds).
 func (db *DB) sourceRow(r *store.Record) ([]string, []any, error) {
-	fields := db.reg.Fields(r.Kind)
-	cols := make([]string, 0, len(fields)+8)
-	args := make([]any, 0, len(fields)+8)
-	cols, args = append(cols, "id"), append(args, r.ID)
+	cols := db.sourceColumns(r.Kind)
+	args, err := db.appendSourceValues(make([]any, 0, len(cols)), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cols, args, nil
+}
+
+// sourceColumns returns the columns of sourceRow's row of a record of kind, the same for
+// every record of the kind.
+func (db *DB) sourceColumns(kind store.Kind) []string {
+	fields := db.reg.Fields(kind)
+	cols := make([]string, 0, len(fields)+5)
+	cols = append(cols, "id")
 	for _, f := range fields {
+		cols = append(cols, f.Name)
+	}
+	if kind == store.KindProduct {
+		cols = append(cols, "sku_key")
+	}
+	return append(cols, "version", "updated_at", "updated_by")
+}
+
+// appendSourceValues appends the values of sourceRow's row of r to args, in the order of
+// sourceColumns(r.Kind).
+func (db *DB) appendSourceValues(args []any, r *store.Record) ([]any, error) {
+	args = append(args, r.ID)
+	for _, f := range db.reg.Fields(r.Kind) {
 		v, ok := r.Fields[f.Name]
 		if !ok {
 			v = f.Zero()
 		}
 		c, err := encodeColumn(f, v)
 		if err != nil {
-			return nil, nil, err
+			return args, err
 		}
-		cols, args = append(cols, f.Name), append(args, c)
+		args = append(args, c)
 	}
 	if r.Kind == store.KindProduct {
 		sku, _ := r.Fields["sku"].(string)
-		cols, args = append(cols, "sku_key"), append(args, store.SKUKey(sku))
+		args = append(args, store.SKUKey(sku))
 	}
-	cols = append(cols, "version", "updated_at", "updated_by")
-	args = append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy)
-	return cols, args, nil
+	return append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy), nil
 }
 
 // upsert returns the statement that writes n rows of cols into table t, replacing rows with
