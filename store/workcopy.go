@@ -236,18 +236,20 @@ func GoneFromSource(kind Kind, id int64) error {
 // fast; sync's Clone uses it when the copy has it (a type assertion). WorkingCopy does not
 // require it.
 type CopyLoader interface {
-	// LoadCopy writes the products next hands over, batch after batch until it returns an
-	// empty batch, into a working copy that StartCopy has just made and that holds no
-	// products, exactly as ApplySource would write them (values, version, updated_at,
-	// updated_by, and each as its record's base), all in one local transaction: the copy
-	// holds every product or none. The copy's indexes are built once, after the rows are
-	// in; its search index may be left to be built later, provided that searches find the
-	// same records meanwhile. An error of next ends the load, nothing written, and is
-	// returned as it is.
+	// LoadCopy writes the products read hands over into a working copy that StartCopy has
+	// just made and that holds no products, exactly as ApplySource would write them
+	// (values, version, updated_at, updated_by, and each as its record's base), all in one
+	// local transaction: the copy holds every product or none. read calls put with each
+	// record, then returns; put is done with the record when it returns, so read may reuse
+	// it (and its Fields) for the next one, as StreamRecords does. When put returns an
+	// error, read must stop and return it (wrapped or not). The copy's indexes are built
+	// once, after the rows are in; its search index may be left to be built later,
+	// provided that searches find the same records meanwhile. An error of read ends the
+	// load, nothing written, and is returned as it is.
 	// EINVALID when kind is not product (documents need their parents first: ApplySource
 	// writes them), when the copy does not copy kind, or when it holds products, outbox
 	// entries or conflicts.
-	LoadCopy(ctx context.Context, kind Kind, next func() ([]*Record, error)) error
+	LoadCopy(ctx context.Context, kind Kind, read func(put func(*Record) error) error) error
 }
 
 // CheckCopyCreate decides whether a working copy in state s may create a record of kind,

@@ -190,68 +190,62 @@ func readPages(ctx context.Context, src store.Store, kind store.Kind) <-chan pag
 }
 
 // loadKind copies every record of kind from src into a fresh copy in one go
-// (store.CopyLoader): the source is read in a goroutine, in one stream when it can
-// (store.RecordStreamer), while the copy encodes and writes what came before. progress is
-// called with the size of each batch as the copy takes it.
+// (store.CopyLoader): the source is read in one stream when it can (store.RecordStreamer,
+// whose records the copy encodes as they come, so none is copied) and page by page, read
+// ahead, otherwise. progress is called with the number of records put since its last call,
+// every pageSize records and at the end.
 func loadKind(ctx context.Context, src store.Store, l store.CopyLoader, kind store.Kind, progress func(int)) error {
-	rctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var pages <-chan page
-	if rs, ok := src.(store.RecordStreamer); ok {
-		pages = streamPages(rctx, rs, kind)
-	} else {
-		pages = readPages(rctx, src, kind)
-	}
-	err := l.LoadCopy(ctx, kind, func() ([]*store.Record, error) {
-		p, ok := <-pages
-		if !ok {
-			return nil, nil
-		}
-		if p.err != nil {
-			return nil, fmt.Errorf("read %ss: %w", kind, p.err)
-		}
-		progress(len(p.recs))
-		return p.recs, nil
-	})
-	stop()
-	drain(pages)
-	return err
-}
-
-// streamPages is readPages for a source that streams: one query (or a few large pages)
-// instead of a FindRecords per page, and the records grouped into pages of pageSize here.
-func streamPages(ctx context.Context, src store.RecordStreamer, kind store.Kind) <-chan page {
-	ch := make(chan page, 2)
-	go func() {
-		defer close(ch)
-		recs := make([]*store.Record, 0, pageSize)
-		send := func(p page) bool {
-			select {
-			case ch <- p:
-				return true
-			case <-ctx.Done():
-				return false
+	return l.LoadCopy(ctx, kind, func(put func(*store.Record) error) error {
+		n := 0
+		var putErr error // put's own error, returned as it is
+		each := func(r *store.Record) error {
+			if putErr = put(r); putErr != nil {
+				return putErr
 			}
-		}
-		err := src.StreamRecords(ctx, store.Filter{Kind: kind}, nil, func(r *store.Record) error {
-			// The streamer reuses r: the page keeps a copy.
-			if recs = append(recs, r.Clone()); len(recs) == pageSize {
-				if !send(page{recs: recs}) {
-					return ctx.Err()
-				}
-				recs = make([]*store.Record, 0, pageSize)
+			if n++; n == pageSize {
+				progress(n)
+				n = 0
 			}
 			return nil
-		})
-		if err != nil {
-			send(page{err: err})
-			return
 		}
-		if len(recs) > 0 {
-			send(page{recs: recs})
+		var err error
+		if rs, ok := src.(store.RecordStreamer); ok {
+			err = rs.StreamRecords(ctx, store.Filter{Kind: kind}, nil, each)
+		} else {
+			err = eachRecord(ctx, src, kind, each)
 		}
-	}()
-	return ch
+		switch {
+		case putErr != nil:
+			return putErr
+		case err != nil:
+			return fmt.Errorf("read %ss: %w", kind, err)
+		}
+		if n > 0 {
+			progress(n)
+		}
+		return nil
+	})
+}
+
+// eachRecord calls fn with every record of kind on src, in id order, reading the next
+// page while fn goes through the last one (readPages).
+func eachRecord(ctx context.Context, src store.Store, kind store.Kind, fn func(*store.Record) error) error {
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	pages := readPages(rctx, src, kind)
+	defer drain(pages)
+	for p := range pages {
+		if p.err != nil {
+			return p.err
+		}
+		for _, r := range p.recs {
+			if err := fn(r); err != nil {
+				stop()
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // drain empties pages so that its reader ends.

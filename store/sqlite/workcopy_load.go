@@ -45,7 +45,7 @@ const (
 // The page cache stays at its default: a large one costs more than it saves here, because
 // the pure-Go allocator returns every page to the system one by one when it shrinks or
 // closes (measured: 64 MiB of cache, 1.2 s more system time for 100,000 products).
-func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*store.Record, error)) error {
+func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(*store.Record) error) error) error {
 	if kind != store.KindProduct {
 		return store.Errorf(store.EINVALID, "load working copy: only products are loaded in bulk (documents need their parents first), not %ss", kind)
 	}
@@ -56,7 +56,7 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*sto
 	ran := false
 	err = db.inTx(ctx, "load working copy", func(tt *tx) error {
 		if ran {
-			// The records next handed over are gone with the failed attempt.
+			// The records read handed over are gone with the failed attempt.
 			return store.Errorf(store.EBUSY, "load working copy: the database was busy after the records were read; clone again")
 		}
 		ran = true
@@ -88,7 +88,7 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, next func() ([]*sto
 		if err != nil {
 			return err
 		}
-		if err := db.loadRows(ctx, tx, t, kind, next); err != nil {
+		if err := db.loadRows(ctx, tx, t, kind, read); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) SELECT ?, id, version FROM `+t+`
@@ -140,15 +140,19 @@ type loadChunk struct {
 	err   error
 }
 
-// loadRows writes the records next hands over into table t and their search folds into
-// their side tables, loadRows records to a statement. The records are read and encoded
-// (values and sku key: sourceRow; folds: store.FoldValue of each folded field that the
-// record has, as store.Folds gives them to every write of a source record) in a goroutine
-// while SQLite writes the last chunk. The statements run below database/sql
-// (tx.raw), with arguments the encoder has made driver values: database/sql's checking and
-// conversion of two million arguments, on the writer's goroutine, cost about a tenth of
-// what the writer spent inserting.
-func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind, next func() ([]*store.Record, error)) error {
+// errLoadStopped is what put returns to LoadCopy's read once the load has failed.
+var errLoadStopped = errors.New("load working copy: the load stopped")
+
+// loadRows writes the records read hands over into table t and their search folds into
+// their side tables, loadRows records to a statement. read runs in a goroutine, and put
+// encodes each record there (values and sku key: sourceRow; folds: store.FoldValue of each
+// folded field that the record has, as store.Folds gives them to every write of a source
+// record) into the next chunk while SQLite writes the last one; read may reuse a record
+// once put returns, as a store.RecordStreamer does, so none is copied. The statements run
+// below database/sql (tx.raw), with arguments the encoder has made driver values:
+// database/sql's checking and conversion of two million arguments, on the writer's
+// goroutine, cost about a tenth of what the writer spent inserting.
+func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
 	folded := store.FoldedFields(kind)
 	foldTables := make([]string, len(folded))
 	for i, name := range folded {
@@ -192,60 +196,54 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 		cols := db.sourceColumns(kind)
 		vals := make([]any, 0, len(cols))
 		c := fresh()
-		for {
+		put := func(r *store.Record) error {
 			select {
 			case <-stop: // the writer failed: read no further
-				return
+				return errLoadStopped
 			default:
 			}
-			recs, err := next()
-			if err != nil {
+			if r.Kind != kind {
+				return store.Errorf(store.EINVALID, "load working copy: a %s among the %ss", r.Kind, kind)
+			}
+			var err error
+			if vals, err = db.appendSourceValues(vals[:0], r); err != nil {
+				return fmt.Errorf("%s %d: %w", kind, r.ID, err)
+			}
+			if c.cols == nil {
+				c.cols = cols
+				if cap(c.args) < loadRows*len(cols) {
+					c.args = make([]driver.NamedValue, 0, loadRows*len(cols))
+				}
+			}
+			if c.args, err = appendDriverArgs(c.args, vals); err != nil {
+				return fmt.Errorf("%s %d: %w", kind, r.ID, err)
+			}
+			if len(c.folds) != len(folded) {
+				c.folds = make([][]driver.NamedValue, len(folded))
+				for i := range c.folds {
+					c.folds[i] = make([]driver.NamedValue, 0, 2*loadRows)
+				}
+			}
+			for i, name := range folded {
+				if v, ok := r.Fields[name]; ok {
+					n := len(c.folds[i])
+					c.folds[i] = append(c.folds[i], driver.NamedValue{Ordinal: n + 1, Value: r.ID},
+						driver.NamedValue{Ordinal: n + 2, Value: store.FoldValue(v)})
+				}
+			}
+			if c.n++; c.n == loadRows {
+				if !send(c) {
+					return errLoadStopped
+				}
+				c = fresh()
+			}
+			return nil
+		}
+		if err := read(put); err != nil {
+			if !errors.Is(err, errLoadStopped) {
 				send(loadChunk{err: err})
-				return
 			}
-			if len(recs) == 0 {
-				break
-			}
-			for _, r := range recs {
-				if r.Kind != kind {
-					send(loadChunk{err: store.Errorf(store.EINVALID, "load working copy: a %s among the %ss", r.Kind, kind)})
-					return
-				}
-				vals, err = db.appendSourceValues(vals[:0], r)
-				if err != nil {
-					send(loadChunk{err: fmt.Errorf("%s %d: %w", kind, r.ID, err)})
-					return
-				}
-				if c.cols == nil {
-					c.cols = cols
-					if cap(c.args) < loadRows*len(cols) {
-						c.args = make([]driver.NamedValue, 0, loadRows*len(cols))
-					}
-				}
-				if c.args, err = appendDriverArgs(c.args, vals); err != nil {
-					send(loadChunk{err: fmt.Errorf("%s %d: %w", kind, r.ID, err)})
-					return
-				}
-				if len(c.folds) != len(folded) {
-					c.folds = make([][]driver.NamedValue, len(folded))
-					for i := range c.folds {
-						c.folds[i] = make([]driver.NamedValue, 0, 2*loadRows)
-					}
-				}
-				for i, name := range folded {
-					if v, ok := r.Fields[name]; ok {
-						n := len(c.folds[i])
-						c.folds[i] = append(c.folds[i], driver.NamedValue{Ordinal: n + 1, Value: r.ID},
-							driver.NamedValue{Ordinal: n + 2, Value: store.FoldValue(v)})
-					}
-				}
-				if c.n++; c.n == loadRows {
-					if !send(c) {
-						return
-					}
-					c = fresh()
-				}
-			}
+			return
 		}
 		if c.n > 0 {
 			send(c)

@@ -11,9 +11,10 @@ import (
 )
 
 // BenchmarkLoadCopy loads 100,000 products, shaped as tandem bench sync makes them, into a
-// fresh working copy opened as tandem clone opens its temporary file (Scratch), in batches
-// of 1,000 as sync's clone hands them over: the clone's SQLite side (encoding, rows, side
-// tables of folded text, indexes, commit) without the source's reading. Run:
+// fresh working copy opened as tandem clone opens its temporary file (Scratch), one by one
+// in a reused record as sync's clone hands them over from a streaming source: the clone's
+// SQLite side (encoding, rows, side tables of folded text, indexes, commit) without the
+// source's reading. Run:
 // go test ./store/sqlite -run '^$' -bench LoadCopy -benchtime 3x
 func BenchmarkLoadCopy(b *testing.B) {
 	const n = 100_000
@@ -38,7 +39,7 @@ func BenchmarkLoadCopy(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if err := db.LoadCopy(b.Context(), store.KindProduct, batches(recs, 1000)); err != nil {
+		if err := db.LoadCopy(b.Context(), store.KindProduct, records(recs)); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.Close(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -47,13 +48,23 @@ func newCopy(t *testing.T, name string, pos int64, kinds ...store.Kind) (*sqlite
 	return db, path
 }
 
-// batches hands recs over in batches of size, as sync's clone does.
-func batches(recs []*store.Record, size int) func() ([]*store.Record, error) {
-	return func() ([]*store.Record, error) {
-		n := min(size, len(recs))
-		b := recs[:n]
-		recs = recs[n:]
-		return b, nil
+// records hands recs over one by one as a store.RecordStreamer does, in one Record whose
+// fields are overwritten for the next: a load that kept a record it was handed, rather than
+// what it had encoded of it, would write the wrong values.
+func records(recs []*store.Record) func(put func(*store.Record) error) error {
+	return func(put func(*store.Record) error) error {
+		r := &store.Record{Fields: store.Values{}}
+		for _, src := range recs {
+			fields := r.Fields
+			clear(fields)
+			maps.Copy(fields, src.Fields)
+			*r = *src
+			r.Fields = fields
+			if err := put(r); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
@@ -174,7 +185,7 @@ func TestDB_LoadCopyAsApplySource(t *testing.T) {
 	loaded, loadedPath := newCopy(t, "loaded.db", 3, store.KindProduct)
 	applied, appliedPath := newCopy(t, "applied.db", 3, store.KindProduct)
 	before := schemaOf(t, loadedPath)
-	if err := loaded.LoadCopy(ctx, store.KindProduct, batches(recs, 300)); err != nil {
+	if err := loaded.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := applied.ApplySource(ctx, recs, 0); err != nil {
@@ -235,7 +246,7 @@ func TestDB_LoadCopySearchBuiltAtOpen(t *testing.T) {
 	loaded, path := newCopy(t, "loaded.db", 3, store.KindProduct)
 	applied, _ := newCopy(t, "applied.db", 3, store.KindProduct)
 	before := schemaOf(t, path)
-	if err := loaded.LoadCopy(ctx, store.KindProduct, batches(recs, 300)); err != nil {
+	if err := loaded.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := applied.ApplySource(ctx, recs, 0); err != nil {
@@ -274,7 +285,7 @@ func TestDB_LoadCopySearchBuiltAtOpen(t *testing.T) {
 }
 
 // TestDB_LoadCopyAllOrNothing: a load that fails (the reading of the source, or records
-// that break the store's sku rule) leaves the copy without products and with its schema,
+// that break the store's sku rules, found while they are written or after) leaves the copy without products and with its schema,
 // and a load after it works.
 func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 	ctx := context.Background()
@@ -282,12 +293,11 @@ func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 	before := schemaOf(t, path)
 	cut := errors.New("connection cut")
 	recs := loadSource(700)
-	calls := 0
-	err := db.LoadCopy(ctx, store.KindProduct, func() ([]*store.Record, error) {
-		if calls++; calls == 3 {
-			return nil, cut
+	err := db.LoadCopy(ctx, store.KindProduct, func(put func(*store.Record) error) error {
+		if err := records(recs[:600])(put); err != nil {
+			return err
 		}
-		return recs[(calls-1)*300 : calls*300], nil
+		return cut
 	})
 	if !errors.Is(err, cut) {
 		t.Fatalf("load whose reading failed: %v, want the reading's error", err)
@@ -295,10 +305,29 @@ func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 	dup := loadSource(10)
 	dup[9].Fields = dup[9].Fields.Clone()
 	dup[9].Fields["sku"] = "sku-00003" // the same sku key as dup[3]'s SKU-00003
-	if err := db.LoadCopy(ctx, store.KindProduct, batches(dup, 4)); store.ErrorCode(err) != store.EINVALID {
+	if err := db.LoadCopy(ctx, store.KindProduct, records(dup)); store.ErrorCode(err) != store.EINVALID {
 		t.Fatalf("load of two products with one sku key: %v, want EINVALID", err)
 	}
-	for _, what := range []string{"failed", "refused"} {
+	// A write that fails while the records still come (the same sku twice, which the
+	// load's UNIQUE index refuses at once) ends the reading, with the write's error.
+	same := loadSource(5000)
+	same[300].Fields = same[300].Fields.Clone()
+	same[300].Fields["sku"] = same[10].Fields["sku"]
+	put := 0
+	err = db.LoadCopy(ctx, store.KindProduct, func(p func(*store.Record) error) error {
+		return records(same)(func(r *store.Record) error {
+			put++
+			return p(r)
+		})
+	})
+	if err == nil || strings.Contains(err.Error(), "load stopped") {
+		t.Fatalf("load of one sku twice: %v, want the write's error", err)
+	}
+	if put == len(same) {
+		// The chunks waiting for the writer hold a few thousand records at most.
+		t.Fatalf("all %d records were put although the second chunk's write failed: the reading was not cut short", put)
+	}
+	for _, what := range []string{"failed", "refused", "broken"} {
 		if n, err := db.CountRecords(ctx, store.KindProduct); err != nil || n != 0 {
 			t.Fatalf("after the %s load the copy holds %d products (%v), want none", what, n, err)
 		}
@@ -306,7 +335,7 @@ func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 	if after := schemaOf(t, path); !reflect.DeepEqual(after, before) {
 		t.Fatalf("a failed load changed the schema")
 	}
-	if err := db.LoadCopy(ctx, store.KindProduct, batches(recs, 300)); err != nil {
+	if err := db.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := db.CountRecords(ctx, store.KindProduct); err != nil || n != len(recs) {
@@ -318,14 +347,14 @@ func TestDB_LoadCopyAllOrNothing(t *testing.T) {
 func TestDB_LoadCopyRefuses(t *testing.T) {
 	ctx := context.Background()
 	db, _ := newCopy(t, "wc.db", 3, store.KindProduct)
-	if err := db.LoadCopy(ctx, store.KindDocument, batches(nil, 1)); store.ErrorCode(err) != store.EINVALID {
+	if err := db.LoadCopy(ctx, store.KindDocument, records(nil)); store.ErrorCode(err) != store.EINVALID {
 		t.Fatalf("load of documents: %v, want EINVALID", err)
 	}
 	recs := loadSource(3)
 	if err := db.ApplySource(ctx, recs[:1], 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.LoadCopy(ctx, store.KindProduct, batches(recs[1:], 5)); store.ErrorCode(err) != store.EINVALID {
+	if err := db.LoadCopy(ctx, store.KindProduct, records(recs[1:])); store.ErrorCode(err) != store.EINVALID {
 		t.Fatalf("load into a copy that holds products: %v, want EINVALID", err)
 	}
 	plain, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "plain.db"), store.Options{})
@@ -333,7 +362,7 @@ func TestDB_LoadCopyRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	if err := plain.LoadCopy(ctx, store.KindProduct, batches(recs, 5)); store.ErrorCode(err) != store.ENOTFOUND {
+	if err := plain.LoadCopy(ctx, store.KindProduct, records(recs)); store.ErrorCode(err) != store.ENOTFOUND {
 		t.Fatalf("load into a store that is not a working copy: %v, want ENOTFOUND", err)
 	}
 }
