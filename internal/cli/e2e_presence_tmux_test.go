@@ -21,9 +21,7 @@ func TestE2E_Presence(t *testing.T) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
+	madeStoreAt(t, dsn, "seed")
 	tui := func(user string) string {
 		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s",
 			filepath.Join(dir, "cache-"+user), binary, dsn, user)

@@ -16,7 +16,7 @@ func TestE2E_WorkingCopy(t *testing.T) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "seed")
+	madeStoreAt(t, team, "seed")
 	mustTandem(t, team, "clone", team, train)
 
 	tm.start("alice", fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user alice",

@@ -108,19 +108,30 @@ func mustCreate(t *testing.T, dsn, kind string, assignments ...string) record {
 	return r
 }
 
-// newSQLiteStore makes a new, empty SQLite store with "tandem init" and returns its path
-// (commands other than init, seed and the TUI do not create a store).
+// newSQLiteStore makes a new, empty SQLite store as "tandem init" does (a copy of its
+// template, madeStore) and returns its path (commands other than init, seed and the TUI do
+// not create a store).
 func newSQLiteStore(t *testing.T) string {
 	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "tandem.db")
-	mustTandem(t, dsn, "init")
-	return dsn
+	return madeStore(t, "init")
 }
 
 // backend is a store the process tests run against.
 type backend struct {
 	name string
 	dsn  func(t *testing.T) string // a fresh, empty store
+}
+
+// seeded returns a fresh store of b with the sample data: on SQLite a copy of seed's
+// template (madeStore), elsewhere its fresh store filled by "tandem seed".
+func (b backend) seeded(t *testing.T) string {
+	t.Helper()
+	if b.name == "sqlite" {
+		return madeStore(t, "seed")
+	}
+	dsn := b.dsn(t)
+	mustTandem(t, dsn, "seed")
+	return dsn
 }
 
 // backends returns SQLite, and PostgreSQL when TANDEM_TEST_POSTGRES names a server.
