@@ -76,13 +76,13 @@ func mustTandem(t *testing.T, dsn string, args ...string) string {
 	return r.stdout
 }
 
-// mustRead runs tandem's command line in the test process (Run, what main runs) against
-// dsn as user "tester" and fails the test unless it exits 0. The helpers that only look at
-// what a store holds after the processes under test are done with it (mustGet, countRecords,
-// historyLen, mustLocks) use it: starting the binary costs about 50 ms of CPU, and these
-// reads were a fifth of the processes the tests started, while the process itself was not
-// what they tested.
-func mustRead(t *testing.T, dsn string, args ...string) string {
+// mustInProcess runs tandem's command line in the test process (Run, what main runs)
+// against dsn as user "tester" and fails the test unless it exits 0. The helpers that make
+// a test's records (mustCreate) or look at what a store holds after the processes under
+// test are done with it (mustGet, countRecords, historyLen, mustLocks) use it: starting the
+// binary costs about 50 ms of CPU, these helpers were a quarter of the processes the tests
+// started, and the process itself was not what they tested.
+func mustInProcess(t *testing.T, dsn string, args ...string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Run(context.Background(), append([]string{"--db", dsn, "--user", "tester"}, args...), strings.NewReader(""), &out, &errb)
@@ -106,7 +106,7 @@ type record struct {
 func mustGet(t *testing.T, dsn, kind string, id int64) record {
 	t.Helper()
 	var r record
-	out := mustRead(t, dsn, "get", kind, fmt.Sprint(id), "--json")
+	out := mustInProcess(t, dsn, "get", kind, fmt.Sprint(id), "--json")
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("decode get --json: %v\n%s", err, out)
 	}
@@ -117,7 +117,7 @@ func mustGet(t *testing.T, dsn, kind string, id int64) record {
 func mustCreate(t *testing.T, dsn, kind string, assignments ...string) record {
 	t.Helper()
 	var r record
-	out := mustTandem(t, dsn, append([]string{"create", kind, "--json"}, assignments...)...)
+	out := mustInProcess(t, dsn, append([]string{"create", kind, "--json"}, assignments...)...)
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("decode create --json: %v\n%s", err, out)
 	}
@@ -204,7 +204,7 @@ func mustLease(t *testing.T, path string, id int64, holder string) string {
 func countRecords(t *testing.T, dsn, kind string) int {
 	t.Helper()
 	var recs []record
-	if err := json.Unmarshal([]byte(mustRead(t, dsn, "list", kind, "--json")), &recs); err != nil {
+	if err := json.Unmarshal([]byte(mustInProcess(t, dsn, "list", kind, "--json")), &recs); err != nil {
 		t.Fatal(err)
 	}
 	return len(recs)
@@ -259,7 +259,7 @@ func wantExit(t *testing.T, what string, r result, code int, parts ...string) {
 // historyLen returns how many history versions "tandem history --json" lists for a record.
 func historyLen(t *testing.T, dsn, kind string, id int64) int {
 	t.Helper()
-	out := mustRead(t, dsn, "history", kind, fmt.Sprint(id), "--json")
+	out := mustInProcess(t, dsn, "history", kind, fmt.Sprint(id), "--json")
 	var h struct {
 		Versions []json.RawMessage `json:"versions"`
 	}
@@ -413,7 +413,7 @@ func mustLeaseJSON(t *testing.T, line string) leaseJSON {
 
 func mustLocks(t *testing.T, dsn string) []lockRow {
 	t.Helper()
-	out := mustRead(t, dsn, "locks", "--json")
+	out := mustInProcess(t, dsn, "locks", "--json")
 	var rows []lockRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("locks --json: %v\n%s", err, out)
