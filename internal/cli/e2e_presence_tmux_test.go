@@ -18,6 +18,7 @@ import (
 // (within TTL + a poll; the time is logged; this half under TANDEM_LONG_TESTS=1 only, as it
 // waits out the TTL).
 func TestE2E_Presence(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")

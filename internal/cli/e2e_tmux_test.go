@@ -231,6 +231,7 @@ func (s *tmuxServer) pid(name string) int {
 // the lease; bob's editor becomes editable by itself, no key pressed, within TTL + 2 s of the
 // kill (the lease may have been renewed just before it).
 func TestE2E_ReadOnlyUnlocksAfterHolderKilled(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")

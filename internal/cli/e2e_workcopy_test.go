@@ -13,6 +13,7 @@ import (
 // again, and `tandem get` on the server shows her price. Then she deletes the product with
 // d: the header counts the pending delete, and the next S deletes it on the server.
 func TestE2E_WorkingCopy(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")

@@ -172,6 +172,17 @@ func longTests() bool {
 	return v != "" && v != "0"
 }
 
+// waitsBeside lets a test that spends most of its time waiting (a lease or presence
+// lifetime running out, a TUI polling) run in parallel with the other such tests, after the
+// rest, in a plain go test: their waits overlap instead of adding up, on a second core the
+// process tests leave mostly idle by then. Under TANDEM_LONG_TESTS (CI) they stay in
+// sequence.
+func waitsBeside(t *testing.T) {
+	if !longTests() {
+		t.Parallel()
+	}
+}
+
 // tandemIn runs tandem in dir (its working directory) against the store dsn ("" leaves
 // TANDEM_DB unset, so tandem uses ./tandem.db), in a session of its own, so that a TUI finds
 // no terminal to take over.
