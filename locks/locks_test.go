@@ -80,6 +80,7 @@ func waitDone(t *testing.T, h *Held) {
 }
 
 func TestAcquire_RenewsPastTTL(t *testing.T) {
+	t.Parallel() // waits on lease lifetimes on a store of its own, beside the other such tests
 	ls := newLeases(t)
 	alice, bob := actorCtx(t, "alice"), actorCtx(t, "bob")
 	// A 2-second lease renewed every second (the default, half the TTL): a stalled heartbeat
@@ -122,6 +123,7 @@ func TestAcquire_RenewsPastTTL(t *testing.T) {
 }
 
 func TestHeld_LostAfterTakeover(t *testing.T) {
+	t.Parallel() // waits on lease lifetimes on a store of its own, beside the other such tests
 	ls := newLeases(t)
 	alice, bob := actorCtx(t, "alice"), actorCtx(t, "bob")
 	pause, resume := make(chan struct{}), make(chan struct{})
@@ -187,6 +189,7 @@ func TestHeld_LostWhenReleasedBehindItsBack(t *testing.T) {
 }
 
 func TestHeld_StoreUnreachable(t *testing.T) {
+	t.Parallel() // waits on lease lifetimes on a store of its own, beside the other such tests
 	t.Run("PastExpiry", func(t *testing.T) {
 		fl := &flakyLeases{Leases: newLeases(t)}
 		alice := actorCtx(t, "alice")

@@ -118,6 +118,7 @@ func (p *goroutineProc) Stop() error { p.cancel(); return <-p.done }
 // TestTorture_CatchesLostUpdates shows that the checks can fail: with the version check
 // dropped, concurrent read-modify-writes overwrite each other and the run must report it.
 func TestTorture_CatchesLostUpdates(t *testing.T) {
+	t.Parallel() // beside TestTorture_CatchesOverlappingLeases: see there
 	path := filepath.Join(t.TempDir(), "broken.db")
 	open := func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path, store.Options{}) }
 	st, err := open(context.Background())
@@ -204,6 +205,10 @@ func (g *greedyStore) ExtendLease(ctx context.Context, token string, ttl time.Du
 // word for it: with a store that grants a second live lease, the holders' journals show two
 // holders at once and the run must fail naming the overlap.
 func TestTorture_CatchesOverlappingLeases(t *testing.T) {
+	// The two runs that must catch a broken store take seconds by the clock (sleeps in the
+	// broken stores, lease renewals), not by CPU, each on a store of its own: they run
+	// beside each other, after the torture runs of the real stores.
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "greedy.db")
 	open := func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path, store.Options{}) }
 	st, err := open(context.Background())

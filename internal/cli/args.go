@@ -155,20 +155,55 @@ func readLimited(path string, max int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := 0
+	r := io.LimitReader(f, int64(max)+1)
+	var b []byte
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = int(min(fi.Size(), int64(max)))
+		// bytes.Buffer reads in steps of at least bytes.MinRead: room for one more step
+		// past the expected end lets it see EOF without growing.
+		size := int(min(fi.Size(), int64(max)))
+		buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+		_, err = buf.ReadFrom(r)
+		b = buf.Bytes()
+	} else {
+		b, err = readChunks(r)
 	}
-	// bytes.Buffer reads in steps of at least bytes.MinRead: room for one more step
-	// past the expected end lets it see EOF without growing.
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, int64(max)+1)); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if buf.Len() > max {
+	if len(b) > max {
 		return nil, fmt.Errorf("%s is over the limit of %d bytes (%s)", path, max, byteSize(max))
 	}
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// readChunks reads r to its end in chunks of growing size and joins them at the end. A
+// buffer that doubles as it fills (bytes.Buffer, io.ReadAll) allocates and touches two to
+// four times what it reads, and copies it as often; a source of unknown size read up to
+// a 64 MiB limit, /dev/zero or an endless pipe, would take 200 MB of memory to be refused.
+// Chunks touch what is read, and once more for the join of what is kept.
+func readChunks(r io.Reader) ([]byte, error) {
+	var chunks [][]byte
+	total, size := 0, 64<<10
+	for {
+		c := make([]byte, size)
+		n, err := io.ReadFull(r, c)
+		chunks, total = append(chunks, c[:n]), total+n
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, 4<<20)
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	b := make([]byte, 0, total)
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	return b, nil
 }
 
 // byteSize shows a limit in the unit people set it in: "16 MiB", "1 MiB", "512 KiB".

@@ -34,7 +34,7 @@ func TestSourceLocation(t *testing.T) {
 func TestCLI_CloneLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	left := []string{".k.db.clone", ".k.db.clone-wal", ".k.db.clone-shm",
 		"..k.db.clone.new-0a1b2c3d4e5f", "..k.db.clone.new-0a1b2c3d4e5f-wal", "..k.db.clone.new-0a1b2c3d4e5f-shm"}
 	for _, n := range left {
@@ -61,7 +61,7 @@ func TestCLI_CloneLeftovers(t *testing.T) {
 func TestCLI_CloneConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 
 	unlock, ok, err := lockClone(filepath.Join(dir, ".k.db.clone.lock"))
 	if err != nil || !ok {
@@ -107,7 +107,7 @@ func TestCLI_CloneConcurrent(t *testing.T) {
 func TestCLI_CloneIntoDirectory(t *testing.T) {
 	dir := t.TempDir()
 	team := filepath.Join(dir, "team.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	into := filepath.Join(dir, "copies")
 	if err := os.Mkdir(into, 0o755); err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ func mustTime(t *testing.T, s string) time.Time {
 // seen in the database, each acquire's answer), never for a fixed time, so a loaded machine
 // makes it slower but not wrong.
 func TestLease_SIGKILL(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -267,6 +268,7 @@ func TestCLI_LeaseBindsEveryWriter(t *testing.T) {
 // TestCLI_ReleaseOfTakenOverLease: alice's lease expires and bob takes it; alice's release
 // says it had already been taken over, and bob's lease stays.
 func TestCLI_ReleaseOfTakenOverLease(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -14,7 +14,7 @@ import (
 func TestCLI_RestoreSubtree(t *testing.T) {
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 
 	out := mustTandem(t, team, "delete", "document", "2", "--expect-version", "1", "--subtree")

@@ -19,7 +19,7 @@ import (
 func TestCLI_SyncConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 
 	// Pending edits, made in-process so the setup stays quick: one per product.
@@ -92,7 +92,7 @@ func TestCLI_SyncConcurrent(t *testing.T) {
 func TestCLI_SyncLockFollowsSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	team, train, link := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db"), filepath.Join(dir, "link.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 	mustTandem(t, train, "adjust", "product", "42", "stock", "+1")
 	if err := os.Symlink(train, link); err != nil {

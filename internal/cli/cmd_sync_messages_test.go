@@ -16,8 +16,8 @@ import (
 func TestCLI_SyncMessages(t *testing.T) {
 	dir := t.TempDir()
 	team, train, other := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db"), filepath.Join(dir, "other.db")
-	mustTandem(t, team, "init", "--sample")
-	mustTandem(t, other, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
+	madeStoreAt(t, other, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 
 	moved := filepath.Join(dir, "moved.db")
@@ -66,7 +66,7 @@ func TestCLI_SyncMessages(t *testing.T) {
 func TestCLI_SyncCountsAfterResolve(t *testing.T) {
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 	mustTandem(t, train, "move", "11", "12")
 	mustTandem(t, team, "delete", "document", "12", "--expect-version", "1")

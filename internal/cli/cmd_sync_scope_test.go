@@ -14,7 +14,7 @@ import (
 func TestCLI_PartialCopyRefusesOtherKinds(t *testing.T) {
 	dir := t.TempDir()
 	team, docs := filepath.Join(dir, "team.db"), filepath.Join(dir, "docs.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, docs, "--kind", "document")
 
 	wantExit(t, "create a product in a document copy", tandem(t, docs, "create", "product", "sku=NEW-9", "name=x"), 2, "holds no products")

@@ -16,8 +16,7 @@ import (
 func TestCLI_WorkingCopyRefusesSystemWrites(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			team := b.dsn(t)
-			mustTandem(t, team, "seed")
+			team := b.seeded(t)
 			dir := t.TempDir()
 			train := filepath.Join(dir, "train.db")
 			mustTandem(t, team, "clone", team, train)

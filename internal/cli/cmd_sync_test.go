@@ -13,7 +13,7 @@ import (
 func TestCLI_Sync(t *testing.T) {
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 
 	if r := tandem(t, team, "clone", team, train); r.code != 2 || !strings.Contains(r.stderr, "exists") {
@@ -92,7 +92,7 @@ func TestCLI_Sync(t *testing.T) {
 
 	// Another store where the source was: refused, nothing written.
 	other := filepath.Join(dir, "other.db")
-	mustTandem(t, other, "init", "--sample")
+	madeStoreAt(t, other, "init", "--sample")
 	if r := tandem(t, train, "sync", "--source", other); r.code != 2 || !strings.Contains(r.stderr, "not the store this copy was cloned from") {
 		t.Errorf("sync against another store: exit %d %q, want 2", r.code, r.stderr)
 	}
@@ -115,7 +115,7 @@ func mustVersion(t *testing.T, dsn string, id int64) string {
 func TestCLI_SyncSourceDeletes(t *testing.T) {
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 
 	// Finding 1: a delete on the source leaves the copy at the next sync.

@@ -129,6 +129,7 @@ func waitChange(t *testing.T, w *lineProc, match func(feedLineJSON) bool) feedLi
 // 2, naming the last change) instead of waiting for changes that may never come; --from the
 // change after the last waits for it.
 func TestWatch_FromPastTheEnd(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -14,11 +14,7 @@ import (
 func TestE2E_DeleteRestore(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := filepath.Join(t.TempDir(), "demo.db")
-			if b.name != "sqlite" {
-				dsn = b.dsn(t)
-			}
-			e2eDeleteRestore(t, dsn)
+			e2eDeleteRestore(t, b.seeded(t))
 		})
 	}
 }
@@ -26,9 +22,6 @@ func TestE2E_DeleteRestore(t *testing.T) {
 func e2eDeleteRestore(t *testing.T, dsn string) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
 	tui := func(user string) string {
 		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db '%s' --user %s",
 			filepath.Join(dir, "cache-"+user), binary, dsn, user)

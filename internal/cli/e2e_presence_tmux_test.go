@@ -18,12 +18,11 @@ import (
 // (within TTL + a poll; the time is logged; this half under TANDEM_LONG_TESTS=1 only, as it
 // waits out the TTL).
 func TestE2E_Presence(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
+	madeStoreAt(t, dsn, "seed")
 	tui := func(user string) string {
 		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s",
 			filepath.Join(dir, "cache-"+user), binary, dsn, user)

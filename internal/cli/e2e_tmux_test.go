@@ -96,9 +96,7 @@ func TestE2E_TwoTerminalDemo(t *testing.T) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
+	madeStoreAt(t, dsn, "seed")
 	tui := func(user string) string {
 		// exec keeps the pane's process the TUI; drafts go to the test's directory.
 		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s",
@@ -188,9 +186,7 @@ func TestE2E_ExternalEditor(t *testing.T) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
+	madeStoreAt(t, dsn, "seed")
 	editor := filepath.Join(dir, "editor.sh")
 	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf 'Written in the external editor.\\n' > \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -235,12 +231,11 @@ func (s *tmuxServer) pid(name string) int {
 // the lease; bob's editor becomes editable by itself, no key pressed, within TTL + 2 s of the
 // kill (the lease may have been renewed just before it).
 func TestE2E_ReadOnlyUnlocksAfterHolderKilled(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
+	madeStoreAt(t, dsn, "seed")
 	const ttl = 3 * time.Second
 	tui := func(user string) string {
 		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s --lease-ttl %s",
@@ -297,9 +292,7 @@ func TestE2E_MoveDocument(t *testing.T) {
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")
-	if r := tandem(t, dsn, "seed"); r.code != 0 {
-		t.Fatalf("seed: exit %d: %s", r.code, r.stderr)
-	}
+	madeStoreAt(t, dsn, "seed")
 	tm.start("carol", fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user carol",
 		filepath.Join(dir, "cache"), binary, dsn))
 	tm.waitFor("carol", "[ products ]")

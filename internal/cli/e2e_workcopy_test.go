@@ -13,10 +13,11 @@ import (
 // again, and `tandem get` on the server shows her price. Then she deletes the product with
 // d: the header counts the pending delete, and the next S deletes it on the server.
 func TestE2E_WorkingCopy(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "seed")
+	madeStoreAt(t, team, "seed")
 	mustTandem(t, team, "clone", team, train)
 
 	tm.start("alice", fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user alice",

@@ -77,7 +77,7 @@ func tandemLimited(t *testing.T, dsn string, stdin io.Reader, args ...string) re
 func TestHardening_BoundedReads(t *testing.T) {
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "tandem.db")
-	mustTandem(t, dsn, "seed", "--products", "1", "--documents", "1")
+	madeStoreAt(t, dsn, "seed", "--products", "1", "--documents", "1")
 	before := mustGet(t, dsn, "product", 1)
 
 	// A registry whose description sets no max_bytes: the CLI's own bound applies.

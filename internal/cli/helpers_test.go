@@ -76,6 +76,22 @@ func mustTandem(t *testing.T, dsn string, args ...string) string {
 	return r.stdout
 }
 
+// mustInProcess runs tandem's command line in the test process (Run, what main runs)
+// against dsn as user "tester" and fails the test unless it exits 0. The helpers that make
+// a test's records (mustCreate) or look at what a store holds after the processes under
+// test are done with it (mustGet, countRecords, historyLen, mustLocks) use it: starting the
+// binary costs about 50 ms of CPU, these helpers were a quarter of the processes the tests
+// started, and the process itself was not what they tested.
+func mustInProcess(t *testing.T, dsn string, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), append([]string{"--db", dsn, "--user", "tester"}, args...), strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("tandem %s (in the test process): exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	return out.String()
+}
+
 // record is the JSON form of a record as the CLI prints it.
 type record struct {
 	Kind      string         `json:"kind"`
@@ -90,7 +106,7 @@ type record struct {
 func mustGet(t *testing.T, dsn, kind string, id int64) record {
 	t.Helper()
 	var r record
-	out := mustTandem(t, dsn, "get", kind, fmt.Sprint(id), "--json")
+	out := mustInProcess(t, dsn, "get", kind, fmt.Sprint(id), "--json")
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("decode get --json: %v\n%s", err, out)
 	}
@@ -101,26 +117,37 @@ func mustGet(t *testing.T, dsn, kind string, id int64) record {
 func mustCreate(t *testing.T, dsn, kind string, assignments ...string) record {
 	t.Helper()
 	var r record
-	out := mustTandem(t, dsn, append([]string{"create", kind, "--json"}, assignments...)...)
+	out := mustInProcess(t, dsn, append([]string{"create", kind, "--json"}, assignments...)...)
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("decode create --json: %v\n%s", err, out)
 	}
 	return r
 }
 
-// newSQLiteStore makes a new, empty SQLite store with "tandem init" and returns its path
-// (commands other than init, seed and the TUI do not create a store).
+// newSQLiteStore makes a new, empty SQLite store as "tandem init" does (a copy of its
+// template, madeStore) and returns its path (commands other than init, seed and the TUI do
+// not create a store).
 func newSQLiteStore(t *testing.T) string {
 	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "tandem.db")
-	mustTandem(t, dsn, "init")
-	return dsn
+	return madeStore(t, "init")
 }
 
 // backend is a store the process tests run against.
 type backend struct {
 	name string
 	dsn  func(t *testing.T) string // a fresh, empty store
+}
+
+// seeded returns a fresh store of b with the sample data: on SQLite a copy of seed's
+// template (madeStore), elsewhere its fresh store filled by "tandem seed".
+func (b backend) seeded(t *testing.T) string {
+	t.Helper()
+	if b.name == "sqlite" {
+		return madeStore(t, "seed")
+	}
+	dsn := b.dsn(t)
+	mustTandem(t, dsn, "seed")
+	return dsn
 }
 
 // backends returns SQLite, and PostgreSQL when TANDEM_TEST_POSTGRES names a server.
@@ -143,6 +170,17 @@ func backends(t *testing.T) []backend {
 func longTests() bool {
 	v := os.Getenv("TANDEM_LONG_TESTS")
 	return v != "" && v != "0"
+}
+
+// waitsBeside lets a test that spends most of its time waiting (a lease or presence
+// lifetime running out, a TUI polling) run in parallel with the other such tests, after the
+// rest, in a plain go test: their waits overlap instead of adding up, on a second core the
+// process tests leave mostly idle by then. Under TANDEM_LONG_TESTS (CI) they stay in
+// sequence.
+func waitsBeside(t *testing.T) {
+	if !longTests() {
+		t.Parallel()
+	}
 }
 
 // tandemIn runs tandem in dir (its working directory) against the store dsn ("" leaves
@@ -177,7 +215,7 @@ func mustLease(t *testing.T, path string, id int64, holder string) string {
 func countRecords(t *testing.T, dsn, kind string) int {
 	t.Helper()
 	var recs []record
-	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "list", kind, "--json")), &recs); err != nil {
+	if err := json.Unmarshal([]byte(mustInProcess(t, dsn, "list", kind, "--json")), &recs); err != nil {
 		t.Fatal(err)
 	}
 	return len(recs)
@@ -232,7 +270,7 @@ func wantExit(t *testing.T, what string, r result, code int, parts ...string) {
 // historyLen returns how many history versions "tandem history --json" lists for a record.
 func historyLen(t *testing.T, dsn, kind string, id int64) int {
 	t.Helper()
-	out := mustTandem(t, dsn, "history", kind, fmt.Sprint(id), "--json")
+	out := mustInProcess(t, dsn, "history", kind, fmt.Sprint(id), "--json")
 	var h struct {
 		Versions []json.RawMessage `json:"versions"`
 	}
@@ -386,7 +424,7 @@ func mustLeaseJSON(t *testing.T, line string) leaseJSON {
 
 func mustLocks(t *testing.T, dsn string) []lockRow {
 	t.Helper()
-	out := mustTandem(t, dsn, "locks", "--json")
+	out := mustInProcess(t, dsn, "locks", "--json")
 	var rows []lockRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("locks --json: %v\n%s", err, out)

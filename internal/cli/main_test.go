@@ -12,12 +12,16 @@ import (
 // processes.
 var binary string
 
+// testDir holds the binary and the template stores (templates_test.go), removed at the end.
+var testDir string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tandem-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "make temp dir:", err)
 		os.Exit(1)
 	}
+	testDir = dir
 	binary = filepath.Join(dir, "tandem")
 	build := exec.Command("go", "build", "-o", binary, "github.com/tandem-editor/tandem")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -46,12 +46,11 @@ func sum(t *testing.T, path string) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// seededStore makes a store with the sample data and returns its path.
+// seededStore makes a store with the sample data, as "tandem seed" does (madeStore), and
+// returns its path.
 func seededStore(t *testing.T) string {
 	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "tandem.db")
-	mustTandem(t, dsn, "seed")
-	return dsn
+	return madeStore(t, "seed")
 }
 
 // TestCLI_MissingStoreIsNotCreated runs every command that reads or writes records on a file
@@ -371,7 +370,7 @@ func TestCLI_ReadOnlyStoreOfAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	dsn := filepath.Join(dir, "s.db")
-	mustTandem(t, dsn, "seed")
+	madeStoreAt(t, dsn, "seed")
 	fileMode, dirMode := os.FileMode(0o644), os.FileMode(0o755)
 	if os.Geteuid() != 0 {
 		fileMode, dirMode = 0o444, 0o555

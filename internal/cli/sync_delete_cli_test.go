@@ -13,7 +13,7 @@ import (
 func TestCLI_SyncDelete(t *testing.T) {
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
-	mustTandem(t, team, "init", "--sample")
+	madeStoreAt(t, team, "init", "--sample")
 	mustTandem(t, team, "clone", team, train)
 
 	out := mustTandem(t, train, "--user", "alice", "delete", "product", "41", "--expect-version", mustVersion(t, train, 41))

@@ -20,6 +20,7 @@ func mustClaim(t *testing.T, s store.Store, a store.Actor, scope, key, hash stri
 var actWorkerB = store.Actor{Name: "worker-b", Role: store.RoleSystem}
 
 func testKeys(t *testing.T, open Opener) {
+	waitsBeside(t)
 	t.Run("ClaimCompleteReplay", func(t *testing.T) {
 		s := fresh(t, open)
 		c := mustClaim(t, s, actWorker, store.ScopeJob, "job-1", "h1", time.Minute)
@@ -71,6 +72,7 @@ func testKeys(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("ErrDifferentRequestOnStalePending", func(t *testing.T) {
+		t.Parallel() // waits out a lifetime on its own store, beside the other such subtest
 		s := fresh(t, open)
 		mustClaim(t, s, actWorker, store.ScopeJob, "job-1", "h1", time.Second)
 		waitPast(time.Second)
@@ -93,6 +95,7 @@ func testKeys(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("StalePendingTakenOverAndExpiry", func(t *testing.T) {
+		t.Parallel() // waits out a lifetime on its own store, beside the other such subtest
 		s := fresh(t, open)
 		mustClaim(t, s, actWorker, store.ScopeJob, "stale", "h1", time.Second)
 		mustClaim(t, s, actWorker, store.ScopeJob, "short", "h1", time.Minute)

@@ -19,6 +19,7 @@ func eventsOf(cs []store.Change) []store.Event {
 }
 
 func testLeases(t *testing.T, open Opener) {
+	waitsBeside(t)
 	t.Run("Grant", func(t *testing.T) {
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")
@@ -87,6 +88,7 @@ func testLeases(t *testing.T, open Opener) {
 		requireCode(t, err, store.ENOTFOUND)
 	})
 	t.Run("TakeoverAfterExpiry", func(t *testing.T) {
+		t.Parallel() // waits out a lifetime on its own store, beside the other such subtest
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")
 		old := mustAcquire(t, s, actAlice, store.KindProduct, p.ID, store.GroupEditor, time.Second)
@@ -120,6 +122,7 @@ func testLeases(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("ExpiredTokenAtSave", func(t *testing.T) {
+		t.Parallel() // waits out a lifetime on its own store, beside the other such subtest
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")
 		l := mustAcquire(t, s, actAlice, store.KindProduct, p.ID, store.GroupEditor, time.Second)

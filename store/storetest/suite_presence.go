@@ -33,6 +33,7 @@ func presentUsers(ps []store.Presence) []string {
 }
 
 func testPresence(t *testing.T, open Opener) {
+	waitsBeside(t)
 	t.Run("OK", func(t *testing.T) {
 		s := fresh(t, open)
 		p1 := mustCreateProduct(t, s, "PRE-1")

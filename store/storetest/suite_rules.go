@@ -248,6 +248,7 @@ func testOverflow(t *testing.T, open Opener) {
 }
 
 func testLeaseBindsEveryWriter(t *testing.T, open Opener) {
+	waitsBeside(t)
 	t.Run("MoveNeedsTheToken", func(t *testing.T) {
 		s := fresh(t, open)
 		d := mustCreateDoc(t, s, "d", nil)
