@@ -136,6 +136,12 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 			file, filepath.Join(dir, "."+base+".clone.lock"))
 	}
 	defer unlock()
+	// A clone that held the lock before this one may have made file since the check
+	// before the lock: say so now rather than after a whole clone (the link would refuse
+	// it then, too).
+	if _, err := os.Lstat(file); err == nil {
+		return nil, usagef("%s exists: clone makes a new file (remove it or pick another name)", file)
+	}
 	if os.Getenv("GOGC") == "" {
 		// A clone makes garbage fast (a record, its encoded row and its search folds,
 		// a hundred thousand times) while holding little: collecting a quarter as often
