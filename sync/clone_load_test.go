@@ -107,3 +107,65 @@ func mustOpen(t *testing.T, name string) *sqlite.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// pagedOnly is a source that cannot stream (no store.RecordStreamer): the clone reads it
+// page by page with FindRecords. failAt, when set, makes the page after that id fail.
+type pagedOnly struct {
+	store.Store
+	failAt int64
+	err    error
+}
+
+func (p *pagedOnly) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record, error) {
+	if p.failAt != 0 && f.AfterID >= p.failAt {
+		return nil, p.err
+	}
+	return p.Store.FindRecords(ctx, f)
+}
+
+// TestClone_LoadFromPages: a source that only pages (FindRecords) is loaded in one go as a
+// streaming one is, every product with its values and progress up to the total; a page
+// that fails mid-way fails the clone with the source's error and leaves no product.
+func TestClone_LoadFromPages(t *testing.T) {
+	ctx := context.Background()
+	src := sources["sqlite"](t).(*sqlite.DB)
+	const n = 2600 // more than one page
+	fillProducts(t, src, n)
+
+	cut := errors.New("page refused")
+	broken := mustOpen(t, "broken")
+	if _, err := tsync.Clone(ctx, &pagedOnly{Store: src, failAt: 1, err: cut}, broken,
+		tsync.CloneOptions{Kinds: []store.Kind{store.KindProduct}}); !errors.Is(err, cut) {
+		t.Fatalf("clone of a source whose second page failed: %v, want the source's error", err)
+	}
+	if got, err := broken.CountRecords(ctx, store.KindProduct); err != nil || got != 0 {
+		t.Fatalf("after a failed clone the copy holds %d products (%v), want none", got, err)
+	}
+
+	wc := mustOpen(t, "paged")
+	var last, total int
+	if _, err := tsync.Clone(ctx, &pagedOnly{Store: src}, wc, tsync.CloneOptions{Kinds: []store.Kind{store.KindProduct},
+		Progress: func(done, tot int) { last, total = done, tot }}); err != nil {
+		t.Fatal(err)
+	}
+	if last != n || total != n {
+		t.Fatalf("progress ended at %d of %d, want %d of %d", last, total, n, n)
+	}
+	want, err := src.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("clone holds %d products, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || got[i].Version != want[i].Version || got[i].Fields["sku"] != want[i].Fields["sku"] ||
+			got[i].Fields["name"] != want[i].Fields["name"] {
+			t.Fatalf("product %d in the clone: %+v, want %+v", want[i].ID, got[i], want[i])
+		}
+	}
+}
