@@ -67,6 +67,17 @@ search reads the folded text row by row and finds the same records.`,
 			if subtree != 0 && kind == "" {
 				o.Kinds = []store.Kind{store.KindProduct, store.KindDocument}
 			}
+			if !isPostgresDSN(source) {
+				// SQLite takes a file named like the source's -journal for a crashed
+				// write's hot journal and deletes it at the next open of the source (the
+				// copy's own first sync): a copy there, its offline edits with it, would
+				// be lost.
+				// (FILE naming the source itself exists, refused below.)
+				if f, what := storeFileAt(file, source); f != "" && what != "the store's file" {
+					return usagef("%s is %s (%s): SQLite keeps the source's own file there and would remove the copy; name another file",
+						safe.Line(file), strings.Replace(what, "the store's", "the source's", 1), safe.Line(f))
+				}
+			}
 			if fi, err := os.Lstat(file); err == nil && fi.IsDir() {
 				return usagef("%s is a directory: clone makes a new file; name it (for example %s)", file, filepath.Join(file, "copy.db"))
 			} else if err == nil {

@@ -121,3 +121,37 @@ func TestCLI_CloneIntoDirectory(t *testing.T) {
 		t.Errorf("the refused clone made %v", names)
 	}
 }
+
+// TestCLI_CloneIntoSourceCompanion: FILE named like the SQLite source's -journal, -wal or
+// -shm (here or by another spelling of its directory) is refused (exit 2) before anything is
+// written: SQLite takes an existing SOURCE-journal for a crashed write's hot journal and
+// deletes it at the next open of the source, so a copy there was lost at its first sync,
+// its offline edits with it.
+func TestCLI_CloneIntoSourceCompanion(t *testing.T) {
+	dir := t.TempDir()
+	team := filepath.Join(dir, "team.db")
+	madeStoreAt(t, team, "init", "--sample")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{
+		team + "-journal",
+		filepath.Join(dir, "sub", "..", "team.db-journal"),
+		team + "-wal",
+		team + "-shm",
+	} {
+		r := tandem(t, team, "clone", team, file)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "is the source's") {
+			t.Errorf("clone into %s: exit %d, stderr %q; want %d and \"is the source's\"", file, r.code, r.stderr, exitUsage)
+		}
+	}
+	for _, n := range dirNames(t, dir) {
+		if n != "team.db" && n != "sub" && !strings.HasPrefix(n, "team.db-") {
+			t.Errorf("a refused clone left %s", n)
+		}
+	}
+	if _, err := os.Stat(team + "-journal"); err == nil {
+		t.Errorf("a refused clone made %s-journal", team)
+	}
+	mustTandem(t, team, "list", "products", "--limit", "1")
+}

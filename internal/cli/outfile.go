@@ -89,12 +89,25 @@ func refuseSourceFile(path, source string) error {
 
 // refuseFileOf is refuseStoreFile for the store db, named whose in the message.
 func refuseFileOf(path, db, whose string) error {
-	if db == "" {
+	f, what := storeFileAt(path, db)
+	if f == "" {
 		return nil
+	}
+	return usagef("-o %s is %s (%s): the export would replace %s; nothing was written, name another file",
+		safe.Line(path), what, safe.Line(f), whose)
+}
+
+// storeFileAt reports whether path names the SQLite store db or one of its -wal, -shm and
+// -journal files, compared as refuseStoreFile says: it returns the store's file that path
+// names and what it is ("the store's file", "the store's wal file", ...), or "" and "" when
+// path names none of them (or db is "").
+func storeFileAt(path, db string) (file, what string) {
+	if db == "" {
+		return "", ""
 	}
 	target, err := followLinks(path)
 	if err != nil {
-		return nil // createOutput reports it
+		return "", "" // the caller's own open of path reports it
 	}
 	out, outErr := os.Stat(target)
 	name, real := canonicalName(target), canonicalName(db)
@@ -113,11 +126,10 @@ func refuseFileOf(path, db, whose string) error {
 			if suffix != "" {
 				what = "the store's " + suffix[1:] + " file"
 			}
-			return usagef("-o %s is %s (%s): the export would replace %s; nothing was written, name another file",
-				safe.Line(path), what, safe.Line(f), whose)
+			return f, what
 		}
 	}
-	return nil
+	return "", ""
 }
 
 // canonicalName returns path made absolute with the links of its directory and of itself
