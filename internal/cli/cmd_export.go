@@ -106,12 +106,17 @@ moved on.`,
 			if err != nil {
 				return err
 			}
-			if wc, ok := st.(store.WorkingCopy); ok && file != nil {
-				// The temporary output is removed (file.Abort) when this refuses.
-				if cs, err := wc.CopyState(cmd.Context()); err == nil {
-					if err := refuseSourceFile(out, cs.Source); err != nil {
-						return err
+			if file != nil {
+				// The temporary output is removed (file.Abort) when these refuse.
+				if wc, ok := st.(store.WorkingCopy); ok {
+					if cs, err := wc.CopyState(cmd.Context()); err == nil {
+						if err := refuseSourceFile(out, cs.Source); err != nil {
+							return err
+						}
 					}
+				}
+				if err := file.refuseDatabase(); err != nil {
+					return err
 				}
 			}
 			bar := a.newProgress("export", 0)

@@ -9,9 +9,9 @@ import (
 
 // TestCLI_ExportRefusesTheStoreItReads: -o naming the SQLite store the export reads (the
 // file itself, a symbolic or hard link to it, a second name of its directory, its -wal or
-// -shm, a working copy's own file) or the store a working copy was cloned from is refused
-// with exit 2, writes nothing and leaves the store as it was; a file beside it is written
-// as always.
+// -shm, a working copy's own file), the store a working copy was cloned from, or any other
+// SQLite database is refused with exit 2, writes nothing and leaves the store as it was; a
+// file beside it is written as always.
 func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 	dsn := newSQLiteStore(t)
 	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(3)))
@@ -76,6 +76,18 @@ func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
 	}
 	if got := mustTandem(t, dsn, "export", "products"); got != want {
 		t.Errorf("export -o SOURCE on the copy changed the source: it exports\n%s\nwant\n%s", got, want)
+	}
+
+	// Nor any other SQLite database: another store (here a second working copy, whose
+	// edits would be lost) or another program's.
+	second := filepath.Join(t.TempDir(), "second.db")
+	mustTandem(t, dsn, "clone", dsn, second)
+	secondSum := sum(t, second)
+	if r := tandem(t, dsn, "export", "products", "--format", "csv", "-o", second); r.code != 2 || !strings.Contains(r.stderr, "is an SQLite database") {
+		t.Errorf("export -o ANOTHER-STORE: exit %d, stderr %q; want exit 2 and the database named", r.code, r.stderr)
+	}
+	if sum(t, second) != secondSum {
+		t.Errorf("export -o ANOTHER-STORE changed it")
 	}
 
 	beside := filepath.Join(dir, "products.csv")

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +25,18 @@ type outFile struct {
 	target string // the file the name leads to, links followed
 	temp   bool   // File is a temporary file beside target, renamed over it at Commit
 	done   bool
+}
+
+// refuseDatabase refuses to replace an existing SQLite database (any tandem store, a
+// working copy with edits not yet synced, another program's database): a command writing
+// CSV or JSON over one was given the wrong name. The caller Aborts o after the refusal, so
+// nothing is written. Commands that know more (the store they read, a working copy's
+// source) say so first.
+func (o *outFile) refuseDatabase() error {
+	if !o.temp || !isSQLiteFile(o.target) {
+		return nil
+	}
+	return usagef("-o %s is an SQLite database (a tandem store or another program's): the export would replace it; nothing was written, name another file", safe.Line(o.path))
 }
 
 // createOutput opens path for writing (see outFile). A directory is refused.
@@ -65,6 +78,21 @@ func createOutput(path string) (*outFile, error) {
 		}
 	}
 	return &outFile{File: f, path: path, target: target, temp: true}, nil
+}
+
+// sqliteHeader is how every SQLite database file begins.
+const sqliteHeader = "SQLite format 3\x00"
+
+// isSQLiteFile reports whether the regular file at path begins as an SQLite database does.
+func isSQLiteFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(sqliteHeader))
+	n, _ := io.ReadFull(f, b)
+	return n == len(b) && string(b) == sqliteHeader
 }
 
 // refuseStoreFile refuses an -o path that names the SQLite store db (the file --db names,
