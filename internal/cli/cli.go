@@ -106,6 +106,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// arguments) before any command ran: a usage error.
 		err = usageErr(err)
 	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// A signal (Ctrl-C, SIGTERM) stopped the command: say so, not "context canceled".
+		// The exit code stays the command's failure code.
+		err = fmt.Errorf("interrupted (%s)", strings.TrimSuffix(err.Error(), ": "+context.Canceled.Error()))
+	}
 	var ec *exitCodeError
 	if !errors.As(err, &ec) || ec.msg != "" {
 		// Messages quote database text (who changed a record, a lease holder) and echo the
