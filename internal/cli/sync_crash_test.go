@@ -265,8 +265,8 @@ func crashRun(t *testing.T, cs crashSource) (copyPath string) {
 
 func TestSync_Crash(t *testing.T) {
 	// The run: at least 20 syncs killed in the middle of a push (TANDEM_LONG_TESTS=1,
-	// as CI does); a sample of 6 otherwise, to keep go test ./... quick.
-	kills := 6
+	// as CI does); a sample of 3 otherwise, to keep go test ./... quick.
+	kills := 3
 	if os.Getenv("TANDEM_LONG_TESTS") == "1" {
 		kills = 30
 	}
