@@ -503,7 +503,7 @@ func TestCLI_InitPostgres(t *testing.T) {
 func TestCLI_CorruptSQLiteIsBroken(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
-	mustTandem(t, good, "seed", "--products", "2000", "--documents", "5")
+	mustTandem(t, good, "seed", "--products", "800", "--documents", "5") // about 540 pages
 	// Fold the WAL into the file, so the copies below hold every page.
 	mustTandem(t, good, "get", "product", "1")
 	data, err := os.ReadFile(good)
