@@ -26,21 +26,7 @@ func TestSearch_UsesTheIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN SELECT id FROM products WHERE "+cond+" ORDER BY id LIMIT 200", args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			lines = append(lines, detail)
-		}
-		return strings.Join(lines, "\n")
+		return queryPlan(t, db, "SELECT id FROM products WHERE "+cond+" ORDER BY id LIMIT 200", args)
 	}
 	p := plan(store.Filter{Kind: store.KindProduct, Search: "Lamp", AfterID: 10, Limit: 200})
 	for _, f := range db.reg.SearchFields(store.KindProduct) {
