@@ -363,6 +363,16 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, cmd
 	}
 	switch msg := msg.(type) {
+	case leaseAcquiredMsg:
+		if a.editor == nil || msg.ed != a.editor || a.screens[scrEditor] == nil {
+			// The editor that asked was left while the lease was being taken: give it
+			// back now, or it would keep the record read-only to others until it expires.
+			if msg.held != nil {
+				return a, releaseCmd(a.c, msg.held, nil)
+			}
+			return a, nil
+		}
+		return a, a.editor.Update(msg)
 	case presenceMsg:
 		a.c.presence.onPresence(msg)
 		return a, nil

@@ -467,7 +467,9 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 		e.offered = msg.draft
 		e.mode = modeOfferDraft
 	}
-	if e.wantLease {
+	if e.wantLease && e.held == nil && !e.acquiring {
+		// A record loaded again (a reload) keeps the lease held or on its way: a second
+		// acquisition would stop the first one's heartbeat without releasing it.
 		cmds = append(cmds, e.acquireCmd())
 	}
 	cmds = append(cmds, e.focusCmd())

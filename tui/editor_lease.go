@@ -201,7 +201,7 @@ func (e *editorModel) onUnlocked(msg unlockedMsg) tea.Cmd {
 			e.mode = modeOfferDraft
 		}
 	}
-	if e.wantLease && e.held == nil {
+	if e.wantLease && e.held == nil && !e.acquiring {
 		cmds = append(cmds, e.acquireCmd())
 	}
 	cmds = append(cmds, e.focusCmd())

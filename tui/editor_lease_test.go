@@ -262,6 +262,8 @@ func TestLease_ReleasedOnLeaving(t *testing.T) {
 	d.waitFor("lease: you, ")
 	d.key("esc")
 	d.waitFor("[ products ]")
+	// The release is a command of its own, which may still run when the list is back.
+	d.settle()
 	ls, _, err := s.FindLeases(context.Background(), store.LeaseFilter{Kind: store.KindProduct, RecordID: 1})
 	if err != nil {
 		t.Fatal(err)
