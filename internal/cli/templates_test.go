@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tandem-editor/tandem/internal/testfs"
 )
 
 // Most process tests start from a new store: an empty one ("tandem init") or one with the
@@ -41,7 +42,7 @@ func madeStore(t *testing.T, args ...string) string {
 // madeStoreAt is madeStore at path, a file that does not exist yet.
 func madeStoreAt(t *testing.T, path string, args ...string) {
 	t.Helper()
-	copyStore(t, templateFor(t, args...), path)
+	testfs.CopyFile(t, templateFor(t, args...), path)
 	setStoreID(t, path)
 }
 
@@ -79,27 +80,6 @@ func templateFor(t *testing.T, args ...string) string {
 	}
 	templates.paths[key] = path
 	return path
-}
-
-// copyStore copies the store file from to the new file to, mode 0600 as tandem makes it.
-func copyStore(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // setStoreID gives the store at path a new random store id, as a new store gets one

@@ -3,6 +3,7 @@
 package testfs
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,5 +41,27 @@ func MakeReadOnly(t testing.TB, path string) {
 	} else if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 		f.Close()
 		t.Fatalf("%s is still writable", path)
+	}
+}
+
+// CopyFile copies the file from to the new file to, mode 0600 as tandem makes its stores
+// (to must not exist): a test's own copy of a template store made once per test binary.
+func CopyFile(t testing.TB, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/tandem-editor/tandem/internal/testfs"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
 	"github.com/tandem-editor/tandem/store/storetest"
@@ -61,7 +61,7 @@ func openTemp(t *testing.T, opts store.Options) store.Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.db")
 	if opts.Registry == nil {
-		copyFile(t, templatePath(t), path)
+		testfs.CopyFile(t, templatePath(t), path)
 		newStoreID(t, path)
 	}
 	db, err := sqlite.Open(t.Context(), path, opts)
@@ -69,25 +69,6 @@ func openTemp(t *testing.T, opts store.Options) store.Store {
 		t.Fatalf("open: %v", err)
 	}
 	return db
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // newStoreID gives the store at path a random store id, as a fresh store gets one.
