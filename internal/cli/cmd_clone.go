@@ -169,10 +169,12 @@ func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Reg
 	if err != nil {
 		return nil, err
 	}
+	stopWriteback := startWriteback(tmp)
 	st, err := tsync.Clone(ctx, src, db, o)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
+	stopWriteback()
 	if err == nil {
 		err = syncFile(tmp)
 	}

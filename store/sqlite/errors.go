@@ -29,11 +29,11 @@ func mapErr(what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return store.Errorf(store.EBUSY, "%s: %w", what, err)
 	}
-	var e *sqlite.Error
-	if !errors.As(err, &e) {
+	code, ok := sqliteCode(err)
+	if !ok {
 		return store.Errorf(store.EINTERNAL, "%s: %w", what, err)
 	}
-	switch code := e.Code(); {
+	switch {
 	case code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return store.Errorf(store.EINVALID, "%s: a record with this value already exists: %w", what, err)
 	case code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
@@ -60,10 +60,21 @@ func mapErr(what string, err error) error {
 
 // isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED: the transaction may be retried.
 func isBusy(err error) bool {
-	var e *sqlite.Error
-	if !errors.As(err, &e) {
-		return false
+	code, ok := sqliteCode(err)
+	c := code & 0xff
+	return ok && (c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED)
+}
+
+// sqliteCode returns the extended result code of the SQLite error in err's chain: the
+// driver's (*sqlite.Error) or a bulk connection's (*bulkError), which both have it.
+func sqliteCode(err error) (int, bool) {
+	var de *sqlite.Error
+	if errors.As(err, &de) {
+		return de.Code(), true
 	}
-	c := e.Code() & 0xff
-	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	var be *bulkError
+	if errors.As(err, &be) {
+		return be.Code(), true
+	}
+	return 0, false
 }

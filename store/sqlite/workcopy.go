@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tandem-editor/tandem/store"
@@ -1509,6 +1508,6 @@ func (db *DB) copyWriter(ctx context.Context, actor store.Actor) (*store.CopySta
 
 // isUnique reports whether err is a unique constraint failing.
 func isUnique(err error) bool {
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	code, ok := sqliteCode(err)
+	return ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tandem-editor/tandem/store"
@@ -42,6 +41,12 @@ const (
 // search scans the folded text meanwhile. The schema is read from sqlite_master, so whatever
 // indexes and triggers the migrations made are the ones put back or built later.
 //
+// The transaction runs on a bulk connection of its own (bulk.go), not on the store's write
+// connection: binding some two million arguments through the driver cost a third of the
+// load. It is BEGIN IMMEDIATE like every write of the store, and waits for another writer
+// as they do; it is not part of the process's group commit (commit.go), whose transactions
+// wait for it the same way.
+//
 // The page cache stays at its default: a large one costs more than it saves here, because
 // the pure-Go allocator returns every page to the system one by one when it shrinks or
 // closes (measured: 64 MiB of cache, 1.2 s more system time for 100,000 products).
@@ -53,24 +58,11 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 	if err != nil {
 		return err
 	}
-	ran := false
-	err = db.inTx(ctx, "load working copy", func(tt *tx) error {
-		if ran {
-			// The records read handed over are gone with the failed attempt.
-			return store.Errorf(store.EBUSY, "load working copy: the database was busy after the records were read; clone again")
-		}
-		ran = true
-		if ok, err := db.isCopy(ctx, tt); err != nil || !ok {
-			if err == nil {
-				err = store.Errorf(store.ENOTFOUND, "%s is not a working copy (tandem clone makes one)", db.path)
-			}
-			return err
-		}
-		tx, err := newWCTx(ctx, tt)
-		if err != nil {
-			return fmt.Errorf("read working copy: %w", err)
-		}
-		if err := checkLoadable(ctx, tx, kind, t); err != nil {
+	if db.readOnly != "" {
+		return db.errReadOnly("load working copy", db.readOnly)
+	}
+	err = db.bulkTx(ctx, func(c *bulkConn) error {
+		if err := checkLoadable(c, db.path, kind, t); err != nil {
 			return err
 		}
 		// The tables the load writes rows into: the record's and the side tables of its
@@ -84,45 +76,87 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 			}
 			tables = append(tables, ft)
 		}
-		schema, err := takeOutSchema(ctx, tx, tables)
+		schema, err := takeOutSchema(c, tables)
 		if err != nil {
 			return err
 		}
-		if err := db.loadRows(ctx, tx, t, kind, read); err != nil {
+		if err := db.loadRows(ctx, c, t, kind, read); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO wc_base (kind, record_id, version) SELECT ?, id, version FROM `+t+`
+		if err := c.exec(`INSERT INTO wc_base (kind, record_id, version) SELECT ?, id, version FROM `+t+`
 			WHERE true ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, string(kind)); err != nil {
 			return fmt.Errorf("write base versions: %w", err)
 		}
-		if err := schema.putBack(ctx, tx); err != nil {
+		if err := schema.putBack(c); err != nil {
 			return err
 		}
-		return deferSearch(ctx, tx, kind, schema.fts, schema.ftsTriggers)
+		return deferSearch(c, kind, schema.fts, schema.ftsTriggers)
 	})
 	if err == nil {
 		db.searchBuilt.Store(false)
+		db.commits.Broadcast()
 	}
 	return mapErr("load working copy", err)
 }
 
-// checkLoadable refuses a load into a copy that is not a fresh copy of kind.
-func checkLoadable(ctx context.Context, tx *wcTx, kind store.Kind, t string) error {
-	if !tx.quiet {
+// bulkTx runs fn in one write transaction (BEGIN IMMEDIATE) on a bulk connection of its own
+// to the file (bulk.go), with the settings of the store's write connections, and commits
+// it when fn returns nil; otherwise, or when the commit fails, nothing fn wrote stays.
+func (db *DB) bulkTx(ctx context.Context, fn func(*bulkConn) error) error {
+	c, err := openBulk(ctx, db.wdsn)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	err = fn(c)
+	if err == nil {
+		err = c.exec("COMMIT") // refused once ctx has ended
+	}
+	if err != nil {
+		_ = c.rollback()
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			// An interrupted statement fails with SQLite's "interrupted": say why.
+			return fmt.Errorf("%w (%v)", cerr, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkLoadable refuses a load into a file that is not a fresh working copy of kind (the
+// file's name is path, for the message).
+func checkLoadable(c *bulkConn, path string, kind store.Kind, t string) error {
+	isCopy := false
+	if err := c.query(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'wc_meta'`, nil, func(r []any) error {
+		isCopy = r[0] != int64(0)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	if !isCopy {
+		return store.Errorf(store.ENOTFOUND, "%s is not a working copy (tandem clone makes one)", path)
+	}
+	var (
+		busy, full bool
+		kinds      string
+	)
+	if err := c.query(`SELECT EXISTS (SELECT 1 FROM wc_outbox) OR EXISTS (SELECT 1 FROM wc_conflicts)
+		OR EXISTS (SELECT 1 FROM wc_stale), (SELECT kinds FROM wc_meta), EXISTS (SELECT 1 FROM `+t+`)`, nil, func(r []any) error {
+		busy, full = r[0] != int64(0), r[2] != int64(0)
+		kinds, _ = r[1].(string)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read working copy: %w", err)
+	}
+	switch {
+	case busy:
 		return store.Errorf(store.EINVALID, "load working copy: the copy has outbox entries, conflicts or stale records; a load goes into a fresh copy")
-	}
-	var kinds string
-	if err := tx.QueryRowContext(ctx, `SELECT kinds FROM wc_meta`).Scan(&kinds); err != nil {
-		return fmt.Errorf("read working copy: %w", err)
-	}
-	if !strings.Contains(kinds, `"`+string(kind)+`"`) {
+	case !strings.Contains(kinds, `"`+string(kind)+`"`):
 		return store.Errorf(store.EINVALID, "load working copy: the copy does not copy %ss", kind)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+t+`)`).Scan(&n); err != nil {
-		return fmt.Errorf("read working copy: %w", err)
-	}
-	if n != 0 {
+	case full:
 		return store.Errorf(store.EINVALID, "load working copy: the copy holds %s already; a load goes into a fresh copy", t)
 	}
 	return nil
@@ -133,10 +167,10 @@ func checkLoadable(ctx context.Context, tx *wcTx, kind store.Kind, t string) err
 type loadChunk struct {
 	n    int
 	cols []string
-	args []driver.NamedValue // the statement's arguments, as the driver takes them
+	args []any // the statement's arguments, each a value the bulk connection binds
 	// folds holds, for each folded field (store.FoldedFields), the arguments of its side
 	// table's INSERT: id and fold of each record that has the field.
-	folds [][]driver.NamedValue
+	folds [][]any
 	err   error
 }
 
@@ -149,10 +183,9 @@ var errLoadStopped = errors.New("load working copy: the load stopped")
 // folded field that the record has, as store.Folds gives them to every write of a source
 // record) into the next chunk while SQLite writes the last one; read may reuse a record
 // once put returns, as a store.RecordStreamer does, so none is copied. The statements run
-// below database/sql (tx.raw), with arguments the encoder has made driver values:
-// database/sql's checking and conversion of two million arguments, on the writer's
-// goroutine, cost about a tenth of what the writer spent inserting.
-func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
+// on the bulk connection bc, with arguments the encoder has made values it binds as they
+// are (driver values: database/sql's conversion, on the encoder's goroutine).
+func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
 	folded := store.FoldedFields(kind)
 	foldTables := make([]string, len(folded))
 	for i, name := range folded {
@@ -212,23 +245,21 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 			if c.cols == nil {
 				c.cols = cols
 				if cap(c.args) < loadRows*len(cols) {
-					c.args = make([]driver.NamedValue, 0, loadRows*len(cols))
+					c.args = make([]any, 0, loadRows*len(cols))
 				}
 			}
 			if c.args, err = appendDriverArgs(c.args, vals); err != nil {
 				return fmt.Errorf("%s %d: %w", kind, r.ID, err)
 			}
 			if len(c.folds) != len(folded) {
-				c.folds = make([][]driver.NamedValue, len(folded))
+				c.folds = make([][]any, len(folded))
 				for i := range c.folds {
-					c.folds[i] = make([]driver.NamedValue, 0, 2*loadRows)
+					c.folds[i] = make([]any, 0, 2*loadRows)
 				}
 			}
 			for i, name := range folded {
 				if v, ok := r.Fields[name]; ok {
-					n := len(c.folds[i])
-					c.folds[i] = append(c.folds[i], driver.NamedValue{Ordinal: n + 1, Value: r.ID},
-						driver.NamedValue{Ordinal: n + 2, Value: store.FoldValue(v)})
+					c.folds[i] = append(c.folds[i], r.ID, store.FoldValue(v))
 				}
 			}
 			if c.n++; c.n == loadRows {
@@ -259,33 +290,30 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 		if c.err != nil {
 			return c.err
 		}
-		err := tx.raw(func(rc *rawConn) error {
-			q, ok := rowsSQL[c.n]
-			if !ok {
-				q = insertRows(t, c.cols, c.n)
-				rowsSQL[c.n] = q
-			}
-			if err := rc.exec(ctx, q, c.args); err != nil {
-				return fmt.Errorf("write %s from the source: %w", t, err)
-			}
-			for i, args := range c.folds {
-				n := len(args) / 2
-				if n == 0 {
-					continue
-				}
-				q, ok := foldSQL[i][n]
-				if !ok {
-					q = foldUpsert(foldTables[i], n)
-					foldSQL[i][n] = q
-				}
-				if err := rc.exec(ctx, q, args); err != nil {
-					return fmt.Errorf("write the search text of %d %ss (%s): %w", n, kind, folded[i], err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
+		}
+		q, ok := rowsSQL[c.n]
+		if !ok {
+			q = insertRows(t, c.cols, c.n)
+			rowsSQL[c.n] = q
+		}
+		if err := bc.query(q, c.args, nil); err != nil {
+			return fmt.Errorf("write %s from the source: %w", t, err)
+		}
+		for i, args := range c.folds {
+			n := len(args) / 2
+			if n == 0 {
+				continue
+			}
+			q, ok := foldSQL[i][n]
+			if !ok {
+				q = foldUpsert(foldTables[i], n)
+				foldSQL[i][n] = q
+			}
+			if err := bc.query(q, args, nil); err != nil {
+				return fmt.Errorf("write the search text of %d %ss (%s): %w", n, kind, folded[i], err)
+			}
 		}
 		// The statements have run: their arguments may be overwritten.
 		c.n, c.cols, c.args = 0, nil, c.args[:0]
@@ -300,21 +328,21 @@ func (db *DB) loadRows(ctx context.Context, tx *wcTx, t string, kind store.Kind,
 	return nil
 }
 
-// appendDriverArgs appends args to nv as the arguments that follow it, each a value the
-// driver takes: converted as database/sql converts them (driver.DefaultParameterConverter)
-// when it is not one already.
-func appendDriverArgs(nv []driver.NamedValue, args []any) ([]driver.NamedValue, error) {
+// appendDriverArgs appends args to vals, each a value the driver takes (which the bulk
+// connection binds): converted as database/sql converts them
+// (driver.DefaultParameterConverter) when it is not one already.
+func appendDriverArgs(vals []any, args []any) ([]any, error) {
 	for _, a := range args {
 		if !driver.IsValue(a) {
 			v, err := driver.DefaultParameterConverter.ConvertValue(a)
 			if err != nil {
-				return nv, fmt.Errorf("argument %d: %w", len(nv)+1, err)
+				return vals, fmt.Errorf("argument %d: %w", len(vals)+1, err)
 			}
 			a = v
 		}
-		nv = append(nv, driver.NamedValue{Ordinal: len(nv) + 1, Value: a})
+		vals = append(vals, a)
 	}
-	return nv, nil
+	return vals, nil
 }
 
 // insertRows returns the statement that inserts n rows of cols into table t.
@@ -337,26 +365,21 @@ type loadSchema struct {
 // ftsContent finds an FTS5 table's content table in its DDL.
 var ftsContent = regexp.MustCompile(`(?i)\bcontent\s*=\s*['"]?(\w+)['"]?`)
 
-// takeOutSchema drops the triggers and indexes of tables inside tx and returns them, with
-// the FTS5 tables whose content is one of tables.
-func takeOutSchema(ctx context.Context, tx *wcTx, tables []string) (*loadSchema, error) {
-	rows, err := tx.Tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM sqlite_master
-		WHERE sql IS NOT NULL AND (type IN ('trigger', 'index') OR type = 'table' AND sql LIKE '%fts5%')
-		ORDER BY type, name`)
-	if err != nil {
-		return nil, fmt.Errorf("read the schema: %w", err)
-	}
-	defer rows.Close()
+// takeOutSchema drops the triggers and indexes of tables in c's transaction and returns
+// them, with the FTS5 tables whose content is one of tables.
+func takeOutSchema(c *bulkConn, tables []string) (*loadSchema, error) {
 	loaded := func(t string) bool {
 		return slices.ContainsFunc(tables, func(l string) bool { return strings.EqualFold(l, t) })
 	}
 	s := &loadSchema{}
 	var drop, triggers []string
-	for rows.Next() {
-		var typ, name, tbl, ddl string
-		if err := rows.Scan(&typ, &name, &tbl, &ddl); err != nil {
-			return nil, fmt.Errorf("read the schema: %w", err)
-		}
+	err := c.query(`SELECT type, name, tbl_name, sql FROM sqlite_master
+		WHERE sql IS NOT NULL AND (type IN ('trigger', 'index') OR type = 'table' AND sql LIKE '%fts5%')
+		ORDER BY type, name`, nil, func(r []any) error {
+		typ, _ := r[0].(string)
+		name, _ := r[1].(string)
+		tbl, _ := r[2].(string)
+		ddl, _ := r[3].(string)
 		switch {
 		case typ == "trigger" && loaded(tbl):
 			triggers = append(triggers, ddl)
@@ -369,11 +392,11 @@ func takeOutSchema(ctx context.Context, tx *wcTx, tables []string) (*loadSchema,
 				s.fts = append(s.fts, name)
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read the schema: %w", err)
 	}
-	rows.Close()
 	// The rows come ordered by type: every FTS5 table ("table") is known before the
 	// triggers are sorted here.
 	for _, ddl := range triggers {
@@ -384,18 +407,18 @@ func takeOutSchema(ctx context.Context, tx *wcTx, tables []string) (*loadSchema,
 		}
 	}
 	for _, q := range drop {
-		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+		if err := c.exec(q); err != nil {
 			return nil, fmt.Errorf("load %s: %s: %w", strings.Join(tables, ", "), q, err)
 		}
 	}
 	return s, nil
 }
 
-// putBack builds the indexes again and makes the triggers again, inside tx, but for those
-// of the FTS5 tables: deferSearch leaves them to buildSearch.
-func (s *loadSchema) putBack(ctx context.Context, tx *wcTx) error {
+// putBack builds the indexes again and makes the triggers again, in c's transaction, but
+// for those of the FTS5 tables: deferSearch leaves them to buildSearch.
+func (s *loadSchema) putBack(c *bulkConn) error {
 	for _, q := range s.indexes {
-		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+		if err := c.exec(q); err != nil {
 			if isUnique(err) || isConstraint(err) {
 				return store.Errorf(store.EINVALID, "load working copy: the source's records break this store's rule (%s): %v", q, err)
 			}
@@ -403,7 +426,7 @@ func (s *loadSchema) putBack(ctx context.Context, tx *wcTx) error {
 		}
 	}
 	for _, q := range s.triggers {
-		if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+		if err := c.exec(q); err != nil {
 			return fmt.Errorf("put trigger back: %w", err)
 		}
 	}
@@ -422,6 +445,6 @@ func quoteName(name string) string {
 
 // isConstraint reports whether err is a constraint failing.
 func isConstraint(err error) bool {
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+	code, ok := sqliteCode(err)
+	return ok && code&0xff == sqlite3.SQLITE_CONSTRAINT
 }

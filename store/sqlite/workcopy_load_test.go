@@ -366,3 +366,109 @@ func TestDB_LoadCopyRefuses(t *testing.T) {
 		t.Fatalf("load into a store that is not a working copy: %v, want ENOTFOUND", err)
 	}
 }
+
+// TestDB_LoadCopyValuesAsTheyAre: the load binds every value as it is: empty and NUL-holding
+// texts, non-ASCII, a text far larger than the load's first argument buffer, negative and
+// zero numbers, a time and no time; and what it wrote reads back as it was handed over.
+func TestDB_LoadCopyValuesAsTheyAre(t *testing.T) {
+	ctx := context.Background()
+	db, _ := newCopy(t, "wc.db", 3, store.KindProduct)
+	recs := loadSource(600)
+	huge := strings.Repeat("Größe ünd ß, ", 40_000) // ~560 KB, one value
+	synced := time.Date(2026, 12, 1, 10, 5, 0, 123_000_000, time.UTC)
+	odd := []store.Values{
+		{"sku": "E-1", "name": "", "description": "", "categories": []string{}, "price": int64(0), "stock": int64(-7)},
+		{"sku": "E-2", "name": "nul\x00in the middle", "description": huge, "categories": []string{"b\"c", "ä"}, // a set: sorted, as the store keeps it
+			"price": int64(1 << 40), "stock": int64(0), "thumbnail": "t.png", "last_sync_at": synced},
+		{"sku": "Ｅ-３", "name": "日本語の名前", "description": "line\nbreak\ttab", "categories": []string{"x"}},
+	}
+	for i, v := range odd {
+		r := recs[100*i+50]
+		r.Fields = v
+	}
+	if err := db.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range recs {
+		got, err := db.FindRecord(ctx, store.KindProduct, want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range want.Fields {
+			if g := got.Fields[name]; !reflect.DeepEqual(g, v) && !(isEmptySet(g) && isEmptySet(v)) {
+				t.Errorf("product %d %s: read back %#.80v, handed over %#.80v", want.ID, name, g, v)
+			}
+		}
+		if got.Version != want.Version || got.UpdatedBy != want.UpdatedBy || !got.UpdatedAt.Equal(want.UpdatedAt) {
+			t.Errorf("product %d: version %d by %s at %v, want %d by %s at %v", want.ID,
+				got.Version, got.UpdatedBy, got.UpdatedAt, want.Version, want.UpdatedBy, want.UpdatedAt)
+		}
+	}
+	found, err := db.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: "größe ünd"})
+	if err != nil || len(found) != 1 || found[0].ID != recs[150].ID {
+		t.Fatalf("search of the large text: %d found (%v), want product %d", len(found), err, recs[150].ID)
+	}
+}
+
+func isEmptySet(v any) bool { s, ok := v.([]string); return ok && len(s) == 0 }
+
+// TestDB_LoadCopyWaitsThenStops: the load waits for another connection's write transaction
+// to end, as every write of the store does (busy_timeout), and a load whose context ends
+// stops, with the context's error, and leaves the copy as it was.
+func TestDB_LoadCopyWaitsThenStops(t *testing.T) {
+	ctx := context.Background()
+	db, path := newCopy(t, "wc.db", 3, store.KindProduct)
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released <- time.Now()
+		_, _ = conn.ExecContext(ctx, "COMMIT")
+	}()
+	recs := loadSource(300)
+	if err := db.LoadCopy(ctx, store.KindProduct, records(recs[:100])); err != nil {
+		t.Fatalf("load while another connection writes: %v, want it to wait and succeed", err)
+	}
+	select {
+	case <-released:
+	default:
+		t.Fatal("the load ended before the other writer let go of the file")
+	}
+	conn.Close()
+
+	db2, _ := newCopy(t, "wc2.db", 3, store.KindProduct)
+	cctx, cancel := context.WithCancel(ctx)
+	err = db2.LoadCopy(cctx, store.KindProduct, func(put func(*store.Record) error) error {
+		for i, r := range recs {
+			if i == 150 {
+				cancel()
+				time.Sleep(50 * time.Millisecond) // the interrupt lands on a statement or between them
+			}
+			if err := put(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("load whose context ended: %v, want context.Canceled", err)
+	}
+	if n, err := db2.CountRecords(ctx, store.KindProduct); err != nil || n != 0 {
+		t.Fatalf("after the stopped load the copy holds %d products (%v), want none", n, err)
+	}
+	if err := db2.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
+		t.Fatalf("load after a stopped one: %v", err)
+	}
+}

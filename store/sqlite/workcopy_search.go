@@ -34,10 +34,10 @@ import (
 // no index left to build.
 const searchPendingVersion = 12
 
-// deferSearch records, inside the load's transaction tx, that the FTS5 tables fts of kind
+// deferSearch records, in the load's transaction on c, that the FTS5 tables fts of kind
 // are empty and that triggers (the DDL of every trigger that writes one of them) are to be
 // made when they are built.
-func deferSearch(ctx context.Context, tx *wcTx, kind store.Kind, fts, triggers []string) error {
+func deferSearch(c *bulkConn, kind store.Kind, fts, triggers []string) error {
 	if len(fts) == 0 {
 		return nil
 	}
@@ -52,7 +52,7 @@ func deferSearch(ctx context.Context, tx *wcTx, kind store.Kind, fts, triggers [
 		if err != nil {
 			return fmt.Errorf("defer the search index: %w", err)
 		}
-		if _, err := tx.Tx.ExecContext(ctx, `INSERT INTO search_pending (fts, kind, triggers) VALUES (?, ?, ?)`,
+		if err := c.exec(`INSERT INTO search_pending (fts, kind, triggers) VALUES (?, ?, ?)`,
 			name, string(kind), string(b)); err != nil {
 			return fmt.Errorf("defer the search index %s: %w", name, err)
 		}
