@@ -138,6 +138,12 @@ type OpenConfig struct {
 	// made in the file itself rather than in a temporary file linked into place: a
 	// scratch file is a temporary file already.
 	Scratch bool
+	// PageSize, when not 0, is the page size of the database file when this call makes the
+	// store (Create): a power of two from 512 to 65536. An existing store keeps its own.
+	// SQLite's default, 4096, suits a store written a few records at a time; a working
+	// copy that a clone loads in bulk is made with larger pages (cmd clone), which take
+	// fewer page splits and writes to load and fewer pages to read in a full scan.
+	PageSize int
 }
 
 // Open opens the tandem database at path, creating it when there is none (OpenWith with
@@ -165,6 +171,9 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 		// settings below: tandem needs a plain file path.
 		return nil, store.Errorf(store.EINVALID, "open database %s: give the path of a database file", path)
 	}
+	if n := cfg.PageSize; n != 0 && (n < 512 || n > 65536 || n&(n-1) != 0) {
+		return nil, store.Errorf(store.EINVALID, "open database %s: page size %d is not a power of two from 512 to 65536", path, n)
+	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil {
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: directory %s does not exist", path, dir)
@@ -185,11 +194,11 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 			return nil, err
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		created, err := create(ctx, path, opts, cfg.Fill)
+		created, err := create(ctx, path, opts, cfg.Fill, cfg.PageSize)
 		if err != nil {
 			return nil, err
 		}
-		db, err := open(ctx, path, path, opts, cfg.ReadOnly, true, cfg.Scratch)
+		db, err := open(ctx, path, path, opts, OpenConfig{ReadOnly: cfg.ReadOnly, Scratch: cfg.Scratch}, true)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +207,7 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 	case err != nil:
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %v", path, err)
 	}
-	db, err := open(ctx, path, path, opts, cfg.ReadOnly, cfg.Create, cfg.Scratch)
+	db, err := open(ctx, path, path, opts, cfg, cfg.Create)
 	if err != nil || !cfg.Create || !db.schemaMade {
 		return db, err
 	}
@@ -220,7 +229,7 @@ func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConf
 // then hard-linked to path, which fails if path exists, so of several processes creating
 // one path at once exactly one wins and the others open the winner's store. It reports
 // whether this call made the store at path.
-func create(ctx context.Context, path string, opts store.Options, fill func(context.Context, store.Store) error) (bool, error) {
+func create(ctx context.Context, path string, opts store.Options, fill func(context.Context, store.Store) error, pageSize int) (bool, error) {
 	fail := func(err error) (bool, error) {
 		if store.ErrorCode(err) != "" && store.ErrorCode(err) != store.EINTERNAL {
 			return false, err
@@ -242,7 +251,7 @@ func create(ctx context.Context, path string, opts store.Options, fill func(cont
 	if err != nil {
 		return fail(err)
 	}
-	db, err := open(ctx, tmp, path, opts, false, true, false)
+	db, err := open(ctx, tmp, path, opts, OpenConfig{PageSize: pageSize}, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -317,9 +326,6 @@ func syncDir(dir string) {
 	}
 }
 
-// open opens the existing database file at file (named name in messages), read-only when
-// readOnly is set or tandem may not write it, and brings it to the current schema.
-// allowInit lets it set up an empty database; without it an empty database is ENOTFOUND.
 // scratchMmapSize is how much of a Scratch file SQLite reads through a memory map rather
 // than read(2) calls into its page cache, up to 1 GiB (beyond it, and where the map cannot
 // be made, it reads as usual). A clone's load builds six indexes after the rows, each
@@ -330,17 +336,20 @@ func syncDir(dir string) {
 // LoadCopy).
 const scratchMmapSize = 1 << 30
 
-// scratch is OpenConfig.Scratch.
-func open(ctx context.Context, file, name string, opts store.Options, readOnly, allowInit, scratch bool) (*DB, error) {
+// open opens the existing database file at file (named name in messages), read-only when
+// cfg.ReadOnly is set or tandem may not write it, with the settings of cfg.Scratch, and
+// brings it to the current schema; a store it makes gets cfg.PageSize. allowInit lets it
+// set up an empty database; without it an empty database is ENOTFOUND.
+func open(ctx context.Context, file, name string, opts store.Options, cfg OpenConfig, allowInit bool) (*DB, error) {
 	mode, why := accessRW, ""
 	switch {
-	case readOnly:
+	case cfg.ReadOnly:
 		mode, why = accessRO, "opened read-only"
 	case !writable(file):
 		mode, why = accessRO, "the file is not writable"
 	}
 	for {
-		db, err := openPools(file, name, opts, mode, why, scratch && mode == accessRW)
+		db, err := openPools(file, name, opts, mode, why, cfg.Scratch && mode == accessRW, cfg.PageSize)
 		if err != nil {
 			return nil, err
 		}
@@ -382,14 +391,22 @@ func errUnreadableWAL(name, file string) error {
 }
 
 // openPools opens the three connection pools on file with access mode (and the settings of
-// OpenConfig.Scratch when scratch). sql.Open connects lazily, so nothing touches the file yet.
-func openPools(file, name string, opts store.Options, mode access, why string, scratch bool) (*DB, error) {
+// OpenConfig.Scratch when scratch, and of OpenConfig.PageSize when pageSize is not 0).
+// sql.Open connects lazily, so nothing touches the file yet.
+func openPools(file, name string, opts store.Options, mode access, why string, scratch bool, pageSize int) (*DB, error) {
 	db := &DB{path: name, reg: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	dsn := mode.dsn(file)
 	if scratch {
 		// The last _pragma wins: synchronous(OFF) over the dsn's NORMAL.
 		dsn += "&_pragma=journal_mode(MEMORY)&_pragma=synchronous(OFF)&_pragma=mmap_size(" + strconv.Itoa(scratchMmapSize) + ")"
+	}
+	if pageSize != 0 {
+		// Before anything is written: the first connection that writes an empty file
+		// makes its first page with this size. A database with pages keeps its size (a
+		// change would wait for a VACUUM, which tandem never runs), so this is a no-op for
+		// every later connection and open.
+		dsn += "&_pragma=page_size(" + strconv.Itoa(pageSize) + ")"
 	}
 	var err error
 	if db.write, err = sql.Open("sqlite", dsn+"&_txlock=immediate"); err != nil {

@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -268,5 +270,59 @@ func TestDB_CloseStopsSubscribers(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("subscriber %d still open after Close", i)
 		}
+	}
+}
+
+// TestOpenWith_PageSize: a store OpenWith makes has the page size asked for, made as a new
+// store or in place as a scratch file; an existing store keeps its own; a size SQLite
+// cannot have is refused before anything is made.
+func TestOpenWith_PageSize(t *testing.T) {
+	ctx := context.Background()
+	pageSize := func(path string) int {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRow("PRAGMA page_size").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	dir := t.TempDir()
+	for _, cfg := range []sqlite.OpenConfig{{Create: true, PageSize: 16384}, {Create: true, Scratch: true, PageSize: 16384}} {
+		path := filepath.Join(dir, fmt.Sprintf("scratch-%v.db", cfg.Scratch))
+		db, err := sqlite.OpenWith(ctx, path, store.Options{}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateRecord(store.WithActor(ctx, store.Actor{Name: "t", Role: store.RoleEditor}), store.KindProduct,
+			store.Values{"sku": "P-1", "name": "one"}); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if n := pageSize(path); n != 16384 {
+			t.Errorf("store made with %+v: page size %d, want 16384", cfg, n)
+		}
+		again, err := sqlite.OpenWith(ctx, path, store.Options{}, sqlite.OpenConfig{PageSize: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := again.CountRecords(ctx, store.KindProduct); err != nil || n != 1 {
+			t.Errorf("reopened with another page size: %d products (%v), want 1", n, err)
+		}
+		again.Close()
+		if n := pageSize(path); n != 16384 {
+			t.Errorf("existing store reopened with page size 4096: page size %d, want its own 16384", n)
+		}
+	}
+	bad := filepath.Join(dir, "bad.db")
+	if _, err := sqlite.OpenWith(ctx, bad, store.Options{}, sqlite.OpenConfig{Create: true, PageSize: 1000}); store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("page size 1000: %v, want EINVALID", err)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused page size left a file behind: %v", err)
 	}
 }
