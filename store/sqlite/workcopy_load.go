@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -167,10 +166,10 @@ func checkLoadable(c *bulkConn, path string, kind store.Kind, t string) error {
 type loadChunk struct {
 	n    int
 	cols []string
-	args []any // the statement's arguments, each a value the bulk connection binds
+	args []bulkValue // the statement's arguments
 	// folds holds, for each folded field (store.FoldedFields), the arguments of its side
 	// table's INSERT: id and fold of each record that has the field.
-	folds [][]any
+	folds [][]bulkValue
 	err   error
 }
 
@@ -183,8 +182,8 @@ var errLoadStopped = errors.New("load working copy: the load stopped")
 // folded field that the record has, as store.Folds gives them to every write of a source
 // record) into the next chunk while SQLite writes the last one; read may reuse a record
 // once put returns, as a store.RecordStreamer does, so none is copied. The statements run
-// on the bulk connection bc, with arguments the encoder has made values it binds as they
-// are (driver values: database/sql's conversion, on the encoder's goroutine).
+// on the bulk connection bc, with arguments the encoder has made bulkValues (converted as
+// database/sql converts them, on the encoder's goroutine).
 func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
 	folded := store.FoldedFields(kind)
 	foldTables := make([]string, len(folded))
@@ -245,21 +244,21 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 			if c.cols == nil {
 				c.cols = cols
 				if cap(c.args) < loadRows*len(cols) {
-					c.args = make([]any, 0, loadRows*len(cols))
+					c.args = make([]bulkValue, 0, loadRows*len(cols))
 				}
 			}
-			if c.args, err = appendDriverArgs(c.args, vals); err != nil {
+			if c.args, err = appendBulkValues(c.args, vals...); err != nil {
 				return fmt.Errorf("%s %d: %w", kind, r.ID, err)
 			}
 			if len(c.folds) != len(folded) {
-				c.folds = make([][]any, len(folded))
+				c.folds = make([][]bulkValue, len(folded))
 				for i := range c.folds {
-					c.folds[i] = make([]any, 0, 2*loadRows)
+					c.folds[i] = make([]bulkValue, 0, 2*loadRows)
 				}
 			}
 			for i, name := range folded {
 				if v, ok := r.Fields[name]; ok {
-					c.folds[i] = append(c.folds[i], r.ID, store.FoldValue(v))
+					c.folds[i] = append(c.folds[i], intValue(r.ID), textValue(store.FoldValue(v)))
 				}
 			}
 			if c.n++; c.n == loadRows {
@@ -298,7 +297,7 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 			q = insertRows(t, c.cols, c.n)
 			rowsSQL[c.n] = q
 		}
-		if err := bc.query(q, c.args, nil); err != nil {
+		if err := bc.queryValues(q, c.args, nil); err != nil {
 			return fmt.Errorf("write %s from the source: %w", t, err)
 		}
 		for i, args := range c.folds {
@@ -311,7 +310,7 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 				q = foldUpsert(foldTables[i], n)
 				foldSQL[i][n] = q
 			}
-			if err := bc.query(q, args, nil); err != nil {
+			if err := bc.queryValues(q, args, nil); err != nil {
 				return fmt.Errorf("write the search text of %d %ss (%s): %w", n, kind, folded[i], err)
 			}
 		}
@@ -326,23 +325,6 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 		}
 	}
 	return nil
-}
-
-// appendDriverArgs appends args to vals, each a value the driver takes (which the bulk
-// connection binds): converted as database/sql converts them
-// (driver.DefaultParameterConverter) when it is not one already.
-func appendDriverArgs(vals []any, args []any) ([]any, error) {
-	for _, a := range args {
-		if !driver.IsValue(a) {
-			v, err := driver.DefaultParameterConverter.ConvertValue(a)
-			if err != nil {
-				return vals, fmt.Errorf("argument %d: %w", len(vals)+1, err)
-			}
-			a = v
-		}
-		vals = append(vals, a)
-	}
-	return vals, nil
 }
 
 // insertRows returns the statement that inserts n rows of cols into table t.
