@@ -149,12 +149,12 @@ const pushWorkers = 4
 // to the source at the same time, since none of them can change what becomes of another.
 // They are plain saves of distinct records, none of them held, and none changing a sku.
 //
-// Everything else is pushed alone, in order: a create gives later entries the source's id,
-// a move or a delete changes the tree later entries are checked against, a second entry of
-// a record is rebased on (or held by) the first's outcome, and a sku is unique on the
-// source, so a save that takes a sku another save of the run gives up could arrive first and
-// be refused. A held entry is not pushed at all, and a held document delete holds its
-// parent too, so a run stops there.
+// Everything else is pushed alone, in order: a create gives later entries the source's id;
+// a move or a delete reaches beyond its record (the tree a move is checked against, the
+// children a delete meets, the parent a waiting delete holds); a second entry of a record is
+// rebased on (or held by) the first's outcome; and a sku is unique on the source, so a save
+// that takes a sku another save of the run gives up could arrive first and be refused. A
+// held entry is not pushed at all, so a run stops there too.
 func runEnd(entries []store.OutboxEntry, i int, held map[recKey]bool) int {
 	if !plainSave(&entries[i]) {
 		return i + 1
