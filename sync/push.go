@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +22,9 @@ type outcome struct {
 	fatal    error               // the source failed: stop the sync
 }
 
-// push sends the outbox, oldest entry first. Entries of a record held by a lease wait, and so
-// do that record's later entries, to keep their order.
+// push sends the outbox, oldest entry first, several saves of distinct records at a time
+// (runEnd), and settles each entry in that order. Entries of a record held by a lease wait,
+// and so do that record's later entries, to keep their order.
 func (s *syncer) push(ctx context.Context) (moved int, err error) {
 	entries, err := s.wc.Outbox(ctx, 0)
 	if err != nil {
@@ -47,14 +49,32 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		}
 	}
 	s.rep.Waits = nil
+	// Entries travel in runs (see runEnd), and what became of them is taken below in
+	// outbox order, as if they had been pushed one by one. A run starts only once every
+	// entry before it is settled: its entries are then as those entries left them (moved
+	// to a created record's id, rebased, held).
+	var run *flight
+	defer func() {
+		if run != nil {
+			run.stop()
+		}
+	}()
 	for i := range entries {
 		e := &entries[i]
 		k := recKey{e.Kind, e.ID}
 		if held[k] {
+			// Never an entry of the run in flight: a run takes no held record, and only
+			// its own records can become held while it is settled.
 			hold(e)
 			continue
 		}
-		o := s.pushEntry(ctx, e)
+		if run == nil || i >= run.end {
+			if run != nil {
+				run.stop()
+			}
+			run = s.send(ctx, entries, i, runEnd(entries, i, held))
+		}
+		o := run.outcome(i)
 		switch {
 		case o.fatal != nil:
 			return moved, o.fatal
@@ -117,6 +137,99 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		}
 	}
 	return moved, nil
+}
+
+// pushWorkers is how many entries of a run travel to the source at the same time. A push is
+// bound by round trips and by the source's commit of each save, not by work on either side, so
+// a few in flight hide most of the waiting. The PostgreSQL store's pool has at least this many
+// connections; a SQLite source takes one write at a time and makes the others wait.
+const pushWorkers = 4
+
+// runEnd returns the end of the run of entries that starts at i: the entries that may travel
+// to the source at the same time, since none of them can change what becomes of another.
+// They are plain saves of distinct records, none of them held, and none changing a sku.
+//
+// Everything else is pushed alone, in order: a create gives later entries the source's id;
+// a move or a delete reaches beyond its record (the tree a move is checked against, the
+// children a delete meets, the parent a waiting delete holds); a second entry of a record is
+// rebased on (or held by) the first's outcome; and a sku is unique on the source, so a save
+// that takes a sku another save of the run gives up could arrive first and be refused. A
+// held entry is not pushed at all, so a run stops there too.
+func runEnd(entries []store.OutboxEntry, i int, held map[recKey]bool) int {
+	if !plainSave(&entries[i]) {
+		return i + 1
+	}
+	seen := map[recKey]bool{}
+	j := i
+	for ; j < len(entries); j++ {
+		e := &entries[j]
+		k := recKey{e.Kind, e.ID}
+		if !plainSave(e) || held[k] || seen[k] {
+			break
+		}
+		seen[k] = true
+	}
+	return j
+}
+
+// plainSave reports whether e is a save that may travel with others (see runEnd).
+func plainSave(e *store.OutboxEntry) bool {
+	if e.Op != store.CopySave {
+		return false
+	}
+	return e.Kind != store.KindProduct || !slices.Contains(e.Changed(), "sku")
+}
+
+// flight is a run of outbox entries, entries[from:end], sent to the source by up to
+// pushWorkers goroutines. Their outcomes arrive in any order; outcome waits for one.
+type flight struct {
+	from   int
+	end    int
+	outs   []outcome
+	done   []chan struct{} // done[j] is closed once outs[j] is written
+	cancel context.CancelFunc
+}
+
+// send starts pushing entries[from:end] and returns at once. The workers take the entries in
+// outbox order, so the first outcomes, which are settled first, come first.
+func (s *syncer) send(ctx context.Context, entries []store.OutboxEntry, from, end int) *flight {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &flight{from: from, end: end, outs: make([]outcome, end-from), done: make([]chan struct{}, end-from), cancel: cancel}
+	next := make(chan int, end-from)
+	for j := range f.done {
+		f.done[j] = make(chan struct{})
+		next <- j
+	}
+	close(next)
+	for range min(pushWorkers, end-from) {
+		go func() {
+			for j := range next {
+				if err := ctx.Err(); err != nil {
+					f.outs[j] = outcome{fatal: err}
+				} else {
+					f.outs[j] = s.pushEntry(ctx, &entries[from+j])
+				}
+				close(f.done[j])
+			}
+		}()
+	}
+	return f
+}
+
+// outcome waits for what became of entry i, which is in the run.
+func (f *flight) outcome(i int) outcome {
+	<-f.done[i-f.from]
+	return f.outs[i-f.from]
+}
+
+// stop cancels what is still travelling (a sync stopped by a failure) and waits until no
+// worker touches the source or the entries any more. An entry that reached the source but
+// is not acknowledged is sent again by the next sync, which is harmless (see Sync).
+func (f *flight) stop() {
+	f.cancel()
+	for _, d := range f.done {
+		<-d
+	}
 }
 
 // repoint gives vals the parent id to instead of from, when it holds from.
