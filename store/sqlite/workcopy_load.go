@@ -82,10 +82,6 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 		if err := db.loadRows(ctx, c, t, kind, read); err != nil {
 			return err
 		}
-		if err := c.exec(`INSERT INTO wc_base (kind, record_id, version) SELECT ?, id, version FROM `+t+`
-			WHERE true ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version`, string(kind)); err != nil {
-			return fmt.Errorf("write base versions: %w", err)
-		}
 		if err := schema.putBack(c); err != nil {
 			return err
 		}
@@ -170,14 +166,16 @@ type loadChunk struct {
 	// folds holds, for each folded field (store.FoldedFields), the arguments of its side
 	// table's INSERT: id and fold of each record that has the field.
 	folds [][]bulkValue
-	err   error
+	// base holds the arguments of the chunk's wc_base rows: kind, id and version of each.
+	base []bulkValue
+	err  error
 }
 
 // errLoadStopped is what put returns to LoadCopy's read once the load has failed.
 var errLoadStopped = errors.New("load working copy: the load stopped")
 
-// loadRows writes the records read hands over into table t and their search folds into
-// their side tables, loadRows records to a statement. read runs in a goroutine, and put
+// loadRows writes the records read hands over into table t, their search folds into their
+// side tables and their base versions into wc_base, loadRows records to a statement. read runs in a goroutine, and put
 // encodes each record there (values and sku key: sourceRow; folds: store.FoldValue of each
 // folded field that the record has, as store.Folds gives them to every write of a source
 // record) into the next chunk while SQLite writes the last one; read may reuse a record
@@ -261,6 +259,7 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 					c.folds[i] = append(c.folds[i], intValue(r.ID), textValue(store.FoldValue(v)))
 				}
 			}
+			c.base = append(c.base, textValue(string(kind)), intValue(r.ID), intValue(r.Version))
 			if c.n++; c.n == loadRows {
 				if !send(c) {
 					return errLoadStopped
@@ -281,25 +280,13 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 	}()
 	// The statements' text, made once per size: every chunk but the last has loadRows
 	// records.
-	rowsSQL, foldSQL := map[int]string{}, make([]map[int]string, len(folded))
+	rowsSQL, baseSQL, foldSQL := map[int]string{}, map[int]string{}, make([]map[int]string, len(folded))
 	for i := range foldSQL {
 		foldSQL[i] = map[int]string{}
 	}
-	for c := range chunks {
-		if c.err != nil {
-			return c.err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		q, ok := rowsSQL[c.n]
-		if !ok {
-			q = insertRows(t, c.cols, c.n)
-			rowsSQL[c.n] = q
-		}
-		if err := bc.queryValues(q, c.args, nil); err != nil {
-			return fmt.Errorf("write %s from the source: %w", t, err)
-		}
+	// rest writes what a chunk holds beside its rows (its search folds and base versions),
+	// then hands its buffers back to the encoder.
+	rest := func(c loadChunk) error {
 		for i, args := range c.folds {
 			n := len(args) / 2
 			if n == 0 {
@@ -314,14 +301,70 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 				return fmt.Errorf("write the search text of %d %ss (%s): %w", n, kind, folded[i], err)
 			}
 		}
+		q, ok := baseSQL[c.n]
+		if !ok {
+			q = "INSERT INTO wc_base (kind, record_id, version) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", c.n), ", ") +
+				" ON CONFLICT (kind, record_id) DO UPDATE SET version = excluded.version"
+			baseSQL[c.n] = q
+		}
+		if err := bc.queryValues(q, c.base, nil); err != nil {
+			return fmt.Errorf("write base versions: %w", err)
+		}
 		// The statements have run: their arguments may be overwritten.
-		c.n, c.cols, c.args = 0, nil, c.args[:0]
+		c.n, c.cols, c.args, c.base = 0, nil, c.args[:0], c.base[:0]
 		for i := range c.folds {
 			c.folds[i] = c.folds[i][:0]
 		}
 		select {
 		case spare <- c:
 		default:
+		}
+		return nil
+	}
+	// The rows of each chunk are written as it comes; the rest of it may wait (backlog)
+	// and is written while the encoder has no chunk ready, so that the writer, which the
+	// load's time hangs on, does not sit idle while the source is read and encoded.
+	var backlog []loadChunk
+	for {
+		var (
+			c  loadChunk
+			ok bool
+		)
+		if len(backlog) > 0 {
+			select {
+			case c, ok = <-chunks:
+			default:
+				if err := rest(backlog[0]); err != nil {
+					return err
+				}
+				backlog = backlog[1:]
+				continue
+			}
+		} else {
+			c, ok = <-chunks
+		}
+		if !ok {
+			break
+		}
+		if c.err != nil {
+			return c.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q, ok := rowsSQL[c.n]
+		if !ok {
+			q = insertRows(t, c.cols, c.n)
+			rowsSQL[c.n] = q
+		}
+		if err := bc.queryValues(q, c.args, nil); err != nil {
+			return fmt.Errorf("write %s from the source: %w", t, err)
+		}
+		backlog = append(backlog, c)
+	}
+	for _, c := range backlog {
+		if err := rest(c); err != nil {
+			return err
 		}
 	}
 	return nil
