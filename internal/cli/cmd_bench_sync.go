@@ -19,8 +19,8 @@ import (
 
 func newBenchSyncCmd(a *app) *cobra.Command {
 	var (
-		products, changes int
-		asJSON            bool
+		products, changes, rounds int
+		asJSON                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -33,6 +33,9 @@ func newBenchSyncCmd(a *app) *cobra.Command {
   push    one tandem sync that pushes --changes local saves (one per product),
           against the same number of saves made directly on the source
 
+Each is measured --rounds times, taking turns with its baseline; the figures
+are the medians, and the ratio is the median of the rounds' ratios.
+
 The source needs --products products; missing ones are created first (named
 bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 		Example: `  tandem bench sync --db postgres://postgres@127.0.0.1/bench --products 100000
@@ -40,8 +43,8 @@ bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if products < 1 || changes < 1 {
-				return usagef("--products and --changes must be positive")
+			if products < 1 || changes < 1 || rounds < 1 {
+				return usagef("--products, --changes and --rounds must be positive")
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -57,7 +60,7 @@ bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 				return err
 			}
 			defer os.RemoveAll(dir)
-			cfg := bench.SyncConfig{Source: src, Products: products, Changes: changes, Dir: dir,
+			cfg := bench.SyncConfig{Source: src, Products: products, Changes: changes, Rounds: rounds, Dir: dir,
 				OpenCopy: func(ctx context.Context, path string) (store.WorkingCopy, error) {
 					return sqlite.Open(ctx, path, store.Options{Registry: reg})
 				},
@@ -92,6 +95,7 @@ bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 	f := cmd.Flags()
 	f.IntVar(&products, "products", 100_000, "products the source must hold (missing ones are created first)")
 	f.IntVar(&changes, "changes", 1000, "saves to push, and to make directly")
+	f.IntVar(&rounds, "rounds", bench.SyncRounds, "rounds of each measurement, taking turns with its baseline")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }

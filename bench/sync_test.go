@@ -1,0 +1,48 @@
+package bench_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tandem-editor/tandem/bench"
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+// TestSync_Rounds: bench sync measures each side once per round, taking turns, and reports
+// the medians; every round's push ends in sync, each pushing only its own changes.
+func TestSync_Rounds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	exports := 0
+	res, err := bench.Sync(ctx, bench.SyncConfig{Source: src, Products: 60, Changes: 20, Rounds: 3, Dir: dir,
+		OpenCopy: func(ctx context.Context, path string) (store.WorkingCopy, error) {
+			return sqlite.Open(ctx, path, store.Options{})
+		},
+		Export: func(context.Context) (time.Duration, error) {
+			exports++
+			return time.Duration(exports) * time.Millisecond, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds != 3 || len(res.CloneRatios) != 3 || len(res.PushRatios) != 3 || exports != 3 {
+		t.Fatalf("rounds %d, clone ratios %v, push ratios %v, exports %d: want 3 of each", res.Rounds, res.CloneRatios, res.PushRatios, exports)
+	}
+	if res.Export != 2*time.Millisecond {
+		t.Errorf("export %v, want the median of 1, 2 and 3 ms", res.Export)
+	}
+	if !res.PushedOK || res.Push <= 0 || res.Direct <= 0 || res.Clone <= 0 {
+		t.Errorf("push %v (in sync: %v), direct %v, clone %v", res.Push, res.PushedOK, res.Direct, res.Clone)
+	}
+	if res.Products != 60 {
+		t.Errorf("%d products, want 60", res.Products)
+	}
+}
