@@ -212,41 +212,49 @@ const (
 func textValue(s string) bulkValue { return bulkValue{kind: bulkText, s: s} }
 func intValue(i int64) bulkValue   { return bulkValue{kind: bulkInt, i: i} }
 
-// appendBulkValues appends args to vals as bulkValues: each converted as database/sql
-// converts an argument (driver.DefaultParameterConverter) when it is not a driver value
-// already, then taken as the type SQLite binds it as.
+// appendBulkValues appends args to vals as bulkValues: each taken as the type SQLite binds
+// it as, converted first as database/sql converts an argument
+// (driver.DefaultParameterConverter) when it is not such a value already.
 func appendBulkValues(vals []bulkValue, args ...any) ([]bulkValue, error) {
 	for _, a := range args {
-		if !driver.IsValue(a) {
-			v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		v, ok := bulkValueOf(a)
+		if !ok && !driver.IsValue(a) {
+			c, err := driver.DefaultParameterConverter.ConvertValue(a)
 			if err != nil {
 				return vals, fmt.Errorf("argument %d: %w", len(vals)+1, err)
 			}
-			a = v
+			a = c
+			v, ok = bulkValueOf(a)
 		}
-		var v bulkValue
-		switch x := a.(type) {
-		case nil:
-		case int64:
-			v = intValue(x)
-		case float64:
-			v = bulkValue{kind: bulkFloat, i: int64(math.Float64bits(x))}
-		case bool:
-			v = intValue(0)
-			if x {
-				v.i = 1
-			}
-		case string:
-			v = textValue(x)
-		case []byte:
-			v = bulkValue{kind: bulkBlob, b: x}
-		default:
+		if !ok {
 			// A driver value SQLite has no type for (a time: tandem stores times as text).
 			return vals, fmt.Errorf("argument %d: a %T", len(vals)+1, a)
 		}
 		vals = append(vals, v)
 	}
 	return vals, nil
+}
+
+// bulkValueOf returns a as a bulkValue, if it is a value of a type SQLite binds.
+func bulkValueOf(a any) (bulkValue, bool) {
+	switch x := a.(type) {
+	case nil:
+		return bulkValue{}, true
+	case int64:
+		return intValue(x), true
+	case string:
+		return textValue(x), true
+	case float64:
+		return bulkValue{kind: bulkFloat, i: int64(math.Float64bits(x))}, true
+	case bool:
+		if x {
+			return intValue(1), true
+		}
+		return intValue(0), true
+	case []byte:
+		return bulkValue{kind: bulkBlob, b: x}, true
+	}
+	return bulkValue{}, false
 }
 
 // bind binds vals to the parameters of s, in order. Texts and blobs are copied into the

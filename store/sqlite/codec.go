@@ -63,11 +63,7 @@ func encodeColumn(f *store.Field, v any) (any, error) {
 	switch f.Type {
 	case store.TypeSet:
 		items, _ := v.([]string)
-		if items == nil {
-			items = []string{}
-		}
-		b, err := json.Marshal(items)
-		return string(b), err
+		return marshalSet(items)
 	case store.TypeTime:
 		t, ok := v.(time.Time)
 		if !ok {
@@ -130,4 +126,35 @@ func jsonText(v any) string {
 		panic(err) // only string slices and int maps come here
 	}
 	return string(b)
+}
+
+// marshalSet returns a set's items as the JSON array its column holds: what json.Marshal
+// writes (an empty array for none), written here when no item needs escaping (printable
+// ASCII without the characters json.Marshal escapes), as nearly every set is.
+func marshalSet(items []string) (string, error) {
+	n := 2
+	for _, it := range items {
+		for i := 0; i < len(it); i++ {
+			if c := it[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				if items == nil {
+					items = []string{}
+				}
+				b, err := json.Marshal(items)
+				return string(b), err
+			}
+		}
+		n += len(it) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, it...)
+		b = append(b, '"')
+	}
+	b = append(b, ']')
+	return string(b), nil
 }

@@ -564,7 +564,32 @@ func (t *tx) clock(ctx context.Context) (time.Time, error) {
 // timeLayout is how every time is stored: UTC, milliseconds, so that text order is time order.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// formatTime returns t in timeLayout. It writes the digits itself (time.Format parses the
+// layout on every call, a fifth of what a clone spent encoding each product), and leaves
+// the years timeLayout's four digits cannot hold to time.Format.
+func formatTime(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	b := [len(timeLayout)]byte{4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
+	digits := func(at, n, v int) {
+		for i := at + n - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	digits(0, 4, year)
+	digits(5, 2, int(month))
+	digits(8, 2, day)
+	digits(11, 2, hour)
+	digits(14, 2, minute)
+	digits(17, 2, sec)
+	digits(20, 3, t.Nanosecond()/1e6) // truncated, as Format's .000 is
+	return string(b[:])
+}
 
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
