@@ -9,6 +9,7 @@ import (
 	"github.com/tandem-editor/tandem/bench"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 // TestSync_Rounds: bench sync measures each side once per round, taking turns, and reports
@@ -44,5 +45,40 @@ func TestSync_Rounds(t *testing.T) {
 	}
 	if res.Products != 60 {
 		t.Errorf("%d products, want 60", res.Products)
+	}
+}
+
+// TestSync_RefusesWorkingCopy: bench sync on a working copy is refused before it writes
+// anything: the products it would create to fill the source would be queued in the copy's
+// outbox, and the copy's next sync would create them on the real source.
+func TestSync_RefusesWorkingCopy(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	wc, err := sqlite.Open(ctx, filepath.Join(dir, "copy.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: "src.db"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = bench.Sync(ctx, bench.SyncConfig{Source: wc, Products: 10, Changes: 2, Rounds: 1, Dir: dir,
+		OpenCopy: func(ctx context.Context, path string) (store.WorkingCopy, error) {
+			return sqlite.Open(ctx, path, store.Options{})
+		}})
+	if store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("bench sync on a working copy: %v, want EINVALID", err)
+	}
+	out, err := wc.Outbox(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 0 {
+		t.Fatalf("bench sync left %d entries in the copy's outbox, want none", len(out))
 	}
 }
