@@ -66,6 +66,9 @@ func (e *bulkError) Code() int { return e.code }
 // parameters are run first, in order, the rest is SQLite's URI. When ctx ends, the
 // statement running is interrupted and fails, and no other starts but rollback's.
 func openBulk(ctx context.Context, dsn string) (_ *bulkConn, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := &bulkConn{tls: libc.NewTLS(), stmts: map[string]uintptr{}, ctx: ctx}
 	defer func() {
 		if err != nil {
@@ -89,6 +92,9 @@ func openBulk(ctx context.Context, dsn string) (_ *bulkConn, err error) {
 	}
 	for _, p := range pragmas {
 		if err := c.exec("PRAGMA " + p); err != nil {
+			if ctx.Err() != nil {
+				return nil, err // ended, not refused: the context says why
+			}
 			return nil, fmt.Errorf("PRAGMA %s: %w", p, err)
 		}
 	}

@@ -19,6 +19,11 @@ var _ store.CopyLoader = (*DB)(nil)
 // row, and a product row has about twenty values, far below SQLite's 32,766 parameters.
 const loadRows = 256
 
+// maxBacklog is how many chunks at most wait for their folds and base versions to be
+// written (loadRows): enough to fill the writer's waits for the encoder, few enough that a
+// load's memory does not grow with the source.
+const maxBacklog = 8
+
 // loadHashSize is the memory, in bytes, an FTS5 index may hold its pending terms in while
 // BuildSearchIndex rebuilds it; ftsHashSize is FTS5's own default, put back after.
 const (
@@ -330,6 +335,15 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 			c  loadChunk
 			ok bool
 		)
+		if len(backlog) >= maxBacklog {
+			// The encoder is ahead: the backlog is written before more rows, so that it
+			// holds a few chunks' values at most (each one's ~4,000 arguments and texts).
+			if err := rest(backlog[0]); err != nil {
+				return err
+			}
+			backlog = backlog[1:]
+			continue
+		}
 		if len(backlog) > 0 {
 			select {
 			case c, ok = <-chunks:
