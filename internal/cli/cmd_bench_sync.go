@@ -46,6 +46,10 @@ bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 			if products < 1 || changes < 1 || rounds < 1 {
 				return usagef("--products, --changes and --rounds must be positive")
 			}
+			if products < 2*changes {
+				// The push and the direct saves each take --changes products of their own.
+				return usagef("--products must be at least twice --changes (%d): the push and the direct saves each change products of their own", changes)
+			}
 			reg, err := a.registry()
 			if err != nil {
 				return err
