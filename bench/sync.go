@@ -67,15 +67,11 @@ func Sync(ctx context.Context, cfg SyncConfig) (*SyncResult, error) {
 	actor := store.WithActor(ctx, store.Actor{Name: "bench", Role: store.RoleEditor})
 	// A working copy cannot be cloned, and the products fill creates below would go into
 	// its outbox, for the next sync to create on the real source: refuse it before writing.
-	if wc, ok := cfg.Source.(store.WorkingCopy); ok {
-		st, err := wc.CopyState(ctx)
-		switch store.ErrorCode(err) {
-		case "":
-			return nil, store.Errorf(store.EINVALID, "bench sync: the store is a working copy (of %s); point --db at a store for benchmarks", st.Source)
-		case store.ENOTFOUND:
-		default:
-			return nil, err
-		}
+	switch st, err := tsync.CopyOf(ctx, cfg.Source); {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return nil, store.Errorf(store.EINVALID, "bench sync: the store is a working copy (of %s); point --db at a store for benchmarks", st.Source)
 	}
 	n, err := cfg.Source.CountRecords(ctx, store.KindProduct)
 	if err != nil {

@@ -17,11 +17,7 @@ import (
 func TestSync_Rounds(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := openStore(t, filepath.Join(dir, "src.db"))
 	exports := 0
 	res, err := bench.Sync(ctx, bench.SyncConfig{Source: src, Products: 60, Changes: 20, Rounds: 3, Dir: dir,
 		OpenCopy: func(ctx context.Context, path string) (store.WorkingCopy, error) {
@@ -54,20 +50,12 @@ func TestSync_Rounds(t *testing.T) {
 func TestSync_RefusesWorkingCopy(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	wc, err := sqlite.Open(ctx, filepath.Join(dir, "copy.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
+	src := openStore(t, filepath.Join(dir, "src.db"))
+	wc := openStore(t, filepath.Join(dir, "copy.db"))
 	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: "src.db"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = bench.Sync(ctx, bench.SyncConfig{Source: wc, Products: 10, Changes: 2, Rounds: 1, Dir: dir,
+	_, err := bench.Sync(ctx, bench.SyncConfig{Source: wc, Products: 10, Changes: 2, Rounds: 1, Dir: dir,
 		OpenCopy: func(ctx context.Context, path string) (store.WorkingCopy, error) {
 			return sqlite.Open(ctx, path, store.Options{})
 		}})
@@ -81,4 +69,15 @@ func TestSync_RefusesWorkingCopy(t *testing.T) {
 	if len(out) != 0 {
 		t.Fatalf("bench sync left %d entries in the copy's outbox, want none", len(out))
 	}
+}
+
+// openStore opens (creates) the SQLite store at path, closed when the test ends.
+func openStore(t *testing.T, path string) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

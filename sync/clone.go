@@ -18,6 +18,19 @@ type CloneOptions struct {
 	Progress func(done, total int)
 }
 
+// CopyOf returns the state of st when it is a working copy, and nil when it is not.
+func CopyOf(ctx context.Context, st store.Store) (*store.CopyState, error) {
+	wc, ok := st.(store.WorkingCopy)
+	if !ok {
+		return nil, nil
+	}
+	cs, err := wc.CopyState(ctx)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return nil, nil
+	}
+	return cs, err
+}
+
 // Clone makes dst, an empty store, a working copy of src, which must not be a working copy
 // itself (EINVALID). It reads the source's change-feed
 // position before the records: a record that changes during the clone may be copied at a
@@ -27,17 +40,13 @@ type CloneOptions struct {
 // one local transaction while the source is read; otherwise each batch is written in one
 // local transaction.
 func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
-	if wc, ok := src.(store.WorkingCopy); ok {
-		st, err := wc.CopyState(ctx)
-		switch store.ErrorCode(err) {
-		case "":
-			// A copy of a copy would never see the changes the middle copy pulls from
-			// the source: its feed holds only the middle copy's own writes.
-			return nil, store.Errorf(store.EINVALID, "the source is itself a working copy (of %s); clone the store it was cloned from instead", st.Source)
-		case store.ENOTFOUND:
-		default:
-			return nil, fmt.Errorf("clone: %w", err)
-		}
+	switch st, err := CopyOf(ctx, src); {
+	case err != nil:
+		return nil, fmt.Errorf("clone: %w", err)
+	case st != nil:
+		// A copy of a copy would never see the changes the middle copy pulls from the
+		// source: its feed holds only the middle copy's own writes.
+		return nil, store.Errorf(store.EINVALID, "the source is itself a working copy (of %s); clone the store it was cloned from instead", st.Source)
 	}
 	kinds := o.Kinds
 	if len(kinds) == 0 {
