@@ -100,19 +100,21 @@ func Sync(ctx context.Context, cfg SyncConfig) (*SyncResult, error) {
 	)
 	for r := range rounds {
 		path := filepath.Join(cfg.Dir, fmt.Sprintf("bench-sync-%d.db", time.Now().UnixNano()))
-		last := r == rounds-1
 		d, open, err := cloneOnce(ctx, cfg, path)
-		if open != nil && (!last || err != nil) {
-			open.Close()
-		}
-		if !last || err != nil {
+		drop := func() {
+			if open != nil {
+				open.Close()
+			}
 			removeCopy(path)
 		}
 		if err != nil {
+			drop()
 			return nil, err
 		}
 		clones = append(clones, d)
-		if last {
+		if r < rounds-1 {
+			drop()
+		} else {
 			defer removeCopy(path)
 			if open != nil {
 				defer open.Close()
