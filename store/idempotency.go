@@ -30,10 +30,10 @@ const (
 //     restored from a backup, a script retried after months), and whatever the clocks of the
 //     processes that ask say. Its ExpiresAt (completion plus keep, DefaultCompletedTTL by
 //     default) is the retention its result was promised for; no decision reads it, and
-//     PurgeKeys never deletes a COMPLETED key. A key row is a few hundred bytes, smaller than
-//     the change-log entry of the write it made.
-//   - A FAILED key is free for a new claim at once; PurgeKeys deletes it after
-//     DefaultCompletedTTL.
+//     PurgeKeys never deletes a COMPLETED key. That is one row of a few hundred bytes per
+//     keyed write, kept as the change log keeps its entry of the write.
+//   - A FAILED key may be claimed again at once by the same request, and by another one
+//     once its lifetime (DefaultCompletedTTL) ended; PurgeKeys deletes it then.
 const (
 	DefaultPendingTTL   = 30 * time.Second
 	DefaultCompletedTTL = 7 * 24 * time.Hour
