@@ -136,3 +136,59 @@ func TestSync_LostAckOfRelativePush(t *testing.T) {
 		}
 	}
 }
+
+// TestSync_RestoredCopyResendsPush restores a working copy from a backup made before a sync
+// that pushed an offline stock −5, after the source's key outlived its stored expiry: the
+// restored copy still has the entry in its outbox and sends it again, and the source answers
+// it as applied, so the −5 counts once and the copy converges.
+func TestSync_RestoredCopyResendsPush(t *testing.T) {
+	for name, open := range keySources {
+		t.Run(name, func(t *testing.T) {
+			src, expire := open(t)
+			p, err := src.CreateRecord(as("root"), store.KindProduct, store.Values{"sku": "BAK-1", "name": "lamp", "stock": int64(20)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			path, backup := filepath.Join(dir, "copy.db"), filepath.Join(dir, "backup.db")
+			wc, err := sqlite.Open(context.Background(), path, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tsync.Clone(context.Background(), src, wc, tsync.CloneOptions{Source: "test source"}); err != nil {
+				t.Fatalf("clone: %v", err)
+			}
+			mustAdjust(t, wc, "alice", p.ID, -5)
+			raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec(`VACUUM INTO ?`, backup); err != nil {
+				t.Fatalf("back the copy up: %v", err)
+			}
+			raw.Close()
+			if rep := mustSync(t, src, wc); !rep.InSync() || rep.Pushed != 1 {
+				t.Fatalf("first sync: %+v; want one push, in sync", rep)
+			}
+			if err := wc.Close(); err != nil {
+				t.Fatal(err)
+			}
+			expire(t)
+
+			restored, err := sqlite.Open(context.Background(), backup, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { restored.Close() })
+			if rep := mustSync(t, src, restored); !rep.InSync() {
+				t.Fatalf("sync of the restored copy: %+v; want in sync", rep)
+			}
+			if got := mustGet(t, src, store.KindProduct, p.ID); got.Fields["stock"] != int64(15) || got.Version != 2 {
+				t.Errorf("source product after the restored copy's sync: stock %v at v%d; want 15 at v2 (the −5 once)", got.Fields["stock"], got.Version)
+			}
+			if got := mustGet(t, restored, store.KindProduct, p.ID).Fields["stock"]; got != int64(15) {
+				t.Errorf("restored copy's stock = %v, want 15", got)
+			}
+		})
+	}
+}
