@@ -57,10 +57,10 @@ var keySources = map[string]func(t *testing.T) (store.Store, func(t *testing.T))
 	},
 }
 
-// ackLosingSource applies the first keyed relative save it is sent, then answers it with a
-// lost connection: the source applied the change and recorded its key, the working copy
-// never hears so and keeps the entry in its outbox (a sync killed between the source's
-// commit and the copy's acknowledgement).
+// ackLosingSource applies the first relative save it is sent, then answers it with a lost
+// connection: the source applied the change (and recorded its key), the working copy never
+// hears so and keeps the entry in its outbox (a sync killed between the source's commit and
+// the copy's acknowledgement).
 type ackLosingSource struct {
 	store.Store
 	mu   gosync.Mutex
@@ -69,7 +69,7 @@ type ackLosingSource struct {
 
 func (s *ackLosingSource) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
 	res, err := s.Store.UpdateRecord(ctx, kind, id, u)
-	if err != nil || u.IdempotencyKey == "" || len(u.Add) == 0 {
+	if err != nil || len(u.Add) == 0 {
 		return res, err
 	}
 	s.mu.Lock()
