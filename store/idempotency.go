@@ -21,14 +21,33 @@ const (
 	ScopeJob = "job"
 )
 
-// Key lifetimes: a PENDING claim is short-lived so a dead owner's claim is taken over soon;
-// a COMPLETED result is kept long enough for any sane retry.
+// Key retention, decided here for every store:
+//
+//   - A PENDING claim lives for its TTL (DefaultPendingTTL unless the claimer asks), so that a
+//     dead owner's claim is taken over soon.
+//   - A COMPLETED key is kept for good, with its request hash, result, who applied it and
+//     when: it answers every later request with the same key, however late (a working copy
+//     restored from a backup, a script retried after months), and whatever the clocks of the
+//     processes that ask say. Its ExpiresAt (completion plus keep, DefaultCompletedTTL by
+//     default) is the retention its result was promised for; no decision reads it, and
+//     PurgeKeys never deletes a COMPLETED key. That is one row of a few hundred bytes per
+//     keyed write, kept as the change log keeps its entry of the write.
+//   - A FAILED key may be claimed again at once by the same request, and by another one
+//     once its lifetime (DefaultCompletedTTL) ended; PurgeKeys deletes it then.
 const (
 	DefaultPendingTTL   = 30 * time.Second
 	DefaultCompletedTTL = 7 * 24 * time.Hour
 )
 
-// KeyRecord is the state of one idempotency key.
+// Purgeable reports whether PurgeKeys deletes k at now (the database clock): a PENDING or
+// FAILED key whose lifetime ended. A COMPLETED key never is. The SQL stores write the same
+// condition in their DELETE (status <> 'COMPLETED' AND expires_at <= now).
+func Purgeable(k KeyRecord, now time.Time) bool {
+	return k.Status != KeyCompleted && !now.Before(k.ExpiresAt)
+}
+
+// KeyRecord is the state of one idempotency key. ExpiresAt ends a PENDING claim and a
+// FAILED key; a COMPLETED key outlives it (see DefaultCompletedTTL).
 type KeyRecord struct {
 	Scope       string
 	Key         string
@@ -93,7 +112,8 @@ func PendingTTL(ttl time.Duration) time.Duration {
 }
 
 // CompletedKey is what CompleteKey stores: the result (empty, never nil, so a COMPLETED key
-// always has one) and how long it is kept (keep, or DefaultCompletedTTL when keep <= 0).
+// always has one) and the retention its result is promised for, which dates its ExpiresAt
+// (keep, or DefaultCompletedTTL when keep <= 0). The key itself is kept for good.
 func CompletedKey(result []byte, keep time.Duration) ([]byte, time.Duration) {
 	if result == nil {
 		result = []byte{}
@@ -110,29 +130,31 @@ type ClaimDecision int
 // The claim decisions. Claim and TakeOver both write a PENDING claim for the caller; they
 // differ only in whether an old row is overwritten.
 const (
-	// ClaimNew: no row, or one whose lifetime ended and that is not PENDING (as good as
-	// purged). The caller claims the key.
+	// ClaimNew: no row, or a FAILED one whose lifetime ended (as good as purged). The caller
+	// claims the key.
 	ClaimNew ClaimDecision = iota + 1
 	// ClaimTakeOver: a FAILED key, the caller's own PENDING claim, or a stale PENDING claim
 	// whose owner died. The caller claims the key over the old row.
 	ClaimTakeOver
-	// ClaimReplay: the same request already COMPLETED. Nothing is written; the caller gets the
-	// stored record and replays its result.
+	// ClaimReplay: the same request already COMPLETED, however long ago. Nothing is written;
+	// the caller gets the stored record and replays its result.
 	ClaimReplay
 )
 
 // DecideClaim decides, once for every store, what ClaimKey does: k is the key's stored row
 // (nil when there is none), requestHash the request's hash, owner the caller's KeyOwner and
-// now the database clock. A key that remembers another request is EINVALID (even a stale
-// PENDING one: its request may still be half done); a live PENDING claim of another owner
-// is EBUSY. Backends read the row, call DecideClaim, and write what it says.
+// now the database clock, which only PENDING and FAILED keys are judged by. A COMPLETED key
+// is final: the same request replays it and another one is EINVALID, whatever now says. A
+// key that remembers another request is EINVALID (even a stale PENDING one: its request may
+// still be half done); a live PENDING claim of another owner is EBUSY. Backends read the
+// row, call DecideClaim, and write what it says.
 func DecideClaim(k *KeyRecord, requestHash, owner string, now time.Time) (ClaimDecision, error) {
 	if k == nil {
 		return ClaimNew, nil
 	}
 	live := now.Before(k.ExpiresAt)
 	switch {
-	case !live && k.Status != KeyPending:
+	case k.Status == KeyFailed && !live:
 		return ClaimNew, nil
 	case k.RequestHash != requestHash:
 		return 0, keyMismatchError(k)
@@ -146,12 +168,14 @@ func DecideClaim(k *KeyRecord, requestHash, owner string, now time.Time) (ClaimD
 
 // CheckSaveKey decides what a save does with an idempotency key already stored for it (scope
 // api): k is the stored key, live whether its lifetime has not ended (database clock), hash
-// the save's RequestHash. replay is true when the same request already completed: the save
-// answers with k's result and writes nothing. A key used for another request is EINVALID, a
-// PENDING one EBUSY (a save never holds a claim, so any live claim is someone else's); an
-// ended or FAILED key is free, and the save takes it. The errors are DecideClaim's.
+// the save's RequestHash. replay is true when the same request already completed, however
+// long ago (live is not read then): the save answers with k's result and writes nothing. A
+// COMPLETED key of another request is EINVALID, and so is a live PENDING or FAILED one; a
+// live PENDING key is EBUSY (a save never holds a claim, so any live claim is someone
+// else's); an ended PENDING or FAILED key, and a live FAILED key of the same request, are
+// free, and the save takes them. The errors are DecideClaim's.
 func CheckSaveKey(k KeyRecord, live bool, hash string) (replay bool, err error) {
-	if !live {
+	if !live && k.Status != KeyCompleted {
 		return false, nil
 	}
 	if k.RequestHash != hash {

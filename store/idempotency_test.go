@@ -25,7 +25,9 @@ func TestDecideClaim(t *testing.T) {
 		{"NoRow", nil, store.ClaimNew, ""},
 		{"CompletedReplays", key(store.KeyCompleted, "h", other, time.Hour), store.ClaimReplay, ""},
 		{"CompletedOtherRequest", key(store.KeyCompleted, "x", other, time.Hour), 0, store.EINVALID},
-		{"CompletedEnded", key(store.KeyCompleted, "x", other, 0), store.ClaimNew, ""},
+		// A COMPLETED key is final, however long ago it ended: no clock makes it free.
+		{"CompletedEndedReplays", key(store.KeyCompleted, "h", other, -400*24*time.Hour), store.ClaimReplay, ""},
+		{"CompletedEndedOtherRequest", key(store.KeyCompleted, "x", other, 0), 0, store.EINVALID},
 		{"FailedTakenOver", key(store.KeyFailed, "h", other, time.Hour), store.ClaimTakeOver, ""},
 		{"FailedOtherRequest", key(store.KeyFailed, "x", other, time.Hour), 0, store.EINVALID},
 		{"FailedEnded", key(store.KeyFailed, "x", other, -time.Second), store.ClaimNew, ""},
@@ -60,5 +62,35 @@ func TestCheckSaveKey(t *testing.T) {
 	_, claimErr = store.DecideClaim(&k, "x", "alice@1", now)
 	if saveErr == nil || claimErr == nil || saveErr.Error() != claimErr.Error() {
 		t.Fatalf("save: %v; claim: %v; want the same EINVALID", saveErr, claimErr)
+	}
+}
+
+// TestCheckSaveKey_CompletedIsFinal holds a save to the same rule as a claim: a COMPLETED
+// key replays (or refuses another request) after its lifetime ended too, while ended
+// PENDING and FAILED keys are free.
+func TestCheckSaveKey_CompletedIsFinal(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	key := func(status store.KeyStatus) store.KeyRecord {
+		return store.KeyRecord{Scope: store.ScopeAPI, Key: "k", Status: status, RequestHash: "h", Owner: "bob",
+			CreatedAt: now.Add(-30 * 24 * time.Hour), ExpiresAt: now.Add(-23 * 24 * time.Hour)}
+	}
+	if replay, err := store.CheckSaveKey(key(store.KeyCompleted), false, "h"); !replay || err != nil {
+		t.Errorf("ended COMPLETED key, same request: replay %v, %v; want a replay", replay, err)
+	}
+	if _, err := store.CheckSaveKey(key(store.KeyCompleted), false, "x"); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("ended COMPLETED key, another request: %v; want EINVALID", err)
+	}
+	for _, st := range []store.KeyStatus{store.KeyPending, store.KeyFailed} {
+		if replay, err := store.CheckSaveKey(key(st), false, "x"); replay || err != nil {
+			t.Errorf("ended %s key: replay %v, %v; want free", st, replay, err)
+		}
+	}
+	for _, tc := range []struct {
+		status store.KeyStatus
+		want   bool
+	}{{store.KeyCompleted, false}, {store.KeyPending, true}, {store.KeyFailed, true}} {
+		if got := store.Purgeable(key(tc.status), now); got != tc.want {
+			t.Errorf("Purgeable(ended %s) = %v, want %v", tc.status, got, tc.want)
+		}
 	}
 }

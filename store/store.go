@@ -129,18 +129,20 @@ type History interface {
 type Idempotency interface {
 	// ClaimKey claims (scope, key) for a request with the given hash. A new, FAILED or stale
 	// PENDING key (past its pending TTL: its owner died) is claimed by the caller as PENDING
-	// for pendingTTL. A COMPLETED key is returned for replay (Claimed false). EINVALID when
-	// the key was used for a request with another hash; EBUSY when a live PENDING claim of
-	// another owner holds it.
+	// for pendingTTL. A COMPLETED key is returned for replay (Claimed false), however long
+	// ago it completed. EINVALID when the key was used for a request with another hash;
+	// EBUSY when a live PENDING claim of another owner holds it.
 	ClaimKey(ctx context.Context, scope, key, requestHash string, pendingTTL time.Duration) (*Claim, error)
-	// CompleteKey marks a claimed key COMPLETED with its result, kept for keep.
+	// CompleteKey marks a claimed key COMPLETED with its result. The key is kept for good;
+	// keep (0: DefaultCompletedTTL) dates only its ExpiresAt, which no decision reads.
 	// ENOTFOUND when the caller does not hold the claim (it was taken over).
 	CompleteKey(ctx context.Context, scope, key string, result []byte, keep time.Duration) error
 	// FailKey marks a claimed key FAILED so a later claim may try again.
 	FailKey(ctx context.Context, scope, key string) error
 	// FindKey returns the state of a key. ENOTFOUND if there is none.
 	FindKey(ctx context.Context, scope, key string) (*KeyRecord, error)
-	// PurgeKeys deletes keys whose lifetime ended and returns how many.
+	// PurgeKeys deletes the PENDING and FAILED keys whose lifetime ended (Purgeable) and
+	// returns how many; COMPLETED keys are kept for good.
 	PurgeKeys(ctx context.Context) (int, error)
 }
 

@@ -576,7 +576,8 @@ const ScopeCreate = "copy-create"
 // milliseconds, and a sync that died holding the claim blocks the next one this long.
 const createPending = 5 * time.Second
 
-// createKeep is how long the source remembers a create's key.
+// createKeep dates a completed create key's ExpiresAt. The source keeps the key itself for
+// good (store.DefaultCompletedTTL), so a create re-sent however late finds it.
 const createKeep = 90 * 24 * time.Hour
 
 // pushCreate creates the record on the source, which gives it its id. A product whose sku

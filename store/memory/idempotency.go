@@ -114,7 +114,8 @@ func (db *DB) FindKey(ctx context.Context, scope, key string) (*store.KeyRecord,
 	return &c, nil
 }
 
-// PurgeKeys deletes keys whose lifetime ended (on the database clock) and returns how many.
+// PurgeKeys deletes the PENDING and FAILED keys whose lifetime ended (on the database clock),
+// as store.Purgeable says, and returns how many. COMPLETED keys are kept for good.
 func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
 	if err := db.begin(ctx, "PurgeKeys"); err != nil {
 		return 0, err
@@ -123,7 +124,7 @@ func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
 	now := db.dbNow()
 	n := 0
 	for id, k := range db.keys {
-		if !now.Before(k.ExpiresAt) {
+		if store.Purgeable(*k, now) {
 			delete(db.keys, id)
 			n++
 		}

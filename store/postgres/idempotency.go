@@ -139,11 +139,12 @@ func (db *DB) FindKey(ctx context.Context, scope, key string) (*store.KeyRecord,
 	return &k, nil
 }
 
-// PurgeKeys deletes keys whose lifetime ended and returns how many.
+// PurgeKeys deletes the PENDING and FAILED keys whose lifetime ended (by the database clock),
+// as store.Purgeable says, and returns how many. COMPLETED keys are kept for good.
 func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
 	var n int64
 	err := db.inTx(ctx, "purge keys", true, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM idempotency WHERE expires_at <= clock_timestamp()")
+		tag, err := tx.Exec(ctx, "DELETE FROM idempotency WHERE status <> 'COMPLETED' AND expires_at <= clock_timestamp()")
 		n = tag.RowsAffected()
 		return err
 	})

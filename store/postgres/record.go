@@ -860,8 +860,8 @@ const claimKeySQL = `INSERT INTO idempotency (scope, key, status, request_hash, 
 		ON CONFLICT (scope, key) DO NOTHING`
 
 // takeSaveKey handles a save's key that claimKeySQL found taken. It returns the stored
-// result when the key was already applied with the same request (hash); an expired or
-// FAILED key is taken over by this save.
+// result when the key was already applied with the same request (hash), however long ago;
+// an ended PENDING key, or a FAILED one, is taken over by this save (store.CheckSaveKey).
 func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, actor store.Actor) (*store.KeyResult, error) {
 	var (
 		k       store.KeyRecord
@@ -888,7 +888,7 @@ func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, acto
 		}
 		return &res, nil
 	}
-	// Expired or FAILED: this save takes the key.
+	// An ended PENDING or a FAILED key: this save takes it.
 	_, err = tx.Exec(ctx, `UPDATE idempotency SET status = 'COMPLETED', request_hash = $3, result = NULL, owner = $4,
 		created_at = clock_timestamp(), expires_at = clock_timestamp() + $5 * interval '1 microsecond'
 		WHERE scope = $1 AND key = $2`,

@@ -185,7 +185,8 @@ func (db *DB) FindKey(ctx context.Context, scope, key string) (*store.KeyRecord,
 	return &k.KeyRecord, nil
 }
 
-// PurgeKeys deletes keys whose lifetime ended (by the database clock) and returns how many.
+// PurgeKeys deletes the PENDING and FAILED keys whose lifetime ended (by the database clock),
+// as store.Purgeable says, and returns how many. COMPLETED keys are kept for good.
 // It reads the whole key table: expires_at has no index, so that a save, which writes a key
 // row, maintains one b-tree for it and not two (migration 0010).
 func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
@@ -195,7 +196,7 @@ func (db *DB) PurgeKeys(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE expires_at <= ?`, formatTime(now))
+		res, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE status <> 'COMPLETED' AND expires_at <= ?`, formatTime(now))
 		if err != nil {
 			return err
 		}

@@ -98,6 +98,7 @@ func testKeys(t *testing.T, open Opener) {
 		t.Parallel() // waits out a lifetime on its own store, beside the other such subtest
 		s := fresh(t, open)
 		mustClaim(t, s, actWorker, store.ScopeJob, "stale", "h1", time.Second)
+		mustClaim(t, s, actWorker, store.ScopeJob, "dead", "h1", time.Second)
 		mustClaim(t, s, actWorker, store.ScopeJob, "short", "h1", time.Minute)
 		if err := s.CompleteKey(actx(t, actWorker), store.ScopeJob, "short", []byte("r"), time.Second); err != nil {
 			t.Fatalf("complete: %v", err)
@@ -119,20 +120,45 @@ func testKeys(t *testing.T, open Opener) {
 			t.Fatalf("new owner completes: %v", err)
 		}
 
-		// "short" has expired: purged, then free for a new request.
+		// "dead" is a stale claim nobody took over: purged, then free for a new request.
+		// "short" outlived its keep, but a COMPLETED key is kept for good.
 		n, err := s.PurgeKeys(t.Context())
 		if err != nil || n != 1 {
-			t.Fatalf("purge = %d, %v; want 1", n, err)
+			t.Fatalf("purge = %d, %v; want 1 (the dead claim)", n, err)
 		}
-		_, err = s.FindKey(t.Context(), store.ScopeJob, "short")
+		_, err = s.FindKey(t.Context(), store.ScopeJob, "dead")
 		requireCode(t, err, store.ENOTFOUND)
-		for _, key := range []string{"long", "stale"} {
+		for _, key := range []string{"short", "long", "stale"} {
 			if k, err := s.FindKey(t.Context(), store.ScopeJob, key); err != nil || k.Status != store.KeyCompleted {
 				t.Errorf("%s after purge = %+v, %v; want COMPLETED", key, k, err)
 			}
 		}
-		if c := mustClaim(t, s, actWorker, store.ScopeJob, "short", "other-hash", time.Minute); !c.Claimed {
+		if c := mustClaim(t, s, actWorker, store.ScopeJob, "dead", "other-hash", time.Minute); !c.Claimed {
 			t.Errorf("claim of a purged key = %+v, want claimed", c)
+		}
+	})
+	// A COMPLETED key answers for good: past its keep, and after a purge, the same request
+	// replays its result and another request is refused, on every store's clock.
+	t.Run("CompletedOutlivesItsKeep", func(t *testing.T) {
+		t.Parallel() // waits out a lifetime on its own store, beside the other such subtests
+		s := fresh(t, open)
+		for _, scope := range []string{store.ScopeJob, store.ScopeAPI} {
+			mustClaim(t, s, actWorker, scope, "k", "h1", time.Minute)
+			if err := s.CompleteKey(actx(t, actWorker), scope, "k", []byte("r1"), time.Millisecond); err != nil {
+				t.Fatalf("complete %s/k: %v", scope, err)
+			}
+		}
+		waitPast(time.Millisecond)
+		if n, err := s.PurgeKeys(t.Context()); err != nil || n != 0 {
+			t.Fatalf("purge = %d, %v; want 0: completed keys are kept", n, err)
+		}
+		for _, scope := range []string{store.ScopeJob, store.ScopeAPI} {
+			c := mustClaim(t, s, actWorkerB, scope, "k", "h1", time.Minute)
+			if c.Claimed || c.Record.Status != store.KeyCompleted || string(c.Record.Result) != "r1" {
+				t.Errorf("%s/k claimed again past its keep = %+v; want the COMPLETED replay", scope, c)
+			}
+			_, err := s.ClaimKey(actx(t, actWorkerB), scope, "k", "h2", time.Minute)
+			requireCode(t, err, store.EINVALID)
 		}
 	})
 	t.Run("ScopesSeparate", func(t *testing.T) {
@@ -154,4 +180,75 @@ func testKeys(t *testing.T, open Opener) {
 		_, err := s.FindKey(t.Context(), store.ScopeJob, "nope")
 		requireCode(t, err, store.ENOTFOUND)
 	})
+}
+
+// KeyReplayAfterExpiry is the contract that a keyed write is never applied twice, however
+// late the replay: it makes a keyed relative save, absolute save, create and delete on s,
+// calls expire, which must end the lifetime every stored key has (moving the stored expiry
+// into the past, or the store's clock past it), and sends each request again, before and
+// after PurgeKeys: each must be answered as a replay that writes nothing, and a different
+// request with one of the keys must be refused (EINVALID). The SQL stores' tests call it with an expire that
+// rewrites expires_at, the memory store's with its clock moved on.
+func KeyReplayAfterExpiry(t *testing.T, s store.Store, expire func(t *testing.T)) {
+	t.Helper()
+	ctx := actx(t, actAlice)
+	p := mustCreateProduct(t, s, "KEEP-1")
+	gone := mustCreateProduct(t, s, "KEEP-2")
+	adjust := store.Update{Add: map[string]int64{"stock": -5}, IdempotencyKey: "adjust-1"}
+	set := store.Update{BaseVersion: 1, Set: store.Values{"name": "kept"}, IdempotencyKey: "set-1"}
+	del := store.Delete{ExpectVersion: gone.Version, IdempotencyKey: "delete-1"}
+	create := store.Values{"sku": "KEEP-3", "name": "made once"}
+	createOpts := store.CreateOptions{IdempotencyKey: "create-1"}
+	mustSave(t, s, ctx, store.KindProduct, p.ID, set)
+	first := mustSave(t, s, ctx, store.KindProduct, p.ID, adjust)
+	if _, err := s.DeleteRecord(ctx, store.KindProduct, gone.ID, del); err != nil {
+		t.Fatalf("keyed delete: %v", err)
+	}
+	made, err := s.CreateRecord(ctx, store.KindProduct, create, createOpts)
+	if err != nil {
+		t.Fatalf("keyed create: %v", err)
+	}
+
+	// Replays past the keys' lifetime, by someone else and in another order, before and
+	// after a purge: nothing is applied again.
+	expire(t)
+	bob := actx(t, actBob)
+	if again := mustSave(t, s, bob, store.KindProduct, p.ID, adjust); !again.Replayed {
+		t.Errorf("adjust replayed after its key's lifetime = %+v; want a replay", again)
+	}
+	if _, err := s.PurgeKeys(t.Context()); err != nil {
+		t.Fatalf("purge keys: %v", err)
+	}
+	for _, key := range []string{"adjust-1", "set-1", "delete-1", "create-1"} {
+		if k, err := s.FindKey(t.Context(), store.ScopeAPI, key); err != nil || k.Status != store.KeyCompleted {
+			t.Fatalf("key %s after its lifetime and a purge = %+v, %v; want kept COMPLETED", key, k, err)
+		}
+	}
+	again := mustSave(t, s, bob, store.KindProduct, p.ID, adjust)
+	if !again.Replayed || again.Version != first.Version || again.AppliedBy != actAlice.Name {
+		t.Errorf("adjust replayed late = %+v; want a replay of v%d applied by alice", again, first.Version)
+	}
+	if again := mustSave(t, s, bob, store.KindProduct, p.ID, set); !again.Replayed {
+		t.Errorf("set replayed late = %+v; want a replay", again)
+	}
+	if res, err := s.DeleteRecord(bob, store.KindProduct, gone.ID, del); err != nil || !res.Replayed {
+		t.Errorf("delete replayed late = %+v, %v; want a replay", res, err)
+	}
+	if r, err := s.CreateRecord(bob, store.KindProduct, create, createOpts); err != nil || r.ID != made.ID {
+		t.Errorf("create replayed late = %+v, %v; want product %d again", r, err, made.ID)
+	}
+	cur, err := s.FindRecord(t.Context(), store.KindProduct, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.Fields["stock"] != int64(5) || cur.Version != first.Version {
+		t.Errorf("product after the late replays: stock %v at v%d; want 5 at v%d (the adjust once)", cur.Fields["stock"], cur.Version, first.Version)
+	}
+	if recs, err := s.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct, Search: "KEEP-3"}); err != nil || len(recs) != 1 {
+		t.Errorf("products KEEP-3 after the late create = %d, %v; want 1", len(recs), err)
+	}
+
+	// A key that ended is not free for another request either.
+	_, err = s.UpdateRecord(bob, store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": -1}, IdempotencyKey: "adjust-1"})
+	requireCode(t, err, store.EINVALID)
 }
