@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,9 +44,11 @@ its own transaction, with the rules of a save:
     rest of the import goes on;
   - fields your role (--as) may not write are left as they are, and the report names
     them; values are checked against the field registry;
-  - every row carries an idempotency key made of --key-prefix, its position and its
-    content: importing the same file again changes nothing, and an import that was
-    killed can be run again to finish.
+  - every row carries an idempotency key made of --key-prefix (default "import"), its
+    position among the rows and its content, never the file's name: importing the
+    same rows again (the same file, a copy under another name, or stdin) changes
+    nothing, and an import that was killed can be run again to finish. A row whose
+    content changed is a new row and applies.
 
 The report has one line per row: its position among the rows and its first line in the
 file (a JSON array on one line has every row on line 1), created, updated, unchanged,
@@ -84,7 +85,10 @@ A file refused as a whole exits 2.`,
 				return usageErr(err)
 			}
 			if prefix == "" {
-				prefix = "import:" + filepath.Base(path)
+				// Not the file's name: the same rows under another name, or from stdin,
+				// are the same import and must not apply twice (a --merge of a counter
+				// would add its delta again). The key's position and digest tell rows apart.
+				prefix = exchange.DefaultKeyPrefix
 			}
 			if len(prefix) > exchange.MaxKeyPrefix {
 				return usagef("--key-prefix: at most %d bytes", exchange.MaxKeyPrefix)
@@ -144,7 +148,7 @@ A file refused as a whole exits 2.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "", "csv, jsonl or json (default: from the file's extension, else csv)")
-	fl.StringVar(&prefix, "key-prefix", "", "start of every row's idempotency key (default: import:<file name>)")
+	fl.StringVar(&prefix, "key-prefix", "", "start of every row's idempotency key (default: import); the row's position and content follow")
 	fl.BoolVar(&dryRun, "dry-run", false, "report what would happen and write nothing")
 	fl.BoolVar(&merge, "merge", false, "merge rows edited from an older version instead of reporting a conflict")
 	fl.BoolVar(&allOrNothing, "all-or-nothing", false, "write nothing when any row would not land (checked first; see above)")

@@ -371,3 +371,60 @@ func TestCLI_ImportBadInputs(t *testing.T) {
 	path := writeFile(t, "rows.txt", `{"kind":"product","sku":"J-1","name":"J"}`+"\n")
 	wantExit(t, "JSON in rows.txt", tandem(t, dsn, "import", path), exitUsage, "starts like JSON", "--format jsonl")
 }
+
+// TestCLI_ImportKeyIsContent: what makes two imports the same is their rows' content and
+// position, not the file's name. The same rows under another name and from stdin apply a
+// counter's delta once (import --merge of a stale row would add it again); content changed
+// at the same position applies.
+func TestCLI_ImportKeyIsContent(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.dsn(t)
+			p := mustCreate(t, dsn, "product", "sku=KEY-1", "name=Keyed", "stock=12")
+			const head = "kind,id,version,stock,base.stock\n"
+			edit := fmt.Sprintf(head+"product,%d,1,5,12\n", p.ID) // 12 → 5 from version 1
+			dir := t.TempDir()
+			write := func(name, data string) string {
+				path := dir + "/" + name
+				if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return path
+			}
+			stdin := func(path string) result {
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				cmd := tandemCmd(dsn, "import", "-", "--merge")
+				cmd.Stdin = f
+				return runResult(t, cmd, []string{"import", "-", "--merge"})
+			}
+			orig := write("export.csv", edit)
+			for _, step := range []struct {
+				name      string
+				run       func() result
+				wantStock float64
+			}{
+				{"the file", func() result { return tandem(t, dsn, "import", orig, "--merge") }, 5},
+				{"a copy under another name", func() result { return tandem(t, dsn, "import", write("export (1).csv", edit), "--merge") }, 5},
+				{"the same rows on stdin", func() result { return stdin(orig) }, 5},
+				{"content changed at the same position", func() result {
+					return tandem(t, dsn, "import", write("export (2).csv", fmt.Sprintf(head+"product,%d,2,3,5\n", p.ID)), "--merge")
+				}, 3},
+				{"the changed content on stdin", func() result {
+					return stdin(write("export (3).csv", fmt.Sprintf(head+"product,%d,2,3,5\n", p.ID)))
+				}, 3},
+			} {
+				r := step.run()
+				if r.code != 0 {
+					t.Fatalf("%s: exit %d\n%s%s", step.name, r.code, r.stdout, r.stderr)
+				}
+				if got := mustGet(t, dsn, "product", p.ID).Fields["stock"]; got != step.wantStock {
+					t.Fatalf("%s: stock %v, want %v\n%s", step.name, got, step.wantStock, r.stdout)
+				}
+			}
+		})
+	}
+}

@@ -658,3 +658,46 @@ func TestImport_PipeLeavesNoFiles(t *testing.T) {
 		t.Errorf("temporary files left during the import: %v %v", left, err)
 	}
 }
+
+// TestImport_KeyHoldsContent: a row's key holds its content, not only the prefix and its
+// position. Changed content at the same position under the same prefix applies; the same
+// content again applies nothing twice, even where applying it again would add a counter's
+// delta again (--merge of a stale row).
+func TestImport_KeyHoldsContent(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		ctx := as(t, alice)
+		if _, err := st.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "K-1", "name": "Keyed", "stock": int64(12)}); err != nil {
+			t.Fatal(err)
+		}
+		stock := func() int64 {
+			t.Helper()
+			r, err := st.FindRecord(ctx, store.KindProduct, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Fields["stock"].(int64)
+		}
+		const head = "kind,id,version,stock,base.stock\n"
+		first := []byte(head + "product,1,1,5,12\n") // 12 → 5, edited from version 1
+		second := []byte(head + "product,1,2,3,5\n") // 5 → 3, edited from version 2
+		opt := ImportOptions{Merge: true, KeyPrefix: "same"}
+		for _, step := range []struct {
+			name      string
+			data      []byte
+			want      Outcome
+			wantStock int64
+		}{
+			{"first content", first, Updated, 5},
+			{"first content again", first, Unchanged, 5},
+			{"changed content, same position", second, Updated, 3},
+			{"changed content again", second, Unchanged, 3},
+			{"first content a third time", first, Unchanged, 3},
+		} {
+			res, _ := mustImport(t, ctx, st, step.data, CSV, opt)
+			if res[0].Outcome != step.want || stock() != step.wantStock {
+				t.Fatalf("%s: %s (%s), stock %d; want %s, stock %d", step.name, res[0].Outcome, res[0].Message, stock(), step.want, step.wantStock)
+			}
+		}
+	})
+}

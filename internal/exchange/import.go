@@ -107,11 +107,16 @@ func (im *Importer) copyState(ctx context.Context) (*store.CopyState, error) {
 // MaxKeyPrefix is the longest --key-prefix (the key adds a position and a digest).
 const MaxKeyPrefix = 120
 
+// DefaultKeyPrefix starts the rows' keys of an import that names no prefix. It is the same
+// for every file: what makes two imports the same is their rows' content and positions,
+// never the name of the file (or stdin) they came from.
+const DefaultKeyPrefix = "import"
+
 // Key returns the idempotency key of the row at position pos (0 for the first row): the
-// prefix, the position, the writer's role and the row's content digest. The same file
-// imported again (or re-run after being killed) gives every row the key it had, so rows
-// already applied replay instead of applying twice; a changed row, or the same row at
-// another position, gets a new key.
+// prefix, the position, the writer's role and the row's content digest. The same rows
+// imported again (from any file or stdin, or re-run after being killed) get the keys they
+// had, so rows already applied replay instead of applying twice; a changed row, or the same
+// row at another position, gets a new key.
 func (im *Importer) Key(role store.Role, pos int, row *Row) string {
 	return im.opt.KeyPrefix + ":" + strconv.Itoa(pos) + ":" + string(role) + ":" + row.Digest
 }
