@@ -428,3 +428,46 @@ func TestCLI_ImportKeyIsContent(t *testing.T) {
 		})
 	}
 }
+
+// TestCLI_ImportJSONMembersExact: a JSON row's members are matched exactly. A member that
+// differs from a known one only by case ("ID" beside "id", "KIND", "Fields" beside
+// "fields", a field "Stock") makes its row invalid with the reason, and writes nothing;
+// encoding/json alone would update product "ID" names, or merge the two "fields".
+func TestCLI_ImportJSONMembersExact(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.dsn(t)
+			a := mustCreate(t, dsn, "product", "sku=CASE-A", "name=A", "stock=1")
+			b := mustCreate(t, dsn, "product", "sku=CASE-B", "name=B", "stock=2")
+			rows := []string{
+				fmt.Sprintf(`{"kind":"product","id":%d,"ID":%d,"fields":{"name":"by ID"}}`, a.ID, b.ID),
+				fmt.Sprintf(`{"kind":"product","KIND":"document","id":%d,"fields":{"name":"by KIND"}}`, a.ID),
+				fmt.Sprintf(`{"kind":"product","id":%d,"fields":{"name":"by fields"},"Fields":{"stock":99}}`, a.ID),
+				fmt.Sprintf(`{"kind":"product","id":%d,"fields":{"Stock":99}}`, b.ID),
+			}
+			r := tandem(t, dsn, "import", writeFile(t, "rows.jsonl", strings.Join(rows, "\n")+"\n"), "--json")
+			wantExit(t, "import of case twins", r, 2)
+			var rep struct {
+				Rows []exchange.Result `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("import --json: %v\n%s", err, r.stdout)
+			}
+			wants := []string{`member "ID" differs from "id" only by case`, `member "KIND" differs from "kind" only by case`,
+				`member "Fields" differs from "fields" only by case`, `fields: member "Stock" differs from the field "stock" only by case`}
+			if len(rep.Rows) != len(wants) {
+				t.Fatalf("%d rows reported, want %d:\n%s", len(rep.Rows), len(wants), r.stdout)
+			}
+			for i, want := range wants {
+				if got := rep.Rows[i]; got.Outcome != exchange.Invalid || !strings.Contains(got.Message, want) {
+					t.Errorf("row %d: %s %q; want invalid with %q", i+1, got.Outcome, got.Message, want)
+				}
+			}
+			for _, p := range []record{a, b} {
+				if got := mustGet(t, dsn, "product", p.ID); got.Version != 1 || got.Fields["name"] != p.Fields["name"] {
+					t.Errorf("product %d: version %d name %v; a refused row wrote it", p.ID, got.Version, got.Fields["name"])
+				}
+			}
+		})
+	}
+}

@@ -568,15 +568,21 @@ func (x *Reader) finish(row *Row, errs []string) {
 	row.Digest = hex.EncodeToString(sum[:12])
 }
 
-// jsonRow is a row of a JSON import.
-type jsonRow struct {
-	Kind      string          `json:"kind"`
-	ID        json.RawMessage `json:"id"` // raw: a json.Number would take "3" as 3
-	Version   json.RawMessage `json:"version"`
-	Fields    map[string]any  `json:"fields"` // numbers as json.Number (UseNumber)
-	Base      map[string]any  `json:"base"`
-	UpdatedBy any             `json:"updated_by"`
-	UpdatedAt any             `json:"updated_at"`
+// jsonMembers are the members a JSON row may have. They are matched exactly: encoding/json
+// would match them in any case, taking "ID" for "id" (the last of the two winning) and
+// filling one "fields" from "fields" and "Fields" alike, which gets round the check for a
+// member named twice.
+var jsonMembers = []string{colKind, colID, colVersion, "fields", "base", colUpdatedBy, colUpdatedAt}
+
+// caseTwin returns the name among names that differs from name only by case (as
+// encoding/json would match it), or "".
+func caseTwin(name string, names []string) string {
+	for _, n := range names {
+		if n != name && strings.EqualFold(n, name) {
+			return n
+		}
+	}
+	return ""
 }
 
 func (x *Reader) nextJSONL() (*Row, error) {
@@ -709,11 +715,11 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("the escape at byte %d names U+%s, half of a UTF-16 surrogate pair, not a character", at, bytes.ToUpper(b[at+2:at+6]))
 		return
 	}
-	var jr jsonRow
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&jr); err != nil {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil || members == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
 		row.Err = rowErrorf("not a record object: %v", err)
 		return
 	}
@@ -725,9 +731,50 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("%q appears twice in %s: a row names each member once", name, where)
 		return
 	}
-	kind, err := store.ParseKind(jr.Kind)
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		if slices.Contains(jsonMembers, name) {
+			continue
+		}
+		if twin := caseTwin(name, jsonMembers); twin != "" {
+			row.Err = rowErrorf("member %+q differs from %q only by case: a row's members are matched exactly", name, twin)
+		} else {
+			row.Err = rowErrorf("unknown member %+q (a row has %s)", name, strings.Join(jsonMembers, ", "))
+		}
+		return
+	}
+	var kindName string
+	if raw := members[colKind]; raw != nil {
+		if err := json.Unmarshal(raw, &kindName); err != nil {
+			row.Err = rowErrorf("kind: %s is not a JSON string", short(string(raw)))
+			return
+		}
+	}
+	object := func(member string) (map[string]any, error) {
+		var m map[string]any
+		raw := members[member]
+		if raw == nil {
+			return nil, nil
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, rowErrorf("%s: not a JSON object of fields: %v", member, err)
+		}
+		return m, nil
+	}
+	fields, err := object("fields")
 	if err != nil {
-		row.Err = rowErrorf("kind: %q is not product or document", jr.Kind)
+		row.Err = err
+		return
+	}
+	base, err := object("base")
+	if err != nil {
+		row.Err = err
+		return
+	}
+	kind, err := store.ParseKind(kindName)
+	if err != nil {
+		row.Err = rowErrorf("kind: %q is not product or document", kindName)
 		return
 	}
 	row.Kind = kind
@@ -739,12 +786,19 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		}
 		return v
 	}
-	row.ID = num(colID, jr.ID)
-	row.Version = num(colVersion, jr.Version)
-	values := func(m map[string]any) store.Values {
+	row.ID = num(colID, members[colID])
+	row.Version = num(colVersion, members[colVersion])
+	names := make([]string, 0, len(x.reg.Fields(kind)))
+	for _, f := range x.reg.Fields(kind) {
+		names = append(names, f.Name)
+	}
+	values := func(member string, m map[string]any) store.Values {
 		out := store.Values{}
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			f, err := x.reg.Field(kind, name)
+			if twin := caseTwin(name, names); err != nil && twin != "" {
+				err = rowErrorf("%s: member %+q differs from the field %q only by case: a row's members are matched exactly", member, name, twin)
+			}
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
@@ -758,9 +812,9 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		}
 		return out
 	}
-	row.Set = values(jr.Fields)
-	if jr.Base != nil {
-		row.Base = values(jr.Base)
+	row.Set = values("fields", fields)
+	if base != nil {
+		row.Base = values("base", base)
 	}
 	x.finish(row, errs)
 }
