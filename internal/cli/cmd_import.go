@@ -23,9 +23,10 @@ func newImportCmd(a *app) *cobra.Command {
 	var (
 		format, prefix                      string
 		dryRun, merge, allOrNothing, asJSON bool
+		rawCells                            bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import FILE [--format csv|jsonl|json] [--key-prefix P] [--dry-run] [--merge] [--all-or-nothing]",
+		Use:   "import FILE [--format csv|jsonl|json] [--key-prefix P] [--dry-run] [--merge] [--all-or-nothing] [--raw-cells]",
 		Short: "Create and update records from a CSV, JSON Lines or JSON file",
 		Long: `Import applies a file in export's form (tandem export --help) row by row, each row in
 its own transaction, with the rules of a save:
@@ -66,6 +67,11 @@ have landed are reported not-written); it is not one
 transaction: a record changed by someone else between the check and the write can
 still refuse its row after earlier rows landed (the report says which; re-running
 the same import finishes it).
+
+A CSV text cell that export defused for spreadsheets ('=x: a quote, then =, +, -, @,
+a tab or a carriage return, after any further quotes) is read with that one quote
+taken off, so an export imports back unchanged; --raw-cells reads every cell as it is
+(for a file exported with --raw-cells, or written by hand). JSON is read as it is.
 
 Exit codes: 0 every row landed (or was unchanged), 2 some rows were invalid, 4 some
 were leased, 3 some conflicted (in that order of precedence); the other rows landed.
@@ -121,6 +127,9 @@ A file refused as a whole exits 2.`,
 				return err
 			}
 			defer src.Close()
+			if rawCells {
+				src.ReadRawCells()
+			}
 			n, err := src.Scan()
 			if err != nil && path == "-" && guessed && errors.Is(err, exchange.ErrLooksJSON) {
 				return usagef("import -: stdin is read as CSV unless --format says otherwise, and it starts like JSON: pass --format jsonl (or --format json); nothing was imported")
@@ -153,6 +162,7 @@ A file refused as a whole exits 2.`,
 	fl.BoolVar(&merge, "merge", false, "merge rows edited from an older version instead of reporting a conflict")
 	fl.BoolVar(&allOrNothing, "all-or-nothing", false, "write nothing when any row would not land (checked first; see above)")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.BoolVar(&rawCells, "raw-cells", false, "read CSV text cells as they are, without taking off the quote export puts before =, +, -, @ cells")
 	return cmd
 }
 

@@ -793,6 +793,20 @@ type Source struct {
 	err    error
 	digest fileDigest // of the first pass's bytes, which every later pass checks
 	rec    *recorder  // the first pass's
+	raw    bool       // CSV text cells are read as they are (Reader.ReadRawCells)
+}
+
+// ReadRawCells makes every pass read CSV text cells as they are, not undefused (see
+// Reader.ReadRawCells). Call it before the first pass.
+func (s *Source) ReadRawCells() { s.raw = true }
+
+// newReader returns a Reader of r for one pass.
+func (s *Source) newReader(r io.Reader) (*Reader, error) {
+	x, err := NewReader(r, s.format, s.reg)
+	if err == nil && s.raw {
+		x.ReadRawCells()
+	}
+	return x, err
 }
 
 // NewSource returns a Source reading r in format. A regular file (or another io.Seeker that
@@ -853,7 +867,7 @@ func (s *Source) open() (*Reader, error) {
 			r = s.first
 		}
 		s.rec = newRecorder(r, &s.digest)
-		return NewReader(s.rec, s.format, s.reg)
+		return s.newReader(s.rec)
 	}
 	if !s.digest.done {
 		return nil, fmt.Errorf("import: the file was not read whole before (Source.Scan)")
@@ -865,7 +879,7 @@ func (s *Source) open() (*Reader, error) {
 	if s.spool != nil {
 		r = s.spool
 	}
-	return NewReader(newVerifier(r, &s.digest), s.format, s.reg)
+	return s.newReader(newVerifier(r, &s.digest))
 }
 
 // Scan reads every row of the file, keeping none, and returns how many there are; a

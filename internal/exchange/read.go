@@ -77,7 +77,13 @@ type Reader struct {
 	rows int
 
 	looksJSON bool // a CSV file's first character that is not a space is { or [
+	rawCells  bool // CSV text cells are read as they are, not undefused (cells.go)
 }
+
+// ReadRawCells makes x read CSV text cells as they are. By default a cell that export
+// defused for spreadsheets (a quote before a formula trigger, cells.go) is read without
+// that quote.
+func (x *Reader) ReadRawCells() { x.rawCells = true }
 
 // ErrLooksJSON is wrapped by the error of a CSV file whose header cannot be read and that
 // starts like JSON ({ or [): it was likely meant to be read as JSON Lines or JSON.
@@ -355,7 +361,11 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			row.Empty = append(row.Empty, name)
 			continue
 		}
-		v, err := parseCell(f, cells[c])
+		text := cells[c]
+		if !x.rawCells && defusable(f) {
+			text = undefuse(text)
+		}
+		v, err := parseCell(f, text)
 		if err != nil {
 			bad(err)
 			continue
