@@ -42,10 +42,13 @@ moved on.
 CSV is safe to open in a spreadsheet: a text cell that starts with =, +, -, @, a tab or
 a carriage return (which a spreadsheet would run as a formula) is written with a single
 quote in front ('=SUM(A1)), as OWASP recommends, and so is one that starts with quotes
-followed by one of those ('' before '=x); tandem import takes that one quote off again,
+followed by one of those ('=x is written ''=x); tandem import takes that one quote off,
 so an export imported back is unchanged. Numbers, money, ids and times are never
 touched, nor is JSON. --raw-cells writes every cell as it is (import it back with
-import --raw-cells).`,
+import --raw-cells).
+
+On a terminal (stdout, or -o naming one: /dev/tty, /dev/stdout) control characters
+and escape sequences in the data are shown as visible escapes like \x1b.`,
 		Example: `  tandem export products > products.csv
   tandem export documents --format jsonl -o docs.jsonl
   tandem export products --search lamp --fields sku,price`,
@@ -103,7 +106,7 @@ import --raw-cells).`,
 				w = bw
 			}
 			x, err := exchange.NewWriter(w, f, reg, kind, exchange.WriterOptions{Fields: names, Base: base,
-				Terminal: file == nil && a.stdoutTTY, RawCells: rawCells})
+				Terminal: file == nil && a.stdoutTTY || file != nil && file.terminal(), RawCells: rawCells})
 			if err != nil {
 				return usageErr(err)
 			}
