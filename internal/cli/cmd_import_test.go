@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -373,58 +374,57 @@ func TestCLI_ImportBadInputs(t *testing.T) {
 }
 
 // TestCLI_ImportKeyIsContent: what makes two imports the same is their rows' content and
-// position, not the file's name. The same rows under another name and from stdin apply a
-// counter's delta once (import --merge of a stale row would add it again); content changed
-// at the same position applies.
+// position, not the file's name. A row edited from version 1 (stock 12 → 5) lands by
+// --merge after someone renamed the product, and someone then sells one (5 → 4); the same
+// rows again, under another name or on stdin, must not merge the stock's delta of −7 in a
+// second time (4 → −3). Content changed at the same position applies.
 func TestCLI_ImportKeyIsContent(t *testing.T) {
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			dsn := be.dsn(t)
 			p := mustCreate(t, dsn, "product", "sku=KEY-1", "name=Keyed", "stock=12")
-			const head = "kind,id,version,stock,base.stock\n"
-			edit := fmt.Sprintf(head+"product,%d,1,5,12\n", p.ID) // 12 → 5 from version 1
+			id := fmt.Sprint(p.ID)
+			mustTandem(t, dsn, "set", "product", id, "name=Renamed", "--expect-version", "1")
+			const head = "kind,id,version,name,stock,base.name,base.stock\n"
+			edit := fmt.Sprintf(head+"product,%d,1,Keyed,5,Keyed,12\n", p.ID) // stock 12 → 5, from version 1
 			dir := t.TempDir()
-			write := func(name, data string) string {
-				path := dir + "/" + name
-				if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-					t.Fatal(err)
+			file := func(name, data string) func() result {
+				return func() result {
+					path := filepath.Join(dir, name)
+					if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					return tandem(t, dsn, "import", path, "--merge")
 				}
-				return path
 			}
-			stdin := func(path string) result {
-				f, err := os.Open(path)
-				if err != nil {
-					t.Fatal(err)
+			stdin := func(data string) func() result {
+				return func() result {
+					cmd := tandemCmd(dsn, "import", "-", "--merge")
+					cmd.Stdin = strings.NewReader(data)
+					return runResult(t, cmd, []string{"import", "-", "--merge"})
 				}
-				defer f.Close()
-				cmd := tandemCmd(dsn, "import", "-", "--merge")
-				cmd.Stdin = f
-				return runResult(t, cmd, []string{"import", "-", "--merge"})
 			}
-			orig := write("export.csv", edit)
-			for _, step := range []struct {
-				name      string
-				run       func() result
-				wantStock float64
-			}{
-				{"the file", func() result { return tandem(t, dsn, "import", orig, "--merge") }, 5},
-				{"a copy under another name", func() result { return tandem(t, dsn, "import", write("export (1).csv", edit), "--merge") }, 5},
-				{"the same rows on stdin", func() result { return stdin(orig) }, 5},
-				{"content changed at the same position", func() result {
-					return tandem(t, dsn, "import", write("export (2).csv", fmt.Sprintf(head+"product,%d,2,3,5\n", p.ID)), "--merge")
-				}, 3},
-				{"the changed content on stdin", func() result {
-					return stdin(write("export (3).csv", fmt.Sprintf(head+"product,%d,2,3,5\n", p.ID)))
-				}, 3},
-			} {
-				r := step.run()
+			check := func(what string, r result, wantStock float64) record {
+				t.Helper()
 				if r.code != 0 {
-					t.Fatalf("%s: exit %d\n%s%s", step.name, r.code, r.stdout, r.stderr)
+					t.Fatalf("%s: exit %d\n%s%s", what, r.code, r.stdout, r.stderr)
 				}
-				if got := mustGet(t, dsn, "product", p.ID).Fields["stock"]; got != step.wantStock {
-					t.Fatalf("%s: stock %v, want %v\n%s", step.name, got, step.wantStock, r.stdout)
+				got := mustGet(t, dsn, "product", p.ID)
+				if got.Fields["stock"] != wantStock || got.Fields["name"] != "Renamed" {
+					t.Fatalf("%s: stock %v name %v, want %v and Renamed\n%s", what, got.Fields["stock"], got.Fields["name"], wantStock, r.stdout)
 				}
+				return got
 			}
+			check("the file", file("export.csv", edit)(), 5)
+			mustTandem(t, dsn, "adjust", "product", id, "stock", "-1")
+			check("a copy under another name", file("export (1).csv", edit)(), 4)
+			cur := check("the same rows on stdin", stdin(edit)(), 4)
+			// The same position, new content: edited from the current version, 4 → 3.
+			changed := fmt.Sprintf(head+"product,%d,%d,Renamed,3,Renamed,4\n", p.ID, cur.Version)
+			check("content changed at the same position", file("export (2).csv", changed)(), 3)
+			mustTandem(t, dsn, "adjust", "product", id, "stock", "10")
+			check("the changed content on stdin", stdin(changed)(), 13)
+			check("the first file once more", file("export.csv", edit)(), 13)
 		})
 	}
 }
