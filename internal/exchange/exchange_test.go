@@ -469,7 +469,7 @@ func TestReader_BadFiles(t *testing.T) {
 		{"FieldsCaseJSON", `{"kind":"product","id":1,"fields":{"name":"a"},"Fields":{"stock":7}}`, JSONL, 1, `member "Fields" differs from "fields" only by case`},
 		{"FieldCaseJSON", `{"kind":"product","id":1,"fields":{"Stock":7}}`, JSONL, 1, `fields: member "Stock" differs from the field "stock" only by case`},
 		{"BaseFieldCaseJSON", `{"kind":"product","id":1,"fields":{"stock":7},"base":{"STOCK":5}}`, JSONL, 1, `base: member "STOCK" differs from the field "stock" only by case`},
-		{"UnknownMemberJSON", `{"kind":"product","id":1,"colour":"red"}`, JSONL, 1, `unknown member "colour"`},
+		{"UnknownMemberJSON", `{"kind":"product","id":1,"colour":"red"}`, JSONL, 1, `unknown field "colour"`},
 		{"InvalidUTF8", "kind,id,name\nproduct,1,ok\nproduct,2,bad\xff\n", CSV, 3, "UTF-8"},
 		{"InvalidUTF8JSON", "{\"kind\":\"product\",\"fields\":{\"name\":\"bad\xff\"}}\n", JSONL, 1, "UTF-8"},
 		{"LoneSurrogateJSON", `{"kind":"product","fields":{"name":"a\ud800b"}}`, JSONL, 1, "U+D800, half of a UTF-16 surrogate pair"},

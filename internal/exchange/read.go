@@ -455,12 +455,13 @@ func short(s string) string {
 }
 
 // duplicateKey returns the first member name that appears twice in one object of the JSON
-// value b (with the path of the object, "" for the row itself), or "" when there is none.
+// value b (with the path of the object, "" for the row itself), or "" when there is none,
+// and the names of the row's own members (those of the outermost object), in order.
 // encoding/json keeps the last of two equal names silently; a row that names a field twice
 // says two things, and the import refuses it rather than pick one. b must be valid JSON (it
 // was decoded first): the scan only tracks strings, objects and arrays. It costs a few
 // percent of the decoding (BenchmarkReadAll), where json.Decoder.Token cost twice it.
-func duplicateKey(b []byte) (name, path string) {
+func duplicateKey(b []byte) (name, path string, members []string) {
 	type frame struct {
 		object    bool
 		expectKey bool
@@ -479,6 +480,9 @@ func duplicateKey(b []byte) (name, path string) {
 			}
 			stack = append(stack, frame{object: b[i] == '{', expectKey: b[i] == '{', path: sub})
 		case '}', ']':
+			if len(stack) == 2 {
+				members = top.keys
+			}
 			stack = stack[:len(stack)-1]
 		case ',':
 			if top.object {
@@ -497,11 +501,11 @@ func duplicateKey(b []byte) (name, path string) {
 				key := string(b[i+1 : j])
 				if escaped {
 					if err := json.Unmarshal(b[i:j+1], &key); err != nil {
-						return "", ""
+						return "", "", nil
 					}
 				}
 				if slices.Contains(top.keys, key) {
-					return key, top.path
+					return key, top.path, nil
 				}
 				top.keys = append(top.keys, key)
 				top.last, top.expectKey = key, false
@@ -509,7 +513,7 @@ func duplicateKey(b []byte) (name, path string) {
 			i = j
 		}
 	}
-	return "", ""
+	return "", "", members
 }
 
 // parseNumber parses an id or version cell: "" is 0 (none). An id above store.MaxID is
@@ -578,14 +582,24 @@ func (x *Reader) finish(row *Row, errs []string) {
 	row.Digest = hex.EncodeToString(sum[:12])
 }
 
-// jsonMembers are the members a JSON row may have. They are matched exactly: encoding/json
-// would match them in any case, taking "ID" for "id" (the last of the two winning) and
-// filling one "fields" from "fields" and "Fields" alike, which gets round the check for a
-// member named twice.
+// jsonRow is a row of a JSON import. encoding/json matches its members in any case
+// ("ID" as id, "Fields" as fields, filling one map from both); parseJSON refuses such
+// members (caseTwin), so that they are matched exactly.
+type jsonRow struct {
+	Kind      string          `json:"kind"`
+	ID        json.RawMessage `json:"id"` // raw: a json.Number would take "3" as 3
+	Version   json.RawMessage `json:"version"`
+	Fields    map[string]any  `json:"fields"` // numbers as json.Number (UseNumber)
+	Base      map[string]any  `json:"base"`
+	UpdatedBy any             `json:"updated_by"`
+	UpdatedAt any             `json:"updated_at"`
+}
+
+// jsonMembers are the members of a JSON row, as jsonRow names them.
 var jsonMembers = []string{colKind, colID, colVersion, "fields", "base", colUpdatedBy, colUpdatedAt}
 
-// caseTwin returns the name among names that differs from name only by case (as
-// encoding/json would match it), or "".
+// caseTwin returns the name among names that differs from name only by case, as
+// encoding/json would match it (strings.EqualFold), or "".
 func caseTwin(name string, names []string) string {
 	for _, n := range names {
 		if n != name && strings.EqualFold(n, name) {
@@ -725,15 +739,16 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("the escape at byte %d names U+%s, half of a UTF-16 surrogate pair, not a character", at, bytes.ToUpper(b[at+2:at+6]))
 		return
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(b, &members); err != nil || members == nil {
-		if err == nil {
-			err = errors.New("null")
-		}
+	var jr jsonRow
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&jr); err != nil {
 		row.Err = rowErrorf("not a record object: %v", err)
 		return
 	}
-	if name, path := duplicateKey(b); name != "" {
+	name, path, members := duplicateKey(b)
+	if name != "" {
 		where := "the row"
 		if path != "" {
 			where = fmt.Sprintf("%q", path)
@@ -741,50 +756,15 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("%q appears twice in %s: a row names each member once", name, where)
 		return
 	}
-	for _, name := range slices.Sorted(maps.Keys(members)) {
-		if slices.Contains(jsonMembers, name) {
-			continue
-		}
-		if twin := caseTwin(name, jsonMembers); twin != "" {
-			row.Err = rowErrorf("member %+q differs from %q only by case: a row's members are matched exactly", name, twin)
-		} else {
-			row.Err = rowErrorf("unknown member %+q (a row has %s)", name, strings.Join(jsonMembers, ", "))
-		}
-		return
-	}
-	var kindName string
-	if raw := members[colKind]; raw != nil {
-		if err := json.Unmarshal(raw, &kindName); err != nil {
-			row.Err = rowErrorf("kind: %s is not a JSON string", short(string(raw)))
+	for _, m := range members {
+		if twin := caseTwin(m, jsonMembers); twin != "" && !slices.Contains(jsonMembers, m) {
+			row.Err = rowErrorf("member %+q differs from %q only by case: a row's members are matched exactly", m, twin)
 			return
 		}
 	}
-	object := func(member string) (map[string]any, error) {
-		var m map[string]any
-		raw := members[member]
-		if raw == nil {
-			return nil, nil
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			return nil, rowErrorf("%s: not a JSON object of fields: %v", member, err)
-		}
-		return m, nil
-	}
-	fields, err := object("fields")
+	kind, err := store.ParseKind(jr.Kind)
 	if err != nil {
-		row.Err = err
-		return
-	}
-	base, err := object("base")
-	if err != nil {
-		row.Err = err
-		return
-	}
-	kind, err := store.ParseKind(kindName)
-	if err != nil {
-		row.Err = rowErrorf("kind: %q is not product or document", kindName)
+		row.Err = rowErrorf("kind: %q is not product or document", jr.Kind)
 		return
 	}
 	row.Kind = kind
@@ -796,20 +776,16 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		}
 		return v
 	}
-	row.ID = num(colID, members[colID])
-	row.Version = num(colVersion, members[colVersion])
-	names := make([]string, 0, len(x.reg.Fields(kind)))
-	for _, f := range x.reg.Fields(kind) {
-		names = append(names, f.Name)
-	}
+	row.ID = num(colID, jr.ID)
+	row.Version = num(colVersion, jr.Version)
 	values := func(member string, m map[string]any) store.Values {
 		out := store.Values{}
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			f, err := x.reg.Field(kind, name)
-			if twin := caseTwin(name, names); err != nil && twin != "" {
-				err = rowErrorf("%s: member %+q differs from the field %q only by case: a row's members are matched exactly", member, name, twin)
-			}
 			if err != nil {
+				if twin := caseTwin(name, x.fieldNames(kind)); twin != "" {
+					err = rowErrorf("%s: member %+q differs from the field %q only by case: a row's members are matched exactly", member, name, twin)
+				}
 				errs = append(errs, err.Error())
 				continue
 			}
@@ -822,9 +798,18 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		}
 		return out
 	}
-	row.Set = values("fields", fields)
-	if base != nil {
-		row.Base = values("base", base)
+	row.Set = values("fields", jr.Fields)
+	if jr.Base != nil {
+		row.Base = values("base", jr.Base)
 	}
 	x.finish(row, errs)
+}
+
+// fieldNames returns the names of kind's fields.
+func (x *Reader) fieldNames(kind store.Kind) []string {
+	var names []string
+	for _, f := range x.reg.Fields(kind) {
+		names = append(names, f.Name)
+	}
+	return names
 }
