@@ -68,10 +68,11 @@ transaction: a record changed by someone else between the check and the write ca
 still refuse its row after earlier rows landed (the report says which; re-running
 the same import finishes it).
 
-A CSV text cell that export defused for spreadsheets ('=x: a quote, then =, +, -, @,
-a tab or a carriage return, after any further quotes) is read with that one quote
-taken off, so an export imports back unchanged; --raw-cells reads every cell as it is
-(for a file exported with --raw-cells, or written by hand). JSON is read as it is.
+Export defuses CSV text cells for spreadsheets ('=x); import takes that quote off
+again: a text cell that starts with quotes followed by =, +, -, @, a tab or a carriage
+return is read with one quote less, so an export imports back unchanged. --raw-cells
+reads every cell as it is (for a file exported with --raw-cells, or written by hand).
+JSON is read as it is.
 
 Exit codes: 0 every row landed (or was unchanged), 2 some rows were invalid, 4 some
 were leased, 3 some conflicted (in that order of precedence); the other rows landed.
