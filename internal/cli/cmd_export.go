@@ -17,10 +17,10 @@ import (
 func newExportCmd(a *app) *cobra.Command {
 	var (
 		format, search, fields, out string
-		base, asJSON                bool
+		base, asJSON, rawCells      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "export KIND [--format csv|jsonl|json] [--search TEXT] [--fields a,b] [-o FILE]",
+		Use:   "export KIND [--format csv|jsonl|json] [--search TEXT] [--fields a,b] [--raw-cells] [-o FILE]",
 		Short: "Write every record of a kind as CSV, JSON Lines or JSON",
 		Long: `Export writes every record of one kind (or those a search finds) in id order, as CSV
 (RFC 4180, the default), JSON Lines or a JSON array, to stdout or to -o FILE. It
@@ -37,7 +37,18 @@ made against an old export conflicts instead of overwriting.
 
 --base adds each field again as base.<field> (a "base" object in JSON): the values the
 file was exported with, which "tandem import --merge" merges from when the store has
-moved on.`,
+moved on.
+
+CSV is safe to open in a spreadsheet: a text cell that starts with =, +, -, @, a tab or
+a carriage return (which a spreadsheet would run as a formula) is written with a single
+quote in front ('=SUM(A1)), as OWASP recommends, and so is one that starts with quotes
+followed by one of those ('=x is written ''=x); tandem import takes that one quote off,
+so an export imported back is unchanged. Numbers, money, ids and times are never
+touched, nor is JSON. --raw-cells writes every cell as it is (import it back with
+import --raw-cells).
+
+On a terminal (stdout, or -o naming one: /dev/tty, /dev/stdout) control characters
+and escape sequences in the data are shown as visible escapes like \x1b.`,
 		Example: `  tandem export products > products.csv
   tandem export documents --format jsonl -o docs.jsonl
   tandem export products --search lamp --fields sku,price`,
@@ -95,7 +106,7 @@ moved on.`,
 				w = bw
 			}
 			x, err := exchange.NewWriter(w, f, reg, kind, exchange.WriterOptions{Fields: names, Base: base,
-				Terminal: file == nil && a.stdoutTTY})
+				Terminal: file == nil && a.stdoutTTY || file != nil && file.terminal(), RawCells: rawCells})
 			if err != nil {
 				return usageErr(err)
 			}
@@ -149,6 +160,7 @@ moved on.`,
 	fl.StringVarP(&out, "output", "o", "", "write to this file (default: stdout)")
 	fl.BoolVar(&base, "base", false, "also write each field as base.<field>, for import --merge")
 	fl.BoolVar(&asJSON, "json", false, "the same as --format json")
+	fl.BoolVar(&rawCells, "raw-cells", false, "write CSV text cells as they are, without the quote that keeps a spreadsheet from running =, +, -, @ cells as formulas")
 	return cmd
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,64 @@ func TestCLI_ExportOutput(t *testing.T) {
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".*.tandem-*")); len(leftovers) != 0 {
 		t.Errorf("temporary files left: %v", leftovers)
+	}
+}
+
+// TestCLI_ExportSpreadsheetSafe: a CSV export writes text cells a spreadsheet would run as
+// formulas with a quote in front (OWASP), never numbers; tandem's import reads them back
+// unchanged (into a fresh store, and as "unchanged" into the same one); --raw-cells writes
+// and reads the cells as they are.
+func TestCLI_ExportSpreadsheetSafe(t *testing.T) {
+	names := []string{`=HYPERLINK("http://x","y")`, `+cmd|' /C calc'!A0`, "-5", "@SUM(A1)", "'", "''=", "'=x", "plain"}
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.dsn(t)
+			var ids []int64
+			for i, n := range names {
+				ids = append(ids, mustCreate(t, dsn, "product", fmt.Sprintf("sku=XL-%d", i), "name="+n, "description=\t"+n,
+					fmt.Sprintf("stock=%d", -5-i), "categories=-x,@y").ID)
+			}
+			out := mustTandem(t, dsn, "export", "products", "--fields", "sku,name,description,stock,categories")
+			rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+			if err != nil {
+				t.Fatalf("export: %v\n%s", err, out)
+			}
+			for i, row := range rows[1:] {
+				// kind,id,version,sku,name,description,stock,categories,updated_by,updated_at
+				name, desc, stock, cats := row[4], row[5], row[6], row[7]
+				if name == "" || strings.ContainsRune("=+-@\t\r", rune(name[0])) || desc[0] != '\'' || cats != "'-x,@y" {
+					t.Errorf("row %d: name %q, description %q, categories %q: a spreadsheet would run one", i+1, name, desc, cats)
+				}
+				if want := fmt.Sprint(-5 - i); stock != want {
+					t.Errorf("row %d: stock %q, want %q (numbers are never touched)", i+1, stock, want)
+				}
+			}
+			file := writeFile(t, "export.csv", out)
+			r := mustTandem(t, dsn, "import", file, "--json")
+			if !strings.Contains(r, fmt.Sprintf(`"unchanged": %d`, len(names))) {
+				t.Errorf("the export imported into its own store changed something:\n%s", r)
+			}
+			fresh := be.dsn(t)
+			mustTandem(t, fresh, "import", file)
+			for i, id := range ids {
+				got := mustGet(t, fresh, "product", id)
+				if got.Fields["name"] != names[i] || got.Fields["description"] != "\t"+names[i] || fmt.Sprint(got.Fields["categories"]) != "[-x @y]" {
+					t.Errorf("product %d imported as name %q, description %q, categories %v; want %q, %q, [-x @y]",
+						id, got.Fields["name"], got.Fields["description"], got.Fields["categories"], names[i], "\t"+names[i])
+				}
+			}
+
+			raw := mustTandem(t, dsn, "export", "products", "--fields", "sku,name", "--raw-cells")
+			if !strings.Contains(raw, "\n"+`product,1,1,XL-0,"=HYPERLINK(""http://x"",""y"")",`) || !strings.Contains(raw, ",'=x,") {
+				t.Errorf("export --raw-cells did not write the cells as they are:\n%s", raw)
+			}
+			rawFresh := be.dsn(t)
+			mustTandem(t, rawFresh, "import", writeFile(t, "raw.csv", raw), "--raw-cells")
+			for i, id := range ids {
+				if got := mustGet(t, rawFresh, "product", id).Fields["name"]; got != names[i] {
+					t.Errorf("--raw-cells both ways: product %d named %q, want %q", id, got, names[i])
+				}
+			}
+		})
 	}
 }

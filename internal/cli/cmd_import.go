@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,9 +23,10 @@ func newImportCmd(a *app) *cobra.Command {
 	var (
 		format, prefix                      string
 		dryRun, merge, allOrNothing, asJSON bool
+		rawCells                            bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import FILE [--format csv|jsonl|json] [--key-prefix P] [--dry-run] [--merge] [--all-or-nothing]",
+		Use:   "import FILE [--format csv|jsonl|json] [--key-prefix P] [--dry-run] [--merge] [--all-or-nothing] [--raw-cells]",
 		Short: "Create and update records from a CSV, JSON Lines or JSON file",
 		Long: `Import applies a file in export's form (tandem export --help) row by row, each row in
 its own transaction, with the rules of a save:
@@ -45,9 +45,11 @@ its own transaction, with the rules of a save:
     rest of the import goes on;
   - fields your role (--as) may not write are left as they are, and the report names
     them; values are checked against the field registry;
-  - every row carries an idempotency key made of --key-prefix, its position and its
-    content: importing the same file again changes nothing, and an import that was
-    killed can be run again to finish.
+  - every row carries an idempotency key made of --key-prefix (default "import"), its
+    position among the rows and its content, never the file's name: importing the
+    same rows again (the same file, a copy under another name, or stdin) changes
+    nothing, and an import that was killed can be run again to finish. A row whose
+    content changed is a new row and applies.
 
 The report has one line per row: its position among the rows and its first line in the
 file (a JSON array on one line has every row on line 1), created, updated, unchanged,
@@ -65,6 +67,12 @@ have landed are reported not-written); it is not one
 transaction: a record changed by someone else between the check and the write can
 still refuse its row after earlier rows landed (the report says which; re-running
 the same import finishes it).
+
+Export defuses CSV text cells for spreadsheets ('=x); import takes that quote off
+again: a text cell that starts with quotes followed by =, +, -, @, a tab or a carriage
+return is read with one quote less, so an export imports back unchanged. --raw-cells
+reads every cell as it is (for a file exported with --raw-cells, or written by hand).
+JSON is read as it is.
 
 Exit codes: 0 every row landed (or was unchanged), 2 some rows were invalid, 4 some
 were leased, 3 some conflicted (in that order of precedence); the other rows landed.
@@ -84,7 +92,10 @@ A file refused as a whole exits 2.`,
 				return usageErr(err)
 			}
 			if prefix == "" {
-				prefix = "import:" + filepath.Base(path)
+				// Not the file's name: the same rows under another name, or from stdin,
+				// are the same import and must not apply twice (a --merge of a counter
+				// would add its delta again). The key's position and digest tell rows apart.
+				prefix = exchange.DefaultKeyPrefix
 			}
 			if len(prefix) > exchange.MaxKeyPrefix {
 				return usagef("--key-prefix: at most %d bytes", exchange.MaxKeyPrefix)
@@ -117,6 +128,9 @@ A file refused as a whole exits 2.`,
 				return err
 			}
 			defer src.Close()
+			if rawCells {
+				src.ReadRawCells()
+			}
 			n, err := src.Scan()
 			if err != nil && path == "-" && guessed && errors.Is(err, exchange.ErrLooksJSON) {
 				return usagef("import -: stdin is read as CSV unless --format says otherwise, and it starts like JSON: pass --format jsonl (or --format json); nothing was imported")
@@ -144,11 +158,12 @@ A file refused as a whole exits 2.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "", "csv, jsonl or json (default: from the file's extension, else csv)")
-	fl.StringVar(&prefix, "key-prefix", "", "start of every row's idempotency key (default: import:<file name>)")
+	fl.StringVar(&prefix, "key-prefix", "", "start of every row's idempotency key (default: import); the row's position and content follow")
 	fl.BoolVar(&dryRun, "dry-run", false, "report what would happen and write nothing")
 	fl.BoolVar(&merge, "merge", false, "merge rows edited from an older version instead of reporting a conflict")
 	fl.BoolVar(&allOrNothing, "all-or-nothing", false, "write nothing when any row would not land (checked first; see above)")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.BoolVar(&rawCells, "raw-cells", false, "read CSV text cells as they are, without taking off the quote export puts before =, +, -, @ cells")
 	return cmd
 }
 

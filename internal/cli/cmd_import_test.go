@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -370,4 +371,103 @@ func TestCLI_ImportBadInputs(t *testing.T) {
 	// A file named .txt holding JSON Lines says it starts like JSON.
 	path := writeFile(t, "rows.txt", `{"kind":"product","sku":"J-1","name":"J"}`+"\n")
 	wantExit(t, "JSON in rows.txt", tandem(t, dsn, "import", path), exitUsage, "starts like JSON", "--format jsonl")
+}
+
+// TestCLI_ImportKeyIsContent: what makes two imports the same is their rows' content and
+// position, not the file's name. A row edited from version 1 (stock 12 → 5) lands by
+// --merge after someone renamed the product, and someone then sells one (5 → 4); the same
+// rows again, under another name or on stdin, must not merge the stock's delta of −7 in a
+// second time (4 → −3). Content changed at the same position applies.
+func TestCLI_ImportKeyIsContent(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.dsn(t)
+			p := mustCreate(t, dsn, "product", "sku=KEY-1", "name=Keyed", "stock=12")
+			id := fmt.Sprint(p.ID)
+			mustTandem(t, dsn, "set", "product", id, "name=Renamed", "--expect-version", "1")
+			const head = "kind,id,version,name,stock,base.name,base.stock\n"
+			edit := fmt.Sprintf(head+"product,%d,1,Keyed,5,Keyed,12\n", p.ID) // stock 12 → 5, from version 1
+			dir := t.TempDir()
+			file := func(name, data string) func() result {
+				return func() result {
+					path := filepath.Join(dir, name)
+					if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					return tandem(t, dsn, "import", path, "--merge")
+				}
+			}
+			stdin := func(data string) func() result {
+				return func() result {
+					cmd := tandemCmd(dsn, "import", "-", "--merge")
+					cmd.Stdin = strings.NewReader(data)
+					return runResult(t, cmd, []string{"import", "-", "--merge"})
+				}
+			}
+			check := func(what string, r result, wantStock float64) record {
+				t.Helper()
+				if r.code != 0 {
+					t.Fatalf("%s: exit %d\n%s%s", what, r.code, r.stdout, r.stderr)
+				}
+				got := mustGet(t, dsn, "product", p.ID)
+				if got.Fields["stock"] != wantStock || got.Fields["name"] != "Renamed" {
+					t.Fatalf("%s: stock %v name %v, want %v and Renamed\n%s", what, got.Fields["stock"], got.Fields["name"], wantStock, r.stdout)
+				}
+				return got
+			}
+			check("the file", file("export.csv", edit)(), 5)
+			mustTandem(t, dsn, "adjust", "product", id, "stock", "-1")
+			check("a copy under another name", file("export (1).csv", edit)(), 4)
+			cur := check("the same rows on stdin", stdin(edit)(), 4)
+			// The same position, new content: edited from the current version, 4 → 3.
+			changed := fmt.Sprintf(head+"product,%d,%d,Renamed,3,Renamed,4\n", p.ID, cur.Version)
+			check("content changed at the same position", file("export (2).csv", changed)(), 3)
+			mustTandem(t, dsn, "adjust", "product", id, "stock", "10")
+			check("the changed content on stdin", stdin(changed)(), 13)
+			check("the first file once more", file("export.csv", edit)(), 13)
+		})
+	}
+}
+
+// TestCLI_ImportJSONMembersExact: a JSON row's members are matched exactly. A member that
+// differs from a known one only by case ("ID" beside "id", "KIND", "Fields" beside
+// "fields", a field "Stock") makes its row invalid with the reason, and writes nothing;
+// encoding/json alone would update product "ID" names, or merge the two "fields".
+func TestCLI_ImportJSONMembersExact(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			dsn := be.dsn(t)
+			a := mustCreate(t, dsn, "product", "sku=CASE-A", "name=A", "stock=1")
+			b := mustCreate(t, dsn, "product", "sku=CASE-B", "name=B", "stock=2")
+			rows := []string{
+				fmt.Sprintf(`{"kind":"product","id":%d,"ID":%d,"fields":{"name":"by ID"}}`, a.ID, b.ID),
+				fmt.Sprintf(`{"kind":"product","KIND":"document","id":%d,"fields":{"name":"by KIND"}}`, a.ID),
+				fmt.Sprintf(`{"kind":"product","id":%d,"fields":{"name":"by fields"},"Fields":{"stock":99}}`, a.ID),
+				fmt.Sprintf(`{"kind":"product","id":%d,"fields":{"Stock":99}}`, b.ID),
+			}
+			r := tandem(t, dsn, "import", writeFile(t, "rows.jsonl", strings.Join(rows, "\n")+"\n"), "--json")
+			wantExit(t, "import of case twins", r, 2)
+			var rep struct {
+				Rows []exchange.Result `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("import --json: %v\n%s", err, r.stdout)
+			}
+			wants := []string{`member "ID" differs from "id" only by case`, `member "KIND" differs from "kind" only by case`,
+				`member "Fields" differs from "fields" only by case`, `fields: member "Stock" differs from the field "stock" only by case`}
+			if len(rep.Rows) != len(wants) {
+				t.Fatalf("%d rows reported, want %d:\n%s", len(rep.Rows), len(wants), r.stdout)
+			}
+			for i, want := range wants {
+				if got := rep.Rows[i]; got.Outcome != exchange.Invalid || !strings.Contains(got.Message, want) {
+					t.Errorf("row %d: %s %q; want invalid with %q", i+1, got.Outcome, got.Message, want)
+				}
+			}
+			for _, p := range []record{a, b} {
+				if got := mustGet(t, dsn, "product", p.ID); got.Version != 1 || got.Fields["name"] != p.Fields["name"] {
+					t.Errorf("product %d: version %d name %v; a refused row wrote it", p.ID, got.Version, got.Fields["name"])
+				}
+			}
+		})
+	}
 }

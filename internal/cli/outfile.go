@@ -41,6 +41,16 @@ func (o *outFile) refuseDatabase() error {
 
 // createOutput opens path for writing (see outFile). A directory is refused.
 func createOutput(path string) (*outFile, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		// A device, a FIFO or a socket, reached by the kernel's own lookup: /dev/stdout
+		// and /dev/fd/N are links to /proc/self/fd/N, whose text ("pipe:[…]") names no
+		// file, so they are opened as the system resolves them.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, outputError(path, err)
+		}
+		return &outFile{File: f, path: path, target: path}, nil
+	}
 	target, err := followLinks(path)
 	if err != nil {
 		return nil, outputError(path, err)
@@ -219,6 +229,12 @@ func createBeside(target string, perm fs.FileMode) (*os.File, error) {
 		return f, err
 	}
 	return nil, fmt.Errorf("could not make a temporary file in %s", dir)
+}
+
+// terminal reports whether o is a terminal (-o /dev/tty, or /dev/stdout when stdout is
+// one): what is written there must pass through the sanitiser, as on stdout.
+func (o *outFile) terminal() bool {
+	return !o.temp && isTerminal(o.File)
 }
 
 // Commit closes the file and, for a temporary file, renames it over the target.

@@ -463,6 +463,13 @@ func TestReader_BadFiles(t *testing.T) {
 		{"NoDuplicateInStringsJSON", `{"kind":"product","id":1,"fields":{"name":"a\"{,\"name\":","price":2}}`, JSONL, 1, `price: 2 is a JSON number`},
 		{"DuplicateMemberJSON", `{"kind":"product","id":1,"id":2,"fields":{"name":"a"}}`, JSONL, 1, `"id" appears twice in the row`},
 		{"UnknownFieldJSON", `{"kind":"product","fields":{"colour":"red"}}`, JSONL, 1, "colour"},
+		{"MemberCaseJSON", `{"kind":"product","id":4,"ID":5,"fields":{"name":"a"}}`, JSONL, 1, `member "ID" differs from "id" only by case`},
+		{"KindCaseJSON", `{"kind":"product","KIND":"document","id":1,"fields":{"title":"a"}}`, JSONL, 1, `member "KIND" differs from "kind" only by case`},
+		{"KelvinKindJSON", `{"kind":"product","\u212aind":"document","id":1}`, JSONL, 1, `member "\u212aind" differs from "kind" only by case`},
+		{"FieldsCaseJSON", `{"kind":"product","id":1,"fields":{"name":"a"},"Fields":{"stock":7}}`, JSONL, 1, `member "Fields" differs from "fields" only by case`},
+		{"FieldCaseJSON", `{"kind":"product","id":1,"fields":{"Stock":7}}`, JSONL, 1, `fields: member "Stock" differs from the field "stock" only by case`},
+		{"BaseFieldCaseJSON", `{"kind":"product","id":1,"fields":{"stock":7},"base":{"STOCK":5}}`, JSONL, 1, `base: member "STOCK" differs from the field "stock" only by case`},
+		{"UnknownMemberJSON", `{"kind":"product","id":1,"colour":"red"}`, JSONL, 1, `unknown field "colour"`},
 		{"InvalidUTF8", "kind,id,name\nproduct,1,ok\nproduct,2,bad\xff\n", CSV, 3, "UTF-8"},
 		{"InvalidUTF8JSON", "{\"kind\":\"product\",\"fields\":{\"name\":\"bad\xff\"}}\n", JSONL, 1, "UTF-8"},
 		{"LoneSurrogateJSON", `{"kind":"product","fields":{"name":"a\ud800b"}}`, JSONL, 1, "U+D800, half of a UTF-16 surrogate pair"},
@@ -657,4 +664,47 @@ func TestImport_PipeLeavesNoFiles(t *testing.T) {
 	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
 		t.Errorf("temporary files left during the import: %v %v", left, err)
 	}
+}
+
+// TestImport_KeyHoldsContent: a row's key holds its content, not only the prefix and its
+// position. Changed content at the same position under the same prefix applies; the same
+// content again applies nothing twice, even where applying it again would add a counter's
+// delta again (--merge of a stale row).
+func TestImport_KeyHoldsContent(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		ctx := as(t, alice)
+		if _, err := st.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "K-1", "name": "Keyed", "stock": int64(12)}); err != nil {
+			t.Fatal(err)
+		}
+		stock := func() int64 {
+			t.Helper()
+			r, err := st.FindRecord(ctx, store.KindProduct, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Fields["stock"].(int64)
+		}
+		const head = "kind,id,version,stock,base.stock\n"
+		first := []byte(head + "product,1,1,5,12\n") // 12 → 5, edited from version 1
+		second := []byte(head + "product,1,2,3,5\n") // 5 → 3, edited from version 2
+		opt := ImportOptions{Merge: true, KeyPrefix: "same"}
+		for _, step := range []struct {
+			name      string
+			data      []byte
+			want      Outcome
+			wantStock int64
+		}{
+			{"first content", first, Updated, 5},
+			{"first content again", first, Unchanged, 5},
+			{"changed content, same position", second, Updated, 3},
+			{"changed content again", second, Unchanged, 3},
+			{"first content a third time", first, Unchanged, 3},
+		} {
+			res, _ := mustImport(t, ctx, st, step.data, CSV, opt)
+			if res[0].Outcome != step.want || stock() != step.wantStock {
+				t.Fatalf("%s: %s (%s), stock %d; want %s, stock %d", step.name, res[0].Outcome, res[0].Message, stock(), step.want, step.wantStock)
+			}
+		}
+	})
 }

@@ -107,11 +107,16 @@ func (im *Importer) copyState(ctx context.Context) (*store.CopyState, error) {
 // MaxKeyPrefix is the longest --key-prefix (the key adds a position and a digest).
 const MaxKeyPrefix = 120
 
+// DefaultKeyPrefix starts the rows' keys of an import that names no prefix. It is the same
+// for every file: what makes two imports the same is their rows' content and positions,
+// never the name of the file (or stdin) they came from.
+const DefaultKeyPrefix = "import"
+
 // Key returns the idempotency key of the row at position pos (0 for the first row): the
-// prefix, the position, the writer's role and the row's content digest. The same file
-// imported again (or re-run after being killed) gives every row the key it had, so rows
-// already applied replay instead of applying twice; a changed row, or the same row at
-// another position, gets a new key.
+// prefix, the position, the writer's role and the row's content digest. The same rows
+// imported again (from any file or stdin, or re-run after being killed) get the keys they
+// had, so rows already applied replay instead of applying twice; a changed row, or the same
+// row at another position, gets a new key.
 func (im *Importer) Key(role store.Role, pos int, row *Row) string {
 	return im.opt.KeyPrefix + ":" + strconv.Itoa(pos) + ":" + string(role) + ":" + row.Digest
 }
@@ -788,6 +793,20 @@ type Source struct {
 	err    error
 	digest fileDigest // of the first pass's bytes, which every later pass checks
 	rec    *recorder  // the first pass's
+	raw    bool       // CSV text cells are read as they are (Reader.ReadRawCells)
+}
+
+// ReadRawCells makes every pass read CSV text cells as they are, not undefused (see
+// Reader.ReadRawCells). Call it before the first pass.
+func (s *Source) ReadRawCells() { s.raw = true }
+
+// newReader returns a Reader of r for one pass.
+func (s *Source) newReader(r io.Reader) (*Reader, error) {
+	x, err := NewReader(r, s.format, s.reg)
+	if err == nil && s.raw {
+		x.ReadRawCells()
+	}
+	return x, err
 }
 
 // NewSource returns a Source reading r in format. A regular file (or another io.Seeker that
@@ -848,7 +867,7 @@ func (s *Source) open() (*Reader, error) {
 			r = s.first
 		}
 		s.rec = newRecorder(r, &s.digest)
-		return NewReader(s.rec, s.format, s.reg)
+		return s.newReader(s.rec)
 	}
 	if !s.digest.done {
 		return nil, fmt.Errorf("import: the file was not read whole before (Source.Scan)")
@@ -860,7 +879,7 @@ func (s *Source) open() (*Reader, error) {
 	if s.spool != nil {
 		r = s.spool
 	}
-	return NewReader(newVerifier(r, &s.digest), s.format, s.reg)
+	return s.newReader(newVerifier(r, &s.digest))
 }
 
 // Scan reads every row of the file, keeping none, and returns how many there are; a

@@ -77,7 +77,13 @@ type Reader struct {
 	rows int
 
 	looksJSON bool // a CSV file's first character that is not a space is { or [
+	rawCells  bool // CSV text cells are read as they are, not undefused (cells.go)
 }
+
+// ReadRawCells makes x read CSV text cells as they are. By default a cell that export
+// defused for spreadsheets (a quote before a formula trigger, cells.go) is read without
+// that quote.
+func (x *Reader) ReadRawCells() { x.rawCells = true }
 
 // ErrLooksJSON is wrapped by the error of a CSV file whose header cannot be read and that
 // starts like JSON ({ or [): it was likely meant to be read as JSON Lines or JSON.
@@ -355,7 +361,11 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			row.Empty = append(row.Empty, name)
 			continue
 		}
-		v, err := parseCell(f, cells[c])
+		text := cells[c]
+		if !x.rawCells && defusable(f) {
+			text = undefuse(text)
+		}
+		v, err := parseCell(f, text)
 		if err != nil {
 			bad(err)
 			continue
@@ -445,12 +455,13 @@ func short(s string) string {
 }
 
 // duplicateKey returns the first member name that appears twice in one object of the JSON
-// value b (with the path of the object, "" for the row itself), or "" when there is none.
+// value b (with the path of the object, "" for the row itself), or "" when there is none,
+// and the names of the row's own members (those of the outermost object), in order.
 // encoding/json keeps the last of two equal names silently; a row that names a field twice
 // says two things, and the import refuses it rather than pick one. b must be valid JSON (it
 // was decoded first): the scan only tracks strings, objects and arrays. It costs a few
 // percent of the decoding (BenchmarkReadAll), where json.Decoder.Token cost twice it.
-func duplicateKey(b []byte) (name, path string) {
+func duplicateKey(b []byte) (name, path string, members []string) {
 	type frame struct {
 		object    bool
 		expectKey bool
@@ -469,6 +480,9 @@ func duplicateKey(b []byte) (name, path string) {
 			}
 			stack = append(stack, frame{object: b[i] == '{', expectKey: b[i] == '{', path: sub})
 		case '}', ']':
+			if len(stack) == 2 {
+				members = top.keys
+			}
 			stack = stack[:len(stack)-1]
 		case ',':
 			if top.object {
@@ -487,11 +501,11 @@ func duplicateKey(b []byte) (name, path string) {
 				key := string(b[i+1 : j])
 				if escaped {
 					if err := json.Unmarshal(b[i:j+1], &key); err != nil {
-						return "", ""
+						return "", "", nil
 					}
 				}
 				if slices.Contains(top.keys, key) {
-					return key, top.path
+					return key, top.path, nil
 				}
 				top.keys = append(top.keys, key)
 				top.last, top.expectKey = key, false
@@ -499,7 +513,7 @@ func duplicateKey(b []byte) (name, path string) {
 			i = j
 		}
 	}
-	return "", ""
+	return "", "", members
 }
 
 // parseNumber parses an id or version cell: "" is 0 (none). An id above store.MaxID is
@@ -568,7 +582,9 @@ func (x *Reader) finish(row *Row, errs []string) {
 	row.Digest = hex.EncodeToString(sum[:12])
 }
 
-// jsonRow is a row of a JSON import.
+// jsonRow is a row of a JSON import. encoding/json matches its members in any case
+// ("ID" as id, "Fields" as fields, filling one map from both); parseJSON refuses such
+// members (caseTwin), so that they are matched exactly.
 type jsonRow struct {
 	Kind      string          `json:"kind"`
 	ID        json.RawMessage `json:"id"` // raw: a json.Number would take "3" as 3
@@ -577,6 +593,20 @@ type jsonRow struct {
 	Base      map[string]any  `json:"base"`
 	UpdatedBy any             `json:"updated_by"`
 	UpdatedAt any             `json:"updated_at"`
+}
+
+// jsonMembers are the members of a JSON row, as jsonRow names them.
+var jsonMembers = []string{colKind, colID, colVersion, "fields", "base", colUpdatedBy, colUpdatedAt}
+
+// caseTwin returns the name among names that differs from name only by case, as
+// encoding/json would match it (strings.EqualFold), or "".
+func caseTwin(name string, names []string) string {
+	for _, n := range names {
+		if n != name && strings.EqualFold(n, name) {
+			return n
+		}
+	}
+	return ""
 }
 
 func (x *Reader) nextJSONL() (*Row, error) {
@@ -717,13 +747,20 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		row.Err = rowErrorf("not a record object: %v", err)
 		return
 	}
-	if name, path := duplicateKey(b); name != "" {
+	name, path, members := duplicateKey(b)
+	if name != "" {
 		where := "the row"
 		if path != "" {
 			where = fmt.Sprintf("%q", path)
 		}
 		row.Err = rowErrorf("%q appears twice in %s: a row names each member once", name, where)
 		return
+	}
+	for _, m := range members {
+		if twin := caseTwin(m, jsonMembers); twin != "" && !slices.Contains(jsonMembers, m) {
+			row.Err = rowErrorf("member %+q differs from %q only by case: a row's members are matched exactly", m, twin)
+			return
+		}
 	}
 	kind, err := store.ParseKind(jr.Kind)
 	if err != nil {
@@ -741,11 +778,14 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	}
 	row.ID = num(colID, jr.ID)
 	row.Version = num(colVersion, jr.Version)
-	values := func(m map[string]any) store.Values {
+	values := func(member string, m map[string]any) store.Values {
 		out := store.Values{}
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			f, err := x.reg.Field(kind, name)
 			if err != nil {
+				if twin := caseTwin(name, x.fieldNames(kind)); twin != "" {
+					err = rowErrorf("%s: member %+q differs from the field %q only by case: a row's members are matched exactly", member, name, twin)
+				}
 				errs = append(errs, err.Error())
 				continue
 			}
@@ -758,9 +798,18 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 		}
 		return out
 	}
-	row.Set = values(jr.Fields)
+	row.Set = values("fields", jr.Fields)
 	if jr.Base != nil {
-		row.Base = values(jr.Base)
+		row.Base = values("base", jr.Base)
 	}
 	x.finish(row, errs)
+}
+
+// fieldNames returns the names of kind's fields.
+func (x *Reader) fieldNames(kind store.Kind) []string {
+	var names []string
+	for _, f := range x.reg.Fields(kind) {
+		names = append(names, f.Name)
+	}
+	return names
 }

@@ -21,6 +21,7 @@ type Writer struct {
 	fields []*store.Field
 	base   bool
 	tty    bool
+	raw    bool // cells as they are, not defused for spreadsheets
 
 	bw   *bufio.Writer // CSV: the buffer lines go through
 	row  []byte        // CSV: the line being built, reused
@@ -42,6 +43,11 @@ type WriterOptions struct {
 	// changes the data; set it only when the output goes to a terminal, not to a file or a
 	// pipe. JSON is always written with such characters escaped, which keeps the data.
 	Terminal bool
+	// RawCells writes CSV text cells as they are. Without it a text cell that a
+	// spreadsheet would take for a formula (it starts with =, +, -, @, a tab or a
+	// carriage return) gets a single quote in front, which import takes off again
+	// (cells.go). JSON is never changed.
+	RawCells bool
 }
 
 // NewWriter returns a Writer of records of kind to w. EINVALID for an unknown field.
@@ -53,7 +59,7 @@ func NewWriter(w io.Writer, format Format, reg *store.Registry, kind store.Kind,
 	if err != nil {
 		return nil, err
 	}
-	x := &Writer{w: w, format: format, kind: kind, fields: fields, base: o.Base, tty: o.Terminal}
+	x := &Writer{w: w, format: format, kind: kind, fields: fields, base: o.Base, tty: o.Terminal, raw: o.RawCells}
 	switch format {
 	case CSV:
 		x.bw = bufio.NewWriter(w)
@@ -132,8 +138,8 @@ func (x *Writer) Write(r *store.Record) error {
 }
 
 // writeCSV writes one record as a CSV line: each value formatted straight into the reused
-// line (appendCell), quoted as encoding/csv quotes; on a terminal each cell passes through
-// safe.Text first.
+// line (appendCell), defused for spreadsheets unless the cells are raw (cells.go), quoted as
+// encoding/csv quotes; on a terminal each cell passes through safe.Text first.
 func (x *Writer) writeCSV(r *store.Record) error {
 	b := x.row[:0]
 	b = append(append(b, r.Kind...), ',')
@@ -142,13 +148,20 @@ func (x *Writer) writeCSV(r *store.Record) error {
 	values := func() {
 		for _, f := range x.fields {
 			b = append(b, ',')
+			defused := !x.raw && defusable(f)
 			if x.tty {
 				x.cell = appendCell(x.cell[:0], f, r.Fields[f.Name])
+				if defused {
+					x.cell = appendDefused(x.cell, 0)
+				}
 				b = appendCSVField(b, safe.Text(string(x.cell)))
 				continue
 			}
 			start := len(b)
 			b = appendCell(b, f, r.Fields[f.Name])
+			if defused {
+				b = appendDefused(b, start)
+			}
 			if csvNeedsQuotes(b[start:]) {
 				// The cell needs quotes: copied aside, then written back quoted.
 				x.cell = append(x.cell[:0], b[start:]...)
@@ -160,11 +173,15 @@ func (x *Writer) writeCSV(r *store.Record) error {
 	if x.base {
 		values()
 	}
+	by := r.UpdatedBy
+	if !x.raw {
+		by = defuse(by)
+	}
 	if x.tty {
-		b = appendCSVField(append(b, ','), safe.Text(r.UpdatedBy))
+		b = appendCSVField(append(b, ','), safe.Text(by))
 		b = append(appendCSVField(append(b, ','), safe.Text(formatTime(r))), '\n')
 	} else {
-		b = appendCSVField(append(b, ','), r.UpdatedBy)
+		b = appendCSVField(append(b, ','), by)
 		// The time formatted straight into the line: it never needs quotes (digits, '-',
 		// ':', '.', 'T', 'Z').
 		b = append(appendTime(append(b, ','), r), '\n')
