@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,34 @@ type CopyState struct {
 	// Held is how many of the source's records the copy holds back (Stale): a sync read
 	// them but could not write them yet.
 	Held int
+	// Mark is what the source's change Position was when the copy read it (ChangeMark),
+	// so that a sync can tell whether the source still has that change as it was; "" when
+	// Position is 0 or the copy has not kept it yet.
+	Mark string
+}
+
+// FeedPoint is a place in a source's change feed: the id of a change and its mark
+// (ChangeMark), which tells that change from another one that took the same id later (a
+// source put back from an older backup and written to again hands out the same ids anew).
+// The zero FeedPoint is no place: a write given it leaves the copy's position alone.
+type FeedPoint struct {
+	ID   int64
+	Mark string
+}
+
+// PointOf returns the feed point of change c.
+func PointOf(c Change) FeedPoint { return FeedPoint{ID: c.ID, Mark: ChangeMark(c)} }
+
+// ChangeMark describes change c in one line: its event, record or lease, version, writer
+// and time. The same change read again from the same store gives the same mark; a change
+// written later under the same id (after a restore) gives another one, since its time at
+// least differs.
+func ChangeMark(c Change) string {
+	what := fmt.Sprintf("%s %s %d v%d", c.Event, c.Kind, c.RecordID, c.Version)
+	if c.Group != "" {
+		what += fmt.Sprintf(" (%s, fence %d)", c.Group, c.Fence)
+	}
+	return fmt.Sprintf("%s by %s at %s", what, c.Actor, c.At.UTC().Format(time.RFC3339Nano))
 }
 
 // InScope reports whether kind is one of the kinds the copy holds.
@@ -113,7 +142,7 @@ type WorkingCopy interface {
 	// CopyState returns the copy's state. ENOTFOUND when the store is not a working copy.
 	CopyState(ctx context.Context) (*CopyState, error)
 	// StartCopy makes an empty store a working copy of the source s describes (SourceID,
-	// Source, Kinds, Subtree, Position): from then on every local save is also written to
+	// Source, Kinds, Subtree, Position, Mark): from then on every local save is also written to
 	// the outbox. EINVALID when the store holds records or is a working copy already.
 	StartCopy(ctx context.Context, s CopyState) error
 	// ApplySource writes records as the source has them (values, version, updated_at,
@@ -123,17 +152,18 @@ type WorkingCopy interface {
 	// takes the record's values as theirs when the source has it again (a restore).
 	// Documents outside the copy's subtree are skipped; the subtree's root is written
 	// without its parent, which is not in the copy; a document whose parent is not in the
-	// copy yet waits (Stale). When position is above the stored one, it becomes the
-	// copy's feed position.
-	ApplySource(ctx context.Context, recs []*Record, position int64) error
+	// copy yet waits (Stale). When at.ID is above the stored position, at becomes the
+	// copy's feed position and mark; at the stored position, its mark is kept when the
+	// copy has none.
+	ApplySource(ctx context.Context, recs []*Record, at FeedPoint) error
 	// ApplyGone removes records of kind the source no longer has (deleted there), with
 	// their base, without adding to the outbox, and says how many it removed. A record
 	// with outbox entries or an open conflict stays: its push meets the delete and becomes
 	// a conflict a person settles.
 	// A document that still has children in the copy stays too, marked Stale, so that a
-	// later sync removes it once they are gone. When position is above the stored one, it
-	// becomes the copy's feed position.
-	ApplyGone(ctx context.Context, kind Kind, ids []int64, position int64) (removed int, err error)
+	// later sync removes it once they are gone. at moves the copy's feed position as in
+	// ApplySource.
+	ApplyGone(ctx context.Context, kind Kind, ids []int64, at FeedPoint) (removed int, err error)
 	// DropRecord removes a record together with its outbox entries and its conflict: the
 	// person accepted that the source deleted it. EINVALID when it has children in the copy.
 	DropRecord(ctx context.Context, kind Kind, id int64) error

@@ -121,16 +121,8 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
 			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
 	}
-	last, err := src.LastChangeID(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sync: read the source's change feed: %w", err)
-	}
-	if last < st.Position {
-		// Changes this copy has read are not on the source any more: it was put back
-		// from an older backup. A pull would find nothing and call the copy in sync.
-		return nil, refusal{store.Errorf(store.EINVALID, "the source's change log ends at change %d, but this copy has read it up to change %d: "+
-			"the source was restored from an older backup. Nothing was pulled or pushed. Keep this file (its %d pending changes and "+
-			"%d conflicts stay here), make a new clone of the source, and copy your changes into it", last, st.Position, st.Pending, st.Conflict)}
+	if err := checkPosition(ctx, src, wc, st); err != nil {
+		return nil, err
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
 	for round := 0; round < maxRounds; round++ {
@@ -174,6 +166,73 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	return s.rep, nil
 }
 
+// checkPosition makes sure the source still has the change the copy read last, as it was
+// (store.ChangeMark): one lookup by id. A source put back from an older backup has lost the
+// changes after the backup; once written to again, it hands out their ids anew, to other
+// changes. A pull from the copy's position would then never read those, and the copy would
+// keep values the source lost, both sides calling themselves in sync. Such a source is
+// refused (a *RewoundError) before anything moves. A copy that has not kept the mark of its
+// position yet (made by an older tandem) takes it here, once the change is found.
+func checkPosition(ctx context.Context, src store.Store, wc store.WorkingCopy, st *store.CopyState) error {
+	if st.Position == 0 {
+		return nil // the source's log was empty at the clone: nothing read can be lost
+	}
+	chs, err := src.Changes(ctx, st.Position-1, 1)
+	if err != nil {
+		return fmt.Errorf("sync: read the source's change feed: %w", err)
+	}
+	rw := &RewoundError{Position: st.Position, Read: st.Mark, Pending: st.Pending, Conflicts: st.Conflict}
+	switch {
+	case len(chs) == 0 || chs[0].ID != st.Position:
+		if rw.Last, err = src.LastChangeID(ctx); err != nil {
+			return fmt.Errorf("sync: read the source's change feed: %w", err)
+		}
+	case st.Mark == "":
+		return wc.ApplySource(ctx, nil, store.PointOf(chs[0]))
+	case store.ChangeMark(chs[0]) != st.Mark:
+		rw.Now = store.ChangeMark(chs[0])
+	default:
+		return nil
+	}
+	return refusal{rw}
+}
+
+// RewoundError is the refusal of a source that no longer has the change the copy read
+// last, as the copy read it: it was put back from an older backup. Nothing was pulled or
+// pushed. Its code is EINVALID.
+type RewoundError struct {
+	Position  int64  // the change the copy has read the source up to
+	Read      string // that change as the copy read it (store.ChangeMark; "" when not kept)
+	Now       string // the change the source has under that id now ("" when none)
+	Last      int64  // when Now is "": the source's newest change id
+	Pending   int    // the copy's outbox entries, which stay
+	Conflicts int    // the copy's open conflicts, which stay
+}
+
+// Error says what happened; the command that prints it adds the ways on.
+func (e *RewoundError) Error() string {
+	read := fmt.Sprintf("change %d", e.Position)
+	if e.Read != "" {
+		read = fmt.Sprintf("change %d (%s)", e.Position, e.Read)
+	}
+	var now string
+	switch {
+	case e.Now != "":
+		now = fmt.Sprintf("the source's change %d is now another one (%s)", e.Position, e.Now)
+	case e.Last < e.Position:
+		now = fmt.Sprintf("the source's change log ends at change %d", e.Last)
+	default:
+		now = fmt.Sprintf("the source has no change %d any more", e.Position)
+	}
+	return fmt.Sprintf("the source went back in time: this copy has read its changes up to %s, but %s. The source was put back "+
+		"from an older backup, and changes this copy read are not on it any more; writes made there since may carry ids this "+
+		"copy counts as read, and a pull would never see them. Nothing was pulled or pushed; the copy keeps its records, its "+
+		"%d pending changes and its %d conflicts", read, now, e.Pending, e.Conflicts)
+}
+
+// Unwrap gives the error its code, EINVALID, for store.ErrorCode.
+func (e *RewoundError) Unwrap() error { return &store.Error{Code: store.EINVALID, Message: e.Error()} }
+
 type syncer struct {
 	src store.Store
 	wc  store.WorkingCopy
@@ -200,13 +259,13 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
 		}
 		if gone := missing(ids, recs); len(gone) > 0 {
-			removed, err := s.wc.ApplyGone(ctx, kind, gone, 0)
+			removed, err := s.wc.ApplyGone(ctx, kind, gone, store.FeedPoint{})
 			if err != nil {
 				return n, fmt.Errorf("sync: %w", err)
 			}
 			s.rep.Removed += removed
 		}
-		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
+		if err := s.wc.ApplySource(ctx, recs, store.FeedPoint{}); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
 		}
 		for _, r := range recs {
@@ -265,10 +324,11 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 				gone[kind] = g
 			}
 		}
-		pos = chs[len(chs)-1].ID
-		at := pos
+		last := store.PointOf(chs[len(chs)-1])
+		pos = last.ID
+		at := last
 		if len(gone) > 0 {
-			at = 0
+			at = store.FeedPoint{}
 		}
 		if err := s.wc.ApplySource(ctx, recs, at); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
@@ -280,9 +340,9 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			}
 		}
 		for i, kind := range kinds {
-			at := int64(0)
+			at := store.FeedPoint{}
 			if i == len(kinds)-1 {
-				at = pos // the position moves with the last write of the page only
+				at = last // the position moves with the last write of the page only
 			}
 			removed, err := s.wc.ApplyGone(ctx, kind, gone[kind], at)
 			if err != nil {

@@ -34,8 +34,9 @@ var _ store.WorkingCopy = (*DB)(nil)
 // Counter fields need no flag for "relative": a counter's change is pushed as its delta
 // (after − before), which is what the counter merge rule does with it anyway.
 
-// copyFormat is the version of the wc_* tables' layout.
-const copyFormat = 1
+// copyFormat is the version of the wc_* tables' layout. Format 2 added wc_meta.mark; a
+// format-1 copy is brought to it by the first write that moves its position (upgradeCopy).
+const copyFormat = 2
 
 // localIDBase is where local ids of records created in a working copy start, so they never
 // meet the ids of records that come from the source.
@@ -50,6 +51,7 @@ CREATE TABLE wc_meta (
     kinds     TEXT    NOT NULL, -- JSON array
     subtree   INTEGER NOT NULL DEFAULT 0,
     position  INTEGER NOT NULL,
+    mark      TEXT    NOT NULL DEFAULT '', -- what the source's change at position was (store.ChangeMark)
     cloned_at TEXT    NOT NULL,
     synced_at TEXT,
     applying  INTEGER NOT NULL DEFAULT 0 -- set only inside a transaction that writes the source's state
@@ -244,8 +246,8 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		for i, k := range s.Kinds {
 			kinds[i] = string(k)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO wc_meta (id, format, source_id, source, kinds, subtree, position, cloned_at)
-			VALUES (1, ?, ?, ?, ?, ?, ?, ?)`, copyFormat, s.SourceID, s.Source, jsonText(kinds), s.Subtree, s.Position, formatTime(tx.now))
+		_, err := tx.ExecContext(ctx, `INSERT INTO wc_meta (id, format, source_id, source, kinds, subtree, position, mark, cloned_at)
+			VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`, copyFormat, s.SourceID, s.Source, jsonText(kinds), s.Subtree, s.Position, s.Mark, formatTime(tx.now))
 		return err
 	})
 	if err == nil {
@@ -297,6 +299,11 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 	if synced.Valid {
 		if s.SyncedAt, err = parseTime(synced.String); err != nil {
 			return nil, err
+		}
+	}
+	if format >= 2 {
+		if err := db.read.QueryRowContext(ctx, `SELECT mark FROM wc_meta`).Scan(&s.Mark); err != nil {
+			return nil, mapErr("read working copy", err)
 		}
 	}
 	s.Pending, s.Conflict = pending, cfl
@@ -419,7 +426,7 @@ func hasLocalState(ctx context.Context, tx *wcTx, kind store.Kind, id int64) (bo
 }
 
 // ApplySource writes records as the source has them (store.WorkingCopy).
-func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position int64) error {
+func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, at store.FeedPoint) error {
 	err := db.inTx(ctx, "apply source records", func(t *tx) error {
 		tx, err := newWCTx(ctx, t)
 		if err != nil {
@@ -486,8 +493,7 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		if err := logPulled(ctx, tx, all, before); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
-		return err
+		return movePosition(ctx, tx, at)
 	})
 	return mapErr("apply source records", err)
 }
@@ -576,7 +582,7 @@ func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record
 }
 
 // ApplyGone removes records the source deleted (store.WorkingCopy).
-func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, position int64) (int, error) {
+func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, at store.FeedPoint) (int, error) {
 	t, err := table(kind)
 	if err != nil {
 		return 0, err
@@ -628,10 +634,39 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, posit
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
-		return err
+		return movePosition(ctx, tx, at)
 	})
 	return removed, mapErr("apply source deletes", err)
+}
+
+// movePosition moves the copy's feed position forward to at inside tx, or takes at's mark
+// for the position the copy is at when it has none (store.WorkingCopy.ApplySource).
+func movePosition(ctx context.Context, tx *wcTx, at store.FeedPoint) error {
+	if at.ID == 0 {
+		return nil
+	}
+	if err := upgradeCopy(ctx, tx); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET position = ?1, mark = ?2
+		WHERE ?1 > position OR (?1 = position AND mark = '')`, at.ID, at.Mark)
+	return err
+}
+
+// upgradeCopy brings a format-1 working copy to copyFormat inside tx: it adds wc_meta.mark.
+func upgradeCopy(ctx context.Context, tx *wcTx) error {
+	var format int
+	if err := tx.QueryRowContext(ctx, `SELECT format FROM wc_meta`).Scan(&format); err != nil {
+		return fmt.Errorf("read working copy format: %w", err)
+	}
+	if format >= 2 {
+		return nil
+	}
+	if _, err := tx.Tx.ExecContext(ctx, `ALTER TABLE wc_meta ADD COLUMN mark TEXT NOT NULL DEFAULT ''`); err != nil {
+		return fmt.Errorf("upgrade working copy: %w", err)
+	}
+	_, err := tx.Tx.ExecContext(ctx, `UPDATE wc_meta SET format = 2`)
+	return err
 }
 
 // removeLocal removes record id of table t from the copy with its base, stale mark, outbox

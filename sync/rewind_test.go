@@ -1,0 +1,186 @@
+package sync_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+// rewindable is a SQLite source whose file can be put back from a backup taken earlier.
+type rewindable struct {
+	t    *testing.T
+	path string
+	db   *sqlite.DB
+}
+
+func newRewindable(t *testing.T) *rewindable {
+	r := &rewindable{t: t, path: filepath.Join(t.TempDir(), "source.db")}
+	r.open()
+	t.Cleanup(func() { r.db.Close() })
+	return r
+}
+
+func (r *rewindable) open() {
+	db, err := sqlite.Open(context.Background(), r.path, store.Options{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.db = db
+}
+
+// backup closes the source, copies its file aside and opens it again.
+func (r *rewindable) backup() string {
+	r.t.Helper()
+	r.db.Close()
+	to := r.path + ".bak"
+	mustCopyFile(r.t, r.path, to)
+	r.open()
+	return to
+}
+
+// restore closes the source, puts the backup's file in its place and opens it again.
+func (r *rewindable) restore(from string) {
+	r.t.Helper()
+	r.db.Close()
+	for _, s := range []string{"-wal", "-shm"} {
+		if err := os.Remove(r.path + s); err != nil && !os.IsNotExist(err) {
+			r.t.Fatal(err)
+		}
+	}
+	mustCopyFile(r.t, from, r.path)
+	r.open()
+}
+
+func mustCopyFile(t *testing.T, from, to string) {
+	t.Helper()
+	if _, err := os.Stat(from + "-wal"); err == nil {
+		t.Fatalf("%s has a -wal file after its store was closed", from)
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSync_SourceRewound: a source put back from an older backup is refused before anything
+// moves, whether it was written to since (the copy's last change has another one's id now)
+// or not (its log ends before the copy's position).
+func TestSync_SourceRewound(t *testing.T) {
+	for _, written := range []bool{true, false} {
+		name := "written since"
+		if !written {
+			name = "not written since"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			src := newRewindable(t)
+			f := seed(t, src.db)
+			wc := mustClone(t, src.db, "copy")
+			bak := src.backup()
+			mustSet(t, src.db, "carol", store.KindProduct, f.disjoint, store.Values{"name": "lost on the source"})
+			mustSet(t, src.db, "carol", store.KindDocument, f.text, store.Values{"title": "lost title"})
+			mustAdjust(t, src.db, "carol", f.counter, 5)
+			mustSync(t, src.db, wc)
+			mustSet(t, wc, "alice", store.KindProduct, f.same, store.Values{"name": "alice offline"})
+			before, err := wc.CopyState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			src.restore(bak)
+			if written {
+				mustSet(t, src.db, "bob", store.KindProduct, f.leased, store.Values{"name": "bob after the restore"})
+				mustSet(t, src.db, "bob", store.KindDocument, f.overlap, store.Values{"title": "bob's title"})
+				mustAdjust(t, src.db, "bob", f.counter, -1)
+			}
+			_, err = tsync.Sync(ctx, src.db, wc)
+			var rw *tsync.RewoundError
+			if !errors.As(err, &rw) || !tsync.Refused(err) || store.ErrorCode(err) != store.EINVALID {
+				t.Fatalf("sync from the rewound source: %v (code %s), want a refusal", err, store.ErrorCode(err))
+			}
+			if written && rw.Now == "" {
+				t.Errorf("refusal does not say the source's change %d is another one now: %v", rw.Position, err)
+			}
+			if !written && !strings.Contains(err.Error(), "log ends at change") {
+				t.Errorf("refusal does not say where the source's log ends: %v", err)
+			}
+			if !strings.Contains(err.Error(), "older backup") || !strings.Contains(err.Error(), "Nothing was pulled or pushed") {
+				t.Errorf("refusal: %v", err)
+			}
+			after, err := wc.CopyState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Position != before.Position || after.Mark != before.Mark || after.Pending != before.Pending {
+				t.Errorf("the refused sync changed the copy: %+v, was %+v", after, before)
+			}
+			if got := mustGet(t, wc, store.KindProduct, f.disjoint).Fields["name"]; got != "lost on the source" {
+				t.Errorf("the copy lost the value the source lost: %v", got)
+			}
+			if got := mustGet(t, wc, store.KindProduct, f.leased).Fields["name"]; got == "bob after the restore" {
+				t.Errorf("the refused sync pulled the rewound source's write")
+			}
+			// Refused again, the same way, until a person acts.
+			if _, err := tsync.Sync(ctx, src.db, wc); !errors.As(err, &rw) {
+				t.Errorf("second sync: %v, want the same refusal", err)
+			}
+		})
+	}
+}
+
+// TestSync_OldCopyTakesMark: a copy made before copies kept the mark of their position
+// (format 1, no wc_meta.mark) syncs as before, takes the mark at its first sync, and is
+// refused from then on when its source is put back.
+func TestSync_OldCopyTakesMark(t *testing.T) {
+	ctx := context.Background()
+	src := newRewindable(t)
+	f := seed(t, src.db)
+	wc := mustClone(t, src.db, "copy")
+	bak := src.backup()
+	mustSet(t, src.db, "carol", store.KindProduct, f.disjoint, store.Values{"name": "lost on the source"})
+	mustSync(t, src.db, wc)
+	raw, err := sql.Open("sqlite", wc.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`ALTER TABLE wc_meta DROP COLUMN mark`, `UPDATE wc_meta SET format = 1`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("make the copy a format-1 copy: %v", err)
+		}
+	}
+	if st, err := wc.CopyState(ctx); err != nil || st.Mark != "" {
+		t.Fatalf("format-1 copy: %+v, %v", st, err)
+	}
+	mustSync(t, src.db, wc)
+	st, err := wc.CopyState(ctx)
+	if err != nil || !strings.Contains(st.Mark, "product") || !strings.Contains(st.Mark, "carol") {
+		t.Fatalf("after its first sync the copy's mark is %q (%v), want carol's save", st.Mark, err)
+	}
+	src.restore(bak)
+	mustSet(t, src.db, "bob", store.KindProduct, f.leased, store.Values{"name": "bob after the restore"})
+	var rw *tsync.RewoundError
+	if _, err := tsync.Sync(ctx, src.db, wc); !errors.As(err, &rw) {
+		t.Fatalf("sync from the rewound source: %v, want a refusal", err)
+	}
+}
