@@ -207,6 +207,25 @@ type WorkingCopy interface {
 	// keeps no system fields of the version the conflict saw). ENOTFOUND when the record
 	// has no conflict, EINVALID when its conflict is not a delete's.
 	ResolveDelete(ctx context.Context, kind Kind, id int64, del bool) error
+	// Repush takes the copy onto its source as the source is now, after the source went
+	// back in time (put back from an older backup): recs are every record of the copy's
+	// kinds as the source has it, read after at, the source's newest feed point. In one
+	// local transaction, every record the copy took from the source, and every local
+	// delete, is set against the source's record of its id:
+	//   - its outbox entries and conflict are dropped (their versions are the lost
+	//     history's), and the source's record becomes its base;
+	//   - where the local values differ from the source's, RepushFields decides: fields
+	//     whose source value is still the one the copy last took (local edits) are queued
+	//     in the outbox, to be pushed as usual; when any other field differs, the record
+	//     keeps its local values and becomes a conflict (Reason RepushReason);
+	//   - a record the source does not have is a conflict of a create (answering mine
+	//     creates it there anew); a local delete of a record the source does not have is
+	//     dropped, and one of a record the source changed is a conflict (DeletedHere);
+	// then the source's other records come in as ApplySource writes them, and at becomes
+	// the copy's position and mark, below the old position too. Records created in the
+	// copy keep their entries. It returns how many records were queued and how many became
+	// conflicts. ENOTFOUND when the store is not a working copy.
+	Repush(ctx context.Context, recs []*Record, at FeedPoint) (queued, conflicts int, err error)
 	// SetSource records where the source is found now (a path or a DSN without its
 	// password), after a sync found the same store there.
 	SetSource(ctx context.Context, source string) error
@@ -233,6 +252,40 @@ func (r *Registry) CopyFields(kind Kind) []*Field {
 		}
 	}
 	return out
+}
+
+// RepushReason is the reason of a conflict Repush queues for a record whose values differ
+// from the source's where the source no longer has what the copy last took from it.
+const RepushReason = "the source went back in time (put back from an older backup); the copy's value and the source's differ"
+
+// RepushFields compares a record of a working copy with the source's record of its id
+// after the source went back in time: base is what the copy last took from the source (its
+// values before its local edits), mine its values now, theirs the source's. It returns the
+// fields (editor and shared fields, and parent_id for a document) where mine differs from
+// theirs, split in two: changed, where theirs is still base, so the difference is a local
+// edit, to be pushed as usual; and conflict, where theirs is not base. Since the source's
+// history was cut, a value that differs there may be a write the source lost (the copy's
+// is right) or one made after the restore (the source's is): a person decides, nothing
+// is taken silently.
+func (r *Registry) RepushFields(kind Kind, base, mine, theirs Values) (changed, conflict []string) {
+	names := []string{}
+	for _, f := range r.CopyFields(kind) {
+		names = append(names, f.Name)
+	}
+	if kind == KindDocument {
+		names = append(names, ParentField)
+	}
+	for _, name := range names {
+		if Equal(mine[name], theirs[name]) {
+			continue
+		}
+		if b, ok := base[name]; ok && Equal(b, theirs[name]) {
+			changed = append(changed, name)
+		} else {
+			conflict = append(conflict, name)
+		}
+	}
+	return changed, conflict
 }
 
 // ParentField is the field a document move writes.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,5 +183,97 @@ func TestSync_OldCopyTakesMark(t *testing.T) {
 	var rw *tsync.RewoundError
 	if _, err := tsync.Sync(ctx, src.db, wc); !errors.As(err, &rw) {
 		t.Fatalf("sync from the rewound source: %v, want a refusal", err)
+	}
+}
+
+// TestRepush: the way on that keeps the copy's work. After a refusal, Repush puts the
+// copy's values to the rewound source again: an edit made in the copy on a value the source
+// still has is pushed; every other difference (a write the source lost, a write made on it
+// after the restore) is a conflict keeping the copy's value; the source's new records come
+// in. Once the person has answered, a sync converges both sides.
+func TestRepush(t *testing.T) {
+	ctx := context.Background()
+	src := newRewindable(t)
+	f := seed(t, src.db)
+	wc := mustClone(t, src.db, "copy")
+	bak := src.backup()
+	mustSet(t, src.db, "carol", store.KindProduct, f.disjoint, store.Values{"name": "lost on the source"})
+	mustSet(t, src.db, "carol", store.KindDocument, f.text, store.Values{"title": "lost title"})
+	mustAdjust(t, src.db, "carol", f.counter, 5)
+	mustSync(t, src.db, wc)
+	mustSet(t, wc, "alice", store.KindProduct, f.same, store.Values{"name": "alice offline"})
+	src.restore(bak)
+	mustSet(t, src.db, "bob", store.KindProduct, f.leased, store.Values{"name": "bob after the restore"})
+	mustAdjust(t, src.db, "bob", f.counter, -1)
+	created, err := src.db.CreateRecord(as("bob"), store.KindProduct, store.Values{"sku": "NEW-B", "name": "bob's new product"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rw *tsync.RewoundError
+	if _, err := tsync.Sync(ctx, src.db, wc); !errors.As(err, &rw) {
+		t.Fatalf("sync: %v, want the refusal", err)
+	}
+
+	rep, err := tsync.Repush(as("alice"), src.db, wc)
+	if err != nil {
+		t.Fatalf("repush: %v", err)
+	}
+	got := fieldConflicts(rep.Conflicts)
+	want := []string{
+		"document " + itoa(f.text) + ": title",
+		"product " + itoa(f.counter) + ": stock",
+		"product " + itoa(f.disjoint) + ": name",
+		"product " + itoa(f.leased) + ": name",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("conflicts after the repush: %v, want %v", got, want)
+	}
+	if rep.Repushed != 1 || rep.Pushed != 1 {
+		t.Errorf("repushed %d, pushed %d; want alice's edit, once", rep.Repushed, rep.Pushed)
+	}
+	if got := mustGet(t, src.db, store.KindProduct, f.same).Fields["name"]; got != "alice offline" {
+		t.Errorf("alice's offline edit on the source: %v", got)
+	}
+	if got := mustGet(t, wc, store.KindProduct, created.ID).Fields["name"]; got != "bob's new product" {
+		t.Errorf("the source's new product in the copy: %v", got)
+	}
+	if got := mustGet(t, wc, store.KindProduct, f.disjoint).Fields["name"]; got != "lost on the source" {
+		t.Errorf("the copy's value of a conflict: %v", got)
+	}
+	// The person's answers: the lost writes are the copy's, bob's the source's.
+	for _, a := range []struct {
+		kind  store.Kind
+		id    int64
+		picks tsync.Picks
+	}{
+		{store.KindProduct, f.disjoint, tsync.Picks{"name": "mine"}},
+		{store.KindDocument, f.text, tsync.Picks{"title": "mine"}},
+		{store.KindProduct, f.counter, tsync.Picks{"stock": "54"}},
+		{store.KindProduct, f.leased, tsync.Picks{"name": "theirs"}},
+	} {
+		if _, err := tsync.Resolve(as("alice"), wc, a.kind, a.id, a.picks); err != nil {
+			t.Fatalf("resolve %s %d: %v", a.kind, a.id, err)
+		}
+	}
+	if rep = mustSync(t, src.db, wc); !rep.InSync() {
+		t.Fatalf("after the answers: %+v", rep)
+	}
+	assertConverged(t, src.db, wc, nil)
+	for id, w := range map[int64]any{f.disjoint: "lost on the source", f.leased: "bob after the restore", f.same: "alice offline"} {
+		if got := mustGet(t, src.db, store.KindProduct, id).Fields["name"]; got != w {
+			t.Errorf("product %d on the source: %v, want %v", id, got, w)
+		}
+	}
+	if got := mustGet(t, src.db, store.KindProduct, f.counter).Fields["stock"]; got != int64(54) {
+		t.Errorf("stock on the source: %v, want 54", got)
+	}
+	if got := mustGet(t, src.db, store.KindDocument, f.text).Fields["title"]; got != "lost title" {
+		t.Errorf("document title on the source: %v", got)
+	}
+	// The copy follows the source again: a later write there comes in.
+	mustSet(t, src.db, "bob", store.KindProduct, f.leased, store.Values{"name": "bob again"})
+	mustSync(t, src.db, wc)
+	if got := mustGet(t, wc, store.KindProduct, f.leased).Fields["name"]; got != "bob again" {
+		t.Errorf("a write after the repush: the copy has %v", got)
 	}
 }

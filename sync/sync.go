@@ -47,6 +47,7 @@ type Report struct {
 	Pending   int                  // outbox entries left (those waiting for leases)
 	Deletes   []Ref                // of those, the local deletes
 	Held      []Held               // the source's records the copy could not take yet
+	Repushed  int                  // records Repush queued again as changes (their conflicts are in Conflicts)
 	PullTime  time.Duration        // time spent pulling
 	PushTime  time.Duration        // time spent pushing
 }
@@ -232,6 +233,57 @@ func (e *RewoundError) Error() string {
 
 // Unwrap gives the error its code, EINVALID, for store.ErrorCode.
 func (e *RewoundError) Unwrap() error { return &store.Error{Code: store.EINVALID, Message: e.Error()} }
+
+// Repush is the way on from a source that went back in time (RewoundError) that keeps the
+// copy's work: it puts the copy's values to the source again as changes, through the usual
+// push and conflict queue, and then syncs. It reads the source's newest feed point and then
+// every record of the copy's kinds, and sets each record of the copy against the source's
+// (store.WorkingCopy.Repush, one local transaction): a field the copy edited on a value the
+// source still has is pushed as an edit, merged field by field as usual if the source moves
+// meanwhile; any other field that differs (a write the source lost, or one made on it
+// after the restore: the copy cannot tell which) makes the record a conflict that keeps
+// the copy's value until a person answers; a record the source lost is a conflict of a
+// create (answering mine creates it there anew). The copy's position becomes the source's
+// newest change. It also works on a source that did not go back in time, where it finds
+// nothing to conflict beyond what a sync would. EINVALID when the source is another store.
+func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
+	st, err := wc.CopyState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if id := src.StoreID(); id != st.SourceID {
+		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
+			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
+	}
+	at, err := lastPoint(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("repush: %w", err)
+	}
+	var recs []*store.Record
+	for _, kind := range st.Kinds {
+		var after int64
+		for {
+			rs, err := src.FindRecords(ctx, store.Filter{Kind: kind, AfterID: after, Limit: pageSize})
+			if err != nil {
+				return nil, fmt.Errorf("repush: read %ss: %w", kind, err)
+			}
+			if len(rs) == 0 {
+				break
+			}
+			recs = append(recs, rs...)
+			after = rs[len(rs)-1].ID
+		}
+	}
+	queued, _, err := wc.Repush(ctx, recs, at)
+	if err != nil {
+		return nil, fmt.Errorf("repush: %w", err)
+	}
+	rep, err := Sync(ctx, src, wc)
+	if rep != nil {
+		rep.Repushed = queued
+	}
+	return rep, err
+}
 
 type syncer struct {
 	src store.Store

@@ -460,32 +460,8 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, at store.Fe
 			}
 			recs = nil
 		}
-		for _, r := range recs {
-			if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
-				continue
-			}
-			if r.Kind == store.KindDocument && subtree != 0 && r.ID != subtree {
-				in, err := db.inSubtree(ctx, tx, r, subtree)
-				if err != nil {
-					return err
-				}
-				if !in {
-					continue
-				}
-			}
-			busy, err := hasLocalState(ctx, tx, r.Kind, r.ID)
-			if err != nil {
-				return err
-			}
-			if busy {
-				if err := db.refreshGoneConflict(ctx, tx, r); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := db.putSource(ctx, tx, r); err != nil {
-				return err
-			}
+		if err := db.applyRecords(ctx, tx, recs, kinds, subtree); err != nil {
+			return err
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return err
@@ -496,6 +472,39 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, at store.Fe
 		return movePosition(ctx, tx, at)
 	})
 	return mapErr("apply source records", err)
+}
+
+// applyRecords writes recs one by one as ApplySource does, inside tx with the applying flag
+// set; kinds and subtree are wc_meta's.
+func (db *DB) applyRecords(ctx context.Context, tx *wcTx, recs []*store.Record, kinds string, subtree int64) error {
+	for _, r := range recs {
+		if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
+			continue
+		}
+		if r.Kind == store.KindDocument && subtree != 0 && r.ID != subtree {
+			in, err := db.inSubtree(ctx, tx, r, subtree)
+			if err != nil {
+				return err
+			}
+			if !in {
+				continue
+			}
+		}
+		busy, err := hasLocalState(ctx, tx, r.Kind, r.ID)
+		if err != nil {
+			return err
+		}
+		if busy {
+			if err := db.refreshGoneConflict(ctx, tx, r); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := db.putSource(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordKey names one record of the copy.
@@ -1017,7 +1026,7 @@ func (db *DB) Stale(ctx context.Context) (map[store.Kind][]int64, error) {
 
 // Outbox returns the entries waiting to be pushed (store.WorkingCopy).
 func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error) {
-	q := `SELECT seq, op, kind, record_id, base_version, before, after, key, actor, at FROM wc_outbox ORDER BY seq`
+	q := `SELECT ` + entryColumns + ` FROM wc_outbox ORDER BY seq`
 	args := []any{}
 	if limit > 0 {
 		q += " LIMIT ?"
@@ -1027,6 +1036,15 @@ func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error
 	if err != nil {
 		return nil, mapErr("read outbox", err)
 	}
+	return db.scanEntries(rows)
+}
+
+// entryColumns are the columns of wc_outbox that scanEntries reads.
+const entryColumns = `seq, op, kind, record_id, base_version, before, after, key, actor, at`
+
+// scanEntries reads the outbox entries of rows, which selects the columns Outbox names, and
+// closes rows.
+func (db *DB) scanEntries(rows *sql.Rows) ([]store.OutboxEntry, error) {
 	defer rows.Close()
 	var out []store.OutboxEntry
 	for rows.Next() {
@@ -1034,6 +1052,7 @@ func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error
 			e                 store.OutboxEntry
 			op, kind          string
 			before, after, at string
+			err               error
 		)
 		if err := rows.Scan(&e.Seq, &op, &kind, &e.ID, &e.BaseVersion, &before, &after, &e.Key, &e.Actor, &at); err != nil {
 			return nil, mapErr("read outbox", err)
@@ -1390,36 +1409,12 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if err != nil {
 			return err
 		}
-		tbl, _ := table(kind)
 		// The chosen values become the local record's.
-		var sets []string
-		var args []any
-		for _, f := range db.copyColumns(kind) {
-			v, ok := vals[f.Name]
-			if !ok {
-				continue
-			}
-			enc, err := encodeColumn(f, v)
-			if err != nil {
-				return err
-			}
-			sets, args = append(sets, f.Name+" = ?"), append(args, enc)
-		}
-		if kind == store.KindProduct {
-			if sku, ok := vals["sku"].(string); ok {
-				sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
-			}
-		}
-		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
-		args = append(args, formatTime(tx.now), actor.Name, id)
 		if err := applying(ctx, tx, true); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+		if err := db.writeLocal(ctx, tx, kind, id, vals, actor.Name); err != nil {
 			return fmt.Errorf("write resolution: %w", err)
-		}
-		if err := writeFolds(ctx, tx, kind, id, store.Folds(kind, vals)); err != nil {
-			return err
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return err
@@ -1432,6 +1427,39 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		return db.queueResolution(ctx, tx, c, vals, actor.Name)
 	})
 	return mapErr("resolve conflict", err)
+}
+
+// writeLocal writes vals (copy columns) into the copy's record kind id as a write of actor:
+// with the applying flag clear, the outbox triggers queue it as a local save would.
+func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int64, vals store.Values, actor string) error {
+	tbl, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var sets []string
+	var args []any
+	for _, f := range db.copyColumns(kind) {
+		v, ok := vals[f.Name]
+		if !ok {
+			continue
+		}
+		enc, err := encodeColumn(f, v)
+		if err != nil {
+			return err
+		}
+		sets, args = append(sets, f.Name+" = ?"), append(args, enc)
+	}
+	if kind == store.KindProduct {
+		if sku, ok := vals["sku"].(string); ok {
+			sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
+		}
+	}
+	sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
+	args = append(args, formatTime(tx.now), actor, id)
+	if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+		return err
+	}
+	return writeFolds(ctx, tx, kind, id, store.Folds(kind, vals))
 }
 
 // queueResolution adds the outbox entries that take a resolution to the source: a create
