@@ -277,3 +277,47 @@ func TestRepush(t *testing.T) {
 		t.Errorf("a write after the repush: the copy has %v", got)
 	}
 }
+
+// TestRepush_LostRecord: a record the copy took from the source that the restore took away
+// is a conflict of a create; answering mine creates it on the source anew.
+func TestRepush_LostRecord(t *testing.T) {
+	ctx := context.Background()
+	src := newRewindable(t)
+	seed(t, src.db)
+	wc := mustClone(t, src.db, "copy")
+	bak := src.backup()
+	lost, err := src.db.CreateRecord(as("carol"), store.KindProduct, store.Values{"sku": "LOST-1", "name": "lost with the backup", "stock": int64(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, src.db, wc)
+	src.restore(bak)
+	mustSet(t, src.db, "bob", store.KindDocument, 1, store.Values{"title": "bob after the restore"})
+
+	rep, err := tsync.Repush(as("alice"), src.db, wc)
+	if err != nil {
+		t.Fatalf("repush: %v", err)
+	}
+	if len(rep.Conflicts) != 2 {
+		t.Fatalf("conflicts %v, want the lost product's create and bob's document", describe(rep.Conflicts))
+	}
+	for _, c := range rep.Conflicts {
+		if c.Kind == store.KindProduct && (c.ID != lost.ID || c.Op != store.CopyCreate) {
+			t.Errorf("conflict %s, want product %d's create", tsync.Describe(&c), lost.ID)
+		}
+	}
+	if _, err := tsync.Resolve(as("alice"), wc, store.KindProduct, lost.ID, tsync.Picks{"sku": "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tsync.Resolve(as("alice"), wc, store.KindDocument, 1, tsync.Picks{"title": "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep = mustSync(t, src.db, wc); !rep.InSync() {
+		t.Fatalf("after the answers: %+v", rep)
+	}
+	recs, err := src.db.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: "LOST-1"})
+	if err != nil || len(recs) != 1 || recs[0].Fields["stock"] != int64(7) {
+		t.Fatalf("the lost product on the source: %v, %v", recs, err)
+	}
+	assertConverged(t, src.db, wc, nil)
+}

@@ -227,8 +227,16 @@ func (e *RewoundError) Error() string {
 	}
 	return fmt.Sprintf("the source went back in time: this copy has read its changes up to %s, but %s. The source was put back "+
 		"from an older backup, and changes this copy read are not on it any more; writes made there since may carry ids this "+
-		"copy counts as read, and a pull would never see them. Nothing was pulled or pushed; the copy keeps its records, its "+
-		"%d pending changes and its %d conflicts", read, now, e.Pending, e.Conflicts)
+		"copy counts as read, and a pull would never see them. Nothing was pulled or pushed; the copy keeps its records "+
+		"and its own work (%s, %s)", read, now, count(e.Pending, "pending change"), count(e.Conflicts, "conflict"))
+}
+
+// count says "1 conflict", "2 conflicts".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Unwrap gives the error its code, EINVALID, for store.ErrorCode.
