@@ -321,3 +321,21 @@ func TestRepush_LostRecord(t *testing.T) {
 	}
 	assertConverged(t, src.db, wc, nil)
 }
+
+// TestRepush_NotRewound: on a source that did not go back in time, Repush is a plain sync:
+// the source's newer values come in, nothing becomes a conflict.
+func TestRepush_NotRewound(t *testing.T) {
+	src := newRewindable(t)
+	f := seed(t, src.db)
+	wc := mustClone(t, src.db, "copy")
+	mustSet(t, src.db, "carol", store.KindProduct, f.disjoint, store.Values{"name": "carol's"})
+	mustSet(t, wc, "alice", store.KindProduct, f.same, store.Values{"name": "alice's"})
+	rep, err := tsync.Repush(as("alice"), src.db, wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.InSync() || rep.Repushed != 0 || rep.Pushed != 1 {
+		t.Fatalf("repush on a source that did not go back: %+v", rep)
+	}
+	assertConverged(t, src.db, wc, nil)
+}

@@ -252,8 +252,9 @@ func (e *RewoundError) Unwrap() error { return &store.Error{Code: store.EINVALID
 // after the restore: the copy cannot tell which) makes the record a conflict that keeps
 // the copy's value until a person answers; a record the source lost is a conflict of a
 // create (answering mine creates it there anew). The copy's position becomes the source's
-// newest change. It also works on a source that did not go back in time, where it finds
-// nothing to conflict beyond what a sync would. EINVALID when the source is another store.
+// newest change. On a source that did not go back in time (the check of Sync passes) it is a
+// plain Sync: there a value the source changed is simply newer, and a repush would make it a
+// conflict for nothing. EINVALID when the source is another store.
 func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
 	st, err := wc.CopyState(ctx)
 	if err != nil {
@@ -262,6 +263,13 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	if id := src.StoreID(); id != st.SourceID {
 		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
 			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
+	}
+	var rw *RewoundError
+	switch err := checkPosition(ctx, src, wc, st); {
+	case err == nil:
+		return Sync(ctx, src, wc)
+	case !errors.As(err, &rw):
+		return nil, err
 	}
 	at, err := lastPoint(ctx, src)
 	if err != nil {
