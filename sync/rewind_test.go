@@ -202,8 +202,18 @@ func TestRepush(t *testing.T) {
 	mustAdjust(t, src.db, "carol", f.counter, 5)
 	mustSync(t, src.db, wc)
 	mustSet(t, wc, "alice", store.KindProduct, f.same, store.Values{"name": "alice offline"})
+	if _, err := wc.CreateRecord(as("alice"), store.KindProduct, store.Values{"sku": "NEW-A", "name": "made offline"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wc.DeleteRecord(as("alice"), store.KindDocument, f.x, store.Delete{ExpectVersion: mustGet(t, wc, store.KindDocument, f.x).Version}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wc.DeleteRecord(as("alice"), store.KindDocument, f.y, store.Delete{ExpectVersion: mustGet(t, wc, store.KindDocument, f.y).Version}); err != nil {
+		t.Fatal(err)
+	}
 	src.restore(bak)
 	mustSet(t, src.db, "bob", store.KindProduct, f.leased, store.Values{"name": "bob after the restore"})
+	mustSet(t, src.db, "bob", store.KindDocument, f.y, store.Values{"title": "y, bob's"})
 	mustAdjust(t, src.db, "bob", f.counter, -1)
 	created, err := src.db.CreateRecord(as("bob"), store.KindProduct, store.Values{"sku": "NEW-B", "name": "bob's new product"})
 	if err != nil {
@@ -221,6 +231,7 @@ func TestRepush(t *testing.T) {
 	got := fieldConflicts(rep.Conflicts)
 	want := []string{
 		"document " + itoa(f.text) + ": title",
+		"document " + itoa(f.y) + ": ",
 		"product " + itoa(f.counter) + ": stock",
 		"product " + itoa(f.disjoint) + ": name",
 		"product " + itoa(f.leased) + ": name",
@@ -228,8 +239,14 @@ func TestRepush(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("conflicts after the repush: %v, want %v", got, want)
 	}
-	if rep.Repushed != 1 || rep.Pushed != 1 {
-		t.Errorf("repushed %d, pushed %d; want alice's edit, once", rep.Repushed, rep.Pushed)
+	if rep.Repushed != 1 || rep.Pushed != 3 {
+		t.Errorf("repushed %d, pushed %d; want alice's edit, then it, her create and her delete pushed", rep.Repushed, rep.Pushed)
+	}
+	if recs, err := src.db.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: "NEW-A"}); err != nil || len(recs) != 1 {
+		t.Errorf("alice's offline create on the source: %v, %v", recs, err)
+	}
+	if _, err := src.db.FindRecord(ctx, store.KindDocument, f.x); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("alice's offline delete of document %d: the source has it (%v)", f.x, err)
 	}
 	if got := mustGet(t, src.db, store.KindProduct, f.same).Fields["name"]; got != "alice offline" {
 		t.Errorf("alice's offline edit on the source: %v", got)
@@ -255,10 +272,16 @@ func TestRepush(t *testing.T) {
 			t.Fatalf("resolve %s %d: %v", a.kind, a.id, err)
 		}
 	}
+	if err := tsync.ResolveDelete(as("alice"), wc, store.KindDocument, f.y, "theirs"); err != nil {
+		t.Fatalf("resolve the delete of document %d: %v", f.y, err)
+	}
 	if rep = mustSync(t, src.db, wc); !rep.InSync() {
 		t.Fatalf("after the answers: %+v", rep)
 	}
 	assertConverged(t, src.db, wc, nil)
+	if got := mustGet(t, wc, store.KindDocument, f.y).Fields["title"]; got != "y, bob's" {
+		t.Errorf("document %d, kept as the source has it: %v", f.y, got)
+	}
 	for id, w := range map[int64]any{f.disjoint: "lost on the source", f.leased: "bob after the restore", f.same: "alice offline"} {
 		if got := mustGet(t, src.db, store.KindProduct, id).Fields["name"]; got != w {
 			t.Errorf("product %d on the source: %v, want %v", id, got, w)
