@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,34 @@ type CopyState struct {
 	// Held is how many of the source's records the copy holds back (Stale): a sync read
 	// them but could not write them yet.
 	Held int
+	// Mark is what the source's change Position was when the copy read it (ChangeMark),
+	// so that a sync can tell whether the source still has that change as it was; "" when
+	// Position is 0 or the copy has not kept it yet.
+	Mark string
+}
+
+// FeedPoint is a place in a source's change feed: the id of a change and its mark
+// (ChangeMark), which tells that change from another one that took the same id later (a
+// source put back from an older backup and written to again hands out the same ids anew).
+// The zero FeedPoint is no place: a write given it leaves the copy's position alone.
+type FeedPoint struct {
+	ID   int64
+	Mark string
+}
+
+// PointOf returns the feed point of change c.
+func PointOf(c Change) FeedPoint { return FeedPoint{ID: c.ID, Mark: ChangeMark(c)} }
+
+// ChangeMark describes change c in one line: its event, record or lease, version, writer
+// and time. The same change read again from the same store gives the same mark; a change
+// written later under the same id (after a restore) gives another one, since its time at
+// least differs.
+func ChangeMark(c Change) string {
+	what := fmt.Sprintf("%s %s %d v%d", c.Event, c.Kind, c.RecordID, c.Version)
+	if c.Group != "" {
+		what += fmt.Sprintf(" (%s, fence %d)", c.Group, c.Fence)
+	}
+	return fmt.Sprintf("%s by %s at %s", what, c.Actor, c.At.UTC().Format(time.RFC3339Nano))
 }
 
 // InScope reports whether kind is one of the kinds the copy holds.
@@ -113,7 +142,7 @@ type WorkingCopy interface {
 	// CopyState returns the copy's state. ENOTFOUND when the store is not a working copy.
 	CopyState(ctx context.Context) (*CopyState, error)
 	// StartCopy makes an empty store a working copy of the source s describes (SourceID,
-	// Source, Kinds, Subtree, Position): from then on every local save is also written to
+	// Source, Kinds, Subtree, Position, Mark): from then on every local save is also written to
 	// the outbox. EINVALID when the store holds records or is a working copy already.
 	StartCopy(ctx context.Context, s CopyState) error
 	// ApplySource writes records as the source has them (values, version, updated_at,
@@ -123,17 +152,18 @@ type WorkingCopy interface {
 	// takes the record's values as theirs when the source has it again (a restore).
 	// Documents outside the copy's subtree are skipped; the subtree's root is written
 	// without its parent, which is not in the copy; a document whose parent is not in the
-	// copy yet waits (Stale). When position is above the stored one, it becomes the
-	// copy's feed position.
-	ApplySource(ctx context.Context, recs []*Record, position int64) error
+	// copy yet waits (Stale). When at.ID is above the stored position, at becomes the
+	// copy's feed position and mark; at the stored position, its mark is kept when the
+	// copy has none.
+	ApplySource(ctx context.Context, recs []*Record, at FeedPoint) error
 	// ApplyGone removes records of kind the source no longer has (deleted there), with
 	// their base, without adding to the outbox, and says how many it removed. A record
 	// with outbox entries or an open conflict stays: its push meets the delete and becomes
 	// a conflict a person settles.
 	// A document that still has children in the copy stays too, marked Stale, so that a
-	// later sync removes it once they are gone. When position is above the stored one, it
-	// becomes the copy's feed position.
-	ApplyGone(ctx context.Context, kind Kind, ids []int64, position int64) (removed int, err error)
+	// later sync removes it once they are gone. at moves the copy's feed position as in
+	// ApplySource.
+	ApplyGone(ctx context.Context, kind Kind, ids []int64, at FeedPoint) (removed int, err error)
 	// DropRecord removes a record together with its outbox entries and its conflict: the
 	// person accepted that the source deleted it. EINVALID when it has children in the copy.
 	DropRecord(ctx context.Context, kind Kind, id int64) error
@@ -177,6 +207,25 @@ type WorkingCopy interface {
 	// keeps no system fields of the version the conflict saw). ENOTFOUND when the record
 	// has no conflict, EINVALID when its conflict is not a delete's.
 	ResolveDelete(ctx context.Context, kind Kind, id int64, del bool) error
+	// Repush takes the copy onto its source as the source is now, after the source went
+	// back in time (put back from an older backup): recs are every record of the copy's
+	// kinds as the source has it, read after at, the source's newest feed point. In one
+	// local transaction, every record the copy took from the source, and every local
+	// delete, is set against the source's record of its id:
+	//   - its outbox entries and conflict are dropped (their versions are the lost
+	//     history's), and the source's record becomes its base;
+	//   - where the local values differ from the source's, RepushFields decides: fields
+	//     whose source value is still the one the copy last took (local edits) are queued
+	//     in the outbox, to be pushed as usual; when any other field differs, the record
+	//     keeps its local values and becomes a conflict (Reason RepushReason);
+	//   - a record the source does not have is a conflict of a create (answering mine
+	//     creates it there anew); a local delete of a record the source does not have is
+	//     dropped, and one of a record the source changed is a conflict (DeletedHere);
+	// then the source's other records come in as ApplySource writes them, and at becomes
+	// the copy's position and mark, below the old position too. Records created in the
+	// copy keep their entries. It returns how many records were queued and how many became
+	// conflicts. ENOTFOUND when the store is not a working copy.
+	Repush(ctx context.Context, recs []*Record, at FeedPoint) (queued, conflicts int, err error)
 	// SetSource records where the source is found now (a path or a DSN without its
 	// password), after a sync found the same store there.
 	SetSource(ctx context.Context, source string) error
@@ -203,6 +252,40 @@ func (r *Registry) CopyFields(kind Kind) []*Field {
 		}
 	}
 	return out
+}
+
+// RepushReason is the reason of a conflict Repush queues for a record whose values differ
+// from the source's where the source no longer has what the copy last took from it.
+const RepushReason = "the source went back in time (put back from an older backup); the copy's value and the source's differ"
+
+// RepushFields compares a record of a working copy with the source's record of its id
+// after the source went back in time: base is what the copy last took from the source (its
+// values before its local edits), mine its values now, theirs the source's. It returns the
+// fields (editor and shared fields, and parent_id for a document) where mine differs from
+// theirs, split in two: changed, where theirs is still base, so the difference is a local
+// edit, to be pushed as usual; and conflict, where theirs is not base. Since the source's
+// history was cut, a value that differs there may be a write the source lost (the copy's
+// is right) or one made after the restore (the source's is): a person decides, nothing
+// is taken silently.
+func (r *Registry) RepushFields(kind Kind, base, mine, theirs Values) (changed, conflict []string) {
+	names := []string{}
+	for _, f := range r.CopyFields(kind) {
+		names = append(names, f.Name)
+	}
+	if kind == KindDocument {
+		names = append(names, ParentField)
+	}
+	for _, name := range names {
+		if Equal(mine[name], theirs[name]) {
+			continue
+		}
+		if b, ok := base[name]; ok && Equal(b, theirs[name]) {
+			changed = append(changed, name)
+		} else {
+			conflict = append(conflict, name)
+		}
+	}
+	return changed, conflict
 }
 
 // ParentField is the field a document move writes.

@@ -57,11 +57,11 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 			return nil, fmt.Errorf("clone: subtree: %w", err)
 		}
 	}
-	pos, err := src.LastChangeID(ctx)
+	pos, err := lastPoint(ctx, src)
 	if err != nil {
-		return nil, fmt.Errorf("clone: read the source's change feed: %w", err)
+		return nil, fmt.Errorf("clone: %w", err)
 	}
-	st := store.CopyState{SourceID: src.StoreID(), Source: o.Source, Kinds: kinds, Subtree: o.Subtree, Position: pos}
+	st := store.CopyState{SourceID: src.StoreID(), Source: o.Source, Kinds: kinds, Subtree: o.Subtree, Position: pos.ID, Mark: pos.Mark}
 	if err := dst.StartCopy(ctx, st); err != nil {
 		return nil, fmt.Errorf("clone: %w", err)
 	}
@@ -107,7 +107,7 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 				stop()
 				return nil, fmt.Errorf("clone: read %ss: %w", k, p.err)
 			}
-			if err := dst.ApplySource(ctx, p.recs, 0); err != nil {
+			if err := dst.ApplySource(ctx, p.recs, store.FeedPoint{}); err != nil {
 				stop()
 				drain(pages)
 				return nil, fmt.Errorf("clone: %w", err)
@@ -141,11 +141,11 @@ func cloneStale(ctx context.Context, src store.Store, dst store.WorkingCopy) err
 				return fmt.Errorf("clone: read %ss: %w", kind, err)
 			}
 			if gone := missing(ids, recs); len(gone) > 0 {
-				if _, err := dst.ApplyGone(ctx, kind, gone, 0); err != nil {
+				if _, err := dst.ApplyGone(ctx, kind, gone, store.FeedPoint{}); err != nil {
 					return fmt.Errorf("clone: %w", err)
 				}
 			}
-			if err := dst.ApplySource(ctx, recs, 0); err != nil {
+			if err := dst.ApplySource(ctx, recs, store.FeedPoint{}); err != nil {
 				return fmt.Errorf("clone: %w", err)
 			}
 		}
@@ -294,7 +294,7 @@ func cloneSubtree(ctx context.Context, src store.Store, dst store.WorkingCopy, r
 	level := []*store.Record{top}
 	n := 0
 	for len(level) > 0 {
-		if err := dst.ApplySource(ctx, level, 0); err != nil {
+		if err := dst.ApplySource(ctx, level, store.FeedPoint{}); err != nil {
 			return n, fmt.Errorf("clone: %w", err)
 		}
 		n += len(level)
@@ -305,4 +305,27 @@ func cloneSubtree(ctx context.Context, src store.Store, dst store.WorkingCopy, r
 		level = next
 	}
 	return n, nil
+}
+
+// lastPoint returns the newest point of src's change feed (the zero point for an empty log).
+func lastPoint(ctx context.Context, src store.Store) (store.FeedPoint, error) {
+	last, err := src.LastChangeID(ctx)
+	if err != nil || last == 0 {
+		return store.FeedPoint{}, wrapFeed(err)
+	}
+	chs, err := src.Changes(ctx, last-1, 1)
+	if err != nil {
+		return store.FeedPoint{}, wrapFeed(err)
+	}
+	if len(chs) == 0 || chs[0].ID != last {
+		return store.FeedPoint{}, store.Errorf(store.EINTERNAL, "read the source's change feed: its newest change %d is not there", last)
+	}
+	return store.PointOf(chs[0]), nil
+}
+
+func wrapFeed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("read the source's change feed: %w", err)
 }

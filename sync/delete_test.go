@@ -288,8 +288,8 @@ func TestClone_ParentAfterChild(t *testing.T) {
 			if r := mustGet(t, wc, store.KindDocument, f.text); r.Fields[store.ParentField] != last {
 				t.Fatalf("document %d in the copy under %v, want %d", f.text, r.Fields[store.ParentField], last)
 			}
-			if st, _ := wc.Stale(context.Background()); len(st) != 0 {
-				t.Errorf("stale after the clone: %v", st)
+			if st, err := wc.Stale(context.Background()); err != nil || len(st) != 0 {
+				t.Errorf("stale after the clone: %v (%v)", st, err)
 			}
 
 			mustSet(t, wc, "erin", store.KindProduct, f.disjoint, store.Values{"name": "pending"})

@@ -50,8 +50,8 @@ func TestSync_CreateConflictHoldsBack(t *testing.T) {
 			if _, err := a.DeleteRecord(as("alice"), store.KindProduct, mine.ID, store.Delete{ExpectVersion: 1}); err != nil {
 				t.Fatalf("delete the local create in conflict: %v", err)
 			}
-			if cs, _ := a.Conflicts(as("alice")); len(cs) != 0 {
-				t.Errorf("the conflict stayed after its create was deleted: %v", describe(cs))
+			if cs, err := a.Conflicts(as("alice")); err != nil || len(cs) != 0 {
+				t.Errorf("the conflict stayed after its create was deleted: %v (%v)", describe(cs), err)
 			}
 			rep = mustSync(t, src, a)
 			if !rep.InSync() || rep.Pulled != 1 {

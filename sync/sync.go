@@ -47,6 +47,7 @@ type Report struct {
 	Pending   int                  // outbox entries left (those waiting for leases)
 	Deletes   []Ref                // of those, the local deletes
 	Held      []Held               // the source's records the copy could not take yet
+	Repushed  int                  // records Repush queued again as changes (their conflicts are in Conflicts)
 	PullTime  time.Duration        // time spent pulling
 	PushTime  time.Duration        // time spent pushing
 }
@@ -121,16 +122,8 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
 			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
 	}
-	last, err := src.LastChangeID(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sync: read the source's change feed: %w", err)
-	}
-	if last < st.Position {
-		// Changes this copy has read are not on the source any more: it was put back
-		// from an older backup. A pull would find nothing and call the copy in sync.
-		return nil, refusal{store.Errorf(store.EINVALID, "the source's change log ends at change %d, but this copy has read it up to change %d: "+
-			"the source was restored from an older backup. Nothing was pulled or pushed. Keep this file (its %d pending changes and "+
-			"%d conflicts stay here), make a new clone of the source, and copy your changes into it", last, st.Position, st.Pending, st.Conflict)}
+	if err := checkPosition(ctx, src, wc, st); err != nil {
+		return nil, err
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
 	for round := 0; round < maxRounds; round++ {
@@ -174,6 +167,140 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	return s.rep, nil
 }
 
+// checkPosition makes sure the source still has the change the copy read last, as it was
+// (store.ChangeMark): one lookup by id. A source put back from an older backup has lost the
+// changes after the backup; once written to again, it hands out their ids anew, to other
+// changes. A pull from the copy's position would then never read those, and the copy would
+// keep values the source lost, both sides calling themselves in sync. Such a source is
+// refused (a *RewoundError) before anything moves. A copy that has not kept the mark of its
+// position yet (made by an older tandem) takes it here, once the change is found.
+func checkPosition(ctx context.Context, src store.Store, wc store.WorkingCopy, st *store.CopyState) error {
+	if st.Position == 0 {
+		return nil // the source's log was empty at the clone: nothing read can be lost
+	}
+	chs, err := src.Changes(ctx, st.Position-1, 1)
+	if err != nil {
+		return fmt.Errorf("sync: read the source's change feed: %w", err)
+	}
+	rw := &RewoundError{Position: st.Position, Read: st.Mark, Pending: st.Pending, Conflicts: st.Conflict}
+	switch {
+	case len(chs) == 0 || chs[0].ID != st.Position:
+		if rw.Last, err = src.LastChangeID(ctx); err != nil {
+			return fmt.Errorf("sync: read the source's change feed: %w", err)
+		}
+	case st.Mark == "":
+		return wc.ApplySource(ctx, nil, store.PointOf(chs[0]))
+	case store.ChangeMark(chs[0]) != st.Mark:
+		rw.Now = store.ChangeMark(chs[0])
+	default:
+		return nil
+	}
+	return refusal{rw}
+}
+
+// RewoundError is the refusal of a source that no longer has the change the copy read
+// last, as the copy read it: it was put back from an older backup. Nothing was pulled or
+// pushed. Its code is EINVALID.
+type RewoundError struct {
+	Position  int64  // the change the copy has read the source up to
+	Read      string // that change as the copy read it (store.ChangeMark; "" when not kept)
+	Now       string // the change the source has under that id now ("" when none)
+	Last      int64  // when Now is "": the source's newest change id
+	Pending   int    // the copy's outbox entries, which stay
+	Conflicts int    // the copy's open conflicts, which stay
+}
+
+// Error says what happened; the command that prints it adds the ways on.
+func (e *RewoundError) Error() string {
+	read := fmt.Sprintf("change %d", e.Position)
+	if e.Read != "" {
+		read = fmt.Sprintf("change %d (%s)", e.Position, e.Read)
+	}
+	var now string
+	switch {
+	case e.Now != "":
+		now = fmt.Sprintf("the source's change %d is now another one (%s)", e.Position, e.Now)
+	case e.Last < e.Position:
+		now = fmt.Sprintf("the source's change log ends at change %d", e.Last)
+	default:
+		now = fmt.Sprintf("the source has no change %d any more", e.Position)
+	}
+	return fmt.Sprintf("the source went back in time: this copy has read its changes up to %s, but %s. The source was put back "+
+		"from an older backup, and changes this copy read are not on it any more; writes made there since may carry ids this "+
+		"copy counts as read, and a pull would never see them. Nothing was pulled or pushed; the copy keeps its records "+
+		"and its own work (%s, %s)", read, now, count(e.Pending, "pending change"), count(e.Conflicts, "conflict"))
+}
+
+// count says "1 conflict", "2 conflicts".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Unwrap gives the error its code, EINVALID, for store.ErrorCode.
+func (e *RewoundError) Unwrap() error { return &store.Error{Code: store.EINVALID, Message: e.Error()} }
+
+// Repush is the way on from a source that went back in time (RewoundError) that keeps the
+// copy's work: it puts the copy's values to the source again as changes, through the usual
+// push and conflict queue, and then syncs. It reads the source's newest feed point and then
+// every record of the copy's kinds, and sets each record of the copy against the source's
+// (store.WorkingCopy.Repush, one local transaction): a field the copy edited on a value the
+// source still has is pushed as an edit, merged field by field as usual if the source moves
+// meanwhile; any other field that differs (a write the source lost, or one made on it
+// after the restore: the copy cannot tell which) makes the record a conflict that keeps
+// the copy's value until a person answers; a record the source lost is a conflict of a
+// create (answering mine creates it there anew). The copy's position becomes the source's
+// newest change. On a source that did not go back in time (the check of Sync passes) it is a
+// plain Sync: there a value the source changed is simply newer, and a repush would make it a
+// conflict for nothing. EINVALID when the source is another store.
+func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
+	st, err := wc.CopyState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if id := src.StoreID(); id != st.SourceID {
+		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
+			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
+	}
+	var rw *RewoundError
+	switch err := checkPosition(ctx, src, wc, st); {
+	case err == nil:
+		return Sync(ctx, src, wc)
+	case !errors.As(err, &rw):
+		return nil, err
+	}
+	at, err := lastPoint(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("repush: %w", err)
+	}
+	var recs []*store.Record
+	for _, kind := range st.Kinds {
+		var after int64
+		for {
+			rs, err := src.FindRecords(ctx, store.Filter{Kind: kind, AfterID: after, Limit: pageSize})
+			if err != nil {
+				return nil, fmt.Errorf("repush: read %ss: %w", kind, err)
+			}
+			if len(rs) == 0 {
+				break
+			}
+			recs = append(recs, rs...)
+			after = rs[len(rs)-1].ID
+		}
+	}
+	queued, _, err := wc.Repush(ctx, recs, at)
+	if err != nil {
+		return nil, fmt.Errorf("repush: %w", err)
+	}
+	rep, err := Sync(ctx, src, wc)
+	if rep != nil {
+		rep.Repushed = queued
+	}
+	return rep, err
+}
+
 type syncer struct {
 	src store.Store
 	wc  store.WorkingCopy
@@ -200,13 +327,13 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			return n, fmt.Errorf("sync: read %ss: %w", kind, err)
 		}
 		if gone := missing(ids, recs); len(gone) > 0 {
-			removed, err := s.wc.ApplyGone(ctx, kind, gone, 0)
+			removed, err := s.wc.ApplyGone(ctx, kind, gone, store.FeedPoint{})
 			if err != nil {
 				return n, fmt.Errorf("sync: %w", err)
 			}
 			s.rep.Removed += removed
 		}
-		if err := s.wc.ApplySource(ctx, recs, 0); err != nil {
+		if err := s.wc.ApplySource(ctx, recs, store.FeedPoint{}); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
 		}
 		for _, r := range recs {
@@ -265,10 +392,11 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 				gone[kind] = g
 			}
 		}
-		pos = chs[len(chs)-1].ID
-		at := pos
+		last := store.PointOf(chs[len(chs)-1])
+		pos = last.ID
+		at := last
 		if len(gone) > 0 {
-			at = 0
+			at = store.FeedPoint{}
 		}
 		if err := s.wc.ApplySource(ctx, recs, at); err != nil {
 			return n, fmt.Errorf("sync: %w", err)
@@ -280,9 +408,9 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			}
 		}
 		for i, kind := range kinds {
-			at := int64(0)
+			at := store.FeedPoint{}
 			if i == len(kinds)-1 {
-				at = pos // the position moves with the last write of the page only
+				at = last // the position moves with the last write of the page only
 			}
 			removed, err := s.wc.ApplyGone(ctx, kind, gone[kind], at)
 			if err != nil {

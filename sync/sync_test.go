@@ -251,8 +251,8 @@ func testConverges(t *testing.T, src store.Store, order string) {
 	}
 
 	// Conflicts: only in the second copy, and only the real collisions; the local value stays.
-	if cs, _ := first.Conflicts(ctx); len(cs) != 0 {
-		t.Errorf("first copy conflicts %v", describe(cs))
+	if cs, err := first.Conflicts(ctx); err != nil || len(cs) != 0 {
+		t.Errorf("first copy conflicts %v (%v)", describe(cs), err)
 	}
 	cs, err := second.Conflicts(ctx)
 	if err != nil {
@@ -382,9 +382,9 @@ func TestSync_Creates(t *testing.T) {
 			if got := fieldConflicts(rep.Conflicts); !slices.Equal(got, []string{"product " + itoa(clash.ID) + ": sku"}) {
 				t.Fatalf("conflicts %v, want the clashing create on sku: %v", got, describe(rep.Conflicts))
 			}
-			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, clash.ID, tsync.Picks{"sku": "mine"}); store.ErrorCode(err) != "" {
-				// mine is allowed, it just comes back at the next sync
-				t.Logf("resolve sku=mine: %v", err)
+			// mine is allowed; the clash just comes back at the next sync.
+			if _, err := tsync.Resolve(as("alice"), a, store.KindProduct, clash.ID, tsync.Picks{"sku": "mine"}); err != nil {
+				t.Fatalf("resolve sku=mine: %v", err)
 			}
 			rep = mustSync(t, src, a)
 			if len(rep.Conflicts) != 1 {
@@ -437,8 +437,8 @@ func TestClone_Subtree(t *testing.T) {
 	if got, want := ids(), []int64{f.root, f.x, f.y}; !slices.Equal(got, want) {
 		t.Fatalf("cloned documents %v, want the subtree %v", got, want)
 	}
-	if n, _ := wc.CountRecords(ctx, store.KindProduct); n != 0 {
-		t.Errorf("a document clone copied %d products", n)
+	if n, err := wc.CountRecords(ctx, store.KindProduct); err != nil || n != 0 {
+		t.Errorf("a document clone copied %d products (%v)", n, err)
 	}
 	under, err := src.CreateRecord(as("carol"), store.KindDocument, store.Values{"title": "under x", "parent_id": f.x})
 	if err != nil {

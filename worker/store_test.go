@@ -31,7 +31,7 @@ func openCopy(t *testing.T, recs ...*store.Record) *sqlite.DB {
 	if err := db.StartCopy(t.Context(), store.CopyState{SourceID: "src", Source: "team.db", Kinds: store.Kinds, Position: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ApplySource(t.Context(), recs, 2); err != nil {
+	if err := db.ApplySource(t.Context(), recs, store.FeedPoint{ID: 2}); err != nil {
 		t.Fatal(err)
 	}
 	return db

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +90,7 @@ func TestCLI_CloneKilled(t *testing.T) {
 	if longTests() {
 		kills = 25
 	}
+	rng := testRand(t)
 	for i := 0; i < kills; i++ {
 		for _, s := range []string{"", "-wal", "-shm"} {
 			if err := os.Remove(file + s); err != nil && !os.IsNotExist(err) {
@@ -101,7 +101,7 @@ func TestCLI_CloneKilled(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(took))))
+		time.Sleep(time.Duration(rng.Int64N(int64(took))))
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if _, err := os.Stat(file); err == nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +71,7 @@ func TestCLI_ImportKilled(t *testing.T) {
 			mustTandem(t, got, "import", base)
 			n0 := len(productState(t, got))
 			killed, midway := 0, false
+			rng := testRand(t)
 			// Kills land at random points up to window after the start. Each run finishes
 			// what the killed ones left, so runs get shorter: a run that finished before its
 			// kill narrows the window to most of its own length, and a kill before the
@@ -84,7 +84,7 @@ func TestCLI_ImportKilled(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(time.Duration(rand.Int64N(int64(window))) + time.Millisecond)
+				time.Sleep(time.Duration(rng.Int64N(int64(window))) + time.Millisecond)
 				if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 					t.Fatal(err)
 				}

@@ -21,6 +21,7 @@ func newSyncCmd(a *app) *cobra.Command {
 	var (
 		asJSON bool
 		source string
+		repush bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -40,11 +41,19 @@ Deletes and restores on the source reach the copy too. A record you edited that 
 source deleted stays with your edit, as a conflict: resolve it with theirs to let it go,
 or restore it on the source and sync.
 
+A source put back from an older backup is noticed: the copy keeps, with its position,
+what the last change it read was, and a sync that does not find that change on the
+source as it was stops before anything moves. The ways on: --repush puts the copy's
+values to the source again as changes (your edits on values the source still has are
+pushed; every other difference, a write the source lost or one made there since the
+restore, waits as a conflict with your value kept), or clone the source afresh
+(tandem clone SOURCE NEW-FILE) and keep this file to copy your work from.
+
 Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
 4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
-2 the source is another store, or its change log ends before the copy's position (put
-back from an older backup), or another sync of the copy is running, or the copy cannot
-be written (its file or its directory), and nothing moved.`,
+2 the source is another store, or it went back in time (put back from an older
+backup), or another sync of the copy is running, or the copy cannot be written (its
+file or its directory), and nothing moved.`,
 		Example: `  tandem sync --db catalogue.db
   PGPASSWORD=… tandem sync --db catalogue.db --json`,
 		Args: exactArgs(0, ""),
@@ -64,7 +73,24 @@ be written (its file or its directory), and nothing moved.`,
 				return err
 			}
 			defer src.Close()
-			rep, err := tsync.Sync(ctx, src, wc)
+			var rep *tsync.Report
+			if repush {
+				// The copy's values are queued again as this person's edits.
+				actx, aerr := a.actor(ctx)
+				if aerr != nil {
+					return aerr
+				}
+				rep, err = tsync.Repush(actx, src, wc)
+			} else {
+				rep, err = tsync.Sync(ctx, src, wc)
+			}
+			var rw *tsync.RewoundError
+			if errors.As(err, &rw) {
+				return fmt.Errorf("sync refused: %w.\nWays on (README, \"Offline work\"):\n"+
+					"- tandem sync --repush: put this copy's values to the source again as changes; your edits on values the source "+
+					"still has are pushed, every other difference waits as a conflict with your value kept (tandem status, tandem resolve)\n"+
+					"- or clone the source afresh (tandem clone %s NEW-FILE) and keep this file to copy your work from", err, safe.Line(source))
+			}
 			if tsync.Refused(err) {
 				return fmt.Errorf("sync refused: %w", err)
 			}
@@ -102,6 +128,7 @@ be written (its file or its directory), and nothing moved.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&repush, "repush", false, "after the source went back in time: put this copy's values to it again as changes (conflicts queued), then sync")
 	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it moved from where the copy remembers it (remembered after the sync)")
 	return cmd
 }
@@ -237,6 +264,9 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 }
 
 func printSync(w io.Writer, rep *tsync.Report) {
+	if rep.Repushed > 0 {
+		fmt.Fprintf(w, "repushed %s as changes on the source as it is now\n", plural(rep.Repushed, "record"))
+	}
 	fmt.Fprintf(w, "pulled %s, pushed %s (%d merged with the source's)\n", plural(rep.Pulled, "record"), plural(rep.Pushed, "change"), rep.Merged)
 	if rep.Removed > 0 {
 		fmt.Fprintf(w, "removed %s the source deleted\n", plural(rep.Removed, "record"))

@@ -67,7 +67,9 @@ func TestCLI_Sync(t *testing.T) {
 	var l struct {
 		Token string `json:"token"`
 	}
-	_ = json.Unmarshal([]byte(lease), &l)
+	if err := json.Unmarshal([]byte(lease), &l); err != nil || l.Token == "" {
+		t.Fatalf("decode lease acquire --json (token %q): %v\n%s", l.Token, err, lease)
+	}
 	mustTandem(t, team, "--user", "dave", "lease", "release", l.Token)
 
 	// The source gone: exit 1, nothing lost; back: exit 0, the edit arrives.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,7 +292,7 @@ func TestSync_Crash(t *testing.T) {
 			// The run with faults.
 			faulty := newSource(t)
 			faultyCopy := crashRun(t, faulty)
-			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 12))
+			rng := testRand(t)
 			// Short aims while the outbox holds work, so that each killed sync pushes a
 			// little and many kills land in the middle of a push; once it is drained, aims
 			// within a no-op sync (open, pull) until there were enough kills.

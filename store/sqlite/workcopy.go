@@ -34,8 +34,9 @@ var _ store.WorkingCopy = (*DB)(nil)
 // Counter fields need no flag for "relative": a counter's change is pushed as its delta
 // (after − before), which is what the counter merge rule does with it anyway.
 
-// copyFormat is the version of the wc_* tables' layout.
-const copyFormat = 1
+// copyFormat is the version of the wc_* tables' layout. Format 2 added wc_meta.mark; a
+// format-1 copy is brought to it by the first write that moves its position (upgradeCopy).
+const copyFormat = 2
 
 // localIDBase is where local ids of records created in a working copy start, so they never
 // meet the ids of records that come from the source.
@@ -50,6 +51,7 @@ CREATE TABLE wc_meta (
     kinds     TEXT    NOT NULL, -- JSON array
     subtree   INTEGER NOT NULL DEFAULT 0,
     position  INTEGER NOT NULL,
+    mark      TEXT    NOT NULL DEFAULT '', -- what the source's change at position was (store.ChangeMark)
     cloned_at TEXT    NOT NULL,
     synced_at TEXT,
     applying  INTEGER NOT NULL DEFAULT 0 -- set only inside a transaction that writes the source's state
@@ -244,8 +246,8 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		for i, k := range s.Kinds {
 			kinds[i] = string(k)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO wc_meta (id, format, source_id, source, kinds, subtree, position, cloned_at)
-			VALUES (1, ?, ?, ?, ?, ?, ?, ?)`, copyFormat, s.SourceID, s.Source, jsonText(kinds), s.Subtree, s.Position, formatTime(tx.now))
+		_, err := tx.ExecContext(ctx, `INSERT INTO wc_meta (id, format, source_id, source, kinds, subtree, position, mark, cloned_at)
+			VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`, copyFormat, s.SourceID, s.Source, jsonText(kinds), s.Subtree, s.Position, s.Mark, formatTime(tx.now))
 		return err
 	})
 	if err == nil {
@@ -297,6 +299,11 @@ func (db *DB) CopyState(ctx context.Context) (*store.CopyState, error) {
 	if synced.Valid {
 		if s.SyncedAt, err = parseTime(synced.String); err != nil {
 			return nil, err
+		}
+	}
+	if format >= 2 {
+		if err := db.read.QueryRowContext(ctx, `SELECT mark FROM wc_meta`).Scan(&s.Mark); err != nil {
+			return nil, mapErr("read working copy", err)
 		}
 	}
 	s.Pending, s.Conflict = pending, cfl
@@ -419,7 +426,7 @@ func hasLocalState(ctx context.Context, tx *wcTx, kind store.Kind, id int64) (bo
 }
 
 // ApplySource writes records as the source has them (store.WorkingCopy).
-func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position int64) error {
+func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, at store.FeedPoint) error {
 	err := db.inTx(ctx, "apply source records", func(t *tx) error {
 		tx, err := newWCTx(ctx, t)
 		if err != nil {
@@ -453,32 +460,8 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 			}
 			recs = nil
 		}
-		for _, r := range recs {
-			if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
-				continue
-			}
-			if r.Kind == store.KindDocument && subtree != 0 && r.ID != subtree {
-				in, err := db.inSubtree(ctx, tx, r, subtree)
-				if err != nil {
-					return err
-				}
-				if !in {
-					continue
-				}
-			}
-			busy, err := hasLocalState(ctx, tx, r.Kind, r.ID)
-			if err != nil {
-				return err
-			}
-			if busy {
-				if err := db.refreshGoneConflict(ctx, tx, r); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := db.putSource(ctx, tx, r); err != nil {
-				return err
-			}
+		if err := db.applyRecords(ctx, tx, recs, kinds, subtree); err != nil {
+			return err
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return err
@@ -486,10 +469,42 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, position in
 		if err := logPulled(ctx, tx, all, before); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
-		return err
+		return movePosition(ctx, tx, at)
 	})
 	return mapErr("apply source records", err)
+}
+
+// applyRecords writes recs one by one as ApplySource does, inside tx with the applying flag
+// set; kinds and subtree are wc_meta's.
+func (db *DB) applyRecords(ctx context.Context, tx *wcTx, recs []*store.Record, kinds string, subtree int64) error {
+	for _, r := range recs {
+		if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
+			continue
+		}
+		if r.Kind == store.KindDocument && subtree != 0 && r.ID != subtree {
+			in, err := db.inSubtree(ctx, tx, r, subtree)
+			if err != nil {
+				return err
+			}
+			if !in {
+				continue
+			}
+		}
+		busy, err := hasLocalState(ctx, tx, r.Kind, r.ID)
+		if err != nil {
+			return err
+		}
+		if busy {
+			if err := db.refreshGoneConflict(ctx, tx, r); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := db.putSource(ctx, tx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordKey names one record of the copy.
@@ -576,7 +591,7 @@ func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record
 }
 
 // ApplyGone removes records the source deleted (store.WorkingCopy).
-func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, position int64) (int, error) {
+func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, at store.FeedPoint) (int, error) {
 	t, err := table(kind)
 	if err != nil {
 		return 0, err
@@ -628,10 +643,39 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, posit
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE wc_meta SET position = max(position, ?)`, position)
-		return err
+		return movePosition(ctx, tx, at)
 	})
 	return removed, mapErr("apply source deletes", err)
+}
+
+// movePosition moves the copy's feed position forward to at inside tx, or takes at's mark
+// for the position the copy is at when it has none (store.WorkingCopy.ApplySource).
+func movePosition(ctx context.Context, tx *wcTx, at store.FeedPoint) error {
+	if at.ID == 0 {
+		return nil
+	}
+	if err := upgradeCopy(ctx, tx); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET position = ?1, mark = ?2
+		WHERE ?1 > position OR (?1 = position AND mark = '')`, at.ID, at.Mark)
+	return err
+}
+
+// upgradeCopy brings a format-1 working copy to copyFormat inside tx: it adds wc_meta.mark.
+func upgradeCopy(ctx context.Context, tx *wcTx) error {
+	var format int
+	if err := tx.QueryRowContext(ctx, `SELECT format FROM wc_meta`).Scan(&format); err != nil {
+		return fmt.Errorf("read working copy format: %w", err)
+	}
+	if format >= 2 {
+		return nil
+	}
+	if _, err := tx.Tx.ExecContext(ctx, `ALTER TABLE wc_meta ADD COLUMN mark TEXT NOT NULL DEFAULT ''`); err != nil {
+		return fmt.Errorf("upgrade working copy: %w", err)
+	}
+	_, err := tx.Tx.ExecContext(ctx, `UPDATE wc_meta SET format = 2`)
+	return err
 }
 
 // removeLocal removes record id of table t from the copy with its base, stale mark, outbox
@@ -982,7 +1026,7 @@ func (db *DB) Stale(ctx context.Context) (map[store.Kind][]int64, error) {
 
 // Outbox returns the entries waiting to be pushed (store.WorkingCopy).
 func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error) {
-	q := `SELECT seq, op, kind, record_id, base_version, before, after, key, actor, at FROM wc_outbox ORDER BY seq`
+	q := `SELECT ` + entryColumns + ` FROM wc_outbox ORDER BY seq`
 	args := []any{}
 	if limit > 0 {
 		q += " LIMIT ?"
@@ -992,6 +1036,15 @@ func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error
 	if err != nil {
 		return nil, mapErr("read outbox", err)
 	}
+	return db.scanEntries(rows)
+}
+
+// entryColumns are the columns of wc_outbox that scanEntries reads.
+const entryColumns = `seq, op, kind, record_id, base_version, before, after, key, actor, at`
+
+// scanEntries reads the outbox entries of rows, which selects the columns Outbox names, and
+// closes rows.
+func (db *DB) scanEntries(rows *sql.Rows) ([]store.OutboxEntry, error) {
 	defer rows.Close()
 	var out []store.OutboxEntry
 	for rows.Next() {
@@ -999,6 +1052,7 @@ func (db *DB) Outbox(ctx context.Context, limit int) ([]store.OutboxEntry, error
 			e                 store.OutboxEntry
 			op, kind          string
 			before, after, at string
+			err               error
 		)
 		if err := rows.Scan(&e.Seq, &op, &kind, &e.ID, &e.BaseVersion, &before, &after, &e.Key, &e.Actor, &at); err != nil {
 			return nil, mapErr("read outbox", err)
@@ -1355,36 +1409,12 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if err != nil {
 			return err
 		}
-		tbl, _ := table(kind)
 		// The chosen values become the local record's.
-		var sets []string
-		var args []any
-		for _, f := range db.copyColumns(kind) {
-			v, ok := vals[f.Name]
-			if !ok {
-				continue
-			}
-			enc, err := encodeColumn(f, v)
-			if err != nil {
-				return err
-			}
-			sets, args = append(sets, f.Name+" = ?"), append(args, enc)
-		}
-		if kind == store.KindProduct {
-			if sku, ok := vals["sku"].(string); ok {
-				sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
-			}
-		}
-		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
-		args = append(args, formatTime(tx.now), actor.Name, id)
 		if err := applying(ctx, tx, true); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+		if err := db.writeLocal(ctx, tx, kind, id, vals, actor.Name); err != nil {
 			return fmt.Errorf("write resolution: %w", err)
-		}
-		if err := writeFolds(ctx, tx, kind, id, store.Folds(kind, vals)); err != nil {
-			return err
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return err
@@ -1397,6 +1427,39 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		return db.queueResolution(ctx, tx, c, vals, actor.Name)
 	})
 	return mapErr("resolve conflict", err)
+}
+
+// writeLocal writes vals (copy columns) into the copy's record kind id as a write of actor:
+// with the applying flag clear, the outbox triggers queue it as a local save would.
+func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int64, vals store.Values, actor string) error {
+	tbl, err := table(kind)
+	if err != nil {
+		return err
+	}
+	var sets []string
+	var args []any
+	for _, f := range db.copyColumns(kind) {
+		v, ok := vals[f.Name]
+		if !ok {
+			continue
+		}
+		enc, err := encodeColumn(f, v)
+		if err != nil {
+			return err
+		}
+		sets, args = append(sets, f.Name+" = ?"), append(args, enc)
+	}
+	if kind == store.KindProduct {
+		if sku, ok := vals["sku"].(string); ok {
+			sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
+		}
+	}
+	sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
+	args = append(args, formatTime(tx.now), actor, id)
+	if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+		return err
+	}
+	return writeFolds(ctx, tx, kind, id, store.Folds(kind, vals))
 }
 
 // queueResolution adds the outbox entries that take a resolution to the source: a create

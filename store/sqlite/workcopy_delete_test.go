@@ -25,7 +25,7 @@ func TestDB_WorkingCopyDelete(t *testing.T) {
 	}
 	root := &store.Record{Kind: store.KindDocument, ID: 3, Version: 2, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"title": "root"}}
 	child := &store.Record{Kind: store.KindDocument, ID: 4, Version: 1, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"title": "child", "parent_id": int64(3)}}
-	if err := db.ApplySource(ctx, []*store.Record{p(42, "A-1"), p(43, "A-2"), root, child}, 9); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{p(42, "A-1"), p(43, "A-2"), root, child}, store.FeedPoint{ID: 9}); err != nil {
 		t.Fatal(err)
 	}
 	alice := wcEditor("alice")

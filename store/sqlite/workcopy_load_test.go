@@ -188,7 +188,7 @@ func TestDB_LoadCopyAsApplySource(t *testing.T) {
 	if err := loaded.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
 		t.Fatal(err)
 	}
-	if err := applied.ApplySource(ctx, recs, 0); err != nil {
+	if err := applied.ApplySource(ctx, recs, store.FeedPoint{}); err != nil {
 		t.Fatal(err)
 	}
 	pending := schemaOf(t, loadedPath)
@@ -249,7 +249,7 @@ func TestDB_LoadCopySearchBuiltAtOpen(t *testing.T) {
 	if err := loaded.LoadCopy(ctx, store.KindProduct, records(recs)); err != nil {
 		t.Fatal(err)
 	}
-	if err := applied.ApplySource(ctx, recs, 0); err != nil {
+	if err := applied.ApplySource(ctx, recs, store.FeedPoint{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := loaded.Close(); err != nil {
@@ -351,7 +351,7 @@ func TestDB_LoadCopyRefuses(t *testing.T) {
 		t.Fatalf("load of documents: %v, want EINVALID", err)
 	}
 	recs := loadSource(3)
-	if err := db.ApplySource(ctx, recs[:1], 0); err != nil {
+	if err := db.ApplySource(ctx, recs[:1], store.FeedPoint{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.LoadCopy(ctx, store.KindProduct, records(recs[1:])); store.ErrorCode(err) != store.EINVALID {

@@ -46,7 +46,7 @@ func TestDB_WorkingCopyPulledEvents(t *testing.T) {
 	}
 
 	// A copy with nothing local takes records in bulk.
-	if err := db.ApplySource(ctx, []*store.Record{prod(5, "lamp"), doc(2, "t")}, 9); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{prod(5, "lamp"), doc(2, "t")}, store.FeedPoint{ID: 9}); err != nil {
 		t.Fatal(err)
 	}
 	got, cur := pulled(t, db, 0)
@@ -54,7 +54,7 @@ func TestDB_WorkingCopyPulledEvents(t *testing.T) {
 		t.Fatalf("first pull logged %q, want %q", got, want)
 	}
 	// The same versions again: nothing new to hear.
-	if err := db.ApplySource(ctx, []*store.Record{prod(5, "lamp"), doc(2, "t")}, 9); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{prod(5, "lamp"), doc(2, "t")}, store.FeedPoint{ID: 9}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := pulled(t, db, cur); len(got) != 0 {
@@ -65,7 +65,7 @@ func TestDB_WorkingCopyPulledEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cur = pulled(t, db, cur)
-	if err := db.ApplySource(ctx, []*store.Record{prod(6, "lamp by bob"), doc(3, "t 2")}, 11); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{prod(6, "lamp by bob"), doc(3, "t 2")}, store.FeedPoint{ID: 11}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = pulled(t, db, cur)

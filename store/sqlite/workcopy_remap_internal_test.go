@@ -59,7 +59,7 @@ func TestRemapLocal_DeferPragmaPreparedBefore(t *testing.T) {
 				Fields: store.Values{"title": "B"}}
 			if pulled {
 				// The pull of the source's echo brought the row before the acknowledgement.
-				if err := db.ApplySource(ctx, []*store.Record{srcRec}, 0); err != nil {
+				if err := db.ApplySource(ctx, []*store.Record{srcRec}, store.FeedPoint{}); err != nil {
 					t.Fatal(err)
 				}
 			}

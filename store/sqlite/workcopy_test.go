@@ -27,7 +27,7 @@ func TestDB_WorkingCopyOutbox(t *testing.T) {
 		Fields: store.Values{"sku": "A-1", "name": "lamp", "price": int64(100), "stock": int64(10), "categories": []string{"x"}}}
 	doc := &store.Record{Kind: store.KindDocument, ID: 3, Version: 2, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"title": "t"}}
 	doc2 := &store.Record{Kind: store.KindDocument, ID: 4, Version: 1, UpdatedBy: "bob", UpdatedAt: now, Fields: store.Values{"title": "u"}}
-	if err := db.ApplySource(ctx, []*store.Record{prod, doc, doc2}, 9); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{prod, doc, doc2}, store.FeedPoint{ID: 9}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustOutbox(t, db); len(got) != 0 {
@@ -94,7 +94,7 @@ func TestDB_WorkingCopyOutbox(t *testing.T) {
 	// The source's newer version of a record with local changes does not overwrite them.
 	newer := prod.Clone()
 	newer.Version, newer.Fields["name"] = 6, "theirs"
-	if err := db.ApplySource(ctx, []*store.Record{newer}, 12); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{newer}, store.FeedPoint{ID: 12}); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := db.FindRecord(ctx, store.KindProduct, 42); r.Fields["name"] != "lamp 2" {
@@ -197,7 +197,7 @@ func TestDB_WorkingCopySearch(t *testing.T) {
 		rec(store.KindProduct, 42, 5, store.Values{"sku": "A-1", "name": "Ёлка", "description": "Aus der Straße"}),
 		rec(store.KindProduct, 43, 1, store.Values{"sku": "A-2", "name": "Tisch", "categories": []string{"Küche"}}),
 		rec(store.KindDocument, 3, 2, store.Values{"title": "İzmir", "body": "ΣΟΦΊΑ"}),
-	}, 2); err != nil {
+	}, store.FeedPoint{ID: 2}); err != nil {
 		t.Fatal(err)
 	}
 	expect(store.KindProduct, "ЁЛКА", 42)
@@ -210,7 +210,7 @@ func TestDB_WorkingCopySearch(t *testing.T) {
 	// A pull, still with nothing local: bulk again, over the records the copy has.
 	if err := db.ApplySource(ctx, []*store.Record{
 		rec(store.KindProduct, 42, 6, store.Values{"sku": "A-1", "name": "Ёлка", "description": "Im Garten"}),
-	}, 3); err != nil {
+	}, store.FeedPoint{ID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	expect(store.KindProduct, "strasse")
@@ -224,7 +224,7 @@ func TestDB_WorkingCopySearch(t *testing.T) {
 	if err := db.ApplySource(ctx, []*store.Record{
 		rec(store.KindProduct, 42, 7, store.Values{"sku": "A-1", "name": "Leuchte", "description": "Im Garten"}),
 		rec(store.KindProduct, 43, 2, store.Values{"sku": "A-2", "name": "Stuhl", "categories": []string{"Büro"}}),
-	}, 4); err != nil {
+	}, store.FeedPoint{ID: 4}); err != nil {
 		t.Fatal(err)
 	}
 	expect(store.KindProduct, "lampe", 42)
@@ -264,7 +264,7 @@ func TestDB_WorkingCopySystemWrite(t *testing.T) {
 	db, _ := newCopy(t, "wc.db", 7, store.KindProduct)
 	rec := &store.Record{Kind: store.KindProduct, ID: 10, Version: 2, UpdatedBy: "bob", UpdatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Fields: store.Values{"sku": "A-10", "name": "lamp", "price": int64(100), "stock": int64(10), "checksum": "src"}}
-	if err := db.ApplySource(ctx, []*store.Record{rec}, 9); err != nil {
+	if err := db.ApplySource(ctx, []*store.Record{rec}, store.FeedPoint{ID: 9}); err != nil {
 		t.Fatal(err)
 	}
 	changes, err := db.Changes(ctx, 0, 0)
@@ -359,7 +359,7 @@ func TestDB_WorkingCopySystemWrite(t *testing.T) {
 	if err := late.StartCopy(ctx, store.CopyState{SourceID: "src", Source: "elsewhere", Kinds: []store.Kind{store.KindProduct}, Position: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := late.ApplySource(ctx, []*store.Record{rec}, 2); err != nil {
+	if err := late.ApplySource(ctx, []*store.Record{rec}, store.FeedPoint{ID: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := late.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 1}}); store.ErrorCode(err) != store.EFORBIDDEN {

@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+// A source put back from an older backup, in real processes. SQLite: the source's file is
+// copied aside and copied back, as a person restores a file. PostgreSQL: the test's schema
+// is dumped with pg_dump and, later, dropped and loaded back with psql, as a restore from a
+// dump does (sequences included, so new writes take the ids of the lost ones).
+
+// rewinder takes a backup of a source and puts it back.
+type rewinder struct {
+	backup  func(t *testing.T)
+	restore func(t *testing.T)
+}
+
+func sqliteRewinder(path string) rewinder {
+	bak := path + ".bak"
+	files := []string{"", "-wal"}
+	return rewinder{
+		backup: func(t *testing.T) {
+			for _, s := range files {
+				copyIfThere(t, path+s, bak+s)
+			}
+		},
+		restore: func(t *testing.T) {
+			for _, s := range []string{"", "-wal", "-shm"} {
+				if err := os.Remove(path + s); err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+			}
+			for _, s := range files {
+				copyIfThere(t, bak+s, path+s)
+			}
+		},
+	}
+}
+
+func copyIfThere(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func postgresRewinder(t *testing.T, dsn string) rewinder {
+	for _, tool := range []string{"pg_dump", "psql"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: the PostgreSQL restore is made with pg_dump and psql", tool)
+		}
+	}
+	server := pgtest.ServerDSN(t)
+	schema := ""
+	if i := strings.Index(dsn, "search_path="); i >= 0 {
+		schema, _, _ = strings.Cut(dsn[i+len("search_path="):], "&")
+	}
+	if schema == "" {
+		t.Fatalf("no search_path in the test DSN")
+	}
+	dump := filepath.Join(t.TempDir(), "backup.sql")
+	run := func(t *testing.T, name string, args ...string) {
+		t.Helper()
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+	}
+	return rewinder{
+		backup: func(t *testing.T) {
+			run(t, "pg_dump", "--schema", schema, "--no-owner", "--file", dump, server)
+		},
+		restore: func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := pgx.Connect(ctx, server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+				WHERE pid <> pg_backend_pid() AND application_name LIKE '%' || $1`, schema); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+				t.Fatal(err)
+			}
+			run(t, "psql", "--quiet", "--set", "ON_ERROR_STOP=1", "--file", dump, server)
+		},
+	}
+}
+
+// copyState is the working copy at path: its records (crashState) and its state.
+func copyState(t *testing.T, path string) (map[string]string, store.CopyState) {
+	t.Helper()
+	db, err := sqlite.OpenWith(context.Background(), path, store.Options{}, sqlite.OpenConfig{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.CopyState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crashState(t, db), *st
+}
+
+// TestSync_SourceWentBack: clone, sync, put the source back from a backup taken before the
+// sync, write to it; the next sync stops with a message naming what happened and the ways
+// on, exits 2 and changes nothing in the copy. Both ways then work: a fresh clone, and
+// sync --repush, whose conflicts a person answers before the copy and the source agree.
+func TestSync_SourceWentBack(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			dir := t.TempDir()
+			cp := filepath.Join(dir, "copy.db")
+			mustTandem(t, src, "clone", src, cp)
+			rw.backup(t)
+
+			// Written on the source after the backup, and synced into the copy.
+			set := func(dsn string, who string, id int64, name string) {
+				t.Helper()
+				v := mustGet(t, dsn, "product", id).Version
+				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
+			}
+			set(src, "carol", 1, "lost one")
+			set(src, "carol", 2, "lost two")
+			mustTandem(t, src, "--user", "carol", "adjust", "product", "3", "stock", "5")
+			lost := mustCreate(t, src, "product", "sku=LOST-1", "name=lost with the backup")
+			mustTandem(t, cp, "sync")
+			set(cp, "alice", 6, "alice offline")
+
+			// The restore, and new writes on the restored source.
+			// More writes than were lost: the source's log reaches past the copy's
+			// position again, with other changes under the ids the copy read.
+			rw.restore(t)
+			set(src, "bob", 4, "bob's draft")
+			set(src, "bob", 4, "bob after the restore")
+			set(src, "bob", 5, "bob's draft")
+			set(src, "bob", 5, "bob's second draft")
+			set(src, "bob", 5, "bob five")
+			stock3 := mustGet(t, src, "product", 3).Fields["stock"]
+			before, beforeState := copyState(t, cp)
+
+			r := tandem(t, cp, "sync")
+			if r.code != 2 {
+				t.Fatalf("sync after the restore: exit %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			for _, want := range []string{"sync refused: the source went back in time", "older backup", "Nothing was pulled or pushed",
+				"1 pending change", "tandem sync --repush", "tandem clone " + src} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("the refusal does not say %q:\n%s", want, r.stderr)
+				}
+			}
+			after, afterState := copyState(t, cp)
+			if !maps.Equal(before, after) {
+				t.Errorf("the refused sync changed the copy's records")
+			}
+			if afterState.Position != beforeState.Position || afterState.Mark != beforeState.Mark || afterState.Pending != beforeState.Pending {
+				t.Errorf("the refused sync changed the copy's state: %+v, was %+v", afterState, beforeState)
+			}
+
+			// Way on (b): a fresh clone has the source as it is now.
+			fresh := filepath.Join(dir, "fresh.db")
+			mustTandem(t, src, "clone", src, fresh)
+			if out := mustTandem(t, fresh, "sync"); !strings.Contains(out, "in sync") {
+				t.Errorf("sync of the fresh clone: %s", out)
+			}
+			if got := mustGet(t, fresh, "product", 4).Fields["name"]; got != "bob after the restore" {
+				t.Errorf("fresh clone: product 4 is %v", got)
+			}
+
+			// Way on (a): the copy's values again as changes; what differs waits.
+			r = tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (conflicts)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			var got []string
+			for _, c := range syncConflicts(t, r.stdout) {
+				got = append(got, fmt.Sprintf("%s %d %s", c.Kind, c.ID, c.Op))
+			}
+			want := []string{"product 1 save", "product 2 save", "product 3 save", "product 4 save", "product 5 save",
+				fmt.Sprintf("product %d create", lost.ID)}
+			if strings.Join(got, ", ") != strings.Join(want, ", ") {
+				t.Fatalf("conflicts after --repush: %v, want %v", got, want)
+			}
+			if got := mustGet(t, src, "product", 6).Fields["name"]; got != "alice offline" {
+				t.Errorf("alice's offline edit on the source after --repush: %v", got)
+			}
+			for _, a := range [][]string{
+				{"product", "1", "name=mine"}, {"product", "2", "name=mine"}, {"product", "3", "stock=theirs"},
+				{"product", "4", "name=theirs"}, {"product", "5", "name=theirs"}, {"product", fmt.Sprint(lost.ID), "sku=mine"},
+			} {
+				mustTandem(t, cp, append([]string{"resolve"}, a...)...)
+			}
+			if out := mustTandem(t, cp, "sync"); !strings.Contains(out, "in sync") {
+				t.Fatalf("sync after the answers: %s", out)
+			}
+			for id, want := range map[int64]string{1: "lost one", 2: "lost two", 4: "bob after the restore", 5: "bob five", 6: "alice offline"} {
+				if got := mustGet(t, src, "product", id).Fields["name"]; got != want {
+					t.Errorf("source product %d: %v, want %q", id, got, want)
+				}
+			}
+			if got := mustGet(t, src, "product", 3).Fields["stock"]; got != stock3 {
+				t.Errorf("source product 3 stock: %v, want the source's %v", got, stock3)
+			}
+			if out := mustTandem(t, src, "list", "product", "--json"); !strings.Contains(out, "LOST-1") {
+				t.Errorf("the lost product is not on the source again")
+			}
+			// The copy follows the source again.
+			set(src, "bob", 4, "bob again")
+			mustTandem(t, cp, "sync")
+			if got := mustGet(t, cp, "product", 4).Fields["name"]; got != "bob again" {
+				t.Errorf("a write after the repush: the copy has %v", got)
+			}
+		})
+	}
+}
+
+// syncConflicts returns the conflicts of a sync's --json output, by kind and id.
+func syncConflicts(t *testing.T, out string) []jsonConflict {
+	t.Helper()
+	var v struct {
+		Conflicts []jsonConflict `json:"conflicts"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("decode sync --json: %v\n%s", err, out)
+	}
+	return v.Conflicts
+}
