@@ -198,7 +198,7 @@ func (a *app) openSource(ctx context.Context, source string, st *store.CopyState
 				"(moved? tandem sync --source NEW-PATH names where it is now)", staying(st.Pending), safe.Line(source))
 		}
 	}
-	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
+	src, err := a.openAskingPassword(ctx, source, store.Options{Registry: a.st.Registry()})
 	switch store.ErrorCode(err) {
 	case "":
 		return src, nil
@@ -227,7 +227,7 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 	}
 	wc, ok := st.(store.WorkingCopy)
 	if !ok {
-		return nil, nil, usagef("%s is not a working copy (tandem clone makes one from a shared store)", safe.Line(redact(a.dsn)))
+		return nil, nil, usagef("%s is not a working copy (tandem clone makes one from a shared store)", safe.Line(dsnWhere(a.dsn)))
 	}
 	s, err := wc.CopyState(ctx)
 	if store.ErrorCode(err) == store.ENOTFOUND {
