@@ -152,8 +152,12 @@ func sameConnection(a, b *pgconn.Config) bool {
 		len(a.Fallbacks) == len(b.Fallbacks) && maps.Equal(a.RuntimeParams, b.RuntimeParams)
 }
 
-// quoteValue writes a key=value value in single quotes, with quotes and backslashes escaped.
+// quoteValue writes a key=value value as libpq reads it back: as it is when it holds no
+// space, quote or backslash, else in single quotes with quotes and backslashes escaped.
 func quoteValue(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\n\r\v\f'\\") {
+		return v
+	}
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
 }
 
