@@ -138,8 +138,8 @@ func passwordPieces(password, spelled string) []string {
 
 // TestSync_PasswordFromEnvironmentFileOrTerminal: a working copy keeps no password, so a
 // server that asks for one gets the one in PGPASSWORD, else the one in the password file
-// PGPASSFILE names; with neither and no terminal to ask on, sync says what to set (exit 1)
-// and the copy stays as it was. The server here is a stand-in that asks for a password and
+// PGPASSFILE names; with neither, the one typed on the terminal (not echoed), and with no
+// terminal to ask on, sync says what to set (exit 1). The server here is a stand-in that asks for a password and
 // records what it receives (pgtest.PasswordServer): the test server trusts everyone.
 func TestSync_PasswordFromEnvironmentFileOrTerminal(t *testing.T) {
 	dsn := pgtest.DSN(t)
@@ -182,4 +182,21 @@ func TestSync_PasswordFromEnvironmentFileOrTerminal(t *testing.T) {
 			}
 		})
 	}
+	// In a terminal, with neither, sync asks for the password and does not echo it.
+	t.Run("FromTerminal", func(t *testing.T) {
+		tm := newTmuxServer(t)
+		before := len(received())
+		tm.start("sync", fmt.Sprintf("env TANDEM_USER=tester PGPASSWORD= PGPASSFILE=%s %s --db %s sync --source '%s'; echo EXIT=$?; sleep 60",
+			none, binary, copyDB, asking))
+		tm.waitFor("sync", fmt.Sprintf("password for alice@127.0.0.1:%d/team:", port))
+		tm.text("sync", "typed secret")
+		tm.keys("sync", "Enter")
+		scr := tm.waitFor("sync", "EXIT=1")
+		if strings.Contains(scr, "typed secret") {
+			t.Errorf("the terminal shows the typed password:\n%s", scr)
+		}
+		if got := received()[before:]; len(got) == 0 || got[len(got)-1] != "typed secret" {
+			t.Errorf("the server received %q, want the typed password last", got)
+		}
+	})
 }
