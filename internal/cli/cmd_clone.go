@@ -32,7 +32,8 @@ func newCloneCmd(a *app) *cobra.Command {
 FILE, a new SQLite store that works with no server: every command and the TUI use it
 with --db FILE, and tandem sync brings the edits back. The copy remembers the source's
 store id and where it was found (without a password: give it with PGPASSWORD or a
-.pgpass file when syncing), and for each record its base version and values.
+.pgpass file when syncing, or type it when sync asks in a terminal), and for each record
+its base version and values.
 
 SOURCE must not be a working copy itself (a copy of a copy would never see the changes
 the middle copy pulls): clone the store it came from.

@@ -32,7 +32,9 @@ merged field by field when the source moved on. What both sides changed differen
 waits in the copy's conflict queue (tandem status, tandem resolve), with your value
 kept; a record someone holds a lease on waits until the lease ends.
 
-The copy remembers where its source is, without a password. --source names a new place
+The copy remembers where its source is, without a password: sync takes it from
+PGPASSWORD or the password file (~/.pgpass, PGPASSFILE), or asks for it when run in a
+terminal. --source names a new place
 (the store moved); after a sync that found the same store there (same store id), the copy
 remembers the new place.
 
