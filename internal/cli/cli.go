@@ -539,7 +539,7 @@ func (a *app) printVersion(ctx context.Context) error {
 		SchemaVersions map[string]int `json:"schema_versions"`
 		Store          storeVersion   `json:"store"`
 	}{Version: releaseVersion(), SchemaVersion: latest[backend], SchemaVersions: latest,
-		Store: storeVersion{DB: redact(a.dsn), Backend: backend}}
+		Store: storeVersion{DB: dsnWhere(a.dsn), Backend: backend}}
 	reg, err := a.registry()
 	if err != nil {
 		return err

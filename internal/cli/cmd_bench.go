@@ -93,7 +93,7 @@ Each strategy works on fresh rows it creates (products named "bench ...").`,
 				mode = "OS processes"
 			}
 			fmt.Fprintf(a.stdout, "contention on %s: %d writers (%s) x %d ops on %d row(s)\n\n",
-				safe.Line(redact(a.dsn)), cfg.Workers, mode, cfg.Ops, cfg.Rows)
+				safe.Line(dsnWhere(a.dsn)), cfg.Workers, mode, cfg.Ops, cfg.Rows)
 			return bench.WriteContention(a.stdout, results)
 		},
 	}

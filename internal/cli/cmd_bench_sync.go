@@ -92,7 +92,7 @@ bench-sync-N; not measured), so point --db at a database for benchmarks.`,
 			if asJSON {
 				return writeJSON(a.stdout, res)
 			}
-			fmt.Fprintf(a.stdout, "working copies of %s\n\n", safe.Line(redact(a.dsn)))
+			fmt.Fprintf(a.stdout, "working copies of %s\n\n", safe.Line(dsnWhere(a.dsn)))
 			return bench.WriteSync(a.stdout, res)
 		},
 	}

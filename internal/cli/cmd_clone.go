@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres"
 	"github.com/tandem-editor/tandem/store/sqlite"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
@@ -32,7 +32,8 @@ func newCloneCmd(a *app) *cobra.Command {
 FILE, a new SQLite store that works with no server: every command and the TUI use it
 with --db FILE, and tandem sync brings the edits back. The copy remembers the source's
 store id and where it was found (without a password: give it with PGPASSWORD or a
-.pgpass file when syncing), and for each record its base version and values.
+.pgpass file when syncing, or type it when sync asks in a terminal), and for each record
+its base version and values.
 
 SOURCE must not be a working copy itself (a copy of a copy would never see the changes
 the middle copy pulls): clone the store it came from.
@@ -90,7 +91,7 @@ search reads the folded text row by row and finds the same records.`,
 			if err := checkDSNAs("SOURCE", source); err != nil {
 				return err
 			}
-			src, err := openStore(ctx, source, store.Options{Registry: reg})
+			src, err := a.openAskingPassword(ctx, source, store.Options{Registry: reg})
 			if err != nil {
 				return err
 			}
@@ -246,26 +247,17 @@ func removeLeftovers(dir, name string, own bool) {
 	}
 }
 
-// sourceLocation is what a working copy keeps of its source's DSN: the DSN without its
-// password (a SQLite path made absolute), so that sync finds the source and no password is
-// ever written to disk.
+// sourceLocation is what a working copy keeps of its source's DSN: a PostgreSQL connection
+// string without its password (postgres.WithoutPassword: the driver parses it, and sync finds
+// the password in PGPASSWORD, the password file or on the terminal), a SQLite path made
+// absolute. No password is ever written to disk.
 func sourceLocation(dsn string) (string, error) {
 	if !isPostgresDSN(dsn) {
 		return filepath.Abs(dsn)
 	}
-	l := strings.ToLower(dsn)
-	if strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return "", usagef("source: %v", redactErr(err))
-		}
-		if u.User != nil {
-			u.User = url.User(u.User.Username())
-		}
-		q := u.Query()
-		q.Del("password")
-		u.RawQuery = q.Encode()
-		return u.String(), nil
+	loc, err := postgres.WithoutPassword(dsn)
+	if err != nil {
+		return "", usageErr(err)
 	}
-	return strings.Join(strings.Fields(keywordPassword.ReplaceAllString(dsn, "")), " "), nil
+	return loc, nil
 }

@@ -14,6 +14,8 @@ func TestSourceLocation(t *testing.T) {
 		"postgres://alice:s3cret@db.example:5432/tandem?sslmode=require": "postgres://alice@db.example:5432/tandem?sslmode=require",
 		"postgresql://bob@db/x?password=s3cret&sslmode=disable":          "postgresql://bob@db/x?sslmode=disable",
 		"host=db password='s3cret' dbname=tandem":                        "host=db dbname=tandem",
+		`host=db password=s3\ cret\'TAIL dbname=tandem`:                  "host=db dbname=tandem",
+		`password='it\'s s3cret' host=db dbname='my db'`:                 `host=db dbname='my db'`,
 	} {
 		got, err := sourceLocation(dsn)
 		if err != nil {

@@ -51,7 +51,7 @@ the store id, the store's identity that drafts are kept under.`,
 			if err != nil {
 				return err
 			}
-			where := safe.Line(redact(a.dsn))
+			where := safe.Line(dsnWhere(a.dsn))
 			switch {
 			case created && sample:
 				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, *filled},

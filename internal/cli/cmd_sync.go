@@ -33,7 +33,9 @@ merged field by field when the source moved on. What both sides changed differen
 waits in the copy's conflict queue (tandem status, tandem resolve), with your value
 kept; a record someone holds a lease on waits until the lease ends.
 
-The copy remembers where its source is, without a password. --source names a new place
+The copy remembers where its source is, without a password: sync takes it from
+PGPASSWORD or the password file (~/.pgpass, PGPASSFILE), or asks for it when run in a
+terminal. --source names a new place
 (the store moved); after a sync that found the same store there (same store id), the copy
 remembers the new place.
 
@@ -225,7 +227,7 @@ func (a *app) openSource(ctx context.Context, source string, st *store.CopyState
 				"(moved? tandem sync --source NEW-PATH names where it is now)", staying(st.Pending), safe.Line(source))
 		}
 	}
-	src, err := openStore(ctx, source, store.Options{Registry: a.st.Registry()})
+	src, err := a.openAskingPassword(ctx, source, store.Options{Registry: a.st.Registry()})
 	switch store.ErrorCode(err) {
 	case "":
 		return src, nil
@@ -254,7 +256,7 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 	}
 	wc, ok := st.(store.WorkingCopy)
 	if !ok {
-		return nil, nil, usagef("%s is not a working copy (tandem clone makes one from a shared store)", safe.Line(redact(a.dsn)))
+		return nil, nil, usagef("%s is not a working copy (tandem clone makes one from a shared store)", safe.Line(dsnWhere(a.dsn)))
 	}
 	s, err := wc.CopyState(ctx)
 	if store.ErrorCode(err) == store.ENOTFOUND {

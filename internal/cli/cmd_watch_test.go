@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
 
 // feedLineJSON is one line of "tandem watch --json".
@@ -22,9 +27,10 @@ type feedLineJSON struct {
 	Fence    int64    `json:"fence"`
 }
 
-// TestWatch_SeesSetFromAnotherProcess: a "watch --json" process sees a set made by another
-// process (within a second by the spec; the latency is logged), and then lease events.
-func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
+// TestWatch_DeliversSetFromAnotherProcess: a "watch --json" process prints a set made by
+// another process, and then lease events. It checks that the change arrives, failing after
+// feedBound; how fast it arrives is BenchmarkWatch_Latency's measurement, not an assertion.
+func TestWatch_DeliversSetFromAnotherProcess(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -33,11 +39,9 @@ func TestWatch_SeesSetFromAnotherProcess(t *testing.T) {
 
 			cur := mustGet(t, dsn, "product", p.ID)
 			mustTandem(t, dsn, "--user", "bob", "set", "product", id, "price=31.50", "--expect-version", fmt.Sprint(cur.Version))
-			committed := time.Now() // the set process has exited: its transaction committed
 			c := waitChange(t, w, func(c feedLineJSON) bool {
 				return c.Event == "saved" && c.RecordID == p.ID && c.Version == cur.Version+1
 			})
-			t.Logf("%s: watch saw bob's set %v after the set process exited (spec: within 1s)", b.name, time.Since(committed))
 			if c.Actor != "bob" || c.Kind != "product" || strings.Join(c.Fields, ",") != "price" {
 				t.Errorf("feed entry = %+v, want product saved by bob (price)", c)
 			}
@@ -120,7 +124,8 @@ func waitChange(t *testing.T, w *lineProc, match func(feedLineJSON) bool) feedLi
 				return c
 			}
 		case <-deadline:
-			t.Fatalf("the change did not reach the watcher within %s", feedBound)
+			t.Fatalf("the change never reached the watcher: nothing within %s, a failure bound far past the "+
+				"latency the README quotes (BenchmarkWatch_Latency measures that); stderr: %s", feedBound, w.stderr)
 		}
 	}
 }
@@ -159,4 +164,110 @@ func TestWatch_FromPastTheEnd(t *testing.T) {
 			next.stop(t, syscall.SIGTERM)
 		})
 	}
+}
+
+// BenchmarkWatch_Latency measures what the README promises of the live feed: how long a
+// change takes to reach a running "watch --json" process after the process that made it
+// (an adjust) has exited, its transaction committed. It reports the mean (ms/change) and the
+// worst (max-ms) of b.N changes, on SQLite and, with TANDEM_TEST_POSTGRES, on PostgreSQL:
+//
+//	go test ./internal/cli -run '^$' -bench BenchmarkWatch_Latency -benchtime 20x
+func BenchmarkWatch_Latency(b *testing.B) {
+	stores := []struct {
+		name string
+		dsn  func(b *testing.B) string
+	}{{"sqlite", func(b *testing.B) string {
+		dsn := filepath.Join(b.TempDir(), "tandem.db")
+		benchTandem(b, dsn, "init")
+		return dsn
+	}}}
+	if os.Getenv("TANDEM_TEST_POSTGRES") != "" {
+		stores = append(stores, struct {
+			name string
+			dsn  func(b *testing.B) string
+		}{"postgres", func(b *testing.B) string { return pgtest.DSN(b) }})
+	}
+	for _, s := range stores {
+		b.Run(s.name, func(b *testing.B) {
+			dsn := s.dsn(b)
+			var p record
+			if err := json.Unmarshal([]byte(benchTandem(b, dsn, "create", "product", "sku=LAT-1", "name=Latency", "stock=0", "--json")), &p); err != nil {
+				b.Fatal(err)
+			}
+			id := fmt.Sprint(p.ID)
+			w := tandemCmd(dsn, "watch", "--json")
+			out, err := w.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Start(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
+			lines := make(chan feedLineJSON, 64)
+			go func() {
+				defer close(lines)
+				sc := bufio.NewScanner(out)
+				for sc.Scan() {
+					var c feedLineJSON
+					if json.Unmarshal(sc.Bytes(), &c) == nil && c.RecordID == p.ID {
+						lines <- c
+					}
+				}
+			}()
+			next := func(wait time.Duration) (time.Duration, bool) {
+				benchTandem(b, dsn, "adjust", "product", id, "stock", "+1")
+				exited := time.Now()
+				select {
+				case _, ok := <-lines:
+					if !ok {
+						b.Fatal("watch ended")
+					}
+					return time.Since(exited), true
+				case <-time.After(wait):
+					return 0, false
+				}
+			}
+			// The watcher starts at the end of the log: it is subscribed once it has
+			// printed a change. Then what the earlier adjusts produced is drained.
+			for i := 0; ; i++ {
+				if _, ok := next(time.Second); ok {
+					break
+				} else if i == 30 {
+					b.Fatal("watch printed nothing for 30 adjusts")
+				}
+			}
+			for drained := false; !drained; {
+				select {
+				case <-lines:
+				case <-time.After(time.Second):
+					drained = true
+				}
+			}
+			var sum, worst time.Duration
+			b.ResetTimer()
+			for range b.N {
+				d, ok := next(30 * time.Second)
+				if !ok {
+					b.Fatal("the change did not reach the watcher within 30s")
+				}
+				sum, worst = sum+d, max(worst, d)
+			}
+			b.ReportMetric(float64(sum.Microseconds())/1000/float64(b.N), "ms/change")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "max-ms")
+		})
+	}
+}
+
+// benchTandem runs the binary for a benchmark and fails it unless it exits 0.
+func benchTandem(b *testing.B, dsn string, args ...string) string {
+	b.Helper()
+	cmd := tandemCmd(dsn, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("tandem %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
 }

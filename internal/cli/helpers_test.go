@@ -435,7 +435,8 @@ func mustLocks(t *testing.T, dsn string) []lockRow {
 	return rows
 }
 
-// feedBound is how long the test waits for a change to reach a watcher before it fails.
-// The spec's bound is one second; the measured latency is logged, and the test fails only
-// at this generous bound so that a loaded CI machine does not make it flaky.
+// feedBound is how long a test waits for a change to reach a watcher before it fails: a
+// change that has not arrived by then is taken for lost. It is no latency promise (the
+// README's "within a second" is measured by BenchmarkWatch_Latency), only a bound generous
+// enough that a loaded CI machine does not fail a change that is merely slow.
 const feedBound = 5 * time.Second

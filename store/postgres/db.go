@@ -17,7 +17,6 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,9 +112,14 @@ var _ store.Store = (*DB)(nil)
 // a database written by a newer tandem is refused with EINVALID. No error contains the password.
 func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	opts = opts.WithDefaults()
+	if _, err := parseDSN(dsn); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, store.Errorf(store.EINVALID, "open store: not a usable PostgreSQL DSN: %s", redactSecret(err.Error(), dsnPassword(dsn)))
+		// The connection parsed (above): a pool parameter (pool_max_conns=…) is wrong.
+		return nil, store.Errorf(store.EINVALID, "open store: a pool_ parameter of the connection string is not usable "+
+			"(the string is not repeated here, as it may hold a password)")
 	}
 	cc := cfg.ConnConfig
 	db := &DB{
@@ -156,6 +160,10 @@ func (db *DB) init(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, connectTimeout+time.Second)
 	defer cancel()
 	if err := db.pool.Ping(pctx); err != nil {
+		if pgCode(err) == sqlstateInvalidPassword && db.password == "" {
+			return &store.Error{Code: store.EUNAVAILABLE, Err: ErrNoPassword, Message: fmt.Sprintf("open store: PostgreSQL at %s asks for a password and none was given: "+
+				"set PGPASSWORD, or put it in the password file (~/.pgpass, or the file PGPASSFILE names)", db.where)}
+		}
 		return store.Errorf(store.EUNAVAILABLE, "open store: cannot connect to PostgreSQL at %s: %s", db.where, db.redact(err.Error()))
 	}
 	var schema *string
@@ -438,27 +446,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 // txNow is the Go-side timestamp of one transaction (updated_at, history), at the
 // microsecond precision PostgreSQL keeps.
 func (db *DB) txNow() time.Time { return db.now().UTC().Truncate(time.Microsecond) }
-
-// describe names a server for messages: user@host:port/database, never the password.
-func describe(c pgconn.Config) string {
-	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
-}
-
-// dsnPassword digs the password out of a DSN that failed to parse, to scrub it from the
-// parser's message.
-func dsnPassword(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			return p
-		}
-	}
-	for _, f := range strings.Fields(dsn) {
-		if p, ok := strings.CutPrefix(f, "password="); ok {
-			return strings.Trim(p, "'")
-		}
-	}
-	return ""
-}
 
 func setDefault(m map[string]string, k, v string) {
 	if _, ok := m[k]; !ok {

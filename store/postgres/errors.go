@@ -27,6 +27,7 @@ const (
 	sqlstateInvalidSchema       = "3F000"
 	sqlstateUndefinedTable      = "42P01"
 	sqlstateInsufficientPriv    = "42501"
+	sqlstateInvalidPassword     = "28P01"
 )
 
 // errRetry marks a transaction that must run again from the start: a concurrent transaction
@@ -152,14 +153,13 @@ func (db *DB) errLostDuringSave(what string, err error) error {
 		what, db.redact(err.Error()))
 }
 
-// redact removes the password from a message, whatever the driver put into it.
+// redact returns a driver's message for tandem's own. The driver names servers without
+// their password (its connect errors say user and database), so the message is kept whole;
+// should one ever hold the password, it is withheld whole, not cut around the password,
+// which would show where the password stood and what surrounds it.
 func (db *DB) redact(msg string) string {
-	return redactSecret(msg, db.password)
-}
-
-func redactSecret(msg, secret string) string {
-	if secret == "" {
-		return msg
+	if db.password != "" && strings.Contains(msg, db.password) {
+		return "(the driver's message is withheld: it repeats the connection's password)"
 	}
-	return strings.ReplaceAll(msg, secret, "xxxxx")
+	return msg
 }

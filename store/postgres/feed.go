@@ -2,8 +2,7 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,20 +14,25 @@ import (
 // are therefore not handed out in commit order, and a reader that delivered every visible id
 // in order could step over an id whose transaction commits a moment later. So a reader
 // delivers an id only once it is settled: once every id up to it is committed and visible,
-// or rolled back, for good. Why readers can know that, without any help from writers:
+// or rolled back, for good. Why readers can know that, without waiting for anyone but this
+// store's own writers:
 //
-//  1. A writer's transaction has its xid before it takes its id (next_change_id() asks for
-//     the xid first; a relative save's UPDATE has given it one before its change row takes
-//     nextval, see relativeSave), and takes the id after the write it logs holds its row
-//     locks.
-//  2. The reader reads the newest visible id M, and in the same statement gets a fresh xid
-//     N of its own (pg_current_xact_id): every xid assigned before the statement is below N.
-//  3. An id g < M that the reader could not see belongs to a transaction T still running at
-//     the statement: T took g before M was taken (a sequence with CACHE 1 hands out values
-//     in time order), M's transaction committed before the statement, and T had its xid
-//     before it took g (1.) — so xid(T) < N.
-//  4. A later statement whose snapshot has xmin >= N sees no transaction below N running:
-//     T has committed (and is visible from then on) or rolled back. Every id <= M is settled.
+//  1. A writer's transaction takes the change log's writer lock before it takes its id, and
+//     holds it until it ends (hold_change_log(), migration 0011: a shared advisory lock
+//     named after this schema's sequence; next_change_id() takes it, and a relative save's
+//     change row before its nextval, see relativeSave). It takes the id after the write it
+//     logs holds its row locks. PostgreSQL lets a lock go only after the transaction's end
+//     is visible to every new snapshot.
+//  2. The reader reads the newest visible id M, and in the same statement, after its
+//     snapshot, the set W of transactions that hold the writer lock (pg_locks).
+//  3. An id g < M that the reader could not see belongs to a transaction T still running
+//     when the snapshot was taken: T took g before M was taken (a sequence with CACHE 1
+//     hands out values in time order), M's transaction committed before the snapshot, and
+//     T held the writer lock before it took g (1.). So T is in W, or it has ended by the
+//     time pg_locks was read and its end is visible to every later statement.
+//  4. A later look that finds none of W holding the lock: each has committed (and is
+//     visible from then on) or rolled back. Every id <= M is settled. When W is empty,
+//     every id <= M is settled at once.
 //
 // So ids are delivered in id order and no id is ever delivered below one already delivered:
 // a subscriber's cursor (the last id it delivered) never steps over a change, and nothing is
@@ -37,12 +41,13 @@ import (
 // after the earlier one committed (1.). The order of unrelated writes that committed at the
 // same moment is the order they finished their work in.
 //
-// What it costs: settling needs a second look at the server, normally a millisecond later,
-// and a probe that sees new ids takes an xid (its commit is asynchronous). A transaction that
-// stays open with an xid anywhere on the server, in any database (a long write, a forgotten
-// prepared transaction), holds settling back until it ends: changes are then delayed, never
-// lost or reordered; long reads take no xid and hold nothing back. tandem's own transactions
-// are bounded by idle_in_transaction_session_timeout and statement_timeout.
+// What it costs: a look that sees new ids, or waits for writers, reads pg_locks (the
+// server's lock table, a copy taken under its partition locks); a look that sees none of
+// this store's writers in flight settles at once, and otherwise settling needs a second
+// look, normally a millisecond later. Only a write to this store that stays open holds
+// settling back; transactions in other databases and schemas, and this database's
+// transactions that do not log a change, hold nothing back. tandem's own transactions are
+// bounded by idle_in_transaction_session_timeout and statement_timeout.
 //
 // Notifications only wake subscribers: the DB sends one NOTIFY after commits (committed),
 // outside the write transactions, and PostgreSQL does not replay them after a disconnect, so
@@ -52,7 +57,7 @@ import (
 const (
 	changesPage   = 500
 	settleBudget  = 30 * time.Second       // how long Changes and LastChangeID wait for a settled log
-	settleFirst   = time.Millisecond       // the first wait for running transactions to end
+	settleFirst   = time.Millisecond       // the first wait for writers in flight to end
 	settleMax     = 100 * time.Millisecond // the longest wait between two looks
 	maxMarks      = 64
 	notifyGap     = 20 * time.Millisecond  // at most one NOTIFY per gap from one store
@@ -63,13 +68,13 @@ const (
 // horizon tracks how far the change log is settled, across looks at the server.
 type horizon struct {
 	settled int64  // every id <= settled is settled
-	marks   []mark // ids seen, oldest first, waiting for the transactions then running
+	marks   []mark // ids seen, oldest first, waiting for the writers then in flight
 }
 
-// mark says: every id <= id is settled once no xid below xid is running.
+// mark says: every id <= id is settled once none of writers holds the writer lock.
 type mark struct {
-	id  int64
-	xid uint64
+	id      int64
+	writers []string // pg_locks' virtualtransaction of each
 }
 
 // known is the newest id the horizon has seen.
@@ -80,46 +85,52 @@ func (h *horizon) known() int64 {
 	return h.settled
 }
 
-// look reads the newest id and the snapshot's xmin, settles the marks that xmin allows, and
-// adds a mark for ids not seen before.
+// lookSQL reads the newest id and, when there are new ids or marks to settle ($2), the
+// transactions that hold this store's writer lock (migration 0011).
+const lookSQL = `SELECT m, CASE WHEN m > $1 OR $2 THEN ARRAY(
+		SELECT virtualtransaction FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 1
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND classid = 1952542308 AND objid = 'changes_id_seq'::regclass::oid) END
+	FROM (SELECT coalesce(max(id), 0) AS m FROM changes) AS c`
+
+// look reads the newest id and the writers in flight, settles the marks whose writers have
+// all ended, and adds a mark for ids not seen before (or settles them at once when no
+// writer is in flight).
 func (h *horizon) look(ctx context.Context, q querier) error {
 	var newest int64
-	var xmin string
-	var next *string
-	err := q.QueryRow(ctx, `SELECT m, pg_snapshot_xmin(pg_current_snapshot())::text,
-			CASE WHEN m > $1 THEN pg_current_xact_id()::text END,
-			CASE WHEN m > $1 THEN set_config('synchronous_commit', 'off', true) END
-		FROM (SELECT coalesce(max(id), 0) AS m FROM changes) AS c`, h.known()).Scan(&newest, &xmin, &next, nil)
-	if err != nil {
+	var writers []string
+	if err := q.QueryRow(ctx, lookSQL, h.known(), len(h.marks) > 0).Scan(&newest, &writers); err != nil {
 		return err
 	}
-	lo, err := strconv.ParseUint(xmin, 10, 64)
-	if err != nil {
-		return fmt.Errorf("snapshot xmin %q: %w", xmin, err)
+	running := make(map[string]bool, len(writers))
+	for _, w := range writers {
+		running[w] = true
 	}
-	i := 0
-	for ; i < len(h.marks) && h.marks[i].xid <= lo; i++ {
-		h.settled = h.marks[i].id
-	}
-	h.marks = h.marks[i:]
-	if next != nil && newest > h.known() {
-		n, err := strconv.ParseUint(*next, 10, 64)
-		if err != nil {
-			return fmt.Errorf("xid %q: %w", *next, err)
+	// A mark that settles settles every mark before it too (their ids are lower).
+	for i := len(h.marks) - 1; i >= 0; i-- {
+		if !slices.ContainsFunc(h.marks[i].writers, func(w string) bool { return running[w] }) {
+			h.settled = h.marks[i].id
+			h.marks = h.marks[i+1:]
+			break
 		}
-		m := mark{id: newest, xid: n}
-		if len(h.marks) == maxMarks {
-			h.marks[maxMarks-1] = m // a later mark settles everything an earlier one would
-		} else {
-			h.marks = append(h.marks, m)
+	}
+	if newest > h.known() {
+		switch {
+		case len(writers) == 0:
+			h.settled, h.marks = newest, nil
+		case len(h.marks) == maxMarks:
+			h.marks[maxMarks-1] = mark{newest, writers} // a later mark settles everything an earlier one would
+		default:
+			h.marks = append(h.marks, mark{newest, writers})
 		}
 	}
 	return nil
 }
 
 // settle looks until every id the first look saw is settled and returns the settled id.
-// Nothing newer than after: after, at once. EBUSY when transactions that were running keep
-// it waiting past settleBudget.
+// Nothing newer than after: after, at once. EBUSY when writers of this store that were in
+// flight keep it waiting past settleBudget.
 func (db *DB) settle(ctx context.Context, after int64) (int64, error) {
 	h := horizon{settled: after}
 	start := time.Now()
@@ -131,7 +142,7 @@ func (db *DB) settle(ctx context.Context, after int64) (int64, error) {
 			return h.settled, nil
 		}
 		if time.Since(start) > settleBudget {
-			return 0, store.Errorf(store.EBUSY, "read change log: a transaction open elsewhere on the server has held the change log back for %s; try again", settleBudget)
+			return 0, store.Errorf(store.EBUSY, "read change log: a write to this store that stays open has held the change log back for %s; try again", settleBudget)
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return 0, db.mapErr("read change log", err)
@@ -199,6 +210,17 @@ func (db *DB) committed() {
 func (db *DB) wake(listening bool) {
 	defer db.wg.Done()
 	checked := time.Now()
+	defer func() {
+		// A commit just before Close (a command that saves and exits) is still owed its
+		// NOTIFY: without it the other processes' subscribers see it only at their poll.
+		select {
+		case <-db.poke:
+			if listening {
+				db.notify()
+			}
+		default:
+		}
+	}()
 	for {
 		select {
 		case <-db.ctx.Done():
@@ -211,12 +233,20 @@ func (db *DB) wake(listening bool) {
 			}
 		}
 		if listening {
-			_, _ = db.pool.Exec(db.ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, db.channel)
+			db.notify()
 		}
 		if sleep(db.ctx, notifyGap) != nil {
 			return
 		}
 	}
+}
+
+// notify sends one NOTIFY on this schema's channel. Close does not cut it short (it waits
+// for it, a second at most): the commit it announces has happened.
+func (db *DB) notify() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(db.ctx), time.Second)
+	defer cancel()
+	_, _ = db.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, db.channel)
 }
 
 // listening says whether a subscriber of this schema is connected, asked on an idle pooled

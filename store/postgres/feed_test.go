@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 
 	"github.com/tandem-editor/tandem/store"
@@ -144,4 +145,74 @@ func mustAll(t *testing.T, db *DB, id int64) []store.Change {
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// TestChanges_OtherTransactionsHoldNothingBack: a transaction with an xid that stays open
+// elsewhere on the server, in another database or in this one without writing this store's
+// change log (another application's long transaction), holds no change back: Changes,
+// LastChangeID and a subscriber deliver a save made meanwhile at once, not after the settle
+// budget. The context's bound is only where the test gives up.
+func TestChanges_OtherTransactionsHoldNothingBack(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, c := range []struct{ name, database string }{
+		{"AnotherDatabase", "postgres"},
+		{"SameDatabase", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := mustOpen(t, dsn)
+			p := mustCreateProduct(t, db, "OTHER-"+c.name)
+			from, err := db.LastChangeID(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			feed, err := db.Subscribe(t.Context(), from)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			cfg, err := pgx.ParseConfig(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.database != "" {
+				cfg.Database = c.database
+			}
+			other, err := pgx.ConnectConfig(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close(context.WithoutCancel(t.Context()))
+			tx, err := other.Begin(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.WithoutCancel(t.Context()))
+			var xid int64
+			if err := tx.QueryRow(t.Context(), "SELECT txid_current()").Scan(&xid); err != nil {
+				t.Fatal(err)
+			}
+
+			if _, err := db.UpdateRecord(actx(t, alice), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			got, err := db.Changes(ctx, from, 0)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("Changes while xid %d is open in database %q = %v, %v; want the save at once", xid, cfg.Database, ids(got), err)
+			}
+			last, err := db.LastChangeID(ctx)
+			if err != nil || last != got[0].ID {
+				t.Fatalf("LastChangeID while xid %d is open = %d, %v; want %d", xid, last, err, got[0].ID)
+			}
+			select {
+			case ch := <-feed:
+				if ch.ID != got[0].ID {
+					t.Fatalf("subscriber delivered %d, want %d", ch.ID, got[0].ID)
+				}
+			case <-ctx.Done():
+				t.Fatalf("subscriber delivered nothing while xid %d is open in database %q", xid, cfg.Database)
+			}
+		})
+	}
 }

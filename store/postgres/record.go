@@ -629,10 +629,10 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 // raises when a lease row concerns the write (any lease row of a written group, live or
 // not). That function runs once the UPDATE holds the row lock, with a snapshot of its own, as
 // updateTx's lease probe runs after its locking read. The change row takes its id straight
-// from the sequence, after the row lock (see insertChange) and after the UPDATE gave the
-// transaction its xid (what next_change_id() makes sure of, see feed.go), without the cost of
-// a SECURITY DEFINER call; a role without the right to use the sequence gets an error here,
-// and updateTx saves.
+// from the sequence, after the row lock (see insertChange) and after hold_change_log() made
+// the transaction one of the change log's writers that readers wait for (what
+// next_change_id() does, see feed.go), without the cost of a SECURITY DEFINER call; a role
+// without the right to use the sequence gets an error here, and updateTx saves.
 //
 // done is false when the save was not eligible, or wrote nothing and nothing was committed
 // (no row matched, the key was taken, a lease row, any server error): updateTx then decides
@@ -762,7 +762,7 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 	}
 	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
 		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
-		strings.Join(ph, ", ") + " FROM u WHERE no_lease_row(" + ph[1] + ", u.id, " + next() + "::text[]))"
+		strings.Join(ph, ", ") + " FROM u WHERE hold_change_log() AND no_lease_row(" + ph[1] + ", u.id, " + next() + "::text[]))"
 	if keyed {
 		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
 			SELECT ` + next() + "::text, " + next() + "::text, 'COMPLETED', " +
