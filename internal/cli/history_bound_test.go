@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -275,4 +277,44 @@ func insertHistoryPostgres(t *testing.T, dsn string, id int64, rows []store.Hist
 	if _, err := conn.Exec(ctx, `UPDATE documents SET version = $1 WHERE id = $2`, rows[len(rows)-1].Version, id); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestE2E_HistoryScreenBounded: the TUI's history screen of the document with 10,001
+// versions, in a real terminal: it opens at v10001, end goes to v1 (loading every page on
+// the way), and the process's peak resident memory stays under historyRSSBound.
+func TestE2E_HistoryScreenBounded(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := newSQLiteStore(t)
+	id := mustLongHistory(t, dsn, 10001)
+	tm.start("hist", fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user tester",
+		filepath.Join(dir, "cache"), binary, dsn))
+	tm.waitFor("hist", "[ products ]")
+	tm.keys("hist", "Tab")
+	tm.waitFor("hist", "Long history")
+	tm.keys("hist", "h")
+	tm.waitFor("hist", fmt.Sprintf("history of document %d", id), "▸ v10001 tester", "v10000 → v10001")
+	tm.keys("hist", "End")
+	tm.waitFor("hist", "▸ v1     tester", "created")
+	tm.keys("hist", "PageUp")
+	tm.waitFor("hist", "▸ v14    tester", "v13 → v14") // 13 rows up: (30-4)/2 show above the diff
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tm.pid("hist")))
+	if err != nil {
+		t.Skipf("the peak memory of a process is read from /proc: %v", err)
+	}
+	var hwm int64
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &hwm)
+		}
+	}
+	if hwm == 0 {
+		t.Fatalf("no VmHWM in /proc/PID/status:\n%s", status)
+	}
+	t.Logf("the TUI's peak RSS on the history screen: %d MB", hwm>>10)
+	if hwm<<10 > historyRSSBound {
+		t.Errorf("the TUI's peak RSS on the history screen: %d MB, want under %d MB", hwm>>10, historyRSSBound>>20)
+	}
+	tm.keys("hist", "Escape")
+	tm.waitFor("hist", "Long history")
 }
