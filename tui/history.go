@@ -205,7 +205,10 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 			h.status.fail("history", msg.err)
 			return nil
 		}
-		h.diff = msg.diff
+		// Diffs come back in any order while the cursor moves: keep the selected one's.
+		if h.tab == 0 && h.cursor < len(h.versions) && msg.diff.version == h.versions[h.cursor].Version {
+			h.diff = msg.diff
+		}
 	case changeMsg:
 		return h.onChange(msg.c)
 	case tea.KeyPressMsg:
