@@ -84,6 +84,7 @@ func TestHistory_BoundedMemory(t *testing.T) {
 			if rss > historyRSSBound {
 				t.Errorf("history %v: peak RSS %d MB, want under %d MB", args[3:], rss>>20, historyRSSBound>>20)
 			}
+			t.Logf("history %v: %d versions streamed, peak RSS %d MB", args[3:], n, rss>>20)
 			if n != want {
 				t.Errorf("history %v lists %d versions, want %d", args[3:], n, want)
 			}
