@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -303,4 +304,103 @@ func (r *Registry) RebuildVersion(kind Kind, id, v int64, rows []HistoryRow) (*V
 		return nil, err
 	}
 	return &vs[len(vs)-1], nil
+}
+
+// HistoryQuery selects a page of a record's history: the versions (or operation-log
+// entries) above Since and below Before, newest first, at most Limit of them. A reader
+// pages back by asking again with Before set to the oldest version it got.
+type HistoryQuery struct {
+	Before int64 // only versions below Before; 0 for no upper bound
+	Since  int64 // only versions above Since; 0 for no lower bound
+	Limit  int   // at most Limit entries; 0 for all of them (memory then grows with the history)
+	// Snapshots asks for every version's Snapshot, rebuilt from its chain. Without it
+	// Snapshot is nil and no snapshot or delta is read.
+	Snapshots bool
+}
+
+// Check returns EINVALID for a query that makes no sense: a negative bound or limit, or
+// Since not below Before. A range that merely holds no version (a reader that paged to the
+// end asks for the versions below 1) is valid and empty.
+func (q HistoryQuery) Check() error {
+	switch {
+	case q.Before < 0:
+		return Errorf(EINVALID, "versions before %d: versions start at 1", q.Before)
+	case q.Since < 0:
+		return Errorf(EINVALID, "versions since %d: versions start at 1", q.Since)
+	case q.Limit < 0:
+		return Errorf(EINVALID, "a history page of %d versions: a page holds at least one", q.Limit)
+	case q.Before > 0 && q.Since >= q.Before:
+		return Errorf(EINVALID, "versions above %d and below %d: the range is reversed", q.Since, q.Before)
+	}
+	return nil
+}
+
+// Upper returns the version the query reads below: Before, or no bound when Before is 0.
+func (q HistoryQuery) Upper() int64 {
+	if q.Before == 0 {
+		return math.MaxInt64
+	}
+	return q.Before
+}
+
+// HistoryHead is a history row without its snapshot or delta: what a page lists.
+type HistoryHead struct {
+	Version int64
+	Actor   string
+	At      time.Time
+	Fields  []string
+	Base    int64 // the snapshot version of the row's chain; 0 for a snapshot row
+	Event   Event
+}
+
+// ReadHistoryPage reads the page of history q selects, as every store does. heads returns
+// the page's rows without snapshot or delta, newest first, as q bounds them (Since, Upper,
+// Limit). Only when q.Snapshots does it call rows, for the stored rows of one record with
+// from <= version <= to, ascending: from the snapshot that starts the chain of the page's
+// oldest version up to its newest. So a page holds its own versions and at most one
+// chain before them (MaxChain rows, about two snapshots' worth), whatever the history's
+// length. EINVALID for a bad query; heads' and rows' errors are returned as they are.
+func (r *Registry) ReadHistoryPage(kind Kind, id int64, q HistoryQuery,
+	heads func(HistoryQuery) ([]HistoryHead, error), rows func(from, to int64) ([]HistoryRow, error)) ([]Version, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	hs, err := heads(q)
+	if err != nil || len(hs) == 0 {
+		return nil, err
+	}
+	if !q.Snapshots {
+		out := make([]Version, len(hs))
+		for i, h := range hs {
+			out[i] = Version{Kind: kind, RecordID: id, Version: h.Version, Actor: h.Actor, At: h.At,
+				Fields: slices.Clone(h.Fields), Event: h.Event}
+		}
+		return out, nil
+	}
+	oldest, newest := hs[len(hs)-1], hs[0].Version
+	from := oldest.Version
+	if oldest.Base > 0 {
+		from = oldest.Base
+	}
+	rs, err := rows(from, newest)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Version, 0, len(hs))
+	var cur Values
+	var chain int64
+	for _, h := range rs {
+		next, err := r.applyRow(kind, cur, chain, h)
+		if err != nil {
+			return nil, Errorf(EINTERNAL, "history of %s %d, version %d: %v", kind, id, h.Version, err)
+		}
+		cur, chain = next, h.ChainBase()
+		if h.Version < oldest.Version || h.Version <= q.Since || h.Version >= q.Upper() {
+			continue
+		}
+		out = append(out, Version{Kind: kind, RecordID: id, Version: h.Version, Actor: h.Actor, At: h.At,
+			Fields: slices.Clone(h.Fields), Snapshot: cur.Clone(), Event: h.Event})
+	}
+	slices.Reverse(out)
+	return out, nil
 }

@@ -27,7 +27,7 @@ const deletedWithPage = 500
 // descendants before the top; reading the log back from the top's delete, the documents
 // deleted by that actor at that time are its subtree.
 func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found bool, err error) {
-	hs, err := s.FindHistory(ctx, KindDocument, id)
+	hs, err := s.FindHistoryPage(ctx, KindDocument, id, HistoryQuery{Limit: 2}) // the newest two say it all
 	if err != nil {
 		if ErrorCode(err) == ENOTFOUND {
 			return nil, true, nil

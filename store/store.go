@@ -113,8 +113,15 @@ type Documents interface {
 
 // History reads what was written.
 type History interface {
-	// FindHistory returns the history versions of a record, newest first.
+	// FindHistory returns every history version of a record, newest first, each with its
+	// snapshot: memory grows with the history. A reader of a history of any length pages
+	// with FindHistoryPage.
 	FindHistory(ctx context.Context, kind Kind, id int64) ([]Version, error)
+	// FindHistoryPage returns the history versions of a record that q selects, newest
+	// first; each with its Snapshot only when q.Snapshots (otherwise no snapshot or delta
+	// is read). It holds one page in memory. EINVALID for an unknown kind or a query
+	// that HistoryQuery.Check refuses.
+	FindHistoryPage(ctx context.Context, kind Kind, id int64, q HistoryQuery) ([]Version, error)
 	// FindVersion returns history version v of a record, exactly as the save left the
 	// record. ENOTFOUND when the record has no history version v (a write that kept no
 	// history, or a version it never reached).
@@ -122,6 +129,10 @@ type History interface {
 	// FindOps returns the operation log of a record: the writes that added no history
 	// version (system writes and writes inside WithoutHistory), newest first.
 	FindOps(ctx context.Context, kind Kind, id int64) ([]Change, error)
+	// FindOpsPage returns the operation-log entries of a record whose versions q selects,
+	// newest first (q.Snapshots does not apply). EINVALID for an unknown kind or a query
+	// that HistoryQuery.Check refuses.
+	FindOpsPage(ctx context.Context, kind Kind, id int64, q HistoryQuery) ([]Change, error)
 }
 
 // Idempotency is the general idempotency store for work that spans more than one

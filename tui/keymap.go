@@ -19,6 +19,8 @@ type KeyMap struct {
 	Down        key.Binding
 	PageUp      key.Binding
 	PageDown    key.Binding
+	Top         key.Binding // history: the newest entry
+	Bottom      key.Binding // history: the oldest entry, loading what is not loaded yet
 	SwitchKind  key.Binding
 	Filter      key.Binding
 	Open        key.Binding
@@ -93,6 +95,8 @@ func DefaultKeyMap() KeyMap {
 		Down:        b([]string{"j", "down"}, "j/↓", "down"),
 		PageUp:      b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
 		PageDown:    b([]string{"pgdown", "ctrl+d"}, "pgdn", "page down"),
+		Top:         b([]string{"home", "g"}, "home/g", "newest"),
+		Bottom:      b([]string{"end", "G"}, "end/G", "oldest"),
 		SwitchKind:  b([]string{"tab"}, "tab", "products/documents"),
 		Filter:      b([]string{"/"}, "/", "filter"),
 		Open:        b([]string{"enter"}, "enter", "edit"),
@@ -228,7 +232,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 			{helpList, []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
 				pair(k.SortNext, k.SortReverse, "s/o", "sort col/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"),
 				pair(k.Sync, k.Sync, "S", "sync work copy"), k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
-			{helpHistory, []key.Binding{move, k.Revert, k.SwitchTab, k.Restore}},
+			{helpHistory, []key.Binding{move, page, pair(k.Top, k.Bottom, "g/G", "newest/oldest"), k.Revert, k.SwitchTab, k.Restore}},
 		},
 		{
 			{helpEditor, []key.Binding{k.Save, k.NextField, k.PrevField, pair(k.Inc, k.Dec, "+/-", "counter ±1"),

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,8 +37,44 @@ type jsonChange struct {
 	At      string           `json:"at"`
 }
 
+// historyLimit is how many versions, and how many operation-log entries, history prints
+// unless --limit or --all says otherwise.
+const historyLimit = 50
+
+// Page sizes when history streams: one read of versions without their snapshots, and one
+// read of versions with them (a page holds that many snapshots and the chain under them).
+const (
+	historyStreamHeads     = 500
+	historyStreamSnapshots = 16
+)
+
+// historyFlags are the history command's flags.
+type historyFlags struct {
+	asJSON        bool
+	all           bool
+	limit         int
+	before, since int64
+}
+
+// check refuses flags that select nothing or contradict each other.
+func (f historyFlags) check(cmd *cobra.Command) error {
+	switch {
+	case f.limit < 1:
+		return usagef("--limit %d: a page shows at least one version (--all shows every one)", f.limit)
+	case f.all && cmd.Flags().Changed("limit"):
+		return usagef("--all and --limit: give one of them")
+	case cmd.Flags().Changed("before") && f.before < 1:
+		return usagef("--before %d: versions start at 1", f.before)
+	case f.since < 0:
+		return usagef("--since %d: versions start at 1", f.since)
+	case f.before > 0 && f.since >= f.before:
+		return usagef("--since %d is not below --before %d: no version is both", f.since, f.before)
+	}
+	return nil
+}
+
 func newHistoryCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var f historyFlags
 	cmd := &cobra.Command{
 		Use:   "history KIND ID",
 		Short: "Show a record's history versions and its operation log",
@@ -43,13 +83,23 @@ who, when, which fields, with every field of the version in --json) and, separat
 its operation log: the writes that add no history version, such as the workers' system
 writes and relative adjusts made inside a no-history scope. History stores only what
 each save changed, with a full snapshot now and then; every version is rebuilt
-exactly (tandem get KIND ID --version N shows one).`,
+exactly (tandem get KIND ID --version N shows one).
+
+It prints the newest 50 of each (--limit N) and a line with the command that shows the
+older ones (--before V, the oldest version printed); --since V stops at version V, and
+--all prints everything. History streams: it holds one page in memory whatever the
+history's length, also for --all --json.`,
 		Example: `  tandem history product 42
-  tandem history document 3 --json`,
+  tandem history document 3 --json
+  tandem history document 3 --before 9952
+  tandem history document 3 --since 120 --all`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, id, err := parseRecordRef(args[0], args[1])
 			if err != nil {
+				return err
+			}
+			if err := f.check(cmd); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -63,49 +113,256 @@ exactly (tandem get KIND ID --version N shows one).`,
 			if findErr != nil && store.ErrorCode(findErr) != store.ENOTFOUND {
 				return findErr
 			}
-			vs, err := st.FindHistory(ctx, kind, id)
-			if err != nil {
-				return err
-			}
-			if findErr != nil && (len(vs) == 0 || vs[0].Event != store.EventDeleted) {
-				return findErr
-			}
-			ops, err := st.FindOps(ctx, kind, id)
-			if err != nil {
-				return err
-			}
-			reg := st.Registry()
-			if asJSON {
-				return writeJSON(a.stdout, exportHistory(reg, kind, vs, ops))
-			}
-			fmt.Fprintf(a.stdout, "History versions of %s %d (%d):\n", kind, id, len(vs))
-			if len(vs) == 0 {
-				fmt.Fprintln(a.stdout, "  none")
-			}
-			for _, v := range vs {
-				what := strings.Join(v.Fields, ", ")
-				switch v.Event {
-				case store.EventDeleted:
-					what = fmt.Sprintf("deleted (tandem restore %s %d brings it back)", kind, id)
-				case store.EventRestored:
-					what = "restored"
+			if findErr != nil {
+				newest, err := st.FindHistoryPage(ctx, kind, id, store.HistoryQuery{Limit: 1})
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(a.stdout, "  v%-4d %s  %-12s %s\n", v.Version, v.At.Local().Format("2006-01-02 15:04:05"),
-					safe.Line(v.Actor), safe.Line(what))
+				if len(newest) == 0 || newest[0].Event != store.EventDeleted {
+					return findErr
+				}
 			}
-			fmt.Fprintf(a.stdout, "Operation log of %s %d (%d):\n", kind, id, len(ops))
-			if len(ops) == 0 {
-				fmt.Fprintln(a.stdout, "  none")
+			rng := store.HistoryQuery{Before: f.before, Since: f.since}
+			var more int64
+			if !f.all {
+				if rng, more, err = historyPage(ctx, st, kind, id, rng, f.limit); err != nil {
+					return err
+				}
 			}
-			for _, c := range ops {
-				fmt.Fprintf(a.stdout, "  v%-4d %s  %-12s %-8s %-8s %s\n", c.Version, c.At.Local().Format("2006-01-02 15:04:05"),
-					safe.Line(c.Actor), safe.Line(string(c.Role)), safe.Line(string(c.Event)), safe.Line(describeChange(c)))
+			var w historyWriter = &historyText{a: a, kind: kind, id: id, reg: st.Registry()}
+			if f.asJSON {
+				w = &historyJSON{w: a.stdout, kind: kind, reg: st.Registry()}
 			}
-			return nil
+			if err := w.versions(); err != nil {
+				return err
+			}
+			q, step := rng, historyStreamHeads
+			if f.asJSON {
+				q.Snapshots, step = true, historyStreamSnapshots
+			}
+			read := func(q store.HistoryQuery) ([]store.Version, error) { return st.FindHistoryPage(ctx, kind, id, q) }
+			if err := eachInPages(q, step, read, func(v store.Version) int64 { return v.Version }, w.version); err != nil {
+				return err
+			}
+			if err := w.ops(); err != nil {
+				return err
+			}
+			readOps := func(q store.HistoryQuery) ([]store.Change, error) { return st.FindOpsPage(ctx, kind, id, q) }
+			if err := eachInPages(rng, historyStreamHeads, readOps, func(c store.Change) int64 { return c.Version }, w.op); err != nil {
+				return err
+			}
+			return w.end(more, f)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"versions":[...],"operations":[...]} as JSON`)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, `print {"versions":[...],"operations":[...]} as JSON ("more_before": V when older ones are left out)`)
+	cmd.Flags().IntVar(&f.limit, "limit", historyLimit, "at most this many versions and this many operation-log entries")
+	cmd.Flags().Int64Var(&f.before, "before", 0, "only versions below this one (the next page: the oldest version printed)")
+	cmd.Flags().Int64Var(&f.since, "since", 0, "only versions above this one")
+	cmd.Flags().BoolVar(&f.all, "all", false, "every version and operation-log entry in the range, streamed")
 	return cmd
+}
+
+// historyPage narrows rng to one page: the newest limit versions and the newest limit
+// operation-log entries in it, cut at the same version so that the page is every write
+// between its bounds and the next page (--before more) starts where it ends. more is 0
+// when nothing older is left out. It reads no snapshot.
+func historyPage(ctx context.Context, st store.Store, kind store.Kind, id int64, rng store.HistoryQuery, limit int) (page store.HistoryQuery, more int64, err error) {
+	q := rng
+	q.Limit = limit + 1 // one more tells whether something is left out
+	vs, err := st.FindHistoryPage(ctx, kind, id, q)
+	if err != nil {
+		return rng, 0, err
+	}
+	ops, err := st.FindOpsPage(ctx, kind, id, q)
+	if err != nil {
+		return rng, 0, err
+	}
+	if rng.Before == 0 && (len(vs) > 0 || len(ops) > 0) {
+		// Versions saved from now on belong to no page already printed.
+		top := int64(0)
+		if len(vs) > 0 {
+			top = vs[0].Version
+		}
+		if len(ops) > 0 {
+			top = max(top, ops[0].Version)
+		}
+		rng.Before = top + 1
+	}
+	if len(vs) > limit {
+		more = vs[limit-1].Version
+	}
+	if len(ops) > limit {
+		more = max(more, ops[limit-1].Version)
+	}
+	if more > 0 {
+		rng.Since = more - 1
+	}
+	return rng, more, nil
+}
+
+// eachInPages calls fn for every entry q selects, newest first, reading step entries at a
+// time (keyset by version): memory holds one page, whatever the history's length.
+func eachInPages[T any](q store.HistoryQuery, step int, read func(store.HistoryQuery) ([]T, error), version func(T) int64, fn func(T) error) error {
+	q.Limit = step
+	for {
+		page, err := read(q)
+		if err != nil {
+			return err
+		}
+		for _, e := range page {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(page) < step {
+			return nil
+		}
+		q.Before = version(page[len(page)-1])
+	}
+}
+
+// historyWriter prints a history as it streams: the versions, then the operation log.
+type historyWriter interface {
+	versions() error
+	version(store.Version) error
+	ops() error
+	op(store.Change) error
+	end(more int64, f historyFlags) error
+}
+
+// historyText prints the history as two tables.
+type historyText struct {
+	a     *app
+	kind  store.Kind
+	id    int64
+	reg   *store.Registry
+	n     int // rows of the current table
+	width int // of the current table's version column, set by its first (newest) row
+}
+
+func (h *historyText) versions() error {
+	_, err := fmt.Fprintf(h.a.stdout, "History versions of %s %d:\n", h.kind, h.id)
+	return err
+}
+
+func (h *historyText) version(v store.Version) error {
+	what := strings.Join(v.Fields, ", ")
+	switch v.Event {
+	case store.EventDeleted:
+		what = fmt.Sprintf("deleted (tandem restore %s %d brings it back)", h.kind, h.id)
+	case store.EventRestored:
+		what = "restored"
+	}
+	_, err := fmt.Fprintf(h.a.stdout, "  %s %s  %-12s %s\n", h.ver(v.Version), v.At.Local().Format("2006-01-02 15:04:05"),
+		safe.Line(v.Actor), safe.Line(what))
+	return err
+}
+
+func (h *historyText) ops() error {
+	if err := h.none(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(h.a.stdout, "Operation log of %s %d:\n", h.kind, h.id)
+	return err
+}
+
+func (h *historyText) op(c store.Change) error {
+	_, err := fmt.Fprintf(h.a.stdout, "  %s %s  %-12s %-8s %-8s %s\n", h.ver(c.Version), c.At.Local().Format("2006-01-02 15:04:05"),
+		safe.Line(c.Actor), safe.Line(string(c.Role)), safe.Line(string(c.Event)), safe.Line(describeChange(c)))
+	return err
+}
+
+func (h *historyText) end(more int64, f historyFlags) error {
+	if err := h.none(); err != nil {
+		return err
+	}
+	if more == 0 {
+		return nil
+	}
+	next := fmt.Sprintf("tandem history %s %d --before %d", h.kind, h.id, more)
+	if f.since > 0 {
+		next += fmt.Sprintf(" --since %d", f.since)
+	}
+	if f.limit != historyLimit {
+		next += fmt.Sprintf(" --limit %d", f.limit)
+	}
+	_, err := fmt.Fprintf(h.a.stdout, "Older versions: %s (--all for every one)\n", next)
+	return err
+}
+
+// ver is the version column: "v" and the number, padded to the width of the table's newest
+// version (the tables are newest first, so every later row fits).
+func (h *historyText) ver(v int64) string {
+	if h.n == 0 {
+		h.width = max(4, len(strconv.FormatInt(v, 10)))
+	}
+	h.n++
+	return fmt.Sprintf("v%-*d", h.width, v)
+}
+
+// none ends a table: "none" when it had no row.
+func (h *historyText) none() error {
+	n := h.n
+	h.n = 0
+	if n > 0 {
+		return nil
+	}
+	_, err := fmt.Fprintln(h.a.stdout, "  none")
+	return err
+}
+
+// historyJSON prints the history as one JSON object, written a version at a time in
+// writeJSON's layout.
+type historyJSON struct {
+	w    io.Writer
+	kind store.Kind
+	reg  *store.Registry
+	n    int // entries of the current array
+}
+
+func (h *historyJSON) write(s string) error {
+	_, err := h.w.Write(safe.JSON([]byte(s)))
+	return err
+}
+
+// entry writes one element of the current array.
+func (h *historyJSON) entry(v any) error {
+	b, err := json.MarshalIndent(v, "    ", "  ")
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	sep := ",\n    "
+	if h.n == 0 {
+		sep = "\n    "
+	}
+	h.n++
+	return h.write(sep + string(b))
+}
+
+// close ends the current array.
+func (h *historyJSON) close() string {
+	n := h.n
+	h.n = 0
+	if n == 0 {
+		return "]"
+	}
+	return "\n  ]"
+}
+
+func (h *historyJSON) versions() error { return h.write("{\n  \"versions\": [") }
+
+func (h *historyJSON) version(v store.Version) error { return h.entry(exportVersion(h.reg, h.kind, v)) }
+
+func (h *historyJSON) ops() error { return h.write(h.close() + ",\n  \"operations\": [") }
+
+func (h *historyJSON) op(c store.Change) error { return h.entry(exportOp(c)) }
+
+func (h *historyJSON) end(more int64, _ historyFlags) error {
+	s := h.close()
+	if more > 0 {
+		s += fmt.Sprintf(",\n  \"more_before\": %d", more)
+	}
+	return h.write(s + "\n}\n")
 }
 
 // describeChange lists a change's fields, with the deltas of relative changes (stock -1).
@@ -121,31 +378,22 @@ func describeChange(c store.Change) string {
 	return strings.Join(parts, ", ")
 }
 
-// exportHistory returns the JSON form of a record's history and operation log.
-func exportHistory(reg *store.Registry, kind store.Kind, vs []store.Version, ops []store.Change) any {
-	out := struct {
-		Versions   []jsonVersion `json:"versions"`
-		Operations []jsonChange  `json:"operations"`
-	}{Versions: []jsonVersion{}, Operations: []jsonChange{}}
-	for _, v := range vs {
-		snap := make(map[string]any, len(v.Snapshot))
-		for name, val := range v.Snapshot {
-			if f, err := reg.Field(kind, name); err == nil {
-				snap[name] = f.Export(val)
-			}
+// exportVersion returns the JSON form of a history version.
+func exportVersion(reg *store.Registry, kind store.Kind, v store.Version) jsonVersion {
+	snap := make(map[string]any, len(v.Snapshot))
+	for name, val := range v.Snapshot {
+		if f, err := reg.Field(kind, name); err == nil {
+			snap[name] = f.Export(val)
 		}
-		out.Versions = append(out.Versions, jsonVersion{
-			Version: v.Version, Actor: v.Actor, At: formatTime(v.At), Fields: nonNil(v.Fields), Snapshot: snap,
-			Event: v.Event,
-		})
 	}
-	for _, c := range ops {
-		out.Operations = append(out.Operations, jsonChange{
-			ID: c.ID, Event: c.Event, Version: c.Version, Actor: c.Actor, Role: c.Role,
-			Fields: nonNil(c.Fields), Deltas: c.Deltas, At: formatTime(c.At),
-		})
-	}
-	return out
+	return jsonVersion{Version: v.Version, Actor: v.Actor, At: formatTime(v.At), Fields: nonNil(v.Fields),
+		Snapshot: snap, Event: v.Event}
+}
+
+// exportOp returns the JSON form of an operation-log entry.
+func exportOp(c store.Change) jsonChange {
+	return jsonChange{ID: c.ID, Event: c.Event, Version: c.Version, Actor: c.Actor, Role: c.Role,
+		Fields: nonNil(c.Fields), Deltas: c.Deltas, At: formatTime(c.At)}
 }
 
 // nonNil returns a sorted copy of ss that encodes as [] rather than null when empty.

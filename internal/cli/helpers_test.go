@@ -270,7 +270,7 @@ func wantExit(t *testing.T, what string, r result, code int, parts ...string) {
 // historyLen returns how many history versions "tandem history --json" lists for a record.
 func historyLen(t *testing.T, dsn, kind string, id int64) int {
 	t.Helper()
-	out := mustInProcess(t, dsn, "history", kind, fmt.Sprint(id), "--json")
+	out := mustInProcess(t, dsn, "history", kind, fmt.Sprint(id), "--json", "--all")
 	var h struct {
 		Versions []json.RawMessage `json:"versions"`
 	}

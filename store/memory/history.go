@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
@@ -65,22 +63,41 @@ func (db *DB) historyRows(kind store.Kind, id, from, to int64) []store.HistoryRo
 	return out
 }
 
-// FindHistory returns the history versions of a record, newest first (empty when it has
-// none). EINVALID for an unknown kind.
+// FindHistory returns every history version of a record, newest first, with snapshots
+// (empty when it has none). EINVALID for an unknown kind.
 func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
-	if err := db.begin(ctx, "FindHistory"); err != nil {
+	return db.FindHistoryPage(ctx, kind, id, store.HistoryQuery{Snapshots: true})
+}
+
+// FindHistoryPage returns the history versions of a record that q selects, newest first,
+// read as store.Registry.ReadHistoryPage decides. EINVALID for an unknown kind or a query
+// that store.HistoryQuery.Check refuses.
+func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Version, error) {
+	if err := db.begin(ctx, "FindHistoryPage"); err != nil {
 		return nil, err
 	}
 	defer db.mu.Unlock()
 	if err := db.checkKind(kind); err != nil {
 		return nil, err
 	}
-	vs, err := db.reg.RebuildHistory(kind, id, db.historyRows(kind, id, 0, math.MaxInt64))
-	if err != nil {
-		return nil, err
+	heads := func(q store.HistoryQuery) ([]store.HistoryHead, error) {
+		var out []store.HistoryHead
+		for i := len(db.history) - 1; i >= 0 && (q.Limit <= 0 || len(out) < q.Limit); i-- {
+			h := db.history[i]
+			if h.kind != kind || h.id != id || h.row.Version <= q.Since || h.row.Version >= q.Upper() {
+				continue
+			}
+			head := store.HistoryHead{Version: h.row.Version, Actor: h.row.Actor, At: h.row.At,
+				Fields: h.row.Fields, Event: h.row.Event}
+			if !h.row.IsSnapshot() {
+				head.Base = h.row.Base
+			}
+			out = append(out, head)
+		}
+		return out, nil
 	}
-	slices.Reverse(vs)
-	return vs, nil
+	rows := func(from, to int64) ([]store.HistoryRow, error) { return db.historyRows(kind, id, from, to), nil }
+	return db.reg.ReadHistoryPage(kind, id, q, heads, rows)
 }
 
 // FindVersion returns history version v of a record, rebuilt from its chain. ENOTFOUND when
@@ -103,6 +120,12 @@ func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*s
 // FindOps returns the record writes that added no history version, newest first.
 // EINVALID for an unknown kind.
 func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.Change, error) {
+	return db.FindOpsPage(ctx, kind, id, store.HistoryQuery{})
+}
+
+// FindOpsPage returns the record writes that added no history version whose versions q
+// selects, newest first. EINVALID for an unknown kind or a query that store.HistoryQuery.Check refuses.
+func (db *DB) FindOpsPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Change, error) {
 	if err := db.begin(ctx, "FindOps"); err != nil {
 		return nil, err
 	}
@@ -110,9 +133,13 @@ func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.C
 	if err := db.checkKind(kind); err != nil {
 		return nil, err
 	}
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
 	out := []store.Change{}
-	for i := len(db.changes) - 1; i >= 0; i-- {
-		if c := db.changes[i]; c.Kind == kind && c.RecordID == id && isRecordEvent(c.Event) && !c.History {
+	for i := len(db.changes) - 1; i >= 0 && (q.Limit <= 0 || len(out) < q.Limit); i-- {
+		c := db.changes[i]
+		if c.Kind == kind && c.RecordID == id && isRecordEvent(c.Event) && !c.History && c.Version > q.Since && c.Version < q.Upper() {
 			out = append(out, cloneChange(c))
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -176,26 +175,67 @@ func queryHistory(ctx context.Context, q querier, sql string, args ...any) ([]st
 	return out, rows.Err()
 }
 
-// FindHistory returns the history versions of a record, newest first.
+// FindHistory returns every history version of a record, newest first, with snapshots.
 func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
+	return db.FindHistoryPage(ctx, kind, id, store.HistoryQuery{Snapshots: true})
+}
+
+// FindHistoryPage returns the history versions of a record that q selects, newest first,
+// read as store.Registry.ReadHistoryPage decides. EINVALID for an unknown kind or a query
+// that store.HistoryQuery.Check refuses.
+func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Version, error) {
 	if _, err := table(kind); err != nil {
 		return nil, err
 	}
-	var rows []store.HistoryRow
-	err := db.read(ctx, fmt.Sprintf("history of %s %d", kind, id), func(q querier) (err error) {
-		rows, err = queryHistory(ctx, q, "SELECT "+historyColumns+` FROM history
-			WHERE kind = $1 AND record_id = $2 ORDER BY version`, string(kind), id)
-		return err
-	})
+	what := fmt.Sprintf("history of %s %d", kind, id)
+	heads := func(q store.HistoryQuery) (hs []store.HistoryHead, err error) {
+		err = db.read(ctx, what, func(qr querier) (err error) {
+			hs, err = queryHeads(ctx, qr, `SELECT version, actor, at, fields, coalesce(base, 0), event FROM history
+				WHERE kind = $1 AND record_id = $2 AND version > $3 AND version < $4 ORDER BY version DESC LIMIT $5`,
+				string(kind), id, q.Since, q.Upper(), pgLimit(q.Limit))
+			return err
+		})
+		return hs, err
+	}
+	rows := func(from, to int64) (rs []store.HistoryRow, err error) {
+		err = db.read(ctx, what, func(qr querier) (err error) {
+			rs, err = queryHistory(ctx, qr, "SELECT "+historyColumns+` FROM history
+				WHERE kind = $1 AND record_id = $2 AND version >= $3 AND version <= $4 ORDER BY version`,
+				string(kind), id, from, to)
+			return err
+		})
+		return rs, err
+	}
+	return db.reg.ReadHistoryPage(kind, id, q, heads, rows)
+}
+
+// pgLimit is a LIMIT for n rows, 0 meaning all of them (LIMIT NULL reads every row).
+func pgLimit(n int) *int {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
+// queryHeads reads history rows without their snapshots and deltas.
+func queryHeads(ctx context.Context, q querier, sql string, args ...any) ([]store.HistoryHead, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	vs, err := db.reg.RebuildHistory(kind, id, rows)
-	if err != nil {
-		return nil, err
+	defer rows.Close()
+	var out []store.HistoryHead
+	for rows.Next() {
+		var h store.HistoryHead
+		var event string
+		if err := rows.Scan(&h.Version, &h.Actor, &h.At, &h.Fields, &h.Base, &event); err != nil {
+			return nil, err
+		}
+		h.Event = store.Event(event)
+		h.At = h.At.UTC()
+		out = append(out, h)
 	}
-	slices.Reverse(vs)
-	return vs, nil
+	return out, rows.Err()
 }
 
 // FindVersion returns history version v of a record, rebuilt from its chain.
@@ -220,14 +260,24 @@ func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*s
 // FindOps returns the operation log of a record: the writes that added no history version,
 // newest first.
 func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.Change, error) {
+	return db.FindOpsPage(ctx, kind, id, store.HistoryQuery{})
+}
+
+// FindOpsPage returns the operation-log entries of a record whose versions q selects,
+// newest first. EINVALID for an unknown kind or a query that store.HistoryQuery.Check refuses.
+func (db *DB) FindOpsPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Change, error) {
 	if _, err := table(kind); err != nil {
 		return nil, err
 	}
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
 	var out []store.Change
-	err := db.read(ctx, fmt.Sprintf("operation log of %s %d", kind, id), func(q querier) (err error) {
-		out, err = queryChanges(ctx, q, "SELECT "+changeColumns+` FROM changes
-			WHERE kind = $1 AND record_id = $2 AND NOT history AND event = ANY($3) ORDER BY id DESC`,
-			string(kind), id, recordEvents)
+	err := db.read(ctx, fmt.Sprintf("operation log of %s %d", kind, id), func(qr querier) (err error) {
+		out, err = queryChanges(ctx, qr, "SELECT "+changeColumns+` FROM changes
+			WHERE kind = $1 AND record_id = $2 AND NOT history AND event = ANY($3)
+				AND version > $4 AND version < $5 ORDER BY id DESC LIMIT $6`,
+			string(kind), id, recordEvents, q.Since, q.Upper(), pgLimit(q.Limit))
 		return err
 	})
 	return out, err

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
@@ -214,20 +213,65 @@ func queryHistoryOn(ctx context.Context, q querier, query string, args ...any) (
 	return out, rows.Err()
 }
 
-// FindHistory returns the history versions of a record, newest first.
+// FindHistory returns every history version of a record, newest first, with snapshots.
 func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]store.Version, error) {
+	return db.FindHistoryPage(ctx, kind, id, store.HistoryQuery{Snapshots: true})
+}
+
+// FindHistoryPage returns the history versions of a record that q selects, newest first,
+// read as store.Registry.ReadHistoryPage decides. EINVALID for a query that store.HistoryQuery.Check refuses.
+func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Version, error) {
 	what := fmt.Sprintf("history of %s %d", kind, id)
-	rows, err := db.queryHistory(ctx, "SELECT "+historyColumns+` FROM history
-		WHERE kind = ? AND record_id = ? ORDER BY version`, string(kind), id)
-	if err != nil {
-		return nil, mapErr(what, err)
+	heads := func(q store.HistoryQuery) ([]store.HistoryHead, error) {
+		hs, err := queryHeads(ctx, db.read, `SELECT version, actor, at, fields, coalesce(base, 0), event FROM history
+			WHERE kind = ? AND record_id = ? AND version > ? AND version < ? ORDER BY version DESC LIMIT ?`,
+			string(kind), id, q.Since, q.Upper(), sqlLimit(q.Limit))
+		return hs, mapErr(what, err)
 	}
-	vs, err := db.reg.RebuildHistory(kind, id, rows)
+	rows := func(from, to int64) ([]store.HistoryRow, error) {
+		rs, err := db.queryHistory(ctx, "SELECT "+historyColumns+` FROM history
+			WHERE kind = ? AND record_id = ? AND version >= ? AND version <= ? ORDER BY version`,
+			string(kind), id, from, to)
+		return rs, mapErr(what, err)
+	}
+	return db.reg.ReadHistoryPage(kind, id, q, heads, rows)
+}
+
+// sqlLimit is a LIMIT for n rows, 0 meaning all of them (SQLite reads -1 as no limit).
+func sqlLimit(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// queryHeads reads history rows without their snapshots and deltas.
+func queryHeads(ctx context.Context, q querier, query string, args ...any) ([]store.HistoryHead, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	slices.Reverse(vs)
-	return vs, nil
+	defer rows.Close()
+	var out []store.HistoryHead
+	for rows.Next() {
+		var (
+			h          store.HistoryHead
+			at, fields string
+			event      string
+		)
+		if err := rows.Scan(&h.Version, &h.Actor, &at, &fields, &h.Base, &event); err != nil {
+			return nil, err
+		}
+		h.Event = store.Event(event)
+		if h.At, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(fields), &h.Fields); err != nil {
+			return nil, fmt.Errorf("history version %d fields: %w", h.Version, err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
 }
 
 // FindVersion returns history version v of a record, rebuilt from its chain.
@@ -245,9 +289,19 @@ func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*s
 
 // FindOps returns the operation log of a record (writes without a history version), newest first.
 func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.Change, error) {
+	return db.FindOpsPage(ctx, kind, id, store.HistoryQuery{})
+}
+
+// FindOpsPage returns the operation-log entries of a record whose versions q selects,
+// newest first. EINVALID for a query that store.HistoryQuery.Check refuses.
+func (db *DB) FindOpsPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Change, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
 	out, err := queryChanges(ctx, db.read, "SELECT "+changeColumns+` FROM changes
-		WHERE kind = ? AND record_id = ? AND history = 0 AND event IN `+recordEvents+` ORDER BY id DESC`,
-		string(kind), id)
+		WHERE kind = ? AND record_id = ? AND history = 0 AND event IN `+recordEvents+`
+			AND version > ? AND version < ? ORDER BY id DESC LIMIT ?`,
+		string(kind), id, q.Since, q.Upper(), sqlLimit(q.Limit))
 	if err != nil {
 		return nil, mapErr(fmt.Sprintf("operation log of %s %d", kind, id), err)
 	}

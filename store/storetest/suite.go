@@ -62,6 +62,7 @@ func contract() []suiteTest {
 		{"History", testHistory},
 		{"History_Suppression", testSuppression},
 		{"History_Rebuild", testHistoryRebuild},
+		{"History_Page", testHistoryPage},
 		{"Keys", testKeys},
 		{"MoveDocument", testMoveDocument},
 		{"DeleteRecord", testDeleteRecord},

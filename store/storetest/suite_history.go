@@ -353,3 +353,101 @@ func requireSameRecord(t *testing.T, reg *store.Registry, kind store.Kind, what 
 		t.Errorf("%s: %d fields, want %d", what, len(got), len(want))
 	}
 }
+
+// testHistoryPage pages a history that spans several chains (snapshots and deltas, text
+// patches among them) and an operation log, and checks that the pages, with and without
+// snapshots, put together are the whole history, and that a query Check refuses is
+// refused.
+func testHistoryPage(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	d := mustCreateDoc(t, s, "Paged", nil)
+	body := strings.Repeat("a steady line of text\n", 220) // long enough to be stored as patches
+	version := d.Version
+	for i := range 40 {
+		set := store.Values{"body": body + strings.Repeat(fmt.Sprintf("edit %d\n", i), 1+i%9*40)}
+		if i%4 == 3 {
+			set = store.Values{"title": fmt.Sprintf("Paged %d", i)}
+		}
+		version = mustSave(t, s, actx(t, actBob), store.KindDocument, d.ID, store.Update{BaseVersion: version, Set: set}).Record.Version
+		if i%5 == 4 {
+			version = mustSave(t, s, actx(t, actWorker), store.KindDocument, d.ID, store.Update{BaseVersion: version,
+				Set: store.Values{"word_count": int64(i)}}).Record.Version
+		}
+	}
+	full := mustHistory(t, s, store.KindDocument, d.ID)
+	ops := mustOps(t, s, store.KindDocument, d.ID)
+	if len(full) != 41 || len(ops) != 8 {
+		t.Fatalf("history %d versions and %d ops, want 41 and 8", len(full), len(ops))
+	}
+	ctx := t.Context()
+	for _, snaps := range []bool{false, true} {
+		var got []store.Version
+		q := store.HistoryQuery{Limit: 7, Snapshots: snaps}
+		for pages := 0; ; pages++ {
+			if pages > len(full) {
+				t.Fatalf("snapshots %v: paging does not end", snaps)
+			}
+			page, err := s.FindHistoryPage(ctx, store.KindDocument, d.ID, q)
+			if err != nil {
+				t.Fatalf("history page %+v: %v", q, err)
+			}
+			if len(page) > q.Limit {
+				t.Fatalf("history page %+v holds %d versions", q, len(page))
+			}
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, page...)
+			q.Before = page[len(page)-1].Version
+		}
+		if g, w := versionsOf(got), versionsOf(full); !slices.Equal(g, w) {
+			t.Fatalf("snapshots %v: paged versions = %v, want %v", snaps, g, w)
+		}
+		for i, v := range got {
+			w := full[i]
+			if v.Actor != w.Actor || !v.At.Equal(w.At) || !slices.Equal(v.Fields, w.Fields) || v.Event != w.Event {
+				t.Errorf("snapshots %v: v%d = %s %v %v %q, want %s %v %v %q", snaps, v.Version,
+					v.Actor, v.At, v.Fields, v.Event, w.Actor, w.At, w.Fields, w.Event)
+			}
+			switch {
+			case !snaps && v.Snapshot != nil:
+				t.Errorf("v%d has a snapshot, none asked for", v.Version)
+			case snaps:
+				requireSameRecord(t, s.Registry(), store.KindDocument, fmt.Sprintf("page v%d", v.Version), v.Snapshot, w.Snapshot)
+			}
+		}
+	}
+	t.Run("Bounds", func(t *testing.T) {
+		since, before := full[30].Version, full[4].Version
+		page, err := s.FindHistoryPage(ctx, store.KindDocument, d.ID, store.HistoryQuery{Since: since, Before: before, Snapshots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := versionsOf(page), versionsOf(full[5:30]); !slices.Equal(g, w) {
+			t.Errorf("versions above %d and below %d = %v, want %v", since, before, g, w)
+		}
+		opsPage, err := s.FindOpsPage(ctx, store.KindDocument, d.ID, store.HistoryQuery{Since: since, Before: before, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for _, op := range ops {
+			if op.Version > since && op.Version < before && len(want) < 3 {
+				want = append(want, op.Version)
+			}
+		}
+		if g := opVersions(opsPage); !slices.Equal(g, want) {
+			t.Errorf("ops above %d and below %d, 3 at most = %v, want %v", since, before, g, want)
+		}
+	})
+	t.Run("Refused", func(t *testing.T) {
+		for _, q := range []store.HistoryQuery{{Before: -1}, {Since: -2}, {Limit: -1}, {Since: 5, Before: 5}, {Since: 9, Before: 3}} {
+			if _, err := s.FindHistoryPage(ctx, store.KindDocument, d.ID, q); store.ErrorCode(err) != store.EINVALID {
+				t.Errorf("history page %+v: err = %v, want EINVALID", q, err)
+			}
+			if _, err := s.FindOpsPage(ctx, store.KindDocument, d.ID, q); store.ErrorCode(err) != store.EINVALID {
+				t.Errorf("ops page %+v: err = %v, want EINVALID", q, err)
+			}
+		}
+	})
+}
