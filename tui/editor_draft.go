@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -56,10 +55,16 @@ func (e *editorModel) draftDiffers(d *draft) bool { return e.differs(d.Values, d
 // currentDraft captures the form as a draft.
 func (e *editorModel) currentDraft() draft {
 	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now()}
+	d.Values, d.Deltas = e.edits()
 	if e.rec != nil {
 		d.BaseVersion = e.rec.Version
+		d.Base = map[string]string{}
+		for _, fi := range e.fields {
+			if fi.readOnly == "" {
+				d.Base[fi.f.Name] = fi.f.Format(e.rec.Fields[fi.f.Name])
+			}
+		}
 	}
-	d.Values, d.Deltas = e.edits()
 	return d
 }
 
@@ -69,14 +74,13 @@ func (e *editorModel) applyDraft(d *draft) {
 	e.fieldChanged()
 }
 
-// restoreKept brings back the version kept by a reload.
+// restoreKept brings back the edits kept by a reload, on top of the version loaded since.
 func (e *editorModel) restoreKept() tea.Cmd {
 	if e.kept == nil {
 		e.status.info("no kept draft to bring back")
 		return nil
 	}
-	e.applyDraft(e.kept)
-	e.status.ok(fmt.Sprintf("your edits are back on top of v%d; ctrl+s saves them", e.rec.Version))
+	d := e.kept
 	e.kept = nil
-	return e.writeDraftCmd()
+	return e.bringBack(d, "your edits are")
 }
