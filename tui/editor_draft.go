@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -83,4 +84,25 @@ func (e *editorModel) restoreKept() tea.Cmd {
 	d := e.kept
 	e.kept = nil
 	return e.bringBack(d, "your edits are")
+}
+
+// shutdown keeps the editor's unsaved edits in the draft and releases its lease, at once,
+// for a program that is ending without the quit key. It returns the first failure.
+func (e *editorModel) shutdown() error {
+	var err error
+	if !e.discarded && len(e.fields) > 0 && e.dirty() {
+		err = e.c.drafts.Save(e.currentDraft(), e.c.drafts.ticket())
+	}
+	if e.held != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.c.ctx), 5*time.Second)
+		defer cancel()
+		if rerr := e.held.Release(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
+		e.held = nil
+	}
+	if e.leaseStop != nil {
+		e.leaseStop()
+	}
+	return err
 }
