@@ -27,8 +27,8 @@ type draft struct {
 	// Base is every editable field's text in the version the edits were made on
 	// (BaseVersion), so that bringing the edits back applies only what they changed.
 	// Nil in drafts from before it was kept.
-	Base map[string]string `json:"base,omitempty"`
-	Deltas      map[string]int64  `json:"deltas,omitempty"`
+	Base   map[string]string `json:"base,omitempty"`
+	Deltas map[string]int64  `json:"deltas,omitempty"`
 
 	// legacy: read from where tandem kept drafts before they carried a store id, so
 	// nobody knows which store it was made on (see draftStore).
