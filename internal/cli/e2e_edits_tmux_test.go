@@ -16,10 +16,11 @@ import (
 // brought back never revert someone else's work, and a TUI ended by a signal or a closed
 // terminal gives its lease back and keeps its draft.
 
-// editsTUI is the command that runs the TUI for user on dsn, its drafts under dir.
-func editsTUI(dir, dsn, user string, extra ...string) string {
-	return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db '%s' --user %s %s",
-		filepath.Join(dir, "cache-"+user), binary, dsn, user, strings.Join(extra, " "))
+// editsTUI is the command that runs the TUI for user on dsn, its drafts under dir, with
+// the environment variables env (NAME=value) added.
+func editsTUI(dir, dsn, user string, env ...string) string {
+	return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s %s --db '%s' --user %s",
+		filepath.Join(dir, "cache-"+user), strings.Join(env, " "), binary, dsn, user)
 }
 
 // liveLocks returns the live leases `tandem locks --json` reports on dsn.
@@ -108,5 +109,176 @@ func TestE2E_SignalReleasesLease(t *testing.T) {
 				tm.waitFor("again", "Unsaved edits from")
 			})
 		}
+	}
+}
+
+// TestE2E_BringBackKeepsTheirWork is the README's two-terminal demo with the roles turned
+// round, then the other ways edits come back. Bob changes product 42's price; alice saves a
+// new description and price (v2); bob brings his edits back: after reload (r, then ctrl+r),
+// as the draft a crash left, or as the draft kept when alice took the lease (with part of
+// his edits made in $EDITOR). His price collides with hers and opens the merge view (he
+// keeps his); her description, which he did not touch, stays hers in the store.
+func TestE2E_BringBackKeepsTheirWork(t *testing.T) {
+	for _, b := range backends(t) {
+		for _, way := range []string{"reload", "crash", "lease"} {
+			t.Run(b.name+"/"+way, func(t *testing.T) {
+				bringBackE2E(t, b, way)
+			})
+		}
+	}
+}
+
+func bringBackE2E(t *testing.T, b backend, way string) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := b.seeded(t)
+	editor := filepath.Join(dir, "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf 'Bob closes the text.\\n' >> \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm.start("keep", "sleep 600")
+	tm.start("alice", editsTUI(dir, dsn, "alice"))
+	tm.start("bob", editsTUI(dir, dsn, "bob", "EDITOR="+editor))
+	open42 := func(who, key string) {
+		tm.waitFor(who, "[ products ]", "1 of ")
+		tm.keys(who, "/")
+		tm.text(who, "LGT-1042")
+		tm.keys(who, "Enter")
+		tm.waitFor(who, "1 of 1 matching")
+		tm.keys(who, key)
+	}
+	open42("alice", "Enter")
+	tm.waitFor("alice", "product 42 · v1")
+	open42("bob", "Enter")
+	tm.waitFor("bob", "product 42 · v1")
+
+	if way == "lease" {
+		// Part of bob's edits comes from $EDITOR: a line at the end of the description.
+		tm.keys("bob", "Tab", "Tab")
+		tm.waitFor("bob", "▸ description")
+		tm.keys("bob", "C-e")
+		tm.waitFor("bob", "took the text back from")
+		tm.keys("bob", "Tab", "Tab")
+	} else {
+		tm.keys("bob", "Tab", "Tab", "Tab", "Tab")
+	}
+	tm.waitFor("bob", "▸ price")
+	tm.keys("bob", "C-u")
+	tm.text("bob", "95.00")
+	tm.keys("bob", "Tab") // a field change writes the draft
+	tm.waitFor("bob", "▸ stock")
+
+	switch way {
+	case "crash":
+		waitDraft(t, filepath.Join(dir, "cache-bob"))
+		pid := tm.pid("bob")
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitExit(t, pid)
+	case "lease":
+		tm.keys("alice", "Escape")
+		tm.waitFor("alice", "[ products ]")
+		tm.keys("alice", "e")
+		tm.waitFor("alice", "product 42 · v1", "lease: you, ")
+		tm.waitFor("bob", "alice took the lease", "your edits are kept as a draft")
+		tm.keys("bob", "Escape")
+		tm.waitFor("bob", "[ products ]")
+	}
+
+	// Alice: a line at the top of the description, then her own price.
+	tm.keys("alice", "Tab", "Tab")
+	tm.waitFor("alice", "▸ description")
+	tm.text("alice", "Now with a dimmer. ")
+	tm.keys("alice", "Tab", "Tab")
+	tm.waitFor("alice", "▸ price")
+	tm.keys("alice", "C-u")
+	tm.text("alice", "92.00")
+	tm.keys("alice", "C-s")
+	tm.waitFor("alice", "saved v2")
+	tm.keys("alice", "Escape") // leaves, releasing her lease
+	tm.waitFor("alice", "[ products ]")
+
+	switch way {
+	case "reload":
+		tm.keys("bob", "C-s")
+		tm.waitFor("bob", "collide:      price")
+		tm.keys("bob", "r")
+		tm.waitFor("bob", "their changes, now v2")
+		tm.keys("bob", "C-r")
+	case "crash":
+		tm.start("bob2", editsTUI(dir, dsn, "bob"))
+		open42("bob2", "Enter")
+		tm.waitFor("bob2", "Unsaved edits from")
+		tm.keys("bob2", "y")
+	case "lease":
+		tm.keys("bob", "Enter")
+		tm.waitFor("bob", "Unsaved edits from")
+		tm.keys("bob", "y")
+	}
+	who := "bob"
+	if way == "crash" {
+		who = "bob2"
+	}
+	// (tandem before the merge said "draft … restored" and put the whole old form back)
+	scr := tm.waitForAny(who, "conflict left", "back on top of v2", "restored (made on")
+	if strings.Contains(scr, "conflict left") {
+		tm.waitFor(who, "1 of 1 conflict left", "price")
+		tm.keys(who, "1")
+		tm.waitFor(who, "0 of 1 conflict left")
+	}
+	tm.keys(who, "C-s")
+	tm.waitFor(who, "saved v3")
+
+	r := tandem(t, dsn, "get", "product", "42", "--json")
+	var got struct {
+		Version int64          `json:"version"`
+		Fields  map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	desc, _ := got.Fields["description"].(string)
+	if !strings.HasPrefix(desc, "Now with a dimmer. A heavy brass base") {
+		t.Errorf("alice's description was reverted: %q", desc)
+	}
+	if way == "lease" && !strings.HasSuffix(desc, "Bob closes the text.\n") {
+		t.Errorf("bob's line from $EDITOR was lost: %q", desc)
+	}
+	if got.Fields["price"] != "95.00" {
+		t.Errorf("price = %v, want bob's 95.00 (kept in the merge view)", got.Fields["price"])
+	}
+}
+
+// waitDraft waits until a draft file exists under the cache directory dir.
+func waitDraft(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, "tandem", "drafts", "stores", "*", "*", "product-42.json")); len(m) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no draft under %s after 15 s", dir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitForAny polls the session's screen until it contains one of wants, and returns it.
+func (s *tmuxServer) waitForAny(name string, wants ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		scr := s.screen(name)
+		for _, w := range wants {
+			if strings.Contains(scr, w) {
+				return scr
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s's terminal never showed any of %q; it shows:\n%s", name, wants, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
