@@ -282,3 +282,85 @@ func (s *tmuxServer) waitForAny(name string, wants ...string) string {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestE2E_MergePreviewIsWhatIsSaved: bob and alice each change one word of the same line of
+// product 42's description (in $EDITOR); alice's save meets bob's, she merges, takes the
+// word-level merge (w, enter), and the preview the merge view shows is, line for line, the
+// description the store holds after ctrl+s.
+func TestE2E_MergePreviewIsWhatIsSaved(t *testing.T) {
+	tm := newTmuxServer(t)
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "demo.db")
+	madeStoreAt(t, dsn, "seed")
+	sed := func(who, from, to string) string {
+		p := filepath.Join(dir, "editor-"+who+".sh")
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("#!/bin/sh\nsed -i 's/%s/%s/' \"$1\"\n", from, to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tm.start("alice", editsTUI(dir, dsn, "alice", "EDITOR="+sed("alice", "natural", "undyed")))
+	tm.start("bob", editsTUI(dir, dsn, "bob", "EDITOR="+sed("bob", "heavy", "solid")))
+	for _, who := range []string{"bob", "alice"} {
+		tm.waitFor(who, "[ products ]", "1 of ")
+		tm.keys(who, "/")
+		tm.text(who, "LGT-1042")
+		tm.keys(who, "Enter")
+		tm.waitFor(who, "1 of 1 matching")
+		tm.keys(who, "Enter")
+		tm.waitFor(who, "product 42 · v1")
+	}
+	for _, who := range []string{"bob", "alice"} {
+		tm.keys(who, "Tab", "Tab")
+		tm.waitFor(who, "▸ description")
+		tm.keys(who, "C-e")
+		tm.waitFor(who, "took the text back from")
+		tm.keys(who, "C-s")
+		if who == "bob" {
+			tm.waitFor("bob", "saved v2")
+		}
+	}
+	tm.waitFor("alice", "collide:      description")
+	tm.keys("alice", "m")
+	tm.waitFor("alice", "1 of 1 conflict left")
+	tm.keys("alice", "w")
+	tm.waitFor("alice", "word-level merge")
+	tm.keys("alice", "Enter")
+	scr := tm.waitFor("alice", "0 of 1 conflict left", "description will be written as")
+	tm.keys("alice", "C-s")
+	tm.waitFor("alice", "saved v3")
+
+	r := tandem(t, dsn, "get", "product", "42", "--json")
+	var got struct {
+		Fields map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	desc, _ := got.Fields["description"].(string)
+	saved := strings.Split(strings.TrimSuffix(desc, "\n"), "\n")
+	if !strings.HasPrefix(saved[0], "A solid brass base") || !strings.Contains(saved[0], "undyed linen") {
+		t.Fatalf("the saved description does not hold both words: %q", desc)
+	}
+	lines := strings.Split(scr, "\n")
+	at := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "description will be written as") {
+			at = i + 1
+		}
+	}
+	if at < 0 || at+len(saved) > len(lines) {
+		t.Fatalf("no whole preview on the screen:\n%s", scr)
+	}
+	for i, want := range saved {
+		got := []rune(strings.TrimRight(lines[at+i], " "))
+		if len(got) >= 2 {
+			got = got[2:] // the origin mark
+		} else {
+			got = nil
+		}
+		if string(got) != want {
+			t.Fatalf("preview line %d is %q, the saved line is %q; screen:\n%s", i+1, string(got), want, scr)
+		}
+	}
+}
