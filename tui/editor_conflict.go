@@ -78,6 +78,11 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 			e.conflict.status.warn("retry is not available: " + why)
 			return nil
 		}
+		if msg.asked {
+			// The dialog offered "apply … to vN": the person's a is that attempt, not one
+			// more of the automatic ones that gave up.
+			e.autoSaves = 0
+		}
 		if e.autoSaves >= maxAutoSaves {
 			e.mode = modeConflict
 			e.status.warn("gave up retrying after several collisions")

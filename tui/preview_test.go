@@ -145,3 +145,34 @@ func mustSaveMerge(d *driver) {
 		return strings.Contains(s, "saved v") || strings.Contains(s, "nothing to save: the result equals")
 	})
 }
+
+// TestConflict_RetryPreviewIsWhatIsSaved: when automatic retries gave up, the dialog offers
+// "a  retry: apply stock -3 to v2"; a does that: v2's stock less 3 is saved on top of v2.
+func TestConflict_RetryPreviewIsWhatIsSaved(t *testing.T) {
+	s, alice, bob := conflictSetup(t)
+	focusField(t, alice, "stock")
+	alice.key("-")
+	alice.key("-")
+	alice.key("-")
+	bobSaves(t, bob, "price", "12.00")
+	cur := mustRecord(t, s, 1)
+	// Relative saves carry no version check in tandem's stores: make them collide, as a
+	// store that checks versions on everything would, until the automatic retries give up.
+	n := 0
+	s.SetFailure(func(op string) error {
+		if op == "UpdateRecord" && n <= maxAutoSaves {
+			n++
+			return &store.ConflictError{Kind: store.KindProduct, ID: 1, BaseVersion: 1, Current: cur,
+				Since: []store.Change{{Actor: "bob", Version: 2, Fields: []string{"price"}}}}
+		}
+		return nil
+	})
+	alice.key("ctrl+s")
+	alice.waitFor("a  retry: apply stock -3 to v2")
+	alice.key("a")
+	alice.waitFor("saved v3")
+	r := mustRecord(t, s, 1)
+	if got, want := r.Fields["stock"], cur.Fields["stock"].(int64)-3; got != want || r.Version != 3 {
+		t.Fatalf("after a: stock %v at v%d, the dialog promised %v at v3", got, r.Version, want)
+	}
+}
