@@ -77,10 +77,8 @@ func TestBringBack_AfterReload(t *testing.T) {
 func TestBringBack_DraftAfterCrash(t *testing.T) {
 	s := newFakeStore(t)
 	mustSeed(t, s, 1)
-	withDir := func(o *Options) { o.DraftDir = t.TempDir() }
-	var dir string
-	keep := func(o *Options) { withDir(o); dir = o.DraftDir }
-	d := newDriver(t, s, "alice", keep)
+	dir := t.TempDir()
+	d := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
 	openProduct(t, d, 1, "enter")
 	aliceEdits(t, d)
 	bobSavesDescAndPrice(t, s, 1, "")
@@ -161,5 +159,34 @@ func TestBringBack_ExternalEditor(t *testing.T) {
 				t.Errorf("price = %v, want bob's 1200 (not touched in the editor)", got)
 			}
 		})
+	}
+}
+
+// TestBringBack_CleanDraft: a draft that changed only the name, offered after bob changed
+// the description: no merge view, the name is alice's and the description stays bob's.
+func TestBringBack_CleanDraft(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	dir := t.TempDir()
+	d := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "name")
+	d.typeText(" by alice")
+	d.key("tab")
+	d.settle()
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 1,
+		Set: store.Values{"description": bbTheir}}); err != nil {
+		t.Fatal(err)
+	}
+	d2 := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
+	openProduct(t, d2, 1, "enter")
+	d2.waitFor("Unsaved edits from")
+	d2.key("y")
+	d2.waitFor("back on top of v2 (name)")
+	d2.key("ctrl+s")
+	d2.waitFor("saved v3")
+	r := mustRecord(t, s, 1)
+	if r.Fields["name"] != "Product 1 by alice" || r.Fields["description"] != bbTheir {
+		t.Fatalf("name %q, description %q: want alice's name and bob's description", r.Fields["name"], r.Fields["description"])
 	}
 }
