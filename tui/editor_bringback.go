@@ -74,8 +74,14 @@ func (e *editorModel) bringBack(d *draft, what string) tea.Cmd {
 	if len(changed) > 0 {
 		note += " (" + strings.Join(changed, ", ") + ")"
 	}
-	if kept := theirFields(rm); len(kept) > 0 {
-		note += "; kept " + strings.Join(kept, ", ") + " as they are now"
+	var merged []string
+	for _, fm := range rm.Fields {
+		if fm.State == merge.FieldMerged {
+			merged = append(merged, fm.Field.Label)
+		}
+	}
+	if len(merged) > 0 {
+		note += "; merged with their changes: " + strings.Join(merged, ", ")
 	}
 	e.status.ok(note + "; ctrl+s saves them")
 	return e.writeDraftCmd()
