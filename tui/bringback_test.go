@@ -190,3 +190,23 @@ func TestBringBack_CleanDraft(t *testing.T) {
 		t.Fatalf("name %q, description %q: want alice's name and bob's description", r.Fields["name"], r.Fields["description"])
 	}
 }
+
+// TestBringBack_MergeCancelled: esc in the merge view a bringing back opened, then esc in the
+// dialog, leaves the edits to bring back again with ctrl+r.
+func TestBringBack_MergeCancelled(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("esc")
+	alice.waitFor("collide:")
+	alice.key("esc")
+	alice.waitFor("ctrl+r brings them back")
+	alice.key("ctrl+r")
+	mustBroughtBack(t, s, alice)
+}

@@ -24,6 +24,9 @@ type conflictState struct {
 	mine     store.Values
 	deltas   map[string]int64
 	mineText draft // my form, to keep as a draft on reload
+	// broughtBack: the edits met the newer version when they were brought back (ctrl+r, a
+	// draft), not in a save; the form holds the newer version without them.
+	broughtBack bool
 }
 
 // who names the writers since my base version.

@@ -122,13 +122,14 @@ func (e *editorModel) bringBackMerge(d *draft, rm *merge.RecordResult, base, min
 		}
 	}
 	cs := &conflictState{
-		ce:       &store.ConflictError{Kind: e.kind, ID: e.id, BaseVersion: d.BaseVersion, Current: e.rec},
-		u:        u,
-		rm:       rm,
-		base:     &store.Record{Kind: e.kind, ID: e.id, Version: d.BaseVersion, Fields: base},
-		mine:     mine,
-		deltas:   deltas,
-		mineText: *d,
+		ce:          &store.ConflictError{Kind: e.kind, ID: e.id, BaseVersion: d.BaseVersion, Current: e.rec},
+		u:           u,
+		rm:          rm,
+		base:        &store.Record{Kind: e.kind, ID: e.id, Version: d.BaseVersion, Fields: base},
+		mine:        mine,
+		deltas:      deltas,
+		mineText:    *d,
+		broughtBack: true,
 	}
 	e.kept = d // until the merge is saved, ctrl+r (or r in the dialog) still has it
 	e.conflict = newConflict(e.c, cs)

@@ -58,6 +58,10 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 	switch msg.choice {
 	case choiceBack:
 		e.mode = modeEdit
+		if cs.broughtBack {
+			e.status.warn("your edits were not brought back: ctrl+r brings them back")
+			return e.focusCmd()
+		}
 		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; ctrl+s to try again", cs.who(), cs.ce.Current.Version))
 		return e.focusCmd()
 	case choiceReload:
