@@ -936,25 +936,22 @@ func (e *editorModel) save() tea.Cmd {
 // the history and the operation log (nil when they cannot be read: the note then names the
 // versions only).
 func writesBetween(c *common, kind store.Kind, id, base, next int64) []store.Change {
-	vs, err := c.st.FindHistory(c.ctx, kind, id)
+	// Only the versions in between, without snapshots: a record with a long history costs
+	// no more than the writes this save went on top of.
+	q := store.HistoryQuery{Since: base, Before: next}
+	vs, err := c.st.FindHistoryPage(c.ctx, kind, id, q)
 	if err != nil {
 		return nil
 	}
-	ops, err := c.st.FindOps(c.ctx, kind, id)
+	ops, err := c.st.FindOpsPage(c.ctx, kind, id, q)
 	if err != nil {
 		return nil
 	}
-	var out []store.Change
+	out := make([]store.Change, 0, len(vs)+len(ops))
 	for _, v := range vs {
-		if v.Version > base && v.Version < next {
-			out = append(out, store.Change{Version: v.Version, Actor: v.Actor, Fields: v.Fields})
-		}
+		out = append(out, store.Change{Version: v.Version, Actor: v.Actor, Fields: v.Fields})
 	}
-	for _, op := range ops {
-		if op.Version > base && op.Version < next {
-			out = append(out, op)
-		}
-	}
+	out = append(out, ops...)
 	slices.SortFunc(out, func(a, b store.Change) int { return int(a.Version - b.Version) })
 	return out
 }
