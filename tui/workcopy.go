@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -279,8 +280,19 @@ func (w *workCopy) sync() tea.Cmd {
 		}
 		defer src.Close()
 		rep, err := tsync.Sync(c.ctx, src, wc)
-		return copySyncedMsg{rep: rep, err: err}
+		return copySyncedMsg{rep: rep, err: waysOn(err)}
 	}
+}
+
+// waysOn adds to a refusal of a source that went back in time what the person can do: the
+// TUI offers neither way itself.
+func waysOn(err error) error {
+	var rw *tsync.RewoundError
+	if !errors.As(err, &rw) {
+		return err
+	}
+	return fmt.Errorf("%w. Ways on: quit and run tandem sync --repush (your values go to the source again as changes), "+
+		"or clone the source afresh (README, \"Offline work\")", err)
 }
 
 // header is the working copy's line above every screen.

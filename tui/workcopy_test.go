@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"context"
 	"path/filepath"
 	"strings"
@@ -168,5 +169,21 @@ func TestWorkCopy_EditorOnRecordASyncRemoved(t *testing.T) {
 				t.Fatalf("product 2 in the copy after the save: %v", err)
 			}
 		})
+	}
+}
+
+func TestWorkCopy_RewoundSourceSaysTheWaysOn(t *testing.T) {
+	err := waysOn(&tsync.RewoundError{Position: 9, Last: 4})
+	for _, want := range []string{"went back in time", "tandem sync --repush", "clone the source afresh"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	var rw *tsync.RewoundError
+	if !errors.As(err, &rw) {
+		t.Errorf("the refusal is no longer a *RewoundError: %T", err)
+	}
+	if other := errors.New("boom"); waysOn(other) != other {
+		t.Errorf("another error changed: %v", waysOn(other))
 	}
 }
