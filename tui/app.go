@@ -143,13 +143,32 @@ func Run(ctx context.Context, s store.Store, opts Options) error {
 		popts = append(popts, tea.WithColorProfile(app.c.opts.ColorProfile))
 	}
 	_, err = tea.NewProgram(app, popts...).Run()
+	// A program stopped by a signal or a closed terminal never ran the quit key's steps:
+	// do them now, before the store closes, so that nobody waits for a lease's expiry.
+	serr := app.shutdown()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return nil
+		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
-	return nil
+	return serr
+}
+
+// shutdown does what quitting does for a program that ended without the quit key (SIGTERM,
+// SIGHUP, a terminal that went away): the open editor's unsaved edits go to its draft, its
+// lease is released and its presence ended. It runs after the program, with the model no
+// longer updated, and returns what failed.
+func (a *App) shutdown() error {
+	if a.quitting || a.editor == nil {
+		return nil
+	}
+	a.quitting = true
+	err := a.editor.shutdown()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.c.ctx), 5*time.Second)
+	defer cancel()
+	_ = a.c.st.Leave(ctx, a.c.presence.session) // presence expires by itself too
+	return err
 }
 
 // common is what every screen shares: the store, who is editing, sizes, styles and keys.

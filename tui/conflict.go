@@ -24,6 +24,9 @@ type conflictState struct {
 	mine     store.Values
 	deltas   map[string]int64
 	mineText draft // my form, to keep as a draft on reload
+	// broughtBack: the edits met the newer version when they were brought back (ctrl+r, a
+	// draft), not in a save; the form holds the newer version without them.
+	broughtBack bool
 }
 
 // who names the writers since my base version.
@@ -63,8 +66,12 @@ const (
 	choiceMerge
 )
 
-// conflictChoiceMsg is the person's (or the policy's) answer to the conflict dialog.
-type conflictChoiceMsg struct{ choice choice }
+// conflictChoiceMsg is the person's (or the policy's) answer to the conflict dialog; asked
+// says it is the person's, a new attempt of its own.
+type conflictChoiceMsg struct {
+	choice choice
+	asked  bool
+}
 
 // conflictModel is the conflict dialog.
 type conflictModel struct {
@@ -95,7 +102,7 @@ func (m *conflictModel) Update(msg tea.Msg) tea.Cmd {
 	default:
 		return nil
 	}
-	return func() tea.Msg { return conflictChoiceMsg{choice: ch} }
+	return func() tea.Msg { return conflictChoiceMsg{choice: ch, asked: true} }
 }
 
 // View draws the dialog: who changed what, which fields collide, and the three choices.

@@ -103,8 +103,10 @@ func TestConflict_Reload(t *testing.T) {
 	if !strings.Contains(alice.screen(), "price          12.00") {
 		t.Fatalf("reload did not load their price:\n%s", alice.screen())
 	}
+	// Both changed the price: bringing her edits back opens the merge view.
 	alice.key("ctrl+r")
-	alice.waitFor("your edits are back on top of v2")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("1")
 	alice.key("ctrl+s")
 	alice.waitFor("saved v3")
 	if got := mustRecord(t, s, 1).Fields["price"]; got != int64(1100) {

@@ -24,7 +24,11 @@ type draft struct {
 	BaseVersion int64             `json:"base_version"`
 	Saved       time.Time         `json:"saved"`
 	Values      map[string]string `json:"values"` // every editable field's text, as typed
-	Deltas      map[string]int64  `json:"deltas,omitempty"`
+	// Base is every editable field's text in the version the edits were made on
+	// (BaseVersion), so that bringing the edits back applies only what they changed.
+	// Nil in drafts from before it was kept.
+	Base   map[string]string `json:"base,omitempty"`
+	Deltas map[string]int64  `json:"deltas,omitempty"`
 
 	// legacy: read from where tandem kept drafts before they carried a store id, so
 	// nobody knows which store it was made on (see draftStore).

@@ -119,7 +119,7 @@ func TestDraft_DiscardAfterExternalEditor(t *testing.T) {
 		focusField(t, d, "description")
 		e := d.app.editor
 		// What tea.ExecProcess delivers when the editor exits.
-		d.apply(extEditedMsg{ed: e, field: e.focus, value: "Written in vi.\n"})
+		d.apply(extEditedMsg{ed: e, field: e.focus, value: "Written in vi.\n", start: e.currentDraft()})
 		d.apply(keyMsg("esc"))
 		d.apply(keyMsg("y"))
 		d.settle()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -138,6 +139,7 @@ type (
 		ed    *editorModel
 		field int
 		value string
+		start draft // the form as the text was handed to the editor
 		err   error
 	}
 	draftErrMsg struct {
@@ -410,12 +412,28 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			e.status.fail("external editor", msg.err)
 			return tea.ClearScreen
 		}
-		if msg.field < len(e.fields) {
+		if msg.field >= len(e.fields) || e.readOnly != "" {
+			// The record turned read-only meanwhile (someone's lease): the text waits in
+			// the draft, offered once it can be edited again.
+			d := msg.start
+			d.Values = maps.Clone(d.Values)
+			if msg.field < len(e.fields) {
+				d.Values[e.fields[msg.field].f.Name] = msg.value
+			}
+			e.status.warn("read-only now: the text from " + e.c.opts.Editor + " is kept as a draft")
+			return tea.Batch(tea.ClearScreen, e.saveDraftCmd(d))
+		}
+		if e.rec == nil || e.rec.Version == msg.start.BaseVersion && !e.differs(msg.start.Values, msg.start.Deltas) {
+			// The form is as it was handed out: the text is the edit.
 			e.fields[msg.field].replaceText(msg.value) // one edit: ctrl+z takes it back
 			e.fieldChanged()
 			e.status.info("took the text back from " + e.c.opts.Editor)
+			return tea.Batch(tea.ClearScreen, e.writeDraftCmd())
 		}
-		return tea.Batch(tea.ClearScreen, e.writeDraftCmd())
+		// The form changed while the editor ran (a reload, a lease that ended): the text is
+		// an edit of what was handed out, brought back like any other.
+		d := e.extDraft(msg)
+		return tea.Batch(tea.ClearScreen, e.bringBack(&d, "the text from "+e.c.opts.Editor+" is"))
 	case draftErrMsg:
 		if msg.ed == e && msg.err != nil {
 			e.status.fail("draft", msg.err)
@@ -602,15 +620,15 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Yes):
 			d := e.offered
-			e.applyDraft(d)
-			e.status.ok(fmt.Sprintf("draft from %s restored (made on v%d; you are on v%d)",
-				d.Saved.Local().Format("15:04:05"), d.BaseVersion, e.rec.Version))
 			e.offered = nil
 			e.mode = modeEdit
+			back := e.bringBack(d, fmt.Sprintf("the edits of your draft from %s (made on v%d) are",
+				d.Saved.Local().Format("15:04:05"), d.BaseVersion))
 			if d.legacy {
 				// From now on it is this store's draft.
-				return tea.Batch(e.writeDraftCmd(), e.deleteLegacyDraftCmd())
+				return tea.Batch(back, e.deleteLegacyDraftCmd())
 			}
+			return back
 		case key.Matches(msg, k.No):
 			d := e.offered
 			e.offered = nil
@@ -812,22 +830,23 @@ func (e *editorModel) externalEdit() tea.Cmd {
 		return nil
 	}
 	isBody := e.fields[idx].body != nil
+	start := e.currentDraft()
 	argv := strings.Fields(e.c.opts.Editor)
 	cmd := exec.Command(argv[0], append(argv[1:], name)...)
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		defer os.Remove(name)
 		if err != nil {
-			return extEditedMsg{ed: e, field: idx, err: err}
+			return extEditedMsg{ed: e, field: idx, start: start, err: err}
 		}
 		data, err := os.ReadFile(name)
 		if err != nil {
-			return extEditedMsg{ed: e, field: idx, err: err}
+			return extEditedMsg{ed: e, field: idx, start: start, err: err}
 		}
 		v := string(data)
 		if !isBody {
 			v = strings.TrimRight(v, "\r\n")
 		}
-		return extEditedMsg{ed: e, field: idx, value: v}
+		return extEditedMsg{ed: e, field: idx, value: v, start: start}
 	})
 }
 
@@ -917,25 +936,22 @@ func (e *editorModel) save() tea.Cmd {
 // the history and the operation log (nil when they cannot be read: the note then names the
 // versions only).
 func writesBetween(c *common, kind store.Kind, id, base, next int64) []store.Change {
-	vs, err := c.st.FindHistory(c.ctx, kind, id)
+	// Only the versions in between, without snapshots: a record with a long history costs
+	// no more than the writes this save went on top of.
+	q := store.HistoryQuery{Since: base, Before: next}
+	vs, err := c.st.FindHistoryPage(c.ctx, kind, id, q)
 	if err != nil {
 		return nil
 	}
-	ops, err := c.st.FindOps(c.ctx, kind, id)
+	ops, err := c.st.FindOpsPage(c.ctx, kind, id, q)
 	if err != nil {
 		return nil
 	}
-	var out []store.Change
+	out := make([]store.Change, 0, len(vs)+len(ops))
 	for _, v := range vs {
-		if v.Version > base && v.Version < next {
-			out = append(out, store.Change{Version: v.Version, Actor: v.Actor, Fields: v.Fields})
-		}
+		out = append(out, store.Change{Version: v.Version, Actor: v.Actor, Fields: v.Fields})
 	}
-	for _, op := range ops {
-		if op.Version > base && op.Version < next {
-			out = append(out, op)
-		}
-	}
+	out = append(out, ops...)
 	slices.SortFunc(out, func(a, b store.Change) int { return int(a.Version - b.Version) })
 	return out
 }

@@ -58,6 +58,10 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 	switch msg.choice {
 	case choiceBack:
 		e.mode = modeEdit
+		if cs.broughtBack {
+			e.status.warn("your edits were not brought back: ctrl+r brings them back")
+			return e.focusCmd()
+		}
 		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; ctrl+s to try again", cs.who(), cs.ce.Current.Version))
 		return e.focusCmd()
 	case choiceReload:
@@ -77,6 +81,11 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 		if why := cs.retryable(e.c.reg); why != "" {
 			e.conflict.status.warn("retry is not available: " + why)
 			return nil
+		}
+		if msg.asked {
+			// The dialog offered "apply … to vN": the person's a is that attempt, not one
+			// more of the automatic ones that gave up.
+			e.autoSaves = 0
 		}
 		if e.autoSaves >= maxAutoSaves {
 			e.mode = modeConflict

@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"fmt"
+	"context"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -56,10 +56,16 @@ func (e *editorModel) draftDiffers(d *draft) bool { return e.differs(d.Values, d
 // currentDraft captures the form as a draft.
 func (e *editorModel) currentDraft() draft {
 	d := draft{User: e.c.user, Kind: e.kind, ID: e.id, Saved: e.c.opts.Now()}
+	d.Values, d.Deltas = e.edits()
 	if e.rec != nil {
 		d.BaseVersion = e.rec.Version
+		d.Base = map[string]string{}
+		for _, fi := range e.fields {
+			if fi.readOnly == "" {
+				d.Base[fi.f.Name] = fi.f.Format(e.rec.Fields[fi.f.Name])
+			}
+		}
 	}
-	d.Values, d.Deltas = e.edits()
 	return d
 }
 
@@ -69,14 +75,34 @@ func (e *editorModel) applyDraft(d *draft) {
 	e.fieldChanged()
 }
 
-// restoreKept brings back the version kept by a reload.
+// restoreKept brings back the edits kept by a reload, on top of the version loaded since.
 func (e *editorModel) restoreKept() tea.Cmd {
 	if e.kept == nil {
 		e.status.info("no kept draft to bring back")
 		return nil
 	}
-	e.applyDraft(e.kept)
-	e.status.ok(fmt.Sprintf("your edits are back on top of v%d; ctrl+s saves them", e.rec.Version))
+	d := e.kept
 	e.kept = nil
-	return e.writeDraftCmd()
+	return e.bringBack(d, "your edits are")
+}
+
+// shutdown keeps the editor's unsaved edits in the draft and releases its lease, at once,
+// for a program that is ending without the quit key. It returns the first failure.
+func (e *editorModel) shutdown() error {
+	var err error
+	if !e.discarded && len(e.fields) > 0 && e.dirty() {
+		err = e.c.drafts.Save(e.currentDraft(), e.c.drafts.ticket())
+	}
+	if e.held != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.c.ctx), 5*time.Second)
+		defer cancel()
+		if rerr := e.held.Release(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
+		e.held = nil
+	}
+	if e.leaseStop != nil {
+		e.leaseStop()
+	}
+	return err
 }

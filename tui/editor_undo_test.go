@@ -87,7 +87,7 @@ func TestEditor_UndoExternalEdit(t *testing.T) {
 	openProduct(t, d, 1, "enter")
 	focusField(t, d, "description")
 	e := d.app.editor
-	d.apply(extEditedMsg{ed: e, field: e.focus, value: "Written in vi.\n"})
+	d.apply(extEditedMsg{ed: e, field: e.focus, value: "Written in vi.\n", start: e.currentDraft()})
 	d.waitFor("Written in vi.")
 	d.key("ctrl+z")
 	d.waitFor("A fine product.")
@@ -95,7 +95,7 @@ func TestEditor_UndoExternalEdit(t *testing.T) {
 		t.Fatal("the external edit undone, yet the form is dirty")
 	}
 	focusField(t, d, "name")
-	d.apply(extEditedMsg{ed: e, field: e.focus, value: "Named in vi"})
+	d.apply(extEditedMsg{ed: e, field: e.focus, value: "Named in vi", start: e.currentDraft()})
 	d.waitFor("Named in vi")
 	d.key("ctrl+z")
 	d.waitUntil("name back", func() bool { return e.fields[1].text() == "Product 1" })

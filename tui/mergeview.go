@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,16 +66,17 @@ func byHunks(fm *merge.FieldMerge, v any) bool {
 }
 
 // markedLines is a text merge line by line, each line marked with where it comes from:
-// "◆" their change, "●" mine, nothing for text neither side changed. pick returns the choice
-// for the k-th conflict hunk.
-func markedLines(st Styles, res merge.Result, pick func(k int) merge.Pick) []string {
+// "◆" their change, "●" mine, "◈" text combined from both (a word-level merge or a hunk
+// typed in), nothing for text neither side changed. pick returns the choice for the k-th
+// conflict hunk; the lines are those Resolution.Bytes writes for the same choices.
+func markedLines(st Styles, res merge.Result, pick func(k int) merge.Choice) []string {
 	var out []string
 	add := func(mark string, lines [][]byte) {
 		for _, l := range bytesLines(lines) {
 			out = append(out, mark+l)
 		}
 	}
-	theirs, mine := st.Theirs.Render("◆ "), st.Mine.Render("● ")
+	theirs, mine, both := st.Theirs.Render("◆ "), st.Mine.Render("● "), st.Conflict.Render("◈ ")
 	k := 0
 	for _, ch := range res.Chunks {
 		switch ch.Kind {
@@ -83,7 +85,9 @@ func markedLines(st Styles, res merge.Result, pick func(k int) merge.Pick) []str
 		case merge.ChangedOurs, merge.ChangedBoth:
 			add(mine, ch.Lines)
 		case merge.Conflict:
-			switch pick(k) {
+			switch c := pick(k); c.Pick {
+			case merge.PickEdited:
+				add(both, splitBytes(c.Edited))
 			case merge.PickTheirs:
 				add(theirs, ch.Theirs)
 			case merge.PickBase:
@@ -98,6 +102,20 @@ func markedLines(st Styles, res merge.Result, pick func(k int) merge.Pick) []str
 		default:
 			add("  ", ch.Lines)
 		}
+	}
+	return out
+}
+
+// splitBytes splits text into lines, each keeping its line ending.
+func splitBytes(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return append(out, b)
+		}
+		out = append(out, b[:i+1])
+		b = b[i+1:]
 	}
 	return out
 }
@@ -514,7 +532,8 @@ func (m *mergeModel) detail() []string {
 	}
 	switch {
 	case f.Type == store.TypeText && fm.Resolved():
-		return append([]string{f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") + "):"},
+		return append([]string{f.Label + " will be written as (" + st.Theirs.Render("◆ theirs") + ", " + st.Mine.Render("● mine") +
+			", " + st.Conflict.Render("◈ both") + "):"},
 			m.preview(fm)...)
 	case fm.State != merge.FieldConflict:
 		v := shortAll(f, 16, fm.Base, fm.Mine, fm.Theirs)
@@ -570,15 +589,15 @@ func (m *mergeModel) preview(fm *merge.FieldMerge) []string {
 	v, _ := fm.Value()
 	switch {
 	case byHunks(fm, v):
-		return markedLines(st, fm.Text.Result(), func(k int) merge.Pick {
+		return markedLines(st, fm.Text.Result(), func(k int) merge.Choice {
 			c, _ := fm.Text.Choice(k)
-			return c.Pick
+			return c
 		})
 	case fm.State == merge.FieldMerged:
 		b, _ := fm.Base.(string)
 		mi, _ := fm.Mine.(string)
 		t, _ := fm.Theirs.(string)
-		return markedLines(st, merge.Text([]byte(b), []byte(mi), []byte(t)), func(int) merge.Pick { return merge.PickNone })
+		return markedLines(st, merge.Text([]byte(b), []byte(mi), []byte(t)), func(int) merge.Choice { return merge.Choice{} })
 	}
 	mark := "  "
 	switch origin(fm) {

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,6 +84,10 @@ func startTUI(ctx context.Context, a *app) error {
 	// of a.db is never offered on the team server, and a moved file keeps its drafts.
 	opts.StoreID = st.StoreID()
 	opts.OpenSource = a.copySource
+	// A closed terminal (its window, tmux killed) sends SIGHUP: end like SIGTERM does,
+	// releasing leases and keeping drafts, instead of dying with the lease held for its TTL.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stop()
 	return tui.Run(ctx, st, opts)
 }
 
