@@ -66,7 +66,7 @@ func (f historyFlags) check(cmd *cobra.Command) error {
 	case cmd.Flags().Changed("before") && f.before < 1:
 		return usagef("--before %d: versions start at 1", f.before)
 	case f.since < 0:
-		return usagef("--since %d: versions start at 1", f.since)
+		return usagef("--since %d is below 0 (--since 0, the default, shows every version)", f.since)
 	case f.before > 0 && f.since >= f.before:
 		return usagef("--since %d is not below --before %d: no version is both", f.since, f.before)
 	}

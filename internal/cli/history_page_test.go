@@ -33,3 +33,15 @@ func TestHistory_PageCutSaysWhereNone(t *testing.T) {
 		})
 	}
 }
+
+// TestHistory_SinceBelowZeroSaysZero: --since 0 is the default (every version), so --since -1
+// must not be refused with "versions start at 1", which suggests --since 1 (it would hide v1).
+func TestHistory_SinceBelowZeroSaysZero(t *testing.T) {
+	dsn := newSQLiteStore(t)
+	p := mustCreate(t, dsn, "product", "sku=SINCE-1", "name=Since")
+	res := tandem(t, dsn, "history", "product", fmt.Sprint(p.ID), "--since", "-1")
+	wantExit(t, "history --since -1", res, exitUsage)
+	if strings.Contains(res.stderr, "start at 1") || !strings.Contains(res.stderr, "--since 0") {
+		t.Errorf("history --since -1 says %q, want it to name --since 0 (every version)", res.stderr)
+	}
+}
