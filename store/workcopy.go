@@ -258,6 +258,16 @@ func (r *Registry) CopyFields(kind Kind) []*Field {
 // from the source's where the source no longer has what the copy last took from it.
 const RepushReason = "the source went back in time (put back from an older backup); the copy's value and the source's differ"
 
+// RepushLostReason is the reason of the create conflict Repush queues for a record the copy
+// holds and the source lost when it went back in time (whoever created it).
+const RepushLostReason = "not on the source, which went back in time (put back from an older backup)"
+
+// Lost reports whether conflict c is about a record the source lost when it went back in
+// time: its create is the way to bring it back there, though the copy may not have made it.
+func (c *CopyConflict) Lost() bool {
+	return c.Op == CopyCreate && c.Reason == RepushLostReason
+}
+
 // RepushFields compares a record of a working copy with the source's record of its id
 // after the source went back in time: base is what the copy last took from the source (its
 // values before its local edits), mine its values now, theirs the source's. It returns the

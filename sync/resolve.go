@@ -217,6 +217,11 @@ func answers(c *store.CopyConflict) string {
 // createRefusal is the refusal of pick (theirs or base) for field name of the conflict of a
 // record created in the copy.
 func createRefusal(c *store.CopyConflict, name, pick string) error {
+	if c.Lost() {
+		return store.Errorf(store.EINVALID, "%s %d was lost on the source, which went back in time (put back from an older backup): it has no %s to take. "+
+			"Answer %s=mine (or %s=VALUE) to create it there anew, or delete the local record (%s) to let it go",
+			c.Kind, c.ID, pick, name, name, localDelete(c))
+	}
 	return store.Errorf(store.EINVALID, "%s %d was created here and the source refused the create (%s): it has no %s to take. "+
 		"Give %s a value (tandem resolve %s %d %s=VALUE), or delete the local record (%s), which drops it and its conflict",
 		c.Kind, c.ID, c.Reason, pick, name, c.Kind, c.ID, name, localDelete(c))
@@ -243,6 +248,9 @@ func Hint(c *store.CopyConflict) string {
 		return fmt.Sprintf("deleted here: tandem resolve %s %d theirs brings the source's record back into the copy, with what the copy lacked", c.Kind, c.ID)
 	case c.Gone():
 		return fmt.Sprintf("deleted on the source: tandem resolve %s %d FIELD=theirs lets it go with your edit; to keep the edit, restore %s %d on the source and sync", c.Kind, c.ID, c.Kind, c.ID)
+	case c.Lost():
+		return fmt.Sprintf("lost on the source: tandem resolve %s %d FIELD=mine creates it there anew (FIELD=VALUE with a value of yours), or %s lets it go",
+			c.Kind, c.ID, localDelete(c))
 	case c.Op == store.CopyCreate:
 		field := "FIELD"
 		if len(c.Fields) == 1 {

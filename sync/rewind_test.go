@@ -328,6 +328,15 @@ func TestRepush_LostRecord(t *testing.T) {
 		if c.Kind == store.KindProduct && (c.ID != lost.ID || c.Op != store.CopyCreate) {
 			t.Errorf("conflict %s, want product %d's create", tsync.Describe(&c), lost.ID)
 		}
+		// carol created the record on the source: the answers must not say the copy made it.
+		if hint := tsync.Hint(&c); c.Kind == store.KindProduct &&
+			(strings.Contains(hint, "created here") || !strings.Contains(hint, "lost on the source") || !strings.Contains(hint, "=mine creates it there anew")) {
+			t.Errorf("hint for the lost record: %q, want it lost on the source, mine creating it there anew", hint)
+		}
+	}
+	_, err = tsync.Resolve(as("alice"), wc, store.KindProduct, lost.ID, tsync.Picks{"sku": "theirs"})
+	if err == nil || strings.Contains(err.Error(), "was created here") || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("resolve sku=theirs of the lost record: %v, want a refusal saying the source lost it", err)
 	}
 	if _, err := tsync.Resolve(as("alice"), wc, store.KindProduct, lost.ID, tsync.Picks{"sku": "mine"}); err != nil {
 		t.Fatal(err)

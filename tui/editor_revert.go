@@ -29,10 +29,12 @@ func (e *editorModel) applyRevert() {
 		fi.replaceText(fi.f.Format(old)) // each field's revert is an edit ctrl+z takes back
 	}
 	e.fieldChanged()
-	note := fmt.Sprintf("reverting to v%d: check the form, ctrl+s saves it as a new version on v%d", v.Version, e.rec.Version)
+	// The fields not reverted come first: a narrow terminal clips the end of the line.
+	head := fmt.Sprintf("reverting to v%d", v.Version)
 	if len(kept) > 0 {
-		note += "; not reverted: " + strings.Join(kept, ", ")
+		head += " (not reverted: " + strings.Join(kept, ", ") + ")"
 	}
+	note := fmt.Sprintf("%s: check the form, ctrl+s saves it as a new version on v%d", head, e.rec.Version)
 	if !e.changed() {
 		note = fmt.Sprintf("v%d holds the same values as v%d for the fields you can write", v.Version, e.rec.Version)
 	}

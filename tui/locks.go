@@ -20,6 +20,7 @@ type locksModel struct {
 	dbNow  time.Time
 	loaded bool
 	cursor int
+	top    int // the first lease shown: the rows scroll to keep the cursor on the screen
 	status statusLine
 }
 
@@ -73,8 +74,10 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 			return func() tea.Msg { return backMsg{} }
 		case key.Matches(msg, k.Down):
 			m.cursor = min(m.cursor+1, max(len(m.leases)-1, 0))
+			m.top = m.first()
 		case key.Matches(msg, k.Up):
 			m.cursor = max(m.cursor-1, 0)
+			m.top = m.first()
 		case key.Matches(msg, k.Open):
 			if m.cursor < len(m.leases) {
 				l := m.leases[m.cursor]
@@ -83,6 +86,13 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// first is the first lease to show: top, moved just enough to keep the cursor among the
+// rows the screen has (title, header, status and footer take four).
+func (m *locksModel) first() int {
+	rows := max(m.c.height-4, 1)
+	return max(min(max(m.top, m.cursor-rows+1), m.cursor), 0)
 }
 
 // View draws the leases.
@@ -101,11 +111,19 @@ func (m *locksModel) View() string {
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render("locks") + "  " + st.Dim.Render(count))
 	b.WriteString("\n")
-	b.WriteString(st.Header.Render(fmt.Sprintf("  %-9s %7s %-8s %-12s %-6s %s", "kind", "id", "group", "holder", "fence", "state")))
+	hw := 12 // the holder column fits the longest holder shown (a worker's name is long)
+	for _, l := range m.leases {
+		hw = min(max(hw, len([]rune(safe.Line(l.Holder)))), 40)
+	}
+	b.WriteString(st.Header.Render(fmt.Sprintf("  %-9s %7s %-8s %-*s %-6s %s", "kind", "id", "group", hw, "holder", "fence", "state")))
 	b.WriteString("\n")
 	now := c.dbNow()
 	n := 2
+	start := m.first()
 	for i, l := range m.leases {
+		if i < start {
+			continue
+		}
 		if n >= c.height-2 {
 			break
 		}
@@ -113,7 +131,7 @@ func (m *locksModel) View() string {
 		if l.Live(now) && l.Holder != c.user {
 			ind += fmt.Sprintf(", %s left", l.ExpiresAt.Sub(now).Round(time.Second))
 		}
-		row := fmt.Sprintf("  %-9s %7d %-8s %-12s %-6d %s", l.Kind, l.RecordID, safe.Line(l.Group), safe.Line(l.Holder), l.Fence, ind)
+		row := fmt.Sprintf("  %-9s %7d %-8s %-*s %-6d %s", l.Kind, l.RecordID, safe.Line(l.Group), hw, safe.Line(l.Holder), l.Fence, ind)
 		if i == m.cursor {
 			row = st.Selected.Render(padRight(c.clip(selectedMark(row)), c.width))
 		}

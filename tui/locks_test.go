@@ -56,3 +56,41 @@ func TestLocks_EditorReturnsToLocks(t *testing.T) {
 	d.key("esc")
 	d.waitFor("[ products ]")
 }
+
+// TestLocks_ScrollsToCursor: more leases than the screen has rows (80x24). Moving down past
+// the last row shows the selected lease and the ones after it, as the list does; the
+// holder of a long name (a worker's) stays in its column.
+func TestLocks_ScrollsToCursor(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 40)
+	for id := int64(1); id <= 40; id++ {
+		who := "bob"
+		if id == 40 {
+			who = "worker:checksum@vm:29017"
+		}
+		mustLease(t, s, who, id, 10*time.Minute)
+	}
+	d := newDriver(t, s, "alice", func(o *Options) { o.Now = s.Now })
+	d.key("L")
+	d.waitFor("40 live leases")
+	for range 39 {
+		d.key("j")
+	}
+	d.settle()
+	sel, header := "", ""
+	for line := range strings.SplitSeq(d.screen(), "\n") {
+		if strings.HasPrefix(line, "▸") {
+			sel = line
+		}
+		if strings.Contains(line, "fence") {
+			header = line
+		}
+	}
+	if f := strings.Fields(sel); len(f) < 6 || f[2] != "40" || f[4] != "worker:checksum@vm:29017" {
+		t.Fatalf("after 39 × j the selected lease (product 40, the worker's) is %q:\n%s", sel, d.screen())
+	}
+	col, row := strings.Index(header, "fence"), []rune(sel)
+	if col < 1 || col >= len(row) || row[col] != '1' || row[col-1] != ' ' {
+		t.Errorf("the worker's fence is not under the fence column:\n%s\n%s", header, sel)
+	}
+}

@@ -275,6 +275,10 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 			p = merge.PickBase
 		}
 		m.resolved(m.rm.Resolve(fm.Field.Name, p))
+	case key.Matches(k, keys.PickBoth), key.Matches(k, keys.NextHunk), key.Matches(k, keys.PrevHunk),
+		key.Matches(k, keys.AllMine), key.Matches(k, keys.AllTheirs), key.Matches(k, keys.Words):
+		// The footer offers these for text fields; a field of one value has no hunks.
+		m.status.info(k.String() + " works only in text fields: " + fm.Field.Label + " takes 1 mine, 2 theirs, 3 base or enter")
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (f historyFlags) check(cmd *cobra.Command) error {
 	case cmd.Flags().Changed("before") && f.before < 1:
 		return usagef("--before %d: versions start at 1", f.before)
 	case f.since < 0:
-		return usagef("--since %d: versions start at 1", f.since)
+		return usagef("--since %d is below 0 (--since 0, the default, shows every version)", f.since)
 	case f.before > 0 && f.since >= f.before:
 		return usagef("--since %d is not below --before %d: no version is both", f.since, f.before)
 	}
@@ -129,7 +129,7 @@ history's length, also for --all --json.`,
 					return err
 				}
 			}
-			var w historyWriter = &historyText{a: a, kind: kind, id: id, reg: st.Registry()}
+			var w historyWriter = &historyText{a: a, kind: kind, id: id, reg: st.Registry(), more: more}
 			if f.asJSON {
 				w = &historyJSON{w: a.stdout, kind: kind, reg: st.Registry()}
 			}
@@ -236,8 +236,9 @@ type historyText struct {
 	kind  store.Kind
 	id    int64
 	reg   *store.Registry
-	n     int // rows of the current table
-	width int // of the current table's version column, set by its first (newest) row
+	n     int   // rows of the current table
+	width int   // of the current table's version column, set by its first (newest) row
+	more  int64 // the page's oldest version when older ones are left out, else 0
 }
 
 func (h *historyText) versions() error {
@@ -300,12 +301,17 @@ func (h *historyText) ver(v int64) string {
 	return fmt.Sprintf("v%-*d", h.width, v)
 }
 
-// none ends a table: "none" when it had no row.
+// none ends a table: "none" when it had no row; on a page that leaves older versions out,
+// "none at vN or later", since the table may have rows on the next page.
 func (h *historyText) none() error {
 	n := h.n
 	h.n = 0
 	if n > 0 {
 		return nil
+	}
+	if h.more > 0 {
+		_, err := fmt.Fprintf(h.a.stdout, "  none at v%d or later (older ones: the command below)\n", h.more)
+		return err
 	}
 	_, err := fmt.Fprintln(h.a.stdout, "  none")
 	return err

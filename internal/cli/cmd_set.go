@@ -143,6 +143,11 @@ func (a *app) printSaved(res *store.UpdateResult, u store.Update, asJSON bool) e
 			appliedBy(u.IdempotencyKey, res.AppliedBy, res.AppliedAt), r.Kind, r.ID, what, r.Version)
 		return nil
 	}
+	if res.Unchanged && u.Relative() {
+		fmt.Fprintf(a.stdout, "no change: adding 0 to %s changes nothing; %s %d is still version %d\n",
+			strings.Join(u.FieldNames(), ", "), r.Kind, r.ID, r.Version)
+		return nil
+	}
 	if res.Unchanged {
 		fmt.Fprintf(a.stdout, "no change: %s %d already holds that (%s), still version %d\n",
 			r.Kind, r.ID, strings.Join(u.FieldNames(), ", "), r.Version)

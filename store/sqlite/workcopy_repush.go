@@ -224,7 +224,7 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 	}
 	if theirs == nil {
 		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyCreate, Kind: k.kind, ID: k.id,
-			Reason: "not on the source, which went back in time (put back from an older backup)", Base: b, Mine: mine, Actor: actor})
+			Reason: store.RepushLostReason, Base: b, Mine: mine, Actor: actor})
 	}
 	changed, conflict := db.reg.RepushFields(k.kind, b, mine, theirs.Fields)
 	if err := applying(ctx, tx, true); err != nil {
