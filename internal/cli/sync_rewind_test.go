@@ -222,6 +222,13 @@ func TestSync_SourceWentBack(t *testing.T) {
 			if strings.Join(got, ", ") != strings.Join(want, ", ") {
 				t.Fatalf("conflicts after --repush: %v, want %v", got, want)
 			}
+			// --json says what the text says: "repushed 1 record" (alice's edit).
+			var counts struct {
+				Repushed *int `json:"repushed"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &counts); err != nil || counts.Repushed == nil || *counts.Repushed != 1 {
+				t.Errorf("sync --repush --json: repushed %v (%v), want 1 (alice's edit)\n%s", counts.Repushed, err, r.stdout)
+			}
 			if got := mustGet(t, src, "product", 6).Fields["name"]; got != "alice offline" {
 				t.Errorf("alice's offline edit on the source after --repush: %v", got)
 			}
