@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -272,4 +273,97 @@ func syncConflicts(t *testing.T, out string) []jsonConflict {
 		t.Fatalf("decode sync --json: %v\n%s", err, out)
 	}
 	return v.Conflicts
+}
+
+// TestSync_SourceWentBackUnmarkedCopy: a copy made by an older tandem keeps no mark of its
+// position, and its first sync takes the mark of whatever change the source has there now,
+// also on a source that went back in time. A pull then meets a record the source has at a
+// version below the one the copy took: the sync is refused as a source that went back (exit
+// 2, the ways on), and --repush takes the copy on from there, where before every sync
+// stopped on the record for good and --repush was a plain sync.
+func TestSync_SourceWentBackUnmarkedCopy(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			cp := filepath.Join(t.TempDir(), "copy.db")
+			mustTandem(t, src, "clone", src, cp)
+			rw.backup(t)
+			set := func(dsn string, who string, id int64, name string) {
+				t.Helper()
+				v := mustGet(t, dsn, "product", id).Version
+				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
+			}
+			set(src, "carol", 1, "lost one")
+			set(src, "carol", 1, "lost two")
+			mustTandem(t, cp, "sync")
+			set(cp, "alice", 6, "alice offline")
+
+			// The copy as an older tandem left it: format 1, no mark.
+			raw, err := sql.Open("sqlite", "file:"+cp+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = raw.Exec(`ALTER TABLE wc_meta DROP COLUMN mark`)
+			if err == nil {
+				_, err = raw.Exec(`UPDATE wc_meta SET format = 1`)
+			}
+			raw.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// The source put back, and written past the copy's position again: product 1
+			// comes back at a version below the one the copy took.
+			rw.restore(t)
+			for _, id := range []int64{2, 3, 4} {
+				set(src, "bob", id, "bob after the restore")
+			}
+			set(src, "bob", 1, "bob one")
+
+			r := tandem(t, cp, "sync")
+			if r.code != 2 {
+				t.Fatalf("sync after the restore: exit %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			for _, want := range []string{"sync refused: the source went back in time", "product 1 at version 2", "took version 3",
+				"older backup", "1 pending change", "tandem sync --repush", "tandem clone " + src} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("the refusal does not say %q:\n%s", want, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "the next sync continues") {
+				t.Errorf("the refusal says the next sync continues, which it does not:\n%s", r.stderr)
+			}
+
+			r = tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (conflicts)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if got := mustGet(t, src, "product", 6).Fields["name"]; got != "alice offline" {
+				t.Errorf("alice's offline edit on the source after --repush: %v", got)
+			}
+			var got []string
+			for _, c := range syncConflicts(t, r.stdout) {
+				got = append(got, fmt.Sprintf("%s %d %s", c.Kind, c.ID, c.Op))
+			}
+			if want := "product 1 save, product 2 save, product 3 save, product 4 save"; strings.Join(got, ", ") != want {
+				t.Errorf("conflicts after --repush: %v, want %s", got, want)
+			}
+			mustTandem(t, cp, "resolve", "product", "1", "name=mine")
+			for _, id := range []string{"2", "3", "4"} {
+				mustTandem(t, cp, "resolve", "product", id, "name=theirs")
+			}
+			if out := mustTandem(t, cp, "sync"); !strings.Contains(out, "in sync") {
+				t.Fatalf("sync after the answers: %s", out)
+			}
+			if got := mustGet(t, src, "product", 1).Fields["name"]; got != "lost two" {
+				t.Errorf("source product 1: %v, want the lost write brought back", got)
+			}
+		})
+	}
 }
