@@ -367,3 +367,68 @@ func TestSync_SourceWentBackUnmarkedCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_RepushKeepsAnOpenConflict: a conflict open in the copy when the source went back
+// in time holds a write of the source (theirs) that the restore lost. --repush must not push
+// the copy's value over the restored one as if it were a plain local edit: the copy has seen
+// the source's write, so the field stays a conflict a person answers (base brings the lost
+// write back).
+func TestSync_RepushKeepsAnOpenConflict(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			cp := filepath.Join(t.TempDir(), "copy.db")
+			mustTandem(t, src, "clone", src, cp)
+			rw.backup(t)
+			set := func(dsn string, who string, id int64, name string) {
+				t.Helper()
+				v := mustGet(t, dsn, "product", id).Version
+				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
+			}
+			restored := mustGet(t, src, "product", 1).Fields["name"]
+			set(src, "bob", 1, "bob's name")
+			set(cp, "alice", 1, "alice's name")
+			if r := tandem(t, cp, "sync"); r.code != 3 {
+				t.Fatalf("sync with both names: exit %d, want 3 (a conflict)\n%s%s", r.code, r.stdout, r.stderr)
+			}
+
+			rw.restore(t)
+			set(src, "carol", 2, "carol after the restore")
+			set(src, "carol", 3, "carol after the restore")
+			if r := tandem(t, cp, "sync"); r.code != 2 {
+				t.Fatalf("sync after the restore: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r := tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (conflicts)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if got := mustGet(t, src, "product", 1).Fields["name"]; got != restored {
+				t.Errorf("--repush pushed %q over the restored name %q, though the copy had seen bob's write there", got, restored)
+			}
+			var found bool
+			for _, c := range syncConflicts(t, r.stdout) {
+				if c.Kind == "product" && c.ID == 1 {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("no conflict of product 1 after --repush:\n%s", r.stdout)
+			}
+			mustTandem(t, cp, "resolve", "product", "1", "name=base")
+			mustTandem(t, cp, "resolve", "product", "2", "name=theirs")
+			mustTandem(t, cp, "resolve", "product", "3", "name=theirs")
+			if out := mustTandem(t, cp, "sync"); !strings.Contains(out, "in sync") {
+				t.Fatalf("sync after the answers: %s", out)
+			}
+			if got := mustGet(t, src, "product", 1).Fields["name"]; got != "bob's name" {
+				t.Errorf("source product 1 after answering base: %v, want bob's lost write back", got)
+			}
+		})
+	}
+}

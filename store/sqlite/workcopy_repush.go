@@ -128,8 +128,16 @@ func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*localState, error)
 		case store.CopyDelete:
 			st.deletes[k] = &store.OutboxEntry{Op: c.Op, Kind: c.Kind, ID: c.ID, Before: c.Base, Actor: c.Actor, At: c.At}
 		default:
-			// A conflict's base is older than the entries queued after it.
-			st.base[k] = c.Base.Clone()
+			// A conflict's base is older than the entries queued after it. What the copy
+			// last took from the source is the conflict's theirs, though: a field the source
+			// had changed there is a write the copy has seen, and a source that lost it must
+			// not have the local value pushed over it without a person's answer.
+			b := c.Base.Clone()
+			if b == nil {
+				b = store.Values{}
+			}
+			maps.Copy(b, c.Theirs)
+			st.base[k] = b
 		}
 	}
 	rows, err = tx.Tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM wc_outbox ORDER BY seq`)
