@@ -432,3 +432,67 @@ func TestSync_RepushKeepsAnOpenConflict(t *testing.T) {
 		})
 	}
 }
+
+// TestSync_RepushSubtreeRoot: a copy of a subtree holds its root without the root's parent,
+// which is not in the copy. --repush must not take that for a difference: before, the root
+// became a conflict on parent_id after every restore, though nobody had moved it.
+func TestSync_RepushSubtreeRoot(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			// A document with a parent, and a child of its own, makes the subtree.
+			var docs []record
+			if err := json.Unmarshal([]byte(mustTandem(t, src, "list", "documents", "--json")), &docs); err != nil {
+				t.Fatal(err)
+			}
+			var root, child int64
+			for _, d := range docs {
+				if d.Fields["parent_id"] == nil {
+					continue
+				}
+				for _, c := range docs {
+					if p, ok := c.Fields["parent_id"].(float64); ok && int64(p) == d.ID {
+						root, child = d.ID, c.ID
+					}
+				}
+				if root != 0 {
+					break
+				}
+			}
+			if root == 0 {
+				t.Fatal("the sample data has no document with both a parent and a child")
+			}
+			cp := filepath.Join(t.TempDir(), "copy.db")
+			mustTandem(t, src, "clone", src, cp, "--subtree", fmt.Sprint(root))
+			rw.backup(t)
+			retitle := func(dsn string, id int64, title string) {
+				t.Helper()
+				v := mustGet(t, dsn, "document", id).Version
+				mustTandem(t, dsn, "set", "document", fmt.Sprint(id), "title="+title, "--expect-version", fmt.Sprint(v))
+			}
+			retitle(src, child, "lost with the backup")
+			mustTandem(t, cp, "sync")
+			rw.restore(t)
+			retitle(src, child, "after the restore")
+			retitle(src, child, "after the restore, again")
+
+			r := tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (the child's conflict)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			var got []string
+			for _, c := range syncConflicts(t, r.stdout) {
+				got = append(got, fmt.Sprintf("%s %d %v", c.Kind, c.ID, c.Fields))
+			}
+			if want := fmt.Sprintf("document %d [title]", child); strings.Join(got, ", ") != want {
+				t.Errorf("conflicts after --repush: %v, want only %s (the root %d was not moved)", got, want, root)
+			}
+		})
+	}
+}

@@ -234,6 +234,14 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyCreate, Kind: k.kind, ID: k.id,
 			Reason: "not on the source, which went back in time (put back from an older backup)", Base: b, Mine: mine, Actor: actor})
 	}
+	if k.kind == store.KindDocument && k.id == tx.subtree && theirs.Fields[store.ParentField] != nil {
+		// The subtree's root: the copy holds it without its parent (putSource), which is
+		// no difference from the source.
+		r := *theirs
+		r.Fields = theirs.Fields.Clone()
+		delete(r.Fields, store.ParentField)
+		theirs = &r
+	}
 	changed, conflict := db.reg.RepushFields(k.kind, b, mine, theirs.Fields)
 	if err := applying(ctx, tx, true); err != nil {
 		return 0, 0, err
