@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -253,6 +254,11 @@ func (r *Registry) CopyFields(kind Kind) []*Field {
 	}
 	return out
 }
+
+// ErrSourceBehind is wrapped by the error of a working copy's write of a source's record at a
+// version below the one the copy took from it: versions on a source only grow, so the source
+// lost writes the copy has seen (it was put back from an older backup).
+var ErrSourceBehind = errors.New("the source has a record at a version below the one this copy took from it")
 
 // RepushReason is the reason of a conflict Repush queues for a record whose values differ
 // from the source's where the source no longer has what the copy last took from it.

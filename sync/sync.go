@@ -131,7 +131,7 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 		pulled, err := s.pull(ctx, st)
 		s.rep.PullTime += time.Since(start)
 		if err != nil {
-			return s.rep, err
+			return s.rep, behind(ctx, wc, err)
 		}
 		start = time.Now()
 		pushed, err := s.push(ctx)
@@ -198,6 +198,23 @@ func checkPosition(ctx context.Context, src store.Store, wc store.WorkingCopy, s
 	return refusal{rw}
 }
 
+// behind turns err, the error of a pull, into the refusal of a source that went back in time
+// when it is one: the source has a record at a version below the one the copy took from it
+// (store.ErrSourceBehind). The mark of the copy's position cannot tell that when the copy
+// took its mark on a source that had already gone back (a copy made by an older tandem, see
+// checkPosition); the versions of the records read since can.
+func behind(ctx context.Context, wc store.WorkingCopy, err error) error {
+	var se *store.Error
+	if !errors.Is(err, store.ErrSourceBehind) || !errors.As(err, &se) {
+		return err
+	}
+	rw := &RewoundError{Behind: se.Message}
+	if st, serr := wc.CopyState(ctx); serr == nil {
+		rw.Position, rw.Pending, rw.Conflicts = st.Position, st.Pending, st.Conflict
+	}
+	return refusal{rw}
+}
+
 // RewoundError is the refusal of a source that no longer has the change the copy read
 // last, as the copy read it: it was put back from an older backup. Nothing was pulled or
 // pushed. Its code is EINVALID.
@@ -208,10 +225,20 @@ type RewoundError struct {
 	Last      int64  // when Now is "": the source's newest change id
 	Pending   int    // the copy's outbox entries, which stay
 	Conflicts int    // the copy's open conflicts, which stay
+	// Behind, when set, is how a pull found out instead: a record the source has at a
+	// version below the one the copy took ("the source has product 1 at version 2, but
+	// this copy took version 3 from it"). Nothing was pushed then; pages pulled before it
+	// were written as the source has them.
+	Behind string
 }
 
 // Error says what happened; the command that prints it adds the ways on.
 func (e *RewoundError) Error() string {
+	if e.Behind != "" {
+		return fmt.Sprintf("the source went back in time: %s; versions on a source only grow, so it was put back "+
+			"from an older backup, and writes this copy read are not on it any more. Nothing was pushed; the copy keeps its "+
+			"records and its own work (%s, %s)", e.Behind, count(e.Pending, "pending change"), count(e.Conflicts, "conflict"))
+	}
 	read := fmt.Sprintf("change %d", e.Position)
 	if e.Read != "" {
 		read = fmt.Sprintf("change %d (%s)", e.Position, e.Read)
@@ -267,7 +294,12 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	var rw *RewoundError
 	switch err := checkPosition(ctx, src, wc, st); {
 	case err == nil:
-		return Sync(ctx, src, wc)
+		// The mark matches; a pull may still meet a record the source has at an older
+		// version than the copy took (behind), and then the repush goes on from there.
+		rep, err := Sync(ctx, src, wc)
+		if !errors.As(err, &rw) {
+			return rep, err
+		}
 	case !errors.As(err, &rw):
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -118,4 +119,114 @@ func TestCLI_ExportOutputSpecialFiles(t *testing.T) {
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".*.tandem-*")); len(leftovers) != 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
+}
+
+// TestCLI_ExportOutputDescriptor: -o /dev/stdout (or /dev/fd/N, or a link to either) writes
+// through the descriptor the process was given, as a shell's >&N does: a file opened for
+// appending (>>) keeps what it held, what the shell writes around the export stays in
+// order, and a socket is written too. Opened again by name, the file behind it was replaced
+// by a new one (losing both) and a socket could not be opened. An SQLite database behind
+// the descriptor is still refused.
+func TestCLI_ExportOutputDescriptor(t *testing.T) {
+	if _, err := os.Stat("/dev/fd/0"); err != nil {
+		t.Skipf("no /dev/fd here (%v)", err)
+	}
+	dsn := newSQLiteStore(t)
+	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(2)))
+	want := mustTandem(t, dsn, "export", "products")
+	dir := t.TempDir()
+	link := filepath.Join(dir, "out.csv")
+	if err := os.Symlink("/dev/stdout", link); err != nil {
+		t.Fatal(err)
+	}
+
+	// run exports into fd 1 (stdout) and fd 3 and returns its exit code and stderr.
+	run := func(stdout, fd3 *os.File, args ...string) (int, string) {
+		t.Helper()
+		cmd := tandemCmd(dsn, append([]string{"export", "products", "--format", "csv"}, args...)...)
+		var errb strings.Builder
+		cmd.Stdout, cmd.Stderr = stdout, &errb
+		if fd3 != nil {
+			cmd.ExtraFiles = []*os.File{fd3}
+		}
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), errb.String()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, errb.String()
+	}
+
+	for _, name := range []string{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", link} {
+		t.Run("append "+name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "all.csv")
+			if err := os.WriteFile(path, []byte("before\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stderr := run(f, nil, "-o", name)
+			f.Close()
+			got, _ := os.ReadFile(path)
+			if code != 0 || string(got) != "before\n"+want {
+				t.Errorf("export -o %s >> FILE: exit %d, stderr %q, the file holds:\n%s\nwant what it held, then the export", name, code, stderr, got)
+			}
+		})
+	}
+
+	t.Run("around", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "out.csv")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.WriteString("first\n")
+		code, stderr := run(nil, f, "-o", "/dev/fd/3")
+		f.WriteString("last\n")
+		got, _ := os.ReadFile(path)
+		if code != 0 || string(got) != "first\n"+want+"last\n" {
+			t.Errorf("{ echo first; export -o /dev/fd/3; echo last; } 3> FILE: exit %d, stderr %q, the file holds:\n%s\nwant first, the export, last", code, stderr, got)
+		}
+	})
+
+	t.Run("socket", func(t *testing.T) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Skipf("socketpair: %v", err)
+		}
+		w, r := os.NewFile(uintptr(fds[0]), "w"), os.NewFile(uintptr(fds[1]), "r")
+		defer r.Close()
+		read := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(r)
+			read <- string(b)
+		}()
+		code, stderr := run(w, nil, "-o", "/dev/stdout")
+		w.Close()
+		if got := <-read; code != 0 || got != want {
+			t.Errorf("export -o /dev/stdout into a socket: exit %d, stderr %q, the reader got:\n%s\nwant:\n%s", code, stderr, got, want)
+		}
+	})
+
+	t.Run("database", func(t *testing.T) {
+		other := newSQLiteStore(t)
+		before, err := os.ReadFile(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(other, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, stderr := run(f, nil, "-o", "/dev/stdout")
+		f.Close()
+		after, _ := os.ReadFile(other)
+		if code != 2 || !strings.Contains(stderr, "is an SQLite database") || string(after) != string(before) {
+			t.Errorf("export -o /dev/stdout >> DATABASE: exit %d, stderr %q, database changed %v; want exit 2, refused, unchanged", code, stderr, string(after) != string(before))
+		}
+	})
 }

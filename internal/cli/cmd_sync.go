@@ -358,6 +358,7 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	}
 	return struct {
 		InSync    bool           `json:"in_sync"`
+		Repushed  int            `json:"repushed"`
 		Pulled    int            `json:"pulled"`
 		Removed   int            `json:"removed"`
 		Pushed    int            `json:"pushed"`
@@ -368,7 +369,7 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
 		Held      []tsync.Held   `json:"held_back"`
-	}{rep.InSync(), rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits, held}
+	}{rep.InSync(), rep.Repushed, rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits, held}
 }
 
 // ago says how long ago t was, for people.

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/tandem-editor/tandem/internal/safe"
 )
@@ -24,7 +26,10 @@ type outFile struct {
 	path   string // the name the user gave, for messages
 	target string // the file the name leads to, links followed
 	temp   bool   // File is a temporary file beside target, renamed over it at Commit
-	done   bool
+	// inherited: File is a copy of a descriptor this process was given (-o /dev/stdout)
+	// that leads to the regular file target, written where the descriptor points.
+	inherited bool
+	done      bool
 }
 
 // refuseDatabase refuses to replace an existing SQLite database (any tandem store, a
@@ -33,7 +38,7 @@ type outFile struct {
 // nothing is written. Commands that know more (the store they read, a working copy's
 // source) say so first.
 func (o *outFile) refuseDatabase() error {
-	if !o.temp || !isSQLiteFile(o.target) {
+	if !o.temp && !o.inherited || !isSQLiteFile(o.target) {
 		return nil
 	}
 	return usagef("-o %s is an SQLite database (a tandem store or another program's): the export would replace it; nothing was written, name another file", safe.Line(o.path))
@@ -41,6 +46,27 @@ func (o *outFile) refuseDatabase() error {
 
 // createOutput opens path for writing (see outFile). A directory is refused.
 func createOutput(path string) (*outFile, error) {
+	if n, ok := descriptorOf(path); ok {
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			// /dev/stdout, /dev/fd/N: the descriptor this process was given, written
+			// through a copy of it as a shell's >&N would. Opened again by name, a file
+			// behind it would be replaced by the rename (losing what the shell appends
+			// (>>) or writes around the export) and a socket could not be opened at all.
+			f, err := dupDescriptor(n, path)
+			if err != nil {
+				return nil, outputError(path, err)
+			}
+			target, _ := followLinks(path)
+			o := &outFile{File: f, path: path, target: target, inherited: fi.Mode().IsRegular()}
+			// Refused here, before anything is written: there is no temporary file to
+			// drop, and what a refused export had written would stay in the database.
+			if err := o.refuseDatabase(); err != nil {
+				f.Close()
+				return nil, err
+			}
+			return o, nil
+		}
+	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		// A device, a FIFO or a socket, reached by the kernel's own lookup: /dev/stdout
 		// and /dev/fd/N are links to /proc/self/fd/N, whose text ("pipe:[…]") names no
@@ -186,6 +212,35 @@ func canonicalName(path string) string {
 		return ""
 	}
 	return filepath.Join(dir, filepath.Base(target))
+}
+
+// descriptorOf reports whether path names one of this process's open descriptors, itself
+// or through links (/dev/stdout is a link to /proc/self/fd/1): /dev/fd/N, /proc/self/fd/N,
+// /proc/thread-self/fd/N or /proc/PID/fd/N with this process's PID. It returns N.
+func descriptorOf(path string) (int, bool) {
+	for range 40 { // the kernel's own limit on a chain of links
+		p := filepath.Clean(path)
+		for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/"} {
+			if rest, ok := strings.CutPrefix(p, dir); ok {
+				if n, err := strconv.Atoi(rest); err == nil && n >= 0 && strconv.Itoa(n) == rest {
+					return n, true
+				}
+			}
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return 0, false
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		path = to
+	}
+	return 0, false
 }
 
 // followLinks returns the file path leads to: path itself unless it is a symbolic link,

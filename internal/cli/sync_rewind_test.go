@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -222,6 +223,13 @@ func TestSync_SourceWentBack(t *testing.T) {
 			if strings.Join(got, ", ") != strings.Join(want, ", ") {
 				t.Fatalf("conflicts after --repush: %v, want %v", got, want)
 			}
+			// --json says what the text says: "repushed 1 record" (alice's edit).
+			var counts struct {
+				Repushed *int `json:"repushed"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &counts); err != nil || counts.Repushed == nil || *counts.Repushed != 1 {
+				t.Errorf("sync --repush --json: repushed %v (%v), want 1 (alice's edit)\n%s", counts.Repushed, err, r.stdout)
+			}
 			if got := mustGet(t, src, "product", 6).Fields["name"]; got != "alice offline" {
 				t.Errorf("alice's offline edit on the source after --repush: %v", got)
 			}
@@ -265,4 +273,226 @@ func syncConflicts(t *testing.T, out string) []jsonConflict {
 		t.Fatalf("decode sync --json: %v\n%s", err, out)
 	}
 	return v.Conflicts
+}
+
+// TestSync_SourceWentBackUnmarkedCopy: a copy made by an older tandem keeps no mark of its
+// position, and its first sync takes the mark of whatever change the source has there now,
+// also on a source that went back in time. A pull then meets a record the source has at a
+// version below the one the copy took: the sync is refused as a source that went back (exit
+// 2, the ways on), and --repush takes the copy on from there, where before every sync
+// stopped on the record for good and --repush was a plain sync.
+func TestSync_SourceWentBackUnmarkedCopy(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			cp := filepath.Join(t.TempDir(), "copy.db")
+			mustTandem(t, src, "clone", src, cp)
+			rw.backup(t)
+			set := func(dsn string, who string, id int64, name string) {
+				t.Helper()
+				v := mustGet(t, dsn, "product", id).Version
+				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
+			}
+			set(src, "carol", 1, "lost one")
+			set(src, "carol", 1, "lost two")
+			mustTandem(t, cp, "sync")
+			set(cp, "alice", 6, "alice offline")
+
+			// The copy as an older tandem left it: format 1, no mark.
+			raw, err := sql.Open("sqlite", "file:"+cp+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = raw.Exec(`ALTER TABLE wc_meta DROP COLUMN mark`)
+			if err == nil {
+				_, err = raw.Exec(`UPDATE wc_meta SET format = 1`)
+			}
+			raw.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// The source put back, and written past the copy's position again: product 1
+			// comes back at a version below the one the copy took.
+			rw.restore(t)
+			for _, id := range []int64{2, 3, 4} {
+				set(src, "bob", id, "bob after the restore")
+			}
+			set(src, "bob", 1, "bob one")
+
+			r := tandem(t, cp, "sync")
+			if r.code != 2 {
+				t.Fatalf("sync after the restore: exit %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			for _, want := range []string{"sync refused: the source went back in time", "product 1 at version 2", "took version 3",
+				"older backup", "1 pending change", "tandem sync --repush", "tandem clone " + src} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("the refusal does not say %q:\n%s", want, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "the next sync continues") {
+				t.Errorf("the refusal says the next sync continues, which it does not:\n%s", r.stderr)
+			}
+
+			r = tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (conflicts)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if got := mustGet(t, src, "product", 6).Fields["name"]; got != "alice offline" {
+				t.Errorf("alice's offline edit on the source after --repush: %v", got)
+			}
+			var got []string
+			for _, c := range syncConflicts(t, r.stdout) {
+				got = append(got, fmt.Sprintf("%s %d %s", c.Kind, c.ID, c.Op))
+			}
+			if want := "product 1 save, product 2 save, product 3 save, product 4 save"; strings.Join(got, ", ") != want {
+				t.Errorf("conflicts after --repush: %v, want %s", got, want)
+			}
+			mustTandem(t, cp, "resolve", "product", "1", "name=mine")
+			for _, id := range []string{"2", "3", "4"} {
+				mustTandem(t, cp, "resolve", "product", id, "name=theirs")
+			}
+			if out := mustTandem(t, cp, "sync"); !strings.Contains(out, "in sync") {
+				t.Fatalf("sync after the answers: %s", out)
+			}
+			if got := mustGet(t, src, "product", 1).Fields["name"]; got != "lost two" {
+				t.Errorf("source product 1: %v, want the lost write brought back", got)
+			}
+		})
+	}
+}
+
+// TestSync_RepushKeepsAnOpenConflict: a conflict open in the copy when the source went back
+// in time holds a write of the source (theirs) that the restore lost. --repush must not push
+// the copy's value over the restored one as if it were a plain local edit: the copy has seen
+// the source's write, so the field stays a conflict a person answers (base brings the lost
+// write back).
+func TestSync_RepushKeepsAnOpenConflict(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			cp := filepath.Join(t.TempDir(), "copy.db")
+			mustTandem(t, src, "clone", src, cp)
+			rw.backup(t)
+			set := func(dsn string, who string, id int64, name string) {
+				t.Helper()
+				v := mustGet(t, dsn, "product", id).Version
+				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
+			}
+			restored := mustGet(t, src, "product", 1).Fields["name"]
+			set(src, "bob", 1, "bob's name")
+			set(cp, "alice", 1, "alice's name")
+			if r := tandem(t, cp, "sync"); r.code != 3 {
+				t.Fatalf("sync with both names: exit %d, want 3 (a conflict)\n%s%s", r.code, r.stdout, r.stderr)
+			}
+
+			rw.restore(t)
+			set(src, "carol", 2, "carol after the restore")
+			set(src, "carol", 3, "carol after the restore")
+			if r := tandem(t, cp, "sync"); r.code != 2 {
+				t.Fatalf("sync after the restore: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r := tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (conflicts)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if got := mustGet(t, src, "product", 1).Fields["name"]; got != restored {
+				t.Errorf("--repush pushed %q over the restored name %q, though the copy had seen bob's write there", got, restored)
+			}
+			var found bool
+			for _, c := range syncConflicts(t, r.stdout) {
+				if c.Kind == "product" && c.ID == 1 {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("no conflict of product 1 after --repush:\n%s", r.stdout)
+			}
+			mustTandem(t, cp, "resolve", "product", "1", "name=base")
+			mustTandem(t, cp, "resolve", "product", "2", "name=theirs")
+			mustTandem(t, cp, "resolve", "product", "3", "name=theirs")
+			if out := mustTandem(t, cp, "sync"); !strings.Contains(out, "in sync") {
+				t.Fatalf("sync after the answers: %s", out)
+			}
+			if got := mustGet(t, src, "product", 1).Fields["name"]; got != "bob's name" {
+				t.Errorf("source product 1 after answering base: %v, want bob's lost write back", got)
+			}
+		})
+	}
+}
+
+// TestSync_RepushSubtreeRoot: a copy of a subtree holds its root without the root's parent,
+// which is not in the copy. --repush must not take that for a difference: before, the root
+// became a conflict on parent_id after every restore, though nobody had moved it.
+func TestSync_RepushSubtreeRoot(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			src := b.seeded(t)
+			var rw rewinder
+			if b.name == "sqlite" {
+				rw = sqliteRewinder(src)
+			} else {
+				rw = postgresRewinder(t, src)
+			}
+			// A document with a parent, and a child of its own, makes the subtree.
+			var docs []record
+			if err := json.Unmarshal([]byte(mustTandem(t, src, "list", "documents", "--json")), &docs); err != nil {
+				t.Fatal(err)
+			}
+			var root, child int64
+			for _, d := range docs {
+				if d.Fields["parent_id"] == nil {
+					continue
+				}
+				for _, c := range docs {
+					if p, ok := c.Fields["parent_id"].(float64); ok && int64(p) == d.ID {
+						root, child = d.ID, c.ID
+					}
+				}
+				if root != 0 {
+					break
+				}
+			}
+			if root == 0 {
+				t.Fatal("the sample data has no document with both a parent and a child")
+			}
+			cp := filepath.Join(t.TempDir(), "copy.db")
+			mustTandem(t, src, "clone", src, cp, "--subtree", fmt.Sprint(root))
+			rw.backup(t)
+			retitle := func(dsn string, id int64, title string) {
+				t.Helper()
+				v := mustGet(t, dsn, "document", id).Version
+				mustTandem(t, dsn, "set", "document", fmt.Sprint(id), "title="+title, "--expect-version", fmt.Sprint(v))
+			}
+			retitle(src, child, "lost with the backup")
+			mustTandem(t, cp, "sync")
+			rw.restore(t)
+			retitle(src, child, "after the restore")
+			retitle(src, child, "after the restore, again")
+
+			r := tandem(t, cp, "sync", "--repush", "--json")
+			if r.code != 3 {
+				t.Fatalf("sync --repush: exit %d, want 3 (the child's conflict)\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			var got []string
+			for _, c := range syncConflicts(t, r.stdout) {
+				got = append(got, fmt.Sprintf("%s %d %v", c.Kind, c.ID, c.Fields))
+			}
+			if want := fmt.Sprintf("document %d [title]", child); strings.Join(got, ", ") != want {
+				t.Errorf("conflicts after --repush: %v, want only %s (the root %d was not moved)", got, want, root)
+			}
+		})
+	}
 }

@@ -771,8 +771,8 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	case r.Version < base:
 		// Versions on the source only grow (a restore too takes the next one): the source
 		// lost writes this copy has seen. Nothing of this batch is written.
-		return store.Errorf(store.EINVALID, "the source has %s %d at version %d, but this copy took version %d from it: "+
-			"the source was put back from an older backup. Keep this file and clone the source again", r.Kind, r.ID, r.Version, base)
+		return &store.Error{Code: store.EINVALID, Err: store.ErrSourceBehind, Message: fmt.Sprintf(
+			"the source has %s %d at version %d, but this copy took version %d from it", r.Kind, r.ID, r.Version, base)}
 	}
 	if p, ok := r.Fields[store.ParentField].(int64); ok && r.Kind == store.KindDocument {
 		// The parent has not come yet (a later page of a clone or a pull: ids do not

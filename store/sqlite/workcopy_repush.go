@@ -128,8 +128,16 @@ func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*localState, error)
 		case store.CopyDelete:
 			st.deletes[k] = &store.OutboxEntry{Op: c.Op, Kind: c.Kind, ID: c.ID, Before: c.Base, Actor: c.Actor, At: c.At}
 		default:
-			// A conflict's base is older than the entries queued after it.
-			st.base[k] = c.Base.Clone()
+			// A conflict's base is older than the entries queued after it. What the copy
+			// last took from the source is the conflict's theirs, though: a field the source
+			// had changed there is a write the copy has seen, and a source that lost it must
+			// not have the local value pushed over it without a person's answer.
+			b := c.Base.Clone()
+			if b == nil {
+				b = store.Values{}
+			}
+			maps.Copy(b, c.Theirs)
+			st.base[k] = b
 		}
 	}
 	rows, err = tx.Tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM wc_outbox ORDER BY seq`)
@@ -225,6 +233,14 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 	if theirs == nil {
 		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyCreate, Kind: k.kind, ID: k.id,
 			Reason: store.RepushLostReason, Base: b, Mine: mine, Actor: actor})
+	}
+	if k.kind == store.KindDocument && k.id == tx.subtree && theirs.Fields[store.ParentField] != nil {
+		// The subtree's root: the copy holds it without its parent (putSource), which is
+		// no difference from the source.
+		r := *theirs
+		r.Fields = theirs.Fields.Clone()
+		delete(r.Fields, store.ParentField)
+		theirs = &r
 	}
 	changed, conflict := db.reg.RepushFields(k.kind, b, mine, theirs.Fields)
 	if err := applying(ctx, tx, true); err != nil {
