@@ -465,7 +465,7 @@ func TestReader_BadFiles(t *testing.T) {
 		{"UnknownFieldJSON", `{"kind":"product","fields":{"colour":"red"}}`, JSONL, 1, "colour"},
 		{"MemberCaseJSON", `{"kind":"product","id":4,"ID":5,"fields":{"name":"a"}}`, JSONL, 1, `member "ID" differs from "id" only by case`},
 		{"KindCaseJSON", `{"kind":"product","KIND":"document","id":1,"fields":{"title":"a"}}`, JSONL, 1, `member "KIND" differs from "kind" only by case`},
-		{"KelvinKindJSON", `{"kind":"product","\u212aind":"document","id":1}`, JSONL, 1, `member "\u212aind" differs from "kind" only by case`},
+		{"KelvinKindJSON", `{"kind":"product","\u212aind":"document","id":1}`, JSONL, 1, "member \"\u212aind\" (with U+212A) differs from \"kind\" only by case"},
 		{"FieldsCaseJSON", `{"kind":"product","id":1,"fields":{"name":"a"},"Fields":{"stock":7}}`, JSONL, 1, `member "Fields" differs from "fields" only by case`},
 		{"FieldCaseJSON", `{"kind":"product","id":1,"fields":{"Stock":7}}`, JSONL, 1, `fields: member "Stock" differs from the field "stock" only by case`},
 		{"BaseFieldCaseJSON", `{"kind":"product","id":1,"fields":{"stock":7},"base":{"STOCK":5}}`, JSONL, 1, `base: member "STOCK" differs from the field "stock" only by case`},

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tandem-editor/tandem/store"
@@ -758,7 +759,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	}
 	for _, m := range members {
 		if twin := caseTwin(m, jsonMembers); twin != "" && !slices.Contains(jsonMembers, m) {
-			row.Err = rowErrorf("member %+q differs from %q only by case: a row's members are matched exactly", m, twin)
+			row.Err = rowErrorf("member %s differs from %q only by case: a row's members are matched exactly", twinName(m), twin)
 			return
 		}
 	}
@@ -784,7 +785,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 			f, err := x.reg.Field(kind, name)
 			if err != nil {
 				if twin := caseTwin(name, x.fieldNames(kind)); twin != "" {
-					err = rowErrorf("%s: member %+q differs from the field %q only by case: a row's members are matched exactly", member, name, twin)
+					err = rowErrorf("%s: member %s differs from the field %q only by case: a row's members are matched exactly", member, twinName(name), twin)
 				}
 				errs = append(errs, err.Error())
 				continue
@@ -812,4 +813,20 @@ func (x *Reader) fieldNames(kind store.Kind) []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// twinName quotes a member name for a message and names the code points beyond ASCII that
+// make it differ from its twin (the Kelvin sign is not K), since a terminal shows them alike
+// and %+q's escapes would reach the terminal's sanitiser as text and be doubled.
+func twinName(name string) string {
+	var odd []string
+	for _, r := range name {
+		if r > unicode.MaxASCII {
+			odd = append(odd, fmt.Sprintf("U+%04X", r))
+		}
+	}
+	if len(odd) == 0 {
+		return store.Quote(name)
+	}
+	return fmt.Sprintf("%s (with %s)", store.Quote(name), strings.Join(odd, ", "))
 }
