@@ -191,7 +191,14 @@ func CheckSaveKey(k KeyRecord, live bool, hash string) (replay bool, err error) 
 }
 
 func keyMismatchError(k *KeyRecord) error {
-	return Errorf(EINVALID, "idempotency key %s was already used for a different request", k.Key)
+	when := ""
+	if !k.CreatedAt.IsZero() {
+		when = " at " + k.CreatedAt.UTC().Format(time.RFC3339)
+		if k.Owner != "" {
+			when = " by " + k.Owner + when
+		}
+	}
+	return Errorf(EINVALID, "idempotency key %s was already used%s for a different request; a key stands for one request, so this one needs a key of its own", k.Key, when)
 }
 
 func keyBusyError(k *KeyRecord) error {

@@ -94,3 +94,17 @@ func TestCheckSaveKey_CompletedIsFinal(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyMismatch_SaysWhenAndWhatToDo: a key refused for another request names who used it
+// and when, and that this request needs a key of its own.
+func TestKeyMismatch_SaysWhenAndWhatToDo(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	k := &store.KeyRecord{Scope: store.ScopeAPI, Key: "k-9", Status: store.KeyCompleted, RequestHash: "h", Owner: "bob@2",
+		CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+	_, err := store.DecideClaim(k, "other", "alice@1", at.Add(400*24*time.Hour))
+	want := "idempotency key k-9 was already used by bob@2 at 2026-03-01T10:00:00Z for a different request; " +
+		"a key stands for one request, so this one needs a key of its own"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
