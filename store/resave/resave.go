@@ -75,7 +75,7 @@ type KeptChangingError struct {
 
 // Error names the record, the saves made, and the version it was left at.
 func (e *KeptChangingError) Error() string {
-	return fmt.Sprintf("%s %d kept changing: %d merged saves each met a newer version; it is at version %d, by %s; nothing more written",
+	return fmt.Sprintf("%s %d kept changing: %d merged saves each met a newer version; it is at version %d, by %s; nothing written",
 		e.Kind, e.ID, e.Rounds, e.Last.Current.Version, e.Last.Current.UpdatedBy)
 }
 
