@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,7 +16,6 @@ import (
 // version.
 type busySource struct {
 	store.Store
-	t      *testing.T
 	busy   int64
 	racing int
 }
@@ -23,8 +23,15 @@ type busySource struct {
 func (s *busySource) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
 	if kind == store.KindProduct && id == s.busy && s.racing > 0 && len(u.Set) > 0 {
 		s.racing--
-		r := mustGet(s.t, s.Store, kind, id)
-		mustSet(s.t, s.Store, "carol", kind, id, store.Values{"price": r.Fields["price"].(int64) + 1})
+		r, err := s.Store.FindRecord(ctx, kind, id)
+		if err != nil {
+			return nil, err
+		}
+		// Returned, not t.Fatal: the push may call this from a goroutine of its own.
+		if _, err := s.Store.UpdateRecord(as("carol"), kind, id, store.Update{BaseVersion: r.Version,
+			Set: store.Values{"price": r.Fields["price"].(int64) + 1}}); err != nil {
+			return nil, fmt.Errorf("carol's save: %w", err)
+		}
 	}
 	return s.Store.UpdateRecord(ctx, kind, id, u)
 }
@@ -41,7 +48,7 @@ func TestSync_MergeBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src := &busySource{Store: base, t: t, busy: r.ID}
+			src := &busySource{Store: base, busy: r.ID}
 			a := mustClone(t, src, "a")
 			mustSet(t, a, "alice", store.KindProduct, r.ID, store.Values{"name": "from alice"})
 

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,15 +15,14 @@ import (
 // newer version.
 type racingStore struct {
 	store.Store
-	t      *testing.T
 	racing int
 }
 
 func (s *racingStore) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
 	if kind == store.KindProduct && id == 1 && len(u.Set) > 0 && s.racing > 0 {
 		s.racing--
-		if _, err := s.Store.UpdateRecord(as(s.t, bob), kind, id, store.Update{Add: map[string]int64{"stock": 1}}); err != nil {
-			s.t.Fatal(err)
+		if _, err := s.Store.UpdateRecord(store.WithActor(ctx, bob), kind, id, store.Update{Add: map[string]int64{"stock": 1}}); err != nil {
+			return nil, fmt.Errorf("bob's adjust: %w", err)
 		}
 	}
 	return s.Store.UpdateRecord(ctx, kind, id, u)
@@ -37,7 +37,7 @@ func TestImport_MergeBound(t *testing.T) {
 	forEachStore(t, func(t *testing.T, open opener) {
 		base := open(t)
 		mustProducts(t, base, 1)
-		st := &racingStore{Store: base, t: t}
+		st := &racingStore{Store: base}
 		ctx := as(t, alice)
 		if _, err := base.UpdateRecord(as(t, bob), store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"name": "Bob's"}}); err != nil {
 			t.Fatal(err)
