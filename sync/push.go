@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/resave"
 )
 
 // outcome is what became of one outbox entry.
@@ -437,7 +437,7 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 
 // pushAbsolute saves the absolute part of a save on its base version; on a conflict it
 // merges (base = what the edit was made on, mine = the edit, theirs = the source now) and
-// saves the merge on the source's version, a bounded number of times.
+// saves the merge on the source's version, up to resave.MaxRounds times.
 func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set store.Values) outcome {
 	// No key: the version check makes a re-sent absolute save harmless. Sent again after a
 	// crash, it meets its own write as a conflict, and the merge below finds nothing left
@@ -446,53 +446,55 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 	if err == nil {
 		return outcome{rec: res.Record, rebase: !res.Replayed && !res.Unchanged}
 	}
-	for attempt := 0; attempt < mergeAttempts; attempt++ {
-		var ce *store.ConflictError
-		if !errors.As(err, &ce) {
-			return s.refused(ctx, e, err)
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) {
+		return s.refused(ctx, e, err)
+	}
+	base, mine := store.Values{}, store.Values{}
+	for _, f := range s.reg.CopyFields(e.Kind) {
+		if f.Rule == store.RuleCounter {
+			continue // pushed as a delta
 		}
-		theirs := ce.Current
-		base, mine, cur := store.Values{}, store.Values{}, store.Values{}
-		for _, f := range s.reg.CopyFields(e.Kind) {
-			if f.Rule == store.RuleCounter {
-				continue // pushed as a delta
-			}
-			if v, ok := e.Before[f.Name]; ok {
-				base[f.Name] = v
-			}
-			if v, ok := e.After[f.Name]; ok {
-				mine[f.Name] = v
-			}
-			cur[f.Name] = theirs.Fields[f.Name]
+		if v, ok := e.Before[f.Name]; ok {
+			base[f.Name] = v
 		}
-		m := merge.Records(s.reg, e.Kind, base, mine, cur)
-		if m.Conflicts() > 0 {
-			var fields []string
-			for _, f := range m.Fields {
-				if f.State == merge.FieldConflict {
-					fields = append(fields, f.Field.Name)
-				}
-			}
-			return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: "changed on both sides",
-				Fields: fields, Base: base, Mine: mine, Theirs: cur, BaseVersion: e.BaseVersion, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At}}
-		}
-		changes, err2 := m.Changes()
-		if err2 != nil {
-			return outcome{fatal: err2}
-		}
-		if len(changes) == 0 {
-			// The source holds the edit already. When it is there because this entry was
-			// pushed before (a crash lost the acknowledgement), the later entries were made
-			// on top of it, as after a plain save.
-			own := s.ownSince(ctx, e, e.BaseVersion, theirs.Version)
-			return outcome{rec: theirs, merged: !own, rebase: own}
-		}
-		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
-		if err == nil {
-			return outcome{rec: res.Record, merged: true}
+		if v, ok := e.After[f.Name]; ok {
+			mine[f.Name] = v
 		}
 	}
-	return s.refused(ctx, e, err)
+	out, err := resave.Merge(ctx, s.reg, e.Kind, base, mine, ce.Current, func(ctx context.Context, theirs *store.Record, changes store.Values) (*store.Record, error) {
+		if len(changes) == 0 {
+			return theirs, nil
+		}
+		res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
+		if err != nil {
+			return nil, err
+		}
+		return res.Record, nil
+	})
+	var kept *resave.KeptChangingError
+	switch {
+	case errors.As(err, &kept):
+		return outcome{fatal: err} // it names the record
+	case err != nil:
+		return s.refused(ctx, e, err)
+	case out.Collisions != nil:
+		theirs, cur := out.Theirs, store.Values{}
+		for _, f := range s.reg.CopyFields(e.Kind) {
+			if f.Rule != store.RuleCounter {
+				cur[f.Name] = theirs.Fields[f.Name]
+			}
+		}
+		return outcome{conflict: &store.CopyConflict{Op: e.Op, Kind: e.Kind, ID: e.ID, Reason: "changed on both sides",
+			Fields: out.Collisions, Base: base, Mine: mine, Theirs: cur, BaseVersion: e.BaseVersion, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At}}
+	case len(out.Changes) == 0:
+		// The source holds the edit already. When it is there because this entry was
+		// pushed before (a crash lost the acknowledgement), the later entries were made
+		// on top of it, as after a plain save.
+		own := s.ownSince(ctx, e, e.BaseVersion, out.Theirs.Version)
+		return outcome{rec: out.Theirs, merged: !own, rebase: own}
+	}
+	return outcome{rec: out.Saved, merged: true}
 }
 
 // pushDelete deletes the record on the source on the entry's base version, with its key. A

@@ -18,10 +18,6 @@ import (
 // pageSize is how many records a clone or a pull reads from the source at a time.
 const pageSize = 2000
 
-// mergeAttempts bounds the merge-and-save loop of one absolute change whose source keeps
-// moving under it.
-const mergeAttempts = 5
-
 // maxRounds bounds pull-then-push rounds: each round after the first only picks up the
 // source's echo of what the previous one pushed.
 const maxRounds = 5

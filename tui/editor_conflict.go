@@ -11,28 +11,28 @@ import (
 
 	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/resave"
 )
 
 // What the editor does when a save meets a newer version: merge clean fields and save,
 // retry relative changes, or decide by policy or through the dialog and the merge view.
 
-// maxAutoSaves bounds the saves one ctrl+s may make on its own (clean merges, retries)
-// before it stops and asks.
-const maxAutoSaves = 5
-
 // onConflict handles a save that met a newer version: merge the fields; without collisions
-// save the merge at once; otherwise decide by policy or ask.
+// save the merge at once; otherwise decide by policy or ask. The saves one ctrl+s makes on
+// its own (clean merges, retries) are counted in autoSaves and bounded by resave.MaxRounds,
+// the bound of every merge-and-save-again loop; resave.Decide makes each round's choice.
 func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
 	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
 	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
-	if u.Relative() && e.autoSaves < maxAutoSaves && e.c.opts.OnConflict != OnConflictReload {
+	if u.Relative() && e.autoSaves < resave.MaxRounds && e.c.opts.OnConflict != OnConflictReload {
 		// Relative changes are operations: re-applying them on the fresh record is always
 		// right (seed 001), so they are retried without asking, a bounded number of times.
 		e.conflict = newConflict(e.c, cs)
 		return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
 	}
-	if vals, err := rm.Values(); err == nil && e.autoSaves < maxAutoSaves {
+	if resave.Decide(rm, e.autoSaves) == resave.SaveMerge {
 		// No field collides: the merge is the save.
+		vals, _ := rm.Values() // no field is open, so Values has them all
 		e.autoSaves++
 		e.mergedNote = fmt.Sprintf("merged with %s's v%d (%s)", cs.who(), ce.Current.Version, strings.Join(theirFields(rm), ", "))
 		e.rebase(ce.Current, vals, cs.deltas)
@@ -87,7 +87,7 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 			// more of the automatic ones that gave up.
 			e.autoSaves = 0
 		}
-		if e.autoSaves >= maxAutoSaves {
+		if e.autoSaves >= resave.MaxRounds {
 			e.mode = modeConflict
 			e.status.warn("gave up retrying after several collisions")
 			return nil

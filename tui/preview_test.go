@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/resave"
 )
 
 // Every preview the merge view shows equals what its save writes to the store.
@@ -160,7 +161,7 @@ func TestConflict_RetryPreviewIsWhatIsSaved(t *testing.T) {
 	// store that checks versions on everything would, until the automatic retries give up.
 	n := 0
 	s.SetFailure(func(op string) error {
-		if op == "UpdateRecord" && n <= maxAutoSaves {
+		if op == "UpdateRecord" && n <= resave.MaxRounds {
 			n++
 			return &store.ConflictError{Kind: store.KindProduct, ID: 1, BaseVersion: 1, Current: cur,
 				Since: []store.Change{{Actor: "bob", Version: 2, Fields: []string{"price"}}}}

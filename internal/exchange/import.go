@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tandem-editor/tandem/merge"
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/resave"
 )
 
 // Outcome is what became of one import row.
@@ -121,8 +121,10 @@ func (im *Importer) Key(role store.Role, pos int, row *Row) string {
 	return im.opt.KeyPrefix + ":" + strconv.Itoa(pos) + ":" + string(role) + ":" + row.Digest
 }
 
-// maxRetries bounds how often a row made without a version column (or merged) is read
-// again when another writer got in between its read and its write.
+// maxRetries bounds how often a row is read again when another writer got in between its
+// read and its write: a row made without a version column, whose values win; or a row with a
+// version whose save met a newer one, once, before --merge merges it (store/resave bounds
+// the merge's own rounds).
 const maxRetries = 3
 
 // Apply applies the row at position pos and reports what became of it. Errors of the store
@@ -331,21 +333,16 @@ func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, c
 				base, cur.Version, cur.UpdatedBy, changes)
 			return res, false, nil
 		}
-		merged, msg, err := im.merge(ctx, row, cur, actor.Role)
-		if err != nil {
-			return res, false, err
-		}
-		if merged == nil {
-			res.Outcome, res.Message = Conflict, msg
-			return res, false, nil
-		}
-		set, base = merged, cur.Version
 		note = strings.TrimSpace("merged with the changes since version " + strconv.FormatInt(row.Version, 10) + ". " + note)
-		if len(set) == 0 && move == nil {
-			res.Outcome, res.Message = Unchanged, note
-			return res, false, nil
-		}
+		return im.mergeAndWrite(ctx, res, pos, row, cur, move, note, actor.Role, key)
 	}
+	return im.write(ctx, res, pos, row, base, set, move, note, actor.Role, key)
+}
+
+// write saves set on version base (and makes the move, when the row has one), checked as
+// the store would, or in a dry run reports what it would write. retry is set when the record
+// changed between the read and the write and the row may be applied again to a fresh read.
+func (im *Importer) write(ctx context.Context, res Result, pos int, row *Row, base int64, set store.Values, move *store.Move, note string, role store.Role, key string) (_ Result, retry bool, _ error) {
 	u := store.Update{BaseVersion: base, Set: set, IdempotencyKey: key}
 	if move != nil {
 		// The fields' save gets a key of its own: the row's key is completed only once the
@@ -353,7 +350,7 @@ func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, c
 		u.IdempotencyKey = fieldsKey(key)
 	}
 	if len(set) > 0 {
-		if err := im.reg.CheckUpdate(row.Kind, actor.Role, u); err != nil {
+		if err := im.reg.CheckUpdate(row.Kind, role, u); err != nil {
 			return im.invalid(res, err), false, nil
 		}
 	}
@@ -600,52 +597,75 @@ func (im *Importer) rowChanges(ctx context.Context, row *Row, set store.Values) 
 	return changed, true, nil
 }
 
-// merge merges a stale row with the record as it is, field by field by each field's rule
-// (package merge): base is what the row was edited from (its base values, else the history
-// version its version names), mine the row, theirs the store. Fields role may not write are
-// left out. It returns the values to write (nil with a message when the merge conflicts or has
-// no base).
-func (im *Importer) merge(ctx context.Context, row *Row, cur *store.Record, role store.Role) (store.Values, string, error) {
+// mergeAndWrite merges a stale row with the record as it is (cur), field by field by each
+// field's rule, and writes the merge on cur's version; when another writer got in between,
+// it merges again with what that writer saved (store/resave, which bounds the rounds). Base
+// is what the row was edited from (its base values, else the history version its version
+// names), mine the row's fields role may write (the others are left as they are; the report
+// names them), theirs the store. A merge in which both sides changed a field apart, or with
+// no base, writes nothing and is reported as a conflict.
+func (im *Importer) mergeAndWrite(ctx context.Context, res Result, pos int, row *Row, cur *store.Record, move *store.Move, note string, role store.Role, key string) (Result, bool, error) {
 	base := row.Base
 	if base == nil {
 		v, err := im.st.FindVersion(ctx, row.Kind, row.ID, row.Version)
 		if store.ErrorCode(err) == store.ENOTFOUND {
-			return nil, fmt.Sprintf("edited from version %d, the store is at version %d, and there is no base to merge with: the row has no base.<field> values and version %d kept no history (export --base writes them)",
-				row.Version, cur.Version, row.Version), nil
+			res.Outcome = Conflict
+			res.Message = fmt.Sprintf("edited from version %d, the store is at version %d, and there is no base to merge with: the row has no base.<field> values and version %d kept no history (export --base writes them)",
+				row.Version, cur.Version, row.Version)
+			return res, false, nil
 		}
 		if err != nil {
-			return nil, "", err
+			return res, false, err
 		}
 		base = v.Snapshot
 	}
-	mine, b, theirs := store.Values{}, store.Values{}, store.Values{}
+	mine, b := store.Values{}, store.Values{}
 	for name, v := range row.Set {
-		if name == "parent_id" {
+		if f, err := im.reg.Field(row.Kind, name); err != nil || name == "parent_id" || !f.Writable(role) {
 			continue
 		}
-		mine[name], b[name], theirs[name] = v, base[name], cur.Fields[name]
+		mine[name], b[name] = v, base[name]
 	}
-	mr := merge.Records(im.reg, row.Kind, b, mine, theirs)
-	out := store.Values{}
-	var conflicts []string
-	for _, fm := range mr.Fields {
-		if !fm.Field.Writable(role) {
-			continue // left as it is; the report names it
+	var written Result
+	out, err := resave.Merge(ctx, im.reg, row.Kind, b, mine, cur, func(ctx context.Context, theirs *store.Record, changes store.Values) (*store.Record, error) {
+		r := res
+		r.Version = theirs.Version
+		if len(changes) == 0 && move == nil {
+			r.Outcome, r.Message = Unchanged, note
+			written = r
+			return theirs, nil
 		}
-		v, ok := fm.Value()
-		if !ok {
-			conflicts = append(conflicts, fm.Field.Name)
-			continue
+		r, retry, err := im.write(ctx, r, pos, row, theirs.Version, changes, move, note, role, key)
+		if err != nil {
+			return nil, err
 		}
-		if !store.Equal(v, cur.Fields[fm.Field.Name]) {
-			out[fm.Field.Name] = v
+		if retry {
+			now, err := im.st.FindRecord(ctx, row.Kind, row.ID)
+			if err != nil {
+				return nil, err
+			}
+			return nil, &store.ConflictError{Kind: row.Kind, ID: row.ID, BaseVersion: theirs.Version, Current: now}
 		}
+		written = r
+		return theirs, nil
+	})
+	var kept *resave.KeptChangingError
+	switch {
+	case errors.As(err, &kept):
+		res.Outcome, res.Fields, res.Version = Conflict, nil, kept.Last.Current.Version
+		res.Message = fmt.Sprintf("%s %d kept changing while the import merged and wrote it (%d merged saves); nothing written", row.Kind, row.ID, kept.Rounds)
+		return res, false, nil
+	case store.ErrorCode(err) == store.ENOTFOUND:
+		return res, true, nil // deleted in between: Apply reads again (and creates it)
+	case err != nil:
+		return res, false, err
+	case out.Collisions != nil:
+		res.Outcome, res.Version = Conflict, out.Theirs.Version
+		res.Message = fmt.Sprintf("edited from version %d, the store is at version %d (by %s), and both changed %s; nothing written",
+			row.Version, out.Theirs.Version, out.Theirs.UpdatedBy, strings.Join(out.Collisions, ", "))
+		return res, false, nil
 	}
-	if len(conflicts) > 0 {
-		return nil, fmt.Sprintf("edited from version %d, the store is at version %d (by %s), and both changed %s; nothing written",
-			row.Version, cur.Version, cur.UpdatedBy, strings.Join(conflicts, ", ")), nil
-	}
-	return out, "", nil
+	return written, false, nil
 }
 
 // dryLeases reports a dry run's update as leased when a live lease covers a group it writes.
