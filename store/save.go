@@ -360,3 +360,56 @@ func ExtraColumns(kind Kind, vals Values) []Column {
 	}
 	return out
 }
+
+// CreateSteps are the reads and writes a store's create offers RunCreate, each inside the
+// create's one transaction (or under the in-memory store's lock), for records of the kind
+// being created.
+type CreateSteps interface {
+	// CheckFreeID refuses (IDTakenError) an id a record of the kind already has.
+	CheckFreeID(id int64) error
+	// CheckUnique refuses (DuplicateSKUError) a sku whose key another product's sku has.
+	CheckUnique(sku string) error
+	// LockTree takes the store's tree lock until the transaction ends, so that no move or
+	// create changes the tree between the checks and the insert; nothing where the store's
+	// writer lock already serializes every write.
+	LockTree() error
+	// CheckNewChild refuses a new document under parent: ENOTFOUND for a missing parent,
+	// EINVALID when it is at the deepest level already (CheckNewChild).
+	CheckNewChild(parent int64) error
+	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
+	// one of them is held by another token than token.
+	CheckLeases(id int64, groups []string, token string) error
+	// Insert writes the record p describes at version 1, its history version (p.Keep) and
+	// its EventCreated change, and returns it.
+	Insert(p *CreatePlan) (*Record, error)
+}
+
+// RunCreate creates the record p describes, after the store answered a replayed key: it
+// checks the id asked for is free, the sku unique, and, for a record with a parent, takes
+// the tree lock, checks the parent may have a child and then the lease on the parent's tree
+// group (under the lock, so no move puts the parent deeper in between), then inserts it.
+// Every store calls it, so they check and refuse in the same order.
+func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
+	if p.ID != 0 {
+		if err := s.CheckFreeID(p.ID); err != nil {
+			return nil, err
+		}
+	}
+	if p.SKU != "" {
+		if err := s.CheckUnique(p.SKU); err != nil {
+			return nil, err
+		}
+	}
+	if p.Parent != 0 {
+		if err := s.LockTree(); err != nil {
+			return nil, err
+		}
+		if err := s.CheckNewChild(p.Parent); err != nil {
+			return nil, err
+		}
+		if err := s.CheckLeases(p.Parent, []string{r.TreeGroup()}, p.ParentToken); err != nil {
+			return nil, err
+		}
+	}
+	return s.Insert(p)
+}

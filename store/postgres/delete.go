@@ -207,6 +207,9 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return err
 		}
 		if plan.Parent != 0 {
+			if err := db.lockTree(ctx, tx); err != nil {
+				return err
+			}
 			if err := db.checkNewChild(ctx, tx, plan.Parent); err != nil {
 				return err
 			}

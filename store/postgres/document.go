@@ -53,11 +53,8 @@ func deepestBelow(ctx context.Context, q querier, id int64) ([]int64, error) {
 }
 
 // checkNewChild checks that a new document may be created under parent: the parent exists
-// and is not at the deepest level. It takes the tree lock first.
+// and is not at the deepest level. The caller holds the tree lock (lockTree).
 func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, parent int64) error {
-	if err := db.lockTree(ctx, tx); err != nil {
-		return err
-	}
 	up, err := ancestors(ctx, tx, parent)
 	if err != nil {
 		return err
