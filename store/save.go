@@ -365,10 +365,19 @@ func ExtraColumns(kind Kind, vals Values) []Column {
 // create's one transaction (or under the in-memory store's lock), for records of the kind
 // being created.
 type CreateSteps interface {
+	ParentSteps
 	// CheckFreeID refuses (IDTakenError) an id a record of the kind already has.
 	CheckFreeID(id int64) error
 	// CheckUnique refuses (DuplicateSKUError) a sku whose key another product's sku has.
 	CheckUnique(sku string) error
+	// Insert writes the record p describes at version 1, its history version (p.Keep) and
+	// its EventCreated change, and returns it.
+	Insert(p *CreatePlan) (*Record, error)
+}
+
+// ParentSteps are the checks of a write that puts a new document under a parent (a create,
+// a restore), inside the write's transaction.
+type ParentSteps interface {
 	// LockTree takes the store's tree lock until the transaction ends, so that no move or
 	// create changes the tree between the checks and the insert; nothing where the store's
 	// writer lock already serializes every write.
@@ -379,15 +388,26 @@ type CreateSteps interface {
 	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
 	// one of them is held by another token than token.
 	CheckLeases(id int64, groups []string, token string) error
-	// Insert writes the record p describes at version 1, its history version (p.Keep) and
-	// its EventCreated change, and returns it.
-	Insert(p *CreatePlan) (*Record, error)
+}
+
+// CheckParent checks that a new document may go under parent, token being the lease token
+// presented for it: it takes the tree lock, checks the parent exists and is not at the
+// deepest level, then checks the lease on the parent's tree group (under the lock, so no
+// move puts the parent deeper in between; a depth that refuses the write is said before a
+// lease whose end would not let it through). Creates and restores call it.
+func (r *Registry) CheckParent(s ParentSteps, parent int64, token string) error {
+	if err := s.LockTree(); err != nil {
+		return err
+	}
+	if err := s.CheckNewChild(parent); err != nil {
+		return err
+	}
+	return s.CheckLeases(parent, []string{r.TreeGroup()}, token)
 }
 
 // RunCreate creates the record p describes, after the store answered a replayed key: it
-// checks the id asked for is free, the sku unique, and, for a record with a parent, takes
-// the tree lock, checks the parent may have a child and then the lease on the parent's tree
-// group (under the lock, so no move puts the parent deeper in between), then inserts it.
+// checks the id asked for is free, the sku unique, and, for a record with a parent, the
+// parent (CheckParent), then inserts it.
 // Every store calls it, so they check and refuse in the same order.
 func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
 	if p.ID != 0 {
@@ -401,13 +421,7 @@ func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
 		}
 	}
 	if p.Parent != 0 {
-		if err := s.LockTree(); err != nil {
-			return nil, err
-		}
-		if err := s.CheckNewChild(p.Parent); err != nil {
-			return nil, err
-		}
-		if err := s.CheckLeases(p.Parent, []string{r.TreeGroup()}, p.ParentToken); err != nil {
+		if err := r.CheckParent(s, p.Parent, p.ParentToken); err != nil {
 			return nil, err
 		}
 	}

@@ -108,7 +108,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 	}
-	r, err := db.reg.RunCreate(p, createSteps{db, kind, db.dbNow()})
+	r, err := db.reg.RunCreate(p, createSteps{parentSteps{db, db.dbNow()}, kind})
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +121,25 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	return r.Clone(), nil
 }
 
-// createSteps are a create's reads and writes under the lock (store.CreateSteps); the lock
-// serializes every write, so the tree needs none of its own.
+// parentSteps are the checks of a new document's parent under the lock
+// (store.ParentSteps); the lock serializes every write, so the tree needs none of its own.
+type parentSteps struct {
+	db  *DB
+	now time.Time
+}
+
+func (s parentSteps) LockTree() error { return nil }
+
+func (s parentSteps) CheckNewChild(parent int64) error { return s.db.checkNewChild(parent) }
+
+func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(store.KindDocument, id, groups, token, s.now)
+}
+
+// createSteps are a create's reads and writes under the lock (store.CreateSteps).
 type createSteps struct {
-	db   *DB
+	parentSteps
 	kind store.Kind
-	now  time.Time
 }
 
 func (s createSteps) CheckFreeID(id int64) error {
@@ -137,14 +150,6 @@ func (s createSteps) CheckFreeID(id int64) error {
 }
 
 func (s createSteps) CheckUnique(sku string) error { return s.db.checkSKU(0, sku) }
-
-func (s createSteps) LockTree() error { return nil }
-
-func (s createSteps) CheckNewChild(parent int64) error { return s.db.checkNewChild(parent) }
-
-func (s createSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(store.KindDocument, id, groups, token, s.now)
-}
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	db, kind := s.db, s.kind

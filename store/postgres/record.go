@@ -276,7 +276,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				}
 			}
 		}
-		r, err := db.reg.RunCreate(p, createSteps{ctx, db, tx, kind, sql, args, now})
+		r, err := db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx}, kind, sql, args, now})
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
@@ -293,11 +293,29 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	return rec, nil
 }
 
+// parentSteps are the checks of a new document's parent inside a write's transaction
+// (store.ParentSteps).
+type parentSteps struct {
+	ctx context.Context
+	db  *DB
+	tx  pgx.Tx
+}
+
+// LockTree takes the tree lock: the parent's depth and lease are then checked on a tree no
+// concurrent move can change before this write commits.
+func (s parentSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
+
+func (s parentSteps) CheckNewChild(parent int64) error {
+	return s.db.checkNewChild(s.ctx, s.tx, parent)
+}
+
+func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+}
+
 // createSteps are a create's reads and writes inside its transaction (store.CreateSteps).
 type createSteps struct {
-	ctx  context.Context
-	db   *DB
-	tx   pgx.Tx
+	parentSteps
 	kind store.Kind
 	sql  string // the INSERT (insertStatement), made before the transaction
 	args []any
@@ -308,18 +326,6 @@ func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx
 
 func (s createSteps) CheckUnique(sku string) error {
 	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, sku)
-}
-
-// LockTree takes the tree lock: the parent's depth and lease are then checked on a tree no
-// concurrent move can change before this create commits.
-func (s createSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
-
-func (s createSteps) CheckNewChild(parent int64) error {
-	return s.db.checkNewChild(s.ctx, s.tx, parent)
-}
-
-func (s createSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
 }
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {

@@ -168,7 +168,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 		var err error
-		if rec, err = db.reg.RunCreate(p, createSteps{ctx, db, tx, kind, q, args, folds}); err != nil {
+		if rec, err = db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx}, kind, q, args, folds}); err != nil {
 			return err
 		}
 		if p.Key != "" {
@@ -182,12 +182,28 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	return rec, nil
 }
 
+// parentSteps are the checks of a new document's parent inside a write's transaction
+// (store.ParentSteps). The transaction holds SQLite's one writer lock, so the tree needs no
+// lock of its own.
+type parentSteps struct {
+	ctx context.Context
+	db  *DB
+	tx  *tx
+}
+
+func (s parentSteps) LockTree() error { return nil }
+
+func (s parentSteps) CheckNewChild(parent int64) error {
+	return s.db.checkNewChild(s.ctx, s.tx, parent)
+}
+
+func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+}
+
 // createSteps are a create's reads and writes inside its transaction (store.CreateSteps).
-// The transaction holds SQLite's one writer lock, so the tree needs no lock of its own.
 type createSteps struct {
-	ctx   context.Context
-	db    *DB
-	tx    *tx
+	parentSteps
 	kind  store.Kind
 	q     string // the INSERT (insertStatement), made before the transaction
 	args  []any
