@@ -142,6 +142,36 @@ func (m Move) NewParent() any {
 	return *m.Parent
 }
 
+// ParentSteps are the checks of a write that puts a new document under a parent (a create,
+// a restore), inside the write's transaction.
+type ParentSteps interface {
+	// LockTree takes the store's tree lock until the transaction ends, so that no move or
+	// create changes the tree between the checks and the insert; nothing where the store's
+	// writer lock already serializes every write.
+	LockTree() error
+	// CheckNewChild refuses a new document under parent: ENOTFOUND for a missing parent,
+	// EINVALID when it is at the deepest level already (CheckNewChild).
+	CheckNewChild(parent int64) error
+	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
+	// one of them is held by another token than token.
+	CheckLeases(id int64, groups []string, token string) error
+}
+
+// CheckParent checks that a new document may go under parent, token being the lease token
+// presented for it: it takes the tree lock, checks the parent exists and is not at the
+// deepest level, then checks the lease on the parent's tree group (under the lock, so no
+// move puts the parent deeper in between; a depth that refuses the write is said before a
+// lease whose end would not let it through). Creates and restores call it.
+func (r *Registry) CheckParent(s ParentSteps, parent int64, token string) error {
+	if err := s.LockTree(); err != nil {
+		return err
+	}
+	if err := s.CheckNewChild(parent); err != nil {
+		return err
+	}
+	return s.CheckLeases(parent, []string{r.TreeGroup()}, token)
+}
+
 // MoveSteps are the reads and writes a store's move offers RunMove, each inside the move's
 // one transaction (or under the in-memory store's lock), on documents.
 type MoveSteps interface {
