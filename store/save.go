@@ -377,8 +377,8 @@ type CreateSteps interface {
 
 // RunCreate creates the record p describes, after the store answered a replayed key: it
 // checks the id asked for is free, the sku unique, and, for a record with a parent, the
-// parent (CheckParent), then inserts it.
-// Every store calls it, so they check and refuse in the same order.
+// parent (CheckParent), then inserts it. Every store calls it, so they check and refuse in
+// the same order.
 func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
 	if p.ID != 0 {
 		if err := s.CheckFreeID(p.ID); err != nil {

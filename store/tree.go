@@ -176,7 +176,7 @@ func (r *Registry) CheckParent(s ParentSteps, parent int64, token string) error 
 // one transaction (or under the in-memory store's lock), on documents.
 type MoveSteps interface {
 	// LockTree takes the store's tree lock until the transaction ends (see
-	// CreateSteps.LockTree).
+	// ParentSteps.LockTree).
 	LockTree() error
 	// Find reads document id (ENOTFOUND when there is none), locked against other writers
 	// where the store needs it.

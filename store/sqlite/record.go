@@ -216,16 +216,6 @@ func (s createSteps) CheckUnique(sku string) error {
 	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, sku)
 }
 
-func (s createSteps) LockTree() error { return nil }
-
-func (s createSteps) CheckNewChild(parent int64) error {
-	return s.db.checkNewChild(s.ctx, s.tx, parent)
-}
-
-func (s createSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
-}
-
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	a := append(slices.Clone(s.args), int64(1), formatTime(s.tx.now), p.Actor.Name)
 	rec, err := s.db.scanRecord(s.kind, s.tx.QueryRowContext(s.ctx, s.q, a...))
