@@ -96,3 +96,28 @@ func LeaseTokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
+
+// LeaseLost decides whether a lease grant, presented with a write, an extend or a release,
+// is still valid. cur is the current lease of the grant's scope as the store keeps it, fence
+// the fencing number the grant was given, and now the database's time (expiry is the
+// database clock's to decide, never the caller's). It returns nil while the grant is the
+// scope's current, live lease; otherwise a *LeaseError (Lost) whose Reason says why:
+// "taken over by HOLDER" when a newer grant holds the scope (whatever became of the old
+// one), else "released" or "expired". The error's Lease is cur without its token, at the
+// grant's fence. Every store reads its row and asks this, so they all give the same answer.
+func LeaseLost(cur Lease, fence int64, now time.Time) error {
+	var reason string
+	switch {
+	case cur.Fence != fence:
+		reason = "taken over by " + cur.Holder
+	case cur.Released:
+		reason = "released"
+	case !now.Before(cur.ExpiresAt):
+		reason = "expired"
+	default:
+		return nil
+	}
+	l := cur
+	l.Token, l.Fence = "", fence
+	return &LeaseError{Lease: l, Lost: true, Now: now, Reason: reason}
+}

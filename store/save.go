@@ -360,3 +360,40 @@ func ExtraColumns(kind Kind, vals Values) []Column {
 	}
 	return out
 }
+
+// CreateSteps are the reads and writes a store's create offers RunCreate, each inside the
+// create's one transaction (or under the in-memory store's lock), for records of the kind
+// being created.
+type CreateSteps interface {
+	ParentSteps
+	// CheckFreeID refuses (IDTakenError) an id a record of the kind already has.
+	CheckFreeID(id int64) error
+	// CheckUnique refuses (DuplicateSKUError) a sku whose key another product's sku has.
+	CheckUnique(sku string) error
+	// Insert writes the record p describes at version 1, its history version (p.Keep) and
+	// its EventCreated change, and returns it.
+	Insert(p *CreatePlan) (*Record, error)
+}
+
+// RunCreate creates the record p describes, after the store answered a replayed key: it
+// checks the id asked for is free, the sku unique, and, for a record with a parent, the
+// parent (CheckParent), then inserts it. Every store calls it, so they check and refuse in
+// the same order.
+func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
+	if p.ID != 0 {
+		if err := s.CheckFreeID(p.ID); err != nil {
+			return nil, err
+		}
+	}
+	if p.SKU != "" {
+		if err := s.CheckUnique(p.SKU); err != nil {
+			return nil, err
+		}
+	}
+	if p.Parent != 0 {
+		if err := r.CheckParent(s, p.Parent, p.ParentToken); err != nil {
+			return nil, err
+		}
+	}
+	return s.Insert(p)
+}

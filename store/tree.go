@@ -141,3 +141,85 @@ func (m Move) NewParent() any {
 	}
 	return *m.Parent
 }
+
+// ParentSteps are the checks of a write that puts a new document under a parent (a create,
+// a restore), inside the write's transaction.
+type ParentSteps interface {
+	// LockTree takes the store's tree lock until the transaction ends, so that no move or
+	// create changes the tree between the checks and the insert; nothing where the store's
+	// writer lock already serializes every write.
+	LockTree() error
+	// CheckNewChild refuses a new document under parent: ENOTFOUND for a missing parent,
+	// EINVALID when it is at the deepest level already (CheckNewChild).
+	CheckNewChild(parent int64) error
+	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
+	// one of them is held by another token than token.
+	CheckLeases(id int64, groups []string, token string) error
+}
+
+// CheckParent checks that a new document may go under parent, token being the lease token
+// presented for it: it takes the tree lock, checks the parent exists and is not at the
+// deepest level, then checks the lease on the parent's tree group (under the lock, so no
+// move puts the parent deeper in between; a depth that refuses the write is said before a
+// lease whose end would not let it through). Creates and restores call it.
+func (r *Registry) CheckParent(s ParentSteps, parent int64, token string) error {
+	if err := s.LockTree(); err != nil {
+		return err
+	}
+	if err := s.CheckNewChild(parent); err != nil {
+		return err
+	}
+	return s.CheckLeases(parent, []string{r.TreeGroup()}, token)
+}
+
+// MoveSteps are the reads and writes a store's move offers RunMove, each inside the move's
+// one transaction (or under the in-memory store's lock), on documents.
+type MoveSteps interface {
+	// LockTree takes the store's tree lock until the transaction ends (see
+	// ParentSteps.LockTree).
+	LockTree() error
+	// Find reads document id (ENOTFOUND when there is none), locked against other writers
+	// where the store needs it.
+	Find(id int64) (*Record, error)
+	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
+	// one of them is held by another token than token.
+	CheckLeases(id int64, groups []string, token string) error
+	// CheckMove refuses moving id under parent: ENOTFOUND for a missing parent, EINVALID
+	// for a cycle or a tree deeper than MaxDepth (CheckMoveCycle, CheckMoveDepth).
+	CheckMove(id, parent int64) error
+	// Write sets document id's parent_id to parent (nil: the root) at the next version,
+	// with its history version (p.Keep) and its EventMoved change, and returns it.
+	Write(p *MovePlan, id int64, parent any) (*Record, error)
+}
+
+// RunMove moves document id as m asks, p being the plan PlanMove made: under the tree lock,
+// it reads the document, checks the leases (m.LeaseChecks), writes nothing when the document
+// is there already (Unchanged), else checks for a cycle and the depth and writes the move.
+// Every store calls it, so they check and refuse in the same order.
+func (r *Registry) RunMove(id int64, m Move, p *MovePlan, s MoveSteps) (*UpdateResult, error) {
+	if err := s.LockTree(); err != nil {
+		return nil, err
+	}
+	cur, err := s.Find(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range m.LeaseChecks(id) {
+		if err := s.CheckLeases(c.RecordID, []string{p.Group}, c.Token); err != nil {
+			return nil, err
+		}
+	}
+	if MoveChangesNothing(cur, m.Parent) {
+		return Unchanged(cur), nil
+	}
+	if m.Parent != nil {
+		if err := s.CheckMove(id, *m.Parent); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := s.Write(p, id, m.NewParent())
+	if err != nil {
+		return nil, err
+	}
+	return &UpdateResult{Record: rec, Version: rec.Version}, nil
+}

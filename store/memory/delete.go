@@ -116,10 +116,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, err
 	}
 	if plan.Parent != 0 {
-		if err := db.checkLeases(store.KindDocument, plan.Parent, []string{db.reg.TreeGroup()}, rq.ParentLeaseToken, db.dbNow()); err != nil {
-			return nil, err
-		}
-		if err := db.checkNewChild(plan.Parent); err != nil {
+		if err := db.reg.CheckParent(parentSteps{db, db.dbNow()}, plan.Parent, rq.ParentLeaseToken); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -14,63 +15,54 @@ import (
 // the tree group of the document or the new parent is not presented (the token binds, not the
 // holder's name); EINVALID naming the path for a cycle or a tree deeper than store.MaxDepth.
 func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.reg.PlanMove(ctx, m)
 	if err != nil {
 		return nil, err
-	}
-	if err := m.Check(); err != nil {
-		return nil, err
-	}
-	const kind = store.KindDocument
-	fd, err := db.reg.Field(kind, "parent_id")
-	if err != nil {
-		return nil, err
-	}
-	if !fd.Writable(actor.Role) {
-		return nil, &store.OwnershipError{Kind: kind, Field: fd.Name, Owner: fd.Owner, Role: actor.Role}
 	}
 	if err := db.begin(ctx, "MoveDocument"); err != nil {
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	r, err := db.find(kind, id)
+	res, err := db.reg.RunMove(id, m, p, moveSteps{db, db.dbNow()})
 	if err != nil {
 		return nil, err
 	}
-	now := db.dbNow()
-	group := db.reg.TreeGroup()
-	if err := db.checkLeases(kind, id, []string{group}, m.LeaseToken, now); err != nil {
-		return nil, err
-	}
-	if m.Parent != nil {
-		if err := db.checkLeases(kind, *m.Parent, []string{group}, m.ParentLeaseToken, now); err != nil {
-			return nil, err
-		}
-	}
-	if store.MoveChangesNothing(r, m.Parent) {
-		return store.Unchanged(r.Clone()), nil
-	}
-	var newParent any
-	if m.Parent != nil {
-		if err := db.checkMove(id, *m.Parent); err != nil {
-			return nil, err
-		}
-		newParent = *m.Parent
-	}
-	stamp := db.stamp()
-	r.Fields["parent_id"] = newParent
+	res.Record = res.Record.Clone()
+	return res, nil
+}
+
+// moveSteps are a move's reads and writes under the lock (store.MoveSteps); the lock
+// serializes every write, so the tree needs none of its own.
+type moveSteps struct {
+	db  *DB
+	now time.Time
+}
+
+func (s moveSteps) LockTree() error { return nil }
+
+func (s moveSteps) Find(id int64) (*store.Record, error) { return s.db.find(store.KindDocument, id) }
+
+func (s moveSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(store.KindDocument, id, groups, token, s.now)
+}
+
+func (s moveSteps) CheckMove(id, parent int64) error { return s.db.checkMove(id, parent) }
+
+func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
+	r := s.db.records[store.KindDocument][id]
+	stamp := s.db.stamp()
+	r.Fields[p.Field] = parent
 	r.Version++
-	r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
-	keep := store.KeepsHistory(ctx, actor)
-	names := []string{fd.Name}
-	if keep {
-		if err := db.addVersion(r, actor.HistoryName(), stamp, names, nil); err != nil {
+	r.UpdatedBy, r.UpdatedAt = p.Actor.Name, stamp
+	names := []string{p.Field}
+	if p.Keep {
+		if err := s.db.addVersion(r, p.Actor.HistoryName(), stamp, names, nil); err != nil {
 			return nil, err
 		}
 	}
-	db.appendChange(store.Change{Event: store.EventMoved, Kind: kind, RecordID: id, Version: r.Version,
-		Actor: actor.Name, Role: actor.Role, Fields: slices.Clone(names), History: keep, At: stamp})
-	return &store.UpdateResult{Record: r.Clone(), Version: r.Version}, nil
+	s.db.appendChange(store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id, Version: r.Version,
+		Actor: p.Actor.Name, Role: p.Actor.Role, Fields: slices.Clone(names), History: p.Keep, At: stamp})
+	return r, nil
 }
 
 // checkMove runs the cycle and depth checks of moving id under parent.

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +19,6 @@ type leaseScope struct {
 
 type lease struct {
 	store.Lease
-	takenBy string // holder of the lease that took this one over
 }
 
 // checkLeases refuses a write to groups of a record when another holder's live lease covers
@@ -32,8 +32,8 @@ func (db *DB) checkLeases(kind store.Kind, id int64, groups []string, token stri
 		if l.Kind != kind || l.RecordID != id {
 			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", l.Kind, l.RecordID, kind, id)
 		}
-		if reason := db.lostReason(l, now); reason != "" {
-			return &store.LeaseError{Lease: l.public(), Lost: true, Now: now, Reason: reason}
+		if err := db.lost(l, now); err != nil {
+			return err
 		}
 	}
 	for _, g := range groups {
@@ -45,19 +45,10 @@ func (db *DB) checkLeases(kind store.Kind, id int64, groups []string, token stri
 	return nil
 }
 
-// lostReason says why a lease is no longer valid at now, or "" when it is.
-func (db *DB) lostReason(l *lease, now time.Time) string {
-	switch {
-	case l.takenBy != "":
-		return "taken over by " + l.takenBy
-	case l.Released:
-		return "released"
-	case !now.Before(l.ExpiresAt):
-		return "expired"
-	case db.fences[leaseScope{l.Kind, l.RecordID, l.Group}] != l.Fence:
-		return "a newer lease was granted"
-	}
-	return ""
+// lost decides whether the grant l is still valid at now (store.LeaseLost), against the
+// current lease of its scope.
+func (db *DB) lost(l *lease, now time.Time) error {
+	return store.LeaseLost(db.leases[leaseScope{l.Kind, l.RecordID, l.Group}].Lease, l.Fence, now)
 }
 
 func (l *lease) public() store.Lease {
@@ -92,7 +83,6 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 		return nil, &store.LeaseError{Lease: old.public(), Now: now}
 	}
 	if ok && !old.Released {
-		old.takenBy = actor.Name
 		db.appendChange(store.Change{Event: store.EventLeaseExpired, Kind: req.Kind, RecordID: req.RecordID,
 			Actor: old.Holder, Group: req.Group, Fence: old.Fence, At: now})
 	}
@@ -123,8 +113,8 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 		return nil, store.Errorf(store.ENOTFOUND, "no lease with this token")
 	}
 	now := db.dbNow()
-	if reason := db.lostReason(l, now); reason != "" {
-		return nil, &store.LeaseError{Lease: l.public(), Lost: true, Now: now, Reason: reason}
+	if err := db.lost(l, now); err != nil {
+		return nil, err
 	}
 	l.ExpiresAt = now.Add(ttl)
 	db.appendChange(store.Change{Event: store.EventLeaseRenewed, Kind: l.Kind, RecordID: l.RecordID,
@@ -145,8 +135,9 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 		return nil, store.Errorf(store.ENOTFOUND, "no lease with this token")
 	}
 	now := db.dbNow()
-	if reason := db.lostReason(l, now); reason != "" {
-		return &store.LeaseRelease{Lease: l.public(), Ended: reason}, nil
+	var le *store.LeaseError
+	if err := db.lost(l, now); errors.As(err, &le) {
+		return &store.LeaseRelease{Lease: le.Lease, Ended: le.Reason}, nil
 	}
 	l.Released, l.ExpiresAt = true, now
 	db.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -80,32 +81,17 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // duplicate sku, a missing parent or a tree deeper than store.MaxDepth; EFORBIDDEN for
 // fields the actor's role may not write.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create %s: %w", kind, err)
 	}
 	if err := db.begin(ctx, "CreateRecord"); err != nil {
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	fields, err := db.reg.CheckCreate(kind, actor.Role, vals)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", kind, err)
-	}
-	fields = fields.Clone()
-	parent, token, err := store.CreateParent(kind, fields, opts)
-	if err != nil {
-		return nil, err
-	}
-	o, err := store.CreateOpts(opts)
-	if err != nil {
-		return nil, err
-	}
-	var hash string
-	if o.IdempotencyKey != "" {
-		hash = store.CreateHash(kind, o.ID, vals)
-		if k, ok := db.keys[keyID{store.ScopeAPI, o.IdempotencyKey}]; ok {
-			replay, err := store.CheckSaveKey(*k, db.dbNow().Before(k.ExpiresAt), hash)
+	if p.Key != "" {
+		if k, ok := db.keys[keyID{store.ScopeAPI, p.Key}]; ok {
+			replay, err := store.CheckSaveKey(*k, db.dbNow().Before(k.ExpiresAt), p.Hash)
 			if err != nil {
 				return nil, err
 			}
@@ -122,47 +108,68 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 	}
-	if _, taken := db.records[kind][o.ID]; taken {
-		return nil, store.IDTakenError(kind, o.ID)
+	r, err := db.reg.RunCreate(p, createSteps{parentSteps{db, db.dbNow()}, kind})
+	if err != nil {
+		return nil, err
 	}
-	if kind == store.KindProduct {
-		if err := db.checkSKU(0, fields["sku"]); err != nil {
-			return nil, err
-		}
+	if p.Key != "" {
+		kn := db.dbNow()
+		db.keys[keyID{store.ScopeAPI, p.Key}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: p.Key,
+			Status: store.KeyCompleted, RequestHash: p.Hash, Result: store.CreatedResult(r).Encode(), Owner: p.Actor.Name,
+			CreatedAt: kn, ExpiresAt: kn.Add(store.DefaultCompletedTTL)}
 	}
-	if parent != 0 {
-		if err := db.checkLeases(kind, parent, []string{db.reg.TreeGroup()}, token, db.dbNow()); err != nil {
-			return nil, err
-		}
-		if err := db.checkNewChild(parent); err != nil {
-			return nil, err
-		}
+	return r.Clone(), nil
+}
+
+// parentSteps are the checks of a new document's parent under the lock
+// (store.ParentSteps); the lock serializes every write, so the tree needs none of its own.
+type parentSteps struct {
+	db  *DB
+	now time.Time
+}
+
+func (s parentSteps) LockTree() error { return nil }
+
+func (s parentSteps) CheckNewChild(parent int64) error { return s.db.checkNewChild(parent) }
+
+func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(store.KindDocument, id, groups, token, s.now)
+}
+
+// createSteps are a create's reads and writes under the lock (store.CreateSteps).
+type createSteps struct {
+	parentSteps
+	kind store.Kind
+}
+
+func (s createSteps) CheckFreeID(id int64) error {
+	if _, taken := s.db.records[s.kind][id]; taken {
+		return store.IDTakenError(s.kind, id)
 	}
-	id := o.ID
+	return nil
+}
+
+func (s createSteps) CheckUnique(sku string) error { return s.db.checkSKU(0, sku) }
+
+func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
+	db, kind := s.db, s.kind
+	id := p.ID
 	if id == 0 {
 		db.lastID[kind]++
 		id = db.lastID[kind]
 	}
 	db.lastID[kind] = max(db.lastID[kind], id)
 	now := db.stamp()
-	r := &store.Record{Kind: kind, ID: id, Version: 1, UpdatedBy: actor.Name, UpdatedAt: now, Fields: fields}
+	r := &store.Record{Kind: kind, ID: id, Version: 1, UpdatedBy: p.Actor.Name, UpdatedAt: now, Fields: p.Values.Clone()}
 	db.records[kind][r.ID] = r
-	names := slices.Sorted(maps.Keys(vals))
-	keep := store.KeepsHistory(ctx, actor)
-	if keep {
-		if err := db.addVersion(r, actor.HistoryName(), now, names, nil); err != nil {
+	if p.Keep {
+		if err := db.addVersion(r, p.Actor.HistoryName(), now, p.Written, nil); err != nil {
 			return nil, err
 		}
 	}
 	db.appendChange(store.Change{Event: store.EventCreated, Kind: kind, RecordID: r.ID, Version: 1,
-		Actor: actor.Name, Role: actor.Role, Fields: names, History: keep, At: now})
-	if o.IdempotencyKey != "" {
-		kn := db.dbNow()
-		db.keys[keyID{store.ScopeAPI, o.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: o.IdempotencyKey,
-			Status: store.KeyCompleted, RequestHash: hash, Result: store.CreatedResult(r).Encode(), Owner: actor.Name,
-			CreatedAt: kn, ExpiresAt: kn.Add(store.DefaultCompletedTTL)}
-	}
-	return r.Clone(), nil
+		Actor: p.Actor.Name, Role: p.Actor.Role, Fields: p.Written, History: p.Keep, At: now})
+	return r, nil
 }
 
 // checkSKU refuses a sku whose key another product (not id) already has, as the real

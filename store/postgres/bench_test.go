@@ -34,3 +34,35 @@ func BenchmarkHotRow_Keyed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCreate is one editor create in its own transaction: a product (sku check) and a
+// document under a parent (tree lock, depth and lease checks). Run:
+// TANDEM_TEST_POSTGRES=... go test -run '^$' -bench Create ./store/postgres/
+func BenchmarkCreate(b *testing.B) {
+	db, err := postgres.Open(b.Context(), pgtest.DSN(b), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := store.WithActor(b.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	n := 0 // skus stay unique however often the sub-benchmark runs
+	b.Run("product", func(b *testing.B) {
+		for b.Loop() {
+			n++
+			if _, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": fmt.Sprintf("B-%d", n), "name": "bench"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("child_document", func(b *testing.B) {
+		root, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "root"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "child", "parent_id": root.ID}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -207,10 +207,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return err
 		}
 		if plan.Parent != 0 {
-			if err := db.checkNewChild(ctx, tx, plan.Parent); err != nil {
-				return err
-			}
-			if err := db.checkLeases(ctx, tx, store.KindDocument, plan.Parent, []string{db.reg.TreeGroup()}, rq.ParentLeaseToken); err != nil {
+			if err := db.reg.CheckParent(parentSteps{ctx, db, tx}, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
@@ -53,11 +54,8 @@ func deepestBelow(ctx context.Context, q querier, id int64) ([]int64, error) {
 }
 
 // checkNewChild checks that a new document may be created under parent: the parent exists
-// and is not at the deepest level. It takes the tree lock first.
+// and is not at the deepest level. The caller holds the tree lock (lockTree).
 func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, parent int64) error {
-	if err := db.lockTree(ctx, tx); err != nil {
-		return err
-	}
 	up, err := ancestors(ctx, tx, parent)
 	if err != nil {
 		return err
@@ -94,48 +92,53 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 	}
 	var res *store.UpdateResult
 	err = db.inTx(ctx, fmt.Sprintf("move document %d", id), false, func(tx pgx.Tx) error {
-		now := db.txNow()
-		if err := db.lockTree(ctx, tx); err != nil {
-			return err
-		}
-		cur, err := db.findRecord(ctx, tx, store.KindDocument, id, true)
-		if err != nil {
-			return err
-		}
-		for _, c := range m.LeaseChecks(id) {
-			if err := db.checkLeases(ctx, tx, store.KindDocument, c.RecordID, []string{p.Group}, c.Token); err != nil {
-				return err
-			}
-		}
-		if store.MoveChangesNothing(cur, m.Parent) {
-			res = store.Unchanged(cur)
-			return nil
-		}
-		if m.Parent != nil {
-			if err := db.checkMove(ctx, tx, id, *m.Parent); err != nil {
-				return err
-			}
-		}
-		r, err := db.scanRecord(store.KindDocument, tx.QueryRow(ctx, `UPDATE documents SET parent_id = $2, version = version + 1,
-			updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+db.selectList(store.KindDocument), id, m.NewParent(), now, p.Actor.Name))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.Errorf(store.ENOTFOUND, "document %d not found", id)
-		}
-		if err != nil {
-			return err
-		}
-		if p.Keep {
-			if err := db.insertVersion(ctx, tx, r, p.Actor, []string{p.Field}, now, nil); err != nil {
-				return err
-			}
-		}
-		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id,
-			Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: []string{p.Field}, History: p.Keep, At: now})
-		res = &store.UpdateResult{Record: r, Version: r.Version}
+		var err error
+		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, db.txNow()})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// moveSteps are a move's reads and writes inside its transaction (store.MoveSteps).
+type moveSteps struct {
+	ctx context.Context
+	db  *DB
+	tx  pgx.Tx
+	now time.Time
+}
+
+// LockTree takes the tree lock (see the top of this file).
+func (s moveSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
+
+func (s moveSteps) Find(id int64) (*store.Record, error) {
+	return s.db.findRecord(s.ctx, s.tx, store.KindDocument, id, true)
+}
+
+func (s moveSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+}
+
+func (s moveSteps) CheckMove(id, parent int64) error { return s.db.checkMove(s.ctx, s.tx, id, parent) }
+
+func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
+	ctx, tx := s.ctx, s.tx
+	r, err := s.db.scanRecord(store.KindDocument, tx.QueryRow(ctx, `UPDATE documents SET parent_id = $2, version = version + 1,
+		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+s.db.selectList(store.KindDocument), id, parent, s.now, p.Actor.Name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.Errorf(store.ENOTFOUND, "document %d not found", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Keep {
+		if err := s.db.insertVersion(ctx, tx, r, p.Actor, []string{p.Field}, s.now, nil); err != nil {
+			return nil, err
+		}
+	}
+	_, err = s.db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id,
+		Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: []string{p.Field}, History: p.Keep, At: s.now})
+	return r, err
 }

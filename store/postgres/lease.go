@@ -89,7 +89,7 @@ func (db *DB) checkLeases(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 		if mine.Kind != kind || mine.RecordID != id {
 			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", mine.Kind, mine.RecordID, kind, id)
 		}
-		if err := mine.valid(now); err != nil {
+		if err := store.LeaseLost(mine.Lease, mine.Fence, now.UTC()); err != nil {
 			return err
 		}
 	}
@@ -110,17 +110,6 @@ func (l leaseRow) public() store.Lease {
 	p := l.Lease
 	p.Token = ""
 	return p
-}
-
-// valid returns nil for a live lease and a *LeaseError (Lost) saying why it ended otherwise.
-func (l leaseRow) valid(now time.Time) error {
-	switch {
-	case l.Released:
-		return &store.LeaseError{Lease: l.public(), Lost: true, Now: now.UTC(), Reason: "released"}
-	case !now.Before(l.ExpiresAt):
-		return &store.LeaseError{Lease: l.public(), Lost: true, Now: now.UTC(), Reason: "expired"}
-	}
-	return nil
 }
 
 // lostLease explains a token that is not the current grant of its scope: ELEASE (Lost,
@@ -151,9 +140,10 @@ func (db *DB) lostLease(ctx context.Context, q querier, hash string, kind store.
 	if err != nil {
 		return err
 	}
-	l := cur.public()
-	l.Fence = fence
-	return &store.LeaseError{Lease: l, Lost: true, Now: now.UTC(), Reason: "taken over by " + cur.Holder}
+	if err := store.LeaseLost(cur.Lease, fence, now.UTC()); err != nil {
+		return err
+	}
+	return store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is at fence %d, and its token is not the current one", gkind, gid, group, fence)
 }
 
 // AcquireLease grants a lease to the actor, taking over an expired or released one with a
@@ -262,7 +252,7 @@ func (db *DB) ExtendLease(ctx context.Context, token string, ttl time.Duration) 
 		if err != nil {
 			return err
 		}
-		if err := l.valid(now); err != nil {
+		if err := store.LeaseLost(l.Lease, l.Fence, now); err != nil {
 			return err
 		}
 		l, err = scanLease(tx.QueryRow(ctx, `UPDATE leases SET expires_at = clock_timestamp() + $2 * interval '1 microsecond'
@@ -304,13 +294,12 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 		if err != nil {
 			return err
 		}
-		out = &store.LeaseRelease{Lease: l.public()}
-		if err := l.valid(now); err != nil {
-			var le *store.LeaseError
-			errors.As(err, &le)
-			out.Ended = le.Reason
+		var le *store.LeaseError
+		if err := store.LeaseLost(l.Lease, l.Fence, now); errors.As(err, &le) {
+			out = &store.LeaseRelease{Lease: le.Lease, Ended: le.Reason}
 			return nil
 		}
+		out = &store.LeaseRelease{Lease: l.public()}
 		if _, err := tx.Exec(ctx, `UPDATE leases SET released_at = clock_timestamp(), expires_at = least(expires_at, clock_timestamp())
 			WHERE token_hash = $1`, hash); err != nil {
 			return err

@@ -276,55 +276,80 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				}
 			}
 		}
-		if p.ID != 0 {
-			if err := db.checkFreeID(ctx, tx, kind, p.ID); err != nil {
-				return err
-			}
-		}
-		if err := db.checkUnique(ctx, tx, kind, 0, p.SKU); err != nil {
-			return err
-		}
-		if p.Parent != 0 {
-			// checkNewChild takes the tree lock, so the parent's lease is checked under it too.
-			if err := db.checkNewChild(ctx, tx, p.Parent); err != nil {
-				return err
-			}
-			if err := db.checkLeases(ctx, tx, store.KindDocument, p.Parent, []string{db.reg.TreeGroup()}, p.ParentToken); err != nil {
-				return err
-			}
-		}
-		r, err := db.scanRecord(kind, tx.QueryRow(ctx, sql, append(slices.Clone(args), int64(1), now, p.Actor.Name)...))
+		r, err := db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx}, kind, sql, args, now})
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
-		if p.ID != 0 {
-			// The identity sequence never hands out an id at or below one given here.
-			t, _ := table(kind) // insertStatement checked the kind
-			if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'),
-				greatest(nextval(pg_get_serial_sequence($1, 'id')), $2))`, t, p.ID); err != nil {
-				return err
-			}
-		}
-		if p.Key != "" {
-			if _, err := tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
-				store.ScopeAPI, p.Key, store.CreatedResult(r).Encode()); err != nil {
-				return err
-			}
-		}
-		if p.Keep {
-			if err := db.insertVersion(ctx, tx, r, p.Actor, p.Written, now, nil); err != nil {
-				return err
-			}
-		}
-		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventCreated, Kind: kind, RecordID: r.ID,
-			Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: p.Written, History: p.Keep, At: now})
 		rec = r
+		if p.Key != "" {
+			_, err = tx.Exec(ctx, `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+				store.ScopeAPI, p.Key, store.CreatedResult(r).Encode())
+		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// parentSteps are the checks of a new document's parent inside a write's transaction
+// (store.ParentSteps).
+type parentSteps struct {
+	ctx context.Context
+	db  *DB
+	tx  pgx.Tx
+}
+
+// LockTree takes the tree lock: the parent's depth and lease are then checked on a tree no
+// concurrent move can change before this write commits.
+func (s parentSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
+
+func (s parentSteps) CheckNewChild(parent int64) error {
+	return s.db.checkNewChild(s.ctx, s.tx, parent)
+}
+
+func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+}
+
+// createSteps are a create's reads and writes inside its transaction (store.CreateSteps).
+type createSteps struct {
+	parentSteps
+	kind store.Kind
+	sql  string // the INSERT (insertStatement), made before the transaction
+	args []any
+	now  time.Time
+}
+
+func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx, s.tx, s.kind, id) }
+
+func (s createSteps) CheckUnique(sku string) error {
+	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, sku)
+}
+
+func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
+	ctx, tx := s.ctx, s.tx
+	r, err := s.db.scanRecord(s.kind, tx.QueryRow(ctx, s.sql, append(slices.Clone(s.args), int64(1), s.now, p.Actor.Name)...))
+	if err != nil {
+		return nil, err
+	}
+	if p.ID != 0 {
+		// The identity sequence never hands out an id at or below one given here.
+		t, _ := table(s.kind) // insertStatement checked the kind
+		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'),
+			greatest(nextval(pg_get_serial_sequence($1, 'id')), $2))`, t, p.ID); err != nil {
+			return nil, err
+		}
+	}
+	if p.Keep {
+		if err := s.db.insertVersion(ctx, tx, r, p.Actor, p.Written, s.now, nil); err != nil {
+			return nil, err
+		}
+	}
+	_, err = s.db.insertChange(ctx, tx, store.Change{Event: store.EventCreated, Kind: s.kind, RecordID: r.ID,
+		Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: p.Written, History: p.Keep, At: s.now})
+	return r, err
 }
 
 // insertStatement returns the INSERT of a record of kind with the values vals (every field)

@@ -152,3 +152,33 @@ func BenchmarkSave_SearchedField(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCreate is one editor create in its own transaction: a product (sku check) and a
+// document under a parent (depth and lease checks). Run:
+// go test -run '^$' -bench Create ./store/sqlite/
+func BenchmarkCreate(b *testing.B) {
+	b.Run("product", func(b *testing.B) {
+		db, _, _ := benchStore(b)
+		ctx := store.WithActor(b.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+		n := 0
+		for b.Loop() {
+			n++
+			if _, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": fmt.Sprintf("B-%d", n), "name": "bench"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("child_document", func(b *testing.B) {
+		db, _, _ := benchStore(b)
+		ctx := store.WithActor(b.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+		root, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "root"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "child", "parent_id": root.ID}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

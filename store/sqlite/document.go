@@ -22,38 +22,45 @@ func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.
 	what := fmt.Sprintf("move document %d", id)
 	var res *store.UpdateResult
 	err = db.inTx(ctx, what, func(tx *tx) error {
-		cur, err := db.findRecord(ctx, tx, store.KindDocument, id)
-		if err != nil {
-			return err
-		}
-		for _, c := range m.LeaseChecks(id) {
-			if err := db.checkLeases(ctx, tx, store.KindDocument, c.RecordID, []string{p.Group}, c.Token); err != nil {
-				return err
-			}
-		}
-		if store.MoveChangesNothing(cur, m.Parent) {
-			res = store.Unchanged(cur)
-			return nil
-		}
-		if m.Parent != nil {
-			if err := db.checkMove(ctx, tx, id, *m.Parent); err != nil {
-				return err
-			}
-		}
-		rec, err := db.scanRecord(store.KindDocument, tx.QueryRowContext(ctx,
-			`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
-			 WHERE id = ? RETURNING `+db.selectList(store.KindDocument),
-			m.NewParent(), formatTime(tx.now), p.Actor.Name, id))
-		if err != nil {
-			return err
-		}
-		res = &store.UpdateResult{Record: rec, Version: rec.Version}
-		return db.logWrite(ctx, tx, rec, store.EventMoved, p.Actor, p.Keep, []string{p.Field}, nil, nil)
+		var err error
+		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx})
+		return err
 	})
 	if err != nil {
 		return nil, mapErr(what, err)
 	}
 	return res, nil
+}
+
+// moveSteps are a move's reads and writes inside its transaction (store.MoveSteps). The
+// transaction holds SQLite's one writer lock, so the tree needs no lock of its own.
+type moveSteps struct {
+	ctx context.Context
+	db  *DB
+	tx  *tx
+}
+
+func (s moveSteps) LockTree() error { return nil }
+
+func (s moveSteps) Find(id int64) (*store.Record, error) {
+	return s.db.findRecord(s.ctx, s.tx, store.KindDocument, id)
+}
+
+func (s moveSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+}
+
+func (s moveSteps) CheckMove(id, parent int64) error { return s.db.checkMove(s.ctx, s.tx, id, parent) }
+
+func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
+	rec, err := s.db.scanRecord(store.KindDocument, s.tx.QueryRowContext(s.ctx,
+		`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
+		 WHERE id = ? RETURNING `+s.db.selectList(store.KindDocument),
+		parent, formatTime(s.tx.now), p.Actor.Name, id))
+	if err != nil {
+		return nil, err
+	}
+	return rec, s.db.logWrite(s.ctx, s.tx, rec, store.EventMoved, p.Actor, p.Keep, []string{p.Field}, nil, nil)
 }
 
 // checkMove runs the cycle and depth checks of moving id under parent on the locked tree.

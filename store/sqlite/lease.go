@@ -70,8 +70,8 @@ func findGrant(ctx context.Context, q querier, token string) (*grant, error) {
 	return &g, err
 }
 
-// tokenState checks a presented token against the current lease of its scope and returns the
-// lease, or a *LeaseError (Lost) saying why it is no longer valid.
+// tokenState reads the current lease of a presented grant's scope and returns it, or the
+// *LeaseError (Lost) of store.LeaseLost saying why the grant is no longer valid at now.
 func tokenState(ctx context.Context, q querier, g *grant, now time.Time) (*leaseRow, error) {
 	cur, err := findLease(ctx, q, g.kind, g.id, g.group)
 	if err != nil {
@@ -80,18 +80,8 @@ func tokenState(ctx context.Context, q querier, g *grant, now time.Time) (*lease
 	if cur == nil {
 		return nil, store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is missing", g.kind, g.id, g.group)
 	}
-	lost := func(reason string) error {
-		l := cur.Lease
-		l.Fence = g.fence
-		return &store.LeaseError{Lease: l, Lost: true, Now: now, Reason: reason}
-	}
-	switch {
-	case cur.Fence != g.fence:
-		return nil, lost("taken over by " + cur.Holder)
-	case cur.Released:
-		return nil, lost("released")
-	case !now.Before(cur.ExpiresAt):
-		return nil, lost("expired")
+	if err := store.LeaseLost(cur.Lease, g.fence, now); err != nil {
+		return nil, err
 	}
 	return cur, nil
 }
@@ -273,17 +263,16 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 		if err != nil {
 			return err
 		}
-		out = &store.LeaseRelease{Lease: store.Lease{Kind: g.kind, RecordID: g.id, Group: g.group, Fence: g.fence}}
 		cur, err := tokenState(ctx, tx, g, now)
 		var le *store.LeaseError
 		if errors.As(err, &le) {
-			out.Ended = le.Reason // already ended or taken over: nothing to release
+			out = &store.LeaseRelease{Lease: le.Lease, Ended: le.Reason} // already ended or taken over: nothing to release
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		out.Lease = cur.Lease
+		out = &store.LeaseRelease{Lease: cur.Lease}
 		if _, err := tx.ExecContext(ctx, `UPDATE leases SET released = 1, expires_at = ? WHERE kind = ? AND record_id = ? AND grp = ? AND fence = ?`,
 			formatTime(now), string(cur.Kind), cur.RecordID, cur.Group, cur.Fence); err != nil {
 			return err

@@ -167,41 +167,65 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				return err
 			}
 		}
-		if p.ID != 0 {
-			if err := db.checkFreeID(ctx, tx, kind, p.ID); err != nil {
-				return err
-			}
-		}
-		if err := db.checkUnique(ctx, tx, kind, 0, p.SKU); err != nil {
-			return err
-		}
-		if p.Parent != 0 {
-			if err := db.checkLeases(ctx, tx, store.KindDocument, p.Parent, []string{db.reg.TreeGroup()}, p.ParentToken); err != nil {
-				return err
-			}
-			if err := db.checkNewChild(ctx, tx, p.Parent); err != nil {
-				return err
-			}
-		}
-		a := append(slices.Clone(args), int64(1), formatTime(tx.now), p.Actor.Name)
 		var err error
-		if rec, err = db.scanRecord(kind, tx.QueryRowContext(ctx, q, a...)); err != nil {
-			return err
-		}
-		if err := writeFolds(ctx, tx, kind, rec.ID, folds); err != nil {
+		if rec, err = db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx}, kind, q, args, folds}); err != nil {
 			return err
 		}
 		if p.Key != "" {
-			if err := db.completeUpdateKey(ctx, tx, p.Key, p.Hash, store.CreatedResult(rec), p.Actor); err != nil {
-				return err
-			}
+			return db.completeUpdateKey(ctx, tx, p.Key, p.Hash, store.CreatedResult(rec), p.Actor)
 		}
-		return db.logWrite(ctx, tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
+		return nil
 	})
 	if err != nil {
 		return nil, mapErr("create "+string(kind), err)
 	}
 	return rec, nil
+}
+
+// parentSteps are the checks of a new document's parent inside a write's transaction
+// (store.ParentSteps). The transaction holds SQLite's one writer lock, so the tree needs no
+// lock of its own.
+type parentSteps struct {
+	ctx context.Context
+	db  *DB
+	tx  *tx
+}
+
+func (s parentSteps) LockTree() error { return nil }
+
+func (s parentSteps) CheckNewChild(parent int64) error {
+	return s.db.checkNewChild(s.ctx, s.tx, parent)
+}
+
+func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+}
+
+// createSteps are a create's reads and writes inside its transaction (store.CreateSteps).
+type createSteps struct {
+	parentSteps
+	kind  store.Kind
+	q     string // the INSERT (insertStatement), made before the transaction
+	args  []any
+	folds map[string]string
+}
+
+func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx, s.tx, s.kind, id) }
+
+func (s createSteps) CheckUnique(sku string) error {
+	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, sku)
+}
+
+func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
+	a := append(slices.Clone(s.args), int64(1), formatTime(s.tx.now), p.Actor.Name)
+	rec, err := s.db.scanRecord(s.kind, s.tx.QueryRowContext(s.ctx, s.q, a...))
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFolds(s.ctx, s.tx, s.kind, rec.ID, s.folds); err != nil {
+		return nil, err
+	}
+	return rec, s.db.logWrite(s.ctx, s.tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
 }
 
 // checkFreeID refuses a create with an id a record of kind already has.

@@ -364,4 +364,21 @@ func testRestoreRecord(t *testing.T, open Opener) {
 			t.Fatalf("restore with the parent's lease: %v", err)
 		}
 	})
+	t.Run("ParentLeasedAndTooDeep", func(t *testing.T) {
+		// As for a create: a parent at the deepest level refuses the restore (EINVALID)
+		// whether or not it is leased, rather than ELEASE.
+		s := fresh(t, open)
+		chain := mustChain(t, s, store.MaxDepth-1, nil)
+		p := mustCreateDoc(t, s, "p", nil)
+		child := mustCreateDoc(t, s, "child", &p.ID)
+		mustDelete(t, s, actAlice, store.KindDocument, child.ID, store.Delete{ExpectVersion: 1})
+		if _, err := s.MoveDocument(actx(t, actAlice), p.ID, store.Move{Parent: &chain[len(chain)-1]}); err != nil {
+			t.Fatalf("move p to the deepest level: %v", err)
+		}
+		mustAcquire(t, s, actBob, store.KindDocument, p.ID, s.Registry().TreeGroup(), time.Minute)
+		_, err := s.RestoreRecord(actx(t, actAlice), store.KindDocument, child.ID, store.Restore{})
+		requireCode(t, err, store.EINVALID)
+		requireMessage(t, err, "9 levels deep (max 8)")
+		requireGone(t, s, store.KindDocument, child.ID)
+	})
 }

@@ -179,6 +179,31 @@ func testLeases(t *testing.T, open Opener) {
 			t.Errorf("fence after release = %d, want %d", b.Fence, l.Fence+1)
 		}
 	})
+	t.Run("TakeoverAfterRelease", func(t *testing.T) {
+		// alice released her lease and bob acquired the scope: her token meets bob's lease,
+		// and every store says so, for a save, an extend and a release alike.
+		s := fresh(t, open)
+		p := mustCreateProduct(t, s, "P")
+		old := mustAcquire(t, s, actAlice, store.KindProduct, p.ID, store.GroupEditor, time.Minute)
+		if _, err := s.ReleaseLease(t.Context(), old.Token); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		mustAcquire(t, s, actBob, store.KindProduct, p.ID, store.GroupEditor, time.Minute)
+		_, err := s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "alice"}, LeaseToken: old.Token})
+		requireCode(t, err, store.ELEASE)
+		if le := asLeaseError(t, err); !le.Lost || le.Reason != "taken over by bob" {
+			t.Errorf("save with the released token = %+v, want Lost, taken over by bob", le)
+		}
+		_, err = s.ExtendLease(t.Context(), old.Token, time.Minute)
+		requireCode(t, err, store.ELEASE)
+		if le := asLeaseError(t, err); !le.Lost || le.Reason != "taken over by bob" {
+			t.Errorf("extend of the released token = %+v, want Lost, taken over by bob", le)
+		}
+		rel, err := s.ReleaseLease(t.Context(), old.Token)
+		if err != nil || rel.Ended != "taken over by bob" || rel.Lease.Fence != old.Fence || rel.Lease.Token != "" {
+			t.Errorf("release of the released token = %+v, %v; want ended: taken over by bob, at fence %d, without a token", rel, err, old.Fence)
+		}
+	})
 	t.Run("GroupsIndependent", func(t *testing.T) {
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")

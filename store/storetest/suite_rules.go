@@ -317,6 +317,22 @@ func testLeaseBindsEveryWriter(t *testing.T, open Opener) {
 			t.Fatalf("create under an unleased document: %v", err)
 		}
 	})
+	t.Run("CreateUnderLeasedParentTooDeep", func(t *testing.T) {
+		// A parent at the deepest level refuses every child, leased or not: the store says
+		// so (EINVALID), rather than ELEASE, which would send the writer to wait for a
+		// lease whose end would not let the create through.
+		s := fresh(t, open)
+		chain := mustChain(t, s, store.MaxDepth, nil)
+		deepest := chain[len(chain)-1]
+		mustAcquire(t, s, actAlice, store.KindDocument, deepest, store.GroupEditor, time.Minute)
+		from := mustLastChangeID(t, s)
+		_, err := s.CreateRecord(actx(t, actBob), store.KindDocument, store.Values{"title": "too deep", "parent_id": deepest})
+		requireCode(t, err, store.EINVALID)
+		requireMessage(t, err, "9 levels deep (max 8)")
+		if cs := mustChanges(t, s, from); len(cs) != 0 {
+			t.Errorf("changes after a refused create = %+v, want none", cs)
+		}
+	})
 	t.Run("ErrForgedToken", func(t *testing.T) {
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "P")
