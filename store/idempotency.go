@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -197,8 +198,9 @@ func keyMismatchError(k *KeyRecord) error {
 		if k.Owner != "" {
 			when = " by " + k.Owner + when
 		}
+		when = " (" + strings.TrimPrefix(when, " ") + ")"
 	}
-	return Errorf(EINVALID, "idempotency key %s was already used%s for a different request; a key stands for one request, so this one needs a key of its own", k.Key, when)
+	return Errorf(EINVALID, "idempotency key %s was already used for a different request%s; a key stands for one request, so this one needs a key of its own", k.Key, when)
 }
 
 func keyBusyError(k *KeyRecord) error {

@@ -102,7 +102,7 @@ func TestKeyMismatch_SaysWhenAndWhatToDo(t *testing.T) {
 	k := &store.KeyRecord{Scope: store.ScopeAPI, Key: "k-9", Status: store.KeyCompleted, RequestHash: "h", Owner: "bob@2",
 		CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
 	_, err := store.DecideClaim(k, "other", "alice@1", at.Add(400*24*time.Hour))
-	want := "idempotency key k-9 was already used by bob@2 at 2026-03-01T10:00:00Z for a different request; " +
+	want := "idempotency key k-9 was already used for a different request (by bob@2 at 2026-03-01T10:00:00Z); " +
 		"a key stands for one request, so this one needs a key of its own"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
