@@ -67,6 +67,7 @@ func waitExit(t *testing.T, pid int) {
 // SIGTERM. The lease is released at once (tandem locks shows none, long before its TTL)
 // and her edit is in the draft, offered when she opens the record again.
 func TestE2E_SignalReleasesLease(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		for _, sig := range []string{"SIGHUP", "SIGTERM"} {
 			t.Run(b.name+"/"+sig, func(t *testing.T) {
@@ -119,6 +120,7 @@ func TestE2E_SignalReleasesLease(t *testing.T) {
 // his edits made in $EDITOR). His price collides with hers and opens the merge view (he
 // keeps his); her description, which he did not touch, stays hers in the store.
 func TestE2E_BringBackKeepsTheirWork(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		for _, way := range []string{"reload", "crash", "lease"} {
 			t.Run(b.name+"/"+way, func(t *testing.T) {
@@ -288,6 +290,7 @@ func (s *tmuxServer) waitForAny(name string, wants ...string) string {
 // word-level merge (w, enter), and the preview the merge view shows is, line for line, the
 // description the store holds after ctrl+s.
 func TestE2E_MergePreviewIsWhatIsSaved(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "demo.db")

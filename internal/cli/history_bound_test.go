@@ -284,6 +284,7 @@ func insertHistoryPostgres(t *testing.T, dsn string, id int64, rows []store.Hist
 // versions, in a real terminal: it opens at v10001, end goes to v1 (loading every page on
 // the way), and the process's peak resident memory stays under historyRSSBound.
 func TestE2E_HistoryScreenBounded(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := newSQLiteStore(t)
