@@ -74,9 +74,9 @@ func TestHistory_BoundedMemory(t *testing.T) {
 			}
 
 			// Every field of every version is some 600 MB of JSON and half a minute of a
-			// core: the long tests stream all of it; a plain run the newest 3,000 (170 MB of
+			// core: the long tests stream all of it; a plain run the newest 2,000 (114 MB of
 			// snapshots, over the bound if they were held), through the same pages.
-			args, want := append(ref, "--all", "--json", "--since", fmt.Sprint(versions-3000)), 3000
+			args, want := append(ref, "--all", "--json", "--since", fmt.Sprint(versions-2000)), 2000
 			if longTests() {
 				args, want = append(ref, "--all", "--json"), versions
 			}
