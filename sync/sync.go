@@ -107,16 +107,15 @@ func (r *Report) InSync() bool {
 // stopped anywhere (a crash, a lost connection) loses nothing, and the next sync continues:
 // a re-sent push is harmless (deltas and creates carry keys, other saves a version check).
 // An error means the source could not be read or written at all; what was done until then
-// stays done. A source whose change log ends before the copy's position (restored from an
-// older backup) is refused (EINVALID) before anything moves.
+// stays done. Another store than the copy's source, and a source that went back in time (a
+// *RewoundError), are refused (EINVALID) before anything moves.
 func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
 	st, err := wc.CopyState(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if id := src.StoreID(); id != st.SourceID {
-		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
-			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
+	if err := sameSource(src, st); err != nil {
+		return nil, err
 	}
 	if err := checkPosition(ctx, src, wc, st); err != nil {
 		return nil, err
@@ -211,6 +210,15 @@ func behind(ctx context.Context, wc store.WorkingCopy, err error) error {
 	return refusal{rw}
 }
 
+// sameSource refuses (EINVALID) a source that is not the store the copy was cloned from.
+func sameSource(src store.Store, st *store.CopyState) error {
+	if id := src.StoreID(); id != st.SourceID {
+		return refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
+			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
+	}
+	return nil
+}
+
 // RewoundError is the refusal of a source that no longer has the change the copy read
 // last, as the copy read it: it was put back from an older backup. Nothing was pulled or
 // pushed. Its code is EINVALID.
@@ -283,9 +291,8 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	if err != nil {
 		return nil, err
 	}
-	if id := src.StoreID(); id != st.SourceID {
-		return nil, refusal{store.Errorf(store.EINVALID, "the source is not the store this copy was cloned from (store id %s, "+
-			"the copy's source is %s); nothing was pulled or pushed", id, st.SourceID)}
+	if err := sameSource(src, st); err != nil {
+		return nil, err
 	}
 	var rw *RewoundError
 	switch err := checkPosition(ctx, src, wc, st); {
