@@ -210,3 +210,38 @@ func TestBringBack_MergeCancelled(t *testing.T) {
 	alice.key("ctrl+r")
 	mustBroughtBack(t, s, alice)
 }
+
+// TestBringBack_RelativeStockInMergePreview: alice's edits hold a relative stock change (+3)
+// and a price; bob set the stock absolutely (7) and the price. Bringing her edits back opens
+// the merge view on the price; its stock row says what ctrl+s writes (her +3 on his 7), not
+// "unchanged", and the store then holds 10.
+func TestBringBack_RelativeStockInMergePreview(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	focusField(t, alice, "stock")
+	for range 3 {
+		alice.key("+")
+	}
+	alice.waitFor("stock +3")
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 1,
+		Set: store.Values{"price": int64(1200), "stock": int64(7)}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("1")
+	alice.waitFor("0 of 1 conflict left")
+	scr := alice.screen()
+	if got := rowValue(t, scr, "stock"); got != "10" {
+		t.Errorf("the merge view says stock will be written as %q, want 10 (7 + 3)\n%s", got, scr)
+	}
+	alice.key("ctrl+s")
+	alice.waitFor("saved v")
+	if got := mustRecord(t, s, 1).Fields["stock"]; got != int64(10) {
+		t.Errorf("stock = %v, want 10 (bob's 7, alice's +3)", got)
+	}
+}
