@@ -245,3 +245,27 @@ func TestBringBack_RelativeStockInMergePreview(t *testing.T) {
 		t.Errorf("stock = %v, want 10 (bob's 7, alice's +3)", got)
 	}
 }
+
+// TestBringBack_SavedMergeIsNotKept: once the merge view a bringing back opened is saved,
+// the edits are in the store: ctrl+r has nothing left to bring back, instead of opening the
+// merge again on her own save (where picking mine would undo the theirs she just chose).
+func TestBringBack_SavedMergeIsNotKept(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("2")
+	alice.waitFor("0 of 1 conflict left")
+	alice.key("ctrl+s")
+	alice.waitFor("saved v")
+	alice.key("ctrl+r")
+	alice.waitFor("no kept draft to bring back")
+	if got := mustRecord(t, s, 1).Fields["price"]; got != int64(1200) {
+		t.Errorf("price = %v, want bob's 1200 (picked in the merge view)", got)
+	}
+}

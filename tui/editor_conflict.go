@@ -116,6 +116,9 @@ func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 		return nil
 	}
 	cs := e.conflict.cs
+	if cs.broughtBack {
+		e.kept = nil // the edits are in the form now: ctrl+r would bring them back twice
+	}
 	e.rebase(cs.ce.Current, msg.values, cs.deltas)
 	e.mode = modeEdit
 	e.autoSaves = 0
