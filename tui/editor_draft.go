@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -90,7 +91,18 @@ func (e *editorModel) restoreKept() tea.Cmd {
 // for a program that is ending without the quit key. It returns the first failure.
 func (e *editorModel) shutdown() error {
 	var err error
-	if !e.discarded && len(e.fields) > 0 && e.dirty() {
+	switch {
+	case e.discarded || len(e.fields) == 0:
+	case e.extBack != nil:
+		// $EDITOR gave its text back as the program ended: the draft is the form as it
+		// was handed out with that text in its field, made on the version it was made on.
+		d := e.extBack.start
+		d.Values = maps.Clone(d.Values)
+		if f := e.extBack.field; f < len(e.fields) {
+			d.Values[e.fields[f].f.Name] = e.extBack.value
+		}
+		err = e.c.drafts.Save(d, e.c.drafts.ticket())
+	case e.dirty():
 		err = e.c.drafts.Save(e.currentDraft(), e.c.drafts.ticket())
 	}
 	if e.held != nil {
