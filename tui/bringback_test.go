@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,76 @@ func TestBringBack_SavedMergeIsNotKept(t *testing.T) {
 	alice.waitFor("no kept draft to bring back")
 	if got := mustRecord(t, s, 1).Fields["price"]; got != int64(1200) {
 		t.Errorf("price = %v, want bob's 1200 (picked in the merge view)", got)
+	}
+}
+
+// reloadAndTypeCategories is alice's conflict with bob's price (aliceEdits), reloaded with r,
+// then "typed after" put into the categories of the reloaded form, which writes the draft.
+func reloadAndTypeCategories(t *testing.T, s store.Store, alice *driver) {
+	t.Helper()
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("esc")
+	alice.waitFor("product 1 · v2")
+	focusField(t, alice, "categories")
+	alice.typeText("typedafter")
+	alice.key("tab")
+	alice.settle()
+}
+
+// TestBringBack_KeptSurvivesTyping: after a reload, alice types in the reloaded form; the
+// draft on disk still holds the edits the reload kept, so a TUI that ends now (a crash, a
+// signal) offers both her kept edits and what she typed since.
+func TestBringBack_KeptSurvivesTyping(t *testing.T) {
+	dir := t.TempDir()
+	s, alice, _ := conflictSetup(t, func(o *Options) { o.DraftDir = dir })
+	reloadAndTypeCategories(t, s, alice)
+	d2 := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
+	openProduct(t, d2, 1, "enter")
+	d2.waitFor("Unsaved edits from")
+	d2.key("y")
+	mustBroughtBack(t, s, d2)
+	if got := mustRecord(t, s, 1).Fields["categories"]; !slices.Equal(got.([]string), []string{"typedafter"}) {
+		t.Errorf("categories = %v, want what alice typed after the reload", got)
+	}
+}
+
+// TestBringBack_KeptSurvivesSave: after a reload, alice saves what she typed in the reloaded
+// form without bringing her kept edits back; the draft then still holds them.
+func TestBringBack_KeptSurvivesSave(t *testing.T) {
+	dir := t.TempDir()
+	s, alice, _ := conflictSetup(t, func(o *Options) { o.DraftDir = dir })
+	reloadAndTypeCategories(t, s, alice)
+	alice.key("ctrl+s")
+	alice.waitFor("saved v3")
+	d2 := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
+	openProduct(t, d2, 1, "enter")
+	d2.waitFor("Unsaved edits from")
+	d2.key("y")
+	mustBroughtBack(t, s, d2)
+}
+
+// TestBringBack_DialogReloadKeepsTyping: what alice typed after a reload stays in the form
+// when bringing her edits back collides and she answers the dialog with r (as with esc).
+func TestBringBack_DialogReloadKeepsTyping(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	reloadAndTypeCategories(t, s, alice)
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("esc")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("your edits were not brought back: ctrl+r brings them back")
+	if got := alice.screen(); !strings.Contains(got, "categories     typedafter") {
+		t.Fatalf("what alice typed after the reload is gone from the form:\n%s", got)
+	}
+	alice.key("ctrl+r")
+	mustBroughtBack(t, s, alice)
+	if got := mustRecord(t, s, 1).Fields["categories"]; !slices.Equal(got.([]string), []string{"typedafter"}) {
+		t.Errorf("categories = %v, want what alice typed after the reload", got)
 	}
 }

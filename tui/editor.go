@@ -912,7 +912,7 @@ func (e *editorModel) save() tea.Cmd {
 			e.status.info("nothing to save")
 		}
 		e.mergedNote = ""
-		return e.deleteDraftCmd()
+		return e.savedDraftCmd()
 	}
 	// One key per save attempt, time-ordered (UUIDv7): a store's key index then grows at
 	// its end instead of at a random page per save (BENCHMARKS.md measures the difference).
@@ -1001,7 +1001,7 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 			// The draft of a new record was kept under id 0.
 			e.id = 0
 		}
-		cmd := e.deleteDraftCmd()
+		cmd := e.savedDraftCmd()
 		e.id, e.rec = rec.ID, rec
 		typed := e.typedSince(e.sent)
 		e.fill(rec)

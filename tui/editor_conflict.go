@@ -55,6 +55,11 @@ func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cm
 
 func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 	cs := e.conflict.cs
+	if cs.broughtBack && msg.choice == choiceReload {
+		// The form already is their version (with what was typed since): reloading it
+		// would drop that typing. The edits stay kept for ctrl+r, as esc leaves them.
+		msg.choice = choiceBack
+	}
 	switch msg.choice {
 	case choiceBack:
 		e.mode = modeEdit
