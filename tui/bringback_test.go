@@ -341,3 +341,41 @@ func TestBringBack_DialogReloadKeepsTyping(t *testing.T) {
 		t.Errorf("categories = %v, want what alice typed after the reload", got)
 	}
 }
+
+// TestBringBack_KeptSurvivesSecondReload: after a reload, alice's save of what she typed
+// collides with another of bob's saves and she reloads again: ctrl+r then brings back both
+// her first edits and what she typed after the first reload.
+func TestBringBack_KeptSurvivesSecondReload(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("esc")
+	alice.waitFor("product 1 · v2")
+	focusField(t, alice, "sku")
+	alice.typeText("-A")
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 2,
+		Set: store.Values{"sku": "SKU-1B", "stock": int64(5)}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v3")
+	alice.key("ctrl+r")
+	alice.waitFor("2 of 2 conflicts left")
+	alice.key("1")
+	alice.waitFor("1 of 2 conflicts left")
+	alice.key("1")
+	alice.waitFor("0 of 2 conflicts left")
+	alice.key("ctrl+s")
+	alice.waitFor("saved v4")
+	r := mustRecord(t, s, 1)
+	if r.Fields["name"] != "Product 1 by alice" || r.Fields["price"] != int64(1100) || r.Fields["sku"] != "SKU-1-A" ||
+		r.Fields["stock"] != int64(5) {
+		t.Errorf("after the second reload and ctrl+r: %v; want alice's name, price and sku (picked), bob's stock", r.Fields)
+	}
+}

@@ -23,7 +23,7 @@ import (
 // the bound of every merge-and-save-again loop; resave.Decide makes each round's choice.
 func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
 	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
-	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
+	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.draftToKeep()}
 	if u.Relative() && e.autoSaves < resave.MaxRounds && e.c.opts.OnConflict != OnConflictReload {
 		// Relative changes are operations: re-applying them on the fresh record is always
 		// right (seed 001), so they are retried without asking, a bounded number of times.
