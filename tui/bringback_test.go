@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,4 +210,172 @@ func TestBringBack_MergeCancelled(t *testing.T) {
 	alice.waitFor("ctrl+r brings them back")
 	alice.key("ctrl+r")
 	mustBroughtBack(t, s, alice)
+}
+
+// TestBringBack_RelativeStockInMergePreview: alice's edits hold a relative stock change (+3)
+// and a price; bob set the stock absolutely (7) and the price. Bringing her edits back opens
+// the merge view on the price; its stock row says what ctrl+s writes (her +3 on his 7), not
+// "unchanged", and the store then holds 10.
+func TestBringBack_RelativeStockInMergePreview(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	focusField(t, alice, "stock")
+	for range 3 {
+		alice.key("+")
+	}
+	alice.waitFor("stock +3")
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 1,
+		Set: store.Values{"price": int64(1200), "stock": int64(7)}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("1")
+	alice.waitFor("0 of 1 conflict left")
+	scr := alice.screen()
+	if got := rowValue(t, scr, "stock"); got != "10" {
+		t.Errorf("the merge view says stock will be written as %q, want 10 (7 + 3)\n%s", got, scr)
+	}
+	alice.key("ctrl+s")
+	alice.waitFor("saved v")
+	if got := mustRecord(t, s, 1).Fields["stock"]; got != int64(10) {
+		t.Errorf("stock = %v, want 10 (bob's 7, alice's +3)", got)
+	}
+}
+
+// TestBringBack_SavedMergeIsNotKept: once the merge view a bringing back opened is saved,
+// the edits are in the store: ctrl+r has nothing left to bring back, instead of opening the
+// merge again on her own save (where picking mine would undo the theirs she just chose).
+func TestBringBack_SavedMergeIsNotKept(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("2")
+	alice.waitFor("0 of 1 conflict left")
+	alice.key("ctrl+s")
+	alice.waitFor("saved v")
+	alice.key("ctrl+r")
+	alice.waitFor("no kept draft to bring back")
+	if got := mustRecord(t, s, 1).Fields["price"]; got != int64(1200) {
+		t.Errorf("price = %v, want bob's 1200 (picked in the merge view)", got)
+	}
+}
+
+// reloadAndTypeCategories is alice's conflict with bob's price (aliceEdits), reloaded with r,
+// then "typed after" put into the categories of the reloaded form, which writes the draft.
+func reloadAndTypeCategories(t *testing.T, s store.Store, alice *driver) {
+	t.Helper()
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("esc")
+	alice.waitFor("product 1 · v2")
+	focusField(t, alice, "categories")
+	alice.typeText("typedafter")
+	alice.key("tab")
+	alice.settle()
+}
+
+// TestBringBack_KeptSurvivesTyping: after a reload, alice types in the reloaded form; the
+// draft on disk still holds the edits the reload kept, so a TUI that ends now (a crash, a
+// signal) offers both her kept edits and what she typed since.
+func TestBringBack_KeptSurvivesTyping(t *testing.T) {
+	dir := t.TempDir()
+	s, alice, _ := conflictSetup(t, func(o *Options) { o.DraftDir = dir })
+	reloadAndTypeCategories(t, s, alice)
+	d2 := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
+	openProduct(t, d2, 1, "enter")
+	d2.waitFor("Unsaved edits from")
+	d2.key("y")
+	mustBroughtBack(t, s, d2)
+	if got := mustRecord(t, s, 1).Fields["categories"]; !slices.Equal(got.([]string), []string{"typedafter"}) {
+		t.Errorf("categories = %v, want what alice typed after the reload", got)
+	}
+}
+
+// TestBringBack_KeptSurvivesSave: after a reload, alice saves what she typed in the reloaded
+// form without bringing her kept edits back; the draft then still holds them.
+func TestBringBack_KeptSurvivesSave(t *testing.T) {
+	dir := t.TempDir()
+	s, alice, _ := conflictSetup(t, func(o *Options) { o.DraftDir = dir })
+	reloadAndTypeCategories(t, s, alice)
+	alice.key("ctrl+s")
+	alice.waitFor("saved v3")
+	d2 := newDriver(t, s, "alice", func(o *Options) { o.DraftDir = dir })
+	openProduct(t, d2, 1, "enter")
+	d2.waitFor("Unsaved edits from")
+	d2.key("y")
+	mustBroughtBack(t, s, d2)
+}
+
+// TestBringBack_DialogReloadKeepsTyping: what alice typed after a reload stays in the form
+// when bringing her edits back collides and she answers the dialog with r (as with esc).
+func TestBringBack_DialogReloadKeepsTyping(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	reloadAndTypeCategories(t, s, alice)
+	alice.key("ctrl+r")
+	alice.waitFor("1 of 1 conflict left")
+	alice.key("esc")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("your edits were not brought back: ctrl+r brings them back")
+	if got := alice.screen(); !strings.Contains(got, "categories     typedafter") {
+		t.Fatalf("what alice typed after the reload is gone from the form:\n%s", got)
+	}
+	alice.key("ctrl+r")
+	mustBroughtBack(t, s, alice)
+	if got := mustRecord(t, s, 1).Fields["categories"]; !slices.Equal(got.([]string), []string{"typedafter"}) {
+		t.Errorf("categories = %v, want what alice typed after the reload", got)
+	}
+}
+
+// TestBringBack_KeptSurvivesSecondReload: after a reload, alice's save of what she typed
+// collides with another of bob's saves and she reloads again: ctrl+r then brings back both
+// her first edits and what she typed after the first reload.
+func TestBringBack_KeptSurvivesSecondReload(t *testing.T) {
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	alice.key("esc")
+	alice.waitFor("product 1 · v2")
+	focusField(t, alice, "sku")
+	alice.typeText("-A")
+	if _, err := s.UpdateRecord(actorCtx("bob"), store.KindProduct, 1, store.Update{BaseVersion: 2,
+		Set: store.Values{"sku": "SKU-1B", "stock": int64(5)}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v3")
+	alice.key("ctrl+r")
+	alice.waitFor("2 of 2 conflicts left")
+	alice.key("1")
+	alice.waitFor("1 of 2 conflicts left")
+	alice.key("1")
+	alice.waitFor("0 of 2 conflicts left")
+	alice.key("ctrl+s")
+	alice.waitFor("saved v4")
+	r := mustRecord(t, s, 1)
+	if r.Fields["name"] != "Product 1 by alice" || r.Fields["price"] != int64(1100) || r.Fields["sku"] != "SKU-1-A" ||
+		r.Fields["stock"] != int64(5) {
+		t.Errorf("after the second reload and ctrl+r: %v; want alice's name, price and sku (picked), bob's stock", r.Fields)
+	}
 }

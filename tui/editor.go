@@ -75,6 +75,11 @@ type editorModel struct {
 	kept       *draft // after a reload: my version, to bring back with ctrl+r
 	theirLines []string
 
+	// extBack is the text $EDITOR gave back, from when it exits until Update takes it: a
+	// program ended (SIGTERM, SIGHUP) while the editor ran never takes it, and shutdown
+	// keeps it in the draft instead.
+	extBack *extEditedMsg
+
 	conflict *conflictModel
 	merge    *mergeModel
 	picker   *movePicker
@@ -406,6 +411,7 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		if msg.ed != e {
 			return nil
 		}
+		e.extBack = nil
 		// The editor had the terminal: paint the whole screen anew rather than only what
 		// changed since the frame before it (a CI run under load once kept a blank pane).
 		if msg.err != nil {
@@ -833,6 +839,8 @@ func (e *editorModel) externalEdit() tea.Cmd {
 	start := e.currentDraft()
 	argv := strings.Fields(e.c.opts.Editor)
 	cmd := exec.Command(argv[0], append(argv[1:], name)...)
+	// The callback runs on the program's loop once the editor exits, before the program
+	// can end: what it read waits in extBack for Update, or else for shutdown.
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		defer os.Remove(name)
 		if err != nil {
@@ -846,7 +854,9 @@ func (e *editorModel) externalEdit() tea.Cmd {
 		if !isBody {
 			v = strings.TrimRight(v, "\r\n")
 		}
-		return extEditedMsg{ed: e, field: idx, value: v, start: start}
+		msg := extEditedMsg{ed: e, field: idx, value: v, start: start}
+		e.extBack = &msg
+		return msg
 	})
 }
 
@@ -902,7 +912,7 @@ func (e *editorModel) save() tea.Cmd {
 			e.status.info("nothing to save")
 		}
 		e.mergedNote = ""
-		return e.deleteDraftCmd()
+		return e.savedDraftCmd()
 	}
 	// One key per save attempt, time-ordered (UUIDv7): a store's key index then grows at
 	// its end instead of at a random page per save (BENCHMARKS.md measures the difference).
@@ -991,7 +1001,7 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 			// The draft of a new record was kept under id 0.
 			e.id = 0
 		}
-		cmd := e.deleteDraftCmd()
+		cmd := e.savedDraftCmd()
 		e.id, e.rec = rec.ID, rec
 		typed := e.typedSince(e.sent)
 		e.fill(rec)

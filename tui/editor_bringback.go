@@ -43,8 +43,11 @@ func (e *editorModel) bringBack(d *draft, what string) tea.Cmd {
 			continue
 		}
 		if dl := d.Deltas[name]; dl != 0 && mt == bt {
-			// A relative change stays one: it goes on top of the current value.
+			// A relative change stays one: it goes on top of the current value. The merge
+			// sees it as mine changing the value now, which is what a save writes.
 			deltas[name] += dl
+			n, _ := theirs[name].(int64)
+			mine[name] = n + dl
 			changed = append(changed, fi.f.Label)
 			continue
 		}
@@ -115,9 +118,12 @@ func (e *editorModel) putEdits(vals store.Values, deltas map[string]int64, raw m
 // were made on, mine the edits, theirs the form now. Saving the merge saves the record; esc
 // leads to the conflict dialog, whose r keeps the edits as a draft again.
 func (e *editorModel) bringBackMerge(d *draft, rm *merge.RecordResult, base, mine store.Values, deltas map[string]int64) tea.Cmd {
-	u := store.Update{BaseVersion: d.BaseVersion, Set: store.Values{}}
+	u := store.Update{BaseVersion: d.BaseVersion, Set: store.Values{}, Add: map[string]int64{}}
 	for _, name := range slices.Sorted(maps.Keys(mine)) {
-		if !store.Equal(mine[name], base[name]) {
+		switch {
+		case d.Deltas[name] != 0 && d.Values[name] == d.Base[name]:
+			u.Add[name] = d.Deltas[name] // a relative change stays one
+		case !store.Equal(mine[name], base[name]):
 			u.Set[name] = mine[name]
 		}
 	}

@@ -23,7 +23,7 @@ import (
 // the bound of every merge-and-save-again loop; resave.Decide makes each round's choice.
 func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
 	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
-	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.currentDraft()}
+	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.draftToKeep()}
 	if u.Relative() && e.autoSaves < resave.MaxRounds && e.c.opts.OnConflict != OnConflictReload {
 		// Relative changes are operations: re-applying them on the fresh record is always
 		// right (seed 001), so they are retried without asking, a bounded number of times.
@@ -55,6 +55,11 @@ func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cm
 
 func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 	cs := e.conflict.cs
+	if cs.broughtBack && msg.choice == choiceReload {
+		// The form already is their version (with what was typed since): reloading it
+		// would drop that typing. The edits stay kept for ctrl+r, as esc leaves them.
+		msg.choice = choiceBack
+	}
 	switch msg.choice {
 	case choiceBack:
 		e.mode = modeEdit
@@ -116,6 +121,9 @@ func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 		return nil
 	}
 	cs := e.conflict.cs
+	if cs.broughtBack {
+		e.kept = nil // the edits are in the form now: ctrl+r would bring them back twice
+	}
 	e.rebase(cs.ce.Current, msg.values, cs.deltas)
 	e.mode = modeEdit
 	e.autoSaves = 0

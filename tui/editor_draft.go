@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,7 +18,52 @@ func (e *editorModel) writeDraftCmd() tea.Cmd {
 	if e.readOnly != "" || len(e.fields) == 0 || e.discarded {
 		return nil
 	}
-	return e.saveDraftCmd(e.currentDraft())
+	return e.saveDraftCmd(e.draftToKeep())
+}
+
+// draftToKeep is what the draft file holds: the form's edits and, until ctrl+r brings them
+// back, the edits a reload kept, so that typing in the reloaded form, a save of it or a
+// program that ends loses neither.
+func (e *editorModel) draftToKeep() draft {
+	d := e.currentDraft()
+	if e.kept == nil {
+		return d
+	}
+	return withKept(*e.kept, d)
+}
+
+// withKept is the kept draft k with the edits of the form's draft d on top: a field the form
+// changed holds the form's text on the form's base (or, relative on both, the sum of both
+// changes); every other field holds what k holds. Bringing it back applies both.
+func withKept(k, d draft) draft {
+	out := k
+	out.Saved = d.Saved
+	out.Values, out.Base, out.Deltas = maps.Clone(k.Values), maps.Clone(k.Base), maps.Clone(k.Deltas)
+	if out.Values == nil {
+		out.Values = map[string]string{}
+	}
+	if out.Base == nil {
+		out.Base = map[string]string{}
+	}
+	if out.Deltas == nil {
+		out.Deltas = map[string]int64{}
+	}
+	for name, v := range d.Values {
+		dl, b := d.Deltas[name], d.Base[name]
+		kRelative := k.Values[name] == k.Base[name]
+		switch {
+		case dl != 0 && kRelative && k.Base != nil:
+			out.Deltas[name] += dl
+		case dl != 0 || v != b:
+			out.Values[name], out.Base[name] = v, b
+			if dl != 0 {
+				out.Deltas[name] = dl
+			} else {
+				delete(out.Deltas, name)
+			}
+		}
+	}
+	return out
 }
 
 // saveDraftCmd writes d. Its ticket is taken now, so a discard decided later wins even if
@@ -29,6 +75,15 @@ func (e *editorModel) saveDraftCmd(d draft) tea.Cmd {
 	return func() tea.Msg {
 		return draftErrMsg{ed: e, err: ds.Save(d, t)}
 	}
+}
+
+// savedDraftCmd is what a save that leaves nothing unsaved in the form does to the draft:
+// it deletes it, unless edits a reload kept still wait for ctrl+r; then it holds those.
+func (e *editorModel) savedDraftCmd() tea.Cmd {
+	if e.kept != nil && !e.discarded {
+		return e.saveDraftCmd(*e.kept)
+	}
+	return e.deleteDraftCmd()
 }
 
 func (e *editorModel) deleteDraftCmd() tea.Cmd {
@@ -90,8 +145,19 @@ func (e *editorModel) restoreKept() tea.Cmd {
 // for a program that is ending without the quit key. It returns the first failure.
 func (e *editorModel) shutdown() error {
 	var err error
-	if !e.discarded && len(e.fields) > 0 && e.dirty() {
-		err = e.c.drafts.Save(e.currentDraft(), e.c.drafts.ticket())
+	switch {
+	case e.discarded || len(e.fields) == 0:
+	case e.extBack != nil:
+		// $EDITOR gave its text back as the program ended: the draft is the form as it
+		// was handed out with that text in its field, made on the version it was made on.
+		d := e.extBack.start
+		d.Values = maps.Clone(d.Values)
+		if f := e.extBack.field; f < len(e.fields) {
+			d.Values[e.fields[f].f.Name] = e.extBack.value
+		}
+		err = e.c.drafts.Save(d, e.c.drafts.ticket())
+	case e.dirty():
+		err = e.c.drafts.Save(e.draftToKeep(), e.c.drafts.ticket())
 	}
 	if e.held != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.c.ctx), 5*time.Second)

@@ -367,3 +367,65 @@ func TestE2E_MergePreviewIsWhatIsSaved(t *testing.T) {
 		}
 	}
 }
+
+// waitUntil polls cond until it holds, failing after 15 s with what it waited for.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting after 15 s for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestE2E_SignalWhileExternalEditorRuns: alice holds the lease on product 1 and edits its
+// name in $EDITOR; her TUI gets SIGTERM while the editor runs. The lease is released at once;
+// the editor, still open, is saved and closed afterwards: its text goes to her draft (not
+// only what she had typed before), offered when she opens the record again.
+func TestE2E_SignalWhileExternalEditorRuns(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			tm := newTmuxServer(t)
+			dir := t.TempDir()
+			dsn := b.seeded(t)
+			started, goOn := filepath.Join(dir, "started"), filepath.Join(dir, "go")
+			editor := filepath.Join(dir, "editor.sh")
+			script := fmt.Sprintf("#!/bin/sh\ntouch %s\nwhile [ ! -e %s ]; do sleep 0.05; done\nprintf 'Named in the editor\\n' > \"$1\"\n", started, goOn)
+			if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tm.start("keep", "sleep 600")
+			tm.start("alice", editsTUI(dir, dsn, "alice", "EDITOR="+editor))
+			tm.waitFor("alice", "[ products ]", "1 of ")
+			tm.keys("alice", "e")
+			tm.waitFor("alice", "product 1 · v1", "lease: you, ")
+			tm.keys("alice", "Tab")
+			tm.waitFor("alice", "▸ name")
+			tm.keys("alice", "C-e")
+			waitUntil(t, "the editor to start", func() bool { _, err := os.Stat(started); return err == nil })
+			pid := tm.pid("alice")
+			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, "the lease to be released", func() bool { return len(liveLocks(t, dsn)) == 0 })
+			if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			waitExit(t, pid)
+			drafts, _ := filepath.Glob(filepath.Join(dir, "cache-alice", "tandem", "drafts", "stores", "*", "alice", "product-1.json"))
+			if len(drafts) != 1 {
+				t.Fatalf("drafts %v, want product 1's", drafts)
+			}
+			data, err := os.ReadFile(drafts[0])
+			if err != nil || !strings.Contains(string(data), "Named in the editor") {
+				t.Fatalf("draft %s (%v) does not hold the text from the editor", data, err)
+			}
+			tm.start("again", editsTUI(dir, dsn, "alice"))
+			tm.waitFor("again", "[ products ]", "1 of ")
+			tm.keys("again", "Enter")
+			tm.waitFor("again", "Unsaved edits from")
+		})
+	}
+}
