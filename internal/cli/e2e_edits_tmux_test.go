@@ -385,6 +385,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // the editor, still open, is saved and closed afterwards: its text goes to her draft (not
 // only what she had typed before), offered when she opens the record again.
 func TestE2E_SignalWhileExternalEditorRuns(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			tm := newTmuxServer(t)
