@@ -41,6 +41,7 @@ type editorModel struct {
 	kind      store.Kind
 	id        int64 // 0 until a new record is created
 	wantLease bool  // lease mode: take the lease on open (or, with leaseOnEdit, at the first edit)
+	left      bool  // the editor was left: a lease that arrives now is given back
 	// leaseOnEdit: take the lease at the first edit (Options.LeaseOnEdit); cleared once asked.
 	leaseOnEdit bool
 	edited      bool // something in the form changed since the record was opened
@@ -504,6 +505,9 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 // nothing unsaved leaves no draft behind (one left from earlier typing would otherwise be
 // offered later against a record others changed since), except the version a reload kept.
 func (e *editorModel) leaveCmd() tea.Cmd {
+	// Until the root takes the editor down, messages still reach it: a record loaded again
+	// must not take the lease anew, and one already on its way is given back on arrival.
+	e.wantLease, e.leaseOnEdit, e.left = false, false, true
 	var cmds []tea.Cmd
 	switch {
 	case e.discarded, e.readOnly != "", len(e.fields) == 0:

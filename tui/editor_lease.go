@@ -50,6 +50,12 @@ func (e *editorModel) acquireCmd() tea.Cmd {
 
 func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 	e.acquiring = false
+	if e.left {
+		if msg.held != nil {
+			return releaseCmd(e.c, msg.held, nil)
+		}
+		return nil
+	}
 	var again tea.Cmd
 	if e.recheck {
 		e.recheck = false
