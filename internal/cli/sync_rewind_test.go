@@ -32,6 +32,22 @@ type rewinder struct {
 	restore func(t *testing.T)
 }
 
+// rewinderFor gives the rewinder of b's store at dsn.
+func rewinderFor(t *testing.T, b backend, dsn string) rewinder {
+	t.Helper()
+	if b.name == "sqlite" {
+		return sqliteRewinder(dsn)
+	}
+	return postgresRewinder(t, dsn)
+}
+
+// setNameAt sets product id's name as who, version-checked on the version it has now.
+func setNameAt(t *testing.T, dsn, who string, id int64, name string) {
+	t.Helper()
+	v := mustGet(t, dsn, "product", id).Version
+	mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
+}
+
 func sqliteRewinder(path string) rewinder {
 	bak := path + ".bak"
 	files := []string{"", "-wal"}
@@ -145,39 +161,29 @@ func TestSync_SourceWentBack(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.seeded(t)
-			var rw rewinder
-			if b.name == "sqlite" {
-				rw = sqliteRewinder(src)
-			} else {
-				rw = postgresRewinder(t, src)
-			}
+			rw := rewinderFor(t, b, src)
 			dir := t.TempDir()
 			cp := filepath.Join(dir, "copy.db")
 			mustTandem(t, src, "clone", src, cp)
 			rw.backup(t)
 
 			// Written on the source after the backup, and synced into the copy.
-			set := func(dsn string, who string, id int64, name string) {
-				t.Helper()
-				v := mustGet(t, dsn, "product", id).Version
-				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
-			}
-			set(src, "carol", 1, "lost one")
-			set(src, "carol", 2, "lost two")
+			setNameAt(t, src, "carol", 1, "lost one")
+			setNameAt(t, src, "carol", 2, "lost two")
 			mustTandem(t, src, "--user", "carol", "adjust", "product", "3", "stock", "5")
 			lost := mustCreate(t, src, "product", "sku=LOST-1", "name=lost with the backup")
 			mustTandem(t, cp, "sync")
-			set(cp, "alice", 6, "alice offline")
+			setNameAt(t, cp, "alice", 6, "alice offline")
 
 			// The restore, and new writes on the restored source.
 			// More writes than were lost: the source's log reaches past the copy's
 			// position again, with other changes under the ids the copy read.
 			rw.restore(t)
-			set(src, "bob", 4, "bob's draft")
-			set(src, "bob", 4, "bob after the restore")
-			set(src, "bob", 5, "bob's draft")
-			set(src, "bob", 5, "bob's second draft")
-			set(src, "bob", 5, "bob five")
+			setNameAt(t, src, "bob", 4, "bob's draft")
+			setNameAt(t, src, "bob", 4, "bob after the restore")
+			setNameAt(t, src, "bob", 5, "bob's draft")
+			setNameAt(t, src, "bob", 5, "bob's second draft")
+			setNameAt(t, src, "bob", 5, "bob five")
 			stock3 := mustGet(t, src, "product", 3).Fields["stock"]
 			before, beforeState := copyState(t, cp)
 
@@ -254,7 +260,7 @@ func TestSync_SourceWentBack(t *testing.T) {
 				t.Errorf("the lost product is not on the source again")
 			}
 			// The copy follows the source again.
-			set(src, "bob", 4, "bob again")
+			setNameAt(t, src, "bob", 4, "bob again")
 			mustTandem(t, cp, "sync")
 			if got := mustGet(t, cp, "product", 4).Fields["name"]; got != "bob again" {
 				t.Errorf("a write after the repush: the copy has %v", got)
@@ -285,24 +291,14 @@ func TestSync_SourceWentBackUnmarkedCopy(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.seeded(t)
-			var rw rewinder
-			if b.name == "sqlite" {
-				rw = sqliteRewinder(src)
-			} else {
-				rw = postgresRewinder(t, src)
-			}
+			rw := rewinderFor(t, b, src)
 			cp := filepath.Join(t.TempDir(), "copy.db")
 			mustTandem(t, src, "clone", src, cp)
 			rw.backup(t)
-			set := func(dsn string, who string, id int64, name string) {
-				t.Helper()
-				v := mustGet(t, dsn, "product", id).Version
-				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
-			}
-			set(src, "carol", 1, "lost one")
-			set(src, "carol", 1, "lost two")
+			setNameAt(t, src, "carol", 1, "lost one")
+			setNameAt(t, src, "carol", 1, "lost two")
 			mustTandem(t, cp, "sync")
-			set(cp, "alice", 6, "alice offline")
+			setNameAt(t, cp, "alice", 6, "alice offline")
 
 			// The copy as an older tandem left it: format 1, no mark.
 			raw, err := sql.Open("sqlite", "file:"+cp+"?_pragma=busy_timeout(10000)")
@@ -322,9 +318,9 @@ func TestSync_SourceWentBackUnmarkedCopy(t *testing.T) {
 			// comes back at a version below the one the copy took.
 			rw.restore(t)
 			for _, id := range []int64{2, 3, 4} {
-				set(src, "bob", id, "bob after the restore")
+				setNameAt(t, src, "bob", id, "bob after the restore")
 			}
-			set(src, "bob", 1, "bob one")
+			setNameAt(t, src, "bob", 1, "bob one")
 
 			r := tandem(t, cp, "sync")
 			if r.code != 2 {
@@ -377,30 +373,20 @@ func TestSync_RepushKeepsAnOpenConflict(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.seeded(t)
-			var rw rewinder
-			if b.name == "sqlite" {
-				rw = sqliteRewinder(src)
-			} else {
-				rw = postgresRewinder(t, src)
-			}
+			rw := rewinderFor(t, b, src)
 			cp := filepath.Join(t.TempDir(), "copy.db")
 			mustTandem(t, src, "clone", src, cp)
 			rw.backup(t)
-			set := func(dsn string, who string, id int64, name string) {
-				t.Helper()
-				v := mustGet(t, dsn, "product", id).Version
-				mustTandem(t, dsn, "--user", who, "set", "product", fmt.Sprint(id), "name="+name, "--expect-version", fmt.Sprint(v))
-			}
 			restored := mustGet(t, src, "product", 1).Fields["name"]
-			set(src, "bob", 1, "bob's name")
-			set(cp, "alice", 1, "alice's name")
+			setNameAt(t, src, "bob", 1, "bob's name")
+			setNameAt(t, cp, "alice", 1, "alice's name")
 			if r := tandem(t, cp, "sync"); r.code != 3 {
 				t.Fatalf("sync with both names: exit %d, want 3 (a conflict)\n%s%s", r.code, r.stdout, r.stderr)
 			}
 
 			rw.restore(t)
-			set(src, "carol", 2, "carol after the restore")
-			set(src, "carol", 3, "carol after the restore")
+			setNameAt(t, src, "carol", 2, "carol after the restore")
+			setNameAt(t, src, "carol", 3, "carol after the restore")
 			if r := tandem(t, cp, "sync"); r.code != 2 {
 				t.Fatalf("sync after the restore: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
 			}
@@ -440,12 +426,7 @@ func TestSync_RepushSubtreeRoot(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.seeded(t)
-			var rw rewinder
-			if b.name == "sqlite" {
-				rw = sqliteRewinder(src)
-			} else {
-				rw = postgresRewinder(t, src)
-			}
+			rw := rewinderFor(t, b, src)
 			// A document with a parent, and a child of its own, makes the subtree.
 			var docs []record
 			if err := json.Unmarshal([]byte(mustTandem(t, src, "list", "documents", "--json")), &docs); err != nil {
