@@ -64,13 +64,7 @@ func mustBroughtBack(t *testing.T, s store.Store, d *driver) {
 }
 
 func TestBringBack_AfterReload(t *testing.T) {
-	s, alice, _ := conflictSetup(t)
-	aliceEdits(t, alice)
-	bobSavesDescAndPrice(t, s, 1, "")
-	alice.key("ctrl+s")
-	alice.waitFor("collide:")
-	alice.key("r")
-	alice.waitFor("their changes, now v2")
+	s, alice := mustReloadedAfterCollision(t)
 	alice.key("ctrl+r")
 	mustBroughtBack(t, s, alice)
 }
@@ -195,13 +189,7 @@ func TestBringBack_CleanDraft(t *testing.T) {
 // TestBringBack_MergeCancelled: esc in the merge view a bringing back opened, then esc in the
 // dialog, leaves the edits to bring back again with ctrl+r.
 func TestBringBack_MergeCancelled(t *testing.T) {
-	s, alice, _ := conflictSetup(t)
-	aliceEdits(t, alice)
-	bobSavesDescAndPrice(t, s, 1, "")
-	alice.key("ctrl+s")
-	alice.waitFor("collide:")
-	alice.key("r")
-	alice.waitFor("their changes, now v2")
+	s, alice := mustReloadedAfterCollision(t)
 	alice.key("ctrl+r")
 	alice.waitFor("1 of 1 conflict left")
 	alice.key("esc")
@@ -251,13 +239,7 @@ func TestBringBack_RelativeStockInMergePreview(t *testing.T) {
 // the edits are in the store: ctrl+r has nothing left to bring back, instead of opening the
 // merge again on her own save (where picking mine would undo the theirs she just chose).
 func TestBringBack_SavedMergeIsNotKept(t *testing.T) {
-	s, alice, _ := conflictSetup(t)
-	aliceEdits(t, alice)
-	bobSavesDescAndPrice(t, s, 1, "")
-	alice.key("ctrl+s")
-	alice.waitFor("collide:")
-	alice.key("r")
-	alice.waitFor("their changes, now v2")
+	s, alice := mustReloadedAfterCollision(t)
 	alice.key("ctrl+r")
 	alice.waitFor("1 of 1 conflict left")
 	alice.key("2")
@@ -346,13 +328,7 @@ func TestBringBack_DialogReloadKeepsTyping(t *testing.T) {
 // collides with another of bob's saves and she reloads again: ctrl+r then brings back both
 // her first edits and what she typed after the first reload.
 func TestBringBack_KeptSurvivesSecondReload(t *testing.T) {
-	s, alice, _ := conflictSetup(t)
-	aliceEdits(t, alice)
-	bobSavesDescAndPrice(t, s, 1, "")
-	alice.key("ctrl+s")
-	alice.waitFor("collide:")
-	alice.key("r")
-	alice.waitFor("their changes, now v2")
+	s, alice := mustReloadedAfterCollision(t)
 	alice.key("esc")
 	alice.waitFor("product 1 · v2")
 	focusField(t, alice, "sku")
@@ -378,4 +354,18 @@ func TestBringBack_KeptSurvivesSecondReload(t *testing.T) {
 		r.Fields["stock"] != int64(5) {
 		t.Errorf("after the second reload and ctrl+r: %v; want alice's name, price and sku (picked), bob's stock", r.Fields)
 	}
+}
+
+// mustReloadedAfterCollision is the README's demo up to the reload: alice's edits collide
+// with bob's description and price, and she reloads (r), keeping her edits for ctrl+r.
+func mustReloadedAfterCollision(t *testing.T) (store.Store, *driver) {
+	t.Helper()
+	s, alice, _ := conflictSetup(t)
+	aliceEdits(t, alice)
+	bobSavesDescAndPrice(t, s, 1, "")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	alice.key("r")
+	alice.waitFor("their changes, now v2")
+	return s, alice
 }
