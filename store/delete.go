@@ -107,10 +107,10 @@ func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
 		return err
 	}
 	if d.ExpectVersion <= 0 {
-		return Errorf(EINVALID, "a delete needs the version it was decided on (--expect-version)")
+		return Errorf(EINVALID, "a delete needs the version it was decided on")
 	}
-	if d.Subtree && kind != KindDocument {
-		return Errorf(EINVALID, "only documents have subtrees; --subtree does not apply to a %s", kind)
+	if d.Subtree && !r.Tree(kind) {
+		return Errorf(EINVALID, "%s records are not a tree: there is no subtree to delete", kind)
 	}
 	if d.IdempotencyKey != "" {
 		return CheckKey(ScopeAPI, d.IdempotencyKey)
@@ -222,11 +222,11 @@ func (r *Registry) FieldNames(kind Kind) []string {
 
 // RestorePlan is what a restore writes.
 type RestorePlan struct {
-	Version int64  // the restored record's version: the tombstone's + 1
-	Values  Values // every field, as the tombstone kept them (parent_id cleared when gone)
-	Parent  int64  // the parent document it goes under, 0 for none (or the root)
-	SKU     string // the sku to check for uniqueness, "" for a document
-	Note    string // see RestoreResult.Note
+	Version int64             // the restored record's version: the tombstone's + 1
+	Values  Values            // every field, as the tombstone kept them (parent_id cleared when gone)
+	Parent  int64             // the parent document it goes under, 0 for none (or the root)
+	Unique  map[string]string // the values of the unique fields to check, by field
+	Note    string            // see RestoreResult.Note
 	// Extra holds the columns a store writes beside the fields (ExtraColumns), as for a create.
 	Extra []Column
 }
@@ -251,10 +251,10 @@ func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *History
 		return nil, Errorf(EINTERNAL, "tombstone of %s %d: %v", kind, id, err)
 	}
 	p := &RestorePlan{Version: newest.Version + 1, Values: vals}
-	if kind == KindProduct {
-		p.SKU, _ = vals["sku"].(string)
+	if p.Unique, err = r.uniqueValues(kind, vals); err != nil {
+		return nil, err
 	}
-	if parent, ok := vals["parent_id"].(int64); ok && kind == KindDocument {
+	if parent, ok := vals[ParentField].(int64); ok && r.Tree(kind) {
 		ok, err := parentExists(parent)
 		if err != nil {
 			return nil, err
@@ -262,11 +262,11 @@ func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *History
 		if ok {
 			p.Parent = parent
 		} else {
-			p.Values["parent_id"] = nil
-			p.Note = fmt.Sprintf("its parent, document %d, no longer exists: restored at the root (restore document %d first to put it back under it, then move it)", parent, parent)
+			p.Values[ParentField] = nil
+			p.Note = fmt.Sprintf("its parent, %s %d, no longer exists: restored at the root (restore %s %d first to put it back under it, then move it)", kind, parent, kind, parent)
 		}
 	}
-	p.Extra = ExtraColumns(kind, p.Values)
+	p.Extra = r.ExtraColumns(kind, p.Values)
 	return p, nil
 }
 
@@ -312,6 +312,9 @@ type DeleteSteps interface {
 	CheckLeases(id int64, groups []string, token string) error
 	// Descendants maps every document below id to its parent; asked only of documents.
 	Descendants(id int64) (map[int64]int64, error)
+	// Referrers returns up to limit records (kind and id, ordered by kind then id) whose field
+	// ref holds id, leaving out those in skip.
+	Referrers(ref FieldOf, id int64, skip []int64, limit int) ([]int64, error)
 	// Conflict returns the *ConflictError of a delete of id decided on version base.
 	Conflict(id, base int64) error
 	// Remove writes rec's tombstone tomb to history, removes rec's row and writes its
@@ -334,7 +337,7 @@ func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at tim
 		return nil, err
 	}
 	below := map[int64]int64{}
-	if kind == KindDocument {
+	if r.Tree(kind) {
 		if below, err = s.Descendants(id); err != nil {
 			return nil, err
 		}
@@ -359,6 +362,9 @@ func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at tim
 			return nil, err
 		}
 	}
+	if err := r.checkReferrers(kind, order, s); err != nil {
+		return nil, err
+	}
 	res := &DeleteResult{Deleted: make([]Tombstone, 1, len(order))}
 	for _, did := range order {
 		rec := cur
@@ -374,7 +380,7 @@ func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at tim
 		if err := s.Remove(rec, tomb); err != nil {
 			return nil, err
 		}
-		ts := Tombstone{Kind: kind, ID: did, Version: tomb.Version, Title: rec.Title()}
+		ts := Tombstone{Kind: kind, ID: did, Version: tomb.Version, Title: r.TitleOf(rec)}
 		if did == id {
 			res.Deleted[0] = ts // the one asked for first, though it is removed last
 		} else {
@@ -382,4 +388,44 @@ func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at tim
 		}
 	}
 	return res, nil
+}
+
+// maxReferrersNamed bounds the referrers a refused delete names.
+const maxReferrersNamed = 5
+
+// checkReferrers refuses (EINVALID) to delete the records ids of kind while a record that is
+// not deleted with them refers to one of them, naming the first few referrers.
+func (r *Registry) checkReferrers(kind Kind, ids []int64, s DeleteSteps) error {
+	refs := r.Refs(kind)
+	if len(refs) == 0 {
+		return nil
+	}
+	for _, id := range ids {
+		var named []string
+		for _, ref := range refs {
+			skip := []int64(nil)
+			if ref.Kind == kind {
+				skip = ids
+			}
+			got, err := s.Referrers(ref, id, skip, maxReferrersNamed+1-len(named))
+			if err != nil {
+				return err
+			}
+			for _, rid := range got {
+				named = append(named, fmt.Sprintf("%s %d (%s)", ref.Kind, rid, ref.Field.Name))
+			}
+			if len(named) > maxReferrersNamed {
+				break
+			}
+		}
+		if len(named) == 0 {
+			continue
+		}
+		list := strings.Join(named[:min(len(named), maxReferrersNamed)], ", ")
+		if len(named) > maxReferrersNamed {
+			list += " and more"
+		}
+		return Errorf(EINVALID, "%s %d is referred to by %s: delete those first or point them elsewhere", kind, id, list)
+	}
+	return nil
 }

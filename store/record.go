@@ -195,8 +195,12 @@ func (r *Registry) CheckCreate(kind Kind, role Role, vals Values) (Values, error
 	return out, nil
 }
 
-// Zero returns the value a field has when nothing was written to it.
+// Zero returns the value a field has when nothing was written to it: its default, else its
+// type's zero value.
 func (f *Field) Zero() any {
+	if f.def != nil {
+		return f.def
+	}
 	switch f.Type {
 	case TypeString, TypeText:
 		return ""

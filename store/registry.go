@@ -2,47 +2,57 @@ package store
 
 import (
 	_ "embed"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
-//go:embed fields.yaml
-var defaultRegistryYAML []byte
+//go:embed sample.yaml
+var sampleSchemaYAML []byte
 
-// Kind names a kind of record. Each kind is a real table with real columns.
+// Kind names a kind of record. Each kind is a real table with real columns; the kinds a store
+// has are its schema's (Registry.Kinds).
 type Kind string
 
-// The record kinds tandem knows.
+// The kinds of the sample schema (sample.yaml): what `tandem init --sample` makes, and what a
+// store made before schemas were data holds.
 const (
 	KindProduct  Kind = "product"
 	KindDocument Kind = "document"
 )
 
-// Kinds lists every record kind in display order.
-var Kinds = []Kind{KindProduct, KindDocument}
-
-// ParseKind returns the kind named s, accepting the plural too ("products").
-func ParseKind(s string) (Kind, error) {
-	k := Kind(strings.TrimSuffix(strings.ToLower(s), "s"))
-	if slices.Contains(Kinds, k) {
-		return k, nil
+// ParseKind returns the kind of r named s, accepting its table's name too ("products").
+// EINVALID naming the kinds r has.
+func (r *Registry) ParseKind(s string) (Kind, error) {
+	low := strings.ToLower(s)
+	for _, k := range r.order {
+		if string(k) == low || r.defs[k].Table == low {
+			return k, nil
+		}
 	}
-	return "", Errorf(EINVALID, "unknown kind %s (want product or document)", Quote(s))
+	return "", Errorf(EINVALID, "unknown kind %s (this store has %s)", Quote(s), r.kindList())
 }
 
-// Plural returns the kind's plural ("products"), which is also the name of its table in
-// both SQL stores. EINVALID for a kind tandem does not know.
-func (k Kind) Plural() (string, error) {
-	if !slices.Contains(Kinds, k) {
-		return "", Errorf(EINVALID, "unknown kind %s (want product or document)", Quote(string(k)))
+// Table returns the name of kind's table in both SQL stores. EINVALID for a kind r does not
+// have.
+func (r *Registry) Table(kind Kind) (string, error) {
+	if d, ok := r.defs[kind]; ok {
+		return d.Table, nil
 	}
-	return string(k) + "s", nil
+	return "", Errorf(EINVALID, "unknown kind %s (this store has %s)", Quote(string(kind)), r.kindList())
+}
+
+func (r *Registry) kindList() string {
+	names := make([]string, len(r.order))
+	for i, k := range r.order {
+		names[i] = string(k)
+	}
+	switch len(names) {
+	case 0:
+		return "no kinds"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Type is the value type of a field. It fixes the column type and the Go type of its values.
@@ -91,18 +101,29 @@ const (
 // and limits. Field names are the column names; SQL only ever names columns found here.
 type Field struct {
 	Name     string   `yaml:"name"`
-	Label    string   `yaml:"label"`
+	Label    string   `yaml:"label,omitempty"`
 	Type     Type     `yaml:"type"`
+	To       Kind     `yaml:"to,omitempty"` // the kind a ref points to (the field's own kind when not given)
 	Owner    Owner    `yaml:"owner"`
 	Rule     Rule     `yaml:"rule"`
-	Group    string   `yaml:"group"`
-	Required bool     `yaml:"required"`
-	ReadOnly bool     `yaml:"readonly"` // written only by a dedicated operation (parent_id by a move)
-	Search   bool     `yaml:"search"`   // a search (--search, the list's filter) looks in it; see SearchFold
-	MaxChars int      `yaml:"max_chars"`
-	MaxBytes int      `yaml:"max_bytes"`
-	MaxItems int      `yaml:"max_items"`
-	Values   []string `yaml:"values"` // allowed values of an enum
+	Group    string   `yaml:"group,omitempty"`
+	Required bool     `yaml:"required,omitempty"`
+	ReadOnly bool     `yaml:"readonly,omitempty"` // written only by a dedicated operation (parent_id by a move)
+	Unique   bool     `yaml:"unique,omitempty"`   // no two records share its key (SKUKey); see UniqueKeyColumn
+	Search   bool     `yaml:"search,omitempty"`   // a search (--search, the list's filter) looks in it; see SearchFold
+	Sort     bool     `yaml:"sort,omitempty"`     // a listing may be ordered by it (see SortFields)
+	MaxChars int      `yaml:"max_chars,omitempty"`
+	MaxBytes int      `yaml:"max_bytes,omitempty"`
+	MaxItems int      `yaml:"max_items,omitempty"`
+	Values   []string `yaml:"values,omitempty,flow"` // allowed values of an enum
+	// Default is the value a create that does not give the field writes, as the schema file
+	// writes it (Parse reads it); "" for the type's zero value.
+	Default string `yaml:"default,omitempty"`
+	// RenameFrom names the field's old name in a schema change that renames it.
+	RenameFrom string `yaml:"rename_from,omitempty"`
+
+	def  any // Default, parsed
+	line int // where the schema file has it
 }
 
 // Writable reports whether a writer in role may write the field.
@@ -116,210 +137,6 @@ func (f *Field) Writable(role Role) bool {
 		return role == RoleSystem
 	}
 	return false
-}
-
-// Registry is the field registry: for every kind, its fields in display order.
-// It is immutable once loaded and safe for concurrent use.
-type Registry struct {
-	kinds map[Kind][]*Field
-	index map[Kind]map[string]*Field
-}
-
-// schema is what a registry file may not change: the columns of each kind and their types.
-var schema = map[Kind]map[string]Type{
-	KindProduct: {
-		"sku": TypeString, "name": TypeString, "description": TypeText, "categories": TypeSet,
-		"price": TypeMoney, "stock": TypeInt, "availability": TypeEnum, "thumbnail": TypeString,
-		"search_index": TypeText, "checksum": TypeString, "last_sync_at": TypeTime,
-	},
-	KindDocument: {
-		"parent_id": TypeRef, "title": TypeString, "body": TypeText, "tags": TypeSet,
-		"word_count": TypeInt, "checksum": TypeString,
-	},
-}
-
-// DefaultRegistry returns the registry embedded in the binary (store/fields.yaml).
-func DefaultRegistry() *Registry {
-	r, err := ParseRegistry("fields.yaml (embedded)", defaultRegistryYAML)
-	if err != nil {
-		panic(err) // the embedded file is covered by tests; a broken one is a build error
-	}
-	return r
-}
-
-// MaxRegistryBytes bounds a registry file: the built-in one is under 4 KiB, and a file of
-// any size would otherwise be read whole into memory (a path like /dev/zero never ends).
-const MaxRegistryBytes = 1 << 20
-
-// LoadRegistry reads a registry file, or returns the default registry when path is empty.
-// A file over MaxRegistryBytes is refused (EINVALID) after reading at most one byte more.
-func LoadRegistry(path string) (*Registry, error) {
-	if path == "" {
-		return DefaultRegistry(), nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, Errorf(EINVALID, "read field registry: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxRegistryBytes+1))
-	if err != nil {
-		return nil, Errorf(EINVALID, "read field registry %s: %v", path, err)
-	}
-	if len(data) > MaxRegistryBytes {
-		return nil, Errorf(EINVALID, "field registry %s is over the limit of %d bytes (1 MiB)", path, MaxRegistryBytes)
-	}
-	return ParseRegistry(path, data)
-}
-
-var fieldKeys = []string{"name", "label", "type", "owner", "rule", "group", "required", "readonly",
-	"search", "max_chars", "max_bytes", "max_items", "values"}
-
-// ParseRegistry parses and validates registry YAML. Errors name the file, the line and the problem.
-func ParseRegistry(name string, data []byte) (*Registry, error) {
-	bad := func(line int, format string, args ...any) error {
-		return Errorf(EINVALID, "field registry %s:%d: %s", name, line, fmt.Sprintf(format, args...))
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, Errorf(EINVALID, "field registry %s: %v", name, err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, bad(1, "want a mapping from kind (product, document) to a list of fields")
-	}
-	root := doc.Content[0]
-	r := &Registry{kinds: map[Kind][]*Field{}, index: map[Kind]map[string]*Field{}}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		kn, list := root.Content[i], root.Content[i+1]
-		kind := Kind(kn.Value)
-		cols, ok := schema[kind]
-		if !ok {
-			return nil, bad(kn.Line, "unknown kind %s (want product or document)", Quote(kn.Value))
-		}
-		if _, dup := r.kinds[kind]; dup {
-			return nil, bad(kn.Line, "kind %q listed twice", kind)
-		}
-		if list.Kind != yaml.SequenceNode {
-			return nil, bad(list.Line, "kind %q: want a list of fields", kind)
-		}
-		r.index[kind] = map[string]*Field{}
-		for _, fn := range list.Content {
-			if fn.Kind != yaml.MappingNode {
-				return nil, bad(fn.Line, "want a field as a mapping with name, type, owner and rule")
-			}
-			searchSet := false
-			for j := 0; j+1 < len(fn.Content); j += 2 {
-				if k := fn.Content[j]; !slices.Contains(fieldKeys, k.Value) {
-					return nil, bad(k.Line, "unknown key %q (known: %s)", k.Value, strings.Join(fieldKeys, ", "))
-				}
-				searchSet = searchSet || fn.Content[j].Value == "search"
-			}
-			f := new(Field)
-			if err := fn.Decode(f); err != nil {
-				return nil, bad(fn.Line, "%v", err)
-			}
-			if !searchSet {
-				// Without the flag, every field with a folded column is searched, as in the
-				// default registry (a file written before text search now finds text too).
-				f.Search = hasFoldColumn(kind, f.Name)
-			}
-			if err := f.check(kind, cols); err != nil {
-				return nil, bad(fn.Line, "%s", err)
-			}
-			if err := f.checkTreeField(kind); err != nil {
-				return nil, bad(fn.Line, "%s", err)
-			}
-			if _, dup := r.index[kind][f.Name]; dup {
-				return nil, bad(fn.Line, "%s.%s listed twice", kind, f.Name)
-			}
-			r.kinds[kind] = append(r.kinds[kind], f)
-			r.index[kind][f.Name] = f
-		}
-		for col := range cols {
-			if _, ok := r.index[kind][col]; !ok {
-				return nil, bad(list.Line, "%s.%s is missing (every column must be listed)", kind, col)
-			}
-		}
-	}
-	for _, k := range Kinds {
-		if _, ok := r.kinds[k]; !ok {
-			return nil, bad(1, "kind %q is missing", k)
-		}
-	}
-	return r, nil
-}
-
-func (f *Field) check(kind Kind, cols map[string]Type) error {
-	want, ok := cols[f.Name]
-	switch {
-	case f.Name == "":
-		return fmt.Errorf("field without a name")
-	case !ok:
-		return fmt.Errorf("unknown field %s.%s", kind, f.Name)
-	case f.Type != want:
-		return fmt.Errorf("%s.%s has type %s, cannot be %s", kind, f.Name, want, Quote(string(f.Type)))
-	}
-	switch f.Owner {
-	case OwnerEditor, OwnerSystem, OwnerShared:
-	default:
-		return fmt.Errorf("%s.%s: owner %s (want editor, system or shared)", kind, f.Name, Quote(string(f.Owner)))
-	}
-	switch {
-	case f.Rule == RuleText && f.Type != TypeText:
-		return fmt.Errorf("%s.%s: rule text needs a text field", kind, f.Name)
-	case f.Rule == RuleSet && f.Type != TypeSet:
-		return fmt.Errorf("%s.%s: rule set needs a set field", kind, f.Name)
-	case f.Rule == RuleCounter && f.Type != TypeInt && f.Type != TypeMoney:
-		return fmt.Errorf("%s.%s: rule counter needs an int or money field", kind, f.Name)
-	case f.Rule == RuleScalar, f.Rule == RuleText, f.Rule == RuleSet, f.Rule == RuleCounter:
-	default:
-		return fmt.Errorf("%s.%s: rule %s (want text, scalar, set or counter)", kind, f.Name, Quote(string(f.Rule)))
-	}
-	if f.Type == TypeSet && f.Rule != RuleSet && f.Rule != RuleScalar {
-		return fmt.Errorf("%s.%s: a set field merges by rule set or scalar", kind, f.Name)
-	}
-	if f.Search && !hasFoldColumn(kind, f.Name) {
-		return fmt.Errorf("%s.%s: search needs a folded column, which only %s have (store/search.go)",
-			kind, f.Name, strings.Join(foldedFields[kind], ", "))
-	}
-	if f.Type == TypeEnum && len(f.Values) == 0 {
-		return fmt.Errorf("%s.%s: an enum needs values", kind, f.Name)
-	}
-	if f.MaxChars < 0 || f.MaxBytes < 0 || f.MaxItems < 0 {
-		return fmt.Errorf("%s.%s: limits cannot be negative", kind, f.Name)
-	}
-	if f.Group == "" {
-		f.Group = GroupEditor
-		if f.Owner == OwnerSystem {
-			f.Group = GroupSystem
-		}
-	}
-	if f.Label == "" {
-		f.Label = strings.ReplaceAll(f.Name, "_", " ")
-	}
-	return nil
-}
-
-// checkTreeField keeps a document's parent_id out of the ordinary write path. Only a move
-// (and a create) may write it, because only they take the tree lock and run the cycle and
-// depth checks; routing "set parent_id=…" through the same checks would give the one
-// operation two paths (and two lock orders) to keep in step. So a registry that makes it an
-// ordinary field is refused when it is loaded rather than trusted when it is used.
-func (f *Field) checkTreeField(kind Kind) error {
-	if kind == KindDocument && f.Name == "parent_id" && !f.ReadOnly {
-		return errors.New(`document.parent_id must keep "readonly: true": a document's parent changes only by a move ` +
-			`(tandem move), which checks the tree for cycles and depth; a set could make a cycle`)
-	}
-	return nil
-}
-
-// TreeGroup returns the lease group of a document's parent_id: the group a move of a
-// document, and a create or move under a document, must be free of (or hold the lease of).
-func (r *Registry) TreeGroup() string {
-	if f, ok := r.index[KindDocument]["parent_id"]; ok {
-		return f.Group
-	}
-	return GroupEditor
 }
 
 // Fields returns the fields of kind in display order. The slice must not be modified.

@@ -15,7 +15,7 @@ import (
 // defaultYAML is the embedded registry's text, as a base for broken variants.
 func defaultYAML(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("fields.yaml")
+	b, err := os.ReadFile("testdata/legacy_fields.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,8 @@ func TestParseRegistry_Err(t *testing.T) {
 		{"enum without values", "values: [in_stock, backorder, discontinued]}", "values: []}", "values: []", "an enum needs values"},
 		{"missing field", "  - {name: checksum,     type: string, owner: system, rule: scalar, max_chars: 128}\n", "", "", "product.checksum is missing"},
 		{"not a list", "document:\n", "document: 3\nlater:\n", "document: 3", "want a list of fields"},
-		{"syntax", "product:\n", "product: [\n", "", "field registry test.yaml"},
-		{"parent_id not readonly", "readonly: true, label: parent}", "label: parent}", "name: parent_id", `document.parent_id must keep "readonly: true"`},
+		{"syntax", "product:\n", "product: [\n", "", "schema test.yaml"},
+		{"parent_id not readonly", "readonly: true, label: parent}", "label: parent}", "name: parent_id", `document.parent_id must be a ref with "readonly: true"`},
 		{"parent_id readonly false", "readonly: true, label: parent}", "readonly: false, label: parent}", "name: parent_id", "a set could make a cycle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,11 +197,11 @@ func TestRegistry_CheckCreate(t *testing.T) {
 
 func TestParseKind(t *testing.T) {
 	for in, want := range map[string]store.Kind{"product": store.KindProduct, "Products": store.KindProduct, "documents": store.KindDocument} {
-		if got, err := store.ParseKind(in); err != nil || got != want {
+		if got, err := store.DefaultRegistry().ParseKind(in); err != nil || got != want {
 			t.Errorf("ParseKind(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := store.ParseKind("invoice"); store.ErrorCode(err) != store.EINVALID {
+	if _, err := store.DefaultRegistry().ParseKind("invoice"); store.ErrorCode(err) != store.EINVALID {
 		t.Errorf("ParseKind(invoice) error = %v, want %s", err, store.EINVALID)
 	}
 }

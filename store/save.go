@@ -30,8 +30,9 @@ type SavePlan struct {
 	// current one: the store answers with a *ConflictError, also when the values happen to
 	// equal the current ones (see PlanUpdate).
 	Stale bool
-	// SKUKey is the key of the sku being written (Set["sku"]), "" when the sku is not.
-	SKUKey string
+	// Keys holds the key (SKUKey) of each unique field being written, by field: the value of
+	// its UniqueKeyColumn. nil when the save writes no unique field.
+	Keys map[string]string
 	// Folds holds the folded columns to write next to Set, with their values (see Folds in
 	// search.go): one for each field in Set that has one. nil when there are none.
 	Folds map[string]string
@@ -88,13 +89,20 @@ func (r *Registry) PlanUpdate(cur *Record, u Update) (*SavePlan, error) {
 			return nil, err
 		}
 	}
-	if sku, ok := p.Set["sku"].(string); ok && cur.Kind == KindProduct {
-		if err := CheckSKU(sku); err != nil {
+	for _, f := range r.UniqueFields(cur.Kind) {
+		v, ok := p.Set[f.Name].(string)
+		if !ok {
+			continue
+		}
+		if err := CheckUniqueValue(f.Name, v); err != nil {
 			return nil, err
 		}
-		p.SKUKey = SKUKey(sku)
+		if p.Keys == nil {
+			p.Keys = map[string]string{}
+		}
+		p.Keys[f.Name] = SKUKey(v)
 	}
-	p.Folds = Folds(cur.Kind, p.Set)
+	p.Folds = r.Folds(cur.Kind, p.Set)
 	return p, nil
 }
 
@@ -261,15 +269,15 @@ func IDTakenError(kind Kind, id int64) error {
 	return Errorf(EINVALID, "%s %d already exists: a create with an id needs an id no %s has", kind, id, kind)
 }
 
-// CreateParent returns the parent document a create of kind with the checked values vals puts
+// CreateParent returns the parent a create of kind (a tree kind) with the checked values vals puts
 // the new record under (0 for none), and the lease token opts present for it. EINVALID when a
 // token is presented for a create without a parent: a token nobody needs is a mistake the
 // caller should hear about.
-func CreateParent(kind Kind, vals Values, opts []CreateOptions) (parent int64, token string, err error) {
+func (r *Registry) CreateParent(kind Kind, vals Values, opts []CreateOptions) (parent int64, token string, err error) {
 	if len(opts) > 0 {
 		token = opts[0].ParentLeaseToken
 	}
-	if p, ok := vals["parent_id"].(int64); ok && kind == KindDocument {
+	if p, ok := vals[ParentField].(int64); ok && r.Tree(kind) {
 		return p, token, nil
 	}
 	if token != "" {
@@ -282,14 +290,15 @@ func CreateParent(kind Kind, vals Values, opts []CreateOptions) (parent int64, t
 // its transaction.
 type CreatePlan struct {
 	Actor Actor
+	Kind  Kind
 	// Values holds every field of the kind: the values given, checked, and the defaults.
 	Values Values
-	// Parent is the document the new record goes under (0 for none); ParentToken is the
-	// lease token presented for it.
+	// Parent is the record the new record goes under (0 for none, and for kinds that are not
+	// a tree); ParentToken is the lease token presented for it.
 	Parent      int64
 	ParentToken string
-	// SKU is the new product's sku, checked ("" for other kinds).
-	SKU string
+	// Unique holds the checked value of each unique field of the kind, by field.
+	Unique map[string]string
 	// ID is the id the caller asked for (0: the store picks one).
 	ID int64
 	// Key is the create's idempotency key ("" for none) and Hash its request hash.
@@ -300,7 +309,7 @@ type CreatePlan struct {
 	// Keep is set when the create keeps history (KeepsHistory).
 	Keep bool
 	// Extra holds the columns a store writes beside the registry fields, in a fixed order:
-	// the sku's key (products), then the folded search columns (see Folds).
+	// the unique fields' keys, then the folded search columns (see Folds).
 	Extra []Column
 }
 
@@ -327,34 +336,47 @@ func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts 
 	if err != nil {
 		return nil, err
 	}
-	p := &CreatePlan{Actor: actor, Values: full, Written: sortedNames(vals), Keep: KeepsHistory(ctx, actor),
+	p := &CreatePlan{Actor: actor, Kind: kind, Values: full, Written: sortedNames(vals), Keep: KeepsHistory(ctx, actor),
 		ID: o.ID, Key: o.IdempotencyKey}
 	if p.Key != "" {
 		p.Hash = CreateHash(kind, o.ID, vals)
 	}
-	if p.Parent, p.ParentToken, err = CreateParent(kind, full, opts); err != nil {
+	if p.Parent, p.ParentToken, err = r.CreateParent(kind, full, opts); err != nil {
 		return nil, err
 	}
-	if kind == KindProduct {
-		p.SKU, _ = full["sku"].(string)
-		if err := CheckSKU(p.SKU); err != nil {
-			return nil, err
-		}
+	if p.Unique, err = r.uniqueValues(kind, full); err != nil {
+		return nil, err
 	}
-	p.Extra = ExtraColumns(kind, full)
+	p.Extra = r.ExtraColumns(kind, full)
 	return p, nil
 }
 
-// ExtraColumns returns the columns a store writes beside the registry fields of a record of
-// kind with the values vals, in a fixed order: the sku's key (products), then the folded
-// search columns (see Folds). A create and a restore write the same ones.
-func ExtraColumns(kind Kind, vals Values) []Column {
-	var out []Column
-	if kind == KindProduct {
-		sku, _ := vals["sku"].(string)
-		out = append(out, Column{Name: "sku_key", Value: SKUKey(sku)})
+// uniqueValues returns the values of kind's unique fields in vals, checked (CheckUniqueValue).
+func (r *Registry) uniqueValues(kind Kind, vals Values) (map[string]string, error) {
+	var out map[string]string
+	for _, f := range r.UniqueFields(kind) {
+		v, _ := vals[f.Name].(string)
+		if err := CheckUniqueValue(f.Name, v); err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[f.Name] = v
 	}
-	folds := Folds(kind, vals)
+	return out, nil
+}
+
+// ExtraColumns returns the columns a store writes beside the registry fields of a record of
+// kind with the values vals, in a fixed order: each unique field's key (UniqueKeyColumn),
+// then the folded search columns (see Folds). A create and a restore write the same ones.
+func (r *Registry) ExtraColumns(kind Kind, vals Values) []Column {
+	var out []Column
+	for _, f := range r.UniqueFields(kind) {
+		v, _ := vals[f.Name].(string)
+		out = append(out, Column{Name: UniqueKeyColumn(f.Name), Value: SKUKey(v)})
+	}
+	folds := r.Folds(kind, vals)
 	for _, col := range sortedNames(folds) {
 		out = append(out, Column{Name: col, Value: folds[col]})
 	}
@@ -368,8 +390,11 @@ type CreateSteps interface {
 	ParentSteps
 	// CheckFreeID refuses (IDTakenError) an id a record of the kind already has.
 	CheckFreeID(id int64) error
-	// CheckUnique refuses (DuplicateSKUError) a sku whose key another product's sku has.
-	CheckUnique(sku string) error
+	// CheckUnique refuses (DuplicateKeyError) a value of the unique field whose key
+	// (SKUKey) another record of the kind has.
+	CheckUnique(field, value string) error
+	// RecordExists reports whether a record of kind with id exists (for a ref's target).
+	RecordExists(kind Kind, id int64) (bool, error)
 	// Insert writes the record p describes at version 1, its history version (p.Keep) and
 	// its EventCreated change, and returns it.
 	Insert(p *CreatePlan) (*Record, error)
@@ -385,15 +410,41 @@ func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
 			return nil, err
 		}
 	}
-	if p.SKU != "" {
-		if err := s.CheckUnique(p.SKU); err != nil {
+	for _, name := range sortedNames(p.Unique) {
+		if err := s.CheckUnique(name, p.Unique[name]); err != nil {
 			return nil, err
 		}
 	}
+	if err := r.CheckRefs(p.Kind, p.Values, s.RecordExists); err != nil {
+		return nil, err
+	}
 	if p.Parent != 0 {
-		if err := r.CheckParent(s, p.Parent, p.ParentToken); err != nil {
+		if err := r.CheckParent(s, p.Kind, p.Parent, p.ParentToken); err != nil {
 			return nil, err
 		}
 	}
 	return s.Insert(p)
+}
+
+// CheckRefs refuses (EINVALID) a write of vals to a record of kind whose ref fields (a tree's
+// parent aside, which the tree checks cover) point to a record that does not exist, asking
+// exists inside the write's transaction. Stores call it for creates (RunCreate) and saves.
+func (r *Registry) CheckRefs(kind Kind, vals Values, exists func(Kind, int64) (bool, error)) error {
+	for _, f := range r.kinds[kind] {
+		if f.Type != TypeRef || (f.Name == ParentField && r.Tree(kind)) {
+			continue
+		}
+		id, ok := vals[f.Name].(int64)
+		if !ok {
+			continue
+		}
+		found, err := exists(f.To, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return Errorf(EINVALID, "%s.%s: %s %d does not exist", kind, f.Name, f.To, id)
+		}
+	}
+	return nil
 }

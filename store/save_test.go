@@ -34,17 +34,17 @@ func TestSKUKey(t *testing.T) {
 			t.Errorf("SKUKey(%q) = %q, the key of ABC-1 too", other, want)
 		}
 	}
-	if err := store.CheckSKU("\u200b\u00a0"); store.ErrorCode(err) != store.EINVALID ||
+	if err := store.CheckUniqueValue("sku", "\u200b\u00a0"); store.ErrorCode(err) != store.EINVALID ||
 		!strings.Contains(err.Error(), `"<U+200B><U+00A0>" has no visible characters`) {
 		t.Errorf("CheckSKU of invisible characters only = %v, want EINVALID naming them", err)
 	}
 }
 
 func TestDuplicateSKUError(t *testing.T) {
-	if got, want := store.DuplicateSKUError("DUP", 3, "DUP").Error(), "sku DUP already exists (product 3)"; got != want {
+	if got, want := store.DuplicateKeyError(store.KindProduct, "sku", "DUP", 3, "DUP").Error(), "sku DUP already exists (product 3)"; got != want {
 		t.Errorf("same sku: %q, want %q", got, want)
 	}
-	got := store.DuplicateSKUError("abc\u200b", 3, "ABC").Error()
+	got := store.DuplicateKeyError(store.KindProduct, "sku", "abc\u200b", 3, "ABC").Error()
 	if !strings.Contains(got, `sku "abc<U+200B>" already exists (product 3 has ABC;`) {
 		t.Errorf("lookalike sku: %q does not show the invisible character and the other sku", got)
 	}
@@ -109,9 +109,9 @@ func TestPlanUpdate(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if p.Unchanged != tc.unchanged || p.Stale != tc.stale || (!p.Unchanged && !p.Stale && !slices.Equal(p.FieldNames(), tc.fields)) || p.SKUKey != tc.skuKey {
+		if p.Unchanged != tc.unchanged || p.Stale != tc.stale || (!p.Unchanged && !p.Stale && !slices.Equal(p.FieldNames(), tc.fields)) || p.Keys["sku"] != tc.skuKey {
 			t.Errorf("%s: plan = unchanged %v stale %v fields %v sku key %q; want %v %v %v %q",
-				tc.name, p.Unchanged, p.Stale, p.FieldNames(), p.SKUKey, tc.unchanged, tc.stale, tc.fields, tc.skuKey)
+				tc.name, p.Unchanged, p.Stale, p.FieldNames(), p.Keys["sku"], tc.unchanged, tc.stale, tc.fields, tc.skuKey)
 		}
 	}
 	_, err := reg.PlanUpdate(cur, store.Update{Add: map[string]int64{"stock": math.MaxInt64}})

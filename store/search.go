@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -70,9 +71,32 @@ const TrigramSize = 3
 // column that holds it on PostgreSQL, the key of Folds and SavePlan.Folds.
 func FoldColumn(field string) string { return field + "_fold" }
 
-// FoldedFields returns the fields of kind that have a folded column, in a fixed order. The
-// slice must not be modified.
-func FoldedFields(kind Kind) []string { return foldedFields[kind] }
+// FoldedFields returns the fields of kind that have a folded column, in a fixed order: for
+// the sample kinds, those the migrations gave one (whatever a schema says of their search
+// flag, so a fold stays current when search is turned off and on again), then every other
+// searched field in display order. The slice must not be modified.
+func (r *Registry) FoldedFields(kind Kind) []string {
+	if fs, ok := r.folded[kind]; ok {
+		return fs
+	}
+	return nil
+}
+
+// foldedOf computes FoldedFields for a kind being added to r.
+func (r *Registry) foldedOf(kind Kind) []string {
+	var out []string
+	for _, name := range foldedFields[kind] {
+		if _, ok := r.index[kind][name]; ok {
+			out = append(out, name)
+		}
+	}
+	for _, f := range r.kinds[kind] {
+		if f.Search && !slices.Contains(out, f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
 
 // FoldedFieldsAddedBy returns the fields of kind whose folded columns the migration named
 // migration (its file name) adds, or nil when it adds none: what the store fills for the
@@ -90,16 +114,6 @@ func FoldedFieldsAddedBy(migration string, kind Kind) []string {
 func AddsFoldedColumns(migration string) bool {
 	for _, m := range foldMigrations {
 		if strings.HasSuffix(migration, m.suffix) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasFoldColumn reports whether field of kind has a folded column.
-func hasFoldColumn(kind Kind, field string) bool {
-	for _, f := range foldedFields[kind] {
-		if f == field {
 			return true
 		}
 	}
@@ -124,9 +138,9 @@ func IndexedQuery(q string) bool { return utf8.RuneCountInString(q) >= TrigramSi
 // Folds returns the folded columns a write of vals must set, with their values: one for each
 // field in vals that has a folded column (FoldColumn). Stores call it with a create's full
 // values and with a save's SavePlan.Set.
-func Folds(kind Kind, vals Values) map[string]string {
+func (r *Registry) Folds(kind Kind, vals Values) map[string]string {
 	var out map[string]string
-	for _, name := range foldedFields[kind] {
+	for _, name := range r.FoldedFields(kind) {
 		v, ok := vals[name]
 		if !ok {
 			continue

@@ -60,23 +60,25 @@ func invisibleInSKU(r rune) bool {
 // new sku gives it a proper key.
 const SKUKeySeparator = "\u2063"
 
-// CheckSKU applies the rules of a sku that a field's own limits cannot express: a sku whose
-// key is empty (only spaces and invisible characters) is no sku.
-func CheckSKU(sku string) error {
-	if SKUKey(sku) == "" {
-		return Errorf(EINVALID, "sku: %s has no visible characters", quoteSKU(sku))
+// CheckUniqueValue applies the rules of a unique field's value (a sku) that a field's own
+// limits cannot express: a value whose key is empty (only spaces and invisible characters)
+// is no value.
+func CheckUniqueValue(field, value string) error {
+	if SKUKey(value) == "" {
+		return Errorf(EINVALID, "%s: %s has no visible characters", field, quoteSKU(value))
 	}
 	return nil
 }
 
-// DuplicateSKUError is the refusal of a sku whose key another product's sku already has.
-func DuplicateSKUError(sku string, other int64, otherSKU string) error {
-	if sku == otherSKU {
-		return Errorf(EINVALID, "sku %s already exists (product %d)", quoteSKU(sku), other)
+// DuplicateKeyError is the refusal of a value of a unique field of kind whose key another
+// record, other, already has with otherValue.
+func DuplicateKeyError(kind Kind, field, value string, other int64, otherValue string) error {
+	if value == otherValue {
+		return Errorf(EINVALID, "%s %s already exists (%s %d)", field, quoteSKU(value), kind, other)
 	}
-	return Errorf(EINVALID, "sku %s already exists (product %d has %s; SKUs that differ only in case, "+
-		"surrounding spaces, width, non-breaking or zero-width characters are the same sku)",
-		quoteSKU(sku), other, quoteSKU(otherSKU))
+	return Errorf(EINVALID, "%s %s already exists (%s %d has %s; values that differ only in case, "+
+		"surrounding spaces, width, non-breaking or zero-width characters are the same %s)",
+		field, quoteSKU(value), kind, other, quoteSKU(otherValue), field)
 }
 
 // quoteSKU shows a sku with its invisible characters named (U+200B as <U+200B>), in quotes

@@ -5,19 +5,14 @@ import (
 	"fmt"
 )
 
-// sortFields are the fields a listing may be ordered by: those with an index on (field, id)
-// in every SQL store (migration sort_indexes), so a sorted page is read from the index, not
-// by sorting the table. Like the folded columns, the set is part of the schema.
-var sortFields = map[Kind][]string{
-	KindProduct:  {"sku", "name", "price", "stock", "availability"},
-	KindDocument: {"title"},
-}
-
-// SortFields returns the fields of kind a Filter may sort by, in display order.
+// SortFields returns the fields of kind a Filter may sort by, in display order: its title,
+// its unique fields and those marked sort. Every SQL store keeps an index on (field, id) for
+// each (a unique field's on its key column), so a sorted page is read from the index, not
+// by sorting the table.
 func (r *Registry) SortFields(kind Kind) []*Field {
 	var out []*Field
-	for _, name := range sortFields[kind] {
-		if f, err := r.Field(kind, name); err == nil {
+	for _, f := range r.kinds[kind] {
+		if f.Sort || f.Unique || f.Name == r.TitleField(kind) {
 			out = append(out, f)
 		}
 	}
@@ -50,7 +45,11 @@ func (r *Registry) CheckSort(f Filter) error {
 		}
 		return nil
 	}
-	return Errorf(EINVALID, "cannot sort %ss by %s: sortable are %v", f.Kind, Quote(f.Sort), sortFields[f.Kind])
+	var names []string
+	for _, sf := range r.SortFields(f.Kind) {
+		names = append(names, sf.Name)
+	}
+	return Errorf(EINVALID, "cannot sort %s records by %s: sortable are %v", f.Kind, Quote(f.Sort), names)
 }
 
 // CompareSort orders two records as a listing sorted by f.Sort (and f.Desc) orders them:

@@ -97,7 +97,8 @@ type Records interface {
 
 // Documents holds the operations on the document tree.
 type Documents interface {
-	// MoveDocument puts document id under m.Parent (nil: at the root). Hierarchy changes are
+	// MoveRecord puts record id of the tree kind under m.Parent (nil: at the root); EINVALID
+	// for a kind that is not a tree. Hierarchy changes are
 	// serialized against each other, then the lease checks, then the cycle and depth checks
 	// (WITH RECURSIVE) run on the locked state, then the write, all in one transaction; a move
 	// takes no base version and writes a change-log entry (and a history version for an
@@ -108,7 +109,7 @@ type Documents interface {
 	// lease on the tree group (Registry.TreeGroup) of the document or of the new parent is
 	// not presented with m.LeaseToken or m.ParentLeaseToken, or a presented one is no longer
 	// valid.
-	MoveDocument(ctx context.Context, id int64, m Move) (*UpdateResult, error)
+	MoveRecord(ctx context.Context, kind Kind, id int64, m Move) (*UpdateResult, error)
 }
 
 // History reads what was written.

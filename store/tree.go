@@ -92,6 +92,7 @@ func treePath(ids []int64) string {
 // MovePlan is what a move needs before its transaction, decided by Registry.PlanMove.
 type MovePlan struct {
 	Actor Actor
+	Kind  Kind   // the tree kind of the record moved
 	Field string // the field a move writes (parent_id)
 	Group string // the tree group whose leases a move checks
 	Keep  bool   // the move keeps history (KeepsHistory)
@@ -99,7 +100,7 @@ type MovePlan struct {
 
 // PlanMove checks a move for the actor in ctx before any store touches it: the move itself
 // (Move.Check) and the actor's right to write parent_id (EFORBIDDEN otherwise).
-func (r *Registry) PlanMove(ctx context.Context, m Move) (*MovePlan, error) {
+func (r *Registry) PlanMove(ctx context.Context, kind Kind, m Move) (*MovePlan, error) {
 	actor, err := ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -107,14 +108,17 @@ func (r *Registry) PlanMove(ctx context.Context, m Move) (*MovePlan, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
-	f, err := r.Field(KindDocument, "parent_id")
+	if !r.Tree(kind) {
+		return nil, Errorf(EINVALID, "%s records are not a tree: there is no parent to move them under", kind)
+	}
+	f, err := r.Field(kind, ParentField)
 	if err != nil {
 		return nil, err
 	}
 	if !f.Writable(actor.Role) {
-		return nil, &OwnershipError{Kind: KindDocument, Field: f.Name, Owner: f.Owner, Role: actor.Role}
+		return nil, &OwnershipError{Kind: kind, Field: f.Name, Owner: f.Owner, Role: actor.Role}
 	}
-	return &MovePlan{Actor: actor, Field: f.Name, Group: r.TreeGroup(), Keep: KeepsHistory(ctx, actor)}, nil
+	return &MovePlan{Actor: actor, Kind: kind, Field: f.Name, Group: r.TreeGroup(kind), Keep: KeepsHistory(ctx, actor)}, nil
 }
 
 // LeaseCheck is one lease check of a write: the document whose tree-group lease is checked
@@ -162,14 +166,14 @@ type ParentSteps interface {
 // deepest level, then checks the lease on the parent's tree group (under the lock, so no
 // move puts the parent deeper in between; a depth that refuses the write is said before a
 // lease whose end would not let it through). Creates and restores call it.
-func (r *Registry) CheckParent(s ParentSteps, parent int64, token string) error {
+func (r *Registry) CheckParent(s ParentSteps, kind Kind, parent int64, token string) error {
 	if err := s.LockTree(); err != nil {
 		return err
 	}
 	if err := s.CheckNewChild(parent); err != nil {
 		return err
 	}
-	return s.CheckLeases(parent, []string{r.TreeGroup()}, token)
+	return s.CheckLeases(parent, []string{r.TreeGroup(kind)}, token)
 }
 
 // MoveSteps are the reads and writes a store's move offers RunMove, each inside the move's

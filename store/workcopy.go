@@ -304,7 +304,8 @@ func (r *Registry) RepushFields(kind Kind, base, mine, theirs Values) (changed, 
 	return changed, conflict
 }
 
-// ParentField is the field a document move writes.
+// ParentField is the field that holds a tree kind's parent (a ref to the same kind): the
+// field a move writes.
 const ParentField = "parent_id"
 
 // OriginKey is the prefix of the idempotency keys of writes a sync makes on the source, so

@@ -532,7 +532,7 @@ func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
 	if p, ok := e.After[store.ParentField].(int64); ok {
 		parent = &p
 	}
-	res, err := s.src.MoveDocument(ctx, e.ID, store.Move{Parent: parent})
+	res, err := s.src.MoveRecord(ctx, store.KindDocument, e.ID, store.Move{Parent: parent})
 	if err != nil {
 		o := s.refused(ctx, e, err)
 		if o.conflict != nil {

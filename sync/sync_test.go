@@ -91,7 +91,7 @@ func mustAdjust(t *testing.T, st store.Store, who string, id int64, d int64) {
 
 func mustMove(t *testing.T, st store.Store, who string, id, parent int64) {
 	t.Helper()
-	if _, err := st.MoveDocument(as(who), id, store.Move{Parent: &parent}); err != nil {
+	if _, err := st.MoveRecord(as(who), store.KindDocument, id, store.Move{Parent: &parent}); err != nil {
 		t.Fatalf("%s moves document %d under %d: %v", who, id, parent, err)
 	}
 }

@@ -326,7 +326,7 @@ func (w *worker) move() error {
 		p := docs[w.rng.IntN(len(docs))]
 		parent = &p
 	}
-	_, err := w.s.MoveDocument(w.editor, id, store.Move{Parent: parent})
+	_, err := w.s.MoveRecord(w.editor, store.KindDocument, id, store.Move{Parent: parent})
 	if err != nil && store.ErrorCode(err) != store.EINVALID && fatal(err) {
 		return fmt.Errorf("move document %d: %w", id, err)
 	}

@@ -140,7 +140,7 @@ func (e *editorModel) onMoveKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		c, id := e.c, e.id
 		return tea.Batch(e.spin.Tick, func() tea.Msg {
-			res, err := c.st.MoveDocument(c.ctx, id, m)
+			res, err := c.st.MoveRecord(c.ctx, store.KindDocument, id, m)
 			return movedMsg{ed: e, parent: parent, res: res, err: err}
 		})
 	}

@@ -160,7 +160,7 @@ func TestEditor_MoveRefusedLeasedParent(t *testing.T) {
 	s := newFakeStore(t)
 	ids := mustDocs(t, s, []string{"Handbook", "Onboarding"}, []int{-1, -1})
 	if _, err := s.AcquireLease(actorCtx("bob"), store.LeaseRequest{Kind: store.KindDocument, RecordID: ids[0],
-		Group: s.Registry().TreeGroup(), TTL: time.Minute}); err != nil {
+		Group: s.Registry().TreeGroup(store.KindDocument), TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	d := newDriver(t, s, "alice")

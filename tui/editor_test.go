@@ -239,7 +239,7 @@ func TestEditor_BannerNamesFieldsByLabel(t *testing.T) {
 	d.key("j")
 	d.key("enter")
 	d.waitFor("document 2 · v1")
-	if _, err := s.MoveDocument(actorCtx("bob"), doc.ID, store.Move{Parent: &root.ID}); err != nil {
+	if _, err := s.MoveRecord(actorCtx("bob"), store.KindDocument, doc.ID, store.Move{Parent: &root.ID}); err != nil {
 		t.Fatal(err)
 	}
 	d.waitFor("bob saved v2 (parent); you are editing v1")

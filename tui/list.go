@@ -503,7 +503,7 @@ func (l *listModel) View() string {
 	var b strings.Builder
 
 	tabs := ""
-	for _, k := range store.Kinds {
+	for _, k := range l.c.st.Registry().Kinds() {
 		name := " " + string(k) + "s "
 		if k == l.kind {
 			tabs += st.Selected.Render("[" + name + "]")

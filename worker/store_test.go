@@ -28,7 +28,7 @@ func openCopy(t *testing.T, recs ...*store.Record) *sqlite.DB {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.StartCopy(t.Context(), store.CopyState{SourceID: "src", Source: "team.db", Kinds: store.Kinds, Position: 1}); err != nil {
+	if err := db.StartCopy(t.Context(), store.CopyState{SourceID: "src", Source: "team.db", Kinds: store.DefaultRegistry().Kinds(), Position: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.ApplySource(t.Context(), recs, store.FeedPoint{ID: 2}); err != nil {

@@ -67,7 +67,7 @@ func TestWorker_RunOnce(t *testing.T) {
 	if got, want := mustRunOnce(t, w, ctx), (Summary{Done: 6}); got != want {
 		t.Fatalf("first pass = %v, want %v", got, want)
 	}
-	for _, kind := range store.Kinds {
+	for _, kind := range store.DefaultRegistry().Kinds() {
 		for id := int64(1); id <= 3; id++ {
 			r := mustFind(t, st, kind, id)
 			if got, want := r.Fields["checksum"], "sha256:"+ContentHash(reg, r); got != want {
@@ -280,7 +280,7 @@ func TestWorker_Concurrent(t *testing.T) {
 	if total.Done != 2*n || total.Failed != 0 {
 		t.Fatalf("workers together: %v, want done %d and none failed", total, 2*n)
 	}
-	for _, kind := range store.Kinds {
+	for _, kind := range store.DefaultRegistry().Kinds() {
 		for id := int64(1); id <= n; id++ {
 			ops, err := st.FindOps(t.Context(), kind, id)
 			if err != nil {

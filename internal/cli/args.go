@@ -61,8 +61,9 @@ func checkSearch(s string) error {
 }
 
 // parseKind parses a KIND argument (product, products, document, documents).
+// TODO(schema): kinds are the store's; parse them once the store is open.
 func parseKind(s string) (store.Kind, error) {
-	k, err := store.ParseKind(s)
+	k, err := store.DefaultRegistry().ParseKind(s)
 	if err != nil {
 		return "", usageErr(err)
 	}

@@ -352,6 +352,9 @@ func (a *app) registry() (*store.Registry, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := reg.CheckOverlay(store.DefaultRegistry()); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.fields, err)
+		}
 		a.reg = reg
 	}
 	return a.reg, nil

@@ -79,7 +79,7 @@ func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context
 	created := ok && c.Created()
 	if fill != nil {
 		n := 0
-		for _, k := range store.Kinds {
+		for _, k := range st.Registry().Kinds() {
 			c, err := st.CountRecords(ctx, k)
 			if err != nil {
 				return err

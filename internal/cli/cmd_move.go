@@ -53,7 +53,7 @@ document's token, --parent-lease.`,
 			if err != nil {
 				return err
 			}
-			res, err := st.MoveDocument(ctx, id, store.Move{Parent: parent, LeaseToken: leaseTk, ParentLeaseToken: parentLeaseTk})
+			res, err := st.MoveRecord(ctx, store.KindDocument, id, store.Move{Parent: parent, LeaseToken: leaseTk, ParentLeaseToken: parentLeaseTk})
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,7 @@ func TestCLI_ExportSearchHelpNamesTheSearchedFields(t *testing.T) {
 	dsn := newSQLiteStore(t)
 	help := mustTandem(t, dsn, "export", "--help")
 	reg := store.DefaultRegistry()
-	for _, kind := range store.Kinds {
+	for _, kind := range store.DefaultRegistry().Kinds() {
 		for _, f := range reg.Fields(kind) {
 			if f.Search && !strings.Contains(help, f.Name) {
 				t.Errorf("export --help does not name the searched %s field %s", kind, f.Name)

@@ -81,13 +81,13 @@ func TestHardening_BoundedReads(t *testing.T) {
 	before := mustGet(t, dsn, "product", 1)
 
 	// A registry whose description sets no max_bytes: the CLI's own bound applies.
-	def, err := os.ReadFile(filepath.Join("..", "..", "store", "fields.yaml"))
+	def, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", "legacy_fields.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	noLimit := regexp.MustCompile(`(name: description,[^}]*?),\s*max_bytes: \d+`)
 	if !noLimit.Match(def) {
-		t.Fatalf("store/fields.yaml has no description max_bytes to drop:\n%s", def)
+		t.Fatalf("store/testdata/legacy_fields.yaml has no description max_bytes to drop:\n%s", def)
 	}
 	unlimited := filepath.Join(dir, "unlimited.yaml")
 	if err := os.WriteFile(unlimited, noLimit.ReplaceAll(def, []byte("$1")), 0o600); err != nil {
@@ -289,13 +289,13 @@ func TestHardening_FlagValuesStartingWithDash(t *testing.T) {
 				// A registry named "-5" in the working directory that makes stock a system
 				// field: an editor's adjust is then refused for ownership (exit 6), which
 				// only happens when the file was read.
-				def, err := os.ReadFile(filepath.Join("..", "..", "store", "fields.yaml"))
+				def, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", "legacy_fields.yaml"))
 				if err != nil {
 					t.Fatal(err)
 				}
 				stockOwner := regexp.MustCompile(`(name: stock,\s*type: int,\s*owner:) shared`)
 				if !stockOwner.Match(def) {
-					t.Fatalf("store/fields.yaml: no shared stock field to change:\n%s", def)
+					t.Fatalf("store/testdata/legacy_fields.yaml: no shared stock field to change:\n%s", def)
 				}
 				if err := os.WriteFile(filepath.Join(dir, "-5"), stockOwner.ReplaceAll(def, []byte("$1 system")), 0o600); err != nil {
 					t.Fatal(err)

@@ -239,13 +239,13 @@ func sameJSON(t *testing.T, a, b record) bool {
 // returns the file's path.
 func writeFields(t *testing.T, old, new string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../store/fields.yaml")
+	b, err := os.ReadFile("../../store/testdata/legacy_fields.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(b), old, new, 1)
 	if text == string(b) {
-		t.Fatalf("%q is not in store/fields.yaml", old)
+		t.Fatalf("%q is not in store/testdata/legacy_fields.yaml", old)
 	}
 	path := filepath.Join(t.TempDir(), "fields.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

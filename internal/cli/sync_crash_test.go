@@ -200,7 +200,7 @@ func crashWork(t *testing.T, wc, src store.Store) {
 	}
 	// docs[2] under docs[1]: a move.
 	parent := docs[1].ID
-	if _, err := wc.MoveDocument(crashCtx("alice"), docs[2].ID, store.Move{Parent: &parent}); err != nil {
+	if _, err := wc.MoveRecord(crashCtx("alice"), store.KindDocument, docs[2].ID, store.Move{Parent: &parent}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {

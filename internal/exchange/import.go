@@ -480,7 +480,7 @@ func (im *Importer) saveAndMove(ctx context.Context, res Result, row *Row, u sto
 		}
 		saved, res.Version = ur, ur.Version
 	}
-	mr, err := im.st.MoveDocument(ctx, row.ID, m)
+	mr, err := im.st.MoveRecord(ctx, store.KindDocument, row.ID, m)
 	if err != nil {
 		release()
 		r, rerr := im.refused(res, err)

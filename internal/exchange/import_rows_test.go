@@ -85,7 +85,7 @@ func TestImport_MoveRowIsOneUnit(t *testing.T) {
 
 		// Bob's lease on document 1's place in the tree: putting 2 under it is refused, and
 		// the title is not written either.
-		l, err := st.AcquireLease(as(t, bob), store.LeaseRequest{Kind: store.KindDocument, RecordID: 1, Group: st.Registry().TreeGroup(), TTL: time.Minute})
+		l, err := st.AcquireLease(as(t, bob), store.LeaseRequest{Kind: store.KindDocument, RecordID: 1, Group: st.Registry().TreeGroup(store.KindDocument), TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestImport_MoveRefusedAfterTheFields(t *testing.T) {
 		data := []byte("kind,id,version,title,parent_id\ndocument,2,1,Moved title,3\n")
 		// Bob moves document 3 under 2 in between: 2 under 3 is now a cycle.
 		rs := &raceStore{Store: st, between: func(context.Context) {
-			if _, err := st.MoveDocument(as(t, bob), ids[2], store.Move{Parent: &ids[1]}); err != nil {
+			if _, err := st.MoveRecord(as(t, bob), store.KindDocument, ids[2], store.Move{Parent: &ids[1]}); err != nil {
 				t.Error(err)
 			}
 		}}
@@ -165,7 +165,7 @@ func TestImport_MoveRefusedAfterTheFields(t *testing.T) {
 			t.Fatalf("second run, the move still impossible: %+v", r)
 		}
 		// Bob puts 3 back at the root: the next run finishes the row with the move alone.
-		if _, err := st.MoveDocument(as(t, bob), ids[2], store.Move{}); err != nil {
+		if _, err := st.MoveRecord(as(t, bob), store.KindDocument, ids[2], store.Move{}); err != nil {
 			t.Fatal(err)
 		}
 		res, _ = mustImport(t, ctx, st, data, CSV, ImportOptions{})

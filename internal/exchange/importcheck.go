@@ -150,7 +150,7 @@ func (t *treeView) down(id int64) []int64 {
 // the tree between this check and the move: the move's own check (on the locked tree) then
 // refuses it, and the caller reports that.
 func (im *Importer) checkMove(ctx context.Context, id int64, m store.Move) error {
-	if _, err := im.reg.PlanMove(ctx, m); err != nil {
+	if _, err := im.reg.PlanMove(ctx, store.KindDocument, m); err != nil {
 		return err
 	}
 	for _, c := range m.LeaseChecks(id) {
@@ -182,7 +182,7 @@ func (im *Importer) treeLeased(ctx context.Context, id int64) error {
 		return err
 	}
 	for _, l := range leases {
-		if l.Live(now) && l.Group == im.reg.TreeGroup() {
+		if l.Live(now) && l.Group == im.reg.TreeGroup(store.KindDocument) {
 			return &store.LeaseError{Lease: l, Now: now}
 		}
 	}

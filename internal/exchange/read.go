@@ -315,7 +315,7 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 	for i, c := range x.header {
 		cells[c] = rec[i]
 	}
-	kind, err := store.ParseKind(cells[colKind])
+	kind, err := x.reg.ParseKind(cells[colKind])
 	if err != nil {
 		row.Err = rowErrorf("kind: %q is not product or document", cells[colKind])
 		return nil
@@ -763,7 +763,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 			return
 		}
 	}
-	kind, err := store.ParseKind(jr.Kind)
+	kind, err := x.reg.ParseKind(jr.Kind)
 	if err != nil {
 		row.Err = rowErrorf("kind: %q is not product or document", jr.Kind)
 		return

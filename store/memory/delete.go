@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -62,7 +63,21 @@ func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error 
 	return s.db.checkLeases(s.kind, id, groups, token, s.now)
 }
 
-func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) { return s.db.descendants(id), nil }
+func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
+	return s.db.descendants(s.kind, id), nil
+}
+
+func (s deleteSteps) Referrers(ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
+	var out []int64
+	for _, rid := range slices.Sorted(maps.Keys(s.db.records[ref.Kind])) {
+		if v, _ := s.db.records[ref.Kind][rid].Fields[ref.Field.Name].(int64); v == id && !slices.Contains(skip, rid) {
+			if out = append(out, rid); len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
 
 func (s deleteSteps) Conflict(id, base int64) error {
 	return s.db.conflict(s.db.records[s.kind][id], base)
@@ -76,13 +91,13 @@ func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
 	return nil
 }
 
-// descendants maps every document below id to its parent.
-func (db *DB) descendants(id int64) map[int64]int64 {
+// descendants maps every record of the tree kind below id to its parent.
+func (db *DB) descendants(kind store.Kind, id int64) map[int64]int64 {
 	out := map[int64]int64{}
 	for changed := true; changed; {
 		changed = false
-		for cid, c := range db.records[store.KindDocument] {
-			p, ok := c.Fields["parent_id"].(int64)
+		for cid, c := range db.records[kind] {
+			p, ok := c.Fields[store.ParentField].(int64)
 			if _, seen := out[cid]; ok && !seen && cid != id && (p == id || out[p] != 0) {
 				out[cid] = p
 				changed = true
@@ -109,19 +124,19 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		newest = &rows[len(rows)-1]
 	}
 	plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
-		_, ok := db.records[store.KindDocument][p]
+		_, ok := db.records[kind][p]
 		return ok, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if plan.Parent != 0 {
-		if err := db.reg.CheckParent(parentSteps{db, db.dbNow()}, plan.Parent, rq.ParentLeaseToken); err != nil {
+		if err := db.reg.CheckParent(parentSteps{db, kind, db.dbNow()}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 			return nil, err
 		}
 	}
-	if kind == store.KindProduct {
-		if err := db.checkSKU(id, plan.SKU); err != nil {
+	for _, field := range slices.Sorted(maps.Keys(plan.Unique)) {
+		if err := db.checkUnique(kind, id, field, plan.Unique[field]); err != nil {
 			return nil, err
 		}
 	}

@@ -97,7 +97,7 @@ func New(opts store.Options) *DB {
 		keys:       map[keyID]*store.KeyRecord{},
 		calls:      map[string]int{},
 	}
-	for _, k := range store.Kinds {
+	for _, k := range reg.Kinds() {
 		db.records[k] = map[int64]*store.Record{}
 	}
 	return db

@@ -108,7 +108,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 	}
-	r, err := db.reg.RunCreate(p, createSteps{parentSteps{db, db.dbNow()}, kind})
+	r, err := db.reg.RunCreate(p, createSteps{parentSteps{db, kind, db.dbNow()}, kind})
 	if err != nil {
 		return nil, err
 	}
@@ -124,16 +124,17 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 // parentSteps are the checks of a new document's parent under the lock
 // (store.ParentSteps); the lock serializes every write, so the tree needs none of its own.
 type parentSteps struct {
-	db  *DB
-	now time.Time
+	db   *DB
+	kind store.Kind
+	now  time.Time
 }
 
 func (s parentSteps) LockTree() error { return nil }
 
-func (s parentSteps) CheckNewChild(parent int64) error { return s.db.checkNewChild(parent) }
+func (s parentSteps) CheckNewChild(parent int64) error { return s.db.checkNewChild(s.kind, parent) }
 
 func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(store.KindDocument, id, groups, token, s.now)
+	return s.db.checkLeases(s.kind, id, groups, token, s.now)
 }
 
 // createSteps are a create's reads and writes under the lock (store.CreateSteps).
@@ -149,7 +150,14 @@ func (s createSteps) CheckFreeID(id int64) error {
 	return nil
 }
 
-func (s createSteps) CheckUnique(sku string) error { return s.db.checkSKU(0, sku) }
+func (s createSteps) CheckUnique(field, value string) error {
+	return s.db.checkUnique(s.kind, 0, field, value)
+}
+
+func (s createSteps) RecordExists(kind store.Kind, id int64) (bool, error) {
+	_, ok := s.db.records[kind][id]
+	return ok, nil
+}
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	db, kind := s.db, s.kind
@@ -172,21 +180,26 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	return r, nil
 }
 
-// checkSKU refuses a sku whose key another product (not id) already has, as the real
-// stores' unique index on the key does.
-func (db *DB) checkSKU(id int64, sku any) error {
-	s, _ := sku.(string)
-	if err := store.CheckSKU(s); err != nil {
+// checkUnique refuses a value of kind's unique field whose key another record (not id)
+// already has, as the real stores' unique index on the key does.
+func (db *DB) checkUnique(kind store.Kind, id int64, field, value string) error {
+	if err := store.CheckUniqueValue(field, value); err != nil {
 		return err
 	}
-	key := store.SKUKey(s)
-	for _, oid := range slices.Sorted(maps.Keys(db.records[store.KindProduct])) {
-		o, _ := db.records[store.KindProduct][oid].Fields["sku"].(string)
+	key := store.SKUKey(value)
+	for _, oid := range slices.Sorted(maps.Keys(db.records[kind])) {
+		o, _ := db.records[kind][oid].Fields[field].(string)
 		if oid != id && store.SKUKey(o) == key {
-			return store.DuplicateSKUError(s, oid, o)
+			return store.DuplicateKeyError(kind, field, value, oid, o)
 		}
 	}
 	return nil
+}
+
+// recordExists reports whether a record of kind with id exists.
+func (db *DB) recordExists(kind store.Kind, id int64) (bool, error) {
+	_, ok := db.records[kind][id]
+	return ok, nil
 }
 
 // UpdateRecord applies a partial, version-checked update atomically, with the contract's
@@ -243,10 +256,14 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 	}
 	res := store.Unchanged(r)
 	if !plan.Unchanged {
-		if plan.SKUKey != "" {
-			if err := db.checkSKU(id, plan.Set["sku"]); err != nil {
+		for field := range plan.Keys {
+			v, _ := plan.Set[field].(string)
+			if err := db.checkUnique(kind, id, field, v); err != nil {
 				return nil, err
 			}
+		}
+		if err := db.reg.CheckRefs(kind, plan.Set, db.recordExists); err != nil {
+			return nil, err
 		}
 		keep := store.KeepsHistory(ctx, actor)
 		pre := db.reg.PreImage(kind, store.Update{Set: plan.Set}, r, keep)

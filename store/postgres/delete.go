@@ -101,6 +101,16 @@ func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
 	return descendants(s.ctx, s.tx, id)
 }
 
+func (s deleteSteps) Referrers(ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
+	t, err := table(ref.Kind)
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := s.tx.Query(s.ctx, "SELECT id FROM "+ident(t)+" WHERE "+ident(ref.Field.Name)+" = $1 AND NOT (id = ANY($2)) ORDER BY id LIMIT $3",
+		id, append([]int64{}, skip...), limit) // never a NULL array: NOT (id = ANY(NULL)) is never true
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
 func (s deleteSteps) Conflict(id, base int64) error {
 	return s.db.conflict(s.ctx, s.tx, s.kind, id, base)
 }
@@ -207,12 +217,14 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return err
 		}
 		if plan.Parent != 0 {
-			if err := db.reg.CheckParent(parentSteps{ctx, db, tx}, plan.Parent, rq.ParentLeaseToken); err != nil {
+			if err := db.reg.CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}
-		if err := db.checkUnique(ctx, tx, kind, id, plan.SKU); err != nil {
-			return err
+		for _, field := range sortedNames(plan.Unique) {
+			if err := db.checkUnique(ctx, tx, kind, id, field, plan.Unique[field]); err != nil {
+				return err
+			}
 		}
 		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
 		if err != nil {

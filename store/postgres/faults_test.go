@@ -125,7 +125,7 @@ func TestMoveDocument_Race(t *testing.T) {
 		}{{db1, a.ID, b1.ID}, {db2, b.ID, a1.ID}} {
 			wg.Go(func() {
 				<-start
-				_, errs[i] = mv.db.MoveDocument(actx(t, alice), mv.id, store.Move{Parent: &mv.parentID})
+				_, errs[i] = mv.db.MoveRecord(actx(t, alice), store.KindDocument, mv.id, store.Move{Parent: &mv.parentID})
 			})
 		}
 		close(start)

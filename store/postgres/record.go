@@ -16,9 +16,12 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// table returns the table of a kind: its plural. Table and column names in SQL come only
-// from here and from the registry, never from input.
-func table(kind store.Kind) (string, error) { return kind.Plural() }
+// table returns the table of a kind of the sample schema. Table and column names in SQL
+// come only from here and from the registry, never from input.
+// TODO(schema): every caller moves to db.reg.Table, for the store's own kinds.
+func table(kind store.Kind) (string, error) { return sampleSchema.Table(kind) }
+
+var sampleSchema = store.DefaultRegistry()
 
 // ident quotes a column name taken from the registry.
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
@@ -34,8 +37,8 @@ func (db *DB) selectList(kind store.Kind) string {
 
 // selectLists makes selectList's lists of every kind of reg.
 func selectLists(reg *store.Registry) map[store.Kind]string {
-	m := make(map[store.Kind]string, len(store.Kinds))
-	for _, k := range store.Kinds {
+	m := make(map[store.Kind]string, len(reg.Kinds()))
+	for _, k := range reg.Kinds() {
 		m[k] = selectList(reg, k)
 	}
 	return m
@@ -276,7 +279,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				}
 			}
 		}
-		r, err := db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx}, kind, sql, args, now})
+		r, err := db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, sql, args, now})
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
@@ -296,9 +299,10 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 // parentSteps are the checks of a new document's parent inside a write's transaction
 // (store.ParentSteps).
 type parentSteps struct {
-	ctx context.Context
-	db  *DB
-	tx  pgx.Tx
+	ctx  context.Context
+	db   *DB
+	tx   pgx.Tx
+	kind store.Kind
 }
 
 // LockTree takes the tree lock: the parent's depth and lease are then checked on a tree no
@@ -310,7 +314,7 @@ func (s parentSteps) CheckNewChild(parent int64) error {
 }
 
 func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
 }
 
 // createSteps are a create's reads and writes inside its transaction (store.CreateSteps).
@@ -324,8 +328,26 @@ type createSteps struct {
 
 func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx, s.tx, s.kind, id) }
 
-func (s createSteps) CheckUnique(sku string) error {
-	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, sku)
+func (s createSteps) CheckUnique(field, value string) error {
+	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, field, value)
+}
+
+func (s createSteps) RecordExists(kind store.Kind, id int64) (bool, error) {
+	return s.db.recordExists(s.ctx, s.tx, kind, id)
+}
+
+// recordExists reports whether a record of kind with id exists.
+func (db *DB) recordExists(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) (bool, error) {
+	t, err := table(kind)
+	if err != nil {
+		return false, err
+	}
+	var one int
+	err = tx.QueryRow(ctx, "SELECT 1 FROM "+ident(t)+" WHERE id = $1", id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
@@ -550,11 +572,16 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		}
 		res = store.Unchanged(r)
 	} else {
-		if plan.SKUKey != "" {
-			sku, _ := plan.Set["sku"].(string)
-			if err := db.checkUnique(ctx, tx, kind, id, sku); err != nil {
+		for _, field := range sortedNames(plan.Keys) {
+			v, _ := plan.Set[field].(string)
+			if err := db.checkUnique(ctx, tx, kind, id, field, v); err != nil {
 				return nil, err
 			}
+		}
+		if err := db.reg.CheckRefs(kind, plan.Set, func(k store.Kind, id int64) (bool, error) {
+			return db.recordExists(ctx, tx, k, id)
+		}); err != nil {
+			return nil, err
 		}
 		var sets []string
 		args := []any{id, cur.Version}
@@ -566,8 +593,8 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			f, _ := db.reg.Field(kind, n)
 			sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
 		}
-		if plan.SKUKey != "" {
-			sets = append(sets, "sku_key = "+next(plan.SKUKey))
+		for _, field := range sortedNames(plan.Keys) {
+			sets = append(sets, ident(store.UniqueKeyColumn(field))+" = "+next(plan.Keys[field]))
 		}
 		for _, col := range sortedNames(plan.Folds) {
 			sets = append(sets, ident(col)+" = "+next(plan.Folds[col]))
@@ -939,25 +966,30 @@ func (db *DB) checkFreeID(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 	return err
 }
 
-// checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
-// message naming that product; sku "" means no sku is written. The unique index on sku_key
-// stays the guarantee against a concurrent insert; this only explains (as the SQLite store).
-func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, sku string) error {
-	if kind != store.KindProduct || sku == "" {
-		return nil
-	}
-	rows, _ := tx.Query(ctx, "SELECT id, sku FROM products WHERE sku_key = $1 AND id <> $2 LIMIT 1", store.SKUKey(sku), id)
-	holders, err := pgx.CollectRows(rows, pgx.RowToStructByPos[skuHolder])
-	if err != nil || len(holders) == 0 {
+// checkUnique refuses a value of kind's unique field whose key (store.SKUKey) another record
+// (not id) has, with a message naming that record. The unique index on the key column stays
+// the guarantee against a concurrent insert; this only explains (as the SQLite store).
+func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, field, value string) error {
+	t, err := table(kind)
+	if err != nil {
 		return err
 	}
-	return store.DuplicateSKUError(sku, holders[0].ID, holders[0].SKU)
-}
-
-// skuHolder is the product that holds a sku's key already.
-type skuHolder struct {
-	ID  int64
-	SKU string
+	if _, err := db.reg.Field(kind, field); err != nil {
+		return err
+	}
+	var (
+		other      int64
+		otherValue string
+	)
+	err = tx.QueryRow(ctx, "SELECT id, "+ident(field)+" FROM "+ident(t)+" WHERE "+ident(store.UniqueKeyColumn(field))+" = $1 AND id <> $2 LIMIT 1",
+		store.SKUKey(value), id).Scan(&other, &otherValue)
+	switch {
+	case err == nil:
+		return store.DuplicateKeyError(kind, field, value, other, otherValue)
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	}
+	return err
 }
 
 // afterMigration runs the part of the migration named name that SQL cannot do, in the

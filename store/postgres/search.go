@@ -194,13 +194,13 @@ func searchIndexes(ctx context.Context, tx pgx.Tx) error {
 	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return err
 	}
-	for _, kind := range store.Kinds {
+	for _, kind := range sampleSchema.Kinds() {
 		t, err := table(kind)
 		if err != nil {
 			return err
 		}
 		qt := ident(schema) + "." + t
-		for _, name := range store.FoldedFields(kind) {
+		for _, name := range sampleSchema.FoldedFields(kind) {
 			st, _ := searchTable(kind, name)
 			qst := ident(schema) + "." + st
 			col := ident(store.FoldColumn(name))
@@ -230,7 +230,7 @@ func searchIndexes(ctx context.Context, tx pgx.Tx) error {
 // the fields gives. One UPDATE per kind: the values travel as arrays.
 func fillFolds(ctx context.Context, tx pgx.Tx, migration string) error {
 	reg := store.DefaultRegistry() // field types are schema: every registry has these
-	for _, kind := range store.Kinds {
+	for _, kind := range sampleSchema.Kinds() {
 		names := store.FoldedFieldsAddedBy(migration, kind)
 		if len(names) == 0 {
 			continue

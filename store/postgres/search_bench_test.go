@@ -37,7 +37,7 @@ func seedSearchProducts(b *testing.B, dsn string, vals []store.Values) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rows := make([][]any, len(vals))
 	for i, v := range vals {
-		f := store.Folds(store.KindProduct, v)
+		f := sampleSchema.Folds(store.KindProduct, v)
 		rows[i] = []any{v["sku"], store.SKUKey(v["sku"].(string)), v["name"], v["description"], v["categories"],
 			f["sku_fold"], f["name_fold"], f["description_fold"], f["categories_fold"], at, "bench"}
 	}
@@ -51,7 +51,7 @@ func seedSearchProducts(b *testing.B, dsn string, vals []store.Values) {
 		b.Fatal(err)
 	}
 	tables := []string{"products"}
-	for _, name := range store.FoldedFields(store.KindProduct) {
+	for _, name := range sampleSchema.FoldedFields(store.KindProduct) {
 		st, _ := searchTable(store.KindProduct, name)
 		tables = append(tables, st)
 	}

@@ -9,9 +9,12 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// table returns the table of a kind. Table and column names in SQL come only from here and
-// from the registry, never from input.
-func table(kind store.Kind) (string, error) { return kind.Plural() }
+// table returns the table of a kind of the sample schema. Table and column names in SQL
+// come only from here and from the registry, never from input.
+// TODO(schema): every caller moves to db.reg.Table, for the store's own kinds.
+func table(kind store.Kind) (string, error) { return sampleSchema.Table(kind) }
+
+var sampleSchema = store.DefaultRegistry()
 
 // columns returns the select list of a kind: id, every registry field, and the metadata.
 func (db *DB) selectList(kind store.Kind) string {

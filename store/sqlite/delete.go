@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -85,6 +86,10 @@ func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error 
 
 func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
 	return descendants(s.ctx, s.tx, id)
+}
+
+func (s deleteSteps) Referrers(ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
+	return s.db.referrers(s.ctx, s.tx, ref, id, skip, limit)
 }
 
 func (s deleteSteps) Conflict(id, base int64) error {
@@ -204,12 +209,14 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				id, was["parent_id"], was["parent_id"], id)
 		}
 		if plan.Parent != 0 {
-			if err := db.reg.CheckParent(parentSteps{ctx, db, tx}, plan.Parent, rq.ParentLeaseToken); err != nil {
+			if err := db.reg.CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}
-		if err := db.checkUnique(ctx, tx, kind, id, plan.SKU); err != nil {
-			return err
+		for _, field := range sortedKeys(plan.Unique) {
+			if err := db.checkUnique(ctx, tx, kind, id, field, plan.Unique[field]); err != nil {
+				return err
+			}
 		}
 		q, args, folds, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
 		if err != nil {
@@ -250,4 +257,29 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, mapErr(what, err)
 	}
 	return res, nil
+}
+
+// referrers returns up to limit ids of records of ref.Kind whose field ref.Field holds id, not
+// counting those in skip, in id order.
+func (db *DB) referrers(ctx context.Context, tx *tx, ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
+	t, err := table(ref.Kind)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM "+t+" WHERE "+ref.Field.Name+" = ? ORDER BY id", id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() && len(out) < limit {
+		var rid int64
+		if err := rows.Scan(&rid); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(skip, rid) {
+			out = append(out, rid)
+		}
+	}
+	return out, rows.Err()
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// MoveDocument puts document id under m.Parent (nil: at the root). The write transaction is
+// MoveRecord puts record id of a tree kind under m.Parent (nil: at the root). The write transaction is
 // BEGIN IMMEDIATE, so it holds SQLite's single writer lock before the lease, cycle and depth
 // checks read the tree: no other move (or any write) can slip in between check and write.
 // A live lease on the tree group of the document, or of the new parent, must be presented
 // with its token (m.LeaseToken, m.ParentLeaseToken): the token binds, not the holder's name.
-func (db *DB) MoveDocument(ctx context.Context, id int64, m store.Move) (*store.UpdateResult, error) {
-	p, err := db.reg.PlanMove(ctx, m)
+func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
+	p, err := db.reg.PlanMove(ctx, kind, m)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func TestOpen_MigrateFoldsToSideTables(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v10.db")
 	const at = "2026-01-01T00:00:00.000Z"
 	product := func(id int64, vals store.Values) []any {
-		f := store.Folds(store.KindProduct, vals)
+		f := store.DefaultRegistry().Folds(store.KindProduct, vals)
 		cats, _ := json.Marshal(vals["categories"])
 		if vals["categories"] == nil {
 			cats = []byte("[]")
@@ -55,7 +55,7 @@ func TestOpen_MigrateFoldsToSideTables(t *testing.T) {
 			f["sku_fold"], f["name_fold"], f["description_fold"], f["categories_fold"], at}
 	}
 	document := func(id int64, vals store.Values) []any {
-		f := store.Folds(store.KindDocument, vals)
+		f := store.DefaultRegistry().Folds(store.KindDocument, vals)
 		tags, _ := json.Marshal(vals["tags"])
 		if vals["tags"] == nil {
 			tags = []byte("[]")
@@ -94,7 +94,7 @@ func TestOpen_MigrateFoldsToSideTables(t *testing.T) {
 		}
 	}
 	for kind, want := range map[store.Kind]int{store.KindProduct: 4, store.KindDocument: 3} {
-		for _, name := range store.FoldedFields(kind) {
+		for _, name := range store.DefaultRegistry().FoldedFields(kind) {
 			side := string(kind) + "s_" + name + "_search"
 			var n int
 			if err := check.QueryRow("SELECT count(*) FROM " + side).Scan(&n); err != nil || n != want {

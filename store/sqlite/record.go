@@ -168,7 +168,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 		var err error
-		if rec, err = db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx}, kind, q, args, folds}); err != nil {
+		if rec, err = db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, q, args, folds}); err != nil {
 			return err
 		}
 		if p.Key != "" {
@@ -186,9 +186,10 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 // (store.ParentSteps). The transaction holds SQLite's one writer lock, so the tree needs no
 // lock of its own.
 type parentSteps struct {
-	ctx context.Context
-	db  *DB
-	tx  *tx
+	ctx  context.Context
+	db   *DB
+	tx   *tx
+	kind store.Kind
 }
 
 func (s parentSteps) LockTree() error { return nil }
@@ -198,7 +199,7 @@ func (s parentSteps) CheckNewChild(parent int64) error {
 }
 
 func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
 }
 
 // createSteps are a create's reads and writes inside its transaction (store.CreateSteps).
@@ -212,8 +213,26 @@ type createSteps struct {
 
 func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx, s.tx, s.kind, id) }
 
-func (s createSteps) CheckUnique(sku string) error {
-	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, sku)
+func (s createSteps) CheckUnique(field, value string) error {
+	return s.db.checkUnique(s.ctx, s.tx, s.kind, 0, field, value)
+}
+
+func (s createSteps) RecordExists(kind store.Kind, id int64) (bool, error) {
+	return s.db.recordExists(s.ctx, s.tx, kind, id)
+}
+
+// recordExists reports whether a record of kind with id exists.
+func (db *DB) recordExists(ctx context.Context, tx *tx, kind store.Kind, id int64) (bool, error) {
+	t, err := table(kind)
+	if err != nil {
+		return false, err
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, "SELECT 1 FROM "+t+" WHERE id = ?", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
@@ -279,22 +298,26 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 	return q, args, folds, nil
 }
 
-// checkUnique refuses a sku whose key (store.SKUKey) another product's sku has, with a
-// message naming that product; sku "" means no sku is written. The unique index on sku_key is
-// the guarantee; writers are serialized (BEGIN IMMEDIATE), so this check sees every earlier one.
-func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64, sku string) error {
-	if kind != store.KindProduct || sku == "" {
-		return nil
+// checkUnique refuses a value of kind's unique field whose key (store.SKUKey) another record
+// (not id) has, with a message naming that record. The unique index on the key column is the
+// guarantee; writers are serialized (BEGIN IMMEDIATE), so this check sees every earlier one.
+func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64, field, value string) error {
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	if _, err := db.reg.Field(kind, field); err != nil {
+		return err
 	}
 	var (
-		other    int64
-		otherSKU string
+		other      int64
+		otherValue string
 	)
-	err := tx.QueryRowContext(ctx, "SELECT id, sku FROM products WHERE sku_key = ? AND id <> ? LIMIT 1",
-		store.SKUKey(sku), id).Scan(&other, &otherSKU)
+	err = tx.QueryRowContext(ctx, "SELECT id, "+field+" FROM "+t+" WHERE "+store.UniqueKeyColumn(field)+" = ? AND id <> ? LIMIT 1",
+		store.SKUKey(value), id).Scan(&other, &otherValue)
 	switch {
 	case err == nil:
-		return store.DuplicateSKUError(sku, other, otherSKU)
+		return store.DuplicateKeyError(kind, field, value, other, otherValue)
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
 	}
@@ -674,7 +697,15 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		}
 		res = store.Unchanged(rec)
 	} else {
-		if err := db.checkUnique(ctx, tx, kind, id, skuOf(plan)); err != nil {
+		for _, field := range sortedKeys(plan.Keys) {
+			v, _ := plan.Set[field].(string)
+			if err := db.checkUnique(ctx, tx, kind, id, field, v); err != nil {
+				return nil, err
+			}
+		}
+		if err := db.reg.CheckRefs(kind, plan.Set, func(k store.Kind, id int64) (bool, error) {
+			return db.recordExists(ctx, tx, k, id)
+		}); err != nil {
 			return nil, err
 		}
 		// One UPDATE: the changed fields only, the relative changes as expressions, the version.
@@ -694,9 +725,9 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			sets = append(sets, name+" = ?")
 			args = append(args, v)
 		}
-		if plan.SKUKey != "" {
-			sets = append(sets, "sku_key = ?")
-			args = append(args, plan.SKUKey)
+		for _, field := range sortedKeys(plan.Keys) {
+			sets = append(sets, store.UniqueKeyColumn(field)+" = ?")
+			args = append(args, plan.Keys[field])
 		}
 		for _, name := range sortedKeys(plan.Add) {
 			if _, err := db.reg.Field(kind, name); err != nil {
@@ -740,15 +771,6 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		}
 	}
 	return res, nil
-}
-
-// skuOf returns the sku a plan writes, "" when it writes none.
-func skuOf(p *store.SavePlan) string {
-	if p.SKUKey == "" {
-		return ""
-	}
-	s, _ := p.Set["sku"].(string)
-	return s
 }
 
 // probed is what findFields saw besides the record.

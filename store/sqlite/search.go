@@ -184,7 +184,7 @@ func foldUpsert(ft string, n int) string {
 // edit leaves the body's fold, and its index, alone. Each table's FTS5 index follows through
 // its triggers.
 func writeFolds(ctx context.Context, q execer, kind store.Kind, id int64, folds map[string]string) error {
-	for _, name := range store.FoldedFields(kind) {
+	for _, name := range sampleSchema.FoldedFields(kind) {
 		v, ok := folds[store.FoldColumn(name)]
 		if !ok {
 			continue
@@ -206,7 +206,7 @@ func writeFoldsBulk(ctx context.Context, q execer, kind store.Kind, ids []int64,
 	if len(ids) != len(folds) {
 		return fmt.Errorf("write search text: %d ids for %d records' folds", len(ids), len(folds))
 	}
-	for _, name := range store.FoldedFields(kind) {
+	for _, name := range sampleSchema.FoldedFields(kind) {
 		col := store.FoldColumn(name)
 		args := make([]any, 0, 2*len(ids))
 		for i, id := range ids {
@@ -248,7 +248,7 @@ func splitFolds(kind store.Kind, extra []store.Column) (row []store.Column, fold
 // isFoldColumn reports whether col is the folded column (store.FoldColumn) of one of kind's
 // folded fields.
 func isFoldColumn(kind store.Kind, col string) bool {
-	for _, name := range store.FoldedFields(kind) {
+	for _, name := range sampleSchema.FoldedFields(kind) {
 		if store.FoldColumn(name) == col {
 			return true
 		}
@@ -270,7 +270,7 @@ func afterSearchMigration(ctx context.Context, tx *sql.Tx, migration string) err
 // to side tables; a field folded after it would be filled with writeFoldsBulk instead.
 func fillFolds(ctx context.Context, tx *sql.Tx, migration string) error {
 	reg := store.DefaultRegistry() // field types are schema: every registry has these
-	for _, kind := range store.Kinds {
+	for _, kind := range sampleSchema.Kinds() {
 		names := store.FoldedFieldsAddedBy(migration, kind)
 		if len(names) == 0 {
 			continue

@@ -51,7 +51,7 @@ func seedSearchProducts(b *testing.B, path string, vals []store.Values) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	folded := store.FoldedFields(store.KindProduct)
+	folded := store.DefaultRegistry().FoldedFields(store.KindProduct)
 	side := make([]*sql.Stmt, len(folded))
 	for i, name := range folded {
 		if side[i], err = tx.Prepare("INSERT INTO products_" + name + "_search (id, fold) VALUES (?, ?)"); err != nil {
@@ -64,7 +64,7 @@ func seedSearchProducts(b *testing.B, path string, vals []store.Values) {
 		if err := stmt.QueryRow(v["sku"], store.SKUKey(v["sku"].(string)), v["name"], v["description"], string(cats)).Scan(&id); err != nil {
 			b.Fatal(err)
 		}
-		f := store.Folds(store.KindProduct, v)
+		f := store.DefaultRegistry().Folds(store.KindProduct, v)
 		for i, name := range folded {
 			if _, err := side[i].Exec(id, f[store.FoldColumn(name)]); err != nil {
 				b.Fatal(err)

@@ -113,7 +113,7 @@ func TestSearch_IndexFollowsWrites(t *testing.T) {
 	sideRows := func(id int64) int {
 		t.Helper()
 		n := 0
-		for _, name := range store.FoldedFields(store.KindDocument) {
+		for _, name := range sampleSchema.FoldedFields(store.KindDocument) {
 			ft, _ := foldTable(store.KindDocument, name)
 			var one int
 			if err := db.read.QueryRowContext(t.Context(), "SELECT count(*) FROM "+ft+" WHERE id = ?", id).Scan(&one); err != nil {
@@ -142,8 +142,8 @@ func TestSearch_IndexFollowsWrites(t *testing.T) {
 	if err := db.read.QueryRowContext(t.Context(), "SELECT count(*) FROM products_name_search WHERE id = ?", ids[2]).Scan(&other); err != nil || other != 0 {
 		t.Errorf("a product another program deleted keeps %d side rows (%v)", other, err)
 	}
-	for _, kind := range store.Kinds {
-		for _, name := range store.FoldedFields(kind) {
+	for _, kind := range sampleSchema.Kinds() {
+		for _, name := range sampleSchema.FoldedFields(kind) {
 			st, _ := searchTable(kind, name)
 			if _, err := db.write.ExecContext(t.Context(), "INSERT INTO "+st+" ("+st+", rank) VALUES ('integrity-check', 1)"); err != nil {
 				t.Errorf("%s: %v", st, err)

@@ -80,7 +80,7 @@ func TestStreamRecords_PackedValues(t *testing.T) {
 	for _, group := range []int{1, 2, 3, 40} {
 		old := packGroup
 		packGroup = group
-		for _, kind := range store.Kinds {
+		for _, kind := range sampleSchema.Kinds() {
 			sameAsFind(t, db, store.Filter{Kind: kind})
 		}
 		packGroup = old

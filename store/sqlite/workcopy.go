@@ -810,7 +810,7 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		}
 		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
 	}
-	if err := writeFolds(ctx, tx, r.Kind, r.ID, store.Folds(r.Kind, r.Fields)); err != nil {
+	if err := writeFolds(ctx, tx, r.Kind, r.ID, sampleSchema.Folds(r.Kind, r.Fields)); err != nil {
 		return err
 	}
 	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
@@ -966,7 +966,7 @@ func (db *DB) buildChunk(recs []*store.Record) rowChunk {
 		}
 		c.cols, c.args = cols, append(c.args, args...)
 		c.base = append(c.base, string(kind), r.ID, r.Version)
-		c.ids, c.folds = append(c.ids, r.ID), append(c.folds, store.Folds(kind, r.Fields))
+		c.ids, c.folds = append(c.ids, r.ID), append(c.folds, sampleSchema.Folds(kind, r.Fields))
 	}
 	return c
 }
@@ -1459,7 +1459,7 @@ func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int6
 	if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
 		return err
 	}
-	return writeFolds(ctx, tx, kind, id, store.Folds(kind, vals))
+	return writeFolds(ctx, tx, kind, id, sampleSchema.Folds(kind, vals))
 }
 
 // queueResolution adds the outbox entries that take a resolution to the source: a create

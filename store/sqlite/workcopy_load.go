@@ -73,7 +73,7 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 		// search folds (foldTable), so that their triggers and indexes are taken out and
 		// their FTS5 indexes rebuilt.
 		tables := []string{t}
-		for _, name := range store.FoldedFields(kind) {
+		for _, name := range sampleSchema.FoldedFields(kind) {
 			ft, err := foldTable(kind, name)
 			if err != nil {
 				return err
@@ -188,7 +188,7 @@ var errLoadStopped = errors.New("load working copy: the load stopped")
 // on the bulk connection bc, with arguments the encoder has made bulkValues (converted as
 // database/sql converts them, on the encoder's goroutine).
 func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
-	folded := store.FoldedFields(kind)
+	folded := sampleSchema.FoldedFields(kind)
 	foldTables := make([]string, len(folded))
 	for i, name := range folded {
 		ft, err := foldTable(kind, name)

@@ -51,7 +51,7 @@ func TestDB_WorkingCopyOutbox(t *testing.T) {
 		t.Fatalf("system save on a working copy: %v, want EFORBIDDEN", err)
 	}
 	parent := int64(3)
-	if _, err := db.MoveDocument(wcEditor("alice"), 4, store.Move{Parent: &parent}); err != nil {
+	if _, err := db.MoveRecord(wcEditor("alice"), store.KindDocument, 4, store.Move{Parent: &parent}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.CreateRecord(wcEditor("alice"), store.KindProduct, store.Values{"sku": "NEW-1", "name": "new"}); err != nil {

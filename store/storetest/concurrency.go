@@ -154,7 +154,7 @@ func testConcurrentMoves(t *testing.T, open Opener) {
 			moves := [][2]int64{{a.ID, b1.ID}, {b.ID, a1.ID}}
 			var won atomic.Int32
 			hammer(t, 2, 1, func(g, _ int) error {
-				_, err := s.MoveDocument(actx(t, actAlice), moves[g][0], store.Move{Parent: &moves[g][1]})
+				_, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, moves[g][0], store.Move{Parent: &moves[g][1]})
 				switch store.ErrorCode(err) {
 				case "":
 					won.Add(1)

@@ -356,7 +356,7 @@ func testRestoreRecord(t *testing.T, open Opener) {
 		root := mustCreateDoc(t, s, "root", nil)
 		child := mustCreateDoc(t, s, "child", &root.ID)
 		mustDelete(t, s, actAlice, store.KindDocument, child.ID, store.Delete{ExpectVersion: 1})
-		l := mustAcquire(t, s, actBob, store.KindDocument, root.ID, s.Registry().TreeGroup(), time.Minute)
+		l := mustAcquire(t, s, actBob, store.KindDocument, root.ID, s.Registry().TreeGroup(store.KindDocument), time.Minute)
 		_, err := s.RestoreRecord(actx(t, actAlice), store.KindDocument, child.ID, store.Restore{})
 		requireCode(t, err, store.ELEASE)
 		requireGone(t, s, store.KindDocument, child.ID)
@@ -372,10 +372,10 @@ func testRestoreRecord(t *testing.T, open Opener) {
 		p := mustCreateDoc(t, s, "p", nil)
 		child := mustCreateDoc(t, s, "child", &p.ID)
 		mustDelete(t, s, actAlice, store.KindDocument, child.ID, store.Delete{ExpectVersion: 1})
-		if _, err := s.MoveDocument(actx(t, actAlice), p.ID, store.Move{Parent: &chain[len(chain)-1]}); err != nil {
+		if _, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, p.ID, store.Move{Parent: &chain[len(chain)-1]}); err != nil {
 			t.Fatalf("move p to the deepest level: %v", err)
 		}
-		mustAcquire(t, s, actBob, store.KindDocument, p.ID, s.Registry().TreeGroup(), time.Minute)
+		mustAcquire(t, s, actBob, store.KindDocument, p.ID, s.Registry().TreeGroup(store.KindDocument), time.Minute)
 		_, err := s.RestoreRecord(actx(t, actAlice), store.KindDocument, child.ID, store.Restore{})
 		requireCode(t, err, store.EINVALID)
 		requireMessage(t, err, "9 levels deep (max 8)")

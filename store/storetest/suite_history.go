@@ -266,7 +266,7 @@ func testHistoryRebuild(t *testing.T, open Opener) {
 			if d["parent_id"] == nil {
 				to = &parent.ID
 			}
-			moved, err := s.MoveDocument(editor, doc.ID, store.Move{Parent: to})
+			moved, err := s.MoveRecord(editor, store.KindDocument, doc.ID, store.Move{Parent: to})
 			if err != nil {
 				t.Fatalf("move: %v", err)
 			}

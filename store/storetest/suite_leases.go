@@ -273,7 +273,7 @@ func testLeaseSave(t *testing.T, open Opener) {
 		s := fresh(t, open)
 		d := mustCreateDoc(t, s, "d", nil)
 		mustAcquire(t, s, actAlice, store.KindDocument, d.ID, store.GroupEditor, time.Minute)
-		_, err := s.MoveDocument(actx(t, actBob), d.ID, store.Move{})
+		_, err := s.MoveRecord(actx(t, actBob), store.KindDocument, d.ID, store.Move{})
 		requireCode(t, err, store.ELEASE)
 	})
 	t.Run("ErrTokenOfAnotherRecord", func(t *testing.T) {

@@ -77,7 +77,7 @@ func testTreeRules(t *testing.T, open Opener) {
 		})
 		requireCode(t, err, store.EFORBIDDEN)
 		requireNothingWritten(t, s, store.KindDocument, a, 1, from)
-		_, err = s.MoveDocument(actx(t, actAlice), a, store.Move{Parent: &b})
+		_, err = s.MoveRecord(actx(t, actAlice), store.KindDocument, a, store.Move{Parent: &b})
 		requireCode(t, err, store.EINVALID)
 		requireMessage(t, err, "cycle")
 	})
@@ -87,7 +87,7 @@ func testTreeRules(t *testing.T, open Opener) {
 		reg := customRegistry(t, map[string]string{
 			"parent_id": "{name: parent_id, type: ref, owner: editor, rule: scalar, readonly: true, group: tree}",
 		})
-		if got := reg.TreeGroup(); got != "tree" {
+		if got := reg.TreeGroup(store.KindDocument); got != "tree" {
 			t.Fatalf("tree group = %q, want tree", got)
 		}
 		s := freshWith(t, open, store.Options{Registry: reg})
@@ -95,12 +95,12 @@ func testTreeRules(t *testing.T, open Opener) {
 		p := mustCreateDoc(t, s, "p", nil)
 		tree := mustAcquire(t, s, actAlice, store.KindDocument, d.ID, "tree", time.Minute)
 		mustAcquire(t, s, actBob, store.KindDocument, d.ID, store.GroupEditor, time.Minute)
-		_, err := s.MoveDocument(actx(t, actAlice), d.ID, store.Move{Parent: &p.ID})
+		_, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{Parent: &p.ID})
 		requireCode(t, err, store.ELEASE)
 		if le := asLeaseError(t, err); le.Lease.Group != "tree" || le.Lease.Holder != "alice" {
 			t.Errorf("lease error = %+v, want alice's tree lease", le)
 		}
-		res, err := s.MoveDocument(actx(t, actAlice), d.ID, store.Move{Parent: &p.ID, LeaseToken: tree.Token})
+		res, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{Parent: &p.ID, LeaseToken: tree.Token})
 		if err != nil || res.Record.Fields["parent_id"] != p.ID {
 			t.Fatalf("move with the tree lease's token = %+v, %v", res, err)
 		}
@@ -257,14 +257,14 @@ func testLeaseBindsEveryWriter(t *testing.T, open Opener) {
 		from := mustLastChangeID(t, s)
 		// The holder's name is no proof: alice without her token is refused like bob.
 		for _, a := range []store.Actor{actAlice, actBob} {
-			_, err := s.MoveDocument(actx(t, a), d.ID, store.Move{Parent: &p.ID})
+			_, err := s.MoveRecord(actx(t, a), store.KindDocument, d.ID, store.Move{Parent: &p.ID})
 			requireCode(t, err, store.ELEASE)
 			if le := asLeaseError(t, err); le.Lost || le.Lease.Holder != "alice" {
 				t.Errorf("%s: lease error = %+v, want held by alice", a.Name, le)
 			}
 		}
 		requireNothingWritten(t, s, store.KindDocument, d.ID, 1, from)
-		res, err := s.MoveDocument(actx(t, actAlice), d.ID, store.Move{Parent: &p.ID, LeaseToken: l.Token})
+		res, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{Parent: &p.ID, LeaseToken: l.Token})
 		if err != nil || res.Record.Fields["parent_id"] != p.ID {
 			t.Fatalf("move with the token = %+v, %v", res, err)
 		}
@@ -274,20 +274,20 @@ func testLeaseBindsEveryWriter(t *testing.T, open Opener) {
 		d := mustCreateDoc(t, s, "d", nil)
 		p := mustCreateDoc(t, s, "p", nil)
 		lp := mustAcquire(t, s, actAlice, store.KindDocument, p.ID, store.GroupEditor, time.Minute)
-		_, err := s.MoveDocument(actx(t, actAlice), d.ID, store.Move{Parent: &p.ID})
+		_, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{Parent: &p.ID})
 		requireCode(t, err, store.ELEASE)
 		// The parent's token is not the moved document's token.
-		_, err = s.MoveDocument(actx(t, actAlice), d.ID, store.Move{Parent: &p.ID, LeaseToken: lp.Token})
+		_, err = s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{Parent: &p.ID, LeaseToken: lp.Token})
 		requireCode(t, err, store.EINVALID)
 		requireMessage(t, err, fmt.Sprintf("belongs to document %d", p.ID))
-		if _, err := s.MoveDocument(actx(t, actAlice), d.ID, store.Move{Parent: &p.ID, ParentLeaseToken: lp.Token}); err != nil {
+		if _, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{Parent: &p.ID, ParentLeaseToken: lp.Token}); err != nil {
 			t.Fatalf("move under the leased parent with its token: %v", err)
 		}
 		// Out from under it again needs no token of the parent: the document is not leased.
-		if _, err := s.MoveDocument(actx(t, actBob), d.ID, store.Move{}); err != nil {
+		if _, err := s.MoveRecord(actx(t, actBob), store.KindDocument, d.ID, store.Move{}); err != nil {
 			t.Fatalf("move to the root: %v", err)
 		}
-		_, err = s.MoveDocument(actx(t, actBob), d.ID, store.Move{ParentLeaseToken: lp.Token})
+		_, err = s.MoveRecord(actx(t, actBob), store.KindDocument, d.ID, store.Move{ParentLeaseToken: lp.Token})
 		requireCode(t, err, store.EINVALID)
 	})
 	t.Run("CreateUnderLeasedParent", func(t *testing.T) {
@@ -343,7 +343,7 @@ func testLeaseBindsEveryWriter(t *testing.T, open Opener) {
 		if got, want := err.Error(), fmt.Sprintf("the lease token given for product %d is not valid: this store never granted it", p.ID); got != want {
 			t.Errorf("error = %q, want %q", got, want)
 		}
-		_, err = s.MoveDocument(actx(t, actAlice), d.ID, store.Move{LeaseToken: forged})
+		_, err = s.MoveRecord(actx(t, actAlice), store.KindDocument, d.ID, store.Move{LeaseToken: forged})
 		requireCode(t, err, store.ELEASE)
 		if strings.Contains(err.Error(), "()") {
 			t.Errorf("error %q names an empty group", err)
@@ -505,7 +505,7 @@ func testNoEmptyVersions(t *testing.T, open Opener) {
 			id     int64
 			parent *int64
 		}{{p.ID, nil}, {c.ID, &p.ID}} {
-			res, err := s.MoveDocument(actx(t, actAlice), tc.id, store.Move{Parent: tc.parent})
+			res, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, tc.id, store.Move{Parent: tc.parent})
 			if err != nil || !res.Unchanged || res.Record.Version != 1 || res.Record.ID != tc.id {
 				t.Errorf("move %d to where it is = %+v, %v; want unchanged at version 1", tc.id, res, err)
 			}

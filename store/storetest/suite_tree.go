@@ -26,7 +26,7 @@ func testMoveDocument(t *testing.T, open Opener) {
 		a := mustCreateDoc(t, s, "a", nil)
 		b := mustCreateDoc(t, s, "b", nil)
 		from := mustLastChangeID(t, s)
-		res, err := s.MoveDocument(actx(t, actBob), b.ID, store.Move{Parent: &a.ID})
+		res, err := s.MoveRecord(actx(t, actBob), store.KindDocument, b.ID, store.Move{Parent: &a.ID})
 		if err != nil {
 			t.Fatalf("move: %v", err)
 		}
@@ -41,7 +41,7 @@ func testMoveDocument(t *testing.T, open Opener) {
 		if len(cs) != 1 || cs[0].Event != store.EventMoved || cs[0].RecordID != b.ID || cs[0].Version != 2 {
 			t.Errorf("changes = %+v, want one moved entry for %d v2", cs, b.ID)
 		}
-		back, err := s.MoveDocument(actx(t, actBob), b.ID, store.Move{})
+		back, err := s.MoveRecord(actx(t, actBob), store.KindDocument, b.ID, store.Move{})
 		if err != nil || back.Record.Fields["parent_id"] != nil || back.Record.Version != 3 {
 			t.Fatalf("move to root = %+v, %v; want parent nil v3", back, err)
 		}
@@ -50,12 +50,12 @@ func testMoveDocument(t *testing.T, open Opener) {
 		s := fresh(t, open)
 		ids := mustChain(t, s, 3, nil) // a ← b ← c
 		a, b, c := ids[0], ids[1], ids[2]
-		_, err := s.MoveDocument(actx(t, actAlice), a, store.Move{Parent: &c})
+		_, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, a, store.Move{Parent: &c})
 		requireCode(t, err, store.EINVALID)
 		if got, want := err.Error(), fmt.Sprintf("moving %d under %d would create a cycle: %d → %d → %d", a, c, c, b, a); got != want {
 			t.Errorf("error = %q, want %q", got, want)
 		}
-		_, err = s.MoveDocument(actx(t, actAlice), b, store.Move{Parent: &b})
+		_, err = s.MoveRecord(actx(t, actAlice), store.KindDocument, b, store.Move{Parent: &b})
 		requireCode(t, err, store.EINVALID)
 		requireMessage(t, err, "cycle")
 		if got := mustFind(t, s, store.KindDocument, a); got.Fields["parent_id"] != nil || got.Version != 1 {
@@ -66,17 +66,17 @@ func testMoveDocument(t *testing.T, open Opener) {
 		s := fresh(t, open)
 		chain := mustChain(t, s, store.MaxDepth, nil) // depth 1..8
 		loose := mustCreateDoc(t, s, "loose", nil)
-		_, err := s.MoveDocument(actx(t, actAlice), loose.ID, store.Move{Parent: &chain[7]})
+		_, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, loose.ID, store.Move{Parent: &chain[7]})
 		requireCode(t, err, store.EINVALID)
 		requireMessage(t, err, fmt.Sprintf("moving %d under %d would be 9 levels deep (max 8)", loose.ID, chain[7]))
 		requireMessage(t, err, fmt.Sprintf("%d → %d", chain[7], loose.ID))
 
 		// A subtree of height 2 fits under depth 6, not under depth 7.
 		sub := mustChain(t, s, 2, nil)
-		if _, err := s.MoveDocument(actx(t, actAlice), sub[0], store.Move{Parent: &chain[5]}); err != nil {
+		if _, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, sub[0], store.Move{Parent: &chain[5]}); err != nil {
 			t.Fatalf("move a 2-level subtree to depth 7..8: %v", err)
 		}
-		_, err = s.MoveDocument(actx(t, actAlice), sub[0], store.Move{Parent: &chain[6]})
+		_, err = s.MoveRecord(actx(t, actAlice), store.KindDocument, sub[0], store.Move{Parent: &chain[6]})
 		requireCode(t, err, store.EINVALID)
 		requireMessage(t, err, "would be 9 levels deep (max 8)")
 
@@ -87,21 +87,21 @@ func testMoveDocument(t *testing.T, open Opener) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		s := fresh(t, open)
 		a := mustCreateDoc(t, s, "a", nil)
-		_, err := s.MoveDocument(actx(t, actAlice), a.ID, store.Move{Parent: ptr(int64(999))})
+		_, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, a.ID, store.Move{Parent: ptr(int64(999))})
 		requireCode(t, err, store.ENOTFOUND)
-		_, err = s.MoveDocument(actx(t, actAlice), 998, store.Move{Parent: &a.ID})
+		_, err = s.MoveRecord(actx(t, actAlice), store.KindDocument, 998, store.Move{Parent: &a.ID})
 		requireCode(t, err, store.ENOTFOUND)
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		s := fresh(t, open)
 		ids := mustChain(t, s, 2, nil)
-		_, err := s.MoveDocument(actx(t, actWorker), ids[1], store.Move{})
+		_, err := s.MoveRecord(actx(t, actWorker), store.KindDocument, ids[1], store.Move{})
 		requireCode(t, err, store.EFORBIDDEN)
 	})
 	t.Run("History", func(t *testing.T) {
 		s := fresh(t, open)
 		ids := mustChain(t, s, 2, nil)
-		if _, err := s.MoveDocument(actx(t, actAlice), ids[1], store.Move{}); err != nil {
+		if _, err := s.MoveRecord(actx(t, actAlice), store.KindDocument, ids[1], store.Move{}); err != nil {
 			t.Fatalf("move: %v", err)
 		}
 		vs := mustHistory(t, s, store.KindDocument, ids[1])
