@@ -55,6 +55,7 @@ type DB struct {
 	fences    map[leaseScope]int64
 	keys      map[keyID]*store.KeyRecord
 	presence  map[string]store.Presence // by session (presence.go)
+	wc        *copyState                // nil unless StartCopy made the store a working copy (workcopy.go)
 	lockedMu  sync.Mutex                // serializes LockedUpdate calls like a row lock
 	subsWG    sync.WaitGroup
 }
