@@ -336,7 +336,10 @@ func (db *DB) conflict(r *store.Record, base int64) *store.ConflictError {
 	return e
 }
 
-func isRecordEvent(e store.Event) bool { return store.IsRecordEvent(e) }
+// isRecordEvent reports whether e is one of the store's own record writes: not a lease event,
+// nor a working copy's "pulled" change (the source's write), which the copy's operation log
+// and conflicts leave out, as the SQL stores' do.
+func isRecordEvent(e store.Event) bool { return store.IsRecordEvent(e) && e != store.EventPulled }
 
 // LockedUpdate reads the record, calls fn with a copy, and applies the update fn returns,
 // checked against the version read. LockedUpdate calls are serialized like a row lock; when
