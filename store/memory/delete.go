@@ -37,7 +37,10 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 			return replay.ReplayDelete(), nil
 		}
 	}
-	undo := db.snapshot() // a working copy's delete can be refused after a record went (queueDelete)
+	undo := func() {}
+	if db.wc != nil {
+		undo = db.snapshot() // a working copy's delete can be refused after a record went (queueDelete)
+	}
 	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), db.stamp(), deleteSteps{db, kind, actor, now})
 	if err != nil {
 		undo()

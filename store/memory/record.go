@@ -288,7 +288,10 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 		}
 		keep := store.KeepsHistory(ctx, actor)
 		pre := db.reg.PreImage(kind, store.Update{Set: plan.Set}, r, keep)
-		old := r.Clone()
+		var old *store.Record // what a working copy's outbox entry says the save changed
+		if db.wc != nil {
+			old = r.Clone()
+		}
 		for name, d := range plan.Add {
 			cur, _ := r.Fields[name].(int64)
 			r.Fields[name] = cur + d
@@ -302,7 +305,9 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 		stamp := db.stamp()
 		r.Version++
 		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
-		db.queueWrite(old, r)
+		if old != nil {
+			db.queueWrite(old, r)
+		}
 		names := plan.FieldNames()
 		if keep {
 			if err := db.addVersion(r, actor.HistoryName(), stamp, names, pre); err != nil {
