@@ -81,8 +81,9 @@ func TestWorker_SchemaWithoutFields(t *testing.T) {
 }
 
 // TestWorker_CustomKind: a schema of a team's own names the fields under names of its own
-// (a claim's content_sha and words); the workers keep them current after every save, and
-// leave alone a kind that only has a field called checksum without naming the worker.
+// (a claim's content_sha and words, a photo's pic); the workers keep them current after
+// every save, and leave alone a kind that only has a field called checksum without naming
+// the worker.
 func TestWorker_CustomKind(t *testing.T) {
 	st := memStore(t, "testdata/claims.yaml")
 	reg := st.Registry()
@@ -129,11 +130,20 @@ func TestWorker_CustomKind(t *testing.T) {
 	if got := r.Fields["words"]; got != int64(5) {
 		t.Errorf("words after the save = %v, want 5", got)
 	}
-	// The thumbnail worker has no field here and does nothing.
-	if got, err := New(st, Thumbnail, Options{}).RunOnce(ctx); err != nil || got != (Summary{}) {
-		t.Errorf("thumbnail on claims.yaml = %v, %v; want nothing done", got, err)
+	// The thumbnail worker keeps a photo's pic, named after its title (photos have no
+	// unique field), and leaves claims alone.
+	photo := mustCreate(t, st, "photo", store.Values{"caption": "Lamp, broken (front)"})
+	if got, want := mustRunOnce(t, New(st, Thumbnail, Options{}), ctx), (Summary{Done: 1}); got != want {
+		t.Errorf("thumbnail pass = %v, want %v (the photo only)", got, want)
+	}
+	p := mustFind(t, st, "photo", photo.ID)
+	if got, want := p.Fields["pic"], "thumbs/lamp-broken-front-"+ContentHash(reg, p)[:12]+".png"; got != want {
+		t.Errorf("pic = %v, want %v", got, want)
 	}
 	if got := mustFind(t, st, "claim", claim.ID); got.Version != r.Version {
 		t.Errorf("claim written by the thumbnail worker: v%d, want v%d", got.Version, r.Version)
+	}
+	if got, want := mustRunOnce(t, sum, ctx), (Summary{}); got != want {
+		t.Errorf("checksum pass with nothing stale = %v, want %v (photos keep no checksum)", got, want)
 	}
 }

@@ -137,7 +137,7 @@ func ContentHash(reg *store.Registry, r *store.Record) string {
 }
 
 // slug turns a name (a sku) into a safe file name part: lower-case letters, digits and
-// dashes; empty when nothing is left of it.
+// dashes; the word empty when nothing is left of the name.
 func slug(s, empty string) string {
 	var b strings.Builder
 	dash := false
