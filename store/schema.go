@@ -83,13 +83,16 @@ func LoadRegistry(path string) (*Registry, error) {
 
 var (
 	fieldKeys = []string{"name", "label", "type", "to", "owner", "rule", "group", "required", "readonly",
-		"unique", "search", "sort", "max_chars", "max_bytes", "max_items", "values", "default", "rename_from"}
+		"unique", "search", "sort", "max_chars", "max_bytes", "max_items", "values", "default", "rename_from", "worker"}
 	kindKeys  = []string{"table", "title", "tree", "fields"}
 	identRE   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	metaNames = []string{"id", "version", "updated_at", "updated_by"}
 	// reservedTables are tandem's own tables (and prefixes of them) on either store.
 	reservedTables   = []string{"history", "changes", "idempotency", "leases", "lease_grants", "presence", "store_meta", "schema_migrations", "search_pending", "change_counter"}
 	reservedPrefixes = []string{"tandem_", "wc_", "sqlite_", "pg_", "changes_", "history_"}
+	// workerTypes are the tasks a field may name with worker: (package worker runs them),
+	// each with the type of the field it keeps.
+	workerTypes = map[string]Type{"checksum": TypeString, "thumbnail": TypeString, "wordcount": TypeInt}
 )
 
 // ParseRegistry parses and checks a schema (see sample.yaml). A file of the form before
@@ -238,7 +241,7 @@ func parseLegacy(root *yaml.Node, bad badFunc) (*Registry, error) {
 				return nil, bad(fn.Line, "%s.%s: search needs a folded column, which only %s have; a schema (kinds:) may search any text field",
 					kind, f.Name, strings.Join(foldedFields[kind], ", "))
 			}
-			f.Unique, f.Sort, f.To = sf.Unique, sf.Sort, sf.To
+			f.Unique, f.Sort, f.To, f.Worker = sf.Unique, sf.Sort, sf.To, sf.Worker
 			def.Fields = append(def.Fields, f)
 		}
 		for _, sf := range sd.Fields {
@@ -446,6 +449,17 @@ func (f *Field) check(kind Kind, tree bool) error {
 	}
 	if f.Sort && f.Type != TypeString && f.Type != TypeInt && f.Type != TypeMoney && f.Type != TypeEnum && f.Type != TypeTime {
 		return fmt.Errorf("%s.%s: only string, int, money, enum and time fields can be sorted by", kind, f.Name)
+	}
+	if f.Worker != "" {
+		want, ok := workerTypes[f.Worker]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s.%s: worker %s (want checksum, thumbnail or wordcount)", kind, f.Name, Quote(f.Worker))
+		case f.Type != want:
+			return fmt.Errorf("%s.%s: worker %s keeps a field of type %s, not %s", kind, f.Name, f.Worker, want, f.Type)
+		case !f.Writable(RoleSystem) || f.ReadOnly:
+			return fmt.Errorf("%s.%s: worker %s writes as system; the field must be owned by system or shared", kind, f.Name, f.Worker)
+		}
 	}
 	if f.Type == TypeEnum && len(f.Values) == 0 {
 		return fmt.Errorf("%s.%s: an enum needs values", kind, f.Name)
