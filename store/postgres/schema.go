@@ -1,0 +1,351 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// The store's schema is data (store/schema.go): the newest row of tandem_schema (migration
+// 0012). Open reads it, records one when there is none, and creates the table of every kind
+// that has none yet, with the columns, indexes, search tables and triggers the migrations
+// made for products and documents, generated from the registry.
+
+// loadSchema decides the store's registry at open. given is the caller's (nil: none given).
+// A store without a recorded schema records given as version 1 (the sample schema when
+// given is nil or a legacy overlay, which is then checked against it). A recorded schema is
+// the store's: given may be the same schema or a legacy overlay of it, anything else is
+// refused (EINVALID). Tables of kinds that have none are created in one transaction, under
+// the migration lock, so two first openings record and create once. A store whose schema is
+// recorded and whose tables exist is only read.
+func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
+	var stored *store.Registry
+	var version int64
+	err := db.read(ctx, "open store: read the schema", func(q querier) (err error) {
+		stored, version, err = readSchema(ctx, q)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var reg *store.Registry
+	if stored != nil {
+		if reg, err = chooseRegistry(given, stored, version); err != nil {
+			return err
+		}
+		missing, err := db.missingTables(ctx, stored)
+		if err != nil {
+			return err
+		}
+		if len(missing) == 0 {
+			db.useRegistry(reg)
+			return nil
+		}
+	}
+	err = db.inTx(ctx, "open store: record the schema", true, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(migrationLockPurpose+db.schema)); err != nil {
+			return err
+		}
+		stored, version, err := readSchema(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if stored == nil {
+			stored, version = given, 1
+			if given == nil || given.Legacy() {
+				stored = store.DefaultRegistry()
+			}
+			// Refuse before recording: a legacy overlay that does not fit the sample.
+			if _, err := chooseRegistry(given, stored, version); err != nil {
+				return err
+			}
+			if err := recordSchema(ctx, tx, stored, version, db.txNow()); err != nil {
+				return err
+			}
+		}
+		if reg, err = chooseRegistry(given, stored, version); err != nil {
+			return err
+		}
+		return createTables(ctx, tx, stored)
+	})
+	if err != nil {
+		return err
+	}
+	db.useRegistry(reg)
+	return nil
+}
+
+// useRegistry makes reg the store's registry, with what is derived from it once.
+func (db *DB) useRegistry(reg *store.Registry) {
+	db.reg = reg
+	db.selects = selectLists(reg)
+	db.uniqueIndexes = map[string]bool{}
+	for _, k := range reg.Kinds() {
+		t, _ := reg.Table(k)
+		for _, f := range reg.UniqueFields(k) {
+			db.uniqueIndexes[uniqueIndexName(t, f.Name)] = true
+		}
+	}
+}
+
+// chooseRegistry returns the registry a store with the schema stored (at version) is used
+// with when given was asked for (nil: none). EINVALID for a schema other than the store's.
+func chooseRegistry(given, stored *store.Registry, version int64) (*store.Registry, error) {
+	switch {
+	case given == nil:
+		return stored.WithVersion(version), nil
+	case given.Legacy():
+		if err := given.CheckOverlay(stored); err != nil {
+			return nil, fmt.Errorf("open store: the field registry does not fit the store's schema version %d: %w", version, err)
+		}
+		return given.WithVersion(version), nil
+	case !given.Same(stored):
+		return nil, store.Errorf(store.EINVALID, "open store: this store has schema version %d, which differs from the schema given; "+
+			"a store's schema changes only by applying the new one to the store", version)
+	}
+	return stored.WithVersion(version), nil
+}
+
+// readSchema returns the store's newest recorded schema and its version; nil and 0 when
+// none is recorded.
+func readSchema(ctx context.Context, q querier) (*store.Registry, int64, error) {
+	var (
+		version int64
+		text    string
+	)
+	err := q.QueryRow(ctx, "SELECT version, yaml FROM tandem_schema ORDER BY version DESC LIMIT 1").Scan(&version, &text)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	reg, err := store.ParseRegistry(fmt.Sprintf("(the store's schema version %d)", version), []byte(text))
+	if err != nil {
+		return nil, 0, fmt.Errorf("open store: the store's schema cannot be read (was it written by a newer tandem?): %w", err)
+	}
+	return reg, version, nil
+}
+
+// recordSchema stores reg as the schema at version.
+func recordSchema(ctx context.Context, tx pgx.Tx, reg *store.Registry, version int64, at time.Time) error {
+	_, err := tx.Exec(ctx, "INSERT INTO tandem_schema (version, yaml, applied_at) VALUES ($1, $2, $3)",
+		version, string(reg.YAML()), at)
+	return err
+}
+
+// missingTables returns the tables of reg's kinds that the store's schema lacks, in one
+// round trip.
+func (db *DB) missingTables(ctx context.Context, reg *store.Registry) ([]string, error) {
+	var missing []string
+	err := db.read(ctx, "open store: find the kinds' tables", func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT t FROM unnest($1::text[]) t
+			WHERE to_regclass(quote_ident(current_schema()) || '.' || quote_ident(t)) IS NULL`, tablesOf(reg))
+		if err != nil {
+			return err
+		}
+		missing, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return missing, err
+}
+
+func tablesOf(reg *store.Registry) []string {
+	var out []string
+	for _, k := range reg.Kinds() {
+		t, _ := reg.Table(k)
+		out = append(out, t)
+	}
+	return out
+}
+
+// createTables creates, in tx, the table of every kind of reg that has none, with what the
+// migrations give products and documents: an identity id; a column per field (text, bigint
+// for ints and money in cents, text[] for sets, timestamptz, bigint refs with a foreign key
+// to the target's table); version, updated_at and updated_by; a <field>_key column under a
+// unique index per unique field; an index per ref field and an index on (field, id) per sort
+// field (text byte by byte, COLLATE "C"); and per searched field its folded column, its
+// search table with a pg_trgm index and the trigger that fills it (searchTableDDL). Tables
+// that exist are left as they are. The caller holds the migration lock; a schema change
+// calls it with the new registry.
+func createTables(ctx context.Context, tx pgx.Tx, reg *store.Registry) error {
+	var schema string
+	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return err
+	}
+	var created []store.Kind
+	for _, k := range reg.Kinds() {
+		t, _ := reg.Table(k)
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT to_regclass(quote_ident(current_schema()) || '.' || quote_ident($1)) IS NOT NULL", t).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			continue
+		}
+		stmts, err := tableDDL(reg, k)
+		if err != nil {
+			return err
+		}
+		for _, q := range stmts {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("create the table of %s: %w", k, err)
+			}
+		}
+		created = append(created, k)
+	}
+	// Foreign keys once every table is there: a ref may point to a kind made after it.
+	var ext string
+	for _, k := range created {
+		t, _ := reg.Table(k)
+		for _, f := range reg.Fields(k) {
+			if f.Type != store.TypeRef {
+				continue
+			}
+			to, _ := reg.Table(f.To)
+			q := "ALTER TABLE " + ident(t) + " ADD CONSTRAINT " + ident(objName(t, f.Name, "fkey")) +
+				" FOREIGN KEY (" + ident(f.Name) + ") REFERENCES " + ident(to) + " (id)"
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("create the table of %s: %w", k, err)
+			}
+		}
+		for _, name := range reg.FoldedFields(k) {
+			if ext == "" {
+				var err error
+				if ext, err = trgmSchema(ctx, tx); err != nil {
+					return err
+				}
+			}
+			for _, q := range searchTableDDL(schema, ext, t, name) {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return fmt.Errorf("create the search table of %s.%s: %w", k, name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// tableDDL returns the statements that create kind's table and its indexes (not its foreign
+// keys or search tables: createTables adds those).
+func tableDDL(reg *store.Registry, kind store.Kind) ([]string, error) {
+	t, err := reg.Table(kind)
+	if err != nil {
+		return nil, err
+	}
+	qt := ident(t)
+	cols := []string{"id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"}
+	var after []string
+	for _, f := range reg.Fields(kind) {
+		col, err := columnDDL(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", kind, f.Name, err)
+		}
+		cols = append(cols, col)
+		c := ident(f.Name)
+		if f.Type == store.TypeRef {
+			after = append(after, "CREATE INDEX "+ident(objName(t, f.Name))+" ON "+qt+" ("+c+")")
+		}
+	}
+	for _, f := range reg.UniqueFields(kind) {
+		key := store.UniqueKeyColumn(f.Name)
+		cols = append(cols, ident(key)+" text")
+		after = append(after, "CREATE UNIQUE INDEX "+ident(uniqueIndexName(t, f.Name))+" ON "+qt+" ("+ident(key)+")")
+	}
+	for _, name := range reg.FoldedFields(kind) {
+		cols = append(cols, ident(store.FoldColumn(name))+" text")
+	}
+	cols = append(cols, "version bigint NOT NULL DEFAULT 1", "updated_at timestamptz NOT NULL", "updated_by text NOT NULL")
+	if reg.Tree(kind) {
+		cols = append(cols, "CHECK ("+ident(store.ParentField)+" IS DISTINCT FROM id)")
+	}
+	for _, f := range reg.SortFields(kind) {
+		after = append(after, "CREATE INDEX "+ident(objName(t, f.Name, "id"))+" ON "+qt+" ("+sortColumn(f)+", id)")
+	}
+	return append([]string{"CREATE TABLE " + qt + " (\n    " + strings.Join(cols, ",\n    ") + "\n)"}, after...), nil
+}
+
+// columnDDL returns the column definition of field f, its default written as a literal
+// (store.Field.Parse checked it when the schema was read).
+func columnDDL(f *store.Field) (string, error) {
+	c := ident(f.Name)
+	var def any
+	if f.Default != "" {
+		v, err := f.Parse(f.Default)
+		if err != nil {
+			return "", err
+		}
+		def = v
+	}
+	switch f.Type {
+	case store.TypeString, store.TypeText, store.TypeEnum:
+		s, _ := def.(string)
+		return c + " text NOT NULL DEFAULT " + literal(s), nil
+	case store.TypeInt:
+		n, _ := def.(int64)
+		return c + " bigint NOT NULL DEFAULT " + strconv.FormatInt(n, 10), nil
+	case store.TypeMoney:
+		n, _ := def.(int64)
+		return c + " bigint NOT NULL DEFAULT " + strconv.FormatInt(n, 10) + " CHECK (" + c + " >= 0)", nil
+	case store.TypeSet:
+		items, _ := def.([]string)
+		items = store.NormalizeSet(items)
+		if len(items) == 0 {
+			return c + " text[] NOT NULL DEFAULT '{}'", nil
+		}
+		lits := make([]string, len(items))
+		for i, s := range items {
+			lits[i] = literal(s)
+		}
+		return c + " text[] NOT NULL DEFAULT ARRAY[" + strings.Join(lits, ", ") + "]::text[]", nil
+	case store.TypeTime:
+		if t, ok := def.(time.Time); ok {
+			return c + " timestamptz DEFAULT " + literal(t.UTC().Format(time.RFC3339Nano)) + "::timestamptz", nil
+		}
+		return c + " timestamptz", nil
+	case store.TypeRef:
+		return c + " bigint", nil
+	}
+	return "", fmt.Errorf("unknown type %s", f.Type)
+}
+
+// sortColumn is the expression a sorted listing orders f by: text byte by byte (COLLATE
+// "C", as SQLite's BINARY), other types as they are.
+func sortColumn(f *store.Field) string {
+	switch f.Type {
+	case store.TypeString, store.TypeText, store.TypeEnum:
+		return ident(f.Name) + ` COLLATE "C"`
+	}
+	return ident(f.Name)
+}
+
+// literal quotes s as an SQL string constant, whatever standard_conforming_strings says:
+// an E'' string with its backslashes and quotes doubled. Only DDL uses it (a default cannot
+// be a parameter).
+func literal(s string) string {
+	return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
+}
+
+// uniqueIndexName is the unique index on the key column of table's unique field
+// (products_sku_key_unique, as migration 0003 names it).
+func uniqueIndexName(table, field string) string { return objName(table, field, "key_unique") }
+
+// objName joins parts with _ into the name of a table, index, constraint, function or
+// trigger, within PostgreSQL's 63 bytes: a longer name keeps its start and ends in a hash of
+// the whole, so two long names never become one (PostgreSQL would cut both at 63 bytes).
+func objName(parts ...string) string {
+	s := strings.Join(parts, "_")
+	if len(s) <= maxIdentifierLength {
+		return s
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return fmt.Sprintf("%s_%016x", s[:maxIdentifierLength-17], h.Sum64())
+}
