@@ -327,8 +327,8 @@ func sortColumn(f *store.Field) string {
 }
 
 // literal quotes s as an SQL string constant, whatever standard_conforming_strings says:
-// an E” string with its backslashes and quotes doubled. Only DDL uses it (a default cannot
-// be a parameter).
+// an escape string constant (E and quotes) with its backslashes and quotes doubled. Only
+// DDL uses it (a default cannot be a parameter).
 func literal(s string) string {
 	return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
 }
