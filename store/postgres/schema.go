@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,6 +189,9 @@ func createTables(ctx context.Context, tx pgx.Tx, reg *store.Registry) error {
 			return err
 		}
 		if exists {
+			if err := checkColumns(ctx, tx, reg, k, t); err != nil {
+				return err
+			}
 			continue
 		}
 		stmts, err := tableDDL(reg, k)
@@ -228,6 +232,38 @@ func createTables(ctx context.Context, tx pgx.Tx, reg *store.Registry) error {
 					return fmt.Errorf("create the search table of %s.%s: %w", k, name, err)
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// checkColumns refuses (EINVALID) a kind whose table exists without a column the kind needs:
+// a table tandem did not make for it (the sample's products, say, under a kind of another
+// shape), which the store would otherwise fail on at every read.
+func checkColumns(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind, table string) error {
+	rows, err := tx.Query(ctx, `SELECT column_name::text FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1`, table)
+	if err != nil {
+		return err
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	need := []string{"id", "version", "updated_at", "updated_by"}
+	for _, f := range reg.Fields(kind) {
+		need = append(need, f.Name)
+	}
+	for _, f := range reg.UniqueFields(kind) {
+		need = append(need, store.UniqueKeyColumn(f.Name))
+	}
+	for _, name := range reg.FoldedFields(kind) {
+		need = append(need, store.FoldColumn(name))
+	}
+	for _, c := range need {
+		if !slices.Contains(have, c) {
+			return store.Errorf(store.EINVALID, "open store: kind %s: its table %s exists without the column %s; "+
+				"a kind's table is made by tandem, not taken over (name the kind's table otherwise)", kind, table, c)
 		}
 	}
 	return nil

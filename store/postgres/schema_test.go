@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
@@ -340,5 +341,106 @@ func TestOpen_RecordsSampleSchema(t *testing.T) {
 	old := mustOpenWith(t, dsn, legacy)
 	if !old.Registry().Legacy() || old.Registry().Version() != 1 {
 		t.Errorf("opened with a field registry: legacy %v, version %d", old.Registry().Legacy(), old.Registry().Version())
+	}
+}
+
+// TestCustomSchema_Columns: the generated table of a kind with every type has each field's
+// default as a column default (a plain INSERT by another program gets them), keeps long names
+// apart within PostgreSQL's 63 bytes, sorts by a time and searches a long-named field.
+func TestCustomSchema_Columns(t *testing.T) {
+	long := "a_field_name_long_enough_to_overflow_the_limits" // 47 characters
+	reg, err := store.ParseRegistry("columns", []byte(`kinds:
+  widget_with_a_rather_long_kind_name_for_a_test:
+    fields:
+      - {name: `+long+`, type: string, owner: editor, rule: scalar, required: true, search: true, unique: true}
+      - {name: motto, type: string, owner: editor, rule: scalar, default: "it's a \\ back"}
+      - {name: tags,  type: set,    owner: editor, rule: set, default: "b, a"}
+      - {name: price, type: money,  owner: editor, rule: scalar, default: "1.50"}
+      - {name: count, type: int,    owner: shared, rule: counter, default: "-3"}
+      - {name: due,   type: time,   owner: editor, rule: scalar, sort: true}
+      - {name: size,  type: enum,   owner: editor, rule: scalar, values: [s, m], default: m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := mustOpenWith(t, pgtest.DSN(t), reg)
+	kind := reg.Kinds()[0]
+	table, _ := reg.Table(kind)
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	later := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	first, err := db.CreateRecord(ctx, kind, store.Values{long: "First Ünit", "due": later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.pool.Exec(t.Context(), "INSERT INTO "+ident(table)+" ("+ident(long)+", due, updated_at, updated_by) VALUES ('outside', $1, now(), 'psql')",
+		later.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var outside int64
+	if err := db.pool.QueryRow(t.Context(), "SELECT max(id) FROM "+ident(table)).Scan(&outside); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{first.ID, outside} {
+		r, err := db.FindRecord(t.Context(), kind, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := store.Values{"motto": `it's a \ back`, "tags": []string{"a", "b"}, "price": int64(150), "count": int64(-3), "size": "m"}
+		for f, w := range want {
+			if !store.Equal(r.Fields[f], w) {
+				t.Errorf("record %d: %s = %#v, want the default %#v", id, f, r.Fields[f], w)
+			}
+		}
+	}
+	sorted, err := db.FindRecords(t.Context(), store.Filter{Kind: kind, Sort: "due"})
+	if err != nil || len(sorted) != 2 || sorted[0].ID != outside {
+		t.Errorf("sorted by due = %v, %v; want the outside record first", sorted, err)
+	}
+	found, err := db.FindRecords(t.Context(), store.Filter{Kind: kind, Search: "first ünit"})
+	if err != nil || len(found) != 1 || found[0].ID != first.ID {
+		t.Errorf("search of the long-named field = %v, %v; want record %d", found, err, first.ID)
+	}
+	if _, err := db.CreateRecord(ctx, kind, store.Values{long: " FIRST ÜNIT"}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "already exists") {
+		t.Errorf("duplicate of a long-named unique field = %v, want EINVALID", err)
+	}
+	var names []string
+	rows, _ := db.pool.Query(t.Context(), `SELECT relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema() AND relname LIKE 'widget%'`)
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		names = append(names, n)
+	}
+	for _, n := range names {
+		if len(n) > 63 {
+			t.Errorf("relation name %s is over 63 bytes", n)
+		}
+	}
+	if len(names) < 6 {
+		t.Errorf("relations of the kind = %v, want the table, its search table and their indexes", names)
+	}
+}
+
+// TestCustomSchema_TakenTable: a kind whose table exists with another shape (the sample's
+// documents, which every store's migrations make) is refused at the first open, and nothing
+// is recorded: the store opens afterwards with the sample schema.
+func TestCustomSchema_TakenTable(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	reg, err := store.ParseRegistry("taken", []byte(`kinds:
+  item:
+    table: documents
+    fields:
+      - {name: color, type: string, owner: editor, rule: scalar}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(t.Context(), dsn, store.Options{Registry: reg})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "table documents exists without the column color") {
+		t.Fatalf("open with a kind on the documents table = %v, want EINVALID naming the column", err)
+	}
+	if db := mustOpenWith(t, dsn, nil); !db.Registry().Same(store.DefaultRegistry()) {
+		t.Errorf("after the refused open the store's schema is not the sample's")
 	}
 }
