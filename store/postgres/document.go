@@ -90,12 +90,12 @@ func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, kind store.Kind, id, par
 	return store.CheckMoveDepth(id, parent, up, down)
 }
 
-// MoveRecord puts record id of a tree kind under m.Parent (nil: at the root): under the tree lock, the
-// lease checks (a live lease on the tree group of the document or of the new parent must be
-// presented with its token: the token binds, not the holder's name), nothing more when the
-// document is there already, else the cycle and depth checks, the UPDATE, a history version
-// for an editor (as any editor write) and the change-log entry. See store.Records for the
-// error codes.
+// MoveRecord puts record id of a tree kind under m.Parent (nil: at the root): under the
+// tree lock, the lease checks (a live lease on the tree group of the record or of the new
+// parent must be presented with its token: the token binds, not the holder's name), nothing
+// more when the record is there already, else the cycle and depth checks, the UPDATE, a
+// history version for an editor (as any editor write) and the change-log entry. See
+// store.Records for the error codes.
 func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
 	p, err := db.reg.PlanMove(ctx, kind, m)
 	if err != nil {

@@ -254,9 +254,11 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 	return n, err
 }
 
-// CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values or a
-// duplicate sku, EFORBIDDEN for fields the actor's role may not write, ENOTFOUND for a
-// missing parent document, EINVALID when the parent sits at the deepest level already.
+// CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values, a
+// duplicate value of a unique field (also when a concurrent create took it first: the
+// create runs again and names that record) or a ref to a missing record, EFORBIDDEN for
+// fields the actor's role may not write, ENOTFOUND for a missing parent in a tree kind,
+// EINVALID when the parent sits at the deepest level already.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
