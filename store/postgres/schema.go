@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,21 +28,21 @@ import (
 // the migration lock, so two first openings record and create once. A store whose schema is
 // recorded and whose tables exist is only read.
 func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
-	var stored *store.Registry
-	var version int64
+	var rec *recorded
 	err := db.read(ctx, "open store: read the schema", func(q querier) (err error) {
-		stored, version, err = readSchema(ctx, q)
+		rec, err = readSchema(ctx, q)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	var reg *store.Registry
-	if stored != nil {
-		if reg, err = chooseRegistry(given, stored, version); err != nil {
+	if rec != nil {
+		var base *store.Registry
+		if reg, base, err = chooseRegistry(given, rec); err != nil {
 			return err
 		}
-		missing, err := db.missingTables(ctx, stored)
+		missing, err := db.missingTables(ctx, base)
 		if err != nil {
 			return err
 		}
@@ -54,27 +55,29 @@ func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(migrationLockPurpose+db.schema)); err != nil {
 			return err
 		}
-		stored, version, err := readSchema(ctx, tx)
+		rec, err := readSchema(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if stored == nil {
-			stored, version = given, 1
+		if rec == nil {
+			first := given
 			if given == nil || given.Legacy() {
-				stored = store.DefaultRegistry()
+				first = store.DefaultRegistry()
 			}
+			rec = &recorded{version: 1, text: first.YAML(), reg: first}
 			// Refuse before recording: a legacy overlay that does not fit the sample.
-			if _, err := chooseRegistry(given, stored, version); err != nil {
+			if _, _, err := chooseRegistry(given, rec); err != nil {
 				return err
 			}
-			if err := recordSchema(ctx, tx, stored, version, db.txNow()); err != nil {
+			if err := recordSchema(ctx, tx, rec, db.txNow()); err != nil {
 				return err
 			}
 		}
-		if reg, err = chooseRegistry(given, stored, version); err != nil {
+		var base *store.Registry
+		if reg, base, err = chooseRegistry(given, rec); err != nil {
 			return err
 		}
-		return createTables(ctx, tx, stored)
+		return createTables(ctx, tx, base)
 	})
 	if err != nil {
 		return err
@@ -96,49 +99,73 @@ func (db *DB) useRegistry(reg *store.Registry) {
 	}
 }
 
-// chooseRegistry returns the registry a store with the schema stored (at version) is used
-// with when given was asked for (nil: none). EINVALID for a schema other than the store's.
-func chooseRegistry(given, stored *store.Registry, version int64) (*store.Registry, error) {
+// recorded is a schema as the store keeps it: its version and its YAML, parsed on demand.
+type recorded struct {
+	version int64
+	text    []byte
+	reg     *store.Registry // nil until parsed
+}
+
+// parse returns the recorded schema as a registry (EINVALID when it cannot be read).
+func (r *recorded) parse() (*store.Registry, error) {
+	if r.reg == nil {
+		reg, err := store.ParseRegistry(fmt.Sprintf("(the store's schema version %d)", r.version), r.text)
+		if err != nil {
+			return nil, fmt.Errorf("open store: the store's schema cannot be read (was it written by a newer tandem?): %w", err)
+		}
+		r.reg = reg
+	}
+	return r.reg, nil
+}
+
+// chooseRegistry returns the registry a store with the schema rec is used with when given
+// was asked for (nil: none), and the store's schema itself (what its tables are made from).
+// EINVALID for a schema other than the store's. A given schema whose canonical YAML is the
+// recorded text is taken as it is: the YAML of a large schema costs far more than the query
+// that reads it, so it is made once and the recorded text not parsed.
+func chooseRegistry(given *store.Registry, rec *recorded) (reg, base *store.Registry, err error) {
+	var givenYAML []byte
+	if given != nil && !given.Legacy() {
+		if givenYAML = given.YAML(); bytes.Equal(givenYAML, rec.text) {
+			return given.WithVersion(rec.version), given, nil
+		}
+	}
+	stored, err := rec.parse()
+	if err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case given == nil:
-		return stored.WithVersion(version), nil
+		return stored.WithVersion(rec.version), stored, nil
 	case given.Legacy():
 		if err := given.CheckOverlay(stored); err != nil {
-			return nil, fmt.Errorf("open store: the field registry does not fit the store's schema version %d: %w", version, err)
+			return nil, nil, fmt.Errorf("open store: the field registry does not fit the store's schema version %d: %w", rec.version, err)
 		}
-		return given.WithVersion(version), nil
-	case !given.Same(stored):
-		return nil, store.Errorf(store.EINVALID, "open store: this store has schema version %d, which differs from the schema given; "+
-			"a store's schema changes only by applying the new one to the store", version)
+		return given.WithVersion(rec.version), stored, nil
+	case !bytes.Equal(givenYAML, stored.YAML()): // the recorded text in another tandem's form
+		return nil, nil, store.Errorf(store.EINVALID, "open store: this store has schema version %d, which differs from the schema given; "+
+			"a store's schema changes only by applying the new one to the store", rec.version)
 	}
-	return stored.WithVersion(version), nil
+	return stored.WithVersion(rec.version), stored, nil
 }
 
-// readSchema returns the store's newest recorded schema and its version; nil and 0 when
-// none is recorded.
-func readSchema(ctx context.Context, q querier) (*store.Registry, int64, error) {
-	var (
-		version int64
-		text    string
-	)
-	err := q.QueryRow(ctx, "SELECT version, yaml FROM tandem_schema ORDER BY version DESC LIMIT 1").Scan(&version, &text)
+// readSchema returns the store's newest recorded schema; nil when none is recorded.
+func readSchema(ctx context.Context, q querier) (*recorded, error) {
+	rec := new(recorded)
+	err := q.QueryRow(ctx, "SELECT version, yaml FROM tandem_schema ORDER BY version DESC LIMIT 1").Scan(&rec.version, &rec.text)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	reg, err := store.ParseRegistry(fmt.Sprintf("(the store's schema version %d)", version), []byte(text))
-	if err != nil {
-		return nil, 0, fmt.Errorf("open store: the store's schema cannot be read (was it written by a newer tandem?): %w", err)
-	}
-	return reg, version, nil
+	return rec, nil
 }
 
-// recordSchema stores reg as the schema at version.
-func recordSchema(ctx context.Context, tx pgx.Tx, reg *store.Registry, version int64, at time.Time) error {
+// recordSchema stores rec's schema at its version.
+func recordSchema(ctx context.Context, tx pgx.Tx, rec *recorded, at time.Time) error {
 	_, err := tx.Exec(ctx, "INSERT INTO tandem_schema (version, yaml, applied_at) VALUES ($1, $2, $3)",
-		version, string(reg.YAML()), at)
+		rec.version, string(rec.text), at)
 	return err
 }
 
