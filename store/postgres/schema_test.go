@@ -444,3 +444,60 @@ func TestCustomSchema_TakenTable(t *testing.T) {
 		t.Errorf("after the refused open the store's schema is not the sample's")
 	}
 }
+
+// TestCustomSchema_Paths: the other write paths on a kind of a schema of one's own: relative
+// adds from several writers at once (the one-statement save among them) lose nothing, a
+// lease on the kind's editor group holds off a save without its token, and history keeps
+// the editor's versions.
+func TestCustomSchema_Paths(t *testing.T) {
+	db := mustOpenWith(t, pgtest.DSN(t), mustParts(t))
+	alice := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	sys := store.WithActor(t.Context(), store.Actor{Name: "counter", Role: store.RoleSystem})
+	s, err := db.CreateRecord(alice, "supplier", store.Values{"code": "C", "name": "Counted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for g := range errs {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := db.UpdateRecord(sys, "supplier", s.ID, store.Update{Add: map[string]int64{"rating": 1}}); err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.FindRecord(t.Context(), "supplier", s.ID)
+	if err != nil || got.Fields["rating"] != int64(40) || got.Version != 41 {
+		t.Fatalf("after 40 adds: %v, %v; want rating 40 at version 41", got, err)
+	}
+	if db.oneStatementSaves.Load() == 0 {
+		t.Error("no add took the one-statement save")
+	}
+	lease, err := db.AcquireLease(alice, store.LeaseRequest{Kind: "supplier", RecordID: s.ID, Group: store.GroupEditor, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := store.WithActor(t.Context(), store.Actor{Name: "bob", Role: store.RoleEditor})
+	if _, err := db.UpdateRecord(bob, "supplier", s.ID, store.Update{BaseVersion: 41, Set: store.Values{"name": "Taken"}}); store.ErrorCode(err) != store.ELEASE {
+		t.Errorf("save under alice's lease without its token = %v, want ELEASE", err)
+	}
+	if _, err := db.UpdateRecord(alice, "supplier", s.ID, store.Update{BaseVersion: 41, Set: store.Values{"name": "Renamed"}, LeaseToken: lease.Token}); err != nil {
+		t.Errorf("save with the lease token: %v", err)
+	}
+	hist, err := db.FindHistory(t.Context(), "supplier", s.ID)
+	if err != nil || len(hist) < 2 {
+		t.Fatalf("history = %v, %v; want the create and the rename", hist, err)
+	}
+	if newest := hist[0]; newest.Snapshot["name"] != "Renamed" {
+		t.Errorf("newest history version = %+v, want the rename", newest)
+	}
+}
