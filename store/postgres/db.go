@@ -33,7 +33,7 @@ import (
 
 // latestSchemaVersion is the database schema version this build writes and understands: the
 // number of the newest embedded migration. A database with a higher version was written by
-// a newer tandem and is refused. It is the same number as the SQLite store's.
+// a newer tandem and is refused. Each store numbers its own migrations.
 var latestSchemaVersion = newestMigration()
 
 // newestMigration returns the highest migration number; a build whose migrations cannot be
