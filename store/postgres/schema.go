@@ -200,9 +200,9 @@ func tablesOf(reg *store.Registry) []string {
 // to the target's table); version, updated_at and updated_by; a <field>_key column under a
 // unique index per unique field; an index per ref field and an index on (field, id) per sort
 // field (text byte by byte, COLLATE "C"); and per searched field its folded column, its
-// search table with a pg_trgm index and the trigger that fills it (searchTableDDL). Tables
-// that exist are left as they are. The caller holds the migration lock; a schema change
-// calls it with the new registry.
+// search table with a pg_trgm index and the trigger that fills it (searchTableDDL). A table
+// that exists is left as it is once it has every column its kind needs (checkColumns). The
+// caller holds the migration lock; a schema change calls it with the new registry.
 func createTables(ctx context.Context, tx pgx.Tx, reg *store.Registry) error {
 	var schema string
 	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
@@ -289,7 +289,7 @@ func checkColumns(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind stor
 	}
 	for _, c := range need {
 		if !slices.Contains(have, c) {
-			return store.Errorf(store.EINVALID, "open store: kind %s: its table %s exists without the column %s; "+
+			return store.Errorf(store.EINVALID, "kind %s: its table %s exists without the column %s; "+
 				"a kind's table is made by tandem, not taken over (name the kind's table otherwise)", kind, table, c)
 		}
 	}
