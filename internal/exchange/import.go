@@ -225,14 +225,9 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
 	if im.opt.DryRun {
 		// What the store's create would refuse, given the rows before (which a dry run did
-		// not write): the parent, a unique value (a sku) an earlier row gives to another
-		// record, a ref to a record that does not exist.
-		tree := im.reg.Tree(row.Kind)
-		if p, ok := vals[store.ParentField].(int64); ok && tree {
-			if err := im.checkNewChild(ctx, row.Kind, p); err != nil {
-				return im.refused(res, err)
-			}
-		}
+		// not write), in the order of its checks (Registry.RunCreate): a unique value (a
+		// sku) an earlier row gives to another record, a ref to a record that does not
+		// exist, the parent.
 		id := opt.ID
 		if id == 0 {
 			id = -int64(pos + 1)
@@ -242,6 +237,12 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 		}
 		if err := im.checkRefs(ctx, row.Kind, vals); err != nil {
 			return im.refused(res, err)
+		}
+		tree := im.reg.Tree(row.Kind)
+		if p, ok := vals[store.ParentField].(int64); ok && tree {
+			if err := im.checkNewChild(ctx, row.Kind, p); err != nil {
+				return im.refused(res, err)
+			}
 		}
 		im.tookUnique(row.Kind, id, pos, vals)
 		if opt.ID != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/memory"
@@ -150,8 +151,9 @@ func TestImport_CustomRefMissing(t *testing.T) {
 }
 
 // TestImport_CustomTreeMove: a row that gives an area a parent moves it under that parent
-// (by the store's move, the tree lease group and cycle checks of the area's kind), and a row
-// that would make a cycle is refused, in a real run and a dry run alike.
+// (by the store's move, the tree lease group and cycle checks of the area's kind), a row
+// that would make a cycle is refused, and a lease on the tree holds a move, in a real run
+// and a dry run alike.
 func TestImport_CustomTreeMove(t *testing.T) {
 	for _, dry := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dry=%v", dry), func(t *testing.T) {
@@ -175,6 +177,15 @@ func TestImport_CustomTreeMove(t *testing.T) {
 			if p, _ := r.Fields["parent_id"].(int64); p != wantParent || r.Fields["name"] != wantName {
 				t.Errorf("area %d after the import: %v, want parent %d and name %q", sub, r.Fields, wantParent, wantName)
 			}
+
+			// A lease on the new parent's tree group (the area kind's) holds the move.
+			other := mustCreate(t, st, "area", store.Values{"name": "Other"})
+			if _, err := st.AcquireLease(as(t, bob), store.LeaseRequest{Kind: "area", RecordID: other,
+				Group: st.Registry().TreeGroup("area"), TTL: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			res, _ = mustImport(t, as(t, alice), st, []byte(fmt.Sprintf("kind,id,parent_id\narea,%d,%d\n", sub, other)), CSV, ImportOptions{DryRun: dry})
+			wantRows(t, res, "leased", "bob")
 		})
 	}
 }
