@@ -268,9 +268,9 @@ func (im *Importer) uniqueView(kind store.Kind, field string) *uniqueView {
 // the key is a substring of theirs); a value whose search folding and key differ (a
 // non-breaking space inside it) may be missed, and the write refuses it then.
 func (im *Importer) checkUnique(ctx context.Context, kind store.Kind, id int64, vals store.Values) error {
-	for _, f := range im.reg.UniqueFields(kind) {
+	for _, f := range im.reg.Fields(kind) {
 		s, ok := vals[f.Name].(string)
-		if !ok {
+		if !ok || !f.Unique {
 			continue
 		}
 		u := im.uniqueView(kind, f.Name)
@@ -354,9 +354,9 @@ func (im *Importer) findValues(ctx context.Context, f store.Filter, field, k str
 // tookUnique records that the record id of kind (-pos-1 for a new one) took the values of
 // its unique fields in vals, as the row at pos.
 func (im *Importer) tookUnique(kind store.Kind, id int64, pos int, vals store.Values) {
-	for _, f := range im.reg.UniqueFields(kind) {
+	for _, f := range im.reg.Fields(kind) {
 		s, ok := vals[f.Name].(string)
-		if !ok {
+		if !ok || !f.Unique {
 			continue
 		}
 		u := im.uniqueView(kind, f.Name)
@@ -370,6 +370,12 @@ func (im *Importer) tookUnique(kind store.Kind, id int64, pos int, vals store.Va
 // records that exist, in the store or created with their id by an earlier row, as the
 // store decides it (Registry.CheckRefs, with its message).
 func (im *Importer) checkRefs(ctx context.Context, kind store.Kind, vals store.Values) error {
+	tree := im.reg.Tree(kind)
+	if !slices.ContainsFunc(im.reg.Fields(kind), func(f *store.Field) bool {
+		return f.Type == store.TypeRef && !(tree && f.Name == store.ParentField)
+	}) {
+		return nil // no refs but a tree's parent, which the tree checks cover
+	}
 	return im.reg.CheckRefs(kind, vals, func(k store.Kind, id int64) (bool, error) {
 		if im.view.created[k][id] {
 			return true, nil
