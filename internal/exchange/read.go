@@ -331,7 +331,7 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 		x.kind = kind
 	}
 	if kind != x.kind {
-		row.Err = rowErrorf("a %s in a file of %ss (a CSV file holds one kind)", kind, x.kind)
+		row.Err = rowErrorf("a %s in a file of %s (a CSV file holds one kind)", kind, x.reg.Def(x.kind).Table)
 		return nil
 	}
 	row.Kind = kind

@@ -203,6 +203,8 @@ func TestImport_CustomUnknownKind(t *testing.T) {
 	}
 	res, _ = mustImport(t, as(t, alice), st, []byte(`{"kind":"product","fields":{"name":"Lamp"}}`+"\n"), JSONL, ImportOptions{})
 	wantRows(t, res, "invalid", want)
+	res, _ = mustImport(t, as(t, alice), st, []byte("kind,name\nsupplier,Acme\npart,Bolt\n"), CSV, ImportOptions{DryRun: true})
+	wantRows(t, res, "invalid", "code", "invalid", "a part in a file of suppliers (a CSV file holds one kind)")
 
 	// The sample schema's message stays as it was.
 	res, _ = mustImport(t, as(t, alice), memory.New(store.Options{}), []byte("kind,name\nsupplier,Acme\n"), CSV, ImportOptions{DryRun: true})
