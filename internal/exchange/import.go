@@ -436,10 +436,11 @@ func fieldsKey(key string) string { return key + ":fields" }
 // fields: u), checked before (checkMove). The store writes a save and a move in two
 // transactions, so the row is made one unit by its key: the row's key is claimed first
 // (another import of the same row waits for it or replays it), the fields are saved under a
-// key of their own, then the move is made, and only then is the row's key completed. When the move is refused after the
-// fields landed (another writer changed the tree since the check), the row is reported with
-// the move's refusal and what was written, and its key is released: the next import of the
-// file finishes the row (resume) instead of calling it imported.
+// key of their own, then the move is made, and only then is the row's key completed. When
+// the move is refused after the fields landed (another writer changed the tree since the
+// check), the row is reported with the move's refusal and what was written, and its key is
+// released: the next import of the file finishes the row (resume) instead of calling it
+// imported.
 func (im *Importer) updateAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
 	if r, ok, err := im.takeRow(ctx, res, row, key); !ok {
 		return r, false, err
