@@ -103,7 +103,8 @@ func TestImport_CustomSchemaRoundTrip(t *testing.T) {
 // TestImport_CustomUniqueTwice: a file whose rows give one supplier code (in another case,
 // with spaces) to two suppliers has the second row refused as sku is today, in a real run
 // (the store refuses it) and in a dry run (the import's own check, which must see that code
-// is unique though it is not searched); a code the store has already is refused too.
+// is unique though it is not searched); a code the store has already is refused too, and
+// --all-or-nothing writes none of the file.
 func TestImport_CustomUniqueTwice(t *testing.T) {
 	file := "kind,code,name\nsupplier,ACME,Acme\nsupplier,\" acme \",Other\nsupplier,OTHER-1,Fine\n"
 	for _, dry := range []bool{false, true} {
@@ -121,6 +122,18 @@ func TestImport_CustomUniqueTwice(t *testing.T) {
 			res, _ = mustImport(t, as(t, alice), st, []byte("kind,code,name\nsupplier,acme,Again\n"), CSV, ImportOptions{DryRun: dry})
 			wantRows(t, res, "invalid", "already exists (supplier 1 has")
 		})
+	}
+	// --all-or-nothing's check is the dry run's: the file writes nothing.
+	st := mustParts(t)
+	res, sum, err := importAll(as(t, alice), st, strings.NewReader(file), CSV, ImportOptions{KeyPrefix: "a"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum[NotWritten] != 2 || sum[Invalid] != 1 || res[1].Outcome != Invalid {
+		t.Errorf("--all-or-nothing: %v, want rows 1 and 3 not written and row 2 invalid: %+v", sum, res)
+	}
+	if got := recordsOf(t, st, "supplier"); got != "" {
+		t.Errorf("suppliers after an --all-or-nothing import that failed:\n%s", got)
 	}
 }
 
