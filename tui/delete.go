@@ -65,6 +65,8 @@ func askDelete(a deleteAsk) tea.Cmd { return func() tea.Msg { return askDeleteMs
 // question is what the confirmation says, in place of the status line.
 func (d deleteAsk) question(k KeyMap) string {
 	q := fmt.Sprintf("delete %s %d \"%s\" (v%d)? %s yes", d.kind, d.id, safe.Line(d.title), d.version, k.Yes.Help().Key)
+	// Documents only: store.DeletedWith, which R needs to bring a subtree back, reads the
+	// documents' history; any other tree refuses the delete of a record with children.
 	if d.kind == store.KindDocument {
 		q += fmt.Sprintf(" · %s with everything below it", k.Subtree.Help().Key)
 	}

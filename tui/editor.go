@@ -31,7 +31,7 @@ const (
 	modeConflict                // the conflict dialog
 	modeMerge                   // the merge view
 	modeTheirChanges            // after a reload: what they changed
-	modeMove                    // the tree picker for a document's new parent
+	modeMove                    // the tree picker for a record's new parent (a tree kind)
 	modeRefPick                 // the picker of a reference field's record
 )
 

@@ -103,7 +103,11 @@ func (e *editorModel) onRefRows(msg refRowsMsg) tea.Cmd {
 	}
 	p.rows = append(p.rows, recs...)
 	p.search, p.loaded = msg.search, true
+	// The cursor starts on the record the field names, else on the first match of a query.
 	p.cursor = 0
+	if msg.search != "" && len(p.rows) > 1 && p.rows[0] == nil {
+		p.cursor = 1
+	}
 	cur, _ := e.fields[p.field].f.Parse(e.fields[p.field].text())
 	for i, r := range p.rows {
 		if id, ok := cur.(int64); ok && r != nil && r.ID == id {

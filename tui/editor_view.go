@@ -187,10 +187,13 @@ func (e *editorModel) editorKeys() []key.Binding {
 	out := keys[:0:0]
 	for _, k := range keys {
 		if k.Help().Key == e.c.keys.MoveDoc.Help().Key {
-			switch {
-			case e.pickableRef() != nil:
-				k.SetHelp(k.Help().Key, "pick "+e.pickableRef().f.Label)
-			case !e.c.reg.Tree(e.kind) || e.id == 0:
+			if ref := e.pickableRef(); ref != nil {
+				// Right after save: on a reference field the picker is what matters.
+				k.SetHelp(k.Help().Key, "pick "+ref.f.Label)
+				out = slices.Insert(out, min(1, len(out)), k)
+				continue
+			}
+			if !e.c.reg.Tree(e.kind) || e.id == 0 {
 				continue
 			}
 		}

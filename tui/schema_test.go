@@ -1,0 +1,289 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/memory"
+)
+
+// The TUI on a schema of its own (store/testdata/parts.yaml: suppliers, parts, areas, no
+// product or document): tabs, columns, saves, a reference picked and a tree moved.
+
+// newPartsStore returns a memory store with the parts schema on the fixed clock.
+func newPartsStore(t *testing.T) *memory.DB {
+	t.Helper()
+	reg, err := store.LoadRegistry(filepath.Join("..", "store", "testdata", "parts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := memory.New(store.Options{Registry: reg, Now: func() time.Time { return t0 }})
+	s.SetClock(func() time.Time { return t0 })
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// mustCreate creates a record of kind as seed and returns its id.
+func mustCreate(t *testing.T, s store.Store, kind store.Kind, vals store.Values) int64 {
+	t.Helper()
+	r, err := s.CreateRecord(actorCtx("seed"), kind, vals)
+	if err != nil {
+		t.Fatalf("create %s: %v", kind, err)
+	}
+	return r.ID
+}
+
+// mustFind reads record id of kind.
+func mustFind(t *testing.T, s store.Store, kind store.Kind, id int64) *store.Record {
+	t.Helper()
+	r, err := s.FindRecord(context.Background(), kind, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// toTab presses tab on the list until the tab of table is the selected one.
+func toTab(t *testing.T, d *driver, table string) {
+	t.Helper()
+	for range 5 {
+		if strings.Contains(d.screen(), "[ "+table+" ]") {
+			d.settle()
+			return
+		}
+		d.key("tab")
+	}
+	t.Fatalf("the tab %s never got selected:\n%s", table, d.screen())
+}
+
+// screenLine is the screen's line i (0: the title and the tabs).
+func screenLine(d *driver, i int) string {
+	return strings.Split(d.screen(), "\n")[i]
+}
+
+func TestSchema_TabsFollowTheSchema(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "part", store.Values{"label": "Hinge"})
+	d := newDriver(t, s, "alice")
+	top := screenLine(d, 0)
+	for _, want := range []string{"[ suppliers ]", "parts", "areas"} {
+		if !strings.Contains(top, want) {
+			t.Errorf("tabs %q lack %q", top, want)
+		}
+	}
+	if strings.Contains(top, "products") || strings.Contains(top, "documents") {
+		t.Errorf("tabs %q show the sample's kinds", top)
+	}
+	if i, j, k := strings.Index(top, "suppliers"), strings.Index(top, "parts"), strings.Index(top, "areas"); !(i < j && j < k) {
+		t.Errorf("tabs %q not in schema order", top)
+	}
+	if !strings.Contains(d.screen(), "tab suppliers/parts/areas") {
+		t.Errorf("the footer does not name the tabs:\n%s", d.screen())
+	}
+	d.key("tab")
+	d.waitFor("[ parts ]")
+	d.waitFor("Hinge")
+	d.key("tab")
+	d.waitFor("[ areas ]")
+	d.key("tab")
+	d.waitFor("[ suppliers ]")
+}
+
+func TestSchema_SupplierRowShowsNameAndCode(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	mustCreate(t, s, "supplier", store.Values{"code": "BOLT-07", "name": "Bolt Brothers"})
+	d := newDriver(t, s, "alice")
+	d.waitFor("Acme Tools")
+	hdr := screenLine(d, 1)
+	if !strings.Contains(hdr, "name") || !strings.Contains(hdr, "code") {
+		t.Errorf("header %q lacks name and code", hdr)
+	}
+	row := screenLine(d, 2)
+	for _, want := range []string{"1", "Acme Tools", "ACME-01", "v1", "seed"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("row %q lacks %q", row, want)
+		}
+	}
+	if strings.Index(row, "Acme Tools") > strings.Index(row, "ACME-01") {
+		t.Errorf("row %q: the title comes after the code", row)
+	}
+
+	// s cycles through the schema's sort fields: code (unique), name (the title), then id.
+	d.key("s")
+	d.waitFor("by code ▲")
+	d.key("o")
+	d.waitFor("by code ▼")
+	if row := screenLine(d, 2); !strings.Contains(row, "Bolt Brothers") {
+		t.Errorf("by code descending the first row is %q", row)
+	}
+	d.key("s")
+	d.waitFor("by name ▲")
+	d.key("s")
+	d.waitFor("sorted by id")
+}
+
+func TestSchema_ListColumnsFitTheWidth(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools", "rating": int64(4),
+		"notes": "never shown in the list"})
+	d := newDriver(t, s, "alice")
+	d.waitFor("Acme Tools")
+	if strings.Contains(screenLine(d, 1), "rating") {
+		t.Errorf("at 80 columns the rating has no room:\n%s", d.screen())
+	}
+	d.apply(tea.WindowSizeMsg{Width: 140, Height: 24})
+	d.settle()
+	hdr, row := screenLine(d, 1), screenLine(d, 2)
+	if !strings.Contains(hdr, "rating") || strings.Contains(hdr, "notes") {
+		t.Errorf("at 140 columns the header is %q, want rating and no notes (a text)", hdr)
+	}
+	if strings.Contains(row, "never shown") {
+		t.Errorf("row %q shows a text field", row)
+	}
+}
+
+// openRow opens the list's row holding text with enter and waits for the editor.
+func openRow(t *testing.T, d *driver, text, header string) {
+	t.Helper()
+	d.waitFor(text)
+	for range 20 {
+		if strings.Contains(selectedLine(d.screen()), text) {
+			d.key("enter")
+			d.waitFor(header)
+			return
+		}
+		d.key("j")
+	}
+	t.Fatalf("no row %q:\n%s", text, d.screen())
+}
+
+func TestSchema_SavePartStatus(t *testing.T) {
+	s := newPartsStore(t)
+	id := mustCreate(t, s, "part", store.Values{"label": "Hinge"})
+	d := newDriver(t, s, "alice")
+	toTab(t, d, "parts")
+	openRow(t, d, "Hinge", "part 1 · v1")
+	focusField(t, d, "status")
+	replaceField(d, "active")
+	d.key("ctrl+s")
+	d.waitFor("saved v2")
+	if got := mustFind(t, s, "part", id).Fields["status"]; got != "active" {
+		t.Fatalf("status = %v after the save, want active", got)
+	}
+}
+
+func TestSchema_PickSupplierForPart(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	bolt := mustCreate(t, s, "supplier", store.Values{"code": "BOLT-07", "name": "Bolt Brothers"})
+	// A part with the same id as a supplier: its title must not stand for the supplier's.
+	part := mustCreate(t, s, "part", store.Values{"label": "Hinge"})
+	mustCreate(t, s, "part", store.Values{"label": "Latch"})
+	d := newDriver(t, s, "alice")
+	toTab(t, d, "parts")
+	openRow(t, d, "Hinge", "part 1 · v1")
+	focusField(t, d, "supplier")
+	if !strings.Contains(d.screen(), "ctrl+o pick supplier") {
+		t.Errorf("the footer does not offer the picker:\n%s", d.screen())
+	}
+	d.key("ctrl+o")
+	d.waitFor("pick supplier for supplier")
+	d.waitFor("2 · Bolt Brothers")
+	d.typeText("bolt")
+	d.waitUntil("only Bolt Brothers listed", func() bool {
+		return !strings.Contains(d.screen(), "Acme Tools") && strings.Contains(selectedLine(d.screen()), "Bolt Brothers")
+	})
+	d.key("enter")
+	d.waitFor("supplier: supplier 2 · Bolt Brothers")
+	if !strings.Contains(d.screen(), "2 · Bolt Brothers") {
+		t.Errorf("the form does not name the supplier picked:\n%s", d.screen())
+	}
+	d.key("ctrl+s")
+	d.waitFor("saved v2")
+	if got := mustFind(t, s, "part", part).Fields["supplier"]; got != bolt {
+		t.Fatalf("supplier = %v after the pick, want %d", got, bolt)
+	}
+
+	// Opened again, the reference is shown with the supplier's name (not part 2's label).
+	d.key("esc")
+	d.waitFor("[ parts ]")
+	openRow(t, d, "Hinge", "part 1 · v2")
+	d.waitFor("2 · Bolt Brothers")
+	if strings.Contains(d.screen(), "2 · Latch") {
+		t.Errorf("the supplier is named by the part with its id:\n%s", d.screen())
+	}
+
+	// esc leaves the field as it was.
+	focusField(t, d, "supplier")
+	d.key("ctrl+o")
+	d.waitFor("pick supplier for supplier")
+	d.key("esc")
+	d.waitFor("nothing picked")
+	if got := d.app.editor.fields[1].text(); got != "2" {
+		t.Errorf("supplier field %q after esc, want 2", got)
+	}
+}
+
+func TestSchema_MoveArea(t *testing.T) {
+	s := newPartsStore(t)
+	north := mustCreate(t, s, "area", store.Values{"name": "North"})
+	south := mustCreate(t, s, "area", store.Values{"name": "South"})
+	d := newDriver(t, s, "alice")
+	toTab(t, d, "areas")
+	openRow(t, d, "South", "area 2 · v1")
+	d.key("ctrl+o")
+	d.waitFor("move area 2")
+	d.waitFor("(this area)")
+	pickParent(t, d, "1 · North")
+	d.key("enter")
+	d.waitFor("moved under 1 · North")
+	if got := mustFind(t, s, "area", south).Fields[store.ParentField]; got != north {
+		t.Fatalf("parent_id = %v after the move, want %d", got, north)
+	}
+	d.key("esc")
+	d.waitFor("[ areas ]")
+	d.waitFor("  South") // indented under North in the tree
+	if !strings.Contains(d.screen(), "[-] North") {
+		t.Errorf("the list does not show North with a child:\n%s", d.screen())
+	}
+}
+
+func TestSchema_ConflictOnCustomFieldEndsInMergeView(t *testing.T) {
+	s := newPartsStore(t)
+	id := mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	alice := newDriver(t, s, "alice")
+	bob := newDriver(t, s, "bob")
+	openRow(t, alice, "Acme Tools", "supplier 1 · v1")
+	openRow(t, bob, "Acme Tools", "supplier 1 · v1")
+	focusField(t, bob, "name")
+	replaceField(bob, "Acme Tools GmbH")
+	bob.key("ctrl+s")
+	bob.waitFor("saved v2")
+	alice.waitFor("bob saved v2 (name)")
+	focusField(t, alice, "name")
+	replaceField(alice, "Acme Tooling")
+	alice.key("ctrl+s")
+	alice.waitFor("collide:")
+	if !strings.Contains(alice.screen(), "supplier 1 · conflict") {
+		t.Errorf("the dialog does not name the supplier:\n%s", alice.screen())
+	}
+	alice.key("m")
+	alice.waitFor("1 of 1 conflict left")
+	if !strings.Contains(alice.screen(), "merge supplier 1") {
+		t.Errorf("not the merge view of supplier 1:\n%s", alice.screen())
+	}
+	alice.key("1") // mine
+	alice.waitFor("0 of 1 conflict left")
+	alice.key("ctrl+s")
+	alice.waitFor("saved v3")
+	if got := mustFind(t, s, "supplier", id).Fields["name"]; got != "Acme Tooling" {
+		t.Fatalf("name = %v after the merge, want alice's", got)
+	}
+}
