@@ -211,8 +211,12 @@ func (e *editorModel) refPickView() string {
 	c, st, p := e.c, e.c.styles, e.refPick
 	fi := e.fields[p.field]
 	var b strings.Builder
+	of := fmt.Sprintf("new %s", e.kind)
+	if e.id != 0 {
+		of = fmt.Sprintf("%s %d", e.kind, e.id)
+	}
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("pick %s for %s", p.to, fi.f.Label)) + "  " +
-		st.Dim.Render(c.clip(fmt.Sprintf("%s %d", e.kind, e.id))))
+		st.Dim.Render(of))
 	b.WriteByte('\n')
 	b.WriteString(p.query.View())
 	b.WriteByte('\n')

@@ -196,6 +196,7 @@ func (e *editorModel) editorKeys() []key.Binding {
 			if !e.c.reg.Tree(e.kind) || e.id == 0 {
 				continue
 			}
+			k.SetHelp(k.Help().Key, moveHelp)
 		}
 		if k.Help().Key == e.c.keys.Inc.Help().Key {
 			if len(counters) == 0 {

@@ -82,6 +82,9 @@ type KeyMap struct {
 	Restore        key.Binding // history (a deleted record), list (the last delete)
 }
 
+// moveHelp is what ctrl+o does in the editor of a tree kind's record.
+const moveHelp = "move (parent)"
+
 // DefaultKeyMap returns tandem's keys.
 func DefaultKeyMap() KeyMap {
 	b := func(keys []string, k, desc string) key.Binding {
@@ -122,7 +125,7 @@ func DefaultKeyMap() KeyMap {
 		RestoreDraft: b([]string{"ctrl+r"}, "ctrl+r", "bring back my draft"),
 		UndoEdit:     b([]string{"ctrl+z"}, "ctrl+z", "undo"),
 		RedoEdit:     b([]string{"ctrl+y"}, "ctrl+y", "redo"),
-		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", "move (parent)"),
+		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", moveHelp),
 		ArrowUp:      b([]string{"up"}, "↑", "up"),
 		ArrowDown:    b([]string{"down"}, "↓", "down"),
 

@@ -608,32 +608,9 @@ func (l *listModel) footerKeys() []key.Binding {
 		if (sortKey && l.tree()) || (foldKey && !l.tree()) {
 			continue
 		}
-		if k.Help().Key == l.c.keys.SwitchKind.Help().Key {
-			k.SetHelp(k.Help().Key, l.tabsHelp(k.Help().Desc))
-		}
 		out = append(out, k)
 	}
 	return out
-}
-
-// tabsHelp is what tab does, by the schema's tabs: "products/documents"; "next kind" when
-// the names would make the footer long. def is the key map's own words, kept for the
-// sample schema.
-func (l *listModel) tabsHelp(def string) string {
-	names := make([]string, 0, len(l.c.reg.Kinds()))
-	for _, k := range l.c.reg.Kinds() {
-		names = append(names, safe.Line(tabName(l.c.reg, k)))
-	}
-	s := strings.Join(names, "/")
-	switch {
-	case s == def:
-		return def
-	case len(names) < 2:
-		return "(one kind)"
-	case ansi.StringWidth(s) > 24:
-		return "next kind"
-	}
-	return s
 }
 
 // kindView is what the list keeps of a kind while another tab is shown: its order, and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -44,7 +45,7 @@ func sampleColumns(reg *store.Registry, kind store.Kind) (names []string, ok boo
 	default:
 		return nil, false
 	}
-	sample := store.DefaultRegistry()
+	sample := sampleSchema()
 	for _, n := range append(slices.Clone(names), sample.TitleField(kind)) {
 		f, err := reg.Field(kind, n)
 		sf, _ := sample.Field(kind, n)
@@ -54,6 +55,9 @@ func sampleColumns(reg *store.Registry, kind store.Kind) (names []string, ok boo
 	}
 	return names, reg.TitleField(kind) == sample.TitleField(kind) && reg.Tree(kind) == sample.Tree(kind)
 }
+
+// sampleSchema is the sample schema, parsed once: the list asks it on every frame.
+var sampleSchema = sync.OnceValue(store.DefaultRegistry)
 
 // shortField reports whether a field's value fits a list cell: one line, not a set.
 func shortField(f *store.Field) bool {
@@ -205,6 +209,33 @@ func alignCell(s string, w int, right bool) string {
 		return s
 	}
 	return padRight(s, w)
+}
+
+// schemaKeys returns keys with the words of the keys whose meaning depends on the schema
+// said in its terms: tab goes through its tabs ("suppliers/parts/areas"; "next kind" when
+// the names are long), ctrl+o also picks a reference's record where a kind has one. The
+// sample schema keeps the key map's words.
+func schemaKeys(keys KeyMap, reg *store.Registry) KeyMap {
+	names := make([]string, 0, len(reg.Kinds()))
+	refs := false
+	for _, k := range reg.Kinds() {
+		names = append(names, safe.Line(tabName(reg, k)))
+		for _, f := range reg.Fields(k) {
+			refs = refs || (f.Type == store.TypeRef && f.Name != store.ParentField && !f.ReadOnly)
+		}
+	}
+	tabs := strings.Join(names, "/")
+	switch {
+	case len(names) < 2:
+		tabs = "(one kind)"
+	case ansi.StringWidth(tabs) > 24:
+		tabs = "next kind"
+	}
+	keys.SwitchKind.SetHelp(keys.SwitchKind.Help().Key, tabs)
+	if refs {
+		keys.MoveDoc.SetHelp(keys.MoveDoc.Help().Key, "move/pick ref")
+	}
+	return keys
 }
 
 // tabName is how the list's tab names a kind: its table ("products").

@@ -86,6 +86,12 @@ func TestSchema_TabsFollowTheSchema(t *testing.T) {
 	if !strings.Contains(d.screen(), "tab suppliers/parts/areas") {
 		t.Errorf("the footer does not name the tabs:\n%s", d.screen())
 	}
+	d.key("?")
+	d.waitFor("suppliers/parts/areas")
+	if !strings.Contains(d.screen(), "move/pick ref") {
+		t.Errorf("the help does not say ctrl+o picks references:\n%s", d.screen())
+	}
+	d.key("esc")
 	d.key("tab")
 	d.waitFor("[ parts ]")
 	d.waitFor("Hinge")
