@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/memory"
@@ -291,5 +293,53 @@ func TestSchema_ConflictOnCustomFieldEndsInMergeView(t *testing.T) {
 	alice.waitFor("saved v3")
 	if got := mustFind(t, s, "supplier", id).Fields["name"]; got != "Acme Tooling" {
 		t.Fatalf("name = %v after the merge, want alice's", got)
+	}
+}
+
+// TestSchema_TeatestConflictOnCustomField runs two real programs (teatest, 80x24) on one
+// store with the parts schema: bob saves a supplier's name, alice saves another name from
+// the version she opened, and the conflict she gets ends in the merge view, where she keeps
+// hers.
+func TestSchema_TeatestConflictOnCustomField(t *testing.T) {
+	s := newPartsStore(t)
+	id := mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	start := func(user string) *teatest.TestModel {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		app, err := New(ctx, s, Options{User: user, DraftDir: filepath.Join(t.TempDir(), "drafts"), Now: func() time.Time { return t0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(80, 24),
+			teatest.WithProgramOptions(tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithColorProfile(colorprofile.Ascii)))
+		waitForAll(t, tm, "Acme Tools")
+		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		waitForAll(t, tm, "ACME-01", "saves check the version")
+		tm.Send(tea.KeyPressMsg{Code: tea.KeyTab}) // from code to name
+		tm.Send(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+		return tm
+	}
+	alice, bob := start("alice"), start("bob")
+
+	bob.Type("Acme Tools GmbH")
+	bob.Send(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	waitForAll(t, bob, "saved v2")
+	bob.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+
+	alice.Type("Acme Tooling")
+	alice.Send(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	waitForAll(t, alice, "collide:")
+	alice.Send(tea.KeyPressMsg{Code: 'm', Text: "m"})
+	waitForAll(t, alice, "merge supplier 1", "1 of 1 conflict left")
+	alice.Send(tea.KeyPressMsg{Code: '1', Text: "1"})
+	alice.Send(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	waitForAll(t, alice, "saved v3")
+	alice.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	alice.FinalModel(t, teatest.WithFinalTimeout(teatestWait))
+	bob.FinalModel(t, teatest.WithFinalTimeout(teatestWait))
+
+	r := mustFind(t, s, "supplier", id)
+	if got := r.Fields["name"]; got != "Acme Tooling" || r.Version != 3 || r.UpdatedBy != "alice" {
+		t.Fatalf("after the merge: name %v at v%d by %s, want alice's Acme Tooling at v3", got, r.Version, r.UpdatedBy)
 	}
 }
