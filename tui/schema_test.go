@@ -343,3 +343,46 @@ func TestSchema_TeatestConflictOnCustomField(t *testing.T) {
 		t.Fatalf("after the merge: name %v at v%d by %s, want alice's Acme Tooling at v3", got, r.Version, r.UpdatedBy)
 	}
 }
+
+func TestSchema_CreateSupplierAndPartWithPickedSupplier(t *testing.T) {
+	s := newPartsStore(t)
+	d := newDriver(t, s, "alice")
+	d.waitFor("nothing here")
+	d.key("n")
+	d.waitFor("new supplier")
+	focusField(t, d, "code")
+	d.typeText("ZEN-1")
+	focusField(t, d, "name")
+	d.typeText("Zenith Parts")
+	d.key("ctrl+s")
+	d.waitFor("created supplier 1")
+	d.key("esc")
+	d.waitFor("[ suppliers ]")
+	d.waitFor("Zenith Parts")
+	if row := selectedLine(d.screen()); !strings.Contains(row, "Zenith Parts") || !strings.Contains(row, "ZEN-1") {
+		t.Errorf("the new supplier's row is %q", row)
+	}
+
+	// A new part: its supplier picked before it exists.
+	toTab(t, d, "parts")
+	d.key("n")
+	d.waitFor("new part")
+	focusField(t, d, "label")
+	d.typeText("Spring")
+	focusField(t, d, "supplier")
+	d.key("ctrl+o")
+	d.waitFor("pick supplier for supplier  new part")
+	d.typeText("zen")
+	d.waitUntil("Zenith Parts selected", func() bool { return strings.Contains(selectedLine(d.screen()), "1 · Zenith Parts") })
+	d.key("enter")
+	d.waitFor("1 · Zenith Parts")
+	d.key("ctrl+s")
+	d.waitFor("created part 1")
+	recs, err := s.FindRecords(context.Background(), store.Filter{Kind: "part"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Fields["supplier"] != int64(1) || recs[0].Fields["label"] != "Spring" {
+		t.Fatalf("parts after the create: %+v", recs)
+	}
+}
