@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,9 @@ type listModel struct {
 
 	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
 	keep int64
+
+	// titles are the titles of the records the loaded rows' reference columns name.
+	titles map[refKey]string
 }
 
 // maxSeekPages bounds the pages the list loads to put the cursor on a new record.
@@ -80,6 +84,7 @@ type pageMsg struct {
 	append bool
 	recs   []*store.Record
 	depth  map[int64]int
+	titles map[refKey]string // of the records the reference columns name (refTitles)
 	total  int
 	more   bool
 	err    error
@@ -87,9 +92,10 @@ type pageMsg struct {
 
 // refreshedMsg carries records re-read after a change on the feed.
 type refreshedMsg struct {
-	kind store.Kind
-	recs []*store.Record
-	err  error
+	kind   store.Kind
+	recs   []*store.Record
+	titles map[refKey]string
+	err    error
 }
 
 func newList(c *common) *listModel {
@@ -144,7 +150,7 @@ func (l *listModel) loadN(limit int) tea.Cmd {
 				return pageMsg{kind: kind, gen: gen, err: err}
 			}
 			ordered, depth := treeOrder(recs, search == "")
-			return pageMsg{kind: kind, gen: gen, recs: ordered, depth: depth, total: len(ordered)}
+			return pageMsg{kind: kind, gen: gen, recs: ordered, depth: depth, total: len(ordered), titles: refTitles(c, kind, recs)}
 		}
 	}
 	return func() tea.Msg {
@@ -158,7 +164,7 @@ func (l *listModel) loadN(limit int) tea.Cmd {
 				total = n
 			}
 		}
-		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == limit}
+		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == limit, titles: refTitles(c, kind, recs)}
 	}
 }
 
@@ -180,7 +186,8 @@ func (l *listModel) loadMore() tea.Cmd {
 		if err != nil {
 			return pageMsg{kind: kind, gen: gen, append: true, err: err, more: true}
 		}
-		return pageMsg{kind: kind, gen: gen, append: true, recs: recs, total: total, more: len(recs) == pageSize}
+		return pageMsg{kind: kind, gen: gen, append: true, recs: recs, total: total, more: len(recs) == pageSize,
+			titles: refTitles(c, kind, recs)}
 	}
 }
 
@@ -257,7 +264,7 @@ func (l *listModel) refresh(ids []int64) tea.Cmd {
 	c, kind := l.c, l.kind
 	return func() tea.Msg {
 		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, IDs: ids})
-		return refreshedMsg{kind: kind, recs: recs, err: err}
+		return refreshedMsg{kind: kind, recs: recs, titles: refTitles(c, kind, recs), err: err}
 	}
 }
 
@@ -304,6 +311,10 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		l.loaded = true
 		l.c.noteItems(msg.recs)
+		if !msg.append || l.titles == nil {
+			l.titles = map[refKey]string{} // a fresh load: forget the titles of rows gone
+		}
+		maps.Copy(l.titles, msg.titles)
 		switch {
 		case msg.append:
 			l.rows = append(l.rows, msg.recs...)
@@ -332,6 +343,10 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		if msg.kind != l.kind {
 			return nil
 		}
+		if l.titles == nil {
+			l.titles = map[refKey]string{}
+		}
+		maps.Copy(l.titles, msg.titles)
 		for _, r := range msg.recs {
 			if i := l.indexOf(r.ID); i >= 0 {
 				l.rows[i] = r
@@ -559,7 +574,7 @@ func (l *listModel) View() string {
 		}
 		lk += l.presenceNote(r.ID)
 		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
-		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, columnCells(cols, r, sample), "v"+strconv.FormatInt(r.Version, 10), writer)
+		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, columnCells(cols, r, l.titles, sample), "v"+strconv.FormatInt(r.Version, 10), writer)
 		if i == l.cursor {
 			line = "▸ " + line
 		} else {

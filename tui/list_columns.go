@@ -79,7 +79,7 @@ func columnWidth(f *store.Field) int {
 	case store.TypeTime:
 		w = len("2006-01-02 15:04")
 	case store.TypeRef:
-		w = 8
+		w = 14 // the title of the record it names (refTitles)
 	case store.TypeEnum:
 		for _, v := range f.Values {
 			w = max(w, ansi.StringWidth(v))
@@ -180,12 +180,19 @@ func (l *listModel) header(cols []listColumn, titleW int) string {
 	return b.String()
 }
 
-// columnCells are r's cells of cols, each followed by a space; sample: byte-padded, as
-// the product list drew them before schemas.
-func columnCells(cols []listColumn, r *store.Record, sample bool) string {
+// columnCells are r's cells of cols, each followed by a space: a reference by the title
+// of the record it names when titles has it; sample: byte-padded, as the product list drew
+// them before schemas.
+func columnCells(cols []listColumn, r *store.Record, titles map[refKey]string, sample bool) string {
 	var b strings.Builder
 	for _, col := range cols {
-		s := ansi.Truncate(safe.Line(col.f.Format(r.Fields[col.f.Name])), col.width, "…")
+		s := col.f.Format(r.Fields[col.f.Name])
+		if id, ok := r.Fields[col.f.Name].(int64); ok && col.f.Type == store.TypeRef {
+			if t := titles[refKey{col.f.To, id}]; t != "" {
+				s = t
+			}
+		}
+		s = ansi.Truncate(safe.Line(s), col.width, "…")
 		switch {
 		case sample && col.right:
 			s = fmt.Sprintf("%*s", col.width, s)
@@ -198,6 +205,38 @@ func columnCells(cols []listColumn, r *store.Record, sample bool) string {
 		b.WriteByte(' ')
 	}
 	return b.String()
+}
+
+// refTitles reads the titles of the records that recs' reference columns name, one query
+// per kind they point to: what those columns show instead of bare ids. A kind that cannot
+// be read leaves its ids shown. It runs inside the list's load commands.
+func refTitles(c *common, kind store.Kind, recs []*store.Record) map[refKey]string {
+	ids := map[store.Kind][]int64{}
+	out := map[refKey]string{}
+	for _, f := range columnCandidates(c.reg, kind) {
+		if f.Type != store.TypeRef {
+			continue
+		}
+		for _, r := range recs {
+			id, ok := r.Fields[f.Name].(int64)
+			if k := (refKey{f.To, id}); ok {
+				if _, seen := out[k]; !seen {
+					out[k] = ""
+					ids[f.To] = append(ids[f.To], id)
+				}
+			}
+		}
+	}
+	for to, list := range ids {
+		rs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: to, IDs: list})
+		if err != nil {
+			continue
+		}
+		for _, r := range rs {
+			out[refKey{to, r.ID}] = c.reg.TitleOf(r)
+		}
+	}
+	return out
 }
 
 // alignCell pads s to w cells, on the left for a right-aligned cell.

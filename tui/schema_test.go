@@ -219,9 +219,17 @@ func TestSchema_PickSupplierForPart(t *testing.T) {
 		t.Fatalf("supplier = %v after the pick, want %d", got, bolt)
 	}
 
-	// Opened again, the reference is shown with the supplier's name (not part 2's label).
+	// The list's supplier column names it; opened again, the form shows its name beside
+	// the id (not part 2's label).
 	d.key("esc")
 	d.waitFor("[ parts ]")
+	d.waitUntil("the row names the supplier", func() bool {
+		row := selectedLine(d.screen())
+		return strings.Contains(row, "Hinge") && strings.Contains(row, "Bolt Brothers")
+	})
+	if hdr := screenLine(d, 1); !strings.Contains(hdr, "supplier") {
+		t.Errorf("header %q lacks the supplier column", hdr)
+	}
 	openRow(t, d, "Hinge", "part 1 · v2")
 	d.waitFor("2 · Bolt Brothers")
 	if strings.Contains(d.screen(), "2 · Latch") {
