@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,10 @@ type KindDef struct {
 	Title  string   `yaml:"title,omitempty"`
 	Tree   bool     `yaml:"tree,omitempty"`
 	Fields []*Field `yaml:"fields"`
+
+	// Where the schema file has the kind's name, its table: and its title: (0 when it does
+	// not), for messages.
+	line, tableLine, titleLine int
 }
 
 // Registry is a checked schema: its kinds in order and, for every kind, its fields in display
@@ -139,15 +144,15 @@ func parseKinds(kinds *yaml.Node, bad badFunc) (*Registry, error) {
 		if body.Kind != yaml.MappingNode {
 			return nil, bad(body.Line, "kind %q: want a mapping with fields: (and table, title, tree)", kind)
 		}
-		def := &KindDef{Name: kind}
+		def := &KindDef{Name: kind, line: kn.Line}
 		var fields *yaml.Node
 		for j := 0; j+1 < len(body.Content); j += 2 {
 			k, v := body.Content[j], body.Content[j+1]
 			switch k.Value {
 			case "table":
-				def.Table = v.Value
+				def.Table, def.tableLine = v.Value, v.Line
 			case "title":
-				def.Title = v.Value
+				def.Title, def.titleLine = v.Value, v.Line
 			case "tree":
 				if err := v.Decode(&def.Tree); err != nil {
 					return nil, bad(v.Line, "kind %q: tree: %v", kind, err)
@@ -159,7 +164,7 @@ func parseKinds(kinds *yaml.Node, bad badFunc) (*Registry, error) {
 			}
 		}
 		if fields == nil || fields.Kind != yaml.SequenceNode || len(fields.Content) == 0 {
-			return nil, bad(body.Line, "kind %q: want fields: with at least one field", kind)
+			return nil, bad(kn.Line, "kind %q: want fields: with at least one field", kind)
 		}
 		for _, fn := range fields.Content {
 			f, err := decodeField(fn, bad)
@@ -306,14 +311,14 @@ func (r *Registry) add(def *KindDef) error {
 		def.Table = string(kind) + "s"
 	}
 	if err := checkIdent("table", def.Table); err != nil {
-		return err
+		return lineError{def.tableLine, err}
 	}
 	if slices.Contains(reservedTables, def.Table) || strings.HasSuffix(def.Table, "_search") || strings.HasSuffix(def.Table, "_fts") {
-		return fmt.Errorf("kind %s: table %s is one of tandem's own names", kind, Quote(def.Table))
+		return lineError{def.tableLine, fmt.Errorf("kind %s: table %s is one of tandem's own names", kind, Quote(def.Table))}
 	}
 	for _, p := range reservedPrefixes {
 		if strings.HasPrefix(def.Table, p) {
-			return fmt.Errorf("kind %s: table %s starts with %s, which tandem keeps for its own tables", kind, Quote(def.Table), p)
+			return lineError{def.tableLine, fmt.Errorf("kind %s: table %s starts with %s, which tandem keeps for its own tables", kind, Quote(def.Table), p)}
 		}
 	}
 	if def.Tree && !slices.ContainsFunc(def.Fields, func(f *Field) bool { return f.Name == ParentField }) {
@@ -337,9 +342,9 @@ func (r *Registry) add(def *KindDef) error {
 			on   bool
 			name string
 		}{{f.Unique, UniqueKeyColumn(f.Name)}, {f.Search, FoldColumn(f.Name)}} {
-			if _, clash := r.index[kind][derived.name]; derived.on && clash {
-				return fmt.Errorf("%s.%s: the column %s keeps %s's key or folded copy; name the field otherwise",
-					kind, derived.name, derived.name, f.Name)
+			if other, clash := r.index[kind][derived.name]; derived.on && clash {
+				return lineError{other.line, fmt.Errorf("%s.%s: the column %s keeps %s's key or folded copy; name the field otherwise",
+					kind, derived.name, derived.name, f.Name)}
 			}
 		}
 	}
@@ -351,7 +356,7 @@ func (r *Registry) add(def *KindDef) error {
 			}
 		}
 	} else if f, ok := r.index[kind][def.Title]; !ok || (f.Type != TypeString && f.Type != TypeText) {
-		return fmt.Errorf("kind %s: title %s must name one of its string fields", kind, Quote(def.Title))
+		return lineError{def.titleLine, fmt.Errorf("kind %s: title %s must name one of its string fields", kind, Quote(def.Title))}
 	}
 	r.order = append(r.order, kind)
 	r.defs[kind] = def
@@ -364,16 +369,16 @@ func (r *Registry) add(def *KindDef) error {
 // tables do not collide.
 func (r *Registry) finish() error {
 	tables := map[string]string{}
-	claim := func(table, by string) error {
+	claim := func(table, by string, line int) error {
 		if other, ok := tables[table]; ok {
-			return fmt.Errorf("%s and %s would both use the table %s", other, by, table)
+			return lineError{line, fmt.Errorf("%s and %s would both use the table %s", other, by, table)}
 		}
 		tables[table] = by
 		return nil
 	}
 	for _, k := range r.order {
 		def := r.defs[k]
-		if err := claim(def.Table, "kind "+string(k)); err != nil {
+		if err := claim(def.Table, "kind "+string(k), cmp.Or(def.tableLine, def.line)); err != nil {
 			return err
 		}
 		for _, f := range def.Fields {
@@ -382,14 +387,14 @@ func (r *Registry) finish() error {
 					f.To = k
 				}
 				if _, ok := r.defs[f.To]; !ok {
-					return fmt.Errorf("%s.%s: to %s is not a kind of this schema (it has %s)", k, f.Name, Quote(string(f.To)), r.kindList())
+					return lineError{f.line, fmt.Errorf("%s.%s: to %s is not a kind of this schema (it has %s)", k, f.Name, Quote(string(f.To)), r.kindList())}
 				}
 				if f.Name == ParentField && def.Tree && f.To != k {
-					return fmt.Errorf("%s.%s: a tree's parent is a record of the same kind", k, f.Name)
+					return lineError{f.line, fmt.Errorf("%s.%s: a tree's parent is a record of the same kind", k, f.Name)}
 				}
 			}
 			if f.Search {
-				if err := claim(def.Table+"_"+f.Name+"_search", k.String()+"."+f.Name+"'s search table"); err != nil {
+				if err := claim(def.Table+"_"+f.Name+"_search", k.String()+"."+f.Name+"'s search table", f.line); err != nil {
 					return err
 				}
 			}
