@@ -247,6 +247,7 @@ func parseLegacy(root *yaml.Node, bad badFunc) (*Registry, error) {
 					kind, f.Name, strings.Join(foldedFields[kind], ", "))
 			}
 			f.Unique, f.Sort, f.To, f.Worker = sf.Unique, sf.Sort, sf.To, sf.Worker
+			f.Required = f.Required || sf.Unique // as CheckUniqueValue always made it
 			def.Fields = append(def.Fields, f)
 		}
 		for _, sf := range sd.Fields {
@@ -451,6 +452,11 @@ func (f *Field) check(kind Kind, tree bool) error {
 	}
 	if f.Unique && f.Type != TypeString {
 		return fmt.Errorf("%s.%s: only string fields can be unique", kind, f.Name)
+	}
+	if f.Unique && !f.Required {
+		// A create without a value would be refused anyway (an empty key is no value, see
+		// CheckUniqueValue), with a message about an empty value the writer never gave.
+		return fmt.Errorf(`%s.%s: a unique field must be required ("required: true"): records without a value would all share the empty one`, kind, f.Name)
 	}
 	if f.Sort && f.Type != TypeString && f.Type != TypeInt && f.Type != TypeMoney && f.Type != TypeEnum && f.Type != TypeTime {
 		return fmt.Errorf("%s.%s: only string, int, money, enum and time fields can be sorted by", kind, f.Name)

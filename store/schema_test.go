@@ -138,6 +138,7 @@ func TestParseRegistry_SchemaErr(t *testing.T) {
 		{"ref to an unknown kind", "to: supplier", "to: vendor", "to: vendor", `part.supplier: to "vendor" is not a kind of this schema (it has supplier, part and area)`},
 		{"to on a non-ref", "{name: label,    type: string,", "{name: label,    type: string, to: part,", "to: part", "to: is for ref fields"},
 		{"unique on an int", "rule: counter, default: 0}", "rule: counter, default: 0, unique: true}", "default: 0, unique: true}", "supplier.rating: only string fields can be unique"},
+		{"unique without required", "required: true, unique: true, max_chars: 32}", "unique: true, max_chars: 32}", "unique: true, max_chars: 32}", "supplier.code: a unique field must be required"},
 		{"title naming a missing field", "title: label", "title: nom", "title: nom", `kind part: title "nom" must name one of its string fields`},
 		{"title naming a ref", "title: label", "title: supplier", "title: supplier", `title "supplier" must name one of its string fields`},
 		{"default of the wrong type", "default: 0}", "default: lots}", "default: lots", `supplier.rating: default "lots"`},
