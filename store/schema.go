@@ -63,6 +63,7 @@ const (
 	MaxKinds         = 200
 	MaxFieldsPerKind = 400
 	maxNameLen       = 48
+	maxTableBytes    = 63 // PostgreSQL cuts longer names short (NAMEDATALEN - 1)
 )
 
 // LoadRegistry reads a schema file, or returns the sample schema when path is empty. A file
@@ -146,12 +147,23 @@ func parseKinds(kinds *yaml.Node, bad badFunc) (*Registry, error) {
 		}
 		def := &KindDef{Name: kind, line: kn.Line}
 		var fields *yaml.Node
+		given := map[string]bool{}
 		for j := 0; j+1 < len(body.Content); j += 2 {
 			k, v := body.Content[j], body.Content[j+1]
+			if given[k.Value] {
+				return nil, bad(k.Line, "kind %q: %s given twice", kind, k.Value)
+			}
+			given[k.Value] = true
 			switch k.Value {
 			case "table":
+				if v.Kind != yaml.ScalarNode {
+					return nil, bad(v.Line, "kind %q: table: want a name", kind)
+				}
 				def.Table, def.tableLine = v.Value, v.Line
 			case "title":
+				if v.Kind != yaml.ScalarNode {
+					return nil, bad(v.Line, "kind %q: title: want a field name", kind)
+				}
 				def.Title, def.titleLine = v.Value, v.Line
 			case "tree":
 				if err := v.Decode(&def.Tree); err != nil {
@@ -371,14 +383,26 @@ func (r *Registry) add(def *KindDef) error {
 func (r *Registry) finish() error {
 	tables := map[string]string{}
 	claim := func(table, by string, line int) error {
+		if len(table) > maxTableBytes {
+			return lineError{line, fmt.Errorf("%s would be %s, longer than %d bytes (PostgreSQL's limit for a name); shorten the names it is made of",
+				by, table, maxTableBytes)}
+		}
 		if other, ok := tables[table]; ok {
 			return lineError{line, fmt.Errorf("%s and %s would both use the table %s", other, by, table)}
 		}
 		tables[table] = by
 		return nil
 	}
+	byTable := map[string]Kind{}
+	for _, k := range r.order {
+		byTable[r.defs[k].Table] = k
+	}
 	for _, k := range r.order {
 		def := r.defs[k]
+		// ParseKind takes a kind's name or its table's: one word must not name two kinds.
+		if o, ok := byTable[string(k)]; ok && o != k {
+			return lineError{def.line, fmt.Errorf("kind %s has the name of kind %s's table, and a kind is named by either; rename one", k, o)}
+		}
 		if err := claim(def.Table, "kind "+string(k), cmp.Or(def.tableLine, def.line)); err != nil {
 			return err
 		}
