@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -31,7 +33,9 @@ func schemaContract() []suiteTest {
 		{"RefsRace", testSchemaRefsRace},
 		{"TreeMoves", testSchemaTreeMoves},
 		{"TreeMoveRace", testSchemaTreeMoveRace},
+		{"Keys", testSchemaKeys},
 		{"Leases", testSchemaLeases},
+		{"LeaseGroups", testSchemaLeaseGroups},
 		{"HistoryAndFeed", testSchemaHistoryAndFeed},
 		{"DeleteRestore", testSchemaDeleteRestore},
 		{"Search", testSchemaSearch},
@@ -48,6 +52,7 @@ const (
 
 var parts struct {
 	once sync.Once
+	text []byte
 	reg  *store.Registry
 	err  error
 }
@@ -65,12 +70,31 @@ func PartsRegistry(t testing.TB) *store.Registry {
 			parts.err = errNoSource
 			return
 		}
-		parts.reg, parts.err = store.LoadRegistry(filepath.Join(filepath.Dir(file), "..", "testdata", "parts.yaml"))
+		path := filepath.Join(filepath.Dir(file), "..", "testdata", "parts.yaml")
+		if parts.text, parts.err = os.ReadFile(path); parts.err == nil {
+			parts.reg, parts.err = store.ParseRegistry(path, parts.text)
+		}
 	})
 	if parts.err != nil {
 		t.Fatalf("parts schema: %v", parts.err)
 	}
 	return parts.reg
+}
+
+// partsWith returns the parts schema with old replaced by new in its file: the same tables
+// and columns with, say, a field in a lease group of its own.
+func partsWith(t *testing.T, old, new string) *store.Registry {
+	t.Helper()
+	PartsRegistry(t)
+	text := strings.Replace(string(parts.text), old, new, 1)
+	if text == string(parts.text) {
+		t.Fatalf("parts.yaml has no %q", old)
+	}
+	r, err := store.ParseRegistry("parts.yaml (changed)", []byte(text))
+	if err != nil {
+		t.Fatalf("changed parts schema: %v", err)
+	}
+	return r
 }
 
 var errNoSource = store.Errorf(store.EINTERNAL, "cannot locate store/testdata/parts.yaml: no caller information")

@@ -118,6 +118,47 @@ func testSchemaPartialSaves(t *testing.T, open Opener) {
 	}
 }
 
+// testSchemaKeys: a keyed create, a keyed save and a locked update of a custom kind apply
+// once; an explicit id is kept, and later ids go above it.
+func testSchemaKeys(t *testing.T, open Opener) {
+	s := freshParts(t, open)
+	ctx := actx(t, actAlice)
+	vals := store.Values{"code": "ACME", "name": "Acme"}
+	a, err := s.CreateRecord(ctx, kindSupplier, vals, store.CreateOptions{IdempotencyKey: "create-acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.CreateRecord(ctx, kindSupplier, vals, store.CreateOptions{IdempotencyKey: "create-acme"})
+	if err != nil || b.ID != a.ID {
+		t.Errorf("keyed create again = %+v, %v; want supplier %d replayed", b, err, a.ID)
+	}
+	_, err = s.CreateRecord(ctx, kindSupplier, store.Values{"code": "OTHER", "name": "Other"}, store.CreateOptions{IdempotencyKey: "create-acme"})
+	requireCode(t, err, store.EINVALID)
+	u := store.Update{Add: map[string]int64{"rating": 4}, IdempotencyKey: "rate-acme"}
+	mustSave(t, s, ctx, kindSupplier, a.ID, u)
+	if res := mustSave(t, s, ctx, kindSupplier, a.ID, u); !res.Replayed || res.Record.Fields["rating"] != int64(4) {
+		t.Errorf("keyed save again = replayed %v rating %v, want a replay at rating 4", res.Replayed, res.Record.Fields["rating"])
+	}
+	res, err := s.LockedUpdate(actx(t, actWorker), kindSupplier, a.ID, func(r *store.Record) (store.Update, error) {
+		return store.Update{Add: map[string]int64{"rating": -r.Fields["rating"].(int64)}}, nil
+	})
+	if err != nil || res.Record.Fields["rating"] != int64(0) || res.Record.Version != 3 {
+		t.Errorf("locked update = %+v, %v; want rating 0 at v3", res, err)
+	}
+	p, err := s.CreateRecord(ctx, kindPart, store.Values{"label": "Imported"}, store.CreateOptions{ID: 500})
+	if err != nil || p.ID != 500 {
+		t.Fatalf("create with id 500 = %+v, %v", p, err)
+	}
+	_, err = s.CreateRecord(ctx, kindPart, store.Values{"label": "Again"}, store.CreateOptions{ID: 500})
+	requireCode(t, err, store.EINVALID)
+	if next := mustCreate(t, s, actAlice, kindPart, store.Values{"label": "Next"}); next.ID <= 500 {
+		t.Errorf("next part id = %d, want above 500", next.ID)
+	}
+	if n, err := s.CountRecords(ctx, kindSupplier); err != nil || n != 1 {
+		t.Errorf("suppliers = %d, %v; want 1", n, err)
+	}
+}
+
 // testSchemaLeases: leases and their groups work on a custom kind: a lease on the editor
 // group binds every editor save, another group's lease does not, an unknown group is
 // refused naming the kind's groups, and a lease binds one kind's record, not the record
@@ -186,6 +227,41 @@ func testSchemaLeases(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	mustSave(t, s, actx(t, actBob), kindSupplier, acme.ID, store.Update{BaseVersion: 2, Set: store.Values{"name": "Bob's"}})
+}
+
+// testSchemaLeaseGroups: a custom kind's field in a lease group of its own (rating in
+// "rating") is bound by that group's lease only: a worker's lease on it blocks another's
+// rating change and no editor field, and an editor's lease blocks no rating change.
+func testSchemaLeaseGroups(t *testing.T, open Opener) {
+	reg := partsWith(t, "rule: counter, default: 0}", "rule: counter, default: 0, group: rating}")
+	s := freshWith(t, open, store.Options{Registry: reg})
+	if got := reg.Groups(kindSupplier); !slices.Equal(got, []string{"editor", "rating", "system"}) {
+		t.Fatalf("groups = %v, want editor, rating, system", got)
+	}
+	acme := mustSupplier(t, s, "ACME", "Acme")
+	rl := mustAcquire(t, s, actWorker, kindSupplier, acme.ID, "rating", time.Minute)
+	_, err := s.UpdateRecord(actx(t, actAlice), kindSupplier, acme.ID, store.Update{Add: map[string]int64{"rating": 1}})
+	requireCode(t, err, store.ELEASE)
+	requireMessage(t, err, "worker")
+	mustSave(t, s, actx(t, actAlice), kindSupplier, acme.ID, store.Update{BaseVersion: 1, Set: store.Values{"name": "Acme Ltd"}})
+	mustSave(t, s, actx(t, actWorker), kindSupplier, acme.ID, store.Update{Add: map[string]int64{"rating": 2}, LeaseToken: rl.Token})
+	el := mustAcquire(t, s, actAlice, kindSupplier, acme.ID, store.GroupEditor, time.Minute)
+	if _, err := s.ReleaseLease(actx(t, actWorker), rl.Token); err != nil {
+		t.Fatal(err)
+	}
+	mustSave(t, s, actx(t, actBob), kindSupplier, acme.ID, store.Update{Add: map[string]int64{"rating": 3}})
+	_, err = s.UpdateRecord(actx(t, actBob), kindSupplier, acme.ID, store.Update{BaseVersion: 4, Set: store.Values{"notes": "x\n"}})
+	requireCode(t, err, store.ELEASE)
+	// A save of fields of both groups needs both leases: alice holds only the editor one.
+	mustAcquire(t, s, actWorker, kindSupplier, acme.ID, "rating", time.Minute)
+	_, err = s.UpdateRecord(actx(t, actAlice), kindSupplier, acme.ID, store.Update{BaseVersion: 4, Set: store.Values{"notes": "x\n", "rating": int64(9)}, LeaseToken: el.Token})
+	requireCode(t, err, store.ELEASE)
+	// A delete writes every group.
+	_, err = s.DeleteRecord(actx(t, actAlice), kindSupplier, acme.ID, store.Delete{ExpectVersion: 4, LeaseToken: el.Token})
+	requireCode(t, err, store.ELEASE)
+	if got := mustFind(t, s, kindSupplier, acme.ID); got.Fields["rating"] != int64(5) || got.Version != 4 {
+		t.Errorf("supplier = %v v%d, want rating 5 at v4", got.Fields, got.Version)
+	}
 }
 
 // testSchemaHistoryAndFeed: history versions, the operation log and the change feed carry
