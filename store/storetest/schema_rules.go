@@ -224,6 +224,7 @@ func testSchemaTreeMoves(t *testing.T, open Opener) {
 	requireCode(t, err, store.ENOTFOUND)
 	_, err = s.UpdateRecord(ctx, kindArea, low.ID, store.Update{BaseVersion: 1, Set: store.Values{store.ParentField: top.ID}})
 	requireCode(t, err, store.EFORBIDDEN)
+	requireMessage(t, err, "area.parent_id cannot be set directly", "move")
 	part := mustCreate(t, s, actAlice, kindPart, store.Values{"label": "Bolt"})
 	_, err = s.MoveRecord(ctx, kindPart, part.ID, store.Move{})
 	requireCode(t, err, store.EINVALID)
@@ -242,6 +243,11 @@ func testSchemaTreeMoves(t *testing.T, open Opener) {
 	}
 	if n, err := s.CountRecords(ctx, kindArea); err != nil || n != 0 {
 		t.Errorf("areas after the subtree delete = %d, %v; want 0", n, err)
+	}
+	// What the subtree delete took with it is known, parents first, to restore it whole.
+	ts, found, err := store.TreeDeletedWith(t.Context(), s, kindArea, top.ID)
+	if err != nil || !found || len(ts) != 2 || ts[0].ID != mid.ID || ts[0].Kind != kindArea || ts[0].Title != "Mid" || ts[1].ID != low.ID {
+		t.Errorf("deleted with Top = %+v, found %v, %v; want Mid, then Low (under Top since its move, a later id)", ts, found, err)
 	}
 }
 
