@@ -107,6 +107,14 @@ func TestParseRegistry_Schema(t *testing.T) {
 	if err != nil || vals["rating"] != int64(0) || vals["notes"] != "" {
 		t.Errorf("supplier defaults = %v, %v; want rating 0, notes empty", vals, err)
 	}
+	for in, want := range map[string]store.Kind{"supplier": "supplier", "suppliers": "supplier", "Parts": "part", "area": "area"} {
+		if got, err := r.ParseKind(in); err != nil || got != want {
+			t.Errorf("ParseKind(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := r.ParseKind("product"); store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "supplier, part and area") {
+		t.Errorf("ParseKind(product) = %v, want EINVALID naming supplier, part and area", err)
+	}
 	if r.Has(store.KindProduct) || r.Legacy() {
 		t.Errorf("has product %v, legacy %v; want neither", r.Has(store.KindProduct), r.Legacy())
 	}

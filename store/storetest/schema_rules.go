@@ -66,9 +66,11 @@ func testSchemaUniqueRace(t *testing.T, open Opener) {
 	if n, err := s.CountRecords(t.Context(), kindSupplier); err != nil || n != raceRounds {
 		t.Errorf("suppliers = %d, %v; want %d, one per round", n, err, raceRounds)
 	}
-	// A save to a taken code is refused naming the holder.
+	// A save to a taken code is refused naming the holder; a record may respell its own.
 	other := mustSupplier(t, s, "OTHER", "Other")
-	_, err := s.UpdateRecord(actx(t, actAlice), kindSupplier, other.ID, store.Update{BaseVersion: 1, Set: store.Values{"code": "Acme-0"}})
+	mustSave(t, s, actx(t, actAlice), kindSupplier, other.ID, store.Update{BaseVersion: 1, Set: store.Values{"code": " other"}})
+	mustSave(t, s, actx(t, actAlice), kindSupplier, other.ID, store.Update{BaseVersion: 2, Set: store.Values{"code": "OTHER"}})
+	_, err := s.UpdateRecord(actx(t, actAlice), kindSupplier, other.ID, store.Update{BaseVersion: 3, Set: store.Values{"code": "Acme-0"}})
 	requireCode(t, err, store.EINVALID)
 	requireMessage(t, err, "code", "supplier 1")
 	for round := range raceRounds {
