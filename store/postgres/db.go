@@ -137,6 +137,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	setDefault(cc.RuntimeParams, "lock_timeout", lockTimeout)
 	setDefault(cc.RuntimeParams, "statement_timeout", statementTimeout)
 	setDefault(cc.RuntimeParams, "idle_in_transaction_session_timeout", idleInTxTimeout)
+	cc.RuntimeParams[writerSetting] = writerValue // tells tandem's writes from other programs' (outside.go)
 	schemaHint := cc.RuntimeParams["search_path"]
 	db.listenCfg = cc.Copy()
 	setDefault(cc.RuntimeParams, "application_name", appName(clientAppNamePrefix, schemaHint))
@@ -304,7 +305,7 @@ func (db *DB) migrate(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return installOutside(ctx, tx, db.reg, db.schema, db.channel)
 	})
 	if err != nil {
 		if store.ErrorCode(err) == store.EINTERNAL {

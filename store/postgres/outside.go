@@ -1,0 +1,243 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// Writes by other programs (store/outside.go has what they get). Two triggers per record
+// table, made by OutsideTriggers and installed by every migration (installOutside): one
+// BEFORE INSERT OR UPDATE that gives the row its next version (and, on an insert, the
+// updated_at and updated_by it lacks), one AFTER INSERT OR UPDATE OR DELETE that writes the
+// history version (a snapshot; a tombstone for a delete), the change, the refold queue
+// entry and a NOTIFY for the feed's subscribers. Their functions are SECURITY DEFINER with
+// the store's schema as their search_path, so a role that may only write a record table still logs its
+// writes; the actor is session_user, the role that logged in.
+//
+// tandem's own connections are told apart by a setting every one of them starts with
+// (writerSetting, a startup parameter of the pool): the triggers' WHEN is false for them, so
+// tandem's writes queue no trigger call at all.
+//
+// The change row takes its id from the column's default, next_change_id(), which takes the
+// change log's writer lock (migration 0011) in the outside transaction, after the row it
+// logs is written and locked (an AFTER ROW trigger), and holds it to the transaction's end:
+// exactly what the feed's horizon needs of every writer (feed.go). An outside transaction
+// that stays open holds the feed back as an open write of tandem's would.
+
+// writerSetting is the setting tandem's connections start with, and its value.
+const (
+	writerSetting = "tandem.writer"
+	writerValue   = "on"
+)
+
+// notTandem is true on every connection but tandem's.
+const notTandem = "current_setting('" + writerSetting + "', true) IS DISTINCT FROM '" + writerValue + "'"
+
+func outsideNames(table string) (before, after string) {
+	return table + "_outside_before", table + "_outside_after"
+}
+
+// OutsideTriggers returns the statements that make writes to t's table by other programs
+// seen (store/outside.go): its two trigger functions and its two triggers. channel is the
+// schema the store's schema, channel its notification channel. Each statement may run again:
+// installOutside runs them all.
+func OutsideTriggers(t store.OutsideTable, schema, channel string) []string {
+	tbl, kind := ident(t.Table), quoteText(string(t.Kind))
+	before, after := outsideNames(t.Table)
+	var changed []string
+	for _, name := range t.FieldNames() {
+		changed = append(changed, "CASE WHEN OLD."+ident(name)+" IS DISTINCT FROM NEW."+ident(name)+" THEN "+quoteText(name)+" END")
+	}
+	all := "'{}'::text[]"
+	changedExpr := all
+	if names := t.FieldNames(); len(names) > 0 {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = quoteText(n)
+		}
+		all = "ARRAY[" + strings.Join(q, ", ") + "]::text[]"
+		changedExpr = "array_remove(ARRAY[" + strings.Join(changed, ", ") + "]::text[], NULL)"
+	}
+	fn := func(name, body string) string {
+		return `CREATE OR REPLACE FUNCTION ` + ident(name) + `() RETURNS trigger LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = ` + ident(schema) + ` AS $tandem$
+` + body + `
+$tandem$`
+	}
+	beforeFn := fn(before, `BEGIN
+	IF TG_OP = 'UPDATE' THEN
+		NEW.version := OLD.version + 1;
+		NEW.updated_at := clock_timestamp();
+		IF NEW.updated_by IS NOT DISTINCT FROM OLD.updated_by THEN
+			NEW.updated_by := session_user;
+		END IF;
+	ELSE
+		NEW.updated_at := coalesce(NEW.updated_at, clock_timestamp());
+		NEW.updated_by := coalesce(NEW.updated_by, session_user);
+		-- An id that had records before (a tombstone, say) continues their versions.
+		NEW.version := greatest(coalesce(NEW.version, 1),
+			(SELECT max(version) + 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id));
+	END IF;
+	RETURN NEW;
+END`)
+	afterFn := fn(after, `DECLARE
+	at timestamptz := clock_timestamp();
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		-- A tombstone as tandem's own delete leaves: the next version, no fields.
+		INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
+			VALUES (`+kind+`, OLD.id, OLD.version + 1, session_user, at, '{}', `+snapshotExpr(t, "OLD")+`, 'deleted');
+		INSERT INTO changes (event, kind, record_id, version, actor, role, fields, history, at)
+			VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, session_user, `+quoteText(string(store.RoleOutside))+`, '{}', true, at);
+		DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
+	ELSE
+		INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
+			VALUES (`+kind+`, NEW.id, NEW.version, session_user, at,
+				CASE TG_OP WHEN 'INSERT' THEN `+all+` ELSE `+changedExpr+` END, `+snapshotExpr(t, "NEW")+`, '');
+		INSERT INTO changes (event, kind, record_id, version, actor, role, fields, history, at)
+			VALUES (CASE TG_OP WHEN 'INSERT' THEN 'created' ELSE 'saved' END, `+kind+`, NEW.id, NEW.version, session_user,
+				`+quoteText(string(store.RoleOutside))+`,
+				CASE TG_OP WHEN 'INSERT' THEN `+all+` ELSE `+changedExpr+` END, true, at);
+		INSERT INTO outside_refold (kind, record_id) VALUES (`+kind+`, NEW.id) ON CONFLICT DO NOTHING;
+	END IF;
+	PERFORM pg_notify(`+quoteText(channel)+`, '');
+	RETURN NULL;
+END`)
+	return []string{
+		beforeFn,
+		afterFn,
+		`DROP TRIGGER IF EXISTS ` + ident(before) + ` ON ` + tbl,
+		`CREATE TRIGGER ` + ident(before) + ` BEFORE INSERT OR UPDATE ON ` + tbl + ` FOR EACH ROW WHEN (` + notTandem + `)
+	EXECUTE FUNCTION ` + ident(before) + `()`,
+		`DROP TRIGGER IF EXISTS ` + ident(after) + ` ON ` + tbl,
+		`CREATE TRIGGER ` + ident(after) + ` AFTER INSERT OR UPDATE OR DELETE ON ` + tbl + ` FOR EACH ROW WHEN (` + notTandem + `)
+	EXECUTE FUNCTION ` + ident(after) + `()`,
+	}
+}
+
+// snapshotExpr is the jsonb snapshot (store.Registry.EncodeSnapshot's form, money as cents,
+// which DecodeSnapshot reads too) of the row row (NEW or OLD). jsonb_build_object takes at
+// most 100 arguments, so a wide kind's object is joined from pieces.
+func snapshotExpr(t store.OutsideTable, row string) string {
+	const perPiece = 50
+	var pieces []string
+	for i := 0; i < len(t.Fields); i += perPiece {
+		var args []string
+		for _, f := range t.Fields[i:min(i+perPiece, len(t.Fields))] {
+			args = append(args, quoteText(f.Name), row+"."+ident(f.Name))
+		}
+		pieces = append(pieces, "jsonb_build_object("+strings.Join(args, ", ")+")")
+	}
+	if len(pieces) == 0 {
+		return "'{}'::jsonb"
+	}
+	return strings.Join(pieces, " || ")
+}
+
+func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+
+// installOutside (re)makes the outside-write triggers of every record table of reg. It may
+// run any number of times.
+func installOutside(ctx context.Context, q querier, reg *store.Registry, schema, channel string) error {
+	ts, err := reg.OutsideTables(table)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		for _, ddl := range OutsideTriggers(t, schema, channel) {
+			if _, err := q.Exec(ctx, ddl); err != nil {
+				return fmt.Errorf("outside-write triggers of %s: %w", t.Table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// refoldOutside writes again, for the records outside writes queued in outside_refold, the
+// columns only tandem computes (store.RefoldColumns: the sku key, the folded search text),
+// and empties the queue. A search runs it first, so it finds what other programs wrote.
+func (db *DB) refoldOutside(ctx context.Context) error {
+	var queued bool
+	err := db.read(ctx, "read the records other programs wrote", func(q querier) error {
+		return q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outside_refold)`).Scan(&queued)
+	})
+	if err != nil || !queued {
+		return err
+	}
+	return db.inTx(ctx, "search text of the records other programs wrote", false, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `DELETE FROM outside_refold RETURNING kind, record_id`)
+		if err != nil {
+			return err
+		}
+		type entry struct {
+			kind store.Kind
+			id   int64
+		}
+		var queue []entry
+		for rows.Next() {
+			var e entry
+			if err := rows.Scan(&e.kind, &e.id); err != nil {
+				rows.Close()
+				return err
+			}
+			queue = append(queue, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, e := range queue {
+			if err := db.refold(ctx, tx, e.kind, e.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// refold writes the derived columns of one record from its fields as they are.
+func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) error {
+	rec, err := db.findRecord(ctx, tx, kind, id, true)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t, err := table(kind)
+	if err != nil {
+		return err
+	}
+	cols := store.RefoldColumns(kind, rec.Fields)
+	if len(cols) == 0 {
+		return nil
+	}
+	var sets []string
+	var args []any
+	for _, c := range cols {
+		v := c.Value
+		if c.Name == "sku_key" {
+			var taken bool
+			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE sku_key = $1 AND id <> $2)", v, id).Scan(&taken); err != nil {
+				return err
+			}
+			if taken {
+				// Another product's sku has this key: the outside write made a collision,
+				// which keeps the record apart as fillSKUKeys does.
+				v += store.SKUKeySeparator + strconv.FormatInt(id, 10)
+			}
+		}
+		args = append(args, v)
+		sets = append(sets, ident(c.Name)+" = $"+strconv.Itoa(len(args)))
+	}
+	args = append(args, id)
+	if _, err := tx.Exec(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE id = $"+strconv.Itoa(len(args)), args...); err != nil {
+		return fmt.Errorf("write the derived columns of %s %d: %w", kind, id, err)
+	}
+	return nil
+}
