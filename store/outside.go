@@ -7,8 +7,9 @@ import "slices"
 // installs on every record table, made from the registry by one function per store: a write
 // that did not come through tandem gets the next version, a history version (a snapshot; a
 // delete leaves a tombstone as tandem's own deletes do, so a restore works) and a change
-// (EventCreated, EventSaved or EventDeleted, with RoleOutside), and queues the record for
-// the refold of its derived columns (RefoldColumns), which SQL cannot compute. So a save
+// (EventCreated, EventSaved or EventDeleted, with RoleOutside), and, when it wrote a field
+// that derived columns are computed from (RefoldFields), queues the record for their refold
+// (RefoldColumns), which SQL cannot compute. An update that changes no field is left alone. So a save
 // based on the version before such a write gets ECONFLICT, like one based on any other
 // stale version, and the feed, history and working copies' syncs carry it.
 //
@@ -29,6 +30,9 @@ type OutsideTable struct {
 	Kind   Kind
 	Table  string
 	Fields []*Field
+	// Refold names the fields whose derived columns (RefoldColumns) only tandem computes:
+	// an outside write of one of them queues the record for the refold.
+	Refold []string
 }
 
 // FieldNames returns the names of the table's fields, sorted: the fields an outside insert
@@ -51,9 +55,19 @@ func (r *Registry) OutsideTables(table func(Kind) (string, error)) ([]OutsideTab
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, OutsideTable{Kind: k, Table: t, Fields: r.Fields(k)})
+		out = append(out, OutsideTable{Kind: k, Table: t, Fields: r.Fields(k), Refold: RefoldFields(k)})
 	}
 	return out, nil
+}
+
+// RefoldFields returns the fields of kind that derived columns are computed from
+// (RefoldColumns): the sku, and every field with a folded column.
+func RefoldFields(kind Kind) []string {
+	out := slices.Clone(FoldedFields(kind))
+	if kind == KindProduct && !slices.Contains(out, "sku") {
+		out = append(out, "sku")
+	}
+	return out
 }
 
 // RefoldColumns returns the derived columns of a record of kind with vals that a store

@@ -10,12 +10,13 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// Writes by other programs (store/outside.go has what they get). Two triggers per record
-// table, made by OutsideTriggers and installed by every migration (installOutside): one
-// BEFORE INSERT OR UPDATE that gives the row its next version (and, on an insert, the
-// updated_at and updated_by it lacks), one AFTER INSERT OR UPDATE OR DELETE that writes the
-// history version (a snapshot; a tombstone for a delete), the change, the refold queue
-// entry and a NOTIFY for the feed's subscribers. Their functions are SECURITY DEFINER with
+// Writes by other programs (store/outside.go has what they get). Two trigger functions per
+// record table, made by OutsideTriggers and installed by every migration (installOutside):
+// one run BEFORE an insert or an update that changes a field, which gives the row its next
+// version (and, on an insert, the updated_at and updated_by it lacks), one run AFTER an
+// insert, such an update or a delete, which writes the history version (a snapshot; a
+// tombstone for a delete), the change, the refold queue entry and a NOTIFY for the feed's
+// subscribers. Their functions are SECURITY DEFINER with
 // the store's schema as their search_path, so a role that may only write a record table still logs its
 // writes; the actor is session_user, the role that logged in.
 //
@@ -38,8 +39,23 @@ const (
 // notTandem is true on every connection but tandem's.
 const notTandem = "current_setting('" + writerSetting + "', true) IS DISTINCT FROM '" + writerValue + "'"
 
-func outsideNames(table string) (before, after string) {
-	return table + "_outside_before", table + "_outside_after"
+// outsideTrigger is one trigger of a record table: its name's suffix, when it fires, its
+// condition beside notTandem, and whether it runs the BEFORE function or the AFTER one.
+type outsideTrigger struct {
+	suffix, timing, when string
+	before               bool
+}
+
+// outsideTriggers lists a table's triggers; changed is the condition that an update changed
+// a field.
+func outsideTriggers(changed string) []outsideTrigger {
+	return []outsideTrigger{
+		{"_outside_before_insert", "BEFORE INSERT", "", true},
+		{"_outside_before_update", "BEFORE UPDATE", changed, true},
+		{"_outside_after_insert", "AFTER INSERT", "", false},
+		{"_outside_after_update", "AFTER UPDATE", changed, false},
+		{"_outside_after_delete", "AFTER DELETE", "", false},
+	}
 }
 
 // OutsideTriggers returns the statements that make writes to t's table by other programs
@@ -48,10 +64,16 @@ func outsideNames(table string) (before, after string) {
 // installOutside runs them all.
 func OutsideTriggers(t store.OutsideTable, schema, channel string) []string {
 	tbl, kind := ident(t.Table), quoteText(string(t.Kind))
-	before, after := outsideNames(t.Table)
+	before, after := t.Table+"_outside_before", t.Table+"_outside_after"
 	var changed []string
 	for _, name := range t.FieldNames() {
 		changed = append(changed, "CASE WHEN OLD."+ident(name)+" IS DISTINCT FROM NEW."+ident(name)+" THEN "+quoteText(name)+" END")
+	}
+	queue := "INSERT INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id) ON CONFLICT DO NOTHING;"
+	if len(t.Refold) == 0 {
+		queue = ""
+	} else {
+		queue = "IF TG_OP = 'INSERT' OR " + distinct(t.Refold) + " THEN\n\t\t\t" + queue + "\n\t\tEND IF;"
 	}
 	all := "'{}'::text[]"
 	changedExpr := all
@@ -103,21 +125,36 @@ BEGIN
 			VALUES (CASE TG_OP WHEN 'INSERT' THEN 'created' ELSE 'saved' END, `+kind+`, NEW.id, NEW.version, session_user,
 				`+quoteText(string(store.RoleOutside))+`,
 				CASE TG_OP WHEN 'INSERT' THEN `+all+` ELSE `+changedExpr+` END, true, at);
-		INSERT INTO outside_refold (kind, record_id) VALUES (`+kind+`, NEW.id) ON CONFLICT DO NOTHING;
+		`+queue+`
 	END IF;
 	PERFORM pg_notify(`+quoteText(channel)+`, '');
 	RETURN NULL;
 END`)
-	return []string{
-		beforeFn,
-		afterFn,
-		`DROP TRIGGER IF EXISTS ` + ident(before) + ` ON ` + tbl,
-		`CREATE TRIGGER ` + ident(before) + ` BEFORE INSERT OR UPDATE ON ` + tbl + ` FOR EACH ROW WHEN (` + notTandem + `)
-	EXECUTE FUNCTION ` + ident(before) + `()`,
-		`DROP TRIGGER IF EXISTS ` + ident(after) + ` ON ` + tbl,
-		`CREATE TRIGGER ` + ident(after) + ` AFTER INSERT OR UPDATE OR DELETE ON ` + tbl + ` FOR EACH ROW WHEN (` + notTandem + `)
-	EXECUTE FUNCTION ` + ident(after) + `()`,
+	out := []string{beforeFn, afterFn}
+	for _, tr := range outsideTriggers(distinct(t.FieldNames())) {
+		name, fn, when := ident(t.Table+tr.suffix), ident(after), notTandem
+		if tr.before {
+			fn = ident(before)
+		}
+		if tr.when != "" {
+			when += " AND (" + tr.when + ")"
+		}
+		out = append(out, `DROP TRIGGER IF EXISTS `+name+` ON `+tbl,
+			`CREATE TRIGGER `+name+` `+tr.timing+` ON `+tbl+` FOR EACH ROW WHEN (`+when+`) EXECUTE FUNCTION `+fn+`()`)
 	}
+	return out
+}
+
+// distinct is true when an update changed one of the fields names.
+func distinct(names []string) string {
+	if len(names) == 0 {
+		return "false"
+	}
+	var conds []string
+	for _, n := range names {
+		conds = append(conds, "OLD."+ident(n)+" IS DISTINCT FROM NEW."+ident(n))
+	}
+	return strings.Join(conds, " OR ")
 }
 
 // snapshotExpr is the jsonb snapshot (store.Registry.EncodeSnapshot's form, money as cents,
@@ -161,18 +198,29 @@ func installOutside(ctx context.Context, q querier, reg *store.Registry, schema,
 // refoldOutside writes again, for the records outside writes queued in outside_refold, the
 // columns only tandem computes (store.RefoldColumns: the sku key, the folded search text),
 // and empties the queue. A search runs it first, so it finds what other programs wrote.
+// A role that may not write leaves the queue as it is.
 func (db *DB) refoldOutside(ctx context.Context) error {
-	var queued bool
-	err := db.read(ctx, "read the records other programs wrote", func(q querier) error {
-		return q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outside_refold)`).Scan(&queued)
-	})
-	if err != nil || !queued {
+	denied := false
+	deny := func(err error) error {
+		if code := pgCode(err); code == sqlstateInsufficientPriv || code == sqlstateReadOnlyTx {
+			denied = true
+		}
 		return err
 	}
-	return db.inTx(ctx, "search text of the records other programs wrote", false, func(tx pgx.Tx) error {
+	var queued bool
+	err := db.read(ctx, "read the records other programs wrote", func(q querier) error {
+		return deny(q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outside_refold)`).Scan(&queued))
+	})
+	if denied || err != nil || !queued {
+		if denied {
+			return nil // a role that may not read the queue searches as before
+		}
+		return err
+	}
+	err = db.inTx(ctx, "search text of the records other programs wrote", false, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `DELETE FROM outside_refold RETURNING kind, record_id`)
 		if err != nil {
-			return err
+			return deny(err)
 		}
 		type entry struct {
 			kind store.Kind
@@ -189,16 +237,27 @@ func (db *DB) refoldOutside(ctx context.Context) error {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return err
+			return deny(err)
 		}
 		for _, e := range queue {
 			if err := db.refold(ctx, tx, e.kind, e.id); err != nil {
-				return err
+				return deny(err)
 			}
 		}
 		return nil
 	})
+	if denied {
+		// A role that may only read searches the text as it was folded last; a writer's
+		// next search refolds it.
+		return nil
+	}
+	return err
 }
+
+// SQLSTATEs of a role that may not write.
+const (
+	sqlstateReadOnlyTx  = "25006"
+)
 
 // refold writes the derived columns of one record from its fields as they are.
 func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) error {

@@ -47,6 +47,13 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	actor := quoteText(store.OutsideActor)
 	role := quoteText(string(store.RoleOutside))
 	queue := "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
+	if len(t.Refold) == 0 {
+		queue = ""
+	}
+	updateQueue := ""
+	if len(t.Refold) > 0 {
+		updateQueue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.id WHERE " + distinct(t.Refold) + ";\n"
+	}
 	insert := `CREATE TRIGGER ` + quoteIdent(names[0]) + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
 	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id)
 		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version >= NEW.version);
@@ -58,14 +65,14 @@ func OutsideTriggers(t store.OutsideTable) []string {
 		FROM ` + tbl + ` WHERE id = NEW.id;
 	` + queue + `END`
 	changed := changedExpr(t)
-	update := `CREATE TRIGGER ` + quoteIdent(names[1]) + ` AFTER UPDATE ON ` + tbl + ` WHEN NEW.version IS OLD.version AND ` + notTandem + ` BEGIN
+	update := `CREATE TRIGGER ` + quoteIdent(names[1]) + ` AFTER UPDATE ON ` + tbl + ` WHEN NEW.version IS OLD.version AND ` + notTandem + ` AND (` + distinct(t.FieldNames()) + `) BEGIN
 	UPDATE ` + tbl + ` SET version = OLD.version + 1, updated_at = ` + outsideNow + `,
 		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN ` + actor + ` ELSE NEW.updated_by END WHERE id = NEW.id;
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		VALUES (` + kind + `, NEW.id, OLD.version + 1, ` + actor + `, ` + outsideNow + `, ` + changed + `, ` + snapshotExpr(t, "NEW") + `, '');
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
 		VALUES ('saved', ` + kind + `, NEW.id, OLD.version + 1, ` + actor + `, ` + role + `, ` + changed + `, '{}', 1, ` + outsideNow + `);
-	` + queue + `END`
+	` + updateQueue + `END`
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	del := `CREATE TRIGGER ` + quoteIdent(names[2]) + ` AFTER DELETE ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
@@ -117,6 +124,18 @@ func changedExpr(t store.OutsideTable) string {
 		return "'[]'"
 	}
 	return "'[' || rtrim(" + strings.Join(parts, " || ") + ", ',') || ']'"
+}
+
+// distinct is true when an update changed one of the fields names.
+func distinct(names []string) string {
+	if len(names) == 0 {
+		return "0"
+	}
+	var conds []string
+	for _, n := range names {
+		conds = append(conds, "OLD."+quoteIdent(n)+" IS NOT NEW."+quoteIdent(n))
+	}
+	return strings.Join(conds, " OR ")
 }
 
 // jsonNames is names as a JSON array.
