@@ -256,7 +256,7 @@ func (db *DB) refoldOutside(ctx context.Context) error {
 
 // SQLSTATEs of a role that may not write.
 const (
-	sqlstateReadOnlyTx  = "25006"
+	sqlstateReadOnlyTx = "25006"
 )
 
 // refold writes the derived columns of one record from its fields as they are.
