@@ -17,6 +17,16 @@ import "slices"
 // trigger condition true only for other connections), and checks that mark only after a
 // cheaper test where it can (tandem's updates always raise the version).
 
+// Marks of tandem's own connections, which the outside-write triggers leave alone: the name
+// of the (empty, in-memory) database a SQLite connection attaches, and the setting a
+// PostgreSQL connection starts with, set to "on". A program that writes as tandem would
+// and must not be logged as another program (the contention benchmark's raw baseline) may
+// mark its connection too.
+const (
+	SQLiteWriterMark      = "tandem_writer"
+	PostgresWriterSetting = "tandem.writer"
+)
+
 // OutsideActor is the name an outside write's history version and change carry when the
 // store cannot name the writer (SQLite; PostgreSQL names the database role).
 const OutsideActor = "outside"

@@ -32,7 +32,7 @@ import (
 
 // writerSetting is the setting tandem's connections start with, and its value.
 const (
-	writerSetting = "tandem.writer"
+	writerSetting = store.PostgresWriterSetting
 	writerValue   = "on"
 )
 

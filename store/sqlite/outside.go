@@ -24,7 +24,7 @@ import (
 // (it has told every stale save apart already).
 
 // writerMark is the name of the database tandem's write connection attaches.
-const writerMark = "tandem_writer"
+const writerMark = store.SQLiteWriterMark
 
 // notTandem is true on every connection but tandem's write connection.
 const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '" + writerMark + "')"
