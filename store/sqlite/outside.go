@@ -17,11 +17,12 @@ import (
 //
 // tandem's own connection is told apart by a database it attaches: the write connection of
 // every tandem process (writeConn) attaches an empty in-memory database named writerMark,
-// which pragma_database_list shows to that connection alone. An update trigger tests the
+// which pragma_database_list shows to that connection alone. An update's triggers test the
 // version first (tandem's updates always raise it), so tandem's saves never read the mark;
 // its creates and deletes read it (a list of three attached databases), and nothing else.
 // An outside update that raises the version itself is taken as tandem's and logs nothing
-// (it has told every stale save apart already).
+// (it has told every stale save apart already); one that names no field (updated_by alone)
+// is no write.
 
 // writerMark is the name of the database tandem's write connection attaches.
 const writerMark = store.SQLiteWriterMark
@@ -32,57 +33,88 @@ const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '
 // outsideNow is the time of an outside write, in formatTime's form.
 const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
-// outsideTriggerNames returns the names of the triggers of a table.
-func outsideTriggerNames(table string) []string {
-	return []string{table + "_outside_insert", table + "_outside_update", table + "_outside_delete"}
-}
-
 // OutsideTriggers returns the CREATE TRIGGER statements that make writes to t's table by
 // other programs seen (store/outside.go), in plain SQL. installOutside runs them; a new
-// kind's table gets its own by the same call.
+// kind's table gets its own by the same call. Their names all start with the table's name
+// and "_outside_".
+//
+// SQLite loads the columns of the old row that a trigger names on every update of the table,
+// tandem's too, before the trigger's condition is tested; comparing every field's old and
+// new value would load a document's whole body for an UPDATE without RETURNING (tandem's
+// saves load the row for their RETURNING anyway). So the triggers name no old value but the
+// version and the writer, and an update is seen field by field: each field has a trigger
+// that fires only when the update names it (UPDATE OF) and adds a row to outside_written;
+// that row's trigger gives the record its next version and logs it (the first field of a
+// row's update) or adds its field to the log (the others), reading the values from the
+// record's row, which holds the update's result by then. The fields a change lists are
+// therefore the fields the UPDATE named, as for tandem's own writes. A delete's tombstone is
+// likewise read from the row before it goes.
 func OutsideTriggers(t store.OutsideTable) []string {
 	tbl, kind := quoteIdent(t.Table), quoteText(string(t.Kind))
-	names := outsideTriggerNames(t.Table)
+	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
 	all := quoteText(jsonNames(t.FieldNames()))
 	actor := quoteText(store.OutsideActor)
 	role := quoteText(string(store.RoleOutside))
-	queue := "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
-	if len(t.Refold) == 0 {
-		queue = ""
-	}
-	updateQueue := ""
+	queue := ""
 	if len(t.Refold) > 0 {
-		updateQueue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.id WHERE " + distinct(t.Refold) + ";\n"
+		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
 	}
-	insert := `CREATE TRIGGER ` + quoteIdent(names[0]) + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
+	out := []string{`CREATE TRIGGER ` + name("insert") + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
 	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id)
 		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version >= NEW.version);
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT ` + kind + `, id, version, ` + actor + `, ` + outsideNow + `, ` + all + `, ` + snapshotExpr(t, "NEW") + `, ''
-		FROM ` + tbl + ` WHERE id = NEW.id;
+		SELECT ` + kind + `, id, version, ` + actor + `, ` + outsideNow + `, ` + all + `, ` + snapshotExpr(t, "t") + `, ''
+		FROM ` + tbl + ` t WHERE id = NEW.id;
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
 		SELECT 'created', ` + kind + `, id, version, ` + actor + `, ` + role + `, ` + all + `, '{}', 1, ` + outsideNow + `
 		FROM ` + tbl + ` WHERE id = NEW.id;
-	` + queue + `END`
-	changed := changedExpr(t)
-	update := `CREATE TRIGGER ` + quoteIdent(names[1]) + ` AFTER UPDATE ON ` + tbl + ` WHEN NEW.version IS OLD.version AND ` + notTandem + ` AND (` + distinct(t.FieldNames()) + `) BEGIN
-	UPDATE ` + tbl + ` SET version = OLD.version + 1, updated_at = ` + outsideNow + `,
-		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN ` + actor + ` ELSE NEW.updated_by END WHERE id = NEW.id;
-	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		VALUES (` + kind + `, NEW.id, OLD.version + 1, ` + actor + `, ` + outsideNow + `, ` + changed + `, ` + snapshotExpr(t, "NEW") + `, '');
+	` + queue + `END`}
+
+	for _, f := range t.FieldNames() {
+		out = append(out, `CREATE TRIGGER `+name("field_"+f)+` AFTER UPDATE OF `+quoteIdent(f)+` ON `+tbl+`
+	WHEN NEW.version IS OLD.version AND `+notTandem+` BEGIN
+	INSERT INTO outside_written (kind, record_id, version, field, writer)
+		VALUES (`+kind+`, NEW.id, OLD.version, `+quoteText(f)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
+END`)
+	}
+	next := "NEW.version + 1"
+	at := func(table string) string {
+		return table + ".kind = " + kind + " AND " + table + ".record_id = NEW.record_id AND " + table + ".version = " + next
+	}
+	addField := "(SELECT json_group_array(f) FROM (SELECT value AS f FROM json_each(fields) UNION SELECT NEW.field ORDER BY 1))"
+	refold := ""
+	if len(t.Refold) > 0 {
+		q := make([]string, len(t.Refold))
+		for i, f := range t.Refold {
+			q[i] = quoteText(f)
+		}
+		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.record_id WHERE NEW.field IN (" + strings.Join(q, ", ") + ");\n\t"
+	}
+	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER INSERT ON outside_written WHEN NEW.kind = `+kind+` BEGIN
+	UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`, updated_by = NEW.writer
+		WHERE id = NEW.record_id AND version = NEW.version;
+	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
+		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, '[]', `+snapshotExpr(t, "t")+`, ''
+		FROM `+tbl+` t WHERE id = NEW.record_id AND version = `+next+`;
+	UPDATE history SET fields = `+addField+` WHERE `+at("history")+`;
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		VALUES ('saved', ` + kind + `, NEW.id, OLD.version + 1, ` + actor + `, ` + role + `, ` + changed + `, '{}', 1, ` + outsideNow + `);
-	` + updateQueue + `END`
+		SELECT 'saved', `+kind+`, NEW.record_id, `+next+`, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`
+		WHERE NOT EXISTS (SELECT 1 FROM changes WHERE `+at("changes")+` AND changes.event = 'saved');
+	UPDATE changes SET fields = `+addField+` WHERE `+at("changes")+` AND changes.event = 'saved';
+	`+refold+`DELETE FROM outside_written WHERE rowid = NEW.rowid;
+END`)
+
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
-	del := `CREATE TRIGGER ` + quoteIdent(names[2]) + ` AFTER DELETE ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
+	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		VALUES (` + kind + `, OLD.id, OLD.version + 1, ` + actor + `, ` + outsideNow + `, '[]', ` + snapshotExpr(t, "OLD") + `, 'deleted');
+		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', `+snapshotExpr(t, "t")+`, 'deleted'
+		FROM `+tbl+` t WHERE id = OLD.id;
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		VALUES ('deleted', ` + kind + `, OLD.id, OLD.version + 1, ` + actor + `, ` + role + `, '[]', '{}', 1, ` + outsideNow + `);
-	DELETE FROM outside_refold WHERE kind = ` + kind + ` AND record_id = OLD.id;
-END`
-	return []string{insert, update, del}
+		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
+	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
+END`)
+	return out
 }
 
 // snapshotExpr is the JSON snapshot (store.Registry.EncodeSnapshot's form, money as cents,
@@ -113,31 +145,6 @@ func snapshotExpr(t store.OutsideTable, row string) string {
 	return out
 }
 
-// changedExpr is the JSON array of the fields whose values an update changed, sorted.
-func changedExpr(t store.OutsideTable) string {
-	var parts []string
-	for _, name := range t.FieldNames() {
-		parts = append(parts, "CASE WHEN OLD."+quoteIdent(name)+" IS NOT NEW."+quoteIdent(name)+
-			" THEN "+quoteText(strconv.Quote(name)+",")+" ELSE '' END")
-	}
-	if len(parts) == 0 {
-		return "'[]'"
-	}
-	return "'[' || rtrim(" + strings.Join(parts, " || ") + ", ',') || ']'"
-}
-
-// distinct is true when an update changed one of the fields names.
-func distinct(names []string) string {
-	if len(names) == 0 {
-		return "0"
-	}
-	var conds []string
-	for _, n := range names {
-		conds = append(conds, "OLD."+quoteIdent(n)+" IS NOT NEW."+quoteIdent(n))
-	}
-	return strings.Join(conds, " OR ")
-}
-
 // jsonNames is names as a JSON array.
 func jsonNames(names []string) string {
 	q := make([]string, len(names))
@@ -150,15 +157,34 @@ func jsonNames(names []string) string {
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 func quoteText(s string) string  { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
-// dropOutside removes the outside-write triggers of every record table of reg, so that a
-// migration's own writes to the records do not fire them.
-func dropOutside(ctx context.Context, q execer, reg *store.Registry) error {
+// dropOutside removes the outside-write triggers of every record table of reg (every
+// trigger whose name starts with the table's and "_outside_"), so that a migration's own
+// writes to the records do not fire them.
+func dropOutside(ctx context.Context, q execQuerier, reg *store.Registry) error {
 	ts, err := reg.OutsideTables(table)
 	if err != nil {
 		return err
 	}
 	for _, t := range ts {
-		for _, name := range outsideTriggerNames(t.Table) {
+		prefix := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(t.Table + "_outside_")
+		rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE ? ESCAPE '\'`, prefix+"%")
+		if err != nil {
+			return err
+		}
+		var names []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return err
+			}
+			names = append(names, n)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, name := range names {
 			if _, err := q.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+quoteIdent(name)); err != nil {
 				return fmt.Errorf("drop trigger %s: %w", name, err)
 			}
@@ -167,9 +193,15 @@ func dropOutside(ctx context.Context, q execer, reg *store.Registry) error {
 	return nil
 }
 
+// execQuerier runs statements and queries: a transaction.
+type execQuerier interface {
+	execer
+	querier
+}
+
 // installOutside (re)makes the outside-write triggers of every record table of reg. It may
 // run any number of times.
-func installOutside(ctx context.Context, q execer, reg *store.Registry) error {
+func installOutside(ctx context.Context, q execQuerier, reg *store.Registry) error {
 	if err := dropOutside(ctx, q, reg); err != nil {
 		return err
 	}
