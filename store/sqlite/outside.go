@@ -33,17 +33,18 @@ const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '
 // outsideNow is the time of an outside write, in formatTime's form.
 const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
-// OutsideTriggers returns the CREATE TRIGGER statements that make writes to t's table by
+// OutsideTriggers returns the statements (CREATE TRIGGER, and a staging table) that make writes to t's table by
 // other programs seen (store/outside.go), in plain SQL. installOutside runs them; a new
-// kind's table gets its own by the same call. Their names all start with the table's name
-// and "_outside_".
+// kind's table gets its own by the same call. The names of the triggers and of the kind's
+// staging table all start with the table's name and "_outside_".
 //
 // SQLite loads the columns of the old row that a trigger names on every update of the table,
 // tandem's too, before the trigger's condition is tested; comparing every field's old and
 // new value would load a document's whole body for an UPDATE without RETURNING (tandem's
 // saves load the row for their RETURNING anyway). So the triggers name no old value but the
 // version and the writer, and an update is seen field by field: each field has a trigger
-// that fires only when the update names it (UPDATE OF) and adds a row to outside_written;
+// that fires only when the update names it (UPDATE OF) and adds a row to the kind's
+// <table>_outside_written;
 // that row's trigger gives the record its next version and logs it (the first field of a
 // row's update) or adds its field to the log (the others), reading the values from the
 // record's row, which holds the update's result by then. The fields a change lists are
@@ -70,11 +71,21 @@ func OutsideTriggers(t store.OutsideTable) []string {
 		FROM ` + tbl + ` WHERE id = NEW.id;
 	` + queue + `END`}
 
+	// The kind's own staging table: every statement that names a field compiles the triggers
+	// of the table its field's trigger writes, so one shared by all kinds would put every
+	// kind's logging into every kind's updates.
+	written := quoteIdent(t.Table + "_outside_written")
+	out = append(out, `CREATE TABLE IF NOT EXISTS `+written+` (
+	record_id INTEGER NOT NULL,
+	version   INTEGER NOT NULL, -- the record's version before the update
+	field     TEXT    NOT NULL,
+	writer    TEXT    NOT NULL  -- the updated_by the record gets
+)`)
 	for _, f := range t.FieldNames() {
 		out = append(out, `CREATE TRIGGER `+name("field_"+f)+` AFTER UPDATE OF `+quoteIdent(f)+` ON `+tbl+`
 	WHEN NEW.version IS OLD.version AND `+notTandem+` BEGIN
-	INSERT INTO outside_written (kind, record_id, version, field, writer)
-		VALUES (`+kind+`, NEW.id, OLD.version, `+quoteText(f)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
+	INSERT INTO `+written+` (record_id, version, field, writer)
+		VALUES (NEW.id, OLD.version, `+quoteText(f)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
 END`)
 	}
 	next := "NEW.version + 1"
@@ -90,7 +101,7 @@ END`)
 		}
 		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.record_id WHERE NEW.field IN (" + strings.Join(q, ", ") + ");\n\t"
 	}
-	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER INSERT ON outside_written WHEN NEW.kind = `+kind+` BEGIN
+	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER INSERT ON `+written+` BEGIN
 	UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`, updated_by = NEW.writer
 		WHERE id = NEW.record_id AND version = NEW.version;
 	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
@@ -101,7 +112,7 @@ END`)
 		SELECT 'saved', `+kind+`, NEW.record_id, `+next+`, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`
 		WHERE NOT EXISTS (SELECT 1 FROM changes WHERE `+at("changes")+` AND changes.event = 'saved');
 	UPDATE changes SET fields = `+addField+` WHERE `+at("changes")+` AND changes.event = 'saved';
-	`+refold+`DELETE FROM outside_written WHERE rowid = NEW.rowid;
+	`+refold+`DELETE FROM `+written+` WHERE rowid = NEW.rowid;
 END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,

@@ -65,7 +65,7 @@ func TestOpen_OutsideTriggersOnUpgrade(t *testing.T) {
 	for _, name := range strings.Fields(sqlite3(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\_outside\_%' ESCAPE '\'`)) {
 		sqlite3("DROP TRIGGER " + name)
 	}
-	sqlite3("DROP TABLE outside_refold; DROP TABLE outside_written; PRAGMA user_version = 13")
+	sqlite3("DROP TABLE outside_refold; DROP TABLE products_outside_written; DROP TABLE documents_outside_written; PRAGMA user_version = 13")
 
 	db, err = sqlite.Open(t.Context(), path, store.Options{})
 	if err != nil {

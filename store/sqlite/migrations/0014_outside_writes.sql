@@ -15,12 +15,3 @@ CREATE TABLE outside_refold (
     PRIMARY KEY (kind, record_id)
 ) WITHOUT ROWID;
 
--- outside_written: the fields an outside UPDATE names, one row each, while its triggers run
--- (OutsideTriggers says why); always empty between statements.
-CREATE TABLE outside_written (
-    kind      TEXT    NOT NULL,
-    record_id INTEGER NOT NULL,
-    version   INTEGER NOT NULL, -- the record's version before the update
-    field     TEXT    NOT NULL,
-    writer    TEXT    NOT NULL  -- the updated_by the record gets
-);
