@@ -33,9 +33,9 @@ const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '
 // outsideNow is the time of an outside write, in formatTime's form.
 const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
-// OutsideTriggers returns the statements (CREATE TRIGGER, and a staging table) that make writes to t's table by
-// other programs seen (store/outside.go), in plain SQL. installOutside runs them; a new
-// kind's table gets its own by the same call. The names of the triggers and of the kind's
+// OutsideTriggers returns the statements that make writes to t's table by other programs
+// seen (store/outside.go): triggers in plain SQL and the kind's staging table. installOutside
+// runs them; a new kind's table gets its own by the same call. The names of the triggers and of the kind's
 // staging table all start with the table's name and "_outside_".
 //
 // SQLite loads the columns of the old row that a trigger names on every update of the table,
