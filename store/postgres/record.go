@@ -178,6 +178,9 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
 	}
 	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return nil, err
+		}
 		cond, a := db.searchCondition(f, len(args))
 		where, args = append(where, cond), append(args, a...)
 	}

@@ -77,7 +77,10 @@ func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
 		if reg, base, err = chooseRegistry(given, rec); err != nil {
 			return err
 		}
-		return createTables(ctx, tx, base)
+		if err := createTables(ctx, tx, base); err != nil {
+			return err
+		}
+		return installOutside(ctx, tx, base, db.schema, db.channel)
 	})
 	if err != nil {
 		return err

@@ -102,12 +102,23 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 				return err
 			}
 			made = cur == 0
+			// A migration's own writes to records are not another program's.
+			if err := dropOutside(ctx, t.Tx, db.reg); err != nil {
+				return err
+			}
 			for _, m := range ms[cur:] {
 				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}
 				if err := afterMigration(ctx, t.Tx, m.name); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
+				}
+			}
+			if copy, err := db.isCopy(ctx, t.Tx); err != nil {
+				return err
+			} else if !copy {
+				if err := installOutside(ctx, t.Tx, db.reg); err != nil {
+					return err
 				}
 			}
 			if cur < latest {

@@ -45,6 +45,11 @@ func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int
 
 // FindRecords returns the records matching f, ordered by id or by f.Sort.
 func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record, error) {
+	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return nil, err
+		}
+	}
 	q, args, err := db.findQuery(f)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,9 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 		args []any
 	)
 	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return err
+		}
 		if cond, args, err = db.streamSearchCondition(ctx, f); err != nil {
 			return mapErr("stream "+string(f.Kind)+"s", err)
 		}

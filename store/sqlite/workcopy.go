@@ -215,6 +215,11 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		if _, err := tx.ExecContext(ctx, copySchema); err != nil {
 			return fmt.Errorf("create working copy tables: %w", err)
 		}
+		// A copy's records are written by its clone and syncs, outside the write
+		// connection (bulk.go): no write to them is taken for another program's.
+		if err := dropOutside(ctx, tx, db.reg); err != nil {
+			return err
+		}
 		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
 			ddl, err := db.copyTriggers(kind)
 			if err != nil {
