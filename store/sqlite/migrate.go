@@ -128,7 +128,10 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Errorf(store.EINTERNAL, "%s has no store id in store_meta; the store is damaged", db.path)
 	}
-	return mapErr(what+": read the store id", err)
+	if err != nil {
+		return mapErr(what+": read the store id", err)
+	}
+	return db.loadSchema(ctx, db.asked)
 }
 
 // useWAL puts the database in WAL mode (readers and the writer do not block each other),

@@ -1,0 +1,315 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// The store keeps its schema (store.Registry) in tandem_schema (migration 0014), one row
+// per version, the newest being the store's. Opening a store settles which schema it runs:
+//
+//   - No schema recorded (a new store, or one made before schemas were data): the schema
+//     the store is opened with (store.Options.Registry; the sample schema when none is
+//     given, or when the one given is of the form before schemas, which is an overlay of
+//     the sample) is recorded as version 1, and the tables of its kinds that do not exist
+//     are made, in one transaction. The records of an existing store stay as they are.
+//   - A schema recorded: the store runs it. A registry given at open of the form before
+//     schemas (Registry.Legacy) is an overlay, as before: it may change labels, owners,
+//     rules, groups, limits and search flags (Registry.CheckOverlay) and is used in place
+//     of the recorded one. Any other registry given must be the recorded schema
+//     (Registry.Same); a different one is refused (EINVALID): changing a store's schema is
+//     a schema change, never a side effect of opening it.
+//
+// A read-only store with no schema recorded runs the sample schema (the tables it has).
+
+// schemaTable is where a store keeps its schema's versions.
+const schemaTable = "tandem_schema"
+
+// readSchema returns the newest schema recorded in the store, at its version, or nil when
+// none is.
+func (db *DB) readSchema(ctx context.Context, q rowQueryer) (*store.Registry, error) {
+	var (
+		v    int64
+		text string
+	)
+	err := q.QueryRowContext(ctx, "SELECT version, yaml FROM "+schemaTable+" ORDER BY version DESC LIMIT 1").Scan(&v, &text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the store's schema: %w", err)
+	}
+	reg, err := store.ParseRegistry(fmt.Sprintf("%s (version %d)", db.path, v), []byte(text))
+	if err != nil {
+		return nil, store.Errorf(store.EINVALID, "the schema this store keeps cannot be read: %v", err)
+	}
+	return reg.WithVersion(v), nil
+}
+
+// loadSchema settles the schema the store runs (see above) and sets db.reg to it. asked is
+// the registry the store was opened with, nil for none.
+func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
+	what := "open database " + db.path
+	stored, err := db.readSchema(ctx, db.read)
+	if err != nil {
+		return mapErr(what, err)
+	}
+	if stored == nil && db.readOnly == "" {
+		err := db.inTx(ctx, what+": record its schema", func(t *tx) error {
+			// Again under the write lock: another process may have recorded it since.
+			s, err := db.readSchema(ctx, t.Tx)
+			if err != nil || s != nil {
+				stored = s
+				return err
+			}
+			rec := asked
+			if rec == nil || rec.Legacy() {
+				rec = store.DefaultRegistry()
+			}
+			if _, err := createKindTables(ctx, t.Tx, rec); err != nil {
+				return err
+			}
+			if err := insertSchema(ctx, t, rec, 1); err != nil {
+				return err
+			}
+			stored = rec.WithVersion(1)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if stored == nil {
+		stored = store.DefaultRegistry() // read-only and never recorded: the sample's tables
+	}
+	reg, err := runSchema(stored, asked)
+	if err != nil {
+		return err
+	}
+	db.reg = reg
+	return nil
+}
+
+// runSchema returns the schema a store whose recorded schema is stored runs when it is
+// opened with asked (nil: none given), or EINVALID for a schema it may not be opened with.
+func runSchema(stored, asked *store.Registry) (*store.Registry, error) {
+	switch {
+	case asked == nil:
+		return stored, nil
+	case asked.Legacy():
+		if err := asked.CheckOverlay(stored); err != nil {
+			return nil, store.Errorf(store.EINVALID, "this store has schema version %d, which the field registry given cannot change: %v",
+				stored.Version(), err)
+		}
+		return asked.WithVersion(stored.Version()), nil
+	case asked.Same(stored):
+		return stored, nil
+	}
+	return nil, store.Errorf(store.EINVALID,
+		"this store has schema version %d (kinds %s), and the schema given differs from it; "+
+			"a store runs the schema it keeps, which only a schema change changes",
+		stored.Version(), kindNames(stored))
+}
+
+// kindNames lists reg's kinds for a message.
+func kindNames(reg *store.Registry) string {
+	names := make([]string, len(reg.Kinds()))
+	for i, k := range reg.Kinds() {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// insertSchema records reg as version v of the store's schema.
+func insertSchema(ctx context.Context, t *tx, reg *store.Registry, v int64) error {
+	by := "tandem"
+	if a, err := store.ActorFrom(ctx); err == nil {
+		by = a.Name
+	}
+	_, err := t.Tx.ExecContext(ctx, "INSERT INTO "+schemaTable+" (version, yaml, applied_at, applied_by) VALUES (?, ?, ?, ?)",
+		v, string(reg.YAML()), formatTime(t.now), by)
+	if err != nil {
+		return fmt.Errorf("record the store's schema: %w", err)
+	}
+	return nil
+}
+
+// CreateTables makes, in one write transaction, the tables of reg's kinds that the store
+// does not have yet (with their indexes and search tables; see KindDDL), and returns the
+// kinds it made them for. A kind whose table exists is checked to have a column for each
+// of its fields (EINVALID otherwise) and left as it is. It does not record reg: what a
+// schema change that adds kinds runs before it records the new version.
+func (db *DB) CreateTables(ctx context.Context, reg *store.Registry) ([]store.Kind, error) {
+	var made []store.Kind
+	err := db.inTx(ctx, "create tables", func(t *tx) error {
+		var err error
+		made, err = createKindTables(ctx, t.Tx, reg)
+		return err
+	})
+	return made, mapErr("create tables", err)
+}
+
+// createKindTables is CreateTables in the caller's transaction.
+func createKindTables(ctx context.Context, tx *sql.Tx, reg *store.Registry) ([]store.Kind, error) {
+	var made []store.Kind
+	for _, kind := range reg.Kinds() {
+		t, err := reg.Table(kind)
+		if err != nil {
+			return nil, err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", t).Scan(&n); err != nil {
+			return nil, fmt.Errorf("look for table %s: %w", t, err)
+		}
+		if n > 0 {
+			if err := checkColumns(ctx, tx, reg, kind, t); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, stmt := range KindDDL(reg, kind) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return nil, fmt.Errorf("create the table of %s: %w", kind, err)
+			}
+		}
+		made = append(made, kind)
+	}
+	return made, nil
+}
+
+// checkColumns refuses (EINVALID) an existing table t for kind that lacks a column of one of
+// its fields or unique keys: the schema does not describe that table.
+func checkColumns(ctx context.Context, tx *sql.Tx, reg *store.Registry, kind store.Kind, t string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", t)
+	if err != nil {
+		return fmt.Errorf("read the columns of %s: %w", t, err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		have[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, f := range reg.Fields(kind) {
+		cols := []string{f.Name}
+		if f.Unique {
+			cols = append(cols, store.UniqueKeyColumn(f.Name))
+		}
+		for _, c := range cols {
+			if !have[c] {
+				return store.Errorf(store.EINVALID, "kind %s: the store's table %s has no column %s; the schema does not describe it", kind, t, c)
+			}
+		}
+	}
+	return nil
+}
+
+// KindDDL returns the statements that make kind's table in reg, as the numbered migrations
+// made products and documents: an id that is never reused, one column per field (text,
+// INTEGER cents for money, a JSON array for a set, UTC text for a time, an INTEGER id for a
+// ref; a tree's parent_id references the table), the version and who and when wrote it
+// last; a key column under a UNIQUE index for each unique field; an index per ref field and
+// one on (field, id) per sortable field (Registry.SortFields); and per folded field
+// (Registry.FoldedFields) a side table of folds with its FTS5 trigram index and the
+// triggers that keep both current (migrations search_side_tables and search_pending).
+// Names come only from reg, quoted.
+func KindDDL(reg *store.Registry, kind store.Kind) []string {
+	def := reg.Def(kind)
+	if def == nil {
+		return nil
+	}
+	t := def.Table
+	q := quoteIdent
+	var cols []string
+	cols = append(cols, "id INTEGER PRIMARY KEY AUTOINCREMENT")
+	for _, f := range def.Fields {
+		cols = append(cols, q(f.Name)+" "+columnType(reg, kind, f))
+	}
+	for _, f := range def.Fields {
+		if f.Unique {
+			cols = append(cols, q(store.UniqueKeyColumn(f.Name))+" TEXT")
+		}
+	}
+	cols = append(cols, "version INTEGER NOT NULL DEFAULT 1", "updated_at TEXT NOT NULL", "updated_by TEXT NOT NULL")
+	out := []string{"CREATE TABLE " + q(t) + " (\n    " + strings.Join(cols, ",\n    ") + "\n)"}
+	for _, f := range def.Fields {
+		if f.Unique {
+			key := store.UniqueKeyColumn(f.Name)
+			out = append(out, "CREATE UNIQUE INDEX "+q(t+"_"+key+"_unique")+" ON "+q(t)+" ("+q(key)+")")
+		}
+		if f.Type == store.TypeRef {
+			out = append(out, "CREATE INDEX "+q(t+"_"+f.Name+"_ref")+" ON "+q(t)+" ("+q(f.Name)+")")
+		}
+	}
+	for _, f := range reg.SortFields(kind) {
+		out = append(out, "CREATE INDEX "+q(t+"_"+f.Name+"_id")+" ON "+q(t)+" ("+q(f.Name)+", id)")
+	}
+	folded := reg.FoldedFields(kind)
+	for _, name := range folded {
+		side, fts := t+"_"+name+"_search", t+"_"+name+"_fts"
+		out = append(out,
+			"CREATE TABLE "+q(side)+" (id INTEGER PRIMARY KEY, fold TEXT NOT NULL)",
+			"CREATE VIRTUAL TABLE "+q(fts)+" USING fts5(fold, content = "+sqlString(side)+", content_rowid = 'id', tokenize = 'trigram case_sensitive 1')",
+			"CREATE TRIGGER "+q(fts+"_insert")+" AFTER INSERT ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" (rowid, fold) VALUES (new.id, new.fold);\nEND",
+			"CREATE TRIGGER "+q(fts+"_delete")+" AFTER DELETE ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" ("+q(fts)+", rowid, fold) VALUES ('delete', old.id, old.fold);\nEND",
+			"CREATE TRIGGER "+q(fts+"_update")+" AFTER UPDATE ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" ("+q(fts)+", rowid, fold) VALUES ('delete', old.id, old.fold);\n"+
+				"    INSERT INTO "+q(fts)+" (rowid, fold) VALUES (new.id, new.fold);\nEND",
+		)
+	}
+	if len(folded) > 0 {
+		var del, move strings.Builder
+		for _, name := range folded {
+			side := q(t + "_" + name + "_search")
+			del.WriteString("    DELETE FROM " + side + " WHERE id = old.id;\n")
+			move.WriteString("    UPDATE " + side + " SET id = new.id WHERE id = old.id;\n")
+		}
+		out = append(out,
+			"CREATE TRIGGER "+q(t+"_search_delete")+" AFTER DELETE ON "+q(t)+" BEGIN\n"+del.String()+"END",
+			"CREATE TRIGGER "+q(t+"_search_id")+" AFTER UPDATE OF id ON "+q(t)+" WHEN old.id IS NOT new.id BEGIN\n"+move.String()+"END",
+		)
+	}
+	return out
+}
+
+// columnType returns the column definition of field f of kind after its name: its SQL type,
+// NOT NULL and the default of the type's zero value (or the field's default) for every
+// type but time and ref, which may be NULL; a tree's parent_id references its table.
+func columnType(reg *store.Registry, kind store.Kind, f *store.Field) string {
+	switch f.Type {
+	case store.TypeTime:
+		return "TEXT"
+	case store.TypeRef:
+		if f.Name == store.ParentField && reg.Tree(kind) {
+			t, _ := reg.Table(kind)
+			return "INTEGER REFERENCES " + quoteIdent(t) + "(id)"
+		}
+		return "INTEGER"
+	case store.TypeInt, store.TypeMoney:
+		n, _ := f.Zero().(int64)
+		return "INTEGER NOT NULL DEFAULT " + strconv.FormatInt(n, 10)
+	case store.TypeSet:
+		items, _ := f.Zero().([]string)
+		s, err := marshalSet(items)
+		if err != nil {
+			s = "[]"
+		}
+		return "TEXT NOT NULL DEFAULT " + sqlString(s)
+	}
+	s, _ := f.Zero().(string)
+	return "TEXT NOT NULL DEFAULT " + sqlString(s)
+}
+
+// sqlString returns s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
