@@ -1,0 +1,242 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+)
+
+func partsRegistry(t *testing.T) *store.Registry {
+	t.Helper()
+	reg, err := store.LoadRegistry("../testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// TestSchema_Parts: a store made with a schema of its own (suppliers, parts, areas; no
+// product or document) holds its kinds in tables made from the schema and keeps their
+// rules: a unique code, also between two writers at once; a ref checked on save and on
+// delete; a tree move; search; a sorted listing; and it keeps the schema across a reopen.
+func TestSchema_Parts(t *testing.T) {
+	reg := partsRegistry(t)
+	path := filepath.Join(t.TempDir(), "parts.db")
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	db, err := sqlite.Open(ctx, path, store.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := db.Registry(); !got.Same(reg) || got.Version() != 1 {
+		t.Fatalf("registry version %d, same %v; want the parts schema at version 1", got.Version(), got.Same(reg))
+	}
+	acme, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "ACME", "name": "Acme Tools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRecord(ctx, "supplier", store.Values{"code": " acme", "name": "Other"}); err == nil ||
+		!strings.Contains(err.Error(), "code") || !strings.Contains(err.Error(), "supplier 1") {
+		t.Errorf("duplicate code = %v, want a refusal naming code and supplier 1", err)
+	}
+	if _, err := db.CreateRecord(ctx, "part", store.Values{"label": "Bolt", "supplier": int64(99)}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "supplier 99 does not exist") {
+		t.Errorf("part with a missing supplier = %v, want EINVALID naming supplier 99", err)
+	}
+	bolt, err := db.CreateRecord(ctx, "part", store.Values{"label": "Bolt", "supplier": acme.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bolt.Fields["status"] != "draft" {
+		t.Errorf("status = %v, want the default draft", bolt.Fields["status"])
+	}
+	if _, err := db.UpdateRecord(ctx, "part", bolt.ID, store.Update{BaseVersion: 1, Set: store.Values{"supplier": int64(7)}}); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("save of a missing supplier = %v, want EINVALID", err)
+	}
+	if _, err := db.DeleteRecord(ctx, "supplier", acme.ID, store.Delete{ExpectVersion: 1}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "part 1 (supplier)") {
+		t.Errorf("delete of a referenced supplier = %v, want EINVALID naming part 1", err)
+	}
+	top, err := db.CreateRecord(ctx, "area", store.Values{"name": "Top"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := db.CreateRecord(ctx, "area", store.Values{"name": "Sub", "parent_id": top.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.MoveRecord(ctx, "area", top.ID, store.Move{Parent: &sub.ID}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "cycle") {
+		t.Errorf("move into its own subtree = %v, want a cycle refusal", err)
+	}
+	other, err := db.CreateRecord(ctx, "area", store.Values{"name": "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.MoveRecord(ctx, "area", sub.ID, store.Move{Parent: &other.ID}); err != nil || res.Record.Fields["parent_id"] != other.ID {
+		t.Errorf("move of an area = %v, %v; want it under area %d", res, err, other.ID)
+	}
+	if _, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "ZED", "name": "Bolts and Nuts"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ACME TOOL", "cm"} { // the trigram index, and a scan
+		found, err := db.FindRecords(ctx, store.Filter{Kind: "supplier", Search: q})
+		if err != nil || len(found) != 1 || found[0].ID != acme.ID {
+			t.Errorf("search %q = %v, %v; want supplier %d alone", q, found, err, acme.ID)
+		}
+	}
+	sorted, err := db.FindRecords(ctx, store.Filter{Kind: "supplier", Sort: "name", Desc: true})
+	if err != nil || len(sorted) != 2 || sorted[0].Fields["name"] != "Bolts and Nuts" {
+		t.Errorf("suppliers by name, descending = %v, %v; want Bolts and Nuts first", sorted, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := sqlite.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got := again.Registry(); !got.Same(reg) || got.Version() != 1 {
+		t.Errorf("reopened without a schema: version %d, same %v; want the parts schema at version 1", got.Version(), got.Same(reg))
+	}
+	if n, err := again.CountRecords(ctx, "supplier"); err != nil || n != 2 {
+		t.Errorf("suppliers after reopening = %d, %v; want 2", n, err)
+	}
+	if _, err := sqlite.Open(ctx, path, store.Options{Registry: store.DefaultRegistry()}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "schema version 1") {
+		t.Errorf("open with another schema = %v, want EINVALID naming the store's schema version", err)
+	}
+	legacy, err := store.LoadRegistry("../testdata/legacy_fields.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, path, store.Options{Registry: legacy}); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("open with a field registry of products and documents = %v, want EINVALID", err)
+	}
+	same, err := sqlite.Open(ctx, path, store.Options{Registry: partsRegistry(t)})
+	if err != nil {
+		t.Fatalf("open with the store's own schema: %v", err)
+	}
+	same.Close()
+}
+
+// TestSchema_UniqueRace: two writers on one file create suppliers with the same code at
+// once, each through a store handle of its own: one gets it, the other is refused.
+func TestSchema_UniqueRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parts.db")
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	var dbs []*sqlite.DB
+	for range 2 {
+		db, err := sqlite.Open(ctx, path, store.Options{Registry: partsRegistry(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		dbs = append(dbs, db)
+	}
+	for round := range 20 {
+		code := "C" + strings.Repeat("x", round)
+		var (
+			wg   sync.WaitGroup
+			errs [2]error
+		)
+		for i, db := range dbs {
+			wg.Go(func() {
+				_, errs[i] = db.CreateRecord(ctx, "supplier", store.Values{"code": code, "name": "n"})
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			var dup *store.Error
+			switch {
+			case err == nil:
+				ok++
+			case errors.As(err, &dup) && store.ErrorCode(err) == store.EINVALID && strings.Contains(err.Error(), "code"):
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d creates of code %s succeeded, want 1 (%v)", round, ok, code, errs)
+		}
+	}
+}
+
+// TestSchema_OldStoreGetsSample: a store made before stores kept their schema (schema
+// version 13, no tandem_schema) gets the sample schema recorded as version 1 when it is
+// opened, with its records as they were.
+func TestSchema_OldStoreGetsSample(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	db, err := sqlite.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "A-1", "name": "Hammer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE tandem_schema", "PRAGMA user_version = 13"} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	db, err = sqlite.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.Registry(); !got.Same(store.DefaultRegistry()) || got.Version() != 1 {
+		t.Errorf("old store: version %d, same as the sample %v; want the sample at version 1", got.Version(), got.Same(store.DefaultRegistry()))
+	}
+	got, err := db.FindRecord(ctx, store.KindProduct, p.ID)
+	if err != nil || got.Fields["name"] != "Hammer" {
+		t.Errorf("product after the upgrade = %v, %v; want Hammer", got, err)
+	}
+	raw, err = sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var v int
+	var text string
+	if err := raw.QueryRow("SELECT version, yaml FROM tandem_schema").Scan(&v, &text); err != nil || v != 1 ||
+		text != string(store.DefaultRegistry().YAML()) {
+		t.Errorf("recorded schema = %d, %v; want the sample's YAML at version 1:\n%s", v, err, text)
+	}
+}
+
+// TestSchema_ExistingTableMustFit: a schema whose kind names a table the store has with
+// other columns is refused, not written over.
+func TestSchema_ExistingTableMustFit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fit.db")
+	reg, err := store.ParseRegistry("fit.yaml", []byte(`kinds:
+  item:
+    table: products
+    fields:
+      - {name: colour, type: string, owner: editor, rule: scalar}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Open(t.Context(), path, store.Options{Registry: reg})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "no column colour") {
+		t.Errorf("open = %v, want EINVALID naming the missing column", err)
+	}
+}
