@@ -76,6 +76,7 @@ func commands(a *app) []*cobra.Command {
 		newSyncCmd(a),
 		newStatusCmd(a),
 		newResolveCmd(a),
+		newSchemaCmd(a),
 	}
 }
 
@@ -224,6 +225,7 @@ type app struct {
 	user   string // --user
 	as     string // --as
 	fields string // --fields
+	schema string // init's --schema
 
 	tui         tuiFlags        // the root command's own flags, for the TUI
 	showVersion bool            // --version
@@ -345,19 +347,32 @@ func (a *app) createStore(ctx context.Context, fill func(context.Context, store.
 	return st, created, nil
 }
 
-// registry loads the field registry of --fields (or the built-in one), once.
+// registry loads the registry given on the command line, once: init's --schema, else
+// --fields; nil when neither is given, and the store runs the schema it keeps. A store
+// refuses one that is not its schema or, of the form before schemas, an overlay of it
+// (see store/sqlite/schema.go).
 func (a *app) registry() (*store.Registry, error) {
-	if a.reg == nil {
-		reg, err := store.LoadRegistry(a.fields)
+	path := a.fields
+	if a.schema != "" {
+		path = a.schema
+	}
+	if a.reg == nil && path != "" {
+		reg, err := store.LoadRegistry(path)
 		if err != nil {
 			return nil, err
-		}
-		if err := reg.CheckOverlay(store.DefaultRegistry()); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.fields, err)
 		}
 		a.reg = reg
 	}
 	return a.reg, nil
+}
+
+// storeRegistry returns the schema of the store --db names, opening it.
+func (a *app) storeRegistry(ctx context.Context) (*store.Registry, error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Registry(), nil
 }
 
 // actor returns ctx carrying the writer given by --user and --as.

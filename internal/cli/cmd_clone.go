@@ -56,9 +56,10 @@ search reads the folded text row by row and finds the same records.`,
 			source, file := args[0], args[1]
 			o := tsync.CloneOptions{Subtree: subtree}
 			if kind != "" {
-				k, err := parseKind(kind)
+				// A working copy holds the sample schema's kinds (products, documents).
+				k, err := store.DefaultRegistry().ParseKind(kind)
 				if err != nil {
-					return err
+					return usageErr(err)
 				}
 				o.Kinds = []store.Kind{k}
 			}

@@ -23,14 +23,14 @@ id order: a table for people, or with --json an array of records in the same for
   tandem list products --search lamp`,
 		Args: exactArgs(1, "KIND"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
 			if limit < 0 {
 				return usagef("--limit cannot be negative")
 			}
 			if err := checkSearch(search); err != nil {
+				return err
+			}
+			kind, err := a.parseKind(cmd.Context(), args[0])
+			if err != nil {
 				return err
 			}
 			st, err := a.store(cmd.Context())
