@@ -239,11 +239,14 @@ func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tandem",
 		Short: "A terminal editor for records that many people and programs change at once",
-		Long: `tandem edits products and documents that several people and programs change at the
-same time, and never loses an update silently. Without a subcommand it opens the
-terminal UI on the store named by --db (./tandem.db by default; created and filled
-with sample data on first run). The subcommands are the non-interactive CLI for
-scripts and workers.
+		Long: `tandem edits records that several people and programs change at the same time, and
+never loses an update silently. Without a subcommand it opens the terminal UI on the
+store named by --db (./tandem.db by default; created and filled with sample data on
+first run). The subcommands are the non-interactive CLI for scripts and workers.
+
+A store keeps its schema: its kinds of record and their fields. KIND in a command is
+one of the store's kinds, singular or plural: product and document in the sample
+schema, your own with tandem init --schema FILE (tandem schema show prints them).
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict,
 4 held by someone else's lease, 5 not found, 6 not allowed by field ownership.`,
@@ -293,7 +296,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	pf.StringVar(&a.user, "user", defaultUser(),
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
-	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the built-in registry)")
+	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the schema the store keeps)")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)

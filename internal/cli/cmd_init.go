@@ -15,7 +15,7 @@ func newInitCmd(a *app) *cobra.Command {
 	var sample, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create a new store (empty, with --schema of your own kinds, or with --sample filled with sample data)",
+		Short: "Create a new store (empty, with the kinds of --schema FILE, or --sample data)",
 		Long: `Init creates the store --db names: a new SQLite file (mode 0600, whatever the umask)
 with tandem's schema, or tandem's tables in an empty PostgreSQL schema. Besides init,
 only seed, the TUI's first run and the global --create flag create a store: every
