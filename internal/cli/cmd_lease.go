@@ -80,6 +80,11 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
   tandem lease acquire document 7 --hold`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The TTL before the store opens; the group with the store's schema, which
+			// says the kind's groups. Both with the stores' own rule and words.
+			if err := store.CheckLeaseTTL(ttl); err != nil {
+				return usageErr(err)
+			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err
@@ -93,7 +98,6 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
 			if err != nil {
 				return err
 			}
-			// Checked before anything is written, with the stores' own rule and words.
 			if err := st.Registry().CheckLeaseRequest(req); err != nil {
 				return usageErr(err)
 			}
