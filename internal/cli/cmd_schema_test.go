@@ -51,6 +51,13 @@ func TestCLI_OwnSchema(t *testing.T) {
 	if js.Version != 1 || len(js.Kinds) != 3 || js.Kinds[0].Name != "supplier" || !js.Kinds[0].Fields[0].Unique || !js.Kinds[2].Tree {
 		t.Errorf("schema show --json = %+v", js)
 	}
+	mustTandem(t, dsn, "create", "area", "name=Top")
+	mustTandem(t, dsn, "create", "area", "name=Sub", "parent_id=1")
+	wantExit(t, "move an area under its child", tandem(t, dsn, "move", "1", "2"), exitUsage, "cycle")
+	if out := mustTandem(t, dsn, "move", "2", "root"); !strings.Contains(out, "moved area 2 under the root") {
+		t.Errorf("move said %q", out)
+	}
+	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")
 	wantExit(t, "list products", tandem(t, dsn, "list", "products"), exitUsage,
 		`unknown kind "products" (this store has supplier, part and area)`)
 	wantExit(t, "get widget", tandem(t, dsn, "get", "widget", "1"), exitUsage, "supplier, part and area")
