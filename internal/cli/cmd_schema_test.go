@@ -26,7 +26,11 @@ func TestCLI_OwnSchema(t *testing.T) {
 	}
 	r := tandem(t, dsn, "create", "supplier", "code=acme ", "name=Other")
 	wantExit(t, "create a second ACME", r, exitUsage, "code", "supplier 1")
+	mustTandem(t, dsn, "import", writeFile(t, "in.csv", "kind,code,name\nsupplier,BOLT,Bolt Co\n"))
 	list := mustTandem(t, dsn, "list", "suppliers")
+	if !strings.Contains(list, "Bolt Co") {
+		t.Errorf("list after importing a supplier:\n%s", list)
+	}
 	if !strings.Contains(list, "CODE") || !strings.Contains(list, "ACME") || !strings.Contains(list, "Acme") {
 		t.Errorf("list suppliers:\n%s", list)
 	}

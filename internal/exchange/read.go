@@ -292,10 +292,7 @@ func (x *Reader) checkHeader(h []string) error {
 			continue
 		}
 		name := strings.TrimPrefix(c, basePrefix)
-		if _, err := x.reg.Field(store.KindProduct, name); err == nil {
-			continue
-		}
-		if _, err := x.reg.Field(store.KindDocument, name); err == nil {
+		if slices.ContainsFunc(x.reg.Kinds(), func(k store.Kind) bool { _, err := x.reg.Field(k, name); return err == nil }) {
 			continue
 		}
 		return fileErrorf(1, "unknown column %q in the header (want kind, id, version, fields of the kind, base.<field>)", c)
@@ -317,7 +314,7 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 	}
 	kind, err := x.reg.ParseKind(cells[colKind])
 	if err != nil {
-		row.Err = rowErrorf("kind: %q is not product or document", cells[colKind])
+		row.Err = rowErrorf("kind: %v", err)
 		return nil
 	}
 	if x.kind == "" {
@@ -765,7 +762,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	}
 	kind, err := x.reg.ParseKind(jr.Kind)
 	if err != nil {
-		row.Err = rowErrorf("kind: %q is not product or document", jr.Kind)
+		row.Err = rowErrorf("kind: %v", err)
 		return
 	}
 	row.Kind = kind
