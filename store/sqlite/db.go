@@ -167,6 +167,7 @@ func Open(ctx context.Context, path string, opts store.Options) (*DB, error) {
 // store's schema, and otherwise must be the kept one or an overlay of it (see schema.go).
 func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConfig) (*DB, error) {
 	asked := opts.Registry
+	opts.Registry = sampleSchema // parsed once per process, not by WithDefaults on every open
 	opts = opts.WithDefaults()
 	opts.Registry = asked // nil stays nil: loadSchema tells "none given" from the sample
 	if path == "" {
@@ -402,7 +403,7 @@ func errUnreadableWAL(name, file string) error {
 func openPools(file, name string, opts store.Options, mode access, why string, scratch bool, pageSize int) (*DB, error) {
 	db := &DB{path: name, reg: opts.Registry, asked: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
 	if db.reg == nil {
-		db.reg = store.DefaultRegistry() // until loadSchema reads the store's
+		db.reg = sampleSchema // until loadSchema reads the store's
 	}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	dsn := mode.dsn(file)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -45,12 +46,20 @@ func (db *DB) readSchema(ctx context.Context, q rowQueryer) (*store.Registry, er
 	if err != nil {
 		return nil, fmt.Errorf("read the store's schema: %w", err)
 	}
+	if reg, ok := parsedSchemas.Load(text); ok {
+		return reg.(*store.Registry).WithVersion(v), nil
+	}
 	reg, err := store.ParseRegistry(fmt.Sprintf("%s (version %d)", db.path, v), []byte(text))
 	if err != nil {
 		return nil, store.Errorf(store.EINVALID, "the schema this store keeps cannot be read: %v", err)
 	}
+	parsedSchemas.Store(text, reg)
 	return reg.WithVersion(v), nil
 }
+
+// parsedSchemas holds the schemas this process has read from stores, by their text: a
+// Registry is immutable, and parsing the YAML was most of what opening a store cost.
+var parsedSchemas sync.Map
 
 // loadSchema settles the schema the store runs (see above) and sets db.reg to it. asked is
 // the registry the store was opened with, nil for none.
@@ -70,7 +79,7 @@ func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
 			}
 			rec := asked
 			if rec == nil || rec.Legacy() {
-				rec = store.DefaultRegistry()
+				rec = sampleSchema
 			}
 			if _, err := createKindTables(ctx, t.Tx, rec); err != nil {
 				return err
@@ -86,7 +95,7 @@ func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
 		}
 	}
 	if stored == nil {
-		stored = store.DefaultRegistry() // read-only and never recorded: the sample's tables
+		stored = sampleSchema // read-only and never recorded: the sample's tables
 	}
 	reg, err := runSchema(stored, asked)
 	if err != nil {
