@@ -240,3 +240,57 @@ func TestSchema_ExistingTableMustFit(t *testing.T) {
 		t.Errorf("open = %v, want EINVALID naming the missing column", err)
 	}
 }
+
+// TestSchema_SearchTablesAsMigrated: the search tables, indexes and triggers made from a
+// schema are those the migrations made for products and documents: the sample schema with
+// its tables renamed gets, name for name and statement for statement, what the sample's
+// tables have.
+func TestSchema_SearchTablesAsMigrated(t *testing.T) {
+	text := strings.NewReplacer("table: products", "table: items", "table: documents", "table: pages").
+		Replace(string(store.DefaultRegistry().YAML()))
+	reg, err := store.ParseRegistry("renamed.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "renamed.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	objects := func(like string) map[string]string {
+		rows, err := raw.Query(`SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name GLOB ?
+			AND (name GLOB '*_search' OR name GLOB '*_fts' OR name GLOB '*_fts_*' OR name GLOB '*_search_*')`, like)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var name, q string
+			if err := rows.Scan(&name, &q); err != nil {
+				t.Fatal(err)
+			}
+			out[name] = strings.Join(strings.Fields(strings.ReplaceAll(q, `"`, "")), " ")
+		}
+		return out
+	}
+	for _, tc := range []struct{ mine, sample string }{{"items", "products"}, {"pages", "documents"}} {
+		got, want := objects(tc.mine+"_*"), objects(tc.sample+"_*")
+		if len(want) == 0 || len(got) != len(want) {
+			t.Errorf("%s has %d search objects, %s %d", tc.mine, len(got), tc.sample, len(want))
+		}
+		for name, q := range got {
+			sampleName := tc.sample + strings.TrimPrefix(name, tc.mine)
+			if w := want[sampleName]; strings.ReplaceAll(q, tc.mine+"_", tc.sample+"_") != w &&
+				strings.ReplaceAll(strings.ReplaceAll(q, tc.mine+"_", tc.sample+"_"), " "+tc.mine+" ", " "+tc.sample+" ") != w {
+				t.Errorf("%s:\n%s\nwant as %s:\n%s", name, q, sampleName, w)
+			}
+		}
+	}
+}
