@@ -17,6 +17,8 @@ func newSchemaCmd(a *app) *cobra.Command {
 field and fields, as YAML with a version. tandem init --schema FILE makes a store with
 the schema of FILE; a store made without one (or by a tandem before stores kept their
 schema) has the sample schema, products and documents, as version 1.`,
+		Example: `  tandem schema show
+  tandem --db parts.db schema show --json`,
 		Args: exactArgs(0, "a subcommand (show)"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return usagef("schema needs a subcommand: show") },
 	}
