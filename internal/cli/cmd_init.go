@@ -37,8 +37,9 @@ the store id, the store's identity that drafts are kept under.
 tree, fields}; see tandem schema show and the README's "Your own records"): its kinds
 are what every other command takes as KIND. The store keeps the schema, as version 1;
 without --schema a store has the sample schema (products and documents). Init with
---schema on a store that exists checks that FILE is the store's schema: a different
-one is refused (exit 2), as a store's schema changes only by a schema change.`,
+--schema on a store that exists checks FILE against the store's schema: one with other
+kinds, tables, fields or types is refused (exit 2), as a store's schema changes only by
+a schema change.`,
 		Example: `  tandem --db team.db init
   tandem --db demo.db init --sample
   tandem --db parts.db init --schema parts.yaml

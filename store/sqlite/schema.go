@@ -20,12 +20,14 @@ import (
 //     given, or when the one given is of the form before schemas, which is an overlay of
 //     the sample) is recorded as version 1, and the tables of its kinds that do not exist
 //     are made, in one transaction. The records of an existing store stay as they are.
-//   - A schema recorded: the store runs it. A registry given at open of the form before
-//     schemas (Registry.Legacy) is an overlay, as before: it may change labels, owners,
-//     rules, groups, limits and search flags (Registry.CheckOverlay) and is used in place
-//     of the recorded one. Any other registry given must be the recorded schema
-//     (Registry.Same); a different one is refused (EINVALID): changing a store's schema is
-//     a schema change, never a side effect of opening it.
+//   - A schema recorded: the store runs it. A registry given at open that is the recorded
+//     schema (Registry.Same) changes nothing. One that differs only in what the tables do
+//     not hold, labels, owners, rules, groups, limits and search flags of folded fields
+//     (Registry.CheckOverlay), is an overlay, as a field registry of the form before
+//     schemas always was: the store runs it in place of the recorded one, this time, for
+//     this client. Any other is refused (EINVALID, "this store has schema version N"):
+//     changing a store's kinds, tables or columns is a schema change, never a side effect
+//     of opening it.
 //
 // A read-only store with no schema recorded runs the sample schema (the tables it has).
 
@@ -111,19 +113,16 @@ func runSchema(stored, asked *store.Registry) (*store.Registry, error) {
 	switch {
 	case asked == nil:
 		return stored, nil
-	case asked.Legacy():
-		if err := asked.CheckOverlay(stored); err != nil {
-			return nil, store.Errorf(store.EINVALID, "this store has schema version %d, which the field registry given cannot change: %v",
-				stored.Version(), err)
-		}
-		return asked.WithVersion(stored.Version()), nil
 	case asked.Same(stored):
 		return stored, nil
 	}
-	return nil, store.Errorf(store.EINVALID,
-		"this store has schema version %d (kinds %s), and the schema given differs from it; "+
-			"a store runs the schema it keeps, which only a schema change changes",
-		stored.Version(), kindNames(stored))
+	if err := asked.CheckOverlay(stored); err != nil {
+		return nil, store.Errorf(store.EINVALID,
+			"this store has schema version %d (kinds %s), and the schema given differs from it (%v); "+
+				"a store runs the schema it keeps, which only a schema change changes",
+			stored.Version(), kindNames(stored), err)
+	}
+	return asked.WithVersion(stored.Version()), nil
 }
 
 // kindNames lists reg's kinds for a message.

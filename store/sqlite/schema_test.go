@@ -294,3 +294,53 @@ func TestSchema_SearchTablesAsMigrated(t *testing.T) {
 		}
 	}
 }
+
+// TestSchema_Overlay: a store of the sample schema opened with the sample changed where its
+// tables are not (an owner, a lease group), in either form, runs that overlay and keeps its
+// own schema; one that adds a field is refused, naming the store's schema version.
+func TestSchema_Overlay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sample.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	sample := string(store.DefaultRegistry().YAML())
+	for _, tc := range []struct {
+		name, old, new string
+		ok             bool
+	}{
+		{"owner", "{name: price, label: price, type: money, owner: editor", "{name: price, label: price, type: money, owner: shared", true},
+		{"added field", "- {name: checksum, label: checksum, type: string, owner: system",
+			"- {name: colour, type: string, owner: editor, rule: scalar}\n      - {name: checksum, label: checksum, type: string, owner: system", false},
+	} {
+		text := strings.Replace(sample, tc.old, tc.new, 1)
+		if text == sample {
+			t.Fatalf("%s: %q is not in the sample's YAML:\n%s", tc.name, tc.old, sample)
+		}
+		reg, err := store.ParseRegistry(tc.name+".yaml", []byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		db, err := sqlite.Open(t.Context(), path, store.Options{Registry: reg})
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.ok:
+			if f, _ := db.Registry().Field(store.KindProduct, "price"); f.Owner != store.OwnerShared || db.Registry().Version() != 1 {
+				t.Errorf("%s: price owner %s, version %d; want the overlay's shared at the store's version 1", tc.name, f.Owner, db.Registry().Version())
+			}
+			db.Close()
+		case store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "this store has schema version 1"):
+			t.Errorf("%s: open = %v, want EINVALID naming the store's schema version", tc.name, err)
+		}
+	}
+	db, err = sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !db.Registry().Same(store.DefaultRegistry()) {
+		t.Errorf("after an overlay the store keeps the sample schema:\n%s", db.Registry().YAML())
+	}
+}
