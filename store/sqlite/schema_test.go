@@ -1,9 +1,13 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -343,4 +347,76 @@ func TestSchema_Overlay(t *testing.T) {
 	if !db.Registry().Same(store.DefaultRegistry()) {
 		t.Errorf("after an overlay the store keeps the sample schema:\n%s", db.Registry().YAML())
 	}
+}
+
+// Environment of a child process started by TestSchema_TwoProcesses.
+const schemaChild = "TANDEM_SQLITE_TEST_SCHEMA_CHILD_DB"
+
+const schemaRounds = 30
+
+// TestSchema_TwoProcesses: two OS processes open a file that does not exist yet with the
+// parts schema at once (one makes the store, the other opens it) and create suppliers with
+// the same codes: each code is created once, the other process told it exists.
+func TestSchema_TwoProcesses(t *testing.T) {
+	if path := os.Getenv(schemaChild); path != "" {
+		schemaChildRun(t, path)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts OS processes")
+	}
+	path := filepath.Join(t.TempDir(), "parts.db")
+	var (
+		cmds [2]*exec.Cmd
+		outs [2]bytes.Buffer
+	)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSchema_TwoProcesses$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), schemaChild+"="+path)
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	created := 0
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("child %d: %v\n%s", i, err, outs[i].String())
+		}
+		var n int
+		if _, err := fmt.Sscanf(outs[i].String()[strings.Index(outs[i].String(), "created:"):], "created: %d", &n); err != nil {
+			t.Fatalf("child %d: %v\n%s", i, err, outs[i].String())
+		}
+		created += n
+	}
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n, err := db.CountRecords(t.Context(), "supplier")
+	if err != nil || n != schemaRounds || created != schemaRounds {
+		t.Errorf("%d suppliers (%v), %d creates succeeded; want %d of each", n, err, created, schemaRounds)
+	}
+}
+
+func schemaChildRun(t *testing.T, path string) {
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "child", Role: store.RoleEditor})
+	db, err := sqlite.Open(ctx, path, store.Options{Registry: partsRegistry(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	created := 0
+	for i := range schemaRounds {
+		_, err := db.CreateRecord(ctx, "supplier", store.Values{"code": fmt.Sprintf("R-%d", i), "name": "n"})
+		switch {
+		case err == nil:
+			created++
+		case store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "already exists"):
+			t.Fatalf("create R-%d: %v", i, err)
+		}
+	}
+	fmt.Printf("created: %d\n", created)
 }
