@@ -64,6 +64,7 @@ func TestCLI_OwnSchema(t *testing.T) {
 	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")
 	wantExit(t, "clone", tandem(t, dsn, "clone", dsn, filepath.Join(t.TempDir(), "copy.db")), exitUsage,
 		"working copies hold the sample schema's products and documents", "(supplier, part and area)")
+	wantExit(t, "seed", tandem(t, dsn, "seed"), exitUsage, "seed fills products and documents", "this store has supplier, part and area")
 	wantExit(t, "list products", tandem(t, dsn, "list", "products"), exitUsage,
 		`unknown kind "products" (this store has supplier, part and area)`)
 	wantExit(t, "get widget", tandem(t, dsn, "get", "widget", "1"), exitUsage, "supplier, part and area")
