@@ -420,3 +420,73 @@ func schemaChildRun(t *testing.T, path string) {
 	}
 	fmt.Printf("created: %d\n", created)
 }
+
+// TestSchema_KeywordNames: kinds, tables and fields named like SQL keywords work, as every
+// name from a schema is quoted in SQL.
+func TestSchema_KeywordNames(t *testing.T) {
+	reg, err := store.ParseRegistry("keywords.yaml", []byte(`kinds:
+  group:
+    table: order
+    tree: true
+    title: select
+    fields:
+      - {name: select, type: string, owner: editor, rule: scalar, required: true, unique: true, search: true}
+      - {name: from,   type: int,    owner: shared, rule: counter, sort: true}
+      - {name: where,  type: set,    owner: editor, rule: set, search: true}
+      - {name: limit,  type: ref,    to: group, owner: editor, rule: scalar}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kw.db"), store.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := db.CreateRecord(ctx, "group", store.Values{"select": "Alpha", "where": []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.CreateRecord(ctx, "group", store.Values{"select": "Beta", "parent_id": a.ID, "limit": a.ID, "from": int64(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateRecord(ctx, "group", store.Values{"select": " alpha"}); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("a second alpha = %v, want EINVALID", err)
+	}
+	if _, err := db.UpdateRecord(ctx, "group", a.ID, store.Update{Add: map[string]int64{"from": 2}}); err != nil {
+		t.Errorf("relative save: %v", err)
+	}
+	if _, err := db.UpdateRecord(ctx, "group", a.ID, store.Update{BaseVersion: 2, Set: store.Values{"select": "Alpha 2"}}); err != nil {
+		t.Errorf("save: %v", err)
+	}
+	if found, err := db.FindRecords(ctx, store.Filter{Kind: "group", Search: "pha 2"}); err != nil || len(found) != 1 {
+		t.Errorf("search = %v, %v", found, err)
+	}
+	if sorted, err := db.FindRecords(ctx, store.Filter{Kind: "group", Sort: "from", Desc: true}); err != nil || len(sorted) != 2 || sorted[0].ID != b.ID {
+		t.Errorf("sorted by from = %v, %v", sorted, err)
+	}
+	if _, err := db.MoveRecord(ctx, "group", a.ID, store.Move{Parent: &b.ID}); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("cycle = %v, want EINVALID", err)
+	}
+	c, err := db.CreateRecord(ctx, "group", store.Values{"select": "Gamma", "limit": a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteRecord(ctx, "group", b.ID, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Errorf("delete: %v", err)
+	}
+	if _, err := db.RestoreRecord(ctx, "group", b.ID, store.Restore{}); err != nil {
+		t.Errorf("restore: %v", err)
+	}
+	// b (under a, referring to a) goes with a's subtree; c refers to a from outside it.
+	if _, err := db.DeleteRecord(ctx, "group", a.ID, store.Delete{ExpectVersion: 3, Subtree: true}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), fmt.Sprintf("group %d (limit)", c.ID)) {
+		t.Errorf("delete of a record another refers to (limit) = %v, want EINVALID naming group %d", err, c.ID)
+	}
+	n := 0
+	if err := db.StreamRecords(ctx, store.Filter{Kind: "group"}, nil, func(*store.Record) error { n++; return nil }); err != nil || n != 3 {
+		t.Errorf("stream: %d records, %v", n, err)
+	}
+}
