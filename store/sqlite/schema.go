@@ -183,6 +183,12 @@ func createKindTables(ctx context.Context, tx *sql.Tx, reg *store.Registry) ([]s
 		}
 		for _, stmt := range KindDDL(reg, kind) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				if strings.Contains(err.Error(), "already") {
+					// The names of a kind's indexes and search tables are made of its
+					// table's and fields' names, and another's may make the same one.
+					return nil, store.Errorf(store.EINVALID, "kind %s: %v: a name made from its table's and fields' names is taken; rename its table or the field",
+						kind, err)
+				}
 				return nil, fmt.Errorf("create the table of %s: %w", kind, err)
 			}
 		}

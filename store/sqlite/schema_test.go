@@ -490,3 +490,25 @@ func TestSchema_KeywordNames(t *testing.T) {
 		t.Errorf("stream: %d records, %v", n, err)
 	}
 }
+
+// TestSchema_NameTaken: a kind whose table or index would take a name the store uses is
+// refused with a message, and nothing of the schema is made.
+func TestSchema_NameTaken(t *testing.T) {
+	reg, err := store.ParseRegistry("taken.yaml", []byte(`kinds:
+  thing:
+    table: products_name_id
+    fields:
+      - {name: label, type: string, owner: editor, rule: scalar}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "taken.db")
+	_, err = sqlite.Open(t.Context(), path, store.Options{Registry: reg})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "kind thing") || !strings.Contains(err.Error(), "is taken") {
+		t.Errorf("open = %v, want EINVALID naming the kind", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused schema left a store at %s (%v)", path, err)
+	}
+}
