@@ -10,7 +10,7 @@ import (
 )
 
 // flakyLeases wraps a store.Leases and makes ExtendLease fail with EUNAVAILABLE while down
-// is set: a store that is out of reach, which a real SQLite file cannot simulate.
+// is set: a store that is out of reach, between the manager and any store.
 type flakyLeases struct {
 	store.Leases
 	mu   sync.Mutex

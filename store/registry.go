@@ -121,6 +121,9 @@ type Field struct {
 	Default string `yaml:"default,omitempty"`
 	// RenameFrom names the field's old name in a schema change that renames it.
 	RenameFrom string `yaml:"rename_from,omitempty"`
+	// Worker names the background task that keeps the field (checksum, thumbnail,
+	// wordcount); a task does nothing on kinds with no field naming it.
+	Worker string `yaml:"worker,omitempty"`
 
 	def  any // Default, parsed
 	line int // where the schema file has it

@@ -7,7 +7,9 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -36,7 +38,10 @@ type Registry struct {
 	index   map[Kind]map[string]*Field
 	folded  map[Kind][]string // FoldedFields
 	version int64
-	legacy  bool // parsed from a field registry of the form before schemas (kind: [fields])
+	legacy  bool
+
+	yamlOnce sync.Once
+	yaml     []byte // parsed from a field registry of the form before schemas (kind: [fields])
 }
 
 // DefaultRegistry returns the sample schema embedded in the binary (store/sample.yaml): the
@@ -83,13 +88,16 @@ func LoadRegistry(path string) (*Registry, error) {
 
 var (
 	fieldKeys = []string{"name", "label", "type", "to", "owner", "rule", "group", "required", "readonly",
-		"unique", "search", "sort", "max_chars", "max_bytes", "max_items", "values", "default", "rename_from"}
+		"unique", "search", "sort", "max_chars", "max_bytes", "max_items", "values", "default", "rename_from", "worker"}
 	kindKeys  = []string{"table", "title", "tree", "fields"}
 	identRE   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	metaNames = []string{"id", "version", "updated_at", "updated_by"}
 	// reservedTables are tandem's own tables (and prefixes of them) on either store.
 	reservedTables   = []string{"history", "changes", "idempotency", "leases", "lease_grants", "presence", "store_meta", "schema_migrations", "search_pending", "change_counter"}
 	reservedPrefixes = []string{"tandem_", "wc_", "sqlite_", "pg_", "changes_", "history_"}
+	// workerTypes are the tasks a field may name with worker: (package worker runs them),
+	// each with the type of the field it keeps.
+	workerTypes = map[string]Type{"checksum": TypeString, "thumbnail": TypeString, "wordcount": TypeInt}
 )
 
 // ParseRegistry parses and checks a schema (see sample.yaml). A file of the form before
@@ -238,7 +246,7 @@ func parseLegacy(root *yaml.Node, bad badFunc) (*Registry, error) {
 				return nil, bad(fn.Line, "%s.%s: search needs a folded column, which only %s have; a schema (kinds:) may search any text field",
 					kind, f.Name, strings.Join(foldedFields[kind], ", "))
 			}
-			f.Unique, f.Sort, f.To = sf.Unique, sf.Sort, sf.To
+			f.Unique, f.Sort, f.To, f.Worker = sf.Unique, sf.Sort, sf.To, sf.Worker
 			def.Fields = append(def.Fields, f)
 		}
 		for _, sf := range sd.Fields {
@@ -447,6 +455,17 @@ func (f *Field) check(kind Kind, tree bool) error {
 	if f.Sort && f.Type != TypeString && f.Type != TypeInt && f.Type != TypeMoney && f.Type != TypeEnum && f.Type != TypeTime {
 		return fmt.Errorf("%s.%s: only string, int, money, enum and time fields can be sorted by", kind, f.Name)
 	}
+	if f.Worker != "" {
+		want, ok := workerTypes[f.Worker]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s.%s: worker %s (want checksum, thumbnail or wordcount)", kind, f.Name, Quote(f.Worker))
+		case f.Type != want:
+			return fmt.Errorf("%s.%s: worker %s keeps a field of type %s, not %s", kind, f.Name, f.Worker, want, f.Type)
+		case !f.Writable(RoleSystem) || f.ReadOnly:
+			return fmt.Errorf("%s.%s: worker %s writes as system; the field must be owned by system or shared", kind, f.Name, f.Worker)
+		}
+	}
 	if f.Type == TypeEnum && len(f.Values) == 0 {
 		return fmt.Errorf("%s.%s: an enum needs values", kind, f.Name)
 	}
@@ -560,9 +579,9 @@ func (r *Registry) Version() int64 { return r.version }
 // WithVersion returns a copy of r at version v: what a store hands out after reading its
 // schema.
 func (r *Registry) WithVersion(v int64) *Registry {
-	c := *r
-	c.version = v
-	return &c
+	c := &Registry{order: r.order, defs: r.defs, kinds: r.kinds, index: r.index, folded: r.folded,
+		version: v, legacy: r.legacy}
+	return c
 }
 
 // Legacy reports whether r was read from a field registry of the form before schemas.
@@ -572,29 +591,90 @@ func (r *Registry) Legacy() bool { return r.legacy }
 // groups, labels): what a store keeps and `schema show` prints. Parsing it gives the same
 // schema.
 func (r *Registry) YAML() []byte {
-	kinds := &yaml.Node{Kind: yaml.MappingNode}
+	r.yamlOnce.Do(func() { r.yaml = r.encode() })
+	return r.yaml
+}
+
+// encode writes the schema by hand: yaml.v3's encoder takes most of a second for a schema
+// of 50 kinds of 40 fields. Every string is written plain only where YAML reads it back as
+// the same string, else double-quoted (Go's escapes are YAML's).
+func (r *Registry) encode() []byte {
+	var b bytes.Buffer
+	b.WriteString("kinds:\n")
 	for _, k := range r.order {
-		var body yaml.Node
-		if err := body.Encode(r.defs[k]); err != nil {
-			panic(err) // plain structs of strings, bools and ints always encode
+		d := r.defs[k]
+		fmt.Fprintf(&b, "  %s:\n    table: %s\n", yamlString(string(k)), yamlString(d.Table))
+		if d.Title != "" {
+			fmt.Fprintf(&b, "    title: %s\n", yamlString(d.Title))
 		}
-		for i := 0; i+1 < len(body.Content); i += 2 {
-			if body.Content[i].Value == "fields" {
-				for _, fn := range body.Content[i+1].Content {
-					fn.Style = yaml.FlowStyle
+		if d.Tree {
+			b.WriteString("    tree: true\n")
+		}
+		b.WriteString("    fields:\n")
+		for _, f := range d.Fields {
+			b.WriteString("      - {")
+			sep := ""
+			kv := func(key, val string) {
+				b.WriteString(sep + key + ": " + val)
+				sep = ", "
+			}
+			str := func(key, val string) {
+				if val != "" {
+					kv(key, yamlString(val))
 				}
 			}
+			flag := func(key string, on bool) {
+				if on {
+					kv(key, "true")
+				}
+			}
+			num := func(key string, n int) {
+				if n != 0 {
+					kv(key, strconv.Itoa(n))
+				}
+			}
+			kv("name", yamlString(f.Name))
+			str("label", f.Label)
+			str("type", string(f.Type))
+			str("to", string(f.To))
+			str("owner", string(f.Owner))
+			str("rule", string(f.Rule))
+			str("group", f.Group)
+			flag("required", f.Required)
+			flag("readonly", f.ReadOnly)
+			flag("unique", f.Unique)
+			flag("search", f.Search)
+			flag("sort", f.Sort)
+			num("max_chars", f.MaxChars)
+			num("max_bytes", f.MaxBytes)
+			num("max_items", f.MaxItems)
+			if len(f.Values) > 0 {
+				vs := make([]string, len(f.Values))
+				for i, v := range f.Values {
+					vs[i] = yamlString(v)
+				}
+				kv("values", "["+strings.Join(vs, ", ")+"]")
+			}
+			str("default", f.Default)
+			str("rename_from", f.RenameFrom)
+			str("worker", f.Worker)
+			b.WriteString("}\n")
 		}
-		kinds.Content = append(kinds.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: string(k)}, &body)
-	}
-	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "kinds"}, kinds}}
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		panic(err)
 	}
 	return b.Bytes()
+}
+
+var (
+	plainYAML = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_ ./-]*[A-Za-z0-9_./-]$|^[A-Za-z_]$`)
+	yamlWords = regexp.MustCompile(`^(?i:y|n|yes|no|on|off|true|false|null)$`)
+)
+
+// yamlString writes s as a YAML scalar that reads back as the string s.
+func yamlString(s string) string {
+	if plainYAML.MatchString(s) && !yamlWords.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // Same reports whether r and o describe the same schema (their versions aside).

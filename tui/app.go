@@ -320,7 +320,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		opts:     opts,
 		user:     opts.User,
 		styles:   NewStyles(),
-		keys:     DefaultKeyMap(),
+		keys:     schemaKeys(DefaultKeyMap(), s.Registry()),
 		help:     help.New(),
 		width:    80,
 		height:   24,

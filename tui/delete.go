@@ -65,6 +65,8 @@ func askDelete(a deleteAsk) tea.Cmd { return func() tea.Msg { return askDeleteMs
 // question is what the confirmation says, in place of the status line.
 func (d deleteAsk) question(k KeyMap) string {
 	q := fmt.Sprintf("delete %s %d \"%s\" (v%d)? %s yes", d.kind, d.id, safe.Line(d.title), d.version, k.Yes.Help().Key)
+	// Documents only: store.DeletedWith, which R needs to bring a subtree back, reads the
+	// documents' history; any other tree refuses the delete of a record with children.
 	if d.kind == store.KindDocument {
 		q += fmt.Sprintf(" · %s with everything below it", k.Subtree.Help().Key)
 	}
@@ -231,7 +233,7 @@ func (l *listModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if r == nil {
 			return nil, true
 		}
-		return askDelete(deleteAsk{kind: r.Kind, id: r.ID, version: r.Version, title: r.Title(), from: scrList}), true
+		return askDelete(deleteAsk{kind: r.Kind, id: r.ID, version: r.Version, title: l.c.reg.TitleOf(r), from: scrList}), true
 	case key.Matches(msg, k.Restore):
 		t := l.lastDeleted
 		if t == nil {
@@ -248,7 +250,7 @@ func (l *listModel) onDeleteEvent(ch store.Change) tea.Cmd {
 	if ch.Event == store.EventDeleted {
 		return l.removeRows([]store.Tombstone{{Kind: ch.Kind, ID: ch.RecordID}})
 	}
-	if l.kind == store.KindDocument {
+	if l.tree() {
 		return l.load()
 	}
 	c, kind, search, id := l.c, l.kind, l.search, ch.RecordID
@@ -261,12 +263,12 @@ func (l *listModel) onDeleteEvent(ch store.Change) tea.Cmd {
 	}
 }
 
-// removeRows takes deleted records out of the list (documents: the tree is reloaded).
+// removeRows takes deleted records out of the list (a tree is reloaded).
 func (l *listModel) removeRows(ts []store.Tombstone) tea.Cmd {
 	if len(ts) == 0 || ts[0].Kind != l.kind {
 		return nil
 	}
-	if l.kind == store.KindDocument {
+	if l.tree() {
 		return l.load()
 	}
 	for _, t := range ts {
@@ -282,9 +284,10 @@ func (l *listModel) removeRows(ts []store.Tombstone) tea.Cmd {
 	return nil
 }
 
-// insertRow puts a restored product in id order, when it falls within what is loaded.
+// insertRow puts a restored record of a paged kind in id order, when it falls within what
+// is loaded.
 func (l *listModel) insertRow(r *store.Record) {
-	if r.Kind != l.kind || l.kind != store.KindProduct || l.indexOf(r.ID) >= 0 {
+	if r.Kind != l.kind || l.tree() || l.indexOf(r.ID) >= 0 {
 		return
 	}
 	i, _ := slices.BinarySearchFunc(l.rows, r.ID, func(x *store.Record, id int64) int { return int(x.ID - id) })
@@ -309,7 +312,7 @@ func (e *editorModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if e.rec == nil || e.id == 0 {
 		return nil, true
 	}
-	a := deleteAsk{kind: e.kind, id: e.id, version: e.rec.Version, title: e.rec.Title(), from: scrEditor}
+	a := deleteAsk{kind: e.kind, id: e.id, version: e.rec.Version, title: e.c.reg.TitleOf(e.rec), from: scrEditor}
 	if e.held != nil {
 		a.token = e.held.Token()
 	}

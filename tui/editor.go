@@ -31,7 +31,8 @@ const (
 	modeConflict                // the conflict dialog
 	modeMerge                   // the merge view
 	modeTheirChanges            // after a reload: what they changed
-	modeMove                    // the tree picker for a document's new parent
+	modeMove                    // the tree picker for a record's new parent (a tree kind)
+	modeRefPick                 // the picker of a reference field's record
 )
 
 // editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
@@ -84,6 +85,7 @@ type editorModel struct {
 	conflict *conflictModel
 	merge    *mergeModel
 	picker   *movePicker
+	refPick  *refPicker
 	revert   *revertTo // opened to revert to an old version: its values go into the form once loaded
 
 	saving     bool
@@ -221,6 +223,8 @@ func (e *editorModel) typing() bool {
 		return e.fields[e.focus].readOnly == ""
 	case modeMerge:
 		return e.merge != nil && e.merge.editing
+	case modeRefPick:
+		return true // the picker's query takes text
 	}
 	return false
 }
@@ -244,21 +248,21 @@ func (e *editorModel) buildForm(rec *store.Record) {
 // refTitleMsg is the title of a record a reference field names.
 type refTitleMsg struct {
 	ed    *editorModel
-	id    int64
+	ref   refKey
 	title string
 }
 
 // titlesCmd reads the titles of the records the reference fields name, once each.
 func (e *editorModel) titlesCmd() tea.Cmd {
 	var cmds []tea.Cmd
-	for _, id := range e.missingTitles() {
-		c, kind := e.c, e.kind
+	for _, ref := range e.missingTitles() {
+		c := e.c
 		cmds = append(cmds, func() tea.Msg {
-			r, err := c.st.FindRecord(c.ctx, kind, id)
+			r, err := c.st.FindRecord(c.ctx, ref.kind, ref.id)
 			if err != nil {
-				return refTitleMsg{ed: e, id: id} // shown as the bare id
+				return refTitleMsg{ed: e, ref: ref} // shown as the bare id
 			}
-			return refTitleMsg{ed: e, id: id, title: r.Title()}
+			return refTitleMsg{ed: e, ref: ref, title: c.reg.TitleOf(r)}
 		})
 	}
 	return tea.Batch(cmds...)
@@ -384,7 +388,7 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		if msg.ed != e {
 			return nil
 		}
-		e.setTitle(msg.id, msg.title)
+		e.setTitle(msg.ref.kind, msg.ref.id, msg.title)
 		return nil
 	case savedMsg:
 		if msg.ed != e {
@@ -408,6 +412,11 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return e.onMoved(msg)
+	case refRowsMsg:
+		if msg.ed != e {
+			return nil
+		}
+		return e.onRefRows(msg)
 	case extEditedMsg:
 		if msg.ed != e {
 			return nil
@@ -656,6 +665,8 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.merge.Update(msg)
 	case modeMove:
 		return e.onMoveKey(msg)
+	case modeRefPick:
+		return e.onRefKey(msg)
 	case modeTheirChanges:
 		switch {
 		case key.Matches(msg, k.RestoreDraft):
@@ -705,6 +716,9 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.ExtEditor):
 		return e.externalEdit()
 	case key.Matches(msg, k.MoveDoc):
+		if e.pickableRef() != nil {
+			return e.startRefPick()
+		}
 		return e.startMove()
 	}
 	fi := e.fields[e.focus]

@@ -12,16 +12,17 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// Moving a document from the editor: a tree picker of the documents, and the move itself
-// through store.MoveDocument with the editor's lease token. The picker offers every
-// document; the store decides what is allowed (no cycle, no tree deeper than MaxDepth, no
-// leased parent) and its refusal is shown as it says it.
+// Moving a record of a tree kind (documents, or any kind the schema marks tree) from the
+// editor: a tree picker of the kind's records, and the move itself through
+// store.MoveRecord with the editor's lease token. The picker offers every record; the store
+// decides what is allowed (no cycle, no tree deeper than MaxDepth, no leased parent) and its
+// refusal is shown as it says it.
 
-// movePicker is the tree of documents to pick a new parent from. Row 0 is the top level.
+// movePicker is the tree of records to pick a new parent from. Row 0 is the top level.
 type movePicker struct {
 	rows   []*store.Record // tree order; rows[0] is nil: the top level
 	depth  map[int64]int
-	under  map[int64]bool // the document being moved and its subtree
+	under  map[int64]bool // the record being moved and its subtree
 	cursor int
 	offset int
 	loaded bool
@@ -29,7 +30,7 @@ type movePicker struct {
 }
 
 type (
-	// moveTreeMsg is the document tree for the picker.
+	// moveTreeMsg is the tree of the kind's records for the picker.
 	moveTreeMsg struct {
 		ed   *editorModel
 		recs []*store.Record
@@ -44,11 +45,14 @@ type (
 	}
 )
 
-// startMove opens the picker on the documents' tree (documents only).
+// startMove opens the picker on the tree of the record's kind (tree kinds only).
 func (e *editorModel) startMove() tea.Cmd {
 	switch {
-	case e.kind != store.KindDocument || e.rec == nil:
-		e.status.info("only a saved document can be moved")
+	case !e.c.reg.Tree(e.kind):
+		e.status.info(fmt.Sprintf("%s records are not in a tree: nothing to move", e.kind))
+		return nil
+	case e.rec == nil:
+		e.status.info(fmt.Sprintf("only a saved %s can be moved", e.kind))
 		return nil
 	case e.readOnly != "":
 		e.status.warn("read-only: " + e.readOnly)
@@ -56,9 +60,9 @@ func (e *editorModel) startMove() tea.Cmd {
 	}
 	e.picker = &movePicker{}
 	e.mode = modeMove
-	c := e.c
+	c, kind := e.c, e.kind
 	return func() tea.Msg {
-		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: store.KindDocument, Limit: maxDocuments})
+		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Limit: maxDocuments})
 		return moveTreeMsg{ed: e, recs: recs, err: err}
 	}
 }
@@ -70,14 +74,14 @@ func (e *editorModel) onMoveTree(msg moveTreeMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		e.mode, e.picker = modeEdit, nil
-		e.status.fail("load the document tree", msg.err)
+		e.status.fail(fmt.Sprintf("load the %s tree", e.kind), msg.err)
 		return nil
 	}
 	ordered, depth := treeOrder(msg.recs, true)
 	p.rows = append([]*store.Record{nil}, ordered...)
 	p.depth, p.loaded = depth, true
 	p.under = map[int64]bool{}
-	cur, _ := e.rec.Fields["parent_id"].(int64)
+	cur, _ := e.rec.Fields[store.ParentField].(int64)
 	inside := false // the subtree follows its root in tree order, deeper than it
 	for i, r := range p.rows {
 		if r == nil {
@@ -138,9 +142,9 @@ func (e *editorModel) onMoveKey(msg tea.KeyPressMsg) tea.Cmd {
 		if e.held != nil {
 			m.LeaseToken = e.held.Token()
 		}
-		c, id := e.c, e.id
+		c, kind, id := e.c, e.kind, e.id
 		return tea.Batch(e.spin.Tick, func() tea.Msg {
-			res, err := c.st.MoveRecord(c.ctx, store.KindDocument, id, m)
+			res, err := c.st.MoveRecord(c.ctx, kind, id, m)
 			return movedMsg{ed: e, parent: parent, res: res, err: err}
 		})
 	}
@@ -156,7 +160,7 @@ func (e *editorModel) parentName(parent *int64) string {
 	if e.picker != nil {
 		for _, r := range e.picker.rows {
 			if r != nil && r.ID == *parent {
-				return fmt.Sprintf("%d · %s", r.ID, safe.Line(r.Title()))
+				return fmt.Sprintf("%d · %s", r.ID, safe.Line(e.c.reg.TitleOf(r)))
 			}
 		}
 	}
@@ -192,7 +196,7 @@ func (e *editorModel) onMoved(msg movedMsg) tea.Cmd {
 	default:
 		e.status.ok(fmt.Sprintf("moved under %s → v%d; others saved meanwhile: ctrl+s merges your edits", where, rec.Version))
 	}
-	e.titles = map[int64]string{} // the parent's title is asked for again
+	e.titles = map[refKey]string{} // the parent's title is asked for again
 	return e.focusCmd()
 }
 
@@ -200,12 +204,12 @@ func (e *editorModel) onMoved(msg movedMsg) tea.Cmd {
 func (e *editorModel) moveView() string {
 	c, st, p := e.c, e.c.styles, e.picker
 	var b strings.Builder
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("move document %d", e.id)) + "  " +
-		st.Dim.Render(safe.Line(ansi.Truncate(e.rec.Title(), max(c.width-30, 10), "…"))))
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("move %s %d", e.kind, e.id)) + "  " +
+		st.Dim.Render(safe.Line(ansi.Truncate(c.reg.TitleOf(e.rec), max(c.width-30, 10), "…"))))
 	b.WriteByte('\n')
 	b.WriteString(c.clip("Put it under:"))
 	b.WriteByte('\n')
-	cur, _ := e.rec.Fields["parent_id"].(int64)
+	cur, _ := e.rec.Fields[store.ParentField].(int64)
 	n := e.pickerRows()
 	lines := 0
 	if !p.loaded {
@@ -216,12 +220,12 @@ func (e *editorModel) moveView() string {
 		r := p.rows[i]
 		text, note := "(top level)", ""
 		if r != nil {
-			text = strings.Repeat("  ", p.depth[r.ID]) + itoa(r.ID) + " · " + safe.Line(r.Title())
+			text = strings.Repeat("  ", p.depth[r.ID]) + itoa(r.ID) + " · " + safe.Line(c.reg.TitleOf(r))
 			switch {
 			case r.ID == e.id:
-				note = "  (this document)"
+				note = fmt.Sprintf("  (this %s)", e.kind)
 			case p.under[r.ID]:
-				note = "  (inside this document)"
+				note = fmt.Sprintf("  (inside this %s)", e.kind)
 			}
 		}
 		if (r == nil && cur == 0) || (r != nil && r.ID == cur) {

@@ -27,6 +27,8 @@ func (e *editorModel) View() string {
 		return e.theirChangesView()
 	case modeMove:
 		return e.moveView()
+	case modeRefPick:
+		return e.refPickView()
 	}
 	c, st := e.c, e.c.styles
 	var b strings.Builder
@@ -138,9 +140,9 @@ func (e *editorModel) formLines(room int) []string {
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(fi.text(), c.search))
 			}
 		case focused:
-			val = fi.line.View()
+			val = fi.line.View() + st.Dim.Render(e.refHint(fi))
 		default:
-			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search), valW, "…")
+			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search)+st.Dim.Render(e.refHint(fi)), valW, "…")
 		}
 		if fi.delta != 0 {
 			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Label, fi.delta))
@@ -184,8 +186,17 @@ func (e *editorModel) editorKeys() []key.Binding {
 	keys := e.c.keys.EditorKeys()
 	out := keys[:0:0]
 	for _, k := range keys {
-		if k.Help().Key == e.c.keys.MoveDoc.Help().Key && (e.kind != store.KindDocument || e.id == 0) {
-			continue
+		if k.Help().Key == e.c.keys.MoveDoc.Help().Key {
+			if ref := e.pickableRef(); ref != nil {
+				// Right after save: on a reference field the picker is what matters.
+				k.SetHelp(k.Help().Key, "pick "+ref.f.Label)
+				out = slices.Insert(out, min(1, len(out)), k)
+				continue
+			}
+			if !e.c.reg.Tree(e.kind) || e.id == 0 {
+				continue
+			}
+			k.SetHelp(k.Help().Key, moveHelp)
 		}
 		if k.Help().Key == e.c.keys.Inc.Help().Key {
 			if len(counters) == 0 {

@@ -144,13 +144,20 @@ func (fi *fieldInput) shownText() string {
 type form struct {
 	kind   store.Kind
 	fields []*fieldInput
-	rec    *store.Record    // the base: the version the edits are made on; nil for a new record
-	titles map[int64]string // titles of the records reference fields name ("" while unknown)
+	rec    *store.Record     // the base: the version the edits are made on; nil for a new record
+	titles map[refKey]string // titles of the records reference fields name ("" while unknown)
+}
+
+// refKey names the record a reference field points to: refs of one form may point to
+// records of several kinds (a tree's parent, a part's supplier), whose ids may be equal.
+type refKey struct {
+	kind store.Kind
+	id   int64
 }
 
 // newForm makes the inputs of kind's fields, in registry order, for a writer in role.
 func newForm(reg *store.Registry, kind store.Kind, role store.Role) form {
-	f := form{kind: kind, titles: map[int64]string{}}
+	f := form{kind: kind, titles: map[refKey]string{}}
 	for _, fd := range reg.Fields(kind) {
 		fi := &fieldInput{f: fd}
 		switch {
@@ -222,36 +229,40 @@ func (f *form) shownValue(fi *fieldInput, v any) string {
 	}
 	out := safe.Line(s)
 	if id, ok := v.(int64); ok && fi.f.Type == store.TypeRef {
-		if t := f.titles[id]; t != "" {
+		if t := f.titles[refKey{fi.f.To, id}]; t != "" {
 			out += " · " + safe.Line(t)
 		}
 	}
 	return out
 }
 
-// missingTitles returns the ids reference fields of the base name whose titles were not
-// asked for yet, and marks them asked.
-func (f *form) missingTitles() []int64 {
+// missingTitles returns the records reference fields of the base name whose titles were
+// not asked for yet, and marks them asked.
+func (f *form) missingTitles() []refKey {
 	if f.rec == nil {
 		return nil
 	}
-	var ids []int64
+	var out []refKey
 	for _, fi := range f.fields {
 		id, ok := f.rec.Fields[fi.f.Name].(int64)
 		if fi.f.Type != store.TypeRef || !ok {
 			continue
 		}
-		if _, asked := f.titles[id]; !asked {
-			f.titles[id] = ""
-			ids = append(ids, id)
+		k := refKey{fi.f.To, id}
+		if _, asked := f.titles[k]; !asked {
+			f.titles[k] = ""
+			out = append(out, k)
 		}
 	}
-	return ids
+	return out
 }
 
-// setTitle notes the title of record id and shows it beside the references to it.
-func (f *form) setTitle(id int64, title string) {
-	f.titles[id] = title
+// refTitle is the known title of the record of kind to with id ("" when not known yet).
+func (f *form) refTitle(to store.Kind, id int64) string { return f.titles[refKey{to, id}] }
+
+// setTitle notes the title of record id of kind and shows it beside the references to it.
+func (f *form) setTitle(kind store.Kind, id int64, title string) {
+	f.titles[refKey{kind, id}] = title
 	for _, fi := range f.fields {
 		if fi.f.Type == store.TypeRef && fi.readOnly != "" && f.rec != nil {
 			fi.shown = f.shownValue(fi, f.rec.Fields[fi.f.Name])

@@ -158,13 +158,13 @@ func TestForm_ReadOnlyFields(t *testing.T) {
 	}
 
 	d := mustForm(t, store.KindDocument, store.RoleEditor, store.Values{"title": "Child", "parent_id": int64(7)})
-	if ids := d.missingTitles(); !slices.Equal(ids, []int64{7}) {
+	if ids := d.missingTitles(); !slices.Equal(ids, []refKey{{store.KindDocument, 7}}) {
 		t.Fatalf("titles to ask: %v", ids)
 	}
 	if ids := d.missingTitles(); len(ids) != 0 {
 		t.Fatalf("titles asked twice: %v", ids)
 	}
-	d.setTitle(7, "Handbook")
+	d.setTitle(store.KindDocument, 7, "Handbook")
 	if got := d.field(t, "parent_id").shownText(); got != "7 · Handbook" {
 		t.Fatalf("parent shown as %q", got)
 	}

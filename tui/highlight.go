@@ -114,7 +114,7 @@ const (
 // its first 16 KiB): "description: …the freight costs remain…" (without the
 // field's name when width is under 40), width columns at most, the match marked; "" when the title shows a match or no searched field matches.
 func searchSnippet(reg *store.Registry, r *store.Record, query string, width int) string {
-	if query == "" || len(matchSpans(safe.Line(r.Title()), query)) > 0 {
+	if query == "" || len(matchSpans(safe.Line(reg.TitleOf(r)), query)) > 0 {
 		return ""
 	}
 	q := store.SearchFold(query)

@@ -44,7 +44,10 @@ type KeyMap struct {
 	RestoreDraft key.Binding
 	UndoEdit     key.Binding // the focused field's last edit
 	RedoEdit     key.Binding
-	MoveDoc      key.Binding // a document: pick a new parent in the tree
+	MoveDoc      key.Binding // a record of a tree: pick a new parent; a reference field: pick its record
+	// ArrowUp and ArrowDown move in a picker where letters are typed text (the ref picker).
+	ArrowUp   key.Binding
+	ArrowDown key.Binding
 
 	// Yes/no questions (unsaved changes, a draft to restore).
 	Yes key.Binding
@@ -78,6 +81,9 @@ type KeyMap struct {
 	Subtree        key.Binding // the delete confirmation of a document
 	Restore        key.Binding // history (a deleted record), list (the last delete)
 }
+
+// moveHelp is what ctrl+o does in the editor of a tree kind's record.
+const moveHelp = "move (parent)"
 
 // DefaultKeyMap returns tandem's keys.
 func DefaultKeyMap() KeyMap {
@@ -119,7 +125,9 @@ func DefaultKeyMap() KeyMap {
 		RestoreDraft: b([]string{"ctrl+r"}, "ctrl+r", "bring back my draft"),
 		UndoEdit:     b([]string{"ctrl+z"}, "ctrl+z", "undo"),
 		RedoEdit:     b([]string{"ctrl+y"}, "ctrl+y", "redo"),
-		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", "move (parent)"),
+		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", moveHelp),
+		ArrowUp:      b([]string{"up"}, "↑", "up"),
+		ArrowDown:    b([]string{"down"}, "↓", "down"),
 
 		Yes: b([]string{"y"}, "y", "yes"),
 		No:  b([]string{"n", "esc"}, "n", "no"),
@@ -163,6 +171,11 @@ func (k KeyMap) EditorKeys() []key.Binding {
 // MoveKeys are the move picker's keys.
 func (k KeyMap) MoveKeys() []key.Binding {
 	return []key.Binding{k.Up, k.Down, pair(k.Confirm, k.Confirm, "enter", "move here"), k.Back}
+}
+
+// RefPickKeys are the reference picker's keys.
+func (k KeyMap) RefPickKeys() []key.Binding {
+	return []key.Binding{pair(k.ArrowUp, k.ArrowDown, "↑/↓", "choose"), pair(k.Confirm, k.Confirm, "enter", "pick"), k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,22 +17,23 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// pageSize is how many products one keyset page loads. The list loads the next page only when
-// the cursor comes near the end of what is loaded, so 100,000 products open like 100.
+// pageSize is how many records one keyset page loads. The list loads the next page only when
+// the cursor comes near the end of what is loaded, so 100,000 records open like 100.
 const pageSize = 200
 
-// maxDocuments bounds the documents loaded for the tree view.
+// maxDocuments bounds the records of a tree kind loaded for the tree view.
 const maxDocuments = 20000
 
-// listModel is the record list: products (paged) or documents (as a tree).
+// listModel is the record list of one kind of the schema at a time (a tab per kind):
+// paged, or as a tree for a tree kind.
 type listModel struct {
 	c      *common
 	kind   store.Kind
 	rows   []*store.Record
-	depth  map[int64]int // documents: depth in the tree (0 at the root)
+	depth  map[int64]int // a tree kind: depth in the tree (0 at the root)
 	total  int
-	more   bool // products: there may be rows after the last loaded
-	paging bool // products: the next page is on its way
+	more   bool // paged kinds: there may be rows after the last loaded
+	paging bool // paged kinds: the next page is on its way
 	gen    int  // load generation: results of an older load are dropped
 	loaded bool
 
@@ -41,13 +43,15 @@ type listModel struct {
 	filter    lineField
 	search    string
 
-	// sort is the field products are ordered by ("" for id), desc its direction; the store
-	// orders and pages them (Filter.Sort), so a sort costs one page like the id order.
-	sort string
-	desc bool
+	// sort is the field a paged kind is ordered by ("" for id), desc its direction; the
+	// store orders and pages them (Filter.Sort), so a sort costs one page like the id order.
+	// views keeps each kind's order (and folds) while another tab is shown.
+	sort  string
+	desc  bool
+	views map[store.Kind]kindView
 
-	// Documents: all is the whole tree in order, rows what folding leaves of it; folded
-	// holds the documents whose subtrees are hidden, kids how many children each has.
+	// A tree kind: all is the whole tree in order, rows what folding leaves of it; folded
+	// holds the records whose subtrees are hidden, kids how many children each has.
 	all    []*store.Record
 	folded map[int64]bool
 	kids   map[int64]int
@@ -65,6 +69,9 @@ type listModel struct {
 
 	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
 	keep int64
+
+	// titles are the titles of the records the loaded rows' reference columns name.
+	titles map[refKey]string
 }
 
 // maxSeekPages bounds the pages the list loads to put the cursor on a new record.
@@ -77,6 +84,7 @@ type pageMsg struct {
 	append bool
 	recs   []*store.Record
 	depth  map[int64]int
+	titles map[refKey]string // of the records the reference columns name (refTitles)
 	total  int
 	more   bool
 	err    error
@@ -84,18 +92,26 @@ type pageMsg struct {
 
 // refreshedMsg carries records re-read after a change on the feed.
 type refreshedMsg struct {
-	kind store.Kind
-	recs []*store.Record
-	err  error
+	kind   store.Kind
+	recs   []*store.Record
+	titles map[refKey]string
+	err    error
 }
 
 func newList(c *common) *listModel {
 	ti := newLineField()
 	ti.Prompt = "/"
 	ti.Placeholder = "text to find"
-	return &listModel{c: c, kind: store.KindProduct, filter: ti, leases: map[store.Kind]map[int64]store.Lease{},
-		folded: map[int64]bool{}}
+	var first store.Kind
+	if ks := c.reg.Kinds(); len(ks) > 0 {
+		first = ks[0]
+	}
+	return &listModel{c: c, kind: first, filter: ti, leases: map[store.Kind]map[int64]store.Lease{},
+		folded: map[int64]bool{}, views: map[store.Kind]kindView{}}
 }
+
+// tree reports whether the kind shown is a tree kind, listed as a tree rather than paged.
+func (l *listModel) tree() bool { return l.c.reg.Tree(l.kind) }
 
 // typing reports whether keys go into the filter.
 func (l *listModel) typing() bool { return l.filtering }
@@ -121,20 +137,20 @@ func (l *listModel) reload() tea.Cmd {
 	return tea.Batch(l.loadN(max(pageSize, len(l.rows))), l.loadLeases())
 }
 
-// loadN starts a fresh load of the current kind and search, of up to limit products.
+// loadN starts a fresh load of the current kind and search, of up to limit records.
 func (l *listModel) loadN(limit int) tea.Cmd {
 	l.gen++
 	l.paging = false // a page of the old load is dropped when it comes
 	c, kind, gen, search, sort, desc := l.c, l.kind, l.gen, l.search, l.sort, l.desc
 	c.search = search // the editor marks it too
-	if kind == store.KindDocument {
+	if l.tree() {
 		return func() tea.Msg {
 			recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, Search: search, Limit: maxDocuments})
 			if err != nil {
 				return pageMsg{kind: kind, gen: gen, err: err}
 			}
 			ordered, depth := treeOrder(recs, search == "")
-			return pageMsg{kind: kind, gen: gen, recs: ordered, depth: depth, total: len(ordered)}
+			return pageMsg{kind: kind, gen: gen, recs: ordered, depth: depth, total: len(ordered), titles: refTitles(c, kind, recs)}
 		}
 	}
 	return func() tea.Msg {
@@ -148,13 +164,13 @@ func (l *listModel) loadN(limit int) tea.Cmd {
 				total = n
 			}
 		}
-		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == limit}
+		return pageMsg{kind: kind, gen: gen, recs: recs, total: total, more: len(recs) == limit, titles: refTitles(c, kind, recs)}
 	}
 }
 
 // loadMore fetches the next keyset page after the last loaded row.
 func (l *listModel) loadMore() tea.Cmd {
-	if !l.more || len(l.rows) == 0 || l.kind != store.KindProduct {
+	if !l.more || len(l.rows) == 0 || l.tree() {
 		return nil
 	}
 	l.more, l.paging = false, true // one page in flight at a time
@@ -170,7 +186,8 @@ func (l *listModel) loadMore() tea.Cmd {
 		if err != nil {
 			return pageMsg{kind: kind, gen: gen, append: true, err: err, more: true}
 		}
-		return pageMsg{kind: kind, gen: gen, append: true, recs: recs, total: total, more: len(recs) == pageSize}
+		return pageMsg{kind: kind, gen: gen, append: true, recs: recs, total: total, more: len(recs) == pageSize,
+			titles: refTitles(c, kind, recs)}
 	}
 }
 
@@ -200,15 +217,15 @@ func (l *listModel) refreshVisible() tea.Cmd {
 	return tea.Batch(l.refresh(ids), l.loadLeases())
 }
 
-// show puts the cursor on r, a record just created, as soon as it is in the list: products
-// come in id order, so it is found by loading the pages after what is loaded (bounded);
-// documents are reloaded as a tree.
+// show puts the cursor on r, a record just created, as soon as it is in the list: a paged
+// kind comes in id order, so it is found by loading the pages after what is loaded
+// (bounded); a tree kind is reloaded as a tree.
 func (l *listModel) show(r *store.Record) tea.Cmd {
 	if r.Kind != l.kind {
 		return l.refreshVisible()
 	}
 	l.pending, l.pendingPages = r, 0
-	if l.kind == store.KindDocument {
+	if l.tree() {
 		return l.load()
 	}
 	if l.indexOf(r.ID) < 0 && !l.more {
@@ -247,7 +264,7 @@ func (l *listModel) refresh(ids []int64) tea.Cmd {
 	c, kind := l.c, l.kind
 	return func() tea.Msg {
 		recs, err := c.st.FindRecords(c.ctx, store.Filter{Kind: kind, IDs: ids})
-		return refreshedMsg{kind: kind, recs: recs, err: err}
+		return refreshedMsg{kind: kind, recs: recs, titles: refTitles(c, kind, recs), err: err}
 	}
 }
 
@@ -255,10 +272,10 @@ func (l *listModel) indexOf(id int64) int {
 	i, ok := slices.BinarySearchFunc(l.rows, id, func(r *store.Record, id int64) int {
 		return int(r.ID - id)
 	})
-	if ok && l.kind == store.KindProduct {
+	if ok {
 		return i
 	}
-	// Documents are in tree order, not id order.
+	// A tree is in tree order and a sorted list in its sort's order, not id order.
 	for i, r := range l.rows {
 		if r.ID == id {
 			return i
@@ -288,16 +305,20 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 			l.paging = false
 		}
 		if msg.err != nil {
-			l.status.fail("load "+string(msg.kind)+"s", msg.err)
+			l.status.fail("load "+tabName(l.c.reg, msg.kind), msg.err)
 			l.more = msg.more
 			return nil
 		}
 		l.loaded = true
 		l.c.noteItems(msg.recs)
+		if !msg.append || l.titles == nil {
+			l.titles = map[refKey]string{} // a fresh load: forget the titles of rows gone
+		}
+		maps.Copy(l.titles, msg.titles)
 		switch {
 		case msg.append:
 			l.rows = append(l.rows, msg.recs...)
-		case msg.kind == store.KindDocument:
+		case l.tree():
 			l.all, l.depth = msg.recs, msg.depth
 			l.unfoldedRows()
 			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
@@ -322,10 +343,14 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		if msg.kind != l.kind {
 			return nil
 		}
+		if l.titles == nil {
+			l.titles = map[refKey]string{}
+		}
+		maps.Copy(l.titles, msg.titles)
 		for _, r := range msg.recs {
 			if i := l.indexOf(r.ID); i >= 0 {
 				l.rows[i] = r
-			} else if l.kind == store.KindProduct && !l.more && l.search == "" && l.sort == "" &&
+			} else if !l.tree() && !l.more && l.search == "" && l.sort == "" &&
 				(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
 				l.rows = append(l.rows, r)
 				l.total++
@@ -384,7 +409,7 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 		return l.onDeleteEvent(ch)
 	case store.EventCreated, store.EventMoved, store.EventPulled:
 		// A pulled record may be new to the copy or under another parent.
-		if l.kind == store.KindDocument {
+		if l.tree() {
 			return l.load()
 		}
 		return l.refresh([]int64{ch.RecordID})
@@ -433,12 +458,7 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.PageUp):
 		l.move(-l.visibleRows())
 	case key.Matches(msg, k.SwitchKind):
-		if l.kind == store.KindProduct {
-			l.kind = store.KindDocument
-		} else {
-			l.kind = store.KindProduct
-		}
-		l.rows, l.cursor, l.offset, l.loaded, l.status = nil, 0, 0, false, statusLine{}
+		l.switchKind()
 		return tea.Batch(l.load(), l.loadLeases())
 	case key.Matches(msg, k.Filter):
 		l.filtering = true
@@ -472,7 +492,7 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		l.toggleFold()
 		return nil
 	}
-	if l.kind == store.KindProduct && l.more && l.cursor >= len(l.rows)-l.visibleRows() {
+	if !l.tree() && l.more && l.cursor >= len(l.rows)-l.visibleRows() {
 		return l.loadMore()
 	}
 	return nil
@@ -503,8 +523,8 @@ func (l *listModel) View() string {
 	var b strings.Builder
 
 	tabs := ""
-	for _, k := range l.c.st.Registry().Kinds() {
-		name := " " + string(k) + "s "
+	for _, k := range l.c.reg.Kinds() {
+		name := " " + safe.Line(tabName(l.c.reg, k)) + " "
 		if k == l.kind {
 			tabs += st.Selected.Render("[" + name + "]")
 		} else {
@@ -526,28 +546,16 @@ func (l *listModel) View() string {
 	if l.search != "" {
 		pos += ` matching "` + safe.Line(l.search) + `"`
 	}
-	if l.kind == store.KindProduct && l.sort != "" {
+	if !l.tree() && l.sort != "" {
 		pos += " · by " + l.sortName()
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
 	b.WriteByte('\n')
 
-	// Price, stock and availability when there is room for them beside a name of 30.
-	wide := l.kind == store.KindProduct && c.width >= wideList
-	nameW := max(c.width-2-7-5-11-22-1, 10)
-	if wide {
-		nameW -= extraColumnsWidth
-	}
-	nameHdr := l.sortedHeader("name", "name")
-	if l.kind == store.KindDocument {
-		nameHdr = "title"
-	}
-	hdr := fmt.Sprintf("  %6s %-*s ", "id", nameW, nameHdr)
-	if wide {
-		hdr += fmt.Sprintf("%9s %6s %-12s ", l.sortedHeader("price", "price"), l.sortedHeader("stock", "stock"),
-			l.sortedHeader("availability", "availability"))
-	}
-	b.WriteString(st.Header.Render(hdr + fmt.Sprintf("%4s %-10s %s", "ver", "writer", "lock")))
+	// The kind's short fields where there is room for them beside the title.
+	cols, nameW := l.columns(c.width)
+	_, sample := sampleColumns(c.reg, l.kind)
+	b.WriteString(st.Header.Render(l.header(cols, nameW) + fmt.Sprintf("%4s %-10s %s", "ver", "writer", "lock")))
 	b.WriteByte('\n')
 
 	n := l.visibleRows()
@@ -555,8 +563,8 @@ func (l *listModel) View() string {
 	now := c.dbNow()
 	for i := l.offset; i < end; i++ {
 		r := l.rows[i]
-		title := highlight(safe.Line(r.Title()), l.search)
-		if l.kind == store.KindDocument && l.search == "" {
+		title := highlight(safe.Line(c.reg.TitleOf(r)), l.search)
+		if l.tree() && l.search == "" {
 			title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
 		}
 		title = searchCell(c.reg, r, title, l.search, nameW)
@@ -566,11 +574,7 @@ func (l *listModel) View() string {
 		}
 		lk += l.presenceNote(r.ID)
 		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
-		cols := ""
-		if wide {
-			cols = l.extraColumns(r)
-		}
-		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, cols, "v"+strconv.FormatInt(r.Version, 10), writer)
+		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, columnCells(cols, r, l.titles, sample), "v"+strconv.FormatInt(r.Version, 10), writer)
 		if i == l.cursor {
 			line = "▸ " + line
 		} else {
@@ -606,39 +610,46 @@ func (l *listModel) View() string {
 	return b.String()
 }
 
-// wideList is the width from which the product list shows price, stock and availability,
-// which take extraColumnsWidth cells.
-const (
-	wideList          = 110
-	extraColumnsWidth = 9 + 1 + 6 + 1 + 12 + 1
-)
+// wideList is the width from which the product list shows price, stock and availability.
+const wideList = 110
 
-// extraColumns are a product's price, stock and availability cells.
-func (l *listModel) extraColumns(r *store.Record) string {
-	cell := func(name string) string {
-		f, err := l.c.reg.Field(store.KindProduct, name)
-		if err != nil {
-			return ""
-		}
-		return safe.Line(f.Format(r.Fields[name]))
-	}
-	return fmt.Sprintf("%9s %6s %-12s ", ansi.Truncate(cell("price"), 9, "…"), ansi.Truncate(cell("stock"), 6, "…"),
-		ansi.Truncate(cell("availability"), 12, "…"))
-}
-
-// footerKeys are the list's keys for the kind shown: sorting for products, folding for the
-// documents' tree.
+// footerKeys are the list's keys for the kind shown: sorting for a paged kind, folding for
+// a tree; tab names the tabs it goes through.
 func (l *listModel) footerKeys() []key.Binding {
 	var out []key.Binding
 	for _, k := range l.c.keys.ListKeys() {
 		sortKey := k.Help().Key == l.c.keys.SortNext.Help().Key
 		foldKey := k.Help().Key == l.c.keys.Fold.Help().Key
-		if (sortKey && l.kind != store.KindProduct) || (foldKey && l.kind != store.KindDocument) {
+		if (sortKey && l.tree()) || (foldKey && !l.tree()) {
 			continue
 		}
 		out = append(out, k)
 	}
 	return out
+}
+
+// kindView is what the list keeps of a kind while another tab is shown: its order, and
+// for a tree the records folded.
+type kindView struct {
+	sort   string
+	desc   bool
+	folded map[int64]bool
+}
+
+// switchKind shows the next tab, in schema order, with the order and folds it had.
+func (l *listModel) switchKind() {
+	ks := l.c.reg.Kinds()
+	if len(ks) == 0 {
+		return
+	}
+	l.views[l.kind] = kindView{l.sort, l.desc, l.folded}
+	l.kind = ks[(slices.Index(ks, l.kind)+1)%len(ks)]
+	v := l.views[l.kind]
+	l.sort, l.desc, l.folded = v.sort, v.desc, v.folded
+	if l.folded == nil {
+		l.folded = map[int64]bool{}
+	}
+	l.rows, l.all, l.cursor, l.offset, l.loaded, l.status = nil, nil, 0, 0, false, statusLine{}
 }
 
 // writerName is who last wrote a record, for the narrow writer column: a worker
@@ -673,8 +684,9 @@ func lockIndicator(l store.Lease, user string, now time.Time) (string, int) {
 	return safe.Line(l.Holder) + " since " + l.AcquiredAt.Local().Format("15:04"), heldByOther
 }
 
-// treeOrder puts documents in depth-first tree order with their depths; orphans (a parent
-// not loaded) are shown at the root. Without tree (a search), the order is by id, flat.
+// treeOrder puts the records of a tree kind in depth-first tree order with their depths;
+// orphans (a parent not loaded) are shown at the root. Without tree (a search), the order
+// is by id, flat.
 func treeOrder(recs []*store.Record, tree bool) ([]*store.Record, map[int64]int) {
 	depth := map[int64]int{}
 	if !tree {
@@ -687,7 +699,7 @@ func treeOrder(recs []*store.Record, tree bool) ([]*store.Record, map[int64]int)
 	children := map[int64][]*store.Record{}
 	var roots []*store.Record
 	for _, r := range recs {
-		p, _ := r.Fields["parent_id"].(int64)
+		p, _ := r.Fields[store.ParentField].(int64)
 		if p == 0 || !byID[p] {
 			roots = append(roots, r)
 			continue

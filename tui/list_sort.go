@@ -3,20 +3,24 @@ package tui
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
-// Sorting the product list and folding the documents' tree.
+// Sorting a paged kind's list and folding a tree kind's.
 
-// listSorts are the product list's orders that s cycles through: id, then each field the
-// store can sort by that the list shows.
+// listSorts are the list's orders that s cycles through: id, then each field the store can
+// sort by (Registry.SortFields) that the list may show (its title and short fields; a
+// product's sku has no column).
 func (l *listModel) listSorts() []string {
 	out := []string{""}
-	for _, f := range l.c.reg.SortFields(store.KindProduct) {
-		if f.Name != "sku" { // the list shows no sku column
+	shown := columnCandidates(l.c.reg, l.kind)
+	for _, f := range l.c.reg.SortFields(l.kind) {
+		if f.Name == l.c.reg.TitleField(l.kind) || slices.Contains(shown, f) {
 			out = append(out, f.Name)
 		}
 	}
@@ -26,8 +30,8 @@ func (l *listModel) listSorts() []string {
 // cycleSort moves to the next sort column (ascending), or with reverse turns the order of
 // the current one around, and loads the first page in the new order.
 func (l *listModel) cycleSort(reverse bool) tea.Cmd {
-	if l.kind != store.KindProduct {
-		l.status.info("documents are listed as a tree: f folds and unfolds the selected one")
+	if l.tree() {
+		l.status.info(safe.Line(tabName(l.c.reg, l.kind)) + " are listed as a tree: f folds and unfolds the selected one")
 		return nil
 	}
 	switch {
@@ -63,18 +67,18 @@ func (l *listModel) sortMark() string {
 
 // sortedHeader marks the column header of the sort field: "price▲".
 func (l *listModel) sortedHeader(name, header string) string {
-	if l.kind == store.KindProduct && l.sort == name {
+	if !l.tree() && l.sort == name {
 		return header + l.sortMark()
 	}
 	return header
 }
 
-// unfoldedRows makes rows the documents of the tree that no folded document hides, and
-// counts each document's children.
+// unfoldedRows makes rows the records of the tree that no folded record hides, and counts
+// each record's children.
 func (l *listModel) unfoldedRows() {
 	l.kids = map[int64]int{}
 	for _, r := range l.all {
-		if p, ok := r.Fields["parent_id"].(int64); ok {
+		if p, ok := r.Fields[store.ParentField].(int64); ok {
 			l.kids[p]++
 		}
 	}
@@ -98,18 +102,19 @@ func (l *listModel) unfoldedRows() {
 	l.rows = rows
 }
 
-// toggleFold folds or unfolds the selected document's subtree, keeping the cursor on it.
+// toggleFold folds or unfolds the selected record's subtree, keeping the cursor on it.
 func (l *listModel) toggleFold() {
 	r := l.selected()
+	table := safe.Line(tabName(l.c.reg, l.kind))
 	switch {
-	case l.kind != store.KindDocument:
-		l.status.info("f folds documents; products sort with s (o reverses)")
+	case !l.tree():
+		l.status.info(l.foldsWhat() + table + " sort with s (o reverses)")
 		return
 	case l.search != "":
 		l.status.info("a filtered list is flat: esc clears the filter")
 		return
 	case r == nil || l.kids[r.ID] == 0:
-		l.status.info("nothing to fold: no documents under this one")
+		l.status.info("nothing to fold: no " + table + " under this one")
 		return
 	}
 	l.folded[r.ID] = !l.folded[r.ID]
@@ -120,16 +125,30 @@ func (l *listModel) toggleFold() {
 	l.cursor = max(l.indexOf(r.ID), 0)
 	l.clampOffset()
 	if l.folded[r.ID] {
-		l.status.info(fmt.Sprintf("folded %d · %s", r.ID, r.Title()))
+		l.status.info(fmt.Sprintf("folded %d · %s", r.ID, safe.Line(l.c.reg.TitleOf(r))))
 	} else {
-		l.status.info(fmt.Sprintf("unfolded %d · %s", r.ID, r.Title()))
+		l.status.info(fmt.Sprintf("unfolded %d · %s", r.ID, safe.Line(l.c.reg.TitleOf(r))))
 	}
 }
 
-// foldMark is the mark before a document with children: [+] folded, [-] open.
+// foldsWhat says which tabs f folds: "f folds documents; " ("" for a schema without a tree).
+func (l *listModel) foldsWhat() string {
+	var trees []string
+	for _, k := range l.c.reg.Kinds() {
+		if l.c.reg.Tree(k) {
+			trees = append(trees, safe.Line(tabName(l.c.reg, k)))
+		}
+	}
+	if len(trees) == 0 {
+		return ""
+	}
+	return "f folds " + strings.Join(trees, ", ") + "; "
+}
+
+// foldMark is the mark before a record of a tree with children: [+] folded, [-] open.
 func (l *listModel) foldMark(r *store.Record) string {
 	switch {
-	case l.kind != store.KindDocument || l.search != "" || l.kids[r.ID] == 0:
+	case !l.tree() || l.search != "" || l.kids[r.ID] == 0:
 		return ""
 	case l.folded[r.ID]:
 		return fmt.Sprintf("[+%d] ", l.kids[r.ID])

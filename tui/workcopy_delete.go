@@ -112,7 +112,7 @@ func (s *copyDelete) View() string {
 	}
 	title := ""
 	if cf.Theirs != nil {
-		title = ` "` + safe.Line((&store.Record{Kind: cf.Kind, Fields: cf.Theirs}).Title()) + `"`
+		title = ` "` + safe.Line(c.reg.TitleOf(&store.Record{Kind: cf.Kind, Fields: cf.Theirs})) + `"`
 	}
 	line(st.Title.Render, fmt.Sprintf("conflict · %s %d%s · deleted here", cf.Kind, cf.ID, title))
 	b.WriteByte('\n')

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,18 +10,18 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/sqlite"
+	"github.com/tandem-editor/tandem/store/memory"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
-// copySetup is a source (a SQLite file) with n products, a working copy cloned from it, and
-// a TUI on the copy whose S opens the source file afresh, as tandem tui does.
+// copySetup is a source with n products, a working copy cloned from it, and a TUI on the
+// copy whose S syncs with the source, as tandem tui does. Both stores are in memory: the
+// TUI sees nothing of a store but its contract.
 type copySetup struct {
-	ctx     context.Context
-	srcPath string
-	src     *sqlite.DB
-	wc      *sqlite.DB
-	d       *driver
+	ctx context.Context
+	src *memory.DB
+	wc  *memory.DB
+	d   *driver
 }
 
 func newCopySetup(t *testing.T, n int) *copySetup {
@@ -34,39 +33,31 @@ func newCopySetup(t *testing.T, n int) *copySetup {
 func newCopySetupWith(t *testing.T, n int, o tsync.CloneOptions) *copySetup {
 	t.Helper()
 	ctx := store.WithActor(context.Background(), store.Actor{Name: "erin", Role: store.RoleEditor})
-	dir := t.TempDir()
-	cs := &copySetup{ctx: ctx, srcPath: filepath.Join(dir, "src.db")}
-	var err error
-	if cs.src, err = sqlite.Open(ctx, cs.srcPath, store.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.src.Close() })
+	cs := &copySetup{ctx: ctx, src: memory.New(store.Options{}), wc: memory.New(store.Options{})}
+	t.Cleanup(func() { cs.wc.Close(); cs.src.Close() })
 	mustSeed(t, cs.src, n)
-	if cs.wc, err = sqlite.Open(ctx, filepath.Join(dir, "wc.db"), store.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.wc.Close() })
-	o.Source = cs.srcPath
+	o.Source = "/data/src.db"
 	if _, err := tsync.Clone(ctx, cs.src, cs.wc, o); err != nil {
 		t.Fatal(err)
 	}
 	cs.d = newDriver(t, cs.wc, "erin", func(o *Options) {
-		o.OpenSource = func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, cs.srcPath, store.Options{}) }
+		o.OpenSource = func(context.Context) (store.Store, error) { return unclosed{cs.src}, nil }
 	})
 	cs.d.waitFor("offline copy of src.db")
 	return cs
 }
 
-// syncElsewhere syncs the copy as another tandem would: through a store of its own on the
-// same file, not the TUI's. It returns the sync's report.
+// unclosed is a store whose Close leaves it open: the TUI closes the source it opened for a
+// sync, and the test's source lives on.
+type unclosed struct{ store.Store }
+
+func (unclosed) Close() error { return nil }
+
+// syncElsewhere syncs the copy as another tandem would, outside the TUI: the TUI hears of
+// it only from the copy. It returns the sync's report.
 func (cs *copySetup) syncElsewhere(t *testing.T) *tsync.Report {
 	t.Helper()
-	other, err := sqlite.Open(cs.ctx, filepath.Join(filepath.Dir(cs.srcPath), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	rep, err := tsync.Sync(cs.ctx, cs.src, other)
+	rep, err := tsync.Sync(cs.ctx, cs.src, cs.wc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/sqlite"
+	"github.com/tandem-editor/tandem/store/memory"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
@@ -25,22 +25,15 @@ import (
 func TestTeatest_PartialCopyRefusesOtherKind(t *testing.T) {
 	ctx := store.WithActor(context.Background(), store.Actor{Name: "erin", Role: store.RoleEditor})
 	dir := t.TempDir()
-	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, wc := memory.New(store.Options{}), memory.New(store.Options{})
 	defer src.Close()
+	defer wc.Close()
 	mustSeed(t, src, 2)
 	root, err := src.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Handbook"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc, err := sqlite.Open(ctx, filepath.Join(dir, "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
-	st, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: filepath.Join(dir, "src.db"), Kinds: []store.Kind{store.KindDocument}, Subtree: root.ID})
+	st, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: "/data/src.db", Kinds: []store.Kind{store.KindDocument}, Subtree: root.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

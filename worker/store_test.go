@@ -1,32 +1,26 @@
 package worker
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
-	"github.com/tandem-editor/tandem/store/sqlite"
+	"github.com/tandem-editor/tandem/store/memory"
 )
 
-// openStore returns a fresh SQLite store in a real file for one test.
+// openStore returns a fresh in-memory store for one test: the workers use nothing of a store
+// but its contract, which memory keeps.
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "tandem.db"), store.Options{})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
+	db := memory.New(store.Options{})
 	t.Cleanup(func() { db.Close() })
 	return db
 }
 
-// openCopy returns a fresh working copy in a real file (source "team.db"), holding recs as
-// the source has them.
-func openCopy(t *testing.T, recs ...*store.Record) *sqlite.DB {
+// openCopy returns a fresh in-memory working copy (source "team.db"), holding recs as the
+// source has them.
+func openCopy(t *testing.T, recs ...*store.Record) *memory.DB {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "train.db"), store.Options{})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
+	db := memory.New(store.Options{})
 	t.Cleanup(func() { db.Close() })
 	if err := db.StartCopy(t.Context(), store.CopyState{SourceID: "src", Source: "team.db", Kinds: store.DefaultRegistry().Kinds(), Position: 1}); err != nil {
 		t.Fatal(err)

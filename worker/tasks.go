@@ -11,44 +11,94 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// Task is one kind of background work: a system field derived from a record's content.
+// Task is one kind of background work: a system field derived from a record's content. The
+// schema says which fields a task keeps (worker: NAME on the field, see store/sample.yaml);
+// the task works on every kind that has one and does nothing on the others.
 type Task struct {
-	// Name is the task's name on the command line (tandem worker NAME).
+	// Name is the task's name on the command line (tandem worker NAME) and in the schema.
 	Name string
-	// Kinds are the record kinds the task works on.
-	Kinds []store.Kind
-	// Derive returns the values of the system fields the task maintains, as they should be
-	// for r. It is pure: the same record gives the same values. Fields it omits are left alone.
-	Derive func(reg *store.Registry, r *store.Record) store.Values
+	// Value returns the value the task keeps for r. It is pure: the same record gives the
+	// same value.
+	Value func(reg *store.Registry, r *store.Record) any
 }
 
-// Checksum writes the SHA-256 of a record's editor content (ContentHash) to its checksum field.
+// Fields returns the fields of kind that the task keeps: those the schema marks with
+// worker: and the task's name, in display order; none when the kind has none.
+func (t Task) Fields(reg *store.Registry, kind store.Kind) []*store.Field {
+	var out []*store.Field
+	for _, f := range reg.Fields(kind) {
+		if f.Worker == t.Name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Kinds returns the kinds of the schema that have a field the task keeps, in schema order.
+func (t Task) Kinds(reg *store.Registry) []store.Kind {
+	var out []store.Kind
+	for _, k := range reg.Kinds() {
+		if len(t.Fields(reg, k)) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Derive returns the values of the fields the task keeps, as they should be for r; nil when
+// r's kind has no such field.
+func (t Task) Derive(reg *store.Registry, r *store.Record) store.Values {
+	fs := t.Fields(reg, r.Kind)
+	if len(fs) == 0 {
+		return nil
+	}
+	v := t.Value(reg, r)
+	out := make(store.Values, len(fs))
+	for _, f := range fs {
+		out[f.Name] = v
+	}
+	return out
+}
+
+// Checksum keeps the SHA-256 of a record's editor content (ContentHash) in a string field
+// (worker: checksum).
 var Checksum = Task{
-	Name:  "checksum",
-	Kinds: []store.Kind{store.KindProduct, store.KindDocument},
-	Derive: func(reg *store.Registry, r *store.Record) store.Values {
-		return store.Values{"checksum": "sha256:" + ContentHash(reg, r)}
+	Name: "checksum",
+	Value: func(reg *store.Registry, r *store.Record) any {
+		return "sha256:" + ContentHash(reg, r)
 	},
 }
 
-// Thumbnail writes a product's thumbnail path, derived from its sku and content hash, so the
-// path changes whenever the content does (a cache-busting name a renderer would fill in).
+// Thumbnail keeps a thumbnail path in a string field (worker: thumbnail), derived from the
+// record's name (its kind's first unique field, else its title: a product's sku) and its
+// content hash, so the path changes whenever the content does (a cache-busting name a
+// renderer would fill in).
 var Thumbnail = Task{
-	Name:  "thumbnail",
-	Kinds: []store.Kind{store.KindProduct},
-	Derive: func(reg *store.Registry, r *store.Record) store.Values {
-		sku, _ := r.Fields["sku"].(string)
-		return store.Values{"thumbnail": fmt.Sprintf("thumbs/%s-%s.png", slug(sku), ContentHash(reg, r)[:12])}
+	Name: "thumbnail",
+	Value: func(reg *store.Registry, r *store.Record) any {
+		name := reg.TitleField(r.Kind)
+		if u := reg.UniqueFields(r.Kind); len(u) > 0 {
+			name = u[0].Name
+		}
+		s, _ := r.Fields[name].(string)
+		return fmt.Sprintf("thumbs/%s-%s.png", slug(s, string(r.Kind)), ContentHash(reg, r)[:12])
 	},
 }
 
-// WordCount writes the number of words in a document's body to its word_count field.
+// WordCount keeps the number of words in a record's editor text (its text fields owned by
+// editors: a document's body) in an int field (worker: wordcount).
 var WordCount = Task{
-	Name:  "wordcount",
-	Kinds: []store.Kind{store.KindDocument},
-	Derive: func(reg *store.Registry, r *store.Record) store.Values {
-		body, _ := r.Fields["body"].(string)
-		return store.Values{"word_count": int64(len(strings.Fields(body)))}
+	Name: "wordcount",
+	Value: func(reg *store.Registry, r *store.Record) any {
+		n := 0
+		for _, f := range reg.Fields(r.Kind) {
+			if f.Type != store.TypeText || f.Owner != store.OwnerEditor {
+				continue
+			}
+			s, _ := r.Fields[f.Name].(string)
+			n += len(strings.Fields(s))
+		}
+		return int64(n)
 	},
 }
 
@@ -86,8 +136,9 @@ func ContentHash(reg *store.Registry, r *store.Record) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// slug turns a sku into a safe file name part: lower-case letters, digits and dashes.
-func slug(s string) string {
+// slug turns a name (a sku) into a safe file name part: lower-case letters, digits and
+// dashes; the word empty when nothing is left of the name.
+func slug(s, empty string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -104,7 +155,7 @@ func slug(s string) string {
 	}
 	out := strings.TrimSuffix(b.String(), "-")
 	if out == "" {
-		return "product"
+		return empty
 	}
 	return out
 }

@@ -1,5 +1,7 @@
 // Package worker runs tandem's background workers: programs that keep system-owned fields
-// (checksum, thumbnail, word_count) in step with what people write. A worker is a system
+// in step with what people write. The schema names the fields each task keeps (worker:
+// checksum, thumbnail or wordcount on a field; the sample's checksum, thumbnail and
+// word_count); a task does nothing on kinds without one. A worker is a system
 // writer. For every record whose derived value is stale it takes a lease on the record's
 // system group (kept alive by locks, so several workers share the work and never do one
 // record at the same moment), claims a job idempotency key for the record version it computes
@@ -109,7 +111,8 @@ func (w *Worker) Run(ctx context.Context) (Summary, error) {
 	}
 }
 
-// RunOnce makes one pass over every record of the task's kinds and does the stale ones.
+// RunOnce makes one pass over every record of the kinds whose schema has a field the task
+// keeps (Task.Kinds; none is no error) and does the stale ones.
 // ctx must carry a system actor (EINVALID otherwise). A working copy is refused
 // (EFORBIDDEN, store.CheckCopyWriter): it takes no system writes, so the worker runs
 // against the copy's source. It returns an error only when the pass itself could not run
@@ -146,7 +149,11 @@ func (w *Worker) check(ctx context.Context) error {
 func (w *Worker) pass(ctx context.Context) (Summary, error) {
 	var s Summary
 	reg := w.st.Registry()
-	for _, kind := range w.task.Kinds {
+	kinds := w.task.Kinds(reg)
+	if len(kinds) == 0 {
+		w.logf("no field of the schema names worker %s: nothing to keep", w.task.Name)
+	}
+	for _, kind := range kinds {
 		var after int64
 		for {
 			recs, err := w.st.FindRecords(ctx, store.Filter{Kind: kind, AfterID: after, Limit: pageSize})

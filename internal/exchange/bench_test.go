@@ -90,6 +90,12 @@ func (s sinkStore) FindRecord(_ context.Context, kind store.Kind, id int64) (*st
 		"categories": []string{"lighting"}, "availability": "in_stock"}}, nil
 }
 
+// FindRecords finds nothing: the dry run's look-up of each sku (--all-or-nothing's check)
+// meets no other product holding it.
+func (s sinkStore) FindRecords(context.Context, store.Filter) ([]*store.Record, error) {
+	return nil, nil
+}
+
 func (s sinkStore) CreateRecord(_ context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	return &store.Record{Kind: kind, ID: opts[0].ID, Version: 1, Fields: vals}, nil
 }

@@ -109,6 +109,23 @@ func cell(f *store.Field, v any) string {
 	return f.Format(v)
 }
 
+// kindChoice names the kinds of reg as a choice, in schema order: "product or document"
+// for the sample schema.
+func kindChoice(reg *store.Registry) string {
+	kinds := reg.Kinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	switch len(names) {
+	case 0:
+		return "a kind of this store (it has none)"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // fileErrorf is a problem of the whole file (bad input): nothing of it is imported.
 func fileErrorf(line int, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)

@@ -66,7 +66,7 @@ type ImportOptions struct {
 }
 
 // Importer applies import rows to a store, one write (one transaction) per row, two for a
-// row that changes a document's fields and moves it (see updateAndMove).
+// row that changes the fields of a record of a tree kind and moves it (see updateAndMove).
 type Importer struct {
 	st  store.Store
 	reg *store.Registry
@@ -225,23 +225,32 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
 	if im.opt.DryRun {
 		// What the store's create would refuse, given the rows before (which a dry run did
-		// not write): the parent, and a sku an earlier row gives to another product.
-		if p, ok := vals["parent_id"].(int64); ok && row.Kind == store.KindDocument {
-			if err := im.checkNewChild(ctx, p); err != nil {
-				return im.refused(res, err)
-			}
-		}
+		// not write), in the order of its checks (Registry.RunCreate): a unique value (a
+		// sku) an earlier row gives to another record, a ref to a record that does not
+		// exist, the parent.
 		id := opt.ID
 		if id == 0 {
 			id = -int64(pos + 1)
 		}
-		if err := im.checkSKU(ctx, id, pos, vals["sku"]); err != nil {
+		if err := im.checkUnique(ctx, row.Kind, id, vals); err != nil {
 			return im.refused(res, err)
 		}
-		im.tookSKU(id, pos, vals["sku"])
-		if opt.ID != 0 && row.Kind == store.KindDocument {
-			if err := im.placed(ctx, opt.ID, vals["parent_id"]); err != nil {
-				return res, err
+		if err := im.checkRefs(ctx, row.Kind, vals); err != nil {
+			return im.refused(res, err)
+		}
+		tree := im.reg.Tree(row.Kind)
+		if p, ok := vals[store.ParentField].(int64); ok && tree {
+			if err := im.checkNewChild(ctx, row.Kind, p); err != nil {
+				return im.refused(res, err)
+			}
+		}
+		im.tookUnique(row.Kind, id, pos, vals)
+		if opt.ID != 0 {
+			im.createdWith(row.Kind, opt.ID)
+			if tree {
+				if err := im.placed(ctx, row.Kind, opt.ID, vals[store.ParentField]); err != nil {
+					return res, err
+				}
 			}
 		}
 		res.Version = 1
@@ -252,15 +261,15 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 		return im.refused(res, err)
 	}
 	res.ID, res.Version = r.ID, r.Version
-	if r.Kind == store.KindDocument {
-		im.view.tree.place(r.ID, parentOf(r))
+	if im.reg.Tree(r.Kind) {
+		im.tree(r.Kind).place(r.ID, parentOf(r))
 	}
 	return res, nil
 }
 
-// parentOf returns a document's parent id, 0 at the root.
+// parentOf returns the parent id of a record of a tree kind, 0 at the root.
 func parentOf(r *store.Record) int64 {
-	p, _ := r.Fields["parent_id"].(int64)
+	p, _ := r.Fields[store.ParentField].(int64)
 	return p
 }
 
@@ -270,10 +279,10 @@ func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, c
 	set, skipped := im.writable(row.Kind, actor.Role, row.Set, cur.Fields)
 	note := skippedNote(skipped, actor.Role)
 	var move *store.Move
-	if p, ok := set["parent_id"]; ok {
-		// parent_id is written by a move, after the other fields (a move is idempotent: a
-		// move to the parent the document has writes nothing).
-		delete(set, "parent_id")
+	if p, ok := set[store.ParentField]; ok && im.reg.Tree(row.Kind) {
+		// A tree kind's parent_id is written by a move, after the other fields (a move is
+		// idempotent: a move to the parent the record has writes nothing).
+		delete(set, store.ParentField)
 		move = &store.Move{}
 		if id, ok := p.(int64); ok {
 			move.Parent = &id
@@ -326,7 +335,7 @@ func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, c
 				changes = "the row differs from the store in " + strings.Join(changed, ", ") +
 					fmt.Sprintf(" (version %d kept no history to tell its changes from others')", row.Version)
 			} else if len(changed) == 0 {
-				changes = "the row moves the document"
+				changes = "the row moves the " + string(row.Kind)
 			}
 			res.Outcome = Conflict
 			res.Message = fmt.Sprintf("edited from version %d, but the store is at version %d (last written by %s); %s; nothing written (--merge merges)",
@@ -357,18 +366,22 @@ func (im *Importer) write(ctx context.Context, res Result, pos int, row *Row, ba
 	if move != nil {
 		// Decided before anything is written, so that a move the store would refuse leaves
 		// the whole row unwritten.
-		if err := im.checkMove(ctx, row.ID, *move); err != nil {
+		if err := im.checkMove(ctx, row.Kind, row.ID, *move); err != nil {
 			r, err := im.refused(res, err)
 			return r, false, err
 		}
 	}
 	res.Fields = u.FieldNames()
 	if move != nil {
-		res.Fields = append(res.Fields, "parent_id")
+		res.Fields = append(res.Fields, store.ParentField)
 	}
 	res.Outcome, res.Message = Updated, note
 	if im.opt.DryRun {
-		if err := im.checkSKU(ctx, row.ID, pos, set["sku"]); err != nil {
+		if err := im.checkUnique(ctx, row.Kind, row.ID, set); err != nil {
+			r, err := im.refused(res, err)
+			return r, false, err
+		}
+		if err := im.checkRefs(ctx, row.Kind, set); err != nil {
 			r, err := im.refused(res, err)
 			return r, false, err
 		}
@@ -381,9 +394,9 @@ func (im *Importer) write(ctx context.Context, res Result, pos int, row *Row, ba
 			}
 			if move != nil {
 				r.Version++
-				err = im.placed(ctx, row.ID, move.NewParent())
+				err = im.placed(ctx, row.Kind, row.ID, move.NewParent())
 			}
-			im.tookSKU(row.ID, pos, set["sku"])
+			im.tookUnique(row.Kind, row.ID, pos, set)
 		}
 		return r, retry, err
 	}
@@ -416,17 +429,18 @@ func (im *Importer) retryConflict(res Result, row *Row) (Result, bool, error) {
 }
 
 // fieldsKey is the idempotency key of the save of a row's fields when the row also moves a
-// document: the row's own key (key) is completed once the move has landed too.
+// record: the row's own key (key) is completed once the move has landed too.
 func fieldsKey(key string) string { return key + ":fields" }
 
-// updateAndMove applies a row that moves a document (and may change its other fields: u),
-// checked before (checkMove). The store writes a save and a move in two transactions, so the
-// row is made one unit by its key: the row's key is claimed first (another import of the same
-// row waits for it or replays it), the fields are saved under a key of their own, then the
-// move is made, and only then is the row's key completed. When the move is refused after the
-// fields landed (another writer changed the tree since the check), the row is reported with
-// the move's refusal and what was written, and its key is released: the next import of the
-// file finishes the row (resume) instead of calling it imported.
+// updateAndMove applies a row that moves a record of a tree kind (and may change its other
+// fields: u), checked before (checkMove). The store writes a save and a move in two
+// transactions, so the row is made one unit by its key: the row's key is claimed first
+// (another import of the same row waits for it or replays it), the fields are saved under a
+// key of their own, then the move is made, and only then is the row's key completed. When
+// the move is refused after the fields landed (another writer changed the tree since the
+// check), the row is reported with the move's refusal and what was written, and its key is
+// released: the next import of the file finishes the row (resume) instead of calling it
+// imported.
 func (im *Importer) updateAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
 	if r, ok, err := im.takeRow(ctx, res, row, key); !ok {
 		return r, false, err
@@ -462,7 +476,7 @@ func (im *Importer) release(ctx context.Context, key string) {
 	_ = im.st.FailKey(ctx, store.ScopeAPI, key)
 }
 
-// saveAndMove saves the row's fields (u, under fieldsKey) and moves the document, with the
+// saveAndMove saves the row's fields (u, under fieldsKey) and moves the record, with the
 // row's key claimed (takeRow), then completes the key; it releases the key when the row does
 // not land.
 func (im *Importer) saveAndMove(ctx context.Context, res Result, row *Row, u store.Update, m store.Move, key string) (Result, bool, error) {
@@ -480,7 +494,7 @@ func (im *Importer) saveAndMove(ctx context.Context, res Result, row *Row, u sto
 		}
 		saved, res.Version = ur, ur.Version
 	}
-	mr, err := im.st.MoveRecord(ctx, store.KindDocument, row.ID, m)
+	mr, err := im.st.MoveRecord(ctx, row.Kind, row.ID, m)
 	if err != nil {
 		release()
 		r, rerr := im.refused(res, err)
@@ -494,12 +508,12 @@ func (im *Importer) saveAndMove(ctx context.Context, res Result, row *Row, u sto
 	}
 	res.Version = mr.Record.Version
 	if mr.Unchanged {
-		res.Fields = slices.DeleteFunc(res.Fields, func(s string) bool { return s == "parent_id" })
+		res.Fields = slices.DeleteFunc(res.Fields, func(s string) bool { return s == store.ParentField })
 	}
 	if len(res.Fields) == 0 {
 		res.Outcome = Unchanged
 	}
-	im.view.tree.place(row.ID, parentOf(mr.Record))
+	im.tree(row.Kind).place(row.ID, parentOf(mr.Record))
 	done := store.KeyResult{Kind: row.Kind, ID: row.ID, Version: res.Version, Unchanged: res.Outcome == Unchanged}
 	if err := im.st.CompleteKey(ctx, store.ScopeAPI, key, done.Encode(), 0); err != nil {
 		return res, false, fmt.Errorf("%s %d: the row landed, but its key was not recorded: %w", row.Kind, row.ID, err)
@@ -547,7 +561,7 @@ func (im *Importer) resume(ctx context.Context, res Result, row *Row, m store.Mo
 	}
 	res.Version = cur.Version
 	set, _ := im.writable(row.Kind, role, row.Set, cur.Fields)
-	delete(set, "parent_id")
+	delete(set, store.ParentField)
 	earlier := fmt.Sprintf("an earlier import of this row wrote its other fields (version %d) but not its move", kr.Version)
 	if cur.Version != kr.Version && (row.Version != 0 || len(set) > 0) {
 		im.release(ctx, key)
@@ -556,13 +570,13 @@ func (im *Importer) resume(ctx context.Context, res Result, row *Row, m store.Mo
 			earlier, cur.Version, cur.UpdatedBy)
 		return res, nil
 	}
-	if err := im.checkMove(ctx, row.ID, m); err != nil {
+	if err := im.checkMove(ctx, row.Kind, row.ID, m); err != nil {
 		im.release(ctx, key)
 		r, rerr := im.refused(res, err)
 		r.Message = earlier + "; " + r.Message
 		return r, rerr
 	}
-	res.Fields = []string{"parent_id"}
+	res.Fields = []string{store.ParentField}
 	res.Outcome = Updated
 	r, _, err := im.saveAndMove(ctx, res, row, store.Update{}, m, key)
 	if err == nil && r.Outcome == Updated {
@@ -621,7 +635,7 @@ func (im *Importer) mergeAndWrite(ctx context.Context, res Result, pos int, row 
 	}
 	mine, b := store.Values{}, store.Values{}
 	for name, v := range row.Set {
-		if f, err := im.reg.Field(row.Kind, name); err != nil || name == "parent_id" || !f.Writable(role) {
+		if f, err := im.reg.Field(row.Kind, name); err != nil || (name == store.ParentField && im.reg.Tree(row.Kind)) || !f.Writable(role) {
 			continue
 		}
 		mine[name], b[name] = v, base[name]

@@ -314,7 +314,7 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 	}
 	kind, err := x.reg.ParseKind(cells[colKind])
 	if err != nil {
-		row.Err = rowErrorf("kind: %v", err)
+		row.Err = rowErrorf("kind: %q is not %s", cells[colKind], kindChoice(x.reg))
 		return nil
 	}
 	if x.kind == "" {
@@ -331,7 +331,7 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 		x.kind = kind
 	}
 	if kind != x.kind {
-		row.Err = rowErrorf("a %s in a file of %ss (a CSV file holds one kind)", kind, x.kind)
+		row.Err = rowErrorf("a %s in a file of %s (a CSV file holds one kind)", kind, x.reg.Def(x.kind).Table)
 		return nil
 	}
 	row.Kind = kind
@@ -762,7 +762,7 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	}
 	kind, err := x.reg.ParseKind(jr.Kind)
 	if err != nil {
-		row.Err = rowErrorf("kind: %v", err)
+		row.Err = rowErrorf("kind: %q is not %s", jr.Kind, kindChoice(x.reg))
 		return
 	}
 	row.Kind = kind

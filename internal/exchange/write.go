@@ -50,10 +50,14 @@ type WriterOptions struct {
 	RawCells bool
 }
 
-// NewWriter returns a Writer of records of kind to w. EINVALID for an unknown field.
+// NewWriter returns a Writer of records of kind to w. EINVALID for a kind or field reg does
+// not have.
 func NewWriter(w io.Writer, format Format, reg *store.Registry, kind store.Kind, o WriterOptions) (*Writer, error) {
 	if _, err := ParseFormat(string(format)); err != nil {
 		return nil, err
+	}
+	if _, err := reg.Table(kind); err != nil {
+		return nil, err // a kind the schema does not have
 	}
 	fields, err := exportFields(reg, kind, o.Fields)
 	if err != nil {

@@ -37,8 +37,13 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 			return replay.ReplayDelete(), nil
 		}
 	}
+	undo := func() {}
+	if db.wc != nil {
+		undo = db.snapshot() // a working copy's delete can be refused after a record went (queueDelete)
+	}
 	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), db.stamp(), deleteSteps{db, kind, actor, now})
 	if err != nil {
+		undo()
 		return nil, err
 	}
 	if d.IdempotencyKey != "" {
@@ -86,6 +91,9 @@ func (s deleteSteps) Conflict(id, base int64) error {
 func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
 	s.db.history = append(s.db.history, historyEntry{kind: rec.Kind, id: rec.ID, row: tomb})
 	delete(s.db.records[rec.Kind], rec.ID)
+	if err := s.db.queueDelete(rec, s.actor, tomb.At); err != nil {
+		return err
+	}
 	s.db.appendChange(store.Change{Event: store.EventDeleted, Kind: rec.Kind, RecordID: rec.ID, Version: tomb.Version,
 		Actor: s.actor.Name, Role: s.actor.Role, History: true, At: tomb.At})
 	return nil
@@ -123,12 +131,22 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	if rows := db.historyRows(kind, id, 0, 1<<62); len(rows) > 0 {
 		newest = &rows[len(rows)-1]
 	}
+	pending, err := db.pendingDelete(kind, id, exists) // the delete a restore on a working copy cancels
+	if err != nil {
+		return nil, err
+	}
 	plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 		_, ok := db.records[kind][p]
 		return ok, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if pending != 0 && plan.Note != "" {
+		// At the root here, under its parent on the source: the copy would differ from the
+		// source with nothing in the outbox to say so.
+		was, _ := db.reg.DecodeSnapshot(kind, newest.Snapshot)
+		return nil, store.RestoreUnderDeleted(id, was[store.ParentField])
 	}
 	if plan.Parent != 0 {
 		if err := db.reg.CheckParent(parentSteps{db, kind, db.dbNow()}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
@@ -147,6 +165,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, err
 	}
 	db.records[kind][id] = rec
+	if pending != 0 {
+		db.cancelDelete(kind, id, pending) // back as the source still has it: no create to push
+	} else {
+		db.queueWrite(nil, rec)
+	}
 	db.history = append(db.history, historyEntry{kind: kind, id: id, row: row})
 	db.appendChange(store.Change{Event: store.EventRestored, Kind: kind, RecordID: id, Version: rec.Version,
 		Actor: actor.Name, Role: actor.Role, Fields: slices.Clone(row.Fields), History: true, At: stamp})

@@ -51,10 +51,12 @@ func (s moveSteps) CheckMove(id, parent int64) error { return s.db.checkMove(s.k
 
 func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
 	r := s.db.records[s.kind][id]
+	old := r.Clone()
 	stamp := s.db.stamp()
 	r.Fields[p.Field] = parent
 	r.Version++
 	r.UpdatedBy, r.UpdatedAt = p.Actor.Name, stamp
+	s.db.queueWrite(old, r)
 	names := []string{p.Field}
 	if p.Keep {
 		if err := s.db.addVersion(r, p.Actor.HistoryName(), stamp, names, nil); err != nil {

@@ -73,6 +73,9 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 	if err := db.reg.CheckLeaseRequest(req); err != nil {
 		return nil, err
 	}
+	if db.wc != nil {
+		return nil, store.CopyLeaseRefused("in memory")
+	}
 	if _, err := db.find(req.Kind, req.RecordID); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,10 @@
 // Package memory is a tandem store held in memory: the same contract as store/sqlite and
 // store/postgres (it passes storetest.Run and storetest.RunConcurrency), with no database. Code
 // that uses a store (the TUI, the lease manager, workers) tests against it, and its files
-// mirror the other backends' (record, document, history, idempotency, lease, feed), so it is
-// also the shortest statement of what a backend does. faults.go holds the test hooks: a
-// settable database clock, injected failures and call counts.
+// mirror the other backends' (record, document, history, idempotency, lease, feed, workcopy), so
+// it is also the shortest statement of what a backend does. It is a store.WorkingCopy too:
+// sync.Clone makes a store from New a copy of another, as it does an empty SQLite file.
+// faults.go holds the test hooks: a settable database clock, injected failures and call counts.
 package memory
 
 import (
@@ -55,6 +56,7 @@ type DB struct {
 	fences    map[leaseScope]int64
 	keys      map[keyID]*store.KeyRecord
 	presence  map[string]store.Presence // by session (presence.go)
+	wc        *copyState                // nil unless StartCopy made the store a working copy (workcopy.go)
 	lockedMu  sync.Mutex                // serializes LockedUpdate calls like a row lock
 	subsWG    sync.WaitGroup
 }

@@ -89,6 +89,11 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 		return nil, err
 	}
 	defer db.mu.Unlock()
+	if db.wc != nil {
+		if err := store.CheckCopyCreate(&db.wc.meta, kind, p.ID); err != nil {
+			return nil, err
+		}
+	}
 	if p.Key != "" {
 		if k, ok := db.keys[keyID{store.ScopeAPI, p.Key}]; ok {
 			replay, err := store.CheckSaveKey(*k, db.dbNow().Before(k.ExpiresAt), p.Hash)
@@ -170,6 +175,7 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	now := db.stamp()
 	r := &store.Record{Kind: kind, ID: id, Version: 1, UpdatedBy: p.Actor.Name, UpdatedAt: now, Fields: p.Values.Clone()}
 	db.records[kind][r.ID] = r
+	db.queueWrite(nil, r)
 	if p.Keep {
 		if err := db.addVersion(r, p.Actor.HistoryName(), now, p.Written, nil); err != nil {
 			return nil, err
@@ -186,14 +192,24 @@ func (db *DB) checkUnique(kind store.Kind, id int64, field, value string) error 
 	if err := store.CheckUniqueValue(field, value); err != nil {
 		return err
 	}
+	if oid := db.uniqueHolder(kind, id, field, value); oid != 0 {
+		o, _ := db.records[kind][oid].Fields[field].(string)
+		return store.DuplicateKeyError(kind, field, value, oid, o)
+	}
+	return nil
+}
+
+// uniqueHolder returns the record of kind (not id) whose unique field has the key of value,
+// 0 when there is none.
+func (db *DB) uniqueHolder(kind store.Kind, id int64, field, value string) int64 {
 	key := store.SKUKey(value)
 	for _, oid := range slices.Sorted(maps.Keys(db.records[kind])) {
 		o, _ := db.records[kind][oid].Fields[field].(string)
 		if oid != id && store.SKUKey(o) == key {
-			return store.DuplicateKeyError(kind, field, value, oid, o)
+			return oid
 		}
 	}
-	return nil
+	return 0
 }
 
 // recordExists reports whether a record of kind with id exists.
@@ -227,6 +243,11 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
 	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, fmt.Errorf("update %s %d: %w", kind, id, err)
+	}
+	if db.wc != nil {
+		if err := db.reg.CheckCopySave(&db.wc.meta, kind, actor, u); err != nil {
+			return nil, err
+		}
 	}
 	r, err := db.find(kind, id)
 	if err != nil {
@@ -267,6 +288,10 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 		}
 		keep := store.KeepsHistory(ctx, actor)
 		pre := db.reg.PreImage(kind, store.Update{Set: plan.Set}, r, keep)
+		var old *store.Record // what a working copy's outbox entry says the save changed
+		if db.wc != nil {
+			old = r.Clone()
+		}
 		for name, d := range plan.Add {
 			cur, _ := r.Fields[name].(int64)
 			r.Fields[name] = cur + d
@@ -280,6 +305,9 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 		stamp := db.stamp()
 		r.Version++
 		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
+		if old != nil {
+			db.queueWrite(old, r)
+		}
 		names := plan.FieldNames()
 		if keep {
 			if err := db.addVersion(r, actor.HistoryName(), stamp, names, pre); err != nil {
@@ -313,7 +341,10 @@ func (db *DB) conflict(r *store.Record, base int64) *store.ConflictError {
 	return e
 }
 
-func isRecordEvent(e store.Event) bool { return store.IsRecordEvent(e) }
+// isRecordEvent reports whether e is one of the store's own record writes: not a lease event,
+// nor a working copy's "pulled" change (the source's write), which the copy's operation log
+// and conflicts leave out, as the SQL stores' do.
+func isRecordEvent(e store.Event) bool { return store.IsRecordEvent(e) && e != store.EventPulled }
 
 // LockedUpdate reads the record, calls fn with a copy, and applies the update fn returns,
 // checked against the version read. LockedUpdate calls are serialized like a row lock; when

@@ -33,7 +33,7 @@ import (
 
 // latestSchemaVersion is the database schema version this build writes and understands: the
 // number of the newest embedded migration. A database with a higher version was written by
-// a newer tandem and is refused. It is the same number as the SQLite store's.
+// a newer tandem and is refused. Each store numbers its own migrations.
 var latestSchemaVersion = newestMigration()
 
 // newestMigration returns the highest migration number; a build whose migrations cannot be
@@ -92,6 +92,9 @@ type DB struct {
 	created   bool                  // this Open installed tandem's tables (Created)
 	storeID   string                // store_meta's store_id, read at open
 	selects   map[store.Kind]string // selectList of each kind, made at open
+	// uniqueIndexes names the unique indexes on key columns: a create or save that fails on
+	// one met a concurrent one with the same key and is run again, so it names the winner.
+	uniqueIndexes map[string]bool
 
 	relativeSQLs      sync.Map     // relativeSQL's statements by shape
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
@@ -110,7 +113,13 @@ var _ store.Store = (*DB)(nil)
 // migrates the schema named by the DSN's search_path (default: the role's default schema) and
 // returns the store. An unreachable server is an EUNAVAILABLE error within about five seconds;
 // a database written by a newer tandem is refused with EINVALID. No error contains the password.
+//
+// The store's schema is the one it keeps (see loadSchema): opts.Registry nil opens it with
+// that; a store without one records opts.Registry (nil: the sample schema) as version 1 and
+// creates its kinds' tables. A registry other than the store's is refused (EINVALID), a field
+// registry of the form before schemas is checked against it (store.Registry.CheckOverlay).
 func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
+	given := opts.Registry
 	opts = opts.WithDefaults()
 	if _, err := parseDSN(dsn); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -123,8 +132,6 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	}
 	cc := cfg.ConnConfig
 	db := &DB{
-		reg:      opts.Registry,
-		selects:  selectLists(opts.Registry),
 		now:      opts.Now,
 		where:    describe(cc.Config),
 		password: cc.Password,
@@ -148,7 +155,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	}
 	db.pool = pool
 	db.ctx, db.cancel = context.WithCancel(context.Background())
-	if err := db.init(ctx); err != nil {
+	if err := db.init(ctx, given); err != nil {
 		db.cancel()
 		pool.Close()
 		return nil, err
@@ -156,7 +163,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	return db, nil
 }
 
-func (db *DB) init(ctx context.Context) error {
+func (db *DB) init(ctx context.Context, given *store.Registry) error {
 	pctx, cancel := context.WithTimeout(ctx, connectTimeout+time.Second)
 	defer cancel()
 	if err := db.pool.Ping(pctx); err != nil {
@@ -181,6 +188,9 @@ func (db *DB) init(ctx context.Context) error {
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
+	if err := db.loadSchema(ctx, given); err != nil {
+		return err
+	}
 	err := db.read(ctx, "open store: read the store id", func(q querier) error {
 		err := q.QueryRow(ctx, "SELECT value FROM store_meta WHERE key = 'store_id'").Scan(&db.storeID)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -200,7 +210,8 @@ func (db *DB) init(ctx context.Context) error {
 // StoreID returns the store's random id from store_meta (see store.Meta).
 func (db *DB) StoreID() string { return db.storeID }
 
-// Registry returns the field registry the store was opened with.
+// Registry returns the store's schema (at its version in the store), or the field registry
+// of the form before schemas it was opened with.
 func (db *DB) Registry() *store.Registry { return db.reg }
 
 // SchemaVersion returns the schema version of the open database.
@@ -367,7 +378,7 @@ func (db *DB) inTxFlag(ctx context.Context, what string, repeatable *bool, fn fu
 			return db.mapErr(what, ctx.Err())
 		}
 		elapsed := time.Since(start)
-		retryable := isLockErr(err) || errors.Is(err, errRetry)
+		retryable := isLockErr(err) || errors.Is(err, errRetry) || db.uniqueKeyRace(err)
 		switch {
 		case retryable && lockRetries < maxLockRetries && elapsed < lockRetryBudget:
 			// errRetry: a concurrent transaction inserted the same key or scope first; the
@@ -387,6 +398,12 @@ func (db *DB) inTxFlag(ctx context.Context, what string, repeatable *bool, fn fu
 			return db.mapErr(what, err)
 		}
 	}
+}
+
+// uniqueKeyRace reports whether err is a unique key index's refusal: a concurrent write with
+// the same key committed first, and the transaction run again finds it and names it.
+func (db *DB) uniqueKeyRace(err error) bool {
+	return pgCode(err) == sqlstateUniqueViolation && db.uniqueIndexes[pgConstraint(err)]
 }
 
 // runTx runs one attempt. committing reports that the error came from COMMIT itself.

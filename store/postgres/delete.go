@@ -9,10 +9,10 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// DeleteRecord removes a record (with d.Subtree, also the documents below it) in one
-// transaction, leaving a tombstone in history and a deleted change per record. A document
-// delete is a hierarchy change: it takes the tree lock first, so no create or move puts a
-// document under one being deleted. See store.Records for the order of the checks and the
+// DeleteRecord removes a record (with d.Subtree, also the records below it in its tree) in
+// one transaction, leaving a tombstone in history and a deleted change per record. A delete
+// of a tree kind's record is a hierarchy change: it takes the tree lock first, so no create
+// or move puts a record under one being deleted. See store.Records for the order of the checks and the
 // errors, store/delete.go for the rules.
 func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d store.Delete) (*store.DeleteResult, error) {
 	actor, err := store.ActorFrom(ctx)
@@ -35,7 +35,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 }
 
 func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, d store.Delete, actor store.Actor) (*store.DeleteResult, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			}
 		}
 	}
-	if kind == store.KindDocument {
+	if db.reg.Tree(kind) {
 		if err := db.lockTree(ctx, tx); err != nil {
 			return nil, err
 		}
@@ -98,15 +98,15 @@ func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error 
 }
 
 func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
-	return descendants(s.ctx, s.tx, id)
+	return descendants(s.ctx, s.tx, s.kind, s.table, id)
 }
 
 func (s deleteSteps) Referrers(ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
-	t, err := table(ref.Kind)
+	t, err := s.db.table(ref.Kind)
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := s.tx.Query(s.ctx, "SELECT id FROM "+ident(t)+" WHERE "+ident(ref.Field.Name)+" = $1 AND NOT (id = ANY($2)) ORDER BY id LIMIT $3",
+	rows, _ := s.tx.Query(s.ctx, "SELECT id FROM "+t+" WHERE "+ident(ref.Field.Name)+" = $1 AND NOT (id = ANY($2)) ORDER BY id LIMIT $3",
 		id, append([]int64{}, skip...), limit) // never a NULL array: NOT (id = ANY(NULL)) is never true
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
@@ -127,17 +127,17 @@ func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
 	return err
 }
 
-// descendants maps every document below id to its parent.
-func descendants(ctx context.Context, q querier, id int64) (map[int64]int64, error) {
+// descendants maps every record below id in table (the tree kind's, quoted) to its parent.
+func descendants(ctx context.Context, q querier, kind store.Kind, table string, id int64) (map[int64]int64, error) {
 	rows, err := q.Query(ctx, `WITH RECURSIVE down (id, parent_id, depth) AS (
-			SELECT id, parent_id, 1 FROM documents WHERE parent_id = $1
+			SELECT id, parent_id, 1 FROM `+table+` WHERE parent_id = $1
 			UNION ALL
-			SELECT d.id, d.parent_id, down.depth + 1 FROM documents d JOIN down ON d.parent_id = down.id
+			SELECT d.id, d.parent_id, down.depth + 1 FROM `+table+` d JOIN down ON d.parent_id = down.id
 			WHERE down.depth < $2
 		)
 		SELECT id, parent_id FROM down`, id, walkLimit)
 	if err != nil {
-		return nil, fmt.Errorf("documents below %d: %w", id, err)
+		return nil, fmt.Errorf("%s records below %d: %w", kind, id, err)
 	}
 	defer rows.Close()
 	out := map[int64]int64{}
@@ -163,7 +163,8 @@ func insertHistoryRow(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64,
 }
 
 // RestoreRecord brings a deleted record back from its tombstone as the next version, in one
-// transaction. A document restore takes the tree lock, as a create under a parent does. See
+// transaction. A restore of a tree kind's record takes the tree lock, as a create under a
+// parent does. See
 // store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
 	actor, err := db.reg.CheckRestore(ctx, kind)
@@ -173,12 +174,12 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
-		t, err := table(kind)
+		t, err := db.table(kind)
 		if err != nil {
 			return err
 		}
 		now := db.txNow()
-		if kind == store.KindDocument {
+		if db.reg.Tree(kind) {
 			if err := db.lockTree(ctx, tx); err != nil {
 				return err
 			}
@@ -210,7 +211,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		}
 		plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 			var ok bool
-			err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM documents WHERE id = $1)", p).Scan(&ok)
+			err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", p).Scan(&ok)
 			return ok, err
 		})
 		if err != nil {

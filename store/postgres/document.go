@@ -20,80 +20,95 @@ import (
 // walkLimit stops a recursive walk in a damaged tree instead of running forever.
 const walkLimit = 4 * store.MaxDepth
 
-// lockTree takes this schema's hierarchy lock until the transaction ends.
+// lockTree takes this schema's hierarchy lock until the transaction ends. One lock serves
+// every tree kind of the store: moves of different kinds never wait long for each other,
+// and documents keep the key they always had.
 func (db *DB) lockTree(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", db.treeKey)
 	return err
 }
 
-// ancestors returns id and its ancestors, nearest first (id, its parent, ..., the root);
-// empty when id does not exist.
-func ancestors(ctx context.Context, q querier, id int64) ([]int64, error) {
+// ancestors returns id and its ancestors in table (a tree kind's, quoted), nearest first
+// (id, its parent, ..., the root); empty when id does not exist.
+func ancestors(ctx context.Context, q querier, table string, id int64) ([]int64, error) {
 	var path []int64
 	err := q.QueryRow(ctx, `WITH RECURSIVE up (id, parent_id, depth) AS (
-			SELECT id, parent_id, 1 FROM documents WHERE id = $1
+			SELECT id, parent_id, 1 FROM `+table+` WHERE id = $1
 			UNION ALL
-			SELECT d.id, d.parent_id, up.depth + 1 FROM documents d JOIN up ON d.id = up.parent_id
+			SELECT d.id, d.parent_id, up.depth + 1 FROM `+table+` d JOIN up ON d.id = up.parent_id
 			WHERE up.depth < $2
 		)
 		SELECT coalesce(array_agg(id ORDER BY depth), '{}') FROM up`, id, walkLimit).Scan(&path)
 	return path, err
 }
 
-// deepestBelow returns the longest downward path starting at id (id first).
-func deepestBelow(ctx context.Context, q querier, id int64) ([]int64, error) {
+// deepestBelow returns the longest downward path in table starting at id (id first).
+func deepestBelow(ctx context.Context, q querier, table string, id int64) ([]int64, error) {
 	var path []int64
 	err := q.QueryRow(ctx, `WITH RECURSIVE down (id, path) AS (
-			SELECT id, ARRAY[id] FROM documents WHERE id = $1
+			SELECT id, ARRAY[id] FROM `+table+` WHERE id = $1
 			UNION ALL
-			SELECT d.id, down.path || d.id FROM documents d JOIN down ON d.parent_id = down.id
+			SELECT d.id, down.path || d.id FROM `+table+` d JOIN down ON d.parent_id = down.id
 			WHERE cardinality(down.path) < $2
 		)
 		SELECT path FROM down ORDER BY cardinality(path) DESC, id LIMIT 1`, id, walkLimit).Scan(&path)
 	return path, err
 }
 
-// checkNewChild checks that a new document may be created under parent: the parent exists
-// and is not at the deepest level. The caller holds the tree lock (lockTree).
-func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, parent int64) error {
-	up, err := ancestors(ctx, tx, parent)
+// checkNewChild checks that a new record of the tree kind may be created under parent: the
+// parent exists and is not at the deepest level. The caller holds the tree lock (lockTree).
+func (db *DB) checkNewChild(ctx context.Context, tx pgx.Tx, kind store.Kind, parent int64) error {
+	t, err := db.table(kind)
+	if err != nil {
+		return err
+	}
+	up, err := ancestors(ctx, tx, t, parent)
 	if err != nil {
 		return err
 	}
 	return store.CheckNewChild(parent, up)
 }
 
-// checkMove runs the cycle and depth checks of moving id under parent on the locked tree.
-func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, id, parent int64) error {
-	up, err := ancestors(ctx, tx, parent)
+// checkMove runs the cycle and depth checks of moving id of the tree kind under parent on
+// the locked tree.
+func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, kind store.Kind, id, parent int64) error {
+	t, err := db.table(kind)
+	if err != nil {
+		return err
+	}
+	up, err := ancestors(ctx, tx, t, parent)
 	if err != nil {
 		return err
 	}
 	if err := store.CheckMoveCycle(id, parent, up); err != nil {
 		return err
 	}
-	down, err := deepestBelow(ctx, tx, id)
+	down, err := deepestBelow(ctx, tx, t, id)
 	if err != nil {
 		return err
 	}
 	return store.CheckMoveDepth(id, parent, up, down)
 }
 
-// MoveRecord puts record id of a tree kind under m.Parent (nil: at the root): under the tree lock, the
-// lease checks (a live lease on the tree group of the document or of the new parent must be
-// presented with its token: the token binds, not the holder's name), nothing more when the
-// document is there already, else the cycle and depth checks, the UPDATE, a history version
-// for an editor (as any editor write) and the change-log entry. See store.Documents for the
-// error codes.
+// MoveRecord puts record id of a tree kind under m.Parent (nil: at the root): under the
+// tree lock, the lease checks (a live lease on the tree group of the record or of the new
+// parent must be presented with its token: the token binds, not the holder's name), nothing
+// more when the record is there already, else the cycle and depth checks, the UPDATE, a
+// history version for an editor (as any editor write) and the change-log entry. See
+// store.Records for the error codes.
 func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
 	p, err := db.reg.PlanMove(ctx, kind, m)
 	if err != nil {
 		return nil, err
 	}
 	var res *store.UpdateResult
-	err = db.inTx(ctx, fmt.Sprintf("move document %d", id), false, func(tx pgx.Tx) error {
+	t, err := db.table(kind)
+	if err != nil {
+		return nil, err
+	}
+	err = db.inTx(ctx, fmt.Sprintf("move %s %d", kind, id), false, func(tx pgx.Tx) error {
 		var err error
-		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, db.txNow()})
+		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t, db.txNow()})
 		return err
 	})
 	if err != nil {
@@ -104,31 +119,35 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 
 // moveSteps are a move's reads and writes inside its transaction (store.MoveSteps).
 type moveSteps struct {
-	ctx context.Context
-	db  *DB
-	tx  pgx.Tx
-	now time.Time
+	ctx   context.Context
+	db    *DB
+	tx    pgx.Tx
+	kind  store.Kind
+	table string // the kind's, quoted
+	now   time.Time
 }
 
 // LockTree takes the tree lock (see the top of this file).
 func (s moveSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
 
 func (s moveSteps) Find(id int64) (*store.Record, error) {
-	return s.db.findRecord(s.ctx, s.tx, store.KindDocument, id, true)
+	return s.db.findRecord(s.ctx, s.tx, s.kind, id, true)
 }
 
 func (s moveSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
 }
 
-func (s moveSteps) CheckMove(id, parent int64) error { return s.db.checkMove(s.ctx, s.tx, id, parent) }
+func (s moveSteps) CheckMove(id, parent int64) error {
+	return s.db.checkMove(s.ctx, s.tx, s.kind, id, parent)
+}
 
 func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
 	ctx, tx := s.ctx, s.tx
-	r, err := s.db.scanRecord(store.KindDocument, tx.QueryRow(ctx, `UPDATE documents SET parent_id = $2, version = version + 1,
-		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+s.db.selectList(store.KindDocument), id, parent, s.now, p.Actor.Name))
+	r, err := s.db.scanRecord(s.kind, tx.QueryRow(ctx, `UPDATE `+s.table+` SET parent_id = $2, version = version + 1,
+		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+s.db.selectList(s.kind), id, parent, s.now, p.Actor.Name))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.Errorf(store.ENOTFOUND, "document %d not found", id)
+		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", s.kind, id)
 	}
 	if err != nil {
 		return nil, err
@@ -138,7 +157,7 @@ func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record
 			return nil, err
 		}
 	}
-	_, err = s.db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: store.KindDocument, RecordID: id,
+	_, err = s.db.insertChange(ctx, tx, store.Change{Event: store.EventMoved, Kind: s.kind, RecordID: id,
 		Version: r.Version, Actor: p.Actor.Name, Role: p.Actor.Role, Fields: []string{p.Field}, History: p.Keep, At: s.now})
 	return r, err
 }

@@ -110,8 +110,8 @@ func (db *DB) mapErr(what string, err error) error {
 		return store.Errorf(store.EINVALID, "%s: sku already exists (%s)", what, pgDetail(err))
 	case code == sqlstateUniqueViolation:
 		return store.Errorf(store.EINVALID, "%s: a unique value already exists (%s)", what, pgConstraint(err))
-	case code == sqlstateForeignKeyViolation && pgConstraint(err) == "documents_parent_id_fkey":
-		return store.Errorf(store.ENOTFOUND, "%s: the parent document does not exist (%s)", what, pgDetail(err))
+	case code == sqlstateForeignKeyViolation && strings.HasSuffix(pgConstraint(err), "_"+store.ParentField+"_fkey"):
+		return store.Errorf(store.ENOTFOUND, "%s: the parent record does not exist (%s)", what, pgDetail(err))
 	case code == sqlstateForeignKeyViolation:
 		return store.Errorf(store.ENOTFOUND, "%s: a referenced record does not exist (%s)", what, pgDetail(err))
 	case code == sqlstateCheckViolation, code == sqlstateNumericOutOfRange:

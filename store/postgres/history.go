@@ -184,7 +184,7 @@ func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]sto
 // read as store.Registry.ReadHistoryPage decides. EINVALID for an unknown kind or a query
 // that store.HistoryQuery.Check refuses.
 func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Version, error) {
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
 	what := fmt.Sprintf("history of %s %d", kind, id)
@@ -240,7 +240,7 @@ func queryHeads(ctx context.Context, q querier, sql string, args ...any) ([]stor
 
 // FindVersion returns history version v of a record, rebuilt from its chain.
 func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*store.Version, error) {
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
 	var rows []store.HistoryRow
@@ -266,7 +266,7 @@ func (db *DB) FindOps(ctx context.Context, kind store.Kind, id int64) ([]store.C
 // FindOpsPage returns the operation-log entries of a record whose versions q selects,
 // newest first. EINVALID for an unknown kind or a query that store.HistoryQuery.Check refuses.
 func (db *DB) FindOpsPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Change, error) {
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
 	if err := q.Check(); err != nil {

@@ -16,12 +16,21 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// table returns the table of a kind of the sample schema. Table and column names in SQL
-// come only from here and from the registry, never from input.
-// TODO(schema): every caller moves to db.reg.Table, for the store's own kinds.
-func table(kind store.Kind) (string, error) { return sampleSchema.Table(kind) }
+// table returns the table of kind in the store's schema, quoted. Table and column names in
+// SQL come only from here and from the registry, never from input. EINVALID for a kind the
+// store does not have.
+func (db *DB) table(kind store.Kind) (string, error) {
+	t, err := db.reg.Table(kind)
+	if err != nil {
+		return "", err
+	}
+	return ident(t), nil
+}
 
-var sampleSchema = store.DefaultRegistry()
+// migratedSchema is the schema of the tables migrations 0001 to 0011 create (products and
+// documents): the Go parts of those migrations fill columns of these tables, whatever schema
+// the store records afterwards.
+var migratedSchema = store.DefaultRegistry()
 
 // ident quotes a column name taken from the registry.
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
@@ -131,7 +140,7 @@ func arg(f *store.Field, v any) any {
 
 // findRecord reads one record, locking it FOR UPDATE when lock is set. ENOTFOUND if none.
 func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int64, lock bool) (*store.Record, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +167,7 @@ func (db *DB) FindRecord(ctx context.Context, kind store.Kind, id int64) (*store
 
 // FindRecords returns the records matching f, ordered by id.
 func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record, error) {
-	t, err := table(f.Kind)
+	t, err := db.table(f.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +193,11 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		// f.Sort is one of the registry's sort fields (CheckSort): a column with an index on
 		// (column COLLATE "C", id), read forwards or backwards. Text compares byte by byte
 		// (COLLATE "C"), as SQLite's BINARY does, whatever the database's collation.
-		col := ident(f.Sort)
-		if fd, err := db.reg.Field(f.Kind, f.Sort); err == nil && fd.Type != store.TypeInt && fd.Type != store.TypeMoney {
-			col += ` COLLATE "C"`
+		fd, err := db.reg.Field(f.Kind, f.Sort)
+		if err != nil {
+			return nil, err
 		}
+		col := sortColumn(fd)
 		cmpOp, dir := ">", ""
 		if f.Desc {
 			cmpOp, dir = "<", " DESC"
@@ -233,7 +243,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 
 // CountRecords returns how many records of kind exist.
 func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return 0, err
 	}
@@ -244,9 +254,11 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 	return n, err
 }
 
-// CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values or a
-// duplicate sku, EFORBIDDEN for fields the actor's role may not write, ENOTFOUND for a
-// missing parent document, EINVALID when the parent sits at the deepest level already.
+// CreateRecord inserts a record at version 1 and returns it. EINVALID for bad values, a
+// duplicate value of a unique field (also when a concurrent create took it first: the
+// create runs again and names that record) or a ref to a missing record, EFORBIDDEN for
+// fields the actor's role may not write, ENOTFOUND for a missing parent in a tree kind,
+// EINVALID when the parent sits at the deepest level already.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
 	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
@@ -296,7 +308,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	return rec, nil
 }
 
-// parentSteps are the checks of a new document's parent inside a write's transaction
+// parentSteps are the checks of a new tree record's parent inside a write's transaction
 // (store.ParentSteps).
 type parentSteps struct {
 	ctx  context.Context
@@ -310,7 +322,7 @@ type parentSteps struct {
 func (s parentSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
 
 func (s parentSteps) CheckNewChild(parent int64) error {
-	return s.db.checkNewChild(s.ctx, s.tx, parent)
+	return s.db.checkNewChild(s.ctx, s.tx, s.kind, parent)
 }
 
 func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
@@ -338,12 +350,12 @@ func (s createSteps) RecordExists(kind store.Kind, id int64) (bool, error) {
 
 // recordExists reports whether a record of kind with id exists.
 func (db *DB) recordExists(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) (bool, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return false, err
 	}
 	var one int
-	err = tx.QueryRow(ctx, "SELECT 1 FROM "+ident(t)+" WHERE id = $1", id).Scan(&one)
+	err = tx.QueryRow(ctx, "SELECT 1 FROM "+t+" WHERE id = $1", id).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -358,7 +370,7 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	}
 	if p.ID != 0 {
 		// The identity sequence never hands out an id at or below one given here.
-		t, _ := table(s.kind) // insertStatement checked the kind
+		t, _ := s.db.table(s.kind) // insertStatement checked the kind
 		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence($1, 'id'),
 			greatest(nextval(pg_get_serial_sequence($1, 'id')), $2))`, t, p.ID); err != nil {
 			return nil, err
@@ -379,7 +391,7 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 // but the last three, which the caller appends: version, updated_at and updated_by. id 0
 // lets the sequence choose the id.
 func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return "", nil, err
 	}
@@ -412,7 +424,7 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if err != nil {
 		return nil, err
 	}
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
 	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
@@ -443,7 +455,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	if err != nil {
 		return nil, err
 	}
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
 	keep := store.KeepsHistory(ctx, actor)
@@ -491,7 +503,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 // check PlanUpdate makes is on values read under that lock. Everything else (a replay, a
 // lease row, a sku check, a history version) costs its own round trips, as before.
 func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
-	t, _ := table(kind)
+	t, _ := db.table(kind)
 	now := db.txNow()
 	groups := db.reg.UpdateGroups(kind, u)
 	var hash string
@@ -695,7 +707,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
 		return nil, false, nil
 	}
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, false, nil
 	}
 	names := sortedNames(u.Add)
@@ -780,7 +792,7 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 	if sql, ok := db.relativeSQLs.Load(shape.String()); ok {
 		return sql.(string)
 	}
-	t, _ := table(kind)
+	t, _ := db.table(kind)
 	n := 1 // $1 is the id
 	next := func() string {
 		n++
@@ -841,7 +853,7 @@ func (db *DB) missedUpdate(ctx context.Context, tx pgx.Tx, kind store.Kind, id, 
 // without the rest of the row (a body may be megabytes). The returned function reads its
 // answer; ENOTFOUND if there is none.
 func (db *DB) queueFindFields(b *pgx.Batch, kind store.Kind, id int64, names []string) (func(pgx.Row) (*store.Record, error), error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -951,7 +963,7 @@ func (db *DB) takeSaveKey(ctx context.Context, tx pgx.Tx, key, hash string, acto
 // checkFreeID refuses a create with an id a record of kind already has; the primary key
 // stays the guarantee against a concurrent insert.
 func (db *DB) checkFreeID(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) error {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return err
 	}
@@ -970,7 +982,7 @@ func (db *DB) checkFreeID(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 // (not id) has, with a message naming that record. The unique index on the key column stays
 // the guarantee against a concurrent insert; this only explains (as the SQLite store).
 func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, field, value string) error {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return err
 	}
@@ -981,7 +993,7 @@ func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 		other      int64
 		otherValue string
 	)
-	err = tx.QueryRow(ctx, "SELECT id, "+ident(field)+" FROM "+ident(t)+" WHERE "+ident(store.UniqueKeyColumn(field))+" = $1 AND id <> $2 LIMIT 1",
+	err = tx.QueryRow(ctx, "SELECT id, "+ident(field)+" FROM "+t+" WHERE "+ident(store.UniqueKeyColumn(field))+" = $1 AND id <> $2 LIMIT 1",
 		store.SKUKey(value), id).Scan(&other, &otherValue)
 	switch {
 	case err == nil:

@@ -17,15 +17,11 @@ const searchTextMigration = "_search_text.sql"
 // trgmLockPurpose serializes installing pg_trgm across the schemas of one database.
 const trgmLockPurpose = "tandem pg_trgm extension"
 
-// searchTable returns the table that holds the folded text of kind's field for search, with
-// its trigram index (see the search_text migration's header).
-func searchTable(kind store.Kind, field string) (string, error) {
-	t, err := table(kind)
-	if err != nil {
-		return "", err
-	}
-	return t + "_" + field + "_search", nil
-}
+// searchTable returns the table (quoted) that holds the folded text of field of the kind
+// whose table is table, with its trigram index (see the search_text migration's header).
+func searchTable(table, field string) string { return ident(searchTableName(table, field)) }
+
+func searchTableName(table, field string) string { return objName(table, field, "search") }
 
 // searchCondition returns the WHERE condition that finds the records of f.Kind matching
 // f.Search in the registry's searched fields (store/search.go decides the fields and the
@@ -65,9 +61,9 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 		limit = " ORDER BY id LIMIT " + arg(f.Limit)
 	}
 	lookups := make([]string, len(fields))
+	t, _ := db.reg.Table(f.Kind) // the kind is known good: SearchFields has it
 	for i, sf := range fields {
-		st, _ := searchTable(f.Kind, sf.Name) // the kind is known good: SearchFields has it
-		lookups[i] = "(SELECT id FROM " + st + " WHERE fold LIKE " + like + after + limit + ")"
+		lookups[i] = "(SELECT id FROM " + searchTable(t, sf.Name) + " WHERE fold LIKE " + like + after + limit + ")"
 	}
 	return "id IN (" + strings.Join(lookups, " UNION ALL ") + ")", args
 }
@@ -107,12 +103,12 @@ func (db *DB) streamSearchCondition(ctx context.Context, q querier, f store.Filt
 		cond, args := db.searchCondition(f, 0)
 		return cond, args, nil
 	}
-	t, err := table(f.Kind)
+	t, err := db.reg.Table(f.Kind)
 	if err != nil {
 		return "", nil, err
 	}
 	var top *int64
-	if err := q.QueryRow(ctx, "SELECT max(id) FROM "+t).Scan(&top); err != nil {
+	if err := q.QueryRow(ctx, "SELECT max(id) FROM "+ident(t)).Scan(&top); err != nil {
 		return "", nil, err
 	}
 	if top == nil {
@@ -122,9 +118,8 @@ func (db *DB) streamSearchCondition(ctx context.Context, q querier, f store.Filt
 	like := likeContains(folded)
 	found := int64(0)
 	for _, sf := range fields {
-		st, _ := searchTable(f.Kind, sf.Name) // the kind is known good: SearchFields has it
 		var n int64
-		probe := "SELECT count(*) FROM (SELECT 1 FROM " + st + " WHERE fold LIKE $1 AND id > $2 LIMIT $3) p"
+		probe := "SELECT count(*) FROM (SELECT 1 FROM " + searchTable(t, sf.Name) + " WHERE fold LIKE $1 AND id > $2 LIMIT $3) p"
 		if err := q.QueryRow(ctx, probe, searchExecMode([]any{like, f.AfterID, need - found})...).Scan(&n); err != nil {
 			return "", nil, err
 		}
@@ -167,55 +162,21 @@ func afterSearchMigration(ctx context.Context, tx pgx.Tx, migration string) erro
 	return nil
 }
 
-// searchIndexes creates, for every folded column, its search table (id, fold) with a
-// pg_trgm GIN index, fills it, and a trigger that keeps it current on every insert and every
-// write of the column (a delete cascades). The text is indexed in a table of its own so that a
-// write of other columns (a title, the stock) does not re-index a long body: a GIN index on
-// the record table would get the whole body's trigrams again for every new row version. The
-// extension is installed in the public schema when the database has none (see the
-// migration's header).
+// searchIndexes creates, for every folded column of the tables the migrations made, its
+// search table (searchTableDDL).
 func searchIndexes(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(trgmLockPurpose)); err != nil {
+	ext, err := trgmSchema(ctx, tx)
+	if err != nil {
 		return err
 	}
-	var ext, schema string
-	err := tx.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-		WHERE e.extname = 'pg_trgm'`).Scan(&ext)
-	if errors.Is(err, pgx.ErrNoRows) {
-		ext = "public"
-		if _, err := tx.Exec(ctx, "CREATE EXTENSION pg_trgm SCHEMA public"); err != nil {
-			return store.Errorf(store.EUNAVAILABLE,
-				"full-text search needs the pg_trgm extension, which this role cannot install (%s); "+
-					"have the database owner run CREATE EXTENSION pg_trgm, then open the store again", pgMessage(err))
-		}
-	} else if err != nil {
-		return err
-	}
+	var schema string
 	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return err
 	}
-	for _, kind := range sampleSchema.Kinds() {
-		t, err := table(kind)
-		if err != nil {
-			return err
-		}
-		qt := ident(schema) + "." + t
-		for _, name := range sampleSchema.FoldedFields(kind) {
-			st, _ := searchTable(kind, name)
-			qst := ident(schema) + "." + st
-			col := ident(store.FoldColumn(name))
-			fn := ident(schema) + "." + ident(st+"_sync")
-			for _, q := range []string{
-				"CREATE TABLE " + qst + " (id bigint PRIMARY KEY REFERENCES " + qt + " (id) ON DELETE CASCADE, fold text)",
-				"INSERT INTO " + qst + " (id, fold) SELECT id, " + col + " FROM " + qt,
-				"CREATE INDEX " + ident(st+"_trgm") + " ON " + qst + " USING gin (fold " + ident(ext) + ".gin_trgm_ops)",
-				"ALTER TABLE " + qst + " ALTER COLUMN fold SET STATISTICS 400",
-				"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN " +
-					"INSERT INTO " + qst + " (id, fold) VALUES (NEW.id, NEW." + col + ") " +
-					"ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold; RETURN NULL; END $f$",
-				"CREATE TRIGGER " + ident(st+"_sync") + " AFTER INSERT OR UPDATE OF " + col + " ON " + qt +
-					" FOR EACH ROW EXECUTE FUNCTION " + fn + "()",
-			} {
+	for _, kind := range migratedSchema.Kinds() {
+		t, _ := migratedSchema.Table(kind)
+		for _, name := range migratedSchema.FoldedFields(kind) {
+			for _, q := range searchTableDDL(schema, ext, t, name) {
 				if _, err := tx.Exec(ctx, q); err != nil {
 					return err
 				}
@@ -225,20 +186,67 @@ func searchIndexes(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
+// trgmSchema returns the schema pg_trgm is installed in, installing it in the public schema
+// when the database has none (see the search_text migration's header).
+func trgmSchema(ctx context.Context, tx pgx.Tx) (string, error) {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(trgmLockPurpose)); err != nil {
+		return "", err
+	}
+	var ext string
+	err := tx.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+		WHERE e.extname = 'pg_trgm'`).Scan(&ext)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if _, err := tx.Exec(ctx, "CREATE EXTENSION pg_trgm SCHEMA public"); err != nil {
+			return "", store.Errorf(store.EUNAVAILABLE,
+				"full-text search needs the pg_trgm extension, which this role cannot install (%s); "+
+					"have the database owner run CREATE EXTENSION pg_trgm, then open the store again", pgMessage(err))
+		}
+		return "public", nil
+	}
+	return ext, err
+}
+
+// searchTableDDL returns the statements that make the search table of table's folded column
+// of field, in schema, with pg_trgm in the schema ext: the table (id, fold) with a pg_trgm
+// GIN index, filled from the rows there are, and a trigger that keeps it current on every
+// insert and every write of the column (a delete cascades). The text is indexed in a table of
+// its own so that a write of other columns (a title, the stock) does not re-index a long
+// body: a GIN index on the record table would get the whole body's trigrams again for every
+// new row version. Names are schema-qualified: the trigger runs on the writer's search_path.
+func searchTableDDL(schema, ext, table, field string) []string {
+	st := searchTableName(table, field)
+	qt := ident(schema) + "." + ident(table)
+	qst := ident(schema) + "." + ident(st)
+	col := ident(store.FoldColumn(field))
+	fn := ident(schema) + "." + ident(objName(st, "sync"))
+	return []string{
+		"CREATE TABLE " + qst + " (id bigint PRIMARY KEY REFERENCES " + qt + " (id) ON DELETE CASCADE, fold text)",
+		"INSERT INTO " + qst + " (id, fold) SELECT id, " + col + " FROM " + qt,
+		"CREATE INDEX " + ident(objName(st, "trgm")) + " ON " + qst + " USING gin (fold " + ident(ext) + ".gin_trgm_ops)",
+		"ALTER TABLE " + qst + " ALTER COLUMN fold SET STATISTICS 400",
+		"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN " +
+			"INSERT INTO " + qst + " (id, fold) VALUES (NEW.id, NEW." + col + ") " +
+			"ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold; RETURN NULL; END $f$",
+		"CREATE TRIGGER " + ident(objName(st, "sync")) + " AFTER INSERT OR UPDATE OF " + col + " ON " + qt +
+			" FOR EACH ROW EXECUTE FUNCTION " + fn + "()",
+	}
+}
+
 // fillFolds gives every record the folded columns that the migration named migration adds
 // (store.FoldedFieldsAddedBy), with store.FoldValue of the stored values: what a write of
 // the fields gives. One UPDATE per kind: the values travel as arrays.
 func fillFolds(ctx context.Context, tx pgx.Tx, migration string) error {
-	reg := store.DefaultRegistry() // field types are schema: every registry has these
-	for _, kind := range sampleSchema.Kinds() {
+	reg := migratedSchema
+	for _, kind := range reg.Kinds() {
 		names := store.FoldedFieldsAddedBy(migration, kind)
 		if len(names) == 0 {
 			continue
 		}
-		t, err := table(kind)
+		t, err := reg.Table(kind)
 		if err != nil {
 			return err
 		}
+		t = ident(t)
 		fields := make([]*store.Field, len(names))
 		cols := make([]string, len(names))
 		for i, name := range names {

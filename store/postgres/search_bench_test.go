@@ -37,7 +37,7 @@ func seedSearchProducts(b *testing.B, dsn string, vals []store.Values) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rows := make([][]any, len(vals))
 	for i, v := range vals {
-		f := sampleSchema.Folds(store.KindProduct, v)
+		f := migratedSchema.Folds(store.KindProduct, v)
 		rows[i] = []any{v["sku"], store.SKUKey(v["sku"].(string)), v["name"], v["description"], v["categories"],
 			f["sku_fold"], f["name_fold"], f["description_fold"], f["categories_fold"], at, "bench"}
 	}
@@ -51,9 +51,8 @@ func seedSearchProducts(b *testing.B, dsn string, vals []store.Values) {
 		b.Fatal(err)
 	}
 	tables := []string{"products"}
-	for _, name := range sampleSchema.FoldedFields(store.KindProduct) {
-		st, _ := searchTable(store.KindProduct, name)
-		tables = append(tables, st)
+	for _, name := range migratedSchema.FoldedFields(store.KindProduct) {
+		tables = append(tables, searchTable("products", name))
 	}
 	for _, t := range tables {
 		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {

@@ -40,7 +40,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 	if err != nil {
 		return err
 	}
-	if _, err := table(f.Kind); err != nil {
+	if _, err := db.table(f.Kind); err != nil {
 		return err
 	}
 	batches := make([]*rowBatch, store.PipeBatches)
@@ -71,7 +71,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 // in a read-only transaction of its own that fixes its plan, pagePlan; in one query with a
 // search) and sends the scanned rows to the pipe in batches taken from it.
 func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, p *store.Pipe[*rowBatch]) error {
-	t, _ := table(f.Kind) // checked by StreamRecords
+	t, _ := db.table(f.Kind) // checked by StreamRecords
 	cols := []string{"id", "version", "updated_by", "updated_at"}
 	for _, fd := range fields {
 		cols = append(cols, ident(fd.Name))

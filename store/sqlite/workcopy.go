@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -38,9 +37,8 @@ var _ store.WorkingCopy = (*DB)(nil)
 // format-1 copy is brought to it by the first write that moves its position (upgradeCopy).
 const copyFormat = 2
 
-// localIDBase is where local ids of records created in a working copy start, so they never
-// meet the ids of records that come from the source.
-const localIDBase = int64(1) << 40
+// localIDBase is where local ids of records created in a working copy start.
+const localIDBase = store.LocalIDBase
 
 const copySchema = `
 CREATE TABLE wc_meta (
@@ -97,15 +95,8 @@ CREATE TABLE wc_stale ( -- source records not written yet: a local record holds 
 ) WITHOUT ROWID;
 `
 
-// copyColumns returns the columns a working copy tracks for kind: the fields it pushes, and
-// parent_id for documents (pushed as a move).
-func (db *DB) copyColumns(kind store.Kind) []*store.Field {
-	fs := db.reg.CopyFields(kind)
-	if f, err := db.reg.Field(kind, store.ParentField); err == nil {
-		fs = append(fs, f)
-	}
-	return fs
-}
+// copyColumns returns the columns a working copy tracks for kind (store.Registry.CopyColumns).
+func (db *DB) copyColumns(kind store.Kind) []*store.Field { return db.reg.CopyColumns(kind) }
 
 // jsonObject returns SQL that builds a JSON object of fs from the row alias (old or new).
 func jsonObject(alias string, fs []*store.Field) string {
@@ -507,19 +498,13 @@ func (db *DB) applyRecords(ctx context.Context, tx *wcTx, recs []*store.Record, 
 	return nil
 }
 
-// recordKey names one record of the copy.
-type recordKey struct {
-	kind store.Kind
-	id   int64
-}
-
 // localVersions returns the versions the copy holds of recs' records (absent: not held).
-func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[recordKey]int64, error) {
+func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[store.RecordKey]int64, error) {
 	ids := map[store.Kind][]int64{}
 	for _, r := range recs {
 		ids[r.Kind] = append(ids[r.Kind], r.ID)
 	}
-	out := make(map[recordKey]int64, len(recs))
+	out := make(map[store.RecordKey]int64, len(recs))
 	for kind, of := range ids {
 		t, err := sampleTable(kind)
 		if err != nil {
@@ -539,7 +524,7 @@ func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[rec
 				rows.Close()
 				return nil, err
 			}
-			out[recordKey{kind, id}] = v
+			out[store.RecordKey{Kind: kind, ID: id}] = v
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -554,7 +539,7 @@ func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[rec
 // so that a TUI or a watch on the copy hears of a sync's changes as of a local save, even
 // when another process ran the sync. Records held back (local changes, a parent not there
 // yet, out of scope) get none. The row names the source's writer, version and time.
-func logPulled(ctx context.Context, tx *wcTx, recs []*store.Record, before map[recordKey]int64) error {
+func logPulled(ctx context.Context, tx *wcTx, recs []*store.Record, before map[store.RecordKey]int64) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -563,7 +548,7 @@ func logPulled(ctx context.Context, tx *wcTx, recs []*store.Record, before map[r
 		return err
 	}
 	for _, r := range recs {
-		k := recordKey{r.Kind, r.ID}
+		k := store.RecordKey{Kind: r.Kind, ID: r.ID}
 		now, held := after[k]
 		if was, had := before[k]; !held || now != r.Version || (had && was == r.Version) {
 			continue
@@ -585,7 +570,7 @@ func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE wc_conflicts SET theirs = ?, theirs_version = ?, reason = ?
 		WHERE kind = ? AND record_id = ? AND theirs IS NULL AND op <> ?`,
-		theirs, r.Version, "deleted on the source after the edit, and restored there since",
+		theirs, r.Version, store.GoneConflictRestored,
 		string(r.Kind), r.ID, string(store.CopyCreate))
 	return err
 }
@@ -720,7 +705,7 @@ func (db *DB) DropRecord(ctx context.Context, kind store.Kind, id int64) error {
 				return err
 			}
 			if n > 0 {
-				return store.Errorf(store.EINVALID, "document %d has %d documents under it in the copy; move them or settle their conflicts first", id, n)
+				return store.DropWithChildren(id, n)
 			}
 		}
 		_, err = db.removeLocal(ctx, tx, t, kind, id)
@@ -1242,33 +1227,8 @@ func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict
 		}
 		old, err := db.findConflict(ctx, tx, c.Kind, c.ID)
 		switch {
-		case err == nil && old.Op == store.CopyCreate && (c.Op == store.CopySave || c.Op == store.CopyMove):
-			// A later write of a record whose create the source refused names a local id
-			// the source has never had: it stays the create's conflict, whose answer
-			// pushes the create with the newest values.
-			mine := old.Mine.Clone()
-			maps.Copy(mine, c.Mine)
-			old.Mine, old.Actor, old.At = mine, c.Actor, c.At
-			c = old
 		case err == nil:
-			// One conflict per record: the first base of each field stays, since it is what
-			// the person's value was made on.
-			base := c.Base.Clone()
-			for _, f := range old.Fields {
-				if v, ok := old.Base[f]; ok {
-					base[f] = v
-				}
-			}
-			c.Base = base
-			for _, f := range old.Fields {
-				if !slices.Contains(c.Fields, f) {
-					c.Fields = append(c.Fields, f)
-				}
-			}
-			slices.Sort(c.Fields)
-			if c.Reason != old.Reason {
-				c.Reason = old.Reason + "; " + c.Reason
-			}
+			c = store.JoinConflict(old, c) // one conflict per record
 		case store.ErrorCode(err) != store.ENOTFOUND:
 			return err
 		}
@@ -1347,7 +1307,7 @@ func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 func (db *DB) findConflict(ctx context.Context, q querier, kind store.Kind, id int64) (store.CopyConflict, error) {
 	c, err := db.scanConflict(q.QueryRowContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, store.Errorf(store.ENOTFOUND, "%s %d has no conflict", kind, id)
+		return c, store.NoConflict(kind, id)
 	}
 	return c, err
 }
@@ -1402,7 +1362,7 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 				return store.GoneFromSource(kind, id)
 			}
 			if c.Op == store.CopyDelete {
-				return store.Errorf(store.EINVALID, "%s %d was deleted here and changed on the source: answer for the whole record (tandem resolve %s %d mine|theirs)", kind, id, kind, id)
+				return store.ResolveDeleteWhole(kind, id)
 			}
 			return nil
 		})
@@ -1462,44 +1422,26 @@ func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int6
 	return writeFolds(ctx, tx, sampleSchema, kind, id, sampleSchema.Folds(kind, vals))
 }
 
-// queueResolution adds the outbox entries that take a resolution to the source: a create
-// again (a create's conflict), or what differs from theirs as a save and a move.
+// queueResolution adds the outbox entries that take a resolution to the source
+// (store.Registry.ResolutionEntries).
 func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflict, vals store.Values, actor string) error {
-	add := func(op store.CopyOp, base int64, before, after store.Values) error {
-		b, err := db.encodeValues(c.Kind, before)
+	for _, e := range db.reg.ResolutionEntries(c, vals) {
+		b, err := db.encodeValues(c.Kind, e.Before)
 		if err != nil {
 			return err
 		}
-		a, err := db.encodeValues(c.Kind, after)
+		a, err := db.encodeValues(c.Kind, e.After)
 		if err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO wc_outbox (op, kind, record_id, base_version, before, after, key, actor, at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, string(op), string(c.Kind), c.ID, base, b, a,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, string(e.Op), string(c.Kind), c.ID, e.BaseVersion, b, a,
 			store.ResolveKey+randomHex(16), actor, formatTime(tx.now))
-		return err
-	}
-	if c.Op == store.CopyCreate {
-		return add(store.CopyCreate, 0, store.Values{}, vals)
-	}
-	before, after := store.Values{}, store.Values{}
-	for _, f := range db.reg.CopyFields(c.Kind) {
-		if v, ok := vals[f.Name]; ok && !store.Equal(v, c.Theirs[f.Name]) {
-			before[f.Name], after[f.Name] = c.Theirs[f.Name], v
+		if err != nil {
+			return err
 		}
 	}
-	p := store.ParentField
-	if v, ok := vals[p]; ok && !store.Equal(v, c.Theirs[p]) {
-		if len(after) > 0 {
-			if err := add(store.CopySave, c.TheirsVersion, before, after); err != nil {
-				return err
-			}
-		}
-		return add(store.CopyMove, c.TheirsVersion, store.Values{p: c.Theirs[p]}, store.Values{p: v})
-	}
-	// Queued even when the person took theirs everywhere (an empty save): its push reads
-	// the record as the source has it now, which the pulls skipped while it was in conflict.
-	return add(store.CopySave, c.TheirsVersion, before, after)
+	return nil
 }
 
 // SetSource records where the source is found now (store.WorkingCopy).
@@ -1538,7 +1480,7 @@ func (db *DB) refuseOnCopy(ctx context.Context) error {
 		return mapErr("read working copy", err)
 	}
 	if ok {
-		return store.Errorf(store.EINVALID, "leases cannot be taken on a working copy (%s): nobody else edits this file; take the lease on the source, where the others are", db.path)
+		return store.CopyLeaseRefused(db.path)
 	}
 	return nil
 }

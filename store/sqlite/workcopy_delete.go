@@ -58,8 +58,7 @@ func (db *DB) queueCopyDelete(ctx context.Context, tx *tx, rec *store.Record, ac
 	err = tx.QueryRowContext(ctx, `SELECT op, reason FROM wc_conflicts WHERE kind = ? AND record_id = ?`, kind, rec.ID).Scan(&op, &reason)
 	switch {
 	case err == nil:
-		return store.Errorf(store.EINVALID, "%s %d has a conflict with the source (%s): resolve it first (tandem resolve %s %d …, or the merge view), then delete",
-			rec.Kind, rec.ID, reason, rec.Kind, rec.ID)
+		return store.CopyDeleteInConflict(rec.Kind, rec.ID, reason)
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("read the conflict of %s %d: %w", rec.Kind, rec.ID, err)
 	}
@@ -87,8 +86,7 @@ func (db *DB) copyRestore(ctx context.Context, tx *tx, kind store.Kind, id int64
 	err = tx.QueryRowContext(ctx, `SELECT seq FROM wc_outbox WHERE kind = ? AND record_id = ? AND op = ?`,
 		string(kind), id, copyDeleteOp).Scan(&pending)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, store.Errorf(store.EINVALID, "%s %d is not deleted in this copy only: the source has deleted it (its delete was synced, "+
-			"or it was deleted there). Restore it on the source (tandem restore %s %d --db SOURCE), then sync: the copy takes it back", kind, id, kind, id)
+		return 0, store.NotDeletedInCopy(kind, id)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("read the pending delete of %s %d: %w", kind, id, err)
@@ -137,7 +135,7 @@ func (db *DB) ResolveDelete(ctx context.Context, kind store.Kind, id int64, del 
 	err = db.inTx(ctx, "resolve delete conflict", func(t *tx) error {
 		tx, c, err := db.takeConflict(ctx, t, kind, id, func(c store.CopyConflict) error {
 			if c.Op != store.CopyDelete {
-				return store.Errorf(store.EINVALID, "%s %d's conflict is not about a delete (%s): answer it field by field", kind, id, c.Reason)
+				return store.NotDeleteConflict(kind, id, c.Reason)
 			}
 			return nil
 		})

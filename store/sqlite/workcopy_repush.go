@@ -29,9 +29,9 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 		if err := tx.QueryRowContext(ctx, `SELECT kinds, subtree FROM wc_meta`).Scan(&kinds, &subtree); err != nil {
 			return fmt.Errorf("read working copy: %w", err)
 		}
-		theirs := make(map[recordKey]*store.Record, len(recs))
+		theirs := make(map[store.RecordKey]*store.Record, len(recs))
 		for _, r := range recs {
-			theirs[recordKey{r.Kind, r.ID}] = r
+			theirs[store.RecordKey{Kind: r.Kind, ID: r.ID}] = r
 		}
 		st, err := db.readLocalState(ctx, tx)
 		if err != nil {
@@ -41,37 +41,37 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 		if err != nil {
 			return err
 		}
-		done := map[recordKey]bool{}
+		done := map[store.RecordKey]bool{}
 		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
 			ids, err := localIDs(ctx, tx, kind)
 			if err != nil {
 				return err
 			}
 			for _, id := range ids {
-				k := recordKey{kind, id}
-				if st.created[k] {
+				k := store.RecordKey{Kind: kind, ID: id}
+				if st.Created[k] {
 					continue // made here: its create is pushed as it is
 				}
 				done[k] = true
-				q, c, err := db.repushRecord(ctx, tx, k, st.base[k], theirs[k], actor.Name)
+				q, c, err := db.repushRecord(ctx, tx, k, st.Base[k], theirs[k], actor.Name)
 				if err != nil {
 					return fmt.Errorf("repush %s %d: %w", kind, id, err)
 				}
 				queued, conflicts = queued+q, conflicts+c
 			}
 		}
-		for k, e := range st.deletes {
+		for k, e := range st.Deletes {
 			done[k] = true
 			c, err := db.repushDelete(ctx, tx, e, theirs[k])
 			if err != nil {
-				return fmt.Errorf("repush the delete of %s %d: %w", k.kind, k.id, err)
+				return fmt.Errorf("repush the delete of %s %d: %w", k.Kind, k.ID, err)
 			}
 			conflicts += c
 		}
 		// The source's records the copy did not hold: written as a pull writes them.
 		var rest []*store.Record
 		for _, r := range recs {
-			if !done[recordKey{r.Kind, r.ID}] {
+			if !done[store.RecordKey{Kind: r.Kind, ID: r.ID}] {
 				rest = append(rest, r)
 			}
 		}
@@ -93,16 +93,8 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 	return queued, conflicts, mapErr("repush", err)
 }
 
-// localState is what a working copy holds besides its records, by record.
-type localState struct {
-	created map[recordKey]bool               // records created here (a create entry or a create's conflict)
-	base    map[recordKey]store.Values       // what local edits were made on: the oldest value of each field
-	deletes map[recordKey]*store.OutboxEntry // local deletes
-}
-
-// readLocalState reads the outbox and the conflicts inside tx.
-func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*localState, error) {
-	st := &localState{created: map[recordKey]bool{}, base: map[recordKey]store.Values{}, deletes: map[recordKey]*store.OutboxEntry{}}
+// readLocalState reads the outbox and the conflicts inside tx (store.LocalStateOf).
+func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*store.LocalState, error) {
 	rows, err := tx.Tx.QueryContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts`)
 	if err != nil {
 		return nil, fmt.Errorf("read conflicts: %w", err)
@@ -120,26 +112,6 @@ func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*localState, error)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read conflicts: %w", err)
 	}
-	for _, c := range cs {
-		k := recordKey{c.Kind, c.ID}
-		switch c.Op {
-		case store.CopyCreate:
-			st.created[k] = true
-		case store.CopyDelete:
-			st.deletes[k] = &store.OutboxEntry{Op: c.Op, Kind: c.Kind, ID: c.ID, Before: c.Base, Actor: c.Actor, At: c.At}
-		default:
-			// A conflict's base is older than the entries queued after it. What the copy
-			// last took from the source is the conflict's theirs, though: a field the source
-			// had changed there is a write the copy has seen, and a source that lost it must
-			// not have the local value pushed over it without a person's answer.
-			b := c.Base.Clone()
-			if b == nil {
-				b = store.Values{}
-			}
-			maps.Copy(b, c.Theirs)
-			st.base[k] = b
-		}
-	}
 	rows, err = tx.Tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM wc_outbox ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
@@ -148,31 +120,7 @@ func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*localState, error)
 	if err != nil {
 		return nil, err
 	}
-	for i := range es {
-		e := &es[i]
-		k := recordKey{e.Kind, e.ID}
-		switch e.Op {
-		case store.CopyCreate:
-			st.created[k] = true
-			continue
-		case store.CopyDelete:
-			if _, ok := st.deletes[k]; !ok {
-				st.deletes[k] = e
-			}
-			continue
-		}
-		b := st.base[k]
-		if b == nil {
-			b = store.Values{}
-			st.base[k] = b
-		}
-		for name, v := range e.Before {
-			if _, ok := b[name]; !ok {
-				b[name] = v
-			}
-		}
-	}
-	return st, nil
+	return store.LocalStateOf(cs, es), nil
 }
 
 // localIDs returns the ids of the copy's records of kind.
@@ -199,14 +147,14 @@ func localIDs(ctx context.Context, tx *wcTx, kind store.Kind) ([]int64, error) {
 
 // forget drops the local state of record k: its outbox entries, conflict, stale mark and
 // base.
-func forget(ctx context.Context, tx *wcTx, k recordKey) error {
+func forget(ctx context.Context, tx *wcTx, k store.RecordKey) error {
 	for _, q := range []string{
 		`DELETE FROM wc_outbox WHERE kind = ? AND record_id = ?`,
 		`DELETE FROM wc_conflicts WHERE kind = ? AND record_id = ?`,
 		`DELETE FROM wc_stale WHERE kind = ? AND record_id = ?`,
 		`DELETE FROM wc_base WHERE kind = ? AND record_id = ?`,
 	} {
-		if _, err := tx.ExecContext(ctx, q, string(k.kind), k.id); err != nil {
+		if _, err := tx.ExecContext(ctx, q, string(k.Kind), k.ID); err != nil {
 			return err
 		}
 	}
@@ -216,13 +164,13 @@ func forget(ctx context.Context, tx *wcTx, k recordKey) error {
 // repushRecord sets the copy's record k against the source's record of its id (theirs, nil
 // when the source has none), base being what its local edits were made on (nil: none). It
 // returns whether it queued the record's differences (q) or made it a conflict (c).
-func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base store.Values, theirs *store.Record, actor string) (q, c int, err error) {
-	local, err := db.findRecord(ctx, tx.Tx, k.kind, k.id)
+func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k store.RecordKey, base store.Values, theirs *store.Record, actor string) (q, c int, err error) {
+	local, err := db.findRecord(ctx, tx.Tx, k.Kind, k.ID)
 	if err != nil {
 		return 0, 0, err
 	}
 	mine := store.Values{}
-	for _, f := range db.copyColumns(k.kind) {
+	for _, f := range db.copyColumns(k.Kind) {
 		mine[f.Name] = local.Fields[f.Name]
 	}
 	b := mine.Clone()
@@ -231,10 +179,10 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 		return 0, 0, err
 	}
 	if theirs == nil {
-		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyCreate, Kind: k.kind, ID: k.id,
+		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyCreate, Kind: k.Kind, ID: k.ID,
 			Reason: store.RepushLostReason, Base: b, Mine: mine, Actor: actor})
 	}
-	if k.kind == store.KindDocument && k.id == tx.subtree && theirs.Fields[store.ParentField] != nil {
+	if k.Kind == store.KindDocument && k.ID == tx.subtree && theirs.Fields[store.ParentField] != nil {
 		// The subtree's root: the copy holds it without its parent (putSource), which is
 		// no difference from the source.
 		r := *theirs
@@ -242,7 +190,7 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 		delete(r.Fields, store.ParentField)
 		theirs = &r
 	}
-	changed, conflict := db.reg.RepushFields(k.kind, b, mine, theirs.Fields)
+	changed, conflict := db.reg.RepushFields(k.Kind, b, mine, theirs.Fields)
 	if err := applying(ctx, tx, true); err != nil {
 		return 0, 0, err
 	}
@@ -258,13 +206,13 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 	}
 	if len(conflict) > 0 {
 		// The local values stay, outside the outbox, until a person answers.
-		if err := db.writeLocal(ctx, tx, k.kind, k.id, write, actor); err != nil {
+		if err := db.writeLocal(ctx, tx, k.Kind, k.ID, write, actor); err != nil {
 			return 0, 0, err
 		}
 		if err := applying(ctx, tx, false); err != nil {
 			return 0, 0, err
 		}
-		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopySave, Kind: k.kind, ID: k.id, Reason: store.RepushReason,
+		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopySave, Kind: k.Kind, ID: k.ID, Reason: store.RepushReason,
 			Fields: conflict, Base: b, Mine: mine, Theirs: theirs.Fields, BaseVersion: theirs.Version, TheirsVersion: theirs.Version, Actor: actor})
 	}
 	// Local edits on values the source still has: queued by the outbox triggers, on the
@@ -272,7 +220,7 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 	if err := applying(ctx, tx, false); err != nil {
 		return 0, 0, err
 	}
-	return 1, 0, db.writeLocal(ctx, tx, k.kind, k.id, write, actor)
+	return 1, 0, db.writeLocal(ctx, tx, k.Kind, k.ID, write, actor)
 }
 
 // repushDelete sets the local delete e against the source's record of its id (theirs, nil
@@ -280,20 +228,14 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k recordKey, base stor
 // record as the delete found it, it is queued again on the source's version; on one that has
 // it otherwise, it is a conflict (store.DeletedHere). It returns 1 for a conflict.
 func (db *DB) repushDelete(ctx context.Context, tx *wcTx, e *store.OutboxEntry, theirs *store.Record) (int, error) {
-	k := recordKey{e.Kind, e.ID}
+	k := store.RecordKey{Kind: e.Kind, ID: e.ID}
 	if err := forget(ctx, tx, k); err != nil {
 		return 0, err
 	}
 	if theirs == nil {
 		return 0, nil
 	}
-	same := true
-	for _, f := range db.copyColumns(e.Kind) {
-		if v, ok := e.Before[f.Name]; ok && !store.Equal(v, theirs.Fields[f.Name]) {
-			same = false
-		}
-	}
-	if !same {
+	if !db.reg.DeleteStillHolds(e.Kind, e.Before, theirs.Fields) {
 		return 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyDelete, Kind: e.Kind, ID: e.ID, Reason: store.DeletedHere,
 			Base: e.Before, Mine: e.Before, Theirs: theirs.Fields, BaseVersion: theirs.Version, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At})
 	}
