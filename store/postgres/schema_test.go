@@ -501,3 +501,37 @@ func TestCustomSchema_Paths(t *testing.T) {
 		t.Errorf("newest history version = %+v, want the rename", newest)
 	}
 }
+
+// TestOpen_SchemaOverlay: a store of the sample schema opened with the sample changed where
+// its tables are not (an owner), written as a schema, runs that overlay and keeps its own
+// schema; one that adds a field is refused naming the store's version. The SQLite store's
+// rule (store/sqlite/schema.go).
+func TestOpen_SchemaOverlay(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	mustOpenWith(t, dsn, nil).Close()
+	sample := string(store.DefaultRegistry().YAML())
+	const price = "{name: price, label: price, type: money, owner: editor"
+	if !strings.Contains(sample, price) {
+		t.Fatalf("%q is not in the sample's YAML:\n%s", price, sample)
+	}
+	shared, err := store.ParseRegistry("shared.yaml", []byte(strings.Replace(sample, price, strings.Replace(price, "editor", "shared", 1), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := mustOpenWith(t, dsn, shared)
+	if f, _ := db.Registry().Field(store.KindProduct, "price"); f.Owner != store.OwnerShared || db.Registry().Version() != 1 {
+		t.Errorf("price owner %s, version %d; want the overlay's shared at the store's version 1", f.Owner, db.Registry().Version())
+	}
+	added, err := store.ParseRegistry("added.yaml", []byte(strings.Replace(sample, "      - "+price,
+		"      - {name: colour, type: string, owner: editor, rule: scalar}\n      - "+price, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(t.Context(), dsn, store.Options{Registry: added}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "this store has schema version 1") {
+		t.Errorf("open with a field added = %v, want EINVALID naming version 1", err)
+	}
+	if again := mustOpenWith(t, dsn, nil); !again.Registry().Same(store.DefaultRegistry()) {
+		t.Errorf("after an overlay the store keeps the sample schema:\n%s", again.Registry().YAML())
+	}
+}
