@@ -118,6 +118,11 @@ func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context
 				"%s held a tandem store with no records; filled it with %s (store id %s)\n", where, *filled, st.StoreID())
 		}
 	}
+	if created && a.schema != "" {
+		return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
+			"created %s with schema version %d: %s (store id %s)\n", where, st.Registry().Version(),
+			kindList(st.Registry()), st.StoreID())
+	}
 	if created {
 		return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
 			"created %s (store id %s)\n", where, st.StoreID())

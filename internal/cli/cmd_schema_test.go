@@ -12,11 +12,24 @@ import (
 // kind the store does not have is refused naming the store's kinds; and a store's schema
 // is not replaced by another init --schema.
 func TestCLI_OwnSchema(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testOwnSchema(t, b) })
+	}
+}
+
+func testOwnSchema(t *testing.T, b backend) {
 	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dsn := filepath.Join(t.TempDir(), "parts.db")
+	// A fresh store of b that init makes.
+	fresh := func(name string) string {
+		if b.name == "sqlite" {
+			return filepath.Join(t.TempDir(), name)
+		}
+		return b.dsn(t)
+	}
+	dsn := fresh("parts.db")
 	out := mustTandem(t, dsn, "init", "--schema", parts)
 	if !strings.Contains(out, "schema version 1: supplier, part and area") {
 		t.Errorf("init said %q, want the schema version and kinds", out)
@@ -63,7 +76,7 @@ func TestCLI_OwnSchema(t *testing.T) {
 	}
 	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")
 	wantExit(t, "clone", tandem(t, dsn, "clone", dsn, filepath.Join(t.TempDir(), "copy.db")), exitUsage,
-		"working copies hold the sample schema's products and documents", "(supplier, part and area)")
+		"working copies hold the sample schema's products and documents", "schema version 1 (supplier, part and area)")
 	wantExit(t, "seed", tandem(t, dsn, "seed"), exitUsage, "seed fills products and documents", "this store has supplier, part and area")
 	wantExit(t, "list products", tandem(t, dsn, "list", "products"), exitUsage,
 		`unknown kind "products" (this store has supplier, part and area)`)
@@ -75,13 +88,13 @@ func TestCLI_OwnSchema(t *testing.T) {
 	}
 	// What a show prints is a schema file: a store made from it has the same schema.
 	shown := writeFile(t, "shown.yaml", show)
-	other := filepath.Join(t.TempDir(), "other.db")
+	other := fresh("other.db")
 	mustTandem(t, other, "init", "--schema", shown)
 	if again := mustTandem(t, other, "schema", "show"); strings.SplitN(again, "\n", 2)[1] != strings.SplitN(show, "\n", 2)[1] {
 		t.Errorf("a store made from schema show's output shows\n%s\nwant\n%s", again, show)
 	}
 	// A store made without --schema has the sample schema, version 1.
-	sample := filepath.Join(t.TempDir(), "sample.db")
+	sample := fresh("sample.db")
 	mustTandem(t, sample, "init")
 	if show := mustTandem(t, sample, "schema", "show"); !strings.Contains(show, "# schema version 1 ") || !strings.Contains(show, "  product:\n") {
 		t.Errorf("schema show of a sample store:\n%s", show)
