@@ -233,7 +233,7 @@ func checkColumns(ctx context.Context, tx *sql.Tx, reg *store.Registry, kind sto
 // KindDDL returns the statements that make kind's table in reg, as the numbered migrations
 // made products and documents: an id that is never reused, one column per field (text,
 // INTEGER cents for money, a JSON array for a set, UTC text for a time, an INTEGER id for a
-// ref; a tree's parent_id references the table), the version and who and when wrote it
+// ref, which references its target's table), the version and who and when wrote it
 // last; a key column under a UNIQUE index for each unique field; an index per ref field and
 // one on (field, id) per sortable field (Registry.SortFields); and per folded field
 // (Registry.FoldedFields) a side table of folds with its FTS5 trigram index and the
@@ -299,17 +299,17 @@ func KindDDL(reg *store.Registry, kind store.Kind) []string {
 
 // columnType returns the column definition of field f of kind after its name: its SQL type,
 // NOT NULL and the default of the type's zero value (or the field's default) for every
-// type but time and ref, which may be NULL; a tree's parent_id references its table.
+// type but time and ref, which may be NULL; a ref references its target kind's table, so
+// that no writer, tandem or another program, deletes a record that others refer to (as the
+// PostgreSQL store's foreign keys).
 func columnType(reg *store.Registry, kind store.Kind, f *store.Field) string {
 	switch f.Type {
 	case store.TypeTime:
 		return "TEXT"
 	case store.TypeRef:
-		if f.Name == store.ParentField && reg.Tree(kind) {
-			t, _ := reg.Table(kind)
-			return "INTEGER REFERENCES " + quoteIdent(t) + "(id)"
-		}
-		return "INTEGER"
+		// SQLite resolves the target when a row is written, so it may be a table made later.
+		t, _ := reg.Table(f.To)
+		return "INTEGER REFERENCES " + quoteIdent(t) + "(id)"
 	case store.TypeInt, store.TypeMoney:
 		n, _ := f.Zero().(int64)
 		return "INTEGER NOT NULL DEFAULT " + strconv.FormatInt(n, 10)

@@ -67,6 +67,14 @@ func TestSchema_Parts(t *testing.T) {
 		!strings.Contains(err.Error(), "part 1 (supplier)") {
 		t.Errorf("delete of a referenced supplier = %v, want EINVALID naming part 1", err)
 	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("DELETE FROM suppliers WHERE id = ?", acme.ID); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Errorf("a plain DELETE of a referenced supplier = %v; want the foreign key to refuse it", err)
+	}
+	raw.Close()
 	top, err := db.CreateRecord(ctx, "area", store.Values{"name": "Top"})
 	if err != nil {
 		t.Fatal(err)
@@ -488,6 +496,13 @@ func TestSchema_KeywordNames(t *testing.T) {
 	n := 0
 	if err := db.StreamRecords(ctx, store.Filter{Kind: "group"}, nil, func(*store.Record) error { n++; return nil }); err != nil || n != 3 {
 		t.Errorf("stream: %d records, %v", n, err)
+	}
+	// Without c, a goes with its subtree: b, which refers to a, first.
+	if _, err := db.DeleteRecord(ctx, "group", c.ID, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.DeleteRecord(ctx, "group", a.ID, store.Delete{ExpectVersion: 3, Subtree: true}); err != nil || len(res.Deleted) != 2 {
+		t.Errorf("subtree delete = %+v, %v; want a and b deleted", res, err)
 	}
 }
 
