@@ -75,6 +75,24 @@ func TestSchema_Parts(t *testing.T) {
 		t.Errorf("a plain DELETE of a referenced supplier = %v; want the foreign key to refuse it", err)
 	}
 	raw.Close()
+	// A part whose supplier was deleted after it does not come back referring to nothing.
+	gone, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "GONE", "name": "Gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nut, err := db.CreateRecord(ctx, "part", store.Values{"label": "Nut", "supplier": gone.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.Record{nut, gone} {
+		if _, err := db.DeleteRecord(ctx, r.Kind, r.ID, store.Delete{ExpectVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.RestoreRecord(ctx, "part", nut.ID, store.Restore{}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), fmt.Sprintf("supplier %d does not exist", gone.ID)) {
+		t.Errorf("restore of a part whose supplier is deleted = %v, want EINVALID naming the supplier", err)
+	}
 	top, err := db.CreateRecord(ctx, "area", store.Values{"name": "Top"})
 	if err != nil {
 		t.Fatal(err)
