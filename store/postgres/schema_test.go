@@ -535,3 +535,27 @@ func TestOpen_SchemaOverlay(t *testing.T) {
 		t.Errorf("after an overlay the store keeps the sample schema:\n%s", again.Registry().YAML())
 	}
 }
+
+// TestCustomSchema_RestoreRef: a part whose supplier was deleted after it does not come
+// back referring to nothing: its restore is refused naming the supplier, as a save is.
+func TestCustomSchema_RestoreRef(t *testing.T) {
+	db := mustOpenWith(t, pgtest.DSN(t), mustParts(t))
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	gone, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "GONE", "name": "Gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nut, err := db.CreateRecord(ctx, "part", store.Values{"label": "Nut", "supplier": gone.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.Record{nut, gone} {
+		if _, err := db.DeleteRecord(ctx, r.Kind, r.ID, store.Delete{ExpectVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.RestoreRecord(ctx, "part", nut.ID, store.Restore{}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), fmt.Sprintf("supplier %d does not exist", gone.ID)) {
+		t.Errorf("restore of a part whose supplier is deleted = %v, want EINVALID naming the supplier", err)
+	}
+}
