@@ -110,6 +110,13 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}
 			}
+			if made {
+				// A new store: its schema, recorded with the tables in the same
+				// transaction, so nobody opens it without one (recordNewSchema).
+				if err := db.recordNewSchema(ctx, t); err != nil {
+					return err
+				}
+			}
 			if cur < latest {
 				// PRAGMA takes no parameters; latest is our own integer.
 				if _, err := t.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", latest)); err != nil {

@@ -15,11 +15,14 @@ import (
 // The store keeps its schema (store.Registry) in tandem_schema (migration 0014), one row
 // per version, the newest being the store's. Opening a store settles which schema it runs:
 //
-//   - No schema recorded (a new store, or one made before schemas were data): the schema
-//     the store is opened with (store.Options.Registry; the sample schema when none is
-//     given, or when the one given is of the form before schemas, which is an overlay of
-//     the sample) is recorded as version 1, and the tables of its kinds that do not exist
-//     are made, in one transaction. The records of an existing store stay as they are.
+//   - A new store (this open made tandem's tables): the schema it is opened with
+//     (store.Options.Registry; the sample schema when none is given, or when the one given
+//     is of the form before schemas, which is an overlay of the sample) is recorded as
+//     version 1 and the tables of its kinds are made, in the transaction that made the
+//     store, so no other process ever sees it without its schema.
+//   - A store made before stores kept their schema (no schema recorded): its tables are the
+//     sample's, so the sample schema is recorded as version 1, whatever it is opened with,
+//     and the rule below applies; its records stay as they are.
 //   - A schema recorded: the store runs it. A registry given at open that is the recorded
 //     schema (Registry.Same) changes nothing. One that differs only in what the tables do
 //     not hold, labels, owners, rules, groups, limits and search flags of folded fields
@@ -63,8 +66,9 @@ func (db *DB) readSchema(ctx context.Context, q rowQueryer) (*store.Registry, er
 // Registry is immutable, and parsing the YAML was most of what opening a store cost.
 var parsedSchemas sync.Map
 
-// loadSchema settles the schema the store runs (see above) and sets db.reg to it. asked is
-// the registry the store was opened with, nil for none.
+// loadSchema settles the schema the store runs (see above) and sets db.reg to it, recording
+// the sample's in a store made before stores kept their schema. asked is the registry the
+// store was opened with, nil for none.
 func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
 	what := "open database " + db.path
 	stored, err := db.readSchema(ctx, db.read)
@@ -79,17 +83,13 @@ func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
 				stored = s
 				return err
 			}
-			rec := asked
-			if rec == nil || rec.Legacy() {
-				rec = sampleSchema
-			}
-			if _, err := createKindTables(ctx, t.Tx, rec); err != nil {
+			if _, err := createKindTables(ctx, t.Tx, sampleSchema); err != nil {
 				return err
 			}
-			if err := insertSchema(ctx, t, rec, 1); err != nil {
+			if err := insertSchema(ctx, t, sampleSchema, 1); err != nil {
 				return err
 			}
-			stored = rec.WithVersion(1)
+			stored = sampleSchema.WithVersion(1)
 			return nil
 		})
 		if err != nil {
@@ -105,6 +105,20 @@ func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
 	}
 	db.reg = reg
 	return nil
+}
+
+// recordNewSchema records the schema of a store the migration in t has just made: the one
+// it is opened with (db.asked), or the sample when none is given or the one given is of
+// the form before schemas; and makes its kinds' tables.
+func (db *DB) recordNewSchema(ctx context.Context, t *tx) error {
+	rec := db.asked
+	if rec == nil || rec.Legacy() {
+		rec = sampleSchema
+	}
+	if _, err := createKindTables(ctx, t.Tx, rec); err != nil {
+		return err
+	}
+	return insertSchema(ctx, t, rec, 1)
 }
 
 // runSchema returns the schema a store whose recorded schema is stored runs when it is

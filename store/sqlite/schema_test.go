@@ -203,7 +203,7 @@ func TestSchema_UniqueRace(t *testing.T) {
 
 // TestSchema_OldStoreGetsSample: a store made before stores kept their schema (schema
 // version 13, no tandem_schema) gets the sample schema recorded as version 1 when it is
-// opened, with its records as they were.
+// opened, also with another schema (which is then refused), with its records as they were.
 func TestSchema_OldStoreGetsSample(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	ctx := store.WithActor(context.Background(), store.Actor{Name: "alice", Role: store.RoleEditor})
@@ -227,6 +227,11 @@ func TestSchema_OldStoreGetsSample(t *testing.T) {
 	}
 	raw.Close()
 
+	// Its tables are the sample's: a schema of other kinds does not take it over.
+	if _, err := sqlite.Open(ctx, path, store.Options{Registry: partsRegistry(t)}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "this store has schema version 1") {
+		t.Errorf("old store opened with the parts schema = %v, want EINVALID naming the sample's version 1", err)
+	}
 	db, err = sqlite.Open(ctx, path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
