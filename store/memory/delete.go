@@ -158,9 +158,8 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return nil, err
 		}
 	}
-	// A ref to a record deleted since: refused, as a save of it is.
 	if err := db.reg.CheckRefs(kind, plan.Values, db.recordExists); err != nil {
-		return nil, err
+		return nil, err // a ref to a record deleted since: restore that one first
 	}
 	stamp := db.stamp()
 	rec := plan.RestoredRecord(kind, id, actor.Name, stamp)

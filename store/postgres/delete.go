@@ -227,7 +227,6 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		// A ref to a record deleted since: refused, as a save of it is.
 		if err := db.reg.CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
 			return db.recordExists(ctx, tx, k, id)
 		}); err != nil {

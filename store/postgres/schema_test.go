@@ -350,7 +350,7 @@ func TestOpen_RecordsSampleSchema(t *testing.T) {
 func TestCustomSchema_Columns(t *testing.T) {
 	long := "a_field_name_long_enough_to_overflow_the_limits" // 47 characters
 	reg, err := store.ParseRegistry("columns", []byte(`kinds:
-  widget_with_a_rather_long_kind_name_for_a_test:
+  widget:
     fields:
       - {name: `+long+`, type: string, owner: editor, rule: scalar, required: true, search: true, unique: true}
       - {name: motto, type: string, owner: editor, rule: scalar, default: "it's a \\ back"}

@@ -15,7 +15,11 @@ import (
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
+	"github.com/tandem-editor/tandem/store/storetest"
 )
+
+// TestDB_Schema runs the contract on a schema with no product or document in it.
+func TestDB_Schema(t *testing.T) { storetest.RunSchema(t, openTemp) }
 
 func partsRegistry(t *testing.T) *store.Registry {
 	t.Helper()
