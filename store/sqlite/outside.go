@@ -165,14 +165,13 @@ func jsonNames(names []string) string {
 	return "[" + strings.Join(q, ",") + "]"
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-func quoteText(s string) string  { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
 // dropOutside removes the outside-write triggers of every record table of reg (every
 // trigger whose name starts with the table's and "_outside_"), so that a migration's own
 // writes to the records do not fire them.
 func dropOutside(ctx context.Context, q execQuerier, reg *store.Registry) error {
-	ts, err := reg.OutsideTables(table)
+	ts, err := reg.OutsideTables(reg.Table)
 	if err != nil {
 		return err
 	}
@@ -216,7 +215,7 @@ func installOutside(ctx context.Context, q execQuerier, reg *store.Registry) err
 	if err := dropOutside(ctx, q, reg); err != nil {
 		return err
 	}
-	ts, err := reg.OutsideTables(table)
+	ts, err := reg.OutsideTables(reg.Table)
 	if err != nil {
 		return err
 	}
@@ -285,19 +284,19 @@ func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) erro
 	if err != nil {
 		return err
 	}
-	tbl, err := table(kind)
+	tbl, err := db.table(kind)
 	if err != nil {
 		return err
 	}
-	row, folds := splitFolds(kind, db.reg.RefoldColumns(kind, rec.Fields))
-	if err := writeFolds(ctx, t, kind, id, folds); err != nil {
+	row, folds := splitFolds(db.reg, kind, db.reg.RefoldColumns(kind, rec.Fields))
+	if err := writeFolds(ctx, t, db.reg, kind, id, folds); err != nil {
 		return err
 	}
 	for _, c := range row {
 		q := "UPDATE " + tbl + " SET " + quoteIdent(c.Name) + " = ? WHERE id = ?"
 		_, err := t.ExecContext(ctx, q, c.Value, id)
-		if code, ok := sqliteCode(err); ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE && c.Name == "sku_key" {
-			// Another product's sku has this key: the outside write made a collision,
+		if code, ok := sqliteCode(err); ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE && db.isKeyColumn(kind, c.Name) {
+			// Another record's unique value has this key: the outside write made a collision,
 			// which keeps the record apart as fillSKUKeys does.
 			_, err = t.ExecContext(ctx, q, c.Value+store.SKUKeySeparator+strconv.FormatInt(id, 10), id)
 		}
@@ -306,4 +305,14 @@ func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) erro
 		}
 	}
 	return nil
+}
+
+// isKeyColumn reports whether col is the key column of one of kind's unique fields.
+func (db *DB) isKeyColumn(kind store.Kind, col string) bool {
+	for _, f := range db.reg.UniqueFields(kind) {
+		if store.UniqueKeyColumn(f.Name) == col {
+			return true
+		}
+	}
+	return false
 }

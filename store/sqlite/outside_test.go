@@ -65,11 +65,11 @@ func TestOpen_OutsideTriggersOnUpgrade(t *testing.T) {
 	for _, name := range strings.Fields(sqlite3(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\_outside\_%' ESCAPE '\'`)) {
 		sqlite3("DROP TRIGGER " + name)
 	}
-	sqlite3("DROP TABLE outside_refold; DROP TABLE products_outside_written; DROP TABLE documents_outside_written; PRAGMA user_version = 13")
+	sqlite3("DROP TABLE outside_refold; DROP TABLE products_outside_written; DROP TABLE documents_outside_written; PRAGMA user_version = 14")
 
 	db, err = sqlite.Open(t.Context(), path, store.Options{})
 	if err != nil {
-		t.Fatalf("open the version-13 store: %v", err)
+		t.Fatalf("open the version-14 store: %v", err)
 	}
 	defer db.Close()
 	sqlite3(fmt.Sprintf("UPDATE products SET name = 'Renamed' WHERE id = %d", rec.ID))

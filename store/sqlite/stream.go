@@ -33,7 +33,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 	if err != nil {
 		return err
 	}
-	if _, err := table(f.Kind); err != nil {
+	if _, err := db.table(f.Kind); err != nil {
 		return err
 	}
 	var (
@@ -74,7 +74,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 // the pipe in batches taken from it.
 func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, cond string, args []any, p *store.Pipe[*rowBatch]) error {
 	what := "stream " + string(f.Kind) + "s"
-	t, _ := table(f.Kind) // checked by StreamRecords
+	t, _ := db.table(f.Kind) // checked by StreamRecords
 	selectList := packedColumns(streamColumns(fields))
 	limit := streamPage
 	if cond != "" {
@@ -193,7 +193,7 @@ func streamColumns(fields []*store.Field) []streamColumn {
 	cols := make([]streamColumn, 0, len(fields)+4)
 	cols = append(cols, streamColumn{"id", true}, streamColumn{"version", true}, streamColumn{"updated_at", false}, streamColumn{"updated_by", false})
 	for _, fd := range fields {
-		cols = append(cols, streamColumn{fd.Name, numeric(fd)})
+		cols = append(cols, streamColumn{quoteIdent(fd.Name), numeric(fd)})
 	}
 	return cols
 }
