@@ -448,3 +448,27 @@ func (r *Registry) CheckRefs(kind Kind, vals Values, exists func(Kind, int64) (b
 	}
 	return nil
 }
+
+// SaveChecks are the reads of other records a save's checks make, inside its transaction:
+// a store hands them to CheckSave.
+type SaveChecks interface {
+	// CheckUnique refuses (DuplicateKeyError) a value of the unique field whose key another
+	// record of the kind than the one saved has.
+	CheckUnique(field, value string) error
+	// RecordExists reports whether a record of kind with id exists (for a ref's target).
+	RecordExists(kind Kind, id int64) (bool, error)
+}
+
+// CheckSave runs the checks of the save plan p of a record of kind that read other records,
+// in a fixed order: each unique value it writes is free (in field order), then each ref it
+// writes names a record that exists (CheckRefs). Every store calls it before its write, so
+// they refuse the same saves in the same words.
+func (r *Registry) CheckSave(kind Kind, p *SavePlan, s SaveChecks) error {
+	for _, field := range sortedNames(p.Keys) {
+		v, _ := p.Set[field].(string)
+		if err := s.CheckUnique(field, v); err != nil {
+			return err
+		}
+	}
+	return r.CheckRefs(kind, p.Set, s.RecordExists)
+}

@@ -277,13 +277,7 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 	}
 	res := store.Unchanged(r)
 	if !plan.Unchanged {
-		for field := range plan.Keys {
-			v, _ := plan.Set[field].(string)
-			if err := db.checkUnique(kind, id, field, v); err != nil {
-				return nil, err
-			}
-		}
-		if err := db.reg.CheckRefs(kind, plan.Set, db.recordExists); err != nil {
+		if err := db.reg.CheckSave(kind, plan, saveChecks{db, kind, id}); err != nil {
 			return nil, err
 		}
 		keep := store.KeepsHistory(ctx, actor)
@@ -389,4 +383,19 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		return res, err
 	}
 	return nil, store.Errorf(store.EBUSY, "%s %d kept changing during a locked update; try again later", kind, id)
+}
+
+// saveChecks are a save's reads of other records under the lock (store.SaveChecks).
+type saveChecks struct {
+	db   *DB
+	kind store.Kind
+	id   int64 // the record saved, whose own value of a unique field is no clash
+}
+
+func (s saveChecks) CheckUnique(field, value string) error {
+	return s.db.checkUnique(s.kind, s.id, field, value)
+}
+
+func (s saveChecks) RecordExists(kind store.Kind, id int64) (bool, error) {
+	return s.db.recordExists(kind, id)
 }

@@ -591,15 +591,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		}
 		res = store.Unchanged(r)
 	} else {
-		for _, field := range sortedNames(plan.Keys) {
-			v, _ := plan.Set[field].(string)
-			if err := db.checkUnique(ctx, tx, kind, id, field, v); err != nil {
-				return nil, err
-			}
-		}
-		if err := db.reg.CheckRefs(kind, plan.Set, func(k store.Kind, id int64) (bool, error) {
-			return db.recordExists(ctx, tx, k, id)
-		}); err != nil {
+		if err := db.reg.CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
 			return nil, err
 		}
 		var sets []string
@@ -1062,4 +1054,21 @@ func fillSKUKeys(ctx context.Context, tx pgx.Tx) error {
 	_, err = tx.Exec(ctx, `UPDATE products p SET sku_key = k.key
 		FROM unnest($1::bigint[], $2::text[]) AS k(id, key) WHERE p.id = k.id`, ids, keys)
 	return err
+}
+
+// saveChecks are a save's reads of other records inside its transaction (store.SaveChecks).
+type saveChecks struct {
+	ctx  context.Context
+	db   *DB
+	tx   pgx.Tx
+	kind store.Kind
+	id   int64 // the record saved, whose own value of a unique field is no clash
+}
+
+func (s saveChecks) CheckUnique(field, value string) error {
+	return s.db.checkUnique(s.ctx, s.tx, s.kind, s.id, field, value)
+}
+
+func (s saveChecks) RecordExists(kind store.Kind, id int64) (bool, error) {
+	return s.db.recordExists(s.ctx, s.tx, kind, id)
 }

@@ -702,15 +702,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		}
 		res = store.Unchanged(rec)
 	} else {
-		for _, field := range sortedKeys(plan.Keys) {
-			v, _ := plan.Set[field].(string)
-			if err := db.checkUnique(ctx, tx, kind, id, field, v); err != nil {
-				return nil, err
-			}
-		}
-		if err := db.reg.CheckRefs(kind, plan.Set, func(k store.Kind, id int64) (bool, error) {
-			return db.recordExists(ctx, tx, k, id)
-		}); err != nil {
+		if err := db.reg.CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
 			return nil, err
 		}
 		// One UPDATE: the changed fields only, the relative changes as expressions, the version.
@@ -930,4 +922,21 @@ func fillSKUKeys(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+}
+
+// saveChecks are a save's reads of other records inside its transaction (store.SaveChecks).
+type saveChecks struct {
+	ctx  context.Context
+	db   *DB
+	tx   *tx
+	kind store.Kind
+	id   int64 // the record saved, whose own value of a unique field is no clash
+}
+
+func (s saveChecks) CheckUnique(field, value string) error {
+	return s.db.checkUnique(s.ctx, s.tx, s.kind, s.id, field, value)
+}
+
+func (s saveChecks) RecordExists(kind store.Kind, id int64) (bool, error) {
+	return s.db.recordExists(s.ctx, s.tx, kind, id)
 }
