@@ -29,6 +29,7 @@ type deleteAsk struct {
 	version int64
 	title   string
 	token   string   // the editor's lease, presented with the delete
+	tree    bool     // the kind is a tree: the record may go with everything below it
 	from    screenID // the screen that asked
 }
 
@@ -65,9 +66,7 @@ func askDelete(a deleteAsk) tea.Cmd { return func() tea.Msg { return askDeleteMs
 // question is what the confirmation says, in place of the status line.
 func (d deleteAsk) question(k KeyMap) string {
 	q := fmt.Sprintf("delete %s %d \"%s\" (v%d)? %s yes", d.kind, d.id, safe.Line(d.title), d.version, k.Yes.Help().Key)
-	// Documents only: store.DeletedWith, which R needs to bring a subtree back, reads the
-	// documents' history; any other tree refuses the delete of a record with children.
-	if d.kind == store.KindDocument {
+	if d.tree {
 		q += fmt.Sprintf(" · %s with everything below it", k.Subtree.Help().Key)
 	}
 	return q + " · " + k.No.Help().Key + " no"
@@ -88,12 +87,12 @@ func restoreCmd(c *common, kind store.Kind, id int64, from screenID, subtree boo
 	return func() tea.Msg {
 		res, err := c.st.RestoreRecord(c.ctx, kind, id, store.Restore{})
 		msg := restoredMsg{kind: kind, id: id, res: res, err: err, from: from}
-		if err != nil || kind != store.KindDocument {
+		if err != nil || !c.reg.Tree(kind) {
 			return msg
 		}
-		ts, _, err := store.DeletedWith(c.ctx, c.st, id)
+		ts, _, err := store.TreeDeletedWith(c.ctx, c.st, kind, id)
 		if err != nil {
-			msg.err = fmt.Errorf("restored document %d; find the documents deleted with it: %w", id, err)
+			msg.err = fmt.Errorf("restored %s %d; find the %ss deleted with it: %w", kind, id, kind, err)
 			return msg
 		}
 		if !subtree {
@@ -101,15 +100,15 @@ func restoreCmd(c *common, kind store.Kind, id int64, from screenID, subtree boo
 			return msg
 		}
 		for i, t := range ts {
-			r, err := c.st.RestoreRecord(c.ctx, store.KindDocument, t.ID, store.Restore{})
+			r, err := c.st.RestoreRecord(c.ctx, kind, t.ID, store.Restore{})
 			if err != nil {
 				msg.left = ts[i:]
-				msg.err = fmt.Errorf("restored document %d and %d of the %d documents deleted with it; document %d: %w",
-					id, i, len(ts), t.ID, err)
+				msg.err = fmt.Errorf("restored %s %d and %d of the %d %ss deleted with it; %s %d: %w",
+					kind, id, i, len(ts), kind, kind, t.ID, err)
 				return msg
 			}
 			if r.Note != "" {
-				msg.notes = append(msg.notes, fmt.Sprintf("document %d: %s", t.ID, r.Note))
+				msg.notes = append(msg.notes, fmt.Sprintf("%s %d: %s", kind, t.ID, r.Note))
 			}
 			msg.with = append(msg.with, r.Record)
 		}
@@ -124,7 +123,7 @@ func (a *App) onDeleteKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Yes):
 		a.asking = nil
 		return deleteCmd(a.c, d, false)
-	case d.kind == store.KindDocument && key.Matches(msg, k.Subtree):
+	case d.tree && key.Matches(msg, k.Subtree):
 		a.asking = nil
 		return deleteCmd(a.c, d, true)
 	case key.Matches(msg, k.No):
@@ -184,12 +183,12 @@ func (a *App) onRestored(msg restoredMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		// The top came back, some of what was deleted with it did not.
-		st.fail(fmt.Sprintf("restore the documents deleted with document %d", msg.id), msg.err)
+		st.fail(fmt.Sprintf("restore the %ss deleted with %s %d", msg.kind, msg.kind, msg.id), msg.err)
 		return tea.Batch(cmds...)
 	}
 	text := fmt.Sprintf("restored %s %d as v%d", msg.kind, msg.id, msg.res.Record.Version)
 	if n := len(msg.with); n > 0 {
-		text += fmt.Sprintf(" and the %s deleted with it", plural(n, "document", "documents"))
+		text += fmt.Sprintf(" and the %s deleted with it", plural(n, string(msg.kind), string(msg.kind)+"s"))
 	}
 	notes := msg.notes
 	if msg.res.Note != "" {
@@ -203,8 +202,8 @@ func (a *App) onRestored(msg restoredMsg) tea.Cmd {
 		for _, t := range msg.left {
 			ids = append(ids, fmt.Sprint(t.ID))
 		}
-		text += fmt.Sprintf(" · %s deleted with it stay deleted (%s); tandem restore document %d --subtree brings them back",
-			plural(n, "document", "documents"), strings.Join(ids, ", "), msg.id)
+		text += fmt.Sprintf(" · %s deleted with it stay deleted (%s); tandem restore %s %d --subtree brings them back",
+			plural(n, string(msg.kind), string(msg.kind)+"s"), strings.Join(ids, ", "), msg.kind, msg.id)
 	}
 	st.ok(text)
 	return tea.Batch(cmds...)
@@ -233,7 +232,7 @@ func (l *listModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if r == nil {
 			return nil, true
 		}
-		return askDelete(deleteAsk{kind: r.Kind, id: r.ID, version: r.Version, title: l.c.reg.TitleOf(r), from: scrList}), true
+		return askDelete(deleteAsk{kind: r.Kind, id: r.ID, version: r.Version, title: l.c.reg.TitleOf(r), tree: l.c.reg.Tree(r.Kind), from: scrList}), true
 	case key.Matches(msg, k.Restore):
 		t := l.lastDeleted
 		if t == nil {
@@ -312,7 +311,7 @@ func (e *editorModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if e.rec == nil || e.id == 0 {
 		return nil, true
 	}
-	a := deleteAsk{kind: e.kind, id: e.id, version: e.rec.Version, title: e.c.reg.TitleOf(e.rec), from: scrEditor}
+	a := deleteAsk{kind: e.kind, id: e.id, version: e.rec.Version, title: e.c.reg.TitleOf(e.rec), tree: e.c.reg.Tree(e.kind), from: scrEditor}
 	if e.held != nil {
 		a.token = e.held.Token()
 	}

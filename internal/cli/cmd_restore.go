@@ -52,12 +52,13 @@ and only of that.`,
 			if err := store.CheckDeleter(kind, actor); err != nil {
 				return err
 			}
-			if subtree && kind != store.KindDocument {
-				return usagef("--subtree restores documents only: a %s has nothing below it", kind)
-			}
 			st, err := a.store(ctx)
 			if err != nil {
 				return err
+			}
+			tree := st.Registry().Tree(kind)
+			if subtree && !tree {
+				return usagef("--subtree restores the records of a tree kind: a %s has nothing below it", kind)
 			}
 			res, err := st.RestoreRecord(ctx, kind, id, store.Restore{ParentLeaseToken: leaseTk})
 			switch {
@@ -81,15 +82,15 @@ and only of that.`,
 					fmt.Fprintf(a.stdout, "restored %s %d: version %d\n", kind, id, res.Record.Version)
 				}
 			}
-			if kind == store.KindDocument {
-				more, err := a.restoreDeletedWith(ctx, st, id, subtree, asJSON)
+			if tree {
+				more, err := a.restoreDeletedWith(ctx, st, kind, id, subtree, asJSON)
 				restored = append(restored, more...)
 				if err != nil {
 					return err
 				}
 			}
 			if len(restored) == 0 {
-				return usagef("document %d is not deleted, and nothing deleted with it is left to restore", id)
+				return usagef("%s %d is not deleted, and nothing deleted with it is left to restore", kind, id)
 			}
 			if asJSON {
 				if !subtree {
@@ -110,17 +111,17 @@ and only of that.`,
 	return cmd
 }
 
-// restoreDeletedWith deals with the documents the subtree delete of document id removed with
-// it (store.DeletedWith): with all, it restores them, parents first, and returns them;
+// restoreDeletedWith deals with the records the subtree delete of id, of the tree kind, removed
+// with it (store.TreeDeletedWith): with all, it restores them, parents first, and returns them;
 // without, it says on stderr which stay deleted and how to bring them back.
-func (a *app) restoreDeletedWith(ctx context.Context, st store.Store, id int64, all, quiet bool) ([]*store.Record, error) {
-	ts, found, err := store.DeletedWith(ctx, st, id)
+func (a *app) restoreDeletedWith(ctx context.Context, st store.Store, kind store.Kind, id int64, all, quiet bool) ([]*store.Record, error) {
+	ts, found, err := store.TreeDeletedWith(ctx, st, kind, id)
 	if err != nil {
-		return nil, fmt.Errorf("find the documents deleted with document %d: %w", id, err)
+		return nil, fmt.Errorf("find the %ss deleted with %s %d: %w", kind, kind, id, err)
 	}
 	if !found {
-		fmt.Fprintf(a.stderr, "tandem: note: document %d was deleted too long ago to find what was deleted with it; "+
-			"tandem history shows each document's delete, and tandem restore brings each back\n", id)
+		fmt.Fprintf(a.stderr, "tandem: note: %s %d was deleted too long ago to find what was deleted with it; "+
+			"tandem history shows each %s's delete, and tandem restore brings each back\n", kind, id, kind)
 		return nil, nil
 	}
 	if len(ts) == 0 {
@@ -131,23 +132,23 @@ func (a *app) restoreDeletedWith(ctx context.Context, st store.Store, id int64, 
 		for _, t := range ts {
 			names = append(names, fmt.Sprintf("%d \"%s\"", t.ID, safe.Line(t.Title)))
 		}
-		fmt.Fprintf(a.stderr, "tandem: note: %s deleted with it stay deleted (document %s); tandem restore document %d --subtree brings them back\n",
-			plural(len(ts), "document"), strings.Join(names, ", document "), id)
+		fmt.Fprintf(a.stderr, "tandem: note: %s deleted with it stay deleted (%s %s); tandem restore %s %d --subtree brings them back\n",
+			plural(len(ts), string(kind)), kind, strings.Join(names, ", "+string(kind)+" "), kind, id)
 		return nil, nil
 	}
 	var out []*store.Record
 	for _, t := range ts {
-		res, err := st.RestoreRecord(ctx, store.KindDocument, t.ID, store.Restore{})
+		res, err := st.RestoreRecord(ctx, kind, t.ID, store.Restore{})
 		if err != nil {
-			return out, fmt.Errorf("restored %d of the %s deleted with document %d; document %d: %w",
-				len(out), plural(len(ts), "document"), id, t.ID, err)
+			return out, fmt.Errorf("restored %d of the %s deleted with %s %d; %s %d: %w",
+				len(out), plural(len(ts), string(kind)), kind, id, kind, t.ID, err)
 		}
 		if res.Note != "" {
-			fmt.Fprintf(a.stderr, "tandem: note: document %d: %s\n", t.ID, res.Note)
+			fmt.Fprintf(a.stderr, "tandem: note: %s %d: %s\n", kind, t.ID, res.Note)
 		}
 		out = append(out, res.Record)
 		if !quiet {
-			fmt.Fprintf(a.stdout, "restored document %d: version %d (deleted with document %d)\n", t.ID, res.Record.Version, id)
+			fmt.Fprintf(a.stdout, "restored %s %d: version %d (deleted with %s %d)\n", kind, t.ID, res.Record.Version, kind, id)
 		}
 	}
 	return out, nil

@@ -44,7 +44,7 @@ func TestCLI_RestoreSubtree(t *testing.T) {
 		}
 	}
 	wantExit(t, "restore --subtree with nothing left", tandem(t, team, "restore", "document", "2", "--subtree"), 2, "nothing deleted with it")
-	wantExit(t, "restore --subtree of a product", tandem(t, team, "restore", "product", "2", "--subtree"), 2, "documents only")
+	wantExit(t, "restore --subtree of a product", tandem(t, team, "restore", "product", "2", "--subtree"), 2, "a product has nothing below it")
 
 	// A working copy: the top's restore cancels its own pending delete only.
 	mustTandem(t, train, "delete", "document", "2", "--expect-version", "1", "--subtree")

@@ -75,6 +75,17 @@ func testOwnSchema(t *testing.T, b backend) {
 		t.Errorf("move said %q", out)
 	}
 	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")
+	// A subtree of areas goes and comes back as documents' do.
+	mustTandem(t, dsn, "move", "2", "1")
+	if out := mustTandem(t, dsn, "delete", "area", "1", "--expect-version", "1", "--subtree"); !strings.Contains(out, "tandem restore area 1 --subtree") {
+		t.Errorf("delete --subtree said %q", out)
+	}
+	if out := mustTandem(t, dsn, "restore", "area", "1", "--subtree"); !strings.Contains(out, "restored area 2: version 5 (deleted with area 1)") {
+		t.Errorf("restore --subtree said %q", out)
+	}
+	if got := mustGet(t, dsn, "area", 2); got.Fields["parent_id"] != float64(1) {
+		t.Errorf("area 2 back under %v, want 1", got.Fields["parent_id"])
+	}
 	wantExit(t, "clone", tandem(t, dsn, "clone", dsn, filepath.Join(t.TempDir(), "copy.db")), exitUsage,
 		"working copies hold the sample schema's products and documents", "schema version 1 (supplier, part and area)")
 	wantExit(t, "seed", tandem(t, dsn, "seed"), exitUsage, "seed fills products and documents", "this store has supplier, part and area")
