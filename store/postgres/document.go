@@ -97,7 +97,7 @@ func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, kind store.Kind, id, par
 // history version for an editor (as any editor write) and the change-log entry. See
 // store.Records for the error codes.
 func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
-	p, err := db.reg.PlanMove(ctx, kind, m)
+	p, err := db.Registry().PlanMove(ctx, kind, m)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 	}
 	err = db.inTx(ctx, fmt.Sprintf("move %s %d", kind, id), false, func(tx pgx.Tx) error {
 		var err error
-		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t, db.txNow()})
+		res, err = db.Registry().RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t, db.txNow()})
 		return err
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // SQL come only from here and from the registry, never from input. EINVALID for a kind the
 // store does not have.
 func (db *DB) table(kind store.Kind) (string, error) {
-	t, err := db.reg.Table(kind)
+	t, err := db.Registry().Table(kind)
 	if err != nil {
 		return "", err
 	}
@@ -38,10 +38,10 @@ func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 // selectList is the column list every record query returns, in scanRecord's order. It is
 // made once per kind, at Open (selectLists): every save sends it.
 func (db *DB) selectList(kind store.Kind) string {
-	if l, ok := db.selects[kind]; ok {
+	if l, ok := db.regState.Load().selects[kind]; ok {
 		return l
 	}
-	return selectList(db.reg, kind)
+	return selectList(db.Registry(), kind)
 }
 
 // selectLists makes selectList's lists of every kind of reg.
@@ -65,7 +65,7 @@ type scanner interface{ Scan(dest ...any) error }
 
 // scanRecord reads one row of selectList.
 func (db *DB) scanRecord(kind store.Kind, row scanner) (*store.Record, error) {
-	fields := db.reg.Fields(kind)
+	fields := db.Registry().Fields(kind)
 	r := &store.Record{Kind: kind, Fields: make(store.Values, len(fields))}
 	dest := []any{&r.ID, &r.Version, &r.UpdatedBy, &r.UpdatedAt}
 	vals := make([]any, len(fields))
@@ -184,7 +184,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)
 	}
-	if err := db.reg.CheckSort(f); err != nil {
+	if err := db.Registry().CheckSort(f); err != nil {
 		return nil, err
 	}
 	order := "id"
@@ -193,7 +193,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		// f.Sort is one of the registry's sort fields (CheckSort): a column with an index on
 		// (column COLLATE "C", id), read forwards or backwards. Text compares byte by byte
 		// (COLLATE "C"), as SQLite's BINARY does, whatever the database's collation.
-		fd, err := db.reg.Field(f.Kind, f.Sort)
+		fd, err := db.Registry().Field(f.Kind, f.Sort)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // fields the actor's role may not write, ENOTFOUND for a missing parent in a tree kind,
 // EINVALID when the parent sits at the deepest level already.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
+	p, err := db.Registry().PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				}
 			}
 		}
-		r, err := db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, sql, args, now})
+		r, err := db.Registry().RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, sql, args, now})
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
@@ -404,7 +404,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 	if id != 0 {
 		add("id", id)
 	}
-	for _, f := range db.reg.Fields(kind) {
+	for _, f := range db.Registry().Fields(kind) {
 		add(ident(f.Name), arg(f, vals[f.Name]))
 	}
 	for _, c := range extra {
@@ -427,7 +427,7 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, err
 	}
 	keep := store.KeepsHistory(ctx, actor)
@@ -478,7 +478,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		if u.BaseVersion == 0 {
 			u.BaseVersion = cur.Version
 		}
-		if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+		if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 			return err
 		}
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
@@ -505,7 +505,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
 	t, _ := db.table(kind)
 	now := db.txNow()
-	groups := db.reg.UpdateGroups(kind, u)
+	groups := db.Registry().UpdateGroups(kind, u)
 	var hash string
 	b := &pgx.Batch{}
 	if u.IdempotencyKey != "" {
@@ -568,7 +568,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return nil, err
 		}
 	}
-	plan, err := db.reg.PlanUpdate(cur, u)
+	plan, err := db.Registry().PlanUpdate(cur, u)
 	if err != nil {
 		return nil, err
 	}
@@ -590,7 +590,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 				return nil, err
 			}
 		}
-		if err := db.reg.CheckRefs(kind, plan.Set, func(k store.Kind, id int64) (bool, error) {
+		if err := db.Registry().CheckRefs(kind, plan.Set, func(k store.Kind, id int64) (bool, error) {
 			return db.recordExists(ctx, tx, k, id)
 		}); err != nil {
 			return nil, err
@@ -602,7 +602,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return "$" + strconv.Itoa(len(args))
 		}
 		for _, n := range sortedNames(plan.Set) {
-			f, _ := db.reg.Field(kind, n)
+			f, _ := db.Registry().Field(kind, n)
 			sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
 		}
 		for _, field := range sortedNames(plan.Keys) {
@@ -625,7 +625,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			if r, err = db.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
 				return nil, db.missedUpdate(ctx, tx, kind, id, cur.Version, err)
 			}
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.Registry().PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 				return nil, err
 			}
 		} else {
@@ -716,7 +716,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	args := []any{id}
 	for _, n := range names {
 		d := u.Add[n]
-		f, err := db.reg.Field(kind, n)
+		f, err := db.Registry().Field(kind, n)
 		if err != nil || d == 0 || d == math.MinInt64 {
 			return nil, false, nil // updateTx answers these
 		}
@@ -735,7 +735,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		Fields: plan.FieldNames(), Deltas: u.Add, At: now})
 	args = append(args, ca[:2]...) // event, kind
 	args = append(args, ca[4:]...) // actor … at; record_id and version come from the UPDATE
-	args = append(args, db.reg.UpdateGroups(kind, u))
+	args = append(args, db.Registry().UpdateGroups(kind, u))
 	keyed := u.IdempotencyKey != ""
 	if keyed {
 		// The key's stored result is store's encoding with the written version put in.
@@ -807,7 +807,7 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 		} else {
 			conds = append(conds, c+" >= "+next())
 		}
-		if f, _ := db.reg.Field(kind, name); f != nil && f.Type == store.TypeMoney {
+		if f, _ := db.Registry().Field(kind, name); f != nil && f.Type == store.TypeMoney {
 			conds = append(conds, c+" >= "+next())
 		}
 	}
@@ -860,7 +860,7 @@ func (db *DB) queueFindFields(b *pgx.Batch, kind store.Kind, id int64, names []s
 	cols := []string{"version"}
 	fields := make([]*store.Field, len(names))
 	for i, name := range names {
-		if fields[i], err = db.reg.Field(kind, name); err != nil {
+		if fields[i], err = db.Registry().Field(kind, name); err != nil {
 			return nil, err
 		}
 		cols = append(cols, ident(name))
@@ -986,7 +986,7 @@ func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 	if err != nil {
 		return err
 	}
-	if _, err := db.reg.Field(kind, field); err != nil {
+	if _, err := db.Registry().Field(kind, field); err != nil {
 		return err
 	}
 	var (

@@ -88,15 +88,23 @@ func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
 
 // useRegistry makes reg the store's registry, with what is derived from it once.
 func (db *DB) useRegistry(reg *store.Registry) {
-	db.reg = reg
-	db.selects = selectLists(reg)
-	db.uniqueIndexes = map[string]bool{}
+	st := &schemaState{reg: reg, selects: selectLists(reg), uniqueIndexes: map[string]bool{}}
 	for _, k := range reg.Kinds() {
 		t, _ := reg.Table(k)
 		for _, f := range reg.UniqueFields(k) {
-			db.uniqueIndexes[uniqueIndexName(t, f.Name)] = true
+			st.uniqueIndexes[uniqueIndexName(t, f.Name)] = true
 		}
 	}
+	db.regState.Store(st)
+}
+
+// schemaState is the store's registry with what is derived from it once.
+type schemaState struct {
+	reg     *store.Registry
+	selects map[store.Kind]string // selectList of each kind
+	// uniqueIndexes names the unique indexes on key columns: a create or save that fails on
+	// one met a concurrent one with the same key and is run again, so it names the winner.
+	uniqueIndexes map[string]bool
 }
 
 // recorded is a schema as the store keeps it: its version and its YAML, parsed on demand.

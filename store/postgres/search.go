@@ -36,7 +36,7 @@ func searchTableName(table, field string) string { return objName(table, field, 
 // substring test the other stores make.
 func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 	q := store.SearchFold(f.Search)
-	fields := db.reg.SearchFields(f.Kind)
+	fields := db.Registry().SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "false", nil // a registry that searches no field finds nothing
 	}
@@ -61,7 +61,7 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 		limit = " ORDER BY id LIMIT " + arg(f.Limit)
 	}
 	lookups := make([]string, len(fields))
-	t, _ := db.reg.Table(f.Kind) // the kind is known good: SearchFields has it
+	t, _ := db.Registry().Table(f.Kind) // the kind is known good: SearchFields has it
 	for i, sf := range fields {
 		lookups[i] = "(SELECT id FROM " + searchTable(t, sf.Name) + " WHERE fold LIKE " + like + after + limit + ")"
 	}
@@ -98,12 +98,12 @@ var scanShare int64 = 4
 // finds the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, q querier, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
-	fields := db.reg.SearchFields(f.Kind)
+	fields := db.Registry().SearchFields(f.Kind)
 	if len(fields) == 0 || !store.IndexedQuery(folded) {
 		cond, args := db.searchCondition(f, 0)
 		return cond, args, nil
 	}
-	t, err := db.reg.Table(f.Kind)
+	t, err := db.Registry().Table(f.Kind)
 	if err != nil {
 		return "", nil, err
 	}
