@@ -246,67 +246,77 @@ func fillFolds(ctx context.Context, tx pgx.Tx, migration string) error {
 		if err != nil {
 			return err
 		}
-		t = ident(t)
 		fields := make([]*store.Field, len(names))
-		cols := make([]string, len(names))
 		for i, name := range names {
 			if fields[i], err = reg.Field(kind, name); err != nil {
 				return err
 			}
-			cols[i] = ident(name)
 		}
-		rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		folded := make([][]string, len(fields))
-		for rows.Next() {
-			var id int64
-			dest := []any{&id}
-			for _, f := range fields {
-				if f.Type == store.TypeSet {
-					dest = append(dest, new([]string))
-				} else {
-					dest = append(dest, new(*string))
-				}
-			}
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-			for i, d := range dest[1:] {
-				var v any
-				switch d := d.(type) {
-				case *[]string:
-					v = *d
-				case **string:
-					if *d != nil {
-						v = **d
-					}
-				}
-				folded[i] = append(folded[i], store.FoldValue(v))
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		args := []any{ids}
-		sets := make([]string, len(fields))
-		unnest := []string{"$1::bigint[]"}
-		as := []string{"id"}
-		for i, name := range names {
-			args = append(args, folded[i])
-			sets[i] = ident(store.FoldColumn(name)) + " = f.c" + strconv.Itoa(i)
-			unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
-			as = append(as, "c"+strconv.Itoa(i))
-		}
-		if _, err := tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
-			strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...); err != nil {
+		if err := fillFoldColumns(ctx, tx, t, fields); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fillFoldColumns sets the folded column of each of fields (store.FoldColumn) of every row of
+// table to store.FoldValue of the stored value: what a write of the fields gives. One UPDATE:
+// the values travel as arrays.
+func fillFoldColumns(ctx context.Context, tx pgx.Tx, table string, fields []*store.Field) error {
+	t := ident(table)
+	cols := make([]string, len(fields))
+	for i, f := range fields {
+		cols[i] = ident(f.Name)
+	}
+	rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	folded := make([][]string, len(fields))
+	for rows.Next() {
+		var id int64
+		dest := []any{&id}
+		for _, f := range fields {
+			if f.Type == store.TypeSet {
+				dest = append(dest, new([]string))
+			} else {
+				dest = append(dest, new(*string))
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+		for i, d := range dest[1:] {
+			var v any
+			switch d := d.(type) {
+			case *[]string:
+				v = *d
+			case **string:
+				if *d != nil {
+					v = **d
+				}
+			}
+			folded[i] = append(folded[i], store.FoldValue(v))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	args := []any{ids}
+	sets := make([]string, len(fields))
+	unnest := []string{"$1::bigint[]"}
+	as := []string{"id"}
+	for i, f := range fields {
+		args = append(args, folded[i])
+		sets[i] = ident(store.FoldColumn(f.Name)) + " = f.c" + strconv.Itoa(i)
+		unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
+		as = append(as, "c"+strconv.Itoa(i))
+	}
+	_, err = tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
+		strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...)
+	return err
 }
