@@ -94,7 +94,6 @@ type DB struct {
 	created   bool                  // this Open installed tandem's tables (Created)
 	storeID   string                // store_meta's store_id, read at open
 
-	relativeSQLs      sync.Map     // relativeSQL's statements by shape
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
 	ctx       context.Context // cancelled by Close: ends subscriptions

@@ -174,6 +174,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
+		st := db.state()
 		t, err := db.table(kind)
 		if err != nil {
 			return err
@@ -227,11 +228,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		q, args, err := db.insertStatement(st, kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err
 		}
-		rec, err := db.scanRecord(kind, tx.QueryRow(ctx, q, append(args, plan.Version, now, actor.Name)...))
+		rec, err := st.scanRecord(kind, tx.QueryRow(ctx, q, append(args, plan.Version, now, actor.Name)...))
 		if err != nil {
 			return err
 		}

@@ -144,8 +144,9 @@ func (s moveSteps) CheckMove(id, parent int64) error {
 
 func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
 	ctx, tx := s.ctx, s.tx
-	r, err := s.db.scanRecord(s.kind, tx.QueryRow(ctx, `UPDATE `+s.table+` SET parent_id = $2, version = version + 1,
-		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+s.db.selectList(s.kind), id, parent, s.now, p.Actor.Name))
+	st := s.db.state()
+	r, err := st.scanRecord(s.kind, tx.QueryRow(ctx, `UPDATE `+s.table+` SET parent_id = $2, version = version + 1,
+		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+st.selectList(s.kind), id, parent, s.now, p.Actor.Name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", s.kind, id)
 	}

@@ -1,0 +1,367 @@
+package postgres
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/postgres/pgtest"
+)
+
+// partsWith returns parts.yaml with old replaced by new.
+func partsWith(t *testing.T, edits ...string) *store.Registry {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(s, edits[i]) {
+			t.Fatalf("%q not in parts.yaml", edits[i])
+		}
+		s = strings.Replace(s, edits[i], edits[i+1], 1)
+	}
+	reg, err := store.ParseRegistry("parts edited", []byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+const (
+	notesLine  = "      - {name: notes,"
+	statusLine = "      - {name: status,   type: enum, values: [draft, active, retired], owner: shared, rule: scalar, default: draft}\n"
+)
+
+func editor(t *testing.T) store.Actor { return store.Actor{Name: "alice", Role: store.RoleEditor} }
+
+// TestApplySchema_AdditiveWhileSaving: a new field with a default, a field that becomes
+// searched and one that becomes sortable are applied while four goroutines save parts;
+// every save either commits or fails with a tandem error, none is lost, the records that
+// exist get the default and are found by the new search, the store's registry is version 2,
+// and the feed carries the schema event.
+func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	ctx := store.WithActor(t.Context(), editor(t))
+	acme, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "ACME-7", "name": "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []int64
+	for i := range 4 {
+		p, err := db.CreateRecord(ctx, "part", store.Values{"label": fmt.Sprintf("part %d", i), "supplier": acme.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p.ID)
+	}
+	before, err := db.LastChangeID(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	last := make([]string, len(parts)) // the label of each part's last committed save
+	saves := make([]int, len(parts))
+	errs := make(chan error, 100)
+	for i, id := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; !stop.Load() || n < 5; n++ {
+				r, err := db.FindRecord(ctx, "part", id)
+				if err != nil {
+					errs <- err
+					return
+				}
+				label := fmt.Sprintf("part %d save %d", i, n)
+				_, err = db.UpdateRecord(ctx, "part", id, store.Update{BaseVersion: r.Version, Set: store.Values{"label": label}})
+				switch {
+				case err == nil:
+					last[i] = label
+					saves[i]++
+				case store.ErrorCode(err) == store.EBUSY:
+				default:
+					errs <- fmt.Errorf("part %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	next := partsWith(t, notesLine, "      - {name: country, type: string, owner: editor, rule: scalar, default: DE}\n"+notesLine,
+		"{name: code,   type: string, owner: editor,", "{name: code, search: true, type: string, owner: editor,",
+		"{name: rating, type: int,", "{name: rating, sort: true, type: int,",
+		statusLine, statusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5, sort: true}\n")
+	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{BaseVersion: 1})
+	time.Sleep(50 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("save during the apply: %v", e)
+	}
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if !res.Applied || res.ToVersion != 2 || len(res.Diff.Of(store.ChangeDestructive)) != 0 {
+		t.Fatalf("result = %+v\n%s", res, res.Diff)
+	}
+	if reg := db.Registry(); reg.Version() != 2 || !reg.Same(next) {
+		t.Fatalf("registry version %d, same %v; want the new schema at 2", reg.Version(), reg.Same(next))
+	}
+	for i, id := range parts {
+		r, err := db.FindRecord(ctx, "part", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Fields["label"] != last[i] || r.Fields["weight"] != int64(5) || saves[i] < 5 {
+			t.Errorf("part %d = %v after %d saves, want label %q and weight 5", i, r.Fields, saves[i], last[i])
+		}
+	}
+	s, err := db.FindRecord(ctx, "supplier", acme.ID)
+	if err != nil || s.Fields["country"] != "DE" {
+		t.Fatalf("supplier = %v, %v; want country DE", s, err)
+	}
+	found, err := db.FindRecords(ctx, store.Filter{Kind: "supplier", Search: "acme-7"})
+	if err != nil || len(found) != 1 {
+		t.Errorf("search by the newly searched code = %v, %v; want the supplier", found, err)
+	}
+	if _, err := db.FindRecords(ctx, store.Filter{Kind: "part", Sort: "weight"}); err != nil {
+		t.Errorf("sort by the new sort field: %v", err)
+	}
+	chs, err := db.Changes(t.Context(), before, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemaEvents []store.Change
+	for _, c := range chs {
+		if c.Event == store.EventSchemaChanged {
+			schemaEvents = append(schemaEvents, c)
+		}
+	}
+	if len(schemaEvents) != 1 || schemaEvents[0].Version != 2 || schemaEvents[0].Actor != "alice" {
+		t.Errorf("schema events = %+v, want one at version 2 by alice", schemaEvents)
+	}
+	// The same file again changes nothing.
+	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil || res.Applied || res.ToVersion != 2 {
+		t.Errorf("second apply = %+v, %v; want nothing applied", res, err)
+	}
+}
+
+// TestApplySchema_OldClient: a client opened before the change saves a field that still
+// exists (and creates a record, which gets the new field's default), then opens again and
+// has the new schema.
+func TestApplySchema_OldClient(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	old := mustOpenWith(t, dsn, nil)
+	ctx := store.WithActor(t.Context(), editor(t))
+	p, err := old.CreateRecord(ctx, "part", store.Values{"label": "Bolt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := partsWith(t, statusLine, statusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5}\n")
+	if _, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.UpdateRecord(ctx, "part", p.ID, store.Update{BaseVersion: 1, Set: store.Values{"label": "Bolt M6"}}); err != nil {
+		t.Fatalf("old client's save: %v", err)
+	}
+	q, err := old.CreateRecord(ctx, "part", store.Values{"label": "Nut"})
+	if err != nil {
+		t.Fatalf("old client's create: %v", err)
+	}
+	if old.Registry().Version() != 1 {
+		t.Fatalf("old client's registry is version %d before it reopens", old.Registry().Version())
+	}
+	again := mustOpenWith(t, dsn, nil)
+	if v := again.Registry().Version(); v != 2 || !again.Registry().Same(next) {
+		t.Fatalf("reopened registry = version %d; want the new schema at 2", v)
+	}
+	for _, id := range []int64{p.ID, q.ID} {
+		r, err := again.FindRecord(ctx, "part", id)
+		if err != nil || r.Fields["weight"] != int64(5) {
+			t.Errorf("part %d = %v, %v; want weight 5", id, r, err)
+		}
+	}
+	if _, err := Open(t.Context(), dsn, store.Options{Registry: mustParts(t)}); store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("open with the old schema file = %v, want EINVALID", err)
+	}
+}
+
+// TestApplySchema_Destructive: dropping a field, removing an enum value and narrowing a
+// limit are refused with the values each affects; a dry run changes nothing; allowed, the
+// values about to be lost are exported first, the records holding a removed value get the
+// default as a new version, and the column is gone.
+func TestApplySchema_Destructive(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	ctx := store.WithActor(t.Context(), editor(t))
+	for i, code := range []string{"SHORT", "A-LONG-CODE-1", "A-LONG-CODE-2"} {
+		if _, err := db.CreateRecord(ctx, "supplier", store.Values{"code": code, "name": "s", "notes": fmt.Sprintf("note %d\n", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var retired []int64
+	for i := range 5 {
+		status := "active"
+		if i < 3 {
+			status = "retired"
+		}
+		p, err := db.CreateRecord(ctx, "part", store.Values{"label": fmt.Sprint("p", i), "status": status})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 3 {
+			retired = append(retired, p.ID)
+		}
+	}
+	next := partsWith(t, "      - {name: notes,  type: text,   owner: editor, rule: text, search: true}\n", "",
+		"[draft, active, retired]", "[draft, active]", "max_chars: 32", "max_chars: 8")
+	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{})
+	if store.ErrorCode(err) != store.EINVALID {
+		t.Fatalf("apply = %v, want EINVALID", err)
+	}
+	for _, want := range []string{"narrow supplier.code max_chars 32→8: destructive: 2 values are over the new limit",
+		"drop field supplier.notes: destructive: 3 records hold a value",
+		`remove enum value retired from part.status (its records get "draft"): destructive: 3 records use it`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q lacks %q", err, want)
+		}
+	}
+	if res == nil || res.Applied || len(res.Diff.Of(store.ChangeDestructive)) != 3 {
+		t.Fatalf("result = %+v", res)
+	}
+	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{DryRun: true, AllowDestructive: true}); err != nil || res.Applied {
+		t.Fatalf("dry run = %+v, %v", res, err)
+	}
+	if db.Registry().Version() != 1 {
+		t.Fatal("the dry run changed the schema")
+	}
+	var out bytes.Buffer
+	res, err = db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true, ExportTo: &out})
+	if err != nil || !res.Applied || res.Exported != 6 {
+		t.Fatalf("allowed apply = %+v, %v; want 6 values exported", res, err)
+	}
+	var lines []lostValue
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var v lostValue
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("export line %q: %v", l, err)
+		}
+		lines = append(lines, v)
+	}
+	if len(lines) != 6 || lines[0] != (lostValue{Kind: "supplier", ID: 1, Field: "notes", Value: "note 0\n"}) ||
+		lines[3] != (lostValue{Kind: "part", ID: retired[0], Field: "status", Value: "retired"}) {
+		t.Errorf("export = %+v", lines)
+	}
+	for _, id := range retired {
+		r, err := db.FindRecord(ctx, "part", id)
+		if err != nil || r.Fields["status"] != "draft" || r.Version != 2 {
+			t.Errorf("part %d = %+v, %v; want status draft at version 2", id, r, err)
+		}
+	}
+	var n int
+	if err := db.pool.QueryRow(t.Context(), `SELECT count(*) FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'suppliers' AND column_name IN ('notes', 'notes_fold')`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("notes columns left: %d, %v", n, err)
+	}
+	if _, err := db.FindHistory(ctx, "supplier", 1); err != nil {
+		t.Errorf("history of a supplier after its field was dropped: %v", err)
+	}
+}
+
+// TestApplySchema_Concurrent: two applies made against version 1 at once: one wins, the
+// other is refused with ECONFLICT and changes nothing.
+func TestApplySchema_Concurrent(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a := mustOpenWith(t, dsn, mustParts(t))
+	b := mustOpenWith(t, dsn, nil)
+	ctx := store.WithActor(t.Context(), editor(t))
+	nexts := []*store.Registry{
+		partsWith(t, notesLine, "      - {name: country, type: string, owner: editor, rule: scalar}\n"+notesLine),
+		partsWith(t, notesLine, "      - {name: city, type: string, owner: editor, rule: scalar}\n"+notesLine),
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, db := range []*DB{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = db.ApplySchema(ctx, nexts[i], store.ApplyOptions{BaseVersion: 1})
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won = i
+		case store.ErrorCode(err) != store.ECONFLICT || !strings.Contains(err.Error(), "version 2 now"):
+			t.Errorf("apply %d = %v, want ECONFLICT", i, err)
+		}
+	}
+	if (errs[0] == nil) == (errs[1] == nil) {
+		t.Fatalf("errors = %v; want exactly one apply to win", errs)
+	}
+	again := mustOpenWith(t, dsn, nil)
+	if reg := again.Registry(); reg.Version() != 2 || !reg.Same(nexts[won]) {
+		t.Errorf("store's schema = version %d, want the winner's at 2", reg.Version())
+	}
+}
+
+// TestApplySchema_RenameKeepsHistory: a field renamed with rename_from keeps its values and
+// its history, which reads under the new name.
+func TestApplySchema_RenameKeepsHistory(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	ctx := store.WithActor(t.Context(), editor(t))
+	p, err := db.CreateRecord(ctx, "part", store.Values{"label": "Bolt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, label := range []string{"Bolt M6", "Bolt M8"} {
+		if _, err := db.UpdateRecord(ctx, "part", p.ID, store.Update{BaseVersion: int64(v + 1), Set: store.Values{"label": label}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := partsWith(t, "    title: label\n", "    title: name\n", "{name: label,    type: string,", "{name: name, rename_from: label, type: string,")
+	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{})
+	if err != nil || !res.Applied {
+		t.Fatalf("apply = %+v, %v", res, err)
+	}
+	r, err := db.FindRecord(ctx, "part", p.ID)
+	if err != nil || r.Fields["name"] != "Bolt M8" {
+		t.Fatalf("part = %v, %v; want name Bolt M8", r, err)
+	}
+	hist, err := db.FindHistory(ctx, "part", p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []any
+	for _, v := range hist {
+		names = append(names, v.Snapshot["name"])
+	}
+	if fmt.Sprint(names) != "[Bolt M8 Bolt M6 Bolt]" && fmt.Sprint(names) != "[Bolt Bolt M6 Bolt M8]" {
+		t.Errorf("history names = %v, want every version's label under name", names)
+	}
+	found, err := db.FindRecords(ctx, store.Filter{Kind: "part", Search: "m8"})
+	if err != nil || len(found) != 1 {
+		t.Errorf("search of the renamed field = %v, %v", found, err)
+	}
+	// The file with rename_from still in it applies as no change.
+	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil || res.Applied {
+		t.Errorf("second apply = %+v, %v; want nothing applied", res, err)
+	}
+}
