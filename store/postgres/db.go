@@ -78,10 +78,10 @@ var migrationFiles embed.FS
 
 // DB is a tandem store on PostgreSQL. It is safe for concurrent use.
 type DB struct {
-	pool      *pgxpool.Pool
+	pool *pgxpool.Pool
 	// regState is the store's registry and what is derived from it (useRegistry): swapped
 	// whole by a schema change while other goroutines read it.
-	regState atomic.Pointer[schemaState]
+	regState  atomic.Pointer[schemaState]
 	now       func() time.Time
 	schema    string // the schema the store lives in (current_schema())
 	channel   string // the NOTIFY channel of this schema's change feed
@@ -91,8 +91,8 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	owner     string // identifies this DB value as an idempotency claimer
 	version   int
-	created   bool                  // this Open installed tandem's tables (Created)
-	storeID   string                // store_meta's store_id, read at open
+	created   bool   // this Open installed tandem's tables (Created)
+	storeID   string // store_meta's store_id, read at open
 
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
