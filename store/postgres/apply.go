@@ -109,11 +109,17 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 			}
 		}
 		v := rec.version + 1
-		if err := db.applyChanges(ctx, tx, d, v, actor); err != nil {
+		after, err := db.applyChanges(ctx, tx, d, v, actor)
+		if err != nil {
 			return err
 		}
 		if err := createTables(ctx, tx, next); err != nil {
 			return err
+		}
+		for _, q := range after {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
 		}
 		if err := recordSchema(ctx, tx, &recorded{version: v, text: next.YAML()}, db.txNow()); err != nil {
 			return err

@@ -13,11 +13,12 @@ import (
 // applyChanges changes the tables of d.From into those of d.To, in tx, as schema version v:
 // renames first (so a new field may take an old name), then drops of fields and kinds, then
 // new fields, then enum values removed, then each kind's folded columns and sort indexes
-// brought to what d.To needs. New kinds are made after it by createTables.
-func (db *DB) applyChanges(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, v int64, actor store.Actor) error {
+// brought to what d.To needs. New kinds are made after it by createTables; it returns the
+// statements to run after that (foreign keys of new fields to new kinds).
+func (db *DB) applyChanges(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, v int64, actor store.Actor) (after []string, err error) {
 	a := &applier{ctx: ctx, tx: tx, d: d, v: v, actor: actor, folded: map[store.Kind][]string{}, sorted: map[store.Kind][]string{}}
 	if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&a.schema); err != nil {
-		return err
+		return nil, err
 	}
 	cur, next := d.From, d.To
 	for _, k := range cur.Kinds() {
@@ -45,18 +46,18 @@ func (db *DB) applyChanges(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, 
 				continue
 			}
 			if err := s.run(c); err != nil {
-				return fmt.Errorf("apply schema: %s: %w", c.Desc, err)
+				return nil, fmt.Errorf("apply schema: %s: %w", c.Desc, err)
 			}
 		}
 	}
 	for _, k := range next.Kinds() {
 		if cur.Has(k) {
 			if err := a.reconcile(k); err != nil {
-				return fmt.Errorf("apply schema: kind %s: %w", k, err)
+				return nil, fmt.Errorf("apply schema: kind %s: %w", k, err)
 			}
 		}
 	}
-	return nil
+	return a.after, nil
 }
 
 // applier is one schema change under way. folded and sorted track, per kind, the fields
@@ -70,6 +71,7 @@ type applier struct {
 	schema string
 	folded map[store.Kind][]string
 	sorted map[store.Kind][]string
+	after  []string // statements to run once the new kinds' tables exist
 }
 
 func (a *applier) exec(sql string, args ...any) error {
@@ -217,8 +219,13 @@ func (a *applier) addField(c store.SchemaChange) error {
 	}
 	if f.Type == store.TypeRef {
 		to, _ := a.d.To.Table(f.To)
-		stmts = append(stmts, "CREATE INDEX "+ident(objName(t, f.Name))+" ON "+qt+" ("+ident(f.Name)+")",
-			"ALTER TABLE "+qt+" ADD CONSTRAINT "+ident(objName(t, f.Name, "fkey"))+" FOREIGN KEY ("+ident(f.Name)+") REFERENCES "+ident(to)+" (id)")
+		fk := "ALTER TABLE " + qt + " ADD CONSTRAINT " + ident(objName(t, f.Name, "fkey")) + " FOREIGN KEY (" + ident(f.Name) + ") REFERENCES " + ident(to) + " (id)"
+		stmts = append(stmts, "CREATE INDEX "+ident(objName(t, f.Name))+" ON "+qt+" ("+ident(f.Name)+")")
+		if a.d.From.Has(f.To) {
+			stmts = append(stmts, fk)
+		} else {
+			a.after = append(a.after, fk) // a ref to a kind this change adds
+		}
 	}
 	for _, q := range stmts {
 		if err := a.exec(q); err != nil {

@@ -102,7 +102,13 @@ func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
 	next := partsWith(t, notesLine, "      - {name: country, type: string, owner: editor, rule: scalar, default: DE}\n"+notesLine,
 		"{name: code,   type: string, owner: editor,", "{name: code, search: true, type: string, owner: editor,",
 		"{name: rating, type: int,", "{name: rating, sort: true, type: int,",
-		statusLine, statusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5, sort: true}\n")
+		statusLine, statusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5, sort: true}\n"+
+			"      - {name: bin, type: ref, to: bin, owner: editor, rule: scalar}\n",
+		"  area:\n", "  bin:\n    fields:\n      - {name: code, type: string, owner: editor, rule: scalar, search: true}\n  area:\n")
+	feed, err := db.Subscribe(t.Context(), before)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{BaseVersion: 1})
 	time.Sleep(50 * time.Millisecond)
 	stop.Store(true)
@@ -140,18 +146,29 @@ func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
 	if _, err := db.FindRecords(ctx, store.Filter{Kind: "part", Sort: "weight"}); err != nil {
 		t.Errorf("sort by the new sort field: %v", err)
 	}
-	chs, err := db.Changes(t.Context(), before, 0)
+	bin, err := db.CreateRecord(ctx, "bin", store.Values{"code": "B-1"})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("create in the new kind: %v", err)
 	}
-	var schemaEvents []store.Change
-	for _, c := range chs {
-		if c.Event == store.EventSchemaChanged {
-			schemaEvents = append(schemaEvents, c)
+	if _, err := db.UpdateRecord(ctx, "part", parts[0], store.Update{Set: store.Values{"bin": bin.ID}, BaseVersion: mustVersion(t, db, parts[0])}); err != nil {
+		t.Fatalf("save of the new ref: %v", err)
+	}
+	if _, err := db.pool.Exec(t.Context(), "DELETE FROM bins"); err == nil {
+		t.Error("the new ref has no foreign key: a bin a part names was deleted")
+	}
+	timeout := time.After(10 * time.Second)
+	for got := false; !got; {
+		select {
+		case c := <-feed:
+			if c.Event == store.EventSchemaChanged {
+				got = true
+				if c.Version != 2 || c.Actor != "alice" || c.Kind != "" || c.RecordID != 0 {
+					t.Errorf("schema event = %+v, want version 2 by alice", c)
+				}
+			}
+		case <-timeout:
+			t.Fatal("the feed delivered no schema event")
 		}
-	}
-	if len(schemaEvents) != 1 || schemaEvents[0].Version != 2 || schemaEvents[0].Actor != "alice" {
-		t.Errorf("schema events = %+v, want one at version 2 by alice", schemaEvents)
 	}
 	// The same file again changes nothing.
 	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil || res.Applied || res.ToVersion != 2 {
@@ -364,4 +381,13 @@ func TestApplySchema_RenameKeepsHistory(t *testing.T) {
 	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil || res.Applied {
 		t.Errorf("second apply = %+v, %v; want nothing applied", res, err)
 	}
+}
+
+func mustVersion(t *testing.T, db *DB, id int64) int64 {
+	t.Helper()
+	r, err := db.FindRecord(t.Context(), "part", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Version
 }
