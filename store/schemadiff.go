@@ -359,8 +359,10 @@ type SchemaApplier interface {
 	// refuses unsupported changes (EINVALID) and, without o.AllowDestructive, destructive
 	// ones (EINVALID, each counted: "drop field part.status: 12 records hold a value"),
 	// changes the tables, records the schema and logs an EventSchemaChanged change. The
-	// result holds the diff with its counts, also when the apply is refused (with the error)
-	// or o.DryRun. After it, the store's Registry is next at the new version.
+	// result holds the diff with its counts, also when the apply is refused (with the error).
+	// o.DryRun returns the diff with its counts and no error for destructive changes (the
+	// caller reads them from the diff), changing nothing. After it, the store's Registry is
+	// next at the new version. Nothing to change (the same schema) records no version.
 	ApplySchema(ctx context.Context, next *Registry, o ApplyOptions) (*ApplyResult, error)
 }
 

@@ -84,17 +84,24 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		if err := countAffected(ctx, tx, d); err != nil {
 			return fmt.Errorf("count the values a change affects: %w", err)
 		}
+		if o.DryRun {
+			dry = true
+			return errDryRun
+		}
 		if !o.AllowDestructive {
 			if err := store.RefuseDestructive(d); err != nil {
 				return err
 			}
 		}
-		if o.DryRun {
-			dry = true
-			return errDryRun
-		}
 		if d.Empty() && bytes.Equal(next.YAML(), rec.text) {
 			return nil // nothing to record
+		}
+		// Every table the change alters, locked before anything is exported: a lock wait
+		// that ends the attempt ends it here, where running it again is harmless.
+		if tables := changedTables(d); len(tables) > 0 {
+			if _, err := tx.Exec(ctx, "LOCK TABLE "+joinComma(tables)+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+				return err
+			}
 		}
 		if o.ExportTo != nil && len(d.Of(store.ChangeDestructive)) > 0 {
 			if exported {
@@ -363,4 +370,16 @@ func scanned(d any) any {
 		return *d
 	}
 	return nil
+}
+
+// changedTables returns the quoted tables of the current schema that d changes.
+func changedTables(d *store.SchemaDiff) []string {
+	var out []string
+	for _, c := range d.Changes {
+		if t, err := d.From.Table(c.Kind); err == nil && !slices.Contains(out, ident(t)) {
+			out = append(out, ident(t))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -260,8 +260,9 @@ func TestApplySchema_Destructive(t *testing.T) {
 	if res == nil || res.Applied || len(res.Diff.Of(store.ChangeDestructive)) != 3 {
 		t.Fatalf("result = %+v", res)
 	}
-	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{DryRun: true, AllowDestructive: true}); err != nil || res.Applied {
-		t.Fatalf("dry run = %+v, %v", res, err)
+	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{DryRun: true}); err != nil || res.Applied ||
+		len(res.Diff.Of(store.ChangeDestructive)) != 3 || res.Diff.Changes[0].Affected != 2 {
+		t.Fatalf("dry run = %+v, %v; want the diff with its counts", res, err)
 	}
 	if db.Registry().Version() != 1 {
 		t.Fatal("the dry run changed the schema")
