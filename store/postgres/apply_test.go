@@ -392,3 +392,92 @@ func mustVersion(t *testing.T, db *DB, id int64) int64 {
 	}
 	return r.Version
 }
+
+// TestApplySchema_SampleStore: the tables the migrations made for the sample schema take a
+// change too: a searched field with a default, a counter renamed (its sort index with it)
+// and a field dropped; the counter keeps its value, adjusts and history under the new name.
+func TestApplySchema_SampleStore(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, nil)
+	ctx := store.WithActor(t.Context(), editor(t))
+	p, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "LGT-1", "name": "Lamp", "price": int64(1999), "stock": int64(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../sample.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "{name: stock,        type: int,", "{name: on_hand, rename_from: stock, type: int,", 1)
+	s = strings.Replace(s, "      - {name: tags,", "      - {name: origin, type: string, owner: editor, rule: scalar, search: true, default: Europe}\n      - {name: tags,", 1)
+	s = strings.Replace(s, "      - {name: last_sync_at, type: time,   owner: system, rule: scalar}\n", "", 1)
+	next, err := store.ParseRegistry("sample edited", []byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true})
+	if err != nil || !res.Applied {
+		t.Fatalf("apply = %+v, %v", res, err)
+	}
+	if _, err := db.UpdateRecord(ctx, store.KindProduct, p.ID, store.Update{Add: map[string]int64{"on_hand": -2}}); err != nil {
+		t.Fatalf("adjust the renamed counter: %v", err)
+	}
+	r, err := db.FindRecord(ctx, store.KindProduct, p.ID)
+	if err != nil || r.Fields["on_hand"] != int64(5) {
+		t.Fatalf("product = %v, %v; want on_hand 5", r, err)
+	}
+	d, err := db.CreateRecord(ctx, store.KindDocument, store.Values{"title": "Guide"})
+	if err != nil || d.Fields["origin"] != "Europe" {
+		t.Fatalf("document = %v, %v; want origin Europe", d, err)
+	}
+	if found, err := db.FindRecords(ctx, store.Filter{Kind: store.KindDocument, Search: "europe"}); err != nil || len(found) != 1 {
+		t.Errorf("search of the new field = %v, %v", found, err)
+	}
+	if page, err := db.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Sort: "on_hand"}); err != nil || len(page) != 1 {
+		t.Errorf("sort by the renamed field = %v, %v", page, err)
+	}
+	var idx int
+	if err := db.pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()
+		AND tablename = 'products' AND indexdef LIKE '%on_hand%'`).Scan(&idx); err != nil || idx != 1 {
+		t.Errorf("indexes on on_hand = %d, %v; want the sort index renamed", idx, err)
+	}
+	if hist, err := db.FindHistory(ctx, store.KindProduct, p.ID); err != nil || len(hist) == 0 || hist[len(hist)-1].Snapshot["on_hand"] != int64(7) {
+		t.Errorf("history = %+v, %v; want the first version's stock under on_hand", hist, err)
+	}
+}
+
+// TestApplySchema_Retype: a field whose type changes loses its values (exported) and starts
+// from its new default; history keeps the old values out of the new field's way, so the
+// record's history still reads; search turned off drops the field's search table.
+func TestApplySchema_Retype(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	ctx := store.WithActor(t.Context(), editor(t))
+	s, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "A", "name": "Acme", "rating": int64(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := partsWith(t, "{name: rating, type: int,    owner: shared, rule: counter, default: 0}",
+		"{name: rating, type: enum, values: [low, high], owner: shared, rule: scalar, default: low}",
+		"{name: notes,  type: text,   owner: editor, rule: text, search: true}", "{name: notes,  type: text,   owner: editor, rule: text}")
+	var out bytes.Buffer
+	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true, ExportTo: &out})
+	if err != nil || !res.Applied || res.Exported != 1 {
+		t.Fatalf("apply = %+v, %v", res, err)
+	}
+	if got := strings.TrimSpace(out.String()); got != `{"kind":"supplier","id":1,"field":"rating","value":4}` {
+		t.Errorf("export = %s", got)
+	}
+	r, err := db.FindRecord(ctx, "supplier", s.ID)
+	if err != nil || r.Fields["rating"] != "low" {
+		t.Fatalf("supplier = %v, %v; want rating low", r, err)
+	}
+	hist, err := db.FindHistory(ctx, "supplier", s.ID)
+	if err != nil || len(hist) != 1 || hist[0].Snapshot["rating"] != "low" && hist[0].Snapshot["rating"] != "" {
+		t.Errorf("history = %+v, %v; want it readable", hist, err)
+	}
+	var n int
+	if err := db.pool.QueryRow(t.Context(), "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'suppliers_notes_search'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("notes search table left: %d, %v", n, err)
+	}
+}
