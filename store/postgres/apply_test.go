@@ -267,6 +267,7 @@ func TestApplySchema_Destructive(t *testing.T) {
 	if db.Registry().Version() != 1 {
 		t.Fatal("the dry run changed the schema")
 	}
+	old := mustOpenWith(t, dsn, nil)
 	var out bytes.Buffer
 	res, err = db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true, ExportTo: &out})
 	if err != nil || !res.Applied || res.Exported != 6 {
@@ -297,6 +298,11 @@ func TestApplySchema_Destructive(t *testing.T) {
 	}
 	if _, err := db.FindHistory(ctx, "supplier", 1); err != nil {
 		t.Errorf("history of a supplier after its field was dropped: %v", err)
+	}
+	// A client opened before the change that saves the dropped field is told why.
+	_, err = old.UpdateRecord(ctx, "supplier", 1, store.Update{BaseVersion: 1, Set: store.Values{"notes": "x\n"}})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "schema changed since this client opened it") {
+		t.Errorf("old client's save of a dropped field = %v, want EINVALID saying the schema changed", err)
 	}
 }
 
