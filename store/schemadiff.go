@@ -390,7 +390,9 @@ type ApplyResult struct {
 }
 
 // EventSchemaChanged is the change-log event of a schema change: Version is the new schema
-// version, Kind "" and RecordID 0. Feed readers that follow records ignore it.
+// version, Fields the kinds it changed, Kind "" and RecordID 0. Feed readers that follow
+// records ignore it; a client that shows records opens the store again to read the new
+// schema.
 const EventSchemaChanged Event = "schema_changed"
 
 // RefuseDestructive returns the EINVALID error of an apply refused for d's destructive

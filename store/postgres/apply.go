@@ -372,10 +372,15 @@ func scanned(d any) any {
 	return nil
 }
 
-// changedTables returns the quoted tables of the current schema that d changes.
+// changedTables returns the quoted tables of the current schema whose columns or rows d
+// changes (a label, limit or new enum value changes none).
 func changedTables(d *store.SchemaDiff) []string {
 	var out []string
 	for _, c := range d.Changes {
+		switch c.Op {
+		case store.OpDescribe, store.OpWidenLimit, store.OpNarrowLimit, store.OpAddValues:
+			continue
+		}
 		if t, err := d.From.Table(c.Kind); err == nil && !slices.Contains(out, ident(t)) {
 			out = append(out, ident(t))
 		}

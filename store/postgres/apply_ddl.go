@@ -46,14 +46,14 @@ func (db *DB) applyChanges(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, 
 				continue
 			}
 			if err := s.run(c); err != nil {
-				return nil, fmt.Errorf("apply schema: %s: %w", c.Desc, err)
+				return nil, fmt.Errorf("%s: %w", c.Desc, err)
 			}
 		}
 	}
 	for _, k := range next.Kinds() {
 		if cur.Has(k) {
 			if err := a.reconcile(k); err != nil {
-				return nil, fmt.Errorf("apply schema: kind %s: %w", k, err)
+				return nil, fmt.Errorf("kind %s: %w", k, err)
 			}
 		}
 	}
