@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -422,4 +423,38 @@ func RefuseUnsupported(d *SchemaDiff) error {
 		lines[i] = c.Desc
 	}
 	return Errorf(EINVALID, "schema change refused: %d change(s) no store can apply yet:\n  %s", len(us), strings.Join(lines, "\n  "))
+}
+
+// LostValue is one line of an apply's export (ApplyOptions.ExportTo): a value a destructive
+// change drops or replaces, in export form (Field.Export).
+type LostValue struct {
+	Kind  Kind   `json:"kind"`
+	ID    int64  `json:"id"`
+	Field string `json:"field"`
+	Value any    `json:"value"`
+}
+
+// RetiredName is the name history keeps a field (or kind) under once a schema change from
+// version v drops or retypes it: "status~v3". No field or kind can be named so, so its old
+// values never meet a later field of the same name and another type, and DecodeSnapshot
+// passes them over.
+func RetiredName(name string, v int64) string { return name + "~v" + strconv.FormatInt(v, 10) }
+
+// AffectedText says what a destructive change's count counts: "12 records hold a value".
+func AffectedText(op ChangeOp, n int64) string {
+	unit, what := "record", ""
+	switch op {
+	case OpDropKind:
+		what = " would be dropped"
+	case OpDropField, OpRetypeField:
+		what = " hold a value"
+	case OpRemoveValues:
+		what = " use it"
+	case OpNarrowLimit:
+		unit, what = "value", " are over the new limit"
+	}
+	if n == 1 {
+		return "1 " + unit + what
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s" + what
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/tandem-editor/tandem/store"
@@ -90,14 +89,14 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 			for _, r := range recs {
 				delete(r.Fields, c.Field)
 			}
-			if err := db.renameHistoryKey(c.Kind, c.Field, c.Field+"~v"+strconv.FormatInt(v-1, 10)); err != nil {
+			if err := db.renameHistoryKey(c.Kind, c.Field, store.RetiredName(c.Field, v-1)); err != nil {
 				return res, err
 			}
 		case store.OpDropKind:
 			delete(db.records, c.Kind)
 			for i := range db.history {
 				if db.history[i].kind == c.Kind {
-					db.history[i].kind = store.Kind(string(c.Kind) + "~v" + strconv.FormatInt(v-1, 10))
+					db.history[i].kind = store.Kind(store.RetiredName(string(c.Kind), v-1))
 				}
 			}
 		case store.OpAddKind:
@@ -150,18 +149,10 @@ func sortedIDs(recs map[int64]*store.Record) []int64 {
 	return ids
 }
 
-// lostValue is one line of an apply's export.
-type lostValue struct {
-	Kind  store.Kind `json:"kind"`
-	ID    int64      `json:"id"`
-	Field string     `json:"field"`
-	Value any        `json:"value"`
-}
-
 // countAffected fills the counts of d's destructive changes and returns the values they
 // drop or replace, in the order the PostgreSQL store exports them.
-func (db *DB) countAffected(d *store.SchemaDiff) []lostValue {
-	var lost []lostValue
+func (db *DB) countAffected(d *store.SchemaDiff) []store.LostValue {
+	var lost []store.LostValue
 	for i, c := range d.Changes {
 		if c.Class != store.ChangeDestructive {
 			continue
@@ -181,17 +172,17 @@ func (db *DB) countAffected(d *store.SchemaDiff) []lostValue {
 			case store.OpDropKind:
 				n++
 				for _, kf := range d.From.Fields(c.Kind) {
-					lost = append(lost, lostValue{c.Kind, id, kf.Name, kf.Export(r.Fields[kf.Name])})
+					lost = append(lost, store.LostValue{Kind: c.Kind, ID: id, Field: kf.Name, Value: kf.Export(r.Fields[kf.Name])})
 				}
 			case store.OpDropField, store.OpRetypeField:
 				if !isZero(r.Fields[name]) {
 					n++
-					lost = append(lost, lostValue{c.Kind, id, name, f.Export(r.Fields[name])})
+					lost = append(lost, store.LostValue{Kind: c.Kind, ID: id, Field: name, Value: f.Export(r.Fields[name])})
 				}
 			case store.OpRemoveValues:
 				if s, _ := r.Fields[name].(string); slices.Contains(c.Values, s) {
 					n++
-					lost = append(lost, lostValue{c.Kind, id, name, s})
+					lost = append(lost, store.LostValue{Kind: c.Kind, ID: id, Field: name, Value: s})
 				}
 			case store.OpNarrowLimit:
 				if overLimit(r.Fields[name], c.Limit, c.New) {
@@ -200,26 +191,10 @@ func (db *DB) countAffected(d *store.SchemaDiff) []lostValue {
 			}
 		}
 		c.Affected = n
-		switch c.Op {
-		case store.OpDropKind:
-			c.AffectedDesc = plural(n, "record") + " would be dropped"
-		case store.OpDropField, store.OpRetypeField:
-			c.AffectedDesc = plural(n, "record") + " hold a value"
-		case store.OpRemoveValues:
-			c.AffectedDesc = plural(n, "record") + " use it"
-		case store.OpNarrowLimit:
-			c.AffectedDesc = plural(n, "value") + " are over the new limit"
-		}
+		c.AffectedDesc = store.AffectedText(c.Op, n)
 		d.Changes[i] = c
 	}
 	return lost
-}
-
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.FormatInt(n, 10) + " " + what + "s"
 }
 
 // isZero reports whether v is the empty value of its type (as the SQL stores' nonZero).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -239,34 +238,10 @@ func countAffected(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff) error {
 			return err
 		}
 		c.Affected = n
-		switch c.Op {
-		case store.OpDropKind:
-			c.AffectedDesc = plural(n, "record") + " would be dropped"
-		case store.OpDropField, store.OpRetypeField:
-			c.AffectedDesc = plural(n, "record") + " hold a value"
-		case store.OpRemoveValues:
-			c.AffectedDesc = plural(n, "record") + " use it"
-		case store.OpNarrowLimit:
-			c.AffectedDesc = plural(n, "value") + " are over the new limit"
-		}
+		c.AffectedDesc = store.AffectedText(c.Op, n)
 		d.Changes[i] = c
 	}
 	return nil
-}
-
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.FormatInt(n, 10) + " " + what + "s"
-}
-
-// lostValue is one line of an apply's export: a value about to be dropped.
-type lostValue struct {
-	Kind  store.Kind `json:"kind"`
-	ID    int64      `json:"id"`
-	Field string     `json:"field"`
-	Value any        `json:"value"`
 }
 
 // exportLost writes to o.ExportTo, as JSON lines, the values d's destructive changes drop or
@@ -294,7 +269,7 @@ func exportLost(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, o store.App
 		if err != nil {
 			return n, err
 		}
-		var lines []lostValue
+		var lines []store.LostValue
 		for rows.Next() {
 			var id int64
 			dest := []any{&id}
@@ -306,7 +281,7 @@ func exportLost(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, o store.App
 				return n, err
 			}
 			for i, f := range fields {
-				lines = append(lines, lostValue{Kind: c.Kind, ID: id, Field: f.Name, Value: f.Export(scanned(dest[i+1]))})
+				lines = append(lines, store.LostValue{Kind: c.Kind, ID: id, Field: f.Name, Value: f.Export(scanned(dest[i+1]))})
 			}
 		}
 		rows.Close()

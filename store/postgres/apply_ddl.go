@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
@@ -152,13 +151,9 @@ func renameHistoryKey(ctx context.Context, tx pgx.Tx, kind store.Kind, from, to 
 	return nil
 }
 
-// retiredName is what history calls a field dropped (or retyped) from schema version v-1:
-// no field can have the name, so its old values never meet a field of another type.
-func retiredName(name string, v int64) string { return name + "~v" + strconv.FormatInt(v-1, 10) }
-
 // dropField drops the column of a field dropped or retyped (under its new name: renames ran
 // first) with its key and folded columns and search table; history keeps its values under
-// retiredName.
+// store.RetiredName.
 func (a *applier) dropField(c store.SchemaChange) error {
 	t := a.table(c.Kind)
 	name := c.Field
@@ -181,7 +176,7 @@ func (a *applier) dropField(c store.SchemaChange) error {
 	if err := a.exec(q); err != nil {
 		return err
 	}
-	return renameHistoryKey(a.ctx, a.tx, c.Kind, name, retiredName(name, a.v))
+	return renameHistoryKey(a.ctx, a.tx, c.Kind, name, store.RetiredName(name, a.v-1))
 }
 
 // dropKind drops a kind's table and search tables; its history is kept under the kind's
@@ -195,7 +190,7 @@ func (a *applier) dropKind(c store.SchemaChange) error {
 	if err := a.exec("DROP TABLE " + ident(a.table(c.Kind)) + " CASCADE"); err != nil {
 		return err
 	}
-	return a.exec("UPDATE history SET kind = $2 WHERE kind = $1", string(c.Kind), retiredName(string(c.Kind), a.v))
+	return a.exec("UPDATE history SET kind = $2 WHERE kind = $1", string(c.Kind), store.RetiredName(string(c.Kind), a.v-1))
 }
 
 // addField adds the column of a new (or retyped) field with its default, its key column and

@@ -273,16 +273,16 @@ func TestApplySchema_Destructive(t *testing.T) {
 	if err != nil || !res.Applied || res.Exported != 6 {
 		t.Fatalf("allowed apply = %+v, %v; want 6 values exported", res, err)
 	}
-	var lines []lostValue
+	var lines []store.LostValue
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var v lostValue
+		var v store.LostValue
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			t.Fatalf("export line %q: %v", l, err)
 		}
 		lines = append(lines, v)
 	}
-	if len(lines) != 6 || lines[0] != (lostValue{Kind: "supplier", ID: 1, Field: "notes", Value: "note 0\n"}) ||
-		lines[3] != (lostValue{Kind: "part", ID: retired[0], Field: "status", Value: "retired"}) {
+	if len(lines) != 6 || lines[0] != (store.LostValue{Kind: "supplier", ID: 1, Field: "notes", Value: "note 0\n"}) ||
+		lines[3] != (store.LostValue{Kind: "part", ID: retired[0], Field: "status", Value: "retired"}) {
 		t.Errorf("export = %+v", lines)
 	}
 	for _, id := range retired {
