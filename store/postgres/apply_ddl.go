@@ -227,6 +227,11 @@ func (a *applier) addField(c store.SchemaChange) error {
 			return err
 		}
 	}
+	if f.Type == store.TypeEnum && f.Default == "" {
+		// The column's default is '' (columnDDL); the records there are get the value a
+		// create without the field gets, the enum's first.
+		return a.exec("UPDATE "+qt+" SET "+ident(f.Name)+" = $1", f.Zero())
+	}
 	return nil
 }
 

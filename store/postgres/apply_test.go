@@ -103,7 +103,8 @@ func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
 		"{name: code,   type: string, owner: editor,", "{name: code, search: true, type: string, owner: editor,",
 		"{name: rating, type: int,", "{name: rating, sort: true, type: int,",
 		statusLine, statusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5, sort: true}\n"+
-			"      - {name: bin, type: ref, to: bin, owner: editor, rule: scalar}\n",
+			"      - {name: bin, type: ref, to: bin, owner: editor, rule: scalar}\n"+
+			"      - {name: grade, type: enum, values: [a, b], owner: editor, rule: scalar}\n",
 		"  area:\n", "  bin:\n    fields:\n      - {name: code, type: string, owner: editor, rule: scalar, search: true}\n  area:\n")
 	feed, err := db.Subscribe(t.Context(), before)
 	if err != nil {
@@ -131,7 +132,7 @@ func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Fields["label"] != last[i] || r.Fields["weight"] != int64(5) || saves[i] < 5 {
+		if r.Fields["label"] != last[i] || r.Fields["weight"] != int64(5) || r.Fields["grade"] != "a" || saves[i] < 5 {
 			t.Errorf("part %d = %v after %d saves, want label %q and weight 5", i, r.Fields, saves[i], last[i])
 		}
 	}
