@@ -150,9 +150,17 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }
 
+// newRawWriter opens the baseline's connection, marked as tandem's own (store/outside.go):
+// the baseline is the database's cost of a plain UPDATE, not that of another program's,
+// which the outside-write triggers log.
 func newRawWriter(ctx context.Context, dsn string) (*rawWriter, error) {
 	if isPostgres(dsn) {
-		conn, err := pgx.Connect(ctx, dsn)
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, store.Errorf(store.EINVALID, "raw connection: %v", err)
+		}
+		cfg.RuntimeParams[store.PostgresWriterSetting] = "on"
+		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
 		}
@@ -166,7 +174,11 @@ func newRawWriter(ctx context.Context, dsn string) (*rawWriter, error) {
 	if err != nil {
 		return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
 	}
-	db.SetMaxOpenConns(1)
+	db.SetMaxOpenConns(1) // one connection, kept: the mark is the connection's
+	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+store.SQLiteWriterMark); err != nil {
+		db.Close()
+		return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
+	}
 	return &rawWriter{sqlite: db}, nil
 }
 

@@ -101,7 +101,7 @@ var RecordEvents = []Event{EventCreated, EventSaved, EventMoved, EventDeleted, E
 // it was made from, a well-formed key.
 func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
 	if _, ok := r.kinds[kind]; !ok {
-		return Errorf(EINVALID, "unknown kind %s", Quote(string(kind)))
+		return r.unknownKind(kind)
 	}
 	if err := CheckDeleter(kind, actor); err != nil {
 		return err
@@ -126,7 +126,7 @@ func (r *Registry) CheckRestore(ctx context.Context, kind Kind) (Actor, error) {
 		return Actor{}, err
 	}
 	if _, ok := r.kinds[kind]; !ok {
-		return Actor{}, Errorf(EINVALID, "unknown kind %s", Quote(string(kind)))
+		return Actor{}, r.unknownKind(kind)
 	}
 	return actor, CheckDeleter(kind, actor)
 }
@@ -238,7 +238,7 @@ type RestorePlan struct {
 // history version is not a tombstone (it was restored and saved since).
 func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *HistoryRow, parentExists func(int64) (bool, error)) (*RestorePlan, error) {
 	if _, ok := r.kinds[kind]; !ok {
-		return nil, Errorf(EINVALID, "unknown kind %s", Quote(string(kind)))
+		return nil, r.unknownKind(kind)
 	}
 	if exists {
 		return nil, Errorf(EINVALID, "%s %d is not deleted: there is nothing to restore", kind, id)

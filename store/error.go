@@ -164,7 +164,7 @@ type OwnershipError struct {
 
 // Error explains the refusal and what the writer can do instead.
 func (e *OwnershipError) Error() string {
-	if e.ReadOnly && e.Kind == KindDocument && e.Field == "parent_id" {
+	if e.ReadOnly && e.Field == ParentField { // a tree's parent (the schema keeps it readonly)
 		return fmt.Sprintf("%s.%s cannot be set directly; use the move operation (tandem move)", e.Kind, e.Field)
 	}
 	if e.ReadOnly {

@@ -73,7 +73,7 @@ func CheckLeaseTTL(ttl time.Duration) error {
 // kind's groups for an unknown group.
 func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
 	if _, ok := r.kinds[req.Kind]; !ok {
-		return Errorf(EINVALID, "unknown kind %s", Quote(string(req.Kind)))
+		return r.unknownKind(req.Kind)
 	}
 	if !r.HasGroup(req.Kind, req.Group) {
 		return Errorf(EINVALID, "unknown lease group %s for %s (groups: %s)",

@@ -63,7 +63,7 @@ const (
 // CheckPresence validates a presence request before any store touches it.
 func (r *Registry) CheckPresence(req PresenceRequest) error {
 	if _, ok := r.kinds[req.Kind]; !ok {
-		return Errorf(EINVALID, "unknown kind %s", Quote(string(req.Kind)))
+		return r.unknownKind(req.Kind)
 	}
 	if req.RecordID <= 0 {
 		return Errorf(EINVALID, "presence needs a record id")
@@ -80,7 +80,7 @@ func (r *Registry) CheckPresence(req PresenceRequest) error {
 // CheckPresenceFilter validates a FindPresence filter.
 func (r *Registry) CheckPresenceFilter(f PresenceFilter) error {
 	if _, ok := r.kinds[f.Kind]; !ok {
-		return Errorf(EINVALID, "unknown kind %s", Quote(string(f.Kind)))
+		return r.unknownKind(f.Kind)
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func (r *Registry) CheckUpdate(kind Kind, role Role, u Update) error {
 // required fields present. It returns the values with defaults for missing fields.
 func (r *Registry) CheckCreate(kind Kind, role Role, vals Values) (Values, error) {
 	if _, ok := r.kinds[kind]; !ok {
-		return nil, Errorf(EINVALID, "unknown kind %s", Quote(string(kind)))
+		return nil, r.unknownKind(kind)
 	}
 	out := make(Values, len(r.kinds[kind]))
 	for name, v := range vals {

@@ -38,7 +38,13 @@ func (r *Registry) Table(kind Kind) (string, error) {
 	if d, ok := r.defs[kind]; ok {
 		return d.Table, nil
 	}
-	return "", Errorf(EINVALID, "unknown kind %s (this store has %s)", Quote(string(kind)), r.kindList())
+	return "", r.unknownKind(kind)
+}
+
+// unknownKind is the refusal (EINVALID) of a kind r does not have, naming the kinds it has:
+// one message for every operation and every store.
+func (r *Registry) unknownKind(kind Kind) error {
+	return Errorf(EINVALID, "unknown kind %s (this store has %s)", Quote(string(kind)), r.kindList())
 }
 
 func (r *Registry) kindList() string {
@@ -151,7 +157,7 @@ func (r *Registry) Field(kind Kind, name string) (*Field, error) {
 		return f, nil
 	}
 	if _, ok := r.index[kind]; !ok {
-		return nil, Errorf(EINVALID, "unknown kind %s", Quote(string(kind)))
+		return nil, r.unknownKind(kind)
 	}
 	names := make([]string, 0, len(r.kinds[kind]))
 	for _, f := range r.kinds[kind] {

@@ -27,12 +27,17 @@ const deletedWithPage = 500
 // descendants before the top; reading the log back from the top's delete, the documents
 // deleted by that actor at that time are its subtree.
 func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found bool, err error) {
-	hs, err := s.FindHistoryPage(ctx, KindDocument, id, HistoryQuery{Limit: 2}) // the newest two say it all
+	return TreeDeletedWith(ctx, s, KindDocument, id)
+}
+
+// TreeDeletedWith is DeletedWith for the records of any tree kind.
+func TreeDeletedWith(ctx context.Context, s Store, kind Kind, id int64) (ts []Tombstone, found bool, err error) {
+	hs, err := s.FindHistoryPage(ctx, kind, id, HistoryQuery{Limit: 2}) // the newest two say it all
 	if err != nil {
 		if ErrorCode(err) == ENOTFOUND {
 			return nil, true, nil
 		}
-		return nil, false, fmt.Errorf("read the history of document %d: %w", id, err)
+		return nil, false, fmt.Errorf("read the history of %s %d: %w", kind, id, err)
 	}
 	var tomb *Version
 	switch {
@@ -63,10 +68,10 @@ func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found 
 			}
 			switch {
 			case top == nil:
-				if c.Event == EventDeleted && c.Kind == KindDocument && c.RecordID == id && c.Version == tomb.Version {
+				if c.Event == EventDeleted && c.Kind == kind && c.RecordID == id && c.Version == tomb.Version {
 					top = &c
 				}
-			case c.Event == EventDeleted && c.Kind == KindDocument && c.Actor == top.Actor && c.At.Equal(top.At):
+			case c.Event == EventDeleted && c.Kind == kind && c.Actor == top.Actor && c.At.Equal(top.At):
 				members = append(members, c)
 			case c.At.Before(top.At):
 				stop = true // before the delete began: nothing of it is further back
@@ -82,29 +87,29 @@ func DeletedWith(ctx context.Context, s Store, id int64) (ts []Tombstone, found 
 	for _, c := range members {
 		// The log back from the top holds documents of every depth; those under id are
 		// the ones whose tombstone names a parent under id, parents coming first.
-		v, err := s.FindVersion(ctx, KindDocument, c.RecordID, c.Version)
+		v, err := s.FindVersion(ctx, kind, c.RecordID, c.Version)
 		if err != nil {
-			return nil, false, fmt.Errorf("read document %d's tombstone: %w", c.RecordID, err)
+			return nil, false, fmt.Errorf("read %s %d's tombstone: %w", kind, c.RecordID, err)
 		}
 		p, ok := v.Snapshot[ParentField].(int64)
 		if _, under := depth[p]; !ok || !under {
 			continue
 		}
 		depth[c.RecordID] = depth[p] + 1
-		if _, err := s.FindRecord(ctx, KindDocument, c.RecordID); ErrorCode(err) != ENOTFOUND {
+		if _, err := s.FindRecord(ctx, kind, c.RecordID); ErrorCode(err) != ENOTFOUND {
 			if err != nil {
-				return nil, false, fmt.Errorf("read document %d: %w", c.RecordID, err)
+				return nil, false, fmt.Errorf("read %s %d: %w", kind, c.RecordID, err)
 			}
 			continue // restored since
 		}
-		if _, err := s.FindVersion(ctx, KindDocument, c.RecordID, c.Version+1); ErrorCode(err) != ENOTFOUND {
+		if _, err := s.FindVersion(ctx, kind, c.RecordID, c.Version+1); ErrorCode(err) != ENOTFOUND {
 			if err != nil {
-				return nil, false, fmt.Errorf("read document %d's history: %w", c.RecordID, err)
+				return nil, false, fmt.Errorf("read %s %d's history: %w", kind, c.RecordID, err)
 			}
 			continue // restored and deleted again since: another delete's
 		}
-		title, _ := v.Snapshot["title"].(string)
-		ts = append(ts, Tombstone{Kind: KindDocument, ID: c.RecordID, Version: c.Version, Title: title})
+		title := s.Registry().TitleOf(&Record{Kind: kind, Fields: v.Snapshot})
+		ts = append(ts, Tombstone{Kind: kind, ID: c.RecordID, Version: c.Version, Title: title})
 	}
 	slices.SortStableFunc(ts, func(a, b Tombstone) int {
 		return cmp.Or(cmp.Compare(depth[a.ID], depth[b.ID]), cmp.Compare(a.ID, b.ID))

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,10 @@ type KindDef struct {
 	Title  string   `yaml:"title,omitempty"`
 	Tree   bool     `yaml:"tree,omitempty"`
 	Fields []*Field `yaml:"fields"`
+
+	// Where the schema file has the kind's name, its table: and its title: (0 when it does
+	// not), for messages.
+	line, tableLine, titleLine int
 }
 
 // Registry is a checked schema: its kinds in order and, for every kind, its fields in display
@@ -63,6 +68,7 @@ const (
 	MaxKinds         = 200
 	MaxFieldsPerKind = 400
 	maxNameLen       = 48
+	maxTableBytes    = 63 // PostgreSQL cuts longer names short (NAMEDATALEN - 1)
 )
 
 // LoadRegistry reads a schema file, or returns the sample schema when path is empty. A file
@@ -144,15 +150,26 @@ func parseKinds(kinds *yaml.Node, bad badFunc) (*Registry, error) {
 		if body.Kind != yaml.MappingNode {
 			return nil, bad(body.Line, "kind %q: want a mapping with fields: (and table, title, tree)", kind)
 		}
-		def := &KindDef{Name: kind}
+		def := &KindDef{Name: kind, line: kn.Line}
 		var fields *yaml.Node
+		given := map[string]bool{}
 		for j := 0; j+1 < len(body.Content); j += 2 {
 			k, v := body.Content[j], body.Content[j+1]
+			if given[k.Value] {
+				return nil, bad(k.Line, "kind %q: %s given twice", kind, k.Value)
+			}
+			given[k.Value] = true
 			switch k.Value {
 			case "table":
-				def.Table = v.Value
+				if v.Kind != yaml.ScalarNode {
+					return nil, bad(v.Line, "kind %q: table: want a name", kind)
+				}
+				def.Table, def.tableLine = v.Value, v.Line
 			case "title":
-				def.Title = v.Value
+				if v.Kind != yaml.ScalarNode {
+					return nil, bad(v.Line, "kind %q: title: want a field name", kind)
+				}
+				def.Title, def.titleLine = v.Value, v.Line
 			case "tree":
 				if err := v.Decode(&def.Tree); err != nil {
 					return nil, bad(v.Line, "kind %q: tree: %v", kind, err)
@@ -164,7 +181,7 @@ func parseKinds(kinds *yaml.Node, bad badFunc) (*Registry, error) {
 			}
 		}
 		if fields == nil || fields.Kind != yaml.SequenceNode || len(fields.Content) == 0 {
-			return nil, bad(body.Line, "kind %q: want fields: with at least one field", kind)
+			return nil, bad(kn.Line, "kind %q: want fields: with at least one field", kind)
 		}
 		for _, fn := range fields.Content {
 			f, err := decodeField(fn, bad)
@@ -247,6 +264,7 @@ func parseLegacy(root *yaml.Node, bad badFunc) (*Registry, error) {
 					kind, f.Name, strings.Join(foldedFields[kind], ", "))
 			}
 			f.Unique, f.Sort, f.To, f.Worker = sf.Unique, sf.Sort, sf.To, sf.Worker
+			f.Required = f.Required || sf.Unique // as CheckUniqueValue always made it
 			def.Fields = append(def.Fields, f)
 		}
 		for _, sf := range sd.Fields {
@@ -311,14 +329,14 @@ func (r *Registry) add(def *KindDef) error {
 		def.Table = string(kind) + "s"
 	}
 	if err := checkIdent("table", def.Table); err != nil {
-		return err
+		return lineError{def.tableLine, err}
 	}
 	if slices.Contains(reservedTables, def.Table) || strings.HasSuffix(def.Table, "_search") || strings.HasSuffix(def.Table, "_fts") {
-		return fmt.Errorf("kind %s: table %s is one of tandem's own names", kind, Quote(def.Table))
+		return lineError{def.tableLine, fmt.Errorf("kind %s: table %s is one of tandem's own names", kind, Quote(def.Table))}
 	}
 	for _, p := range reservedPrefixes {
 		if strings.HasPrefix(def.Table, p) {
-			return fmt.Errorf("kind %s: table %s starts with %s, which tandem keeps for its own tables", kind, Quote(def.Table), p)
+			return lineError{def.tableLine, fmt.Errorf("kind %s: table %s starts with %s, which tandem keeps for its own tables", kind, Quote(def.Table), p)}
 		}
 	}
 	if def.Tree && !slices.ContainsFunc(def.Fields, func(f *Field) bool { return f.Name == ParentField }) {
@@ -342,9 +360,9 @@ func (r *Registry) add(def *KindDef) error {
 			on   bool
 			name string
 		}{{f.Unique, UniqueKeyColumn(f.Name)}, {f.Search, FoldColumn(f.Name)}} {
-			if _, clash := r.index[kind][derived.name]; derived.on && clash {
-				return fmt.Errorf("%s.%s: the column %s keeps %s's key or folded copy; name the field otherwise",
-					kind, derived.name, derived.name, f.Name)
+			if other, clash := r.index[kind][derived.name]; derived.on && clash {
+				return lineError{other.line, fmt.Errorf("%s.%s: the column %s keeps %s's key or folded copy; name the field otherwise",
+					kind, derived.name, derived.name, f.Name)}
 			}
 		}
 	}
@@ -356,7 +374,7 @@ func (r *Registry) add(def *KindDef) error {
 			}
 		}
 	} else if f, ok := r.index[kind][def.Title]; !ok || (f.Type != TypeString && f.Type != TypeText) {
-		return fmt.Errorf("kind %s: title %s must name one of its string fields", kind, Quote(def.Title))
+		return lineError{def.titleLine, fmt.Errorf("kind %s: title %s must name one of its string fields", kind, Quote(def.Title))}
 	}
 	r.order = append(r.order, kind)
 	r.defs[kind] = def
@@ -369,16 +387,28 @@ func (r *Registry) add(def *KindDef) error {
 // tables do not collide.
 func (r *Registry) finish() error {
 	tables := map[string]string{}
-	claim := func(table, by string) error {
+	claim := func(table, by string, line int) error {
+		if len(table) > maxTableBytes {
+			return lineError{line, fmt.Errorf("%s would be %s, longer than %d bytes (PostgreSQL's limit for a name); shorten the names it is made of",
+				by, table, maxTableBytes)}
+		}
 		if other, ok := tables[table]; ok {
-			return fmt.Errorf("%s and %s would both use the table %s", other, by, table)
+			return lineError{line, fmt.Errorf("%s and %s would both use the table %s", other, by, table)}
 		}
 		tables[table] = by
 		return nil
 	}
+	byTable := map[string]Kind{}
+	for _, k := range r.order {
+		byTable[r.defs[k].Table] = k
+	}
 	for _, k := range r.order {
 		def := r.defs[k]
-		if err := claim(def.Table, "kind "+string(k)); err != nil {
+		// ParseKind takes a kind's name or its table's: one word must not name two kinds.
+		if o, ok := byTable[string(k)]; ok && o != k {
+			return lineError{def.line, fmt.Errorf("kind %s has the name of kind %s's table, and a kind is named by either; rename one", k, o)}
+		}
+		if err := claim(def.Table, "kind "+string(k), cmp.Or(def.tableLine, def.line)); err != nil {
 			return err
 		}
 		for _, f := range def.Fields {
@@ -387,14 +417,14 @@ func (r *Registry) finish() error {
 					f.To = k
 				}
 				if _, ok := r.defs[f.To]; !ok {
-					return fmt.Errorf("%s.%s: to %s is not a kind of this schema (it has %s)", k, f.Name, Quote(string(f.To)), r.kindList())
+					return lineError{f.line, fmt.Errorf("%s.%s: to %s is not a kind of this schema (it has %s)", k, f.Name, Quote(string(f.To)), r.kindList())}
 				}
 				if f.Name == ParentField && def.Tree && f.To != k {
-					return fmt.Errorf("%s.%s: a tree's parent is a record of the same kind", k, f.Name)
+					return lineError{f.line, fmt.Errorf("%s.%s: a tree's parent is a record of the same kind", k, f.Name)}
 				}
 			}
 			if f.Search {
-				if err := claim(def.Table+"_"+f.Name+"_search", k.String()+"."+f.Name+"'s search table"); err != nil {
+				if err := claim(def.Table+"_"+f.Name+"_search", k.String()+"."+f.Name+"'s search table", f.line); err != nil {
 					return err
 				}
 			}
@@ -451,6 +481,11 @@ func (f *Field) check(kind Kind, tree bool) error {
 	}
 	if f.Unique && f.Type != TypeString {
 		return fmt.Errorf("%s.%s: only string fields can be unique", kind, f.Name)
+	}
+	if f.Unique && !f.Required {
+		// A create without a value would be refused anyway (an empty key is no value, see
+		// CheckUniqueValue), with a message about an empty value the writer never gave.
+		return fmt.Errorf(`%s.%s: a unique field must be required ("required: true"): records without a value would all share the empty one`, kind, f.Name)
 	}
 	if f.Sort && f.Type != TypeString && f.Type != TypeInt && f.Type != TypeMoney && f.Type != TypeEnum && f.Type != TypeTime {
 		return fmt.Errorf("%s.%s: only string, int, money, enum and time fields can be sorted by", kind, f.Name)

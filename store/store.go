@@ -90,7 +90,8 @@ type Records interface {
 	// kept, as the tombstone's version + 1, with a history version of event EventRestored and
 	// an EventRestored change. A document whose parent is gone goes to the root (the result's
 	// Note says so). ENOTFOUND when history holds no tombstone to restore from, EINVALID
-	// when the record exists or another product took its sku meanwhile, EFORBIDDEN for a
+	// when the record exists, another record took the value of one of its unique fields
+	// meanwhile, or a ref it holds names a record that is gone (Registry.CheckRefs), EFORBIDDEN for a
 	// system actor, ELEASE when the parent's tree group is leased and r does not present it.
 	RestoreRecord(ctx context.Context, kind Kind, id int64, r Restore) (*RestoreResult, error)
 }

@@ -108,6 +108,9 @@ func (r *Registry) PlanMove(ctx context.Context, kind Kind, m Move) (*MovePlan, 
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
+	if !r.Has(kind) {
+		return nil, r.unknownKind(kind)
+	}
 	if !r.Tree(kind) {
 		return nil, Errorf(EINVALID, "%s records are not a tree: there is no parent to move them under", kind)
 	}

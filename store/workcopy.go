@@ -288,7 +288,7 @@ func (r *Registry) RepushFields(kind Kind, base, mine, theirs Values) (changed, 
 	for _, f := range r.CopyFields(kind) {
 		names = append(names, f.Name)
 	}
-	if kind == KindDocument {
+	if r.Tree(kind) {
 		names = append(names, ParentField)
 	}
 	for _, name := range names {

@@ -56,3 +56,18 @@ func TestCheckCopySave(t *testing.T) {
 		t.Errorf("CheckCopyWriter(system) = %v, want EFORBIDDEN naming the source", err)
 	}
 }
+
+// TestRepushFields_Tree: a custom tree kind's parent is compared on a repush as a
+// document's is.
+func TestRepushFields_Tree(t *testing.T) {
+	r, err := store.LoadRegistry("testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := store.Values{"name": "a", store.ParentField: int64(1)}
+	mine := store.Values{"name": "a", store.ParentField: int64(2)}
+	changed, conflict := r.RepushFields("area", base, mine, base)
+	if len(changed) != 1 || changed[0] != store.ParentField || len(conflict) != 0 {
+		t.Errorf("repush of a moved area = changed %v, conflict %v; want parent_id changed", changed, conflict)
+	}
+}

@@ -103,14 +103,21 @@ func (e *editorModel) onMoveTree(msg moveTreeMsg) tea.Cmd {
 func (e *editorModel) pickerRows() int { return max(e.c.height-6, 1) }
 
 func (e *editorModel) clampPicker() {
-	p, n := e.picker, e.pickerRows()
-	p.cursor = max(0, min(p.cursor, len(p.rows)-1))
-	if p.cursor < p.offset {
-		p.offset = p.cursor
+	p := e.picker
+	p.cursor, p.offset = clampWindow(p.cursor, p.offset, len(p.rows), e.pickerRows())
+}
+
+// clampWindow keeps a cursor within rows rows and the window of n rows from offset around
+// it, returning both.
+func clampWindow(cursor, offset, rows, n int) (int, int) {
+	cursor = max(0, min(cursor, rows-1))
+	if cursor < offset {
+		offset = cursor
 	}
-	if p.cursor >= p.offset+n {
-		p.offset = p.cursor - n + 1
+	if cursor >= offset+n {
+		offset = cursor - n + 1
 	}
+	return cursor, offset
 }
 
 func (e *editorModel) onMoveKey(msg tea.KeyPressMsg) tea.Cmd {

@@ -119,14 +119,8 @@ func (e *editorModel) onRefRows(msg refRowsMsg) tea.Cmd {
 }
 
 func (e *editorModel) clampRefPick() {
-	p, n := e.refPick, e.pickerRows()
-	p.cursor = max(0, min(p.cursor, len(p.rows)-1))
-	if p.cursor < p.offset {
-		p.offset = p.cursor
-	}
-	if p.cursor >= p.offset+n {
-		p.offset = p.cursor - n + 1
-	}
+	p := e.refPick
+	p.cursor, p.offset = clampWindow(p.cursor, p.offset, len(p.rows), e.pickerRows())
 }
 
 // onRefKey handles the picker's keys: text narrows the list, the arrows choose, enter

@@ -60,10 +60,15 @@ func checkSearch(s string) error {
 	return nil
 }
 
-// parseKind parses a KIND argument (product, products, document, documents).
-// TODO(schema): kinds are the store's; parse them once the store is open.
-func parseKind(s string) (store.Kind, error) {
-	k, err := store.DefaultRegistry().ParseKind(s)
+// parseKind parses a KIND argument with the kinds of the store --db names (a kind's name or
+// its table's: product or products), opening the store: its kinds are its schema's. An
+// unknown kind is a usage error naming the store's kinds.
+func (a *app) parseKind(ctx context.Context, s string) (store.Kind, error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return "", err
+	}
+	k, err := st.Registry().ParseKind(s)
 	if err != nil {
 		return "", usageErr(err)
 	}
@@ -79,13 +84,14 @@ func parseID(s string) (int64, error) {
 	return id, nil
 }
 
-// parseRecordRef parses the KIND ID arguments that name one record.
-func parseRecordRef(kind, id string) (store.Kind, int64, error) {
-	k, err := parseKind(kind)
+// parseRecordRef parses the KIND ID arguments that name one record: the id first, then the
+// kind with the store's kinds (parseKind), which opens the store.
+func (a *app) parseRecordRef(ctx context.Context, kind, id string) (store.Kind, int64, error) {
+	n, err := parseID(id)
 	if err != nil {
 		return "", 0, err
 	}
-	n, err := parseID(id)
+	k, err := a.parseKind(ctx, kind)
 	if err != nil {
 		return "", 0, err
 	}
@@ -331,21 +337,18 @@ type recordWrite struct {
 }
 
 // writeTarget is the preamble of every command that writes one record (set, adjust,
-// delete), written once: it parses KIND ID, then sets up the actor and the registry.
+// delete), written once: it sets up the actor, opens the store and parses KIND ID with its
+// schema, which it returns.
 func (a *app) writeTarget(cmd *cobra.Command, kindArg, idArg string) (recordWrite, error) {
-	kind, id, err := parseRecordRef(kindArg, idArg)
-	if err != nil {
-		return recordWrite{}, err
-	}
 	ctx, err := a.actor(cmd.Context())
 	if err != nil {
 		return recordWrite{}, err
 	}
-	reg, err := a.registry()
+	kind, id, err := a.parseRecordRef(ctx, kindArg, idArg)
 	if err != nil {
 		return recordWrite{}, err
 	}
-	return recordWrite{ctx: ctx, kind: kind, id: id, reg: reg}, nil
+	return recordWrite{ctx: ctx, kind: kind, id: id, reg: a.st.Registry()}, nil
 }
 
 // checkExpectVersion refuses a version-checked command (set, delete) run without

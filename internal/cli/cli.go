@@ -76,6 +76,7 @@ func commands(a *app) []*cobra.Command {
 		newSyncCmd(a),
 		newStatusCmd(a),
 		newResolveCmd(a),
+		newSchemaCmd(a),
 	}
 }
 
@@ -224,6 +225,7 @@ type app struct {
 	user   string // --user
 	as     string // --as
 	fields string // --fields
+	schema string // init's --schema
 
 	tui         tuiFlags        // the root command's own flags, for the TUI
 	showVersion bool            // --version
@@ -237,11 +239,14 @@ func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tandem",
 		Short: "A terminal editor for records that many people and programs change at once",
-		Long: `tandem edits products and documents that several people and programs change at the
-same time, and never loses an update silently. Without a subcommand it opens the
-terminal UI on the store named by --db (./tandem.db by default; created and filled
-with sample data on first run). The subcommands are the non-interactive CLI for
-scripts and workers.
+		Long: `tandem edits records that several people and programs change at the same time, and
+never loses an update silently. Without a subcommand it opens the terminal UI on the
+store named by --db (./tandem.db by default; created and filled with sample data on
+first run). The subcommands are the non-interactive CLI for scripts and workers.
+
+A store keeps its schema: its kinds of record and their fields. KIND in a command is
+one of the store's kinds, singular or plural: product and document in the sample
+schema, your own with tandem init --schema FILE (tandem schema show prints them).
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict,
 4 held by someone else's lease, 5 not found, 6 not allowed by field ownership.`,
@@ -291,7 +296,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	pf.StringVar(&a.user, "user", defaultUser(),
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
-	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the built-in registry)")
+	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the schema the store keeps)")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)
@@ -345,19 +350,32 @@ func (a *app) createStore(ctx context.Context, fill func(context.Context, store.
 	return st, created, nil
 }
 
-// registry loads the field registry of --fields (or the built-in one), once.
+// registry loads the registry given on the command line, once: init's --schema, else
+// --fields; nil when neither is given, and the store runs the schema it keeps. A store
+// refuses one that is not its schema or, of the form before schemas, an overlay of it
+// (see store/sqlite/schema.go).
 func (a *app) registry() (*store.Registry, error) {
-	if a.reg == nil {
-		reg, err := store.LoadRegistry(a.fields)
+	path := a.fields
+	if a.schema != "" {
+		path = a.schema
+	}
+	if a.reg == nil && path != "" {
+		reg, err := store.LoadRegistry(path)
 		if err != nil {
 			return nil, err
-		}
-		if err := reg.CheckOverlay(store.DefaultRegistry()); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.fields, err)
 		}
 		a.reg = reg
 	}
 	return a.reg, nil
+}
+
+// storeRegistry returns the schema of the store --db names, opening it.
+func (a *app) storeRegistry(ctx context.Context) (*store.Registry, error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Registry(), nil
 }
 
 // actor returns ctx carrying the writer given by --user and --as.

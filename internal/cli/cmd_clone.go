@@ -56,9 +56,10 @@ search reads the folded text row by row and finds the same records.`,
 			source, file := args[0], args[1]
 			o := tsync.CloneOptions{Subtree: subtree}
 			if kind != "" {
-				k, err := parseKind(kind)
+				// A working copy holds the sample schema's kinds (products, documents).
+				k, err := store.DefaultRegistry().ParseKind(kind)
 				if err != nil {
-					return err
+					return usageErr(err)
 				}
 				o.Kinds = []store.Kind{k}
 			}
@@ -96,6 +97,11 @@ search reads the folded text row by row and finds the same records.`,
 				return err
 			}
 			defer src.Close()
+			// A working copy holds the sample schema's kinds, products and documents.
+			if err := src.Registry().CheckOverlay(store.DefaultRegistry()); err != nil {
+				return usagef("clone: working copies hold the sample schema's products and documents; %s has schema version %d (%s)",
+					safe.Line(dsnWhere(source)), src.Registry().Version(), kindList(src.Registry()))
+			}
 			loc, err := sourceLocation(source)
 			if err != nil {
 				return err

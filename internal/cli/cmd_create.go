@@ -28,23 +28,19 @@ Creating a document under a leased one needs that lease's token, --parent-lease
   tandem create document title="On-call rota" parent_id=1 body=@rota.md`,
 		Args: minArgs(2, "KIND and at least one field=value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err
 			}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			vals, err := parseAssignments(reg, kind, args[1:])
+			kind, err := a.parseKind(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			st, err := a.store(ctx)
+			if err != nil {
+				return err
+			}
+			vals, err := parseAssignments(st.Registry(), kind, args[1:])
 			if err != nil {
 				return err
 			}

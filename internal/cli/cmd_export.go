@@ -54,10 +54,6 @@ and escape sequences in the data are shown as visible escapes like \x1b.`,
   tandem export products --search lamp --fields sku,price`,
 		Args: exactArgs(1, "KIND"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, err := parseKind(args[0])
-			if err != nil {
-				return err
-			}
 			if asJSON {
 				if format != "" && format != string(exchange.JSON) {
 					return usagef("--json is --format json; it cannot go with --format %s", format)
@@ -81,10 +77,11 @@ and escape sequences in the data are shown as visible escapes like \x1b.`,
 			if fields != "" {
 				names = strings.Split(fields, ",")
 			}
-			reg, err := a.registry()
+			kind, err := a.parseKind(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			reg := a.st.Registry()
 			w := a.stdout
 			var file *outFile
 			if out != "" && out != "-" {

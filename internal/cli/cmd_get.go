@@ -24,12 +24,12 @@ writes that keep no history, such as workers' system writes, have none: exit 5).
   tandem get document 3 --version 7`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, id, err := parseRecordRef(args[0], args[1])
-			if err != nil {
-				return err
-			}
 			if cmd.Flags().Changed("version") && version < 1 {
 				return usagef("--version %d is not a version (versions start at 1)", version)
+			}
+			kind, id, err := a.parseRecordRef(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
 			}
 			st, err := a.store(cmd.Context())
 			if err != nil {

@@ -95,11 +95,11 @@ history's length, also for --all --json.`,
   tandem history document 3 --since 120 --all`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, id, err := parseRecordRef(args[0], args[1])
-			if err != nil {
+			if err := f.check(cmd); err != nil {
 				return err
 			}
-			if err := f.check(cmd); err != nil {
+			kind, id, err := a.parseRecordRef(cmd.Context(), args[0], args[1])
+			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,7 @@ func newInitCmd(a *app) *cobra.Command {
 	var sample, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create a new store (empty, or with --sample filled with sample data)",
+		Short: "Create a new store (empty, with the kinds of --schema FILE, or --sample data)",
 		Long: `Init creates the store --db names: a new SQLite file (mode 0600, whatever the umask)
 with tandem's schema, or tandem's tables in an empty PostgreSQL schema. Besides init,
 only seed, the TUI's first run and the global --create flag create a store: every
@@ -30,15 +31,29 @@ run does.
 Init on a store that exists changes nothing, says so and exits 0 (on PostgreSQL,
 --sample fills a store that holds no records yet). An empty file (0 bytes, as touch
 makes) is no store yet: init makes the store in it, and --sample fills it. It prints
-the store id, the store's identity that drafts are kept under.`,
+the store id, the store's identity that drafts are kept under.
+
+--schema FILE makes the store with the schema of FILE (kinds: NAME: {table, title,
+tree, fields}; see tandem schema show and the README's "Your own records"): its kinds
+are what every other command takes as KIND. The store keeps the schema, as version 1;
+without --schema a store has the sample schema (products and documents). Init with
+--schema on a store that exists checks FILE against the store's schema: one with other
+kinds, tables, fields or types is refused (exit 2), as a store's schema changes only by
+a schema change.`,
 		Example: `  tandem --db team.db init
   tandem --db demo.db init --sample
+  tandem --db parts.db init --schema parts.yaml
   tandem --db 'postgres://alice@db.example/tandem' init`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if a.schema != "" {
+				if err := a.checkSchemaFlag(sample); err != nil {
+					return err
+				}
 			}
 			var (
 				filled = new(string)
@@ -56,6 +71,10 @@ the store id, the store's identity that drafts are kept under.`,
 			case created && sample:
 				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, *filled},
 					"created %s with %s (store id %s)\n", where, *filled, st.StoreID())
+			case created && a.schema != "":
+				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
+					"created %s with schema version %d: %s (store id %s)\n", where, st.Registry().Version(),
+					kindList(st.Registry()), st.StoreID())
 			case created:
 				return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
 					"created %s (store id %s)\n", where, st.StoreID())
@@ -67,6 +86,7 @@ the store id, the store's identity that drafts are kept under.`,
 		},
 	}
 	cmd.Flags().BoolVar(&sample, "sample", false, "fill the new store with the sample data of seed")
+	cmd.Flags().StringVar(&a.schema, "schema", "", "make the store with the schema (kinds of record) of this YAML file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"db", "store_id", "created", "filled"}`)
 	return cmd
 }
@@ -98,6 +118,11 @@ func initPostgres(ctx context.Context, a *app, st store.Store, fill func(context
 				"%s held a tandem store with no records; filled it with %s (store id %s)\n", where, *filled, st.StoreID())
 		}
 	}
+	if created && a.schema != "" {
+		return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
+			"created %s with schema version %d: %s (store id %s)\n", where, st.Registry().Version(),
+			kindList(st.Registry()), st.StoreID())
+	}
 	if created {
 		return a.sayInit(asJSON, initReport{where, st.StoreID(), true, ""},
 			"created %s (store id %s)\n", where, st.StoreID())
@@ -121,4 +146,38 @@ func (a *app) sayInit(asJSON bool, r initReport, format string, args ...any) err
 	}
 	_, err := fmt.Fprintf(a.stdout, format, args...)
 	return err
+}
+
+// checkSchemaFlag refuses what cannot go with init's --schema: --fields, --sample (whose
+// data is products and documents), and a file of the form before schemas, which is an
+// overlay of the sample schema rather than a schema.
+func (a *app) checkSchemaFlag(sample bool) error {
+	if a.fields != "" {
+		return usagef("--schema and --fields cannot go together: --schema is the new store's schema")
+	}
+	if sample {
+		return usagef("--sample fills products and documents, the sample schema's; it cannot go with --schema")
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return usageErr(err)
+	}
+	if reg.Legacy() {
+		return usagef("%s is a field registry of the form before schemas (kind: [fields]); a schema lists its kinds under kinds: (see tandem schema show)",
+			safe.Line(a.schema))
+	}
+	return nil
+}
+
+// kindList names reg's kinds for a message: "supplier, part and area".
+func kindList(reg *store.Registry) string {
+	ks := reg.Kinds()
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = string(k)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -80,26 +80,26 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
   tandem lease acquire document 7 --hold`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, id, err := parseRecordRef(args[0], args[1])
-			if err != nil {
-				return err
-			}
-			req := store.LeaseRequest{Kind: kind, RecordID: id, Group: group, TTL: ttl}
-			reg, err := a.registry()
-			if err != nil {
-				return err
-			}
-			// Checked before the store opens, with the stores' own rule and words.
-			if err := reg.CheckLeaseRequest(req); err != nil {
+			// The TTL before the store opens; the group with the store's schema, which
+			// says the kind's groups. Both with the stores' own rule and words.
+			if err := store.CheckLeaseTTL(ttl); err != nil {
 				return usageErr(err)
 			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err
 			}
+			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			req := store.LeaseRequest{Kind: kind, RecordID: id, Group: group, TTL: ttl}
 			st, err := a.store(ctx)
 			if err != nil {
 				return err
+			}
+			if err := st.Registry().CheckLeaseRequest(req); err != nil {
+				return usageErr(err)
 			}
 			if !hold {
 				l, err := st.AcquireLease(ctx, req)

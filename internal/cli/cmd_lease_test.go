@@ -210,19 +210,23 @@ func TestLease_HoldInterrupted(t *testing.T) {
 }
 
 // TestLease_CheckedLikeTheStore shows that the CLI refuses a bad lease request with the
-// stores' own rule and words (store.CheckLeaseRequest), before it opens a store: the DSN
-// names no store, so any other answer would be about the store.
+// stores' own rule and words (store.CheckLeaseRequest): a bad TTL before it opens a store
+// (the DSN names no store, so any other answer would be about the store), a group the
+// kind does not have once the store's schema says the kind's groups.
 func TestLease_CheckedLikeTheStore(t *testing.T) {
-	dsn := filepath.Join(t.TempDir(), "none.db")
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "none.db")
 	for _, tc := range []struct {
+		dsn  string
 		args []string
 		want string
 	}{
-		{[]string{"lease", "acquire", "product", "1", "--ttl", "0s"}, "lease TTL 0s is outside 1s..24h0m0s"},
-		{[]string{"lease", "acquire", "product", "1", "--group", "pricing"}, `unknown lease group "pricing" for product (groups: editor, `},
-		{[]string{"lease", "extend", "some-token", "--ttl", "25h"}, "lease TTL 25h0m0s is outside 1s..24h0m0s"},
+		{dsn, []string{"lease", "acquire", "product", "1", "--ttl", "0s"}, "lease TTL 0s is outside 1s..24h0m0s"},
+		{dsn, []string{"lease", "extend", "some-token", "--ttl", "25h"}, "lease TTL 25h0m0s is outside 1s..24h0m0s"},
+		{filepath.Join(dir, "store.db"), []string{"--create", "lease", "acquire", "product", "1", "--group", "pricing"},
+			`unknown lease group "pricing" for product (groups: editor, `},
 	} {
-		r := tandem(t, dsn, tc.args...)
+		r := tandem(t, tc.dsn, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("tandem %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
 		}

@@ -14,6 +14,7 @@ func newMoveCmd(a *app) *cobra.Command {
 		asJSON        bool
 		leaseTk       string
 		parentLeaseTk string
+		kindArg       string
 	)
 	cmd := &cobra.Command{
 		Use:   "move DOC_ID PARENT_ID|root",
@@ -27,7 +28,10 @@ to the parent the document already has changes nothing and says "no change".
 A lease on the document (its editor group, or the group of parent_id in a custom
 registry) binds the move too: present its token with --lease, also when you are the
 holder (without it the move exits 4). Moving under a leased document needs that
-document's token, --parent-lease.`,
+document's token, --parent-lease.
+
+In a store of your own schema, --kind names the tree kind whose record moves (its
+default is the store's one tree kind: document in the sample schema).`,
 		Example: `  tandem move 7 3
   tandem move 7 root
   tandem move 7 3 --lease 5f0c…`,
@@ -53,7 +57,11 @@ document's token, --parent-lease.`,
 			if err != nil {
 				return err
 			}
-			res, err := st.MoveRecord(ctx, store.KindDocument, id, store.Move{Parent: parent, LeaseToken: leaseTk, ParentLeaseToken: parentLeaseTk})
+			kind, err := treeKind(st.Registry(), kindArg)
+			if err != nil {
+				return err
+			}
+			res, err := st.MoveRecord(ctx, kind, id, store.Move{Parent: parent, LeaseToken: leaseTk, ParentLeaseToken: parentLeaseTk})
 			if err != nil {
 				return err
 			}
@@ -63,13 +71,13 @@ document's token, --parent-lease.`,
 			}
 			where := "the root"
 			if parent != nil {
-				where = fmt.Sprintf("document %d", *parent)
+				where = fmt.Sprintf("%s %d", kind, *parent)
 			}
 			if res.Unchanged {
-				fmt.Fprintf(a.stdout, "no change: document %d is already under %s (version %d)\n", r.ID, where, r.Version)
+				fmt.Fprintf(a.stdout, "no change: %s %d is already under %s (version %d)\n", kind, r.ID, where, r.Version)
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "moved document %d under %s (version %d)\n", r.ID, where, r.Version)
+			fmt.Fprintf(a.stdout, "moved %s %d under %s (version %d)\n", kind, r.ID, where, r.Version)
 			return nil
 		},
 	}
@@ -77,5 +85,35 @@ document's token, --parent-lease.`,
 	f.BoolVar(&asJSON, "json", false, "print the moved document as JSON")
 	f.StringVar(&leaseTk, "lease", "", "lease token, when you hold a lease on the document")
 	f.StringVar(&parentLeaseTk, "parent-lease", "", "lease token of the new parent, when you hold a lease on it")
+	f.StringVar(&kindArg, "kind", "", "the tree kind of the record (default: the store's one tree kind)")
 	return cmd
+}
+
+// treeKind returns the tree kind a move names: arg parsed with the store's kinds, or, when
+// arg is empty, the schema's one tree kind. A usage error for a kind that is not a tree,
+// and for no --kind where the schema has no tree kind or several.
+func treeKind(reg *store.Registry, arg string) (store.Kind, error) {
+	if arg != "" {
+		k, err := reg.ParseKind(arg)
+		if err != nil {
+			return "", usageErr(err)
+		}
+		if !reg.Tree(k) {
+			return "", usagef("a %s is not in a tree: only records of a tree kind move", k)
+		}
+		return k, nil
+	}
+	var trees []string
+	for _, k := range reg.Kinds() {
+		if reg.Tree(k) {
+			trees = append(trees, string(k))
+		}
+	}
+	switch len(trees) {
+	case 0:
+		return "", usagef("this store's schema has no tree kind: nothing moves")
+	case 1:
+		return store.Kind(trees[0]), nil
+	}
+	return "", usagef("this store has several tree kinds (%s): name one with --kind", strings.Join(trees, ", "))
 }

@@ -50,11 +50,11 @@ delete the subtree again, seeing all of it.`,
 			if err := validUTF8(args); err != nil {
 				return err
 			}
-			kind, id, err := parseRecordRef(args[0], args[1])
+			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err
 			}
-			ctx, err := a.actor(cmd.Context())
+			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}

@@ -37,11 +37,11 @@ and only of that.`,
   tandem restore document 2 --subtree`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, id, err := parseRecordRef(args[0], args[1])
+			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err
 			}
-			ctx, err := a.actor(cmd.Context())
+			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}

@@ -68,6 +68,9 @@ anyway (nothing is deleted, SKUs are chosen so they do not collide).`,
 				fmt.Fprintf(a.stderr, "tandem: created %s\n", safe.Line(a.dsn))
 				return a.saySeeded(asJSON, *filled)
 			}
+			if reg := st.Registry(); !reg.Has(store.KindProduct) || !reg.Has(store.KindDocument) {
+				return usagef("seed fills products and documents, the sample schema's kinds; this store has %s", kindList(reg))
+			}
 			np, err := st.CountRecords(ctx, store.KindProduct)
 			if err != nil {
 				return err

@@ -124,14 +124,10 @@ func appliedBy(key, by string, at time.Time) string {
 func (a *app) printSaved(res *store.UpdateResult, u store.Update, asJSON bool) error {
 	r := res.Record
 	if asJSON {
-		reg, err := a.registry()
-		if err != nil {
-			return err
-		}
 		out := struct {
 			jsonRecord
 			jsonReplay
-		}{exportRecord(reg, r), replayJSON(res.Replayed, res.AppliedBy, res.AppliedAt)}
+		}{exportRecord(a.st.Registry(), r), replayJSON(res.Replayed, res.AppliedBy, res.AppliedAt)}
 		return writeJSON(a.stdout, out)
 	}
 	if res.Replayed {

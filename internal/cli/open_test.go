@@ -94,12 +94,13 @@ func TestCLI_MissingStoreIsNotCreated(t *testing.T) {
 			})
 		}
 	}
-	// Bad input is refused before any store is looked for: exit 2, and still nothing made.
-	t.Run("lease acquire --group nosuch", func(t *testing.T) {
+	// Bad input that needs no schema is refused before any store is looked for: exit 2,
+	// and still nothing made. (A kind and its lease groups are the store's schema's.)
+	t.Run("lease acquire --ttl 0s", func(t *testing.T) {
 		dir := t.TempDir()
-		r := tandemIn(t, dir, "typo.db", "lease", "acquire", "product", "42", "--group", "nosuch")
-		if r.code != exitUsage || !strings.Contains(r.stderr, `unknown lease group "nosuch"`) {
-			t.Errorf("exit %d, stderr %q; want %d naming the group", r.code, r.stderr, exitUsage)
+		r := tandemIn(t, dir, "typo.db", "lease", "acquire", "product", "42", "--ttl", "0s")
+		if r.code != exitUsage || !strings.Contains(r.stderr, `lease TTL 0s is outside`) {
+			t.Errorf("exit %d, stderr %q; want %d naming the TTL", r.code, r.stderr, exitUsage)
 		}
 		if names := dirNames(t, dir); len(names) > 0 {
 			t.Errorf("the command made %v", names)

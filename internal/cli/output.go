@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -96,17 +97,54 @@ func printRecord(w io.Writer, reg *store.Registry, r *store.Record) {
 	}
 }
 
-// listColumns are the fields list shows for each kind, after the id.
+// listColumns are the fields list shows for each kind of the sample schema, after the id.
 var listColumns = map[store.Kind][]string{
 	store.KindProduct:  {"sku", "name", "price", "stock", "availability"},
 	store.KindDocument: {"parent_id", "title", "tags", "word_count"},
+}
+
+// maxListColumns bounds the fields list shows for a kind of a schema of one's own.
+const maxListColumns = 5
+
+// listColumnsOf returns the fields list shows for kind, after the id: the sample's choice
+// for its kinds, else a tree's parent_id, the title, then the other fields but text ones,
+// in form order, up to maxListColumns.
+func listColumnsOf(reg *store.Registry, kind store.Kind) []string {
+	if cols, ok := listColumns[kind]; ok {
+		known := true
+		for _, c := range cols {
+			if _, err := reg.Field(kind, c); err != nil {
+				known = false
+			}
+		}
+		if known {
+			return cols
+		}
+	}
+	var cols []string
+	if reg.Tree(kind) {
+		cols = append(cols, store.ParentField)
+	}
+	title := reg.TitleField(kind)
+	if title != "" {
+		cols = append(cols, title)
+	}
+	for _, f := range reg.Fields(kind) {
+		if len(cols) >= maxListColumns {
+			break
+		}
+		if f.Type != store.TypeText && !slices.Contains(cols, f.Name) {
+			cols = append(cols, f.Name)
+		}
+	}
+	return cols
 }
 
 // printTable writes records as an aligned table: id, the kind's list columns, version, last
 // writer. Long values are cut to keep one record on one line.
 func printTable(w io.Writer, reg *store.Registry, kind store.Kind, recs []*store.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	cols := listColumns[kind]
+	cols := listColumnsOf(reg, kind)
 	head := []string{"ID"}
 	for _, c := range cols {
 		head = append(head, strings.ToUpper(c))

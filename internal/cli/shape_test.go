@@ -23,6 +23,7 @@ var noJSON = map[string]string{
 	"tandem merge-file":     "writes the merged file, with git merge-file's options and exit codes",
 	"tandem lease":          "a group of subcommands",
 	"tandem bench":          "a group of subcommands",
+	"tandem schema":         "a group of subcommands",
 	"tandem bench writer":   "a worker process of bench contention --procs, speaking JSON already",
 	"tandem torture":        "prints its report as it runs; the exit code is the result",
 	"tandem torture worker": "a worker process of torture, which reads its output",

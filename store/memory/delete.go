@@ -158,6 +158,9 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return nil, err
 		}
 	}
+	if err := db.Registry().CheckRefs(kind, plan.Values, db.recordExists); err != nil {
+		return nil, err // a ref to a record deleted since: restore that one first
+	}
 	stamp := db.stamp()
 	rec := plan.RestoredRecord(kind, id, actor.Name, stamp)
 	row, err := db.Registry().NewRestoredRow(rec, actor.Name, stamp)

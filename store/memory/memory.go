@@ -170,10 +170,8 @@ func (db *DB) stamp() time.Time {
 }
 
 func (db *DB) checkKind(kind store.Kind) error {
-	if len(db.Registry().Fields(kind)) == 0 {
-		return store.Errorf(store.EINVALID, "unknown kind %q", kind)
-	}
-	return nil
+	_, err := db.Registry().Table(kind) // EINVALID naming the schema's kinds
+	return err
 }
 
 func newToken() string {

@@ -21,3 +21,7 @@ func TestDB_WorkingCopy(t *testing.T) {
 		return db
 	})
 }
+
+func TestDB_Schema(t *testing.T) {
+	storetest.RunSchema(t, open)
+}

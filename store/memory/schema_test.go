@@ -57,6 +57,24 @@ func TestCustomSchema(t *testing.T) {
 	if _, err := db.MoveRecord(ctx, "part", bolt.ID, store.Move{Parent: &sub.ID}); store.ErrorCode(err) != store.EINVALID {
 		t.Errorf("move of a part = %v, want EINVALID: parts are not a tree", err)
 	}
+	// A part whose supplier was deleted after it does not come back referring to nothing.
+	gone, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "GONE", "name": "Gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nut, err := db.CreateRecord(ctx, "part", store.Values{"label": "Nut", "supplier": gone.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.Record{nut, gone} {
+		if _, err := db.DeleteRecord(ctx, r.Kind, r.ID, store.Delete{ExpectVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.RestoreRecord(ctx, "part", nut.ID, store.Restore{}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("restore of a part whose supplier is deleted = %v, want EINVALID naming the supplier", err)
+	}
 	if again, err := store.ParseRegistry("shown", reg.YAML()); err != nil || !again.Same(reg) {
 		t.Errorf("the schema's YAML does not read back as itself: %v\n%s", err, reg.YAML())
 	}

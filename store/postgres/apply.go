@@ -97,8 +97,13 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		}
 		// Every table the change alters, locked before anything is exported: a lock wait
 		// that ends the attempt ends it here, where running it again is harmless.
-		if tables := changedTables(d); len(tables) > 0 {
-			if _, err := tx.Exec(ctx, "LOCK TABLE "+joinComma(tables)+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		tables := changedTables(d)
+		if len(tables) > 0 {
+			quoted := make([]string, len(tables))
+			for i, t := range tables {
+				quoted[i] = ident(t)
+			}
+			if _, err := tx.Exec(ctx, "LOCK TABLE "+joinComma(quoted)+" IN ACCESS EXCLUSIVE MODE"); err != nil {
 				return err
 			}
 		}
@@ -114,6 +119,15 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 				return fmt.Errorf("export the values to be dropped: %w", err)
 			}
 		}
+		// The outside-write triggers name the fields (their WHEN and their functions): dropped
+		// here, made again for the new schema below.
+		for _, t := range tables {
+			for _, tr := range outsideTriggers("") {
+				if _, err := tx.Exec(ctx, "DROP TRIGGER IF EXISTS "+ident(t+tr.suffix)+" ON "+ident(t)); err != nil {
+					return err
+				}
+			}
+		}
 		v := rec.version + 1
 		after, err := db.applyChanges(ctx, tx, d, v, actor)
 		if err != nil {
@@ -126,6 +140,9 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
+		}
+		if err := installOutside(ctx, tx, next, db.schema, db.channel); err != nil {
+			return err
 		}
 		if err := recordSchema(ctx, tx, &recorded{version: v, text: next.YAML()}, db.txNow()); err != nil {
 			return err
@@ -347,8 +364,8 @@ func scanned(d any) any {
 	return nil
 }
 
-// changedTables returns the quoted tables of the current schema whose columns or rows d
-// changes (a label, limit or new enum value changes none).
+// changedTables returns the tables of the current schema whose columns or rows d changes
+// (a label, limit or new enum value changes none).
 func changedTables(d *store.SchemaDiff) []string {
 	var out []string
 	for _, c := range d.Changes {
@@ -356,8 +373,8 @@ func changedTables(d *store.SchemaDiff) []string {
 		case store.OpDescribe, store.OpWidenLimit, store.OpNarrowLimit, store.OpAddValues:
 			continue
 		}
-		if t, err := d.From.Table(c.Kind); err == nil && !slices.Contains(out, ident(t)) {
-			out = append(out, ident(t))
+		if t, err := d.From.Table(c.Kind); err == nil && !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	slices.Sort(out)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
@@ -384,6 +386,21 @@ func TestApplySchema_RenameKeepsHistory(t *testing.T) {
 	found, err := db.FindRecords(ctx, store.Filter{Kind: "part", Search: "m8"})
 	if err != nil || len(found) != 1 {
 		t.Errorf("search of the renamed field = %v, %v", found, err)
+	}
+	// Another program's write to the renamed column is seen, under the new name.
+	other, err := pgx.Connect(t.Context(), pgtest.ServerDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	if _, err := other.Exec(t.Context(), `SET search_path TO "`+db.Schema()+`"`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(t.Context(), "UPDATE parts SET name = 'Bolt M10' WHERE id = $1", p.ID); err != nil {
+		t.Fatalf("outside write after the rename: %v", err)
+	}
+	if hist, err := db.FindHistory(ctx, "part", p.ID); err != nil || len(hist) != 4 || hist[0].Snapshot["name"] != "Bolt M10" {
+		t.Errorf("history after the outside write = %+v, %v; want its version first", hist, err)
 	}
 	// The file with rename_from still in it applies as no change.
 	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil || res.Applied {

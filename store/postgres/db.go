@@ -141,6 +141,7 @@ func Open(ctx context.Context, dsn string, opts store.Options) (*DB, error) {
 	setDefault(cc.RuntimeParams, "lock_timeout", lockTimeout)
 	setDefault(cc.RuntimeParams, "statement_timeout", statementTimeout)
 	setDefault(cc.RuntimeParams, "idle_in_transaction_session_timeout", idleInTxTimeout)
+	cc.RuntimeParams[writerSetting] = writerValue // tells tandem's writes from other programs' (outside.go)
 	schemaHint := cc.RuntimeParams["search_path"]
 	db.listenCfg = cc.Copy()
 	setDefault(cc.RuntimeParams, "application_name", appName(clientAppNamePrefix, schemaHint))
@@ -312,7 +313,9 @@ func (db *DB) migrate(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		// The migrations' own tables; the tables of a schema's other kinds get theirs
+		// when they are made (loadSchema).
+		return installOutside(ctx, tx, migratedSchema, db.schema, db.channel)
 	})
 	if err != nil {
 		if store.ErrorCode(err) == store.EINTERNAL {

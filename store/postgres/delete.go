@@ -228,6 +228,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
+		if err := db.Registry().CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
+			return db.recordExists(ctx, tx, k, id)
+		}); err != nil {
+			return err
+		}
 		q, args, err := db.insertStatement(st, kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err

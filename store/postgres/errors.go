@@ -114,7 +114,8 @@ func (db *DB) mapErr(what string, err error) error {
 	case code == sqlstateForeignKeyViolation && strings.HasSuffix(pgConstraint(err), "_"+store.ParentField+"_fkey"):
 		return store.Errorf(store.ENOTFOUND, "%s: the parent record does not exist (%s)", what, pgDetail(err))
 	case code == sqlstateForeignKeyViolation:
-		return store.Errorf(store.ENOTFOUND, "%s: a referenced record does not exist (%s)", what, pgDetail(err))
+		// Only a delete that committed after the write's own check gets here.
+		return store.Errorf(store.EINVALID, "%s: a record it refers to does not exist (%s)", what, pgDetail(err))
 	case code == sqlstateCheckViolation, code == sqlstateNumericOutOfRange:
 		return store.Errorf(store.EINVALID, "%s: value out of range: %s", what, pgMessage(err))
 	case isLockErr(err), code == sqlstateQueryCanceled:

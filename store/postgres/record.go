@@ -187,6 +187,9 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
 	}
 	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return nil, err
+		}
 		cond, a := db.searchCondition(f, len(args))
 		where, args = append(where, cond), append(args, a...)
 	}
@@ -360,14 +363,18 @@ func (s createSteps) RecordExists(kind store.Kind, id int64) (bool, error) {
 	return s.db.recordExists(s.ctx, s.tx, kind, id)
 }
 
-// recordExists reports whether a record of kind with id exists.
+// recordExists reports whether a record of kind with id exists, and keeps it from being
+// deleted until tx ends (FOR KEY SHARE, which a delete's FOR UPDATE waits for): a write that
+// refers to it and a delete of it then meet in order, and the loser is told why in the
+// store's words (the delete names its referrers, the write the missing record), never by
+// the foreign key.
 func (db *DB) recordExists(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) (bool, error) {
 	t, err := db.table(kind)
 	if err != nil {
 		return false, err
 	}
 	var one int
-	err = tx.QueryRow(ctx, "SELECT 1 FROM "+t+" WHERE id = $1", id).Scan(&one)
+	err = tx.QueryRow(ctx, "SELECT 1 FROM "+t+" WHERE id = $1 FOR KEY SHARE", id).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}

@@ -24,8 +24,9 @@ import (
 // loadSchema decides the store's registry at open. given is the caller's (nil: none given).
 // A store without a recorded schema records given as version 1 (the sample schema when
 // given is nil or a legacy overlay, which is then checked against it). A recorded schema is
-// the store's: given may be the same schema or a legacy overlay of it, anything else is
-// refused (EINVALID). Tables of kinds that have none are created in one transaction, under
+// the store's: given may be the same schema or an overlay of it (Registry.CheckOverlay:
+// labels, owners, rules, groups, limits; in the legacy form or as a schema), anything else
+// is refused (EINVALID). Tables of kinds that have none are created in one transaction, under
 // the migration lock, so two first openings record and create once. A store whose schema is
 // recorded and whose tables exist is only read.
 func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
@@ -78,7 +79,10 @@ func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
 		if reg, base, err = chooseRegistry(given, rec); err != nil {
 			return err
 		}
-		return createTables(ctx, tx, base)
+		if err := createTables(ctx, tx, base); err != nil {
+			return err
+		}
+		return installOutside(ctx, tx, base, db.schema, db.channel)
 	})
 	if err != nil {
 		return err
@@ -130,9 +134,10 @@ func (r *recorded) parse() (*store.Registry, error) {
 
 // chooseRegistry returns the registry a store with the schema rec is used with when given
 // was asked for (nil: none), and the store's schema itself (what its tables are made from).
-// EINVALID for a schema other than the store's. A given schema whose canonical YAML is the
-// recorded text is taken as it is: the YAML of a large schema costs far more than the query
-// that reads it, so it is made once and the recorded text not parsed.
+// EINVALID for a schema other than the store's or an overlay of it. A given schema whose
+// canonical YAML is the recorded text is taken as it is: the YAML of a large schema costs
+// far more than the query that reads it, so it is made once and the recorded text not
+// parsed.
 func chooseRegistry(given *store.Registry, rec *recorded) (reg, base *store.Registry, err error) {
 	var givenYAML []byte
 	if given != nil && !given.Legacy() {
@@ -152,11 +157,16 @@ func chooseRegistry(given *store.Registry, rec *recorded) (reg, base *store.Regi
 			return nil, nil, fmt.Errorf("open store: the field registry does not fit the store's schema version %d: %w", rec.version, err)
 		}
 		return given.WithVersion(rec.version), stored, nil
-	case !bytes.Equal(givenYAML, stored.YAML()): // the recorded text in another tandem's form
-		return nil, nil, store.Errorf(store.EINVALID, "open store: this store has schema version %d, which differs from the schema given; "+
-			"a store's schema changes only by applying the new one to the store", rec.version)
+	case bytes.Equal(givenYAML, stored.YAML()): // the recorded text in another tandem's form
+		return stored.WithVersion(rec.version), stored, nil
 	}
-	return stored.WithVersion(rec.version), stored, nil
+	// A schema that differs only where the tables do not (labels, owners, rules, groups,
+	// limits) is an overlay for this client, as a legacy one is; the SQLite store's rule.
+	if err := given.CheckOverlay(stored); err != nil {
+		return nil, nil, store.Errorf(store.EINVALID, "open store: this store has schema version %d, which differs from the schema given (%v); "+
+			"a store's schema changes only by applying the new one to the store", rec.version, err)
+	}
+	return given.WithVersion(rec.version), stored, nil
 }
 
 // readSchema returns the store's newest recorded schema; nil when none is recorded.

@@ -350,7 +350,7 @@ func TestOpen_RecordsSampleSchema(t *testing.T) {
 func TestCustomSchema_Columns(t *testing.T) {
 	long := "a_field_name_long_enough_to_overflow_the_limits" // 47 characters
 	reg, err := store.ParseRegistry("columns", []byte(`kinds:
-  widget_with_a_rather_long_kind_name_for_a_test:
+  widget:
     fields:
       - {name: `+long+`, type: string, owner: editor, rule: scalar, required: true, search: true, unique: true}
       - {name: motto, type: string, owner: editor, rule: scalar, default: "it's a \\ back"}
@@ -499,5 +499,63 @@ func TestCustomSchema_Paths(t *testing.T) {
 	}
 	if newest := hist[0]; newest.Snapshot["name"] != "Renamed" {
 		t.Errorf("newest history version = %+v, want the rename", newest)
+	}
+}
+
+// TestOpen_SchemaOverlay: a store of the sample schema opened with the sample changed where
+// its tables are not (an owner), written as a schema, runs that overlay and keeps its own
+// schema; one that adds a field is refused naming the store's version. The SQLite store's
+// rule (store/sqlite/schema.go).
+func TestOpen_SchemaOverlay(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	mustOpenWith(t, dsn, nil).Close()
+	sample := string(store.DefaultRegistry().YAML())
+	const price = "{name: price, label: price, type: money, owner: editor"
+	if !strings.Contains(sample, price) {
+		t.Fatalf("%q is not in the sample's YAML:\n%s", price, sample)
+	}
+	shared, err := store.ParseRegistry("shared.yaml", []byte(strings.Replace(sample, price, strings.Replace(price, "editor", "shared", 1), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := mustOpenWith(t, dsn, shared)
+	if f, _ := db.Registry().Field(store.KindProduct, "price"); f.Owner != store.OwnerShared || db.Registry().Version() != 1 {
+		t.Errorf("price owner %s, version %d; want the overlay's shared at the store's version 1", f.Owner, db.Registry().Version())
+	}
+	added, err := store.ParseRegistry("added.yaml", []byte(strings.Replace(sample, "      - "+price,
+		"      - {name: colour, type: string, owner: editor, rule: scalar}\n      - "+price, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(t.Context(), dsn, store.Options{Registry: added}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "this store has schema version 1") {
+		t.Errorf("open with a field added = %v, want EINVALID naming version 1", err)
+	}
+	if again := mustOpenWith(t, dsn, nil); !again.Registry().Same(store.DefaultRegistry()) {
+		t.Errorf("after an overlay the store keeps the sample schema:\n%s", again.Registry().YAML())
+	}
+}
+
+// TestCustomSchema_RestoreRef: a part whose supplier was deleted after it does not come
+// back referring to nothing: its restore is refused naming the supplier, as a save is.
+func TestCustomSchema_RestoreRef(t *testing.T) {
+	db := mustOpenWith(t, pgtest.DSN(t), mustParts(t))
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	gone, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "GONE", "name": "Gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nut, err := db.CreateRecord(ctx, "part", store.Values{"label": "Nut", "supplier": gone.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.Record{nut, gone} {
+		if _, err := db.DeleteRecord(ctx, r.Kind, r.ID, store.Delete{ExpectVersion: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.RestoreRecord(ctx, "part", nut.ID, store.Restore{}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), fmt.Sprintf("supplier %d does not exist", gone.ID)) {
+		t.Errorf("restore of a part whose supplier is deleted = %v, want EINVALID naming the supplier", err)
 	}
 }

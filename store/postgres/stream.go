@@ -43,6 +43,11 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 	if _, err := db.table(f.Kind); err != nil {
 		return err
 	}
+	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return err
+		}
+	}
 	batches := make([]*rowBatch, store.PipeBatches)
 	for i := range batches {
 		if batches[i], err = newRowBatch(fields); err != nil {

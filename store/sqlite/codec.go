@@ -9,20 +9,36 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// table returns the table of a kind of the sample schema. Table and column names in SQL
-// come only from here and from the registry, never from input.
-// TODO(schema): every caller moves to db.reg.Table, for the store's own kinds.
-func table(kind store.Kind) (string, error) { return sampleSchema.Table(kind) }
+// table returns the table of kind in the store's schema, quoted for SQL. Table and column
+// names in SQL come only from here and from the registry, never from input.
+func (db *DB) table(kind store.Kind) (string, error) {
+	t, err := db.reg.Table(kind)
+	if err != nil {
+		return "", err
+	}
+	return quoteIdent(t), nil
+}
 
+// sampleTable returns the table of a kind of the sample schema, as it is (not quoted): the
+// working-copy code (workcopy*.go), which knows only the sample's kinds, and the
+// migrations of the sample tables.
+func sampleTable(kind store.Kind) (string, error) { return sampleSchema.Table(kind) }
+
+// sampleSchema is the sample schema: what working copies (workcopy*.go) and the numbered
+// migrations of the sample tables know.
 var sampleSchema = store.DefaultRegistry()
 
-// columns returns the select list of a kind: id, every registry field, and the metadata.
+// quoteIdent quotes a table or column name from the schema for SQL ("name"), so that a
+// name that is an SQL keyword (a field named order) is still a name.
+func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// selectList returns the select list of a kind: id, every registry field, and the metadata.
 func (db *DB) selectList(kind store.Kind) string {
 	var b strings.Builder
 	b.WriteString("id")
 	for _, f := range db.reg.Fields(kind) {
 		b.WriteString(", ")
-		b.WriteString(f.Name)
+		b.WriteString(quoteIdent(f.Name))
 	}
 	b.WriteString(", version, updated_at, updated_by")
 	return b.String()

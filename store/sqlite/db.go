@@ -34,10 +34,11 @@ var _ store.Store = (*DB)(nil)
 // each hold one more connection of their own.
 type DB struct {
 	path     string
-	write    *sql.DB // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
-	read     *sql.DB // plain reads
-	feed     *sql.DB // one dedicated connection per subscriber (PRAGMA data_version)
-	reg      *store.Registry
+	write    *sql.DB         // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
+	read     *sql.DB         // plain reads
+	feed     *sql.DB         // one dedicated connection per subscriber (PRAGMA data_version)
+	reg      *store.Registry // the schema the store runs (loadSchema)
+	asked    *store.Registry // the registry it was opened with (store.Options.Registry), nil for none
 	now      func() time.Time
 	version  int
 	storeID  string // store_meta's store_id, read at open
@@ -161,8 +162,14 @@ func Open(ctx context.Context, path string, opts store.Options) (*DB, error) {
 // the file cannot be opened (for example its directory is missing: no file is made then);
 // EINVALID when it is not a tandem database, was written by a newer tandem, or needs a
 // migration but is read-only.
+//
+// The store runs the schema it keeps; opts.Registry, when given, is recorded as a new
+// store's schema, and otherwise must be the kept one or an overlay of it (see schema.go).
 func OpenWith(ctx context.Context, path string, opts store.Options, cfg OpenConfig) (*DB, error) {
+	asked := opts.Registry
+	opts.Registry = sampleSchema // parsed once per process, not by WithDefaults on every open
 	opts = opts.WithDefaults()
+	opts.Registry = asked // nil stays nil: loadSchema tells "none given" from the sample
 	if path == "" {
 		return nil, store.Errorf(store.EINVALID, "open database: no path given")
 	}
@@ -394,7 +401,10 @@ func errUnreadableWAL(name, file string) error {
 // OpenConfig.Scratch when scratch, and of OpenConfig.PageSize when pageSize is not 0).
 // sql.Open connects lazily, so nothing touches the file yet.
 func openPools(file, name string, opts store.Options, mode access, why string, scratch bool, pageSize int) (*DB, error) {
-	db := &DB{path: name, reg: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
+	db := &DB{path: name, reg: opts.Registry, asked: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
+	if db.reg == nil {
+		db.reg = sampleSchema // until loadSchema reads the store's
+	}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	dsn := mode.dsn(file)
 	if scratch {
@@ -438,7 +448,8 @@ func escapePath(p string) string {
 	return r.Replace(p)
 }
 
-// Registry returns the field registry the store was opened with.
+// Registry returns the schema the store runs: the one it keeps (with its version), or the
+// overlay of it it was opened with (see schema.go).
 func (db *DB) Registry() *store.Registry { return db.reg }
 
 // SchemaVersion returns the schema version of the database (the number of migrations applied).

@@ -33,7 +33,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 }
 
 func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d store.Delete, actor store.Actor) (*store.DeleteResult, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error 
 }
 
 func (s deleteSteps) Descendants(id int64) (map[int64]int64, error) {
-	return descendants(s.ctx, s.tx, id)
+	return descendants(s.ctx, s.tx, s.table, id)
 }
 
 func (s deleteSteps) Referrers(ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
@@ -111,15 +111,15 @@ func (s deleteSteps) Remove(rec *store.Record, tomb store.HistoryRow) error {
 	return logRecordEvent(s.ctx, s.tx, rec.Kind, rec.ID, tomb, s.actor)
 }
 
-// descendants maps every document below id to its parent.
-func descendants(ctx context.Context, q querier, id int64) (map[int64]int64, error) {
+// descendants maps every record below id in the tree table t (quoted) to its parent.
+func descendants(ctx context.Context, q querier, t string, id int64) (map[int64]int64, error) {
 	rows, err := q.QueryContext(ctx, `WITH RECURSIVE down(id, parent_id, n) AS (
-			SELECT id, parent_id, 1 FROM documents WHERE parent_id = ?
+			SELECT id, parent_id, 1 FROM `+t+` WHERE parent_id = ?
 			UNION ALL
-			SELECT d.id, d.parent_id, down.n + 1 FROM documents d JOIN down ON d.parent_id = down.id WHERE down.n < ?
+			SELECT d.id, d.parent_id, down.n + 1 FROM `+t+` d JOIN down ON d.parent_id = down.id WHERE down.n < ?
 		) SELECT id, parent_id FROM down`, id, maxWalk)
 	if err != nil {
-		return nil, fmt.Errorf("documents below %d: %w", id, err)
+		return nil, fmt.Errorf("records below %d: %w", id, err)
 	}
 	defer rows.Close()
 	out := map[int64]int64{}
@@ -166,7 +166,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
-		t, err := table(kind)
+		t, err := db.table(kind)
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		}
 		plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 			var ok bool
-			err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM documents WHERE id = ?)", p).Scan(&ok)
+			err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = ?)", p).Scan(&ok)
 			return ok, err
 		})
 		if err != nil {
@@ -218,6 +218,12 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
+		// A ref to a record deleted since: refused, as a save of it is.
+		if err := db.reg.CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
+			return db.recordExists(ctx, tx, k, id)
+		}); err != nil {
+			return err
+		}
 		q, args, folds, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err
@@ -237,7 +243,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		if err := writeFolds(ctx, tx, kind, id, folds); err != nil {
+		if err := writeFolds(ctx, tx, db.reg, kind, id, folds); err != nil {
 			return err
 		}
 		row, err := db.reg.NewRestoredRow(rec, actor.Name, tx.now)
@@ -262,11 +268,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 // referrers returns up to limit ids of records of ref.Kind whose field ref.Field holds id, not
 // counting those in skip, in id order.
 func (db *DB) referrers(ctx context.Context, tx *tx, ref store.FieldOf, id int64, skip []int64, limit int) ([]int64, error) {
-	t, err := table(ref.Kind)
+	t, err := db.table(ref.Kind)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT id FROM "+t+" WHERE "+ref.Field.Name+" = ? ORDER BY id", id)
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM "+t+" WHERE "+quoteIdent(ref.Field.Name)+" = ? ORDER BY id", id)
 	if err != nil {
 		return nil, err
 	}

@@ -19,11 +19,15 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 	if err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("move document %d", id)
+	what := fmt.Sprintf("move %s %d", kind, id)
+	t, err := db.table(kind)
+	if err != nil {
+		return nil, err
+	}
 	var res *store.UpdateResult
 	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
-		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx})
+		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t})
 		return err
 	})
 	if err != nil {
@@ -35,27 +39,31 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 // moveSteps are a move's reads and writes inside its transaction (store.MoveSteps). The
 // transaction holds SQLite's one writer lock, so the tree needs no lock of its own.
 type moveSteps struct {
-	ctx context.Context
-	db  *DB
-	tx  *tx
+	ctx   context.Context
+	db    *DB
+	tx    *tx
+	kind  store.Kind // a tree kind
+	table string     // its table, quoted
 }
 
 func (s moveSteps) LockTree() error { return nil }
 
 func (s moveSteps) Find(id int64) (*store.Record, error) {
-	return s.db.findRecord(s.ctx, s.tx, store.KindDocument, id)
+	return s.db.findRecord(s.ctx, s.tx, s.kind, id)
 }
 
 func (s moveSteps) CheckLeases(id int64, groups []string, token string) error {
-	return s.db.checkLeases(s.ctx, s.tx, store.KindDocument, id, groups, token)
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
 }
 
-func (s moveSteps) CheckMove(id, parent int64) error { return s.db.checkMove(s.ctx, s.tx, id, parent) }
+func (s moveSteps) CheckMove(id, parent int64) error {
+	return s.db.checkMove(s.ctx, s.tx, s.table, id, parent)
+}
 
 func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
-	rec, err := s.db.scanRecord(store.KindDocument, s.tx.QueryRowContext(s.ctx,
-		`UPDATE documents SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
-		 WHERE id = ? RETURNING `+s.db.selectList(store.KindDocument),
+	rec, err := s.db.scanRecord(s.kind, s.tx.QueryRowContext(s.ctx,
+		`UPDATE `+s.table+` SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
+		 WHERE id = ? RETURNING `+s.db.selectList(s.kind),
 		parent, formatTime(s.tx.now), p.Actor.Name, id))
 	if err != nil {
 		return nil, err
@@ -63,25 +71,30 @@ func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record
 	return rec, s.db.logWrite(s.ctx, s.tx, rec, store.EventMoved, p.Actor, p.Keep, []string{p.Field}, nil, nil)
 }
 
-// checkMove runs the cycle and depth checks of moving id under parent on the locked tree.
-func (db *DB) checkMove(ctx context.Context, tx *tx, id, parent int64) error {
-	up, err := ancestors(ctx, tx, parent)
+// checkMove runs the cycle and depth checks of moving id under parent on the locked tree
+// in table t (quoted).
+func (db *DB) checkMove(ctx context.Context, tx *tx, t string, id, parent int64) error {
+	up, err := ancestors(ctx, tx, t, parent)
 	if err != nil {
 		return err
 	}
 	if err := store.CheckMoveCycle(id, parent, up); err != nil {
 		return err
 	}
-	down, err := deepestPath(ctx, tx, id)
+	down, err := deepestPath(ctx, tx, t, id)
 	if err != nil {
 		return err
 	}
 	return store.CheckMoveDepth(id, parent, up, down)
 }
 
-// checkNewChild checks that a new document may be created under parent.
-func (db *DB) checkNewChild(ctx context.Context, tx *tx, parent int64) error {
-	up, err := ancestors(ctx, tx, parent)
+// checkNewChild checks that a new record of the tree kind kind may be created under parent.
+func (db *DB) checkNewChild(ctx context.Context, tx *tx, kind store.Kind, parent int64) error {
+	t, err := db.table(kind)
+	if err != nil {
+		return err
+	}
+	up, err := ancestors(ctx, tx, t, parent)
 	if err != nil {
 		return err
 	}
@@ -91,13 +104,13 @@ func (db *DB) checkNewChild(ctx context.Context, tx *tx, parent int64) error {
 // maxWalk bounds the recursive queries, so a damaged tree cannot make them loop forever.
 const maxWalk = 64
 
-// ancestors returns id and its ancestors, nearest first (id, its parent, ..., the root);
-// empty when id does not exist.
-func ancestors(ctx context.Context, q querier, id int64) ([]int64, error) {
+// ancestors returns id and its ancestors in the tree table t (quoted), nearest first (id,
+// its parent, ..., the root); empty when id does not exist.
+func ancestors(ctx context.Context, q querier, t string, id int64) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, `WITH RECURSIVE up(id, parent_id, n) AS (
-			SELECT id, parent_id, 1 FROM documents WHERE id = ?
+			SELECT id, parent_id, 1 FROM `+t+` WHERE id = ?
 			UNION ALL
-			SELECT d.id, d.parent_id, up.n + 1 FROM documents d JOIN up ON d.id = up.parent_id WHERE up.n < ?
+			SELECT d.id, d.parent_id, up.n + 1 FROM `+t+` d JOIN up ON d.id = up.parent_id WHERE up.n < ?
 		) SELECT id FROM up ORDER BY n`, id, maxWalk)
 	if err != nil {
 		return nil, fmt.Errorf("ancestors of %d: %w", id, err)
@@ -114,13 +127,14 @@ func ancestors(ctx context.Context, q querier, id int64) ([]int64, error) {
 	return out, rows.Err()
 }
 
-// deepestPath returns the longest downward path from id (id first) to a leaf of its subtree.
-func deepestPath(ctx context.Context, q querier, id int64) ([]int64, error) {
+// deepestPath returns the longest downward path from id (id first) to a leaf of its subtree
+// in the tree table t (quoted).
+func deepestPath(ctx context.Context, q querier, t string, id int64) ([]int64, error) {
 	var path string
 	err := q.QueryRowContext(ctx, `WITH RECURSIVE down(id, n, path) AS (
-			SELECT id, 1, CAST(id AS TEXT) FROM documents WHERE id = ?
+			SELECT id, 1, CAST(id AS TEXT) FROM `+t+` WHERE id = ?
 			UNION ALL
-			SELECT d.id, down.n + 1, down.path || ',' || d.id FROM documents d JOIN down ON d.parent_id = down.id
+			SELECT d.id, down.n + 1, down.path || ',' || d.id FROM `+t+` d JOIN down ON d.parent_id = down.id
 			WHERE down.n < ?
 		) SELECT path FROM down ORDER BY n DESC, id LIMIT 1`, id, maxWalk).Scan(&path)
 	if err != nil {

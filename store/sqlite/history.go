@@ -221,6 +221,9 @@ func (db *DB) FindHistory(ctx context.Context, kind store.Kind, id int64) ([]sto
 // FindHistoryPage returns the history versions of a record that q selects, newest first,
 // read as store.Registry.ReadHistoryPage decides. EINVALID for a query that store.HistoryQuery.Check refuses.
 func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q store.HistoryQuery) ([]store.Version, error) {
+	if _, err := db.table(kind); err != nil {
+		return nil, err // a kind the schema does not have, named with the kinds it has
+	}
 	what := fmt.Sprintf("history of %s %d", kind, id)
 	heads := func(q store.HistoryQuery) ([]store.HistoryHead, error) {
 		hs, err := queryHeads(ctx, db.read, `SELECT version, actor, at, fields, coalesce(base, 0), event FROM history

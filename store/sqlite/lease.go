@@ -148,7 +148,7 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err := db.refuseOnCopy(ctx); err != nil {
 		return nil, err
 	}
-	t, err := table(r.Kind)
+	t, err := db.table(r.Kind)
 	if err != nil {
 		return nil, err
 	}

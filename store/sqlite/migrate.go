@@ -102,12 +102,39 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 				return err
 			}
 			made = cur == 0
+			// A migration's own writes to records are not another program's.
+			tables, err := db.recordedOrSample(ctx, t)
+			if err != nil {
+				return err
+			}
+			if err := dropOutside(ctx, t.Tx, tables); err != nil {
+				return err
+			}
 			for _, m := range ms[cur:] {
 				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}
 				if err := afterMigration(ctx, t.Tx, m.name); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
+				}
+			}
+			if made {
+				// A new store: its schema, recorded with the tables in the same
+				// transaction, so nobody opens it without one (recordNewSchema).
+				if err := db.recordNewSchema(ctx, t); err != nil {
+					return err
+				}
+			}
+			if copy, err := db.isCopy(ctx, t.Tx); err != nil {
+				return err
+			} else if !copy {
+				// The triggers of the tables of the schema the store keeps (its
+				// sample tables until it keeps one; a new store's, just recorded).
+				if tables, err = db.recordedOrSample(ctx, t); err != nil {
+					return err
+				}
+				if err := installOutside(ctx, t.Tx, tables); err != nil {
+					return err
 				}
 			}
 			if cur < latest {
@@ -128,7 +155,10 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Errorf(store.EINTERNAL, "%s has no store id in store_meta; the store is damaged", db.path)
 	}
-	return mapErr(what+": read the store id", err)
+	if err != nil {
+		return mapErr(what+": read the store id", err)
+	}
+	return db.loadSchema(ctx, db.asked)
 }
 
 // useWAL puts the database in WAL mode (readers and the writer do not block each other),

@@ -91,6 +91,11 @@ func (w *fileWriter) writeConn(ctx context.Context, db *DB) (*writeConn, error) 
 		if err != nil {
 			return nil, err
 		}
+		// The mark that tells tandem's writes from other programs' (outside.go).
+		if _, err := c.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+writerMark); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("attach the writer mark: %w", err)
+		}
 		w.wc.conn = c
 	}
 	return w.wc, nil

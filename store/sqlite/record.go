@@ -31,7 +31,7 @@ func (db *DB) FindRecord(ctx context.Context, kind store.Kind, id int64) (*store
 }
 
 func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int64) (*store.Record, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +45,11 @@ func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int
 
 // FindRecords returns the records matching f, ordered by id or by f.Sort.
 func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record, error) {
+	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return nil, err
+		}
+	}
 	q, args, err := db.findQuery(f)
 	if err != nil {
 		return nil, err
@@ -70,7 +75,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 
 // findQuery returns the query FindRecords runs for f, and its arguments.
 func (db *DB) findQuery(f store.Filter) (string, []any, error) {
-	t, err := table(f.Kind)
+	t, err := db.table(f.Kind)
 	if err != nil {
 		return "", nil, err
 	}
@@ -105,9 +110,9 @@ func (db *DB) findQuery(f store.Filter) (string, []any, error) {
 		if f.Desc {
 			cmpOp, dir = "<", " DESC"
 		}
-		order = f.Sort + dir + ", id" + dir
+		order = quoteIdent(f.Sort) + dir + ", id" + dir
 		if f.AfterValue != nil {
-			where = append(where, "("+f.Sort+", id) "+cmpOp+" (?, ?)")
+			where = append(where, "("+quoteIdent(f.Sort)+", id) "+cmpOp+" (?, ?)")
 			args = append(args, f.AfterValue, f.AfterID)
 		}
 	case f.AfterID > 0:
@@ -128,7 +133,7 @@ func (db *DB) findQuery(f store.Filter) (string, []any, error) {
 
 // CountRecords returns how many records of kind exist.
 func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return 0, err
 	}
@@ -195,7 +200,7 @@ type parentSteps struct {
 func (s parentSteps) LockTree() error { return nil }
 
 func (s parentSteps) CheckNewChild(parent int64) error {
-	return s.db.checkNewChild(s.ctx, s.tx, parent)
+	return s.db.checkNewChild(s.ctx, s.tx, s.kind, parent)
 }
 
 func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
@@ -223,7 +228,7 @@ func (s createSteps) RecordExists(kind store.Kind, id int64) (bool, error) {
 
 // recordExists reports whether a record of kind with id exists.
 func (db *DB) recordExists(ctx context.Context, tx *tx, kind store.Kind, id int64) (bool, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return false, err
 	}
@@ -241,7 +246,7 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFolds(s.ctx, s.tx, s.kind, rec.ID, s.folds); err != nil {
+	if err := writeFolds(s.ctx, s.tx, s.db.reg, s.kind, rec.ID, s.folds); err != nil {
 		return nil, err
 	}
 	return rec, s.db.logWrite(s.ctx, s.tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
@@ -249,7 +254,7 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 
 // checkFreeID refuses a create with an id a record of kind already has.
 func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64) error {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return err
 	}
@@ -271,11 +276,11 @@ func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64
 // returned as folds, which the caller writes with writeFolds once the row has its id. It is
 // made outside the transaction where it can be.
 func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, map[string]string, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	extra, folds := splitFolds(kind, extra)
+	extra, folds := splitFolds(db.reg, kind, extra)
 	fields := db.reg.Fields(kind)
 	cols := make([]string, 0, len(fields)+len(extra)+4)
 	args := make([]any, 0, cap(cols))
@@ -287,10 +292,10 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 		if err != nil {
 			return "", nil, nil, err
 		}
-		cols, args = append(cols, f.Name), append(args, v)
+		cols, args = append(cols, quoteIdent(f.Name)), append(args, v)
 	}
 	for _, c := range extra {
-		cols, args = append(cols, c.Name), append(args, c.Value)
+		cols, args = append(cols, quoteIdent(c.Name)), append(args, c.Value)
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
@@ -302,7 +307,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 // (not id) has, with a message naming that record. The unique index on the key column is the
 // guarantee; writers are serialized (BEGIN IMMEDIATE), so this check sees every earlier one.
 func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64, field, value string) error {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return err
 	}
@@ -313,7 +318,7 @@ func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64
 		other      int64
 		otherValue string
 	)
-	err = tx.QueryRowContext(ctx, "SELECT id, "+field+" FROM "+t+" WHERE "+store.UniqueKeyColumn(field)+" = ? AND id <> ? LIMIT 1",
+	err = tx.QueryRowContext(ctx, "SELECT id, "+quoteIdent(field)+" FROM "+t+" WHERE "+quoteIdent(store.UniqueKeyColumn(field))+" = ? AND id <> ? LIMIT 1",
 		store.SKUKey(value), id).Scan(&other, &otherValue)
 	switch {
 	case err == nil:
@@ -332,7 +337,7 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if err != nil {
 		return nil, err
 	}
-	if _, err := table(kind); err != nil {
+	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
 	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
@@ -434,7 +439,7 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
 		return nil
 	}
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil
 	}
@@ -506,17 +511,17 @@ func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[s
 	var q strings.Builder
 	q.WriteString("UPDATE " + t + " SET ")
 	for _, n := range names {
-		q.WriteString(n + " = " + n + " + ?, ")
+		q.WriteString(quoteIdent(n) + " = " + quoteIdent(n) + " + ?, ")
 	}
 	q.WriteString("version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?")
 	for _, n := range names {
 		if add[n] > 0 {
-			q.WriteString(" AND " + n + " <= ?")
+			q.WriteString(" AND " + quoteIdent(n) + " <= ?")
 		} else {
-			q.WriteString(" AND " + n + " >= ?")
+			q.WriteString(" AND " + quoteIdent(n) + " >= ?")
 		}
 		if f, err := db.reg.Field(kind, n); err == nil && f.Type == store.TypeMoney {
-			q.WriteString(" AND " + n + " >= ?")
+			q.WriteString(" AND " + quoteIdent(n) + " >= ?")
 		}
 	}
 	q.WriteString(` AND NOT EXISTS (SELECT 1 FROM leases WHERE kind = ? AND record_id = ? AND released = 0
@@ -649,7 +654,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 // store's PlanUpdate; then the one UPDATE, the logs and the key. u has passed
 // Registry.CheckUpdate, so every field name in it is a registry column.
 func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -722,18 +727,18 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			if err != nil {
 				return nil, err
 			}
-			sets = append(sets, name+" = ?")
+			sets = append(sets, quoteIdent(name)+" = ?")
 			args = append(args, v)
 		}
 		for _, field := range sortedKeys(plan.Keys) {
-			sets = append(sets, store.UniqueKeyColumn(field)+" = ?")
+			sets = append(sets, quoteIdent(store.UniqueKeyColumn(field))+" = ?")
 			args = append(args, plan.Keys[field])
 		}
 		for _, name := range sortedKeys(plan.Add) {
 			if _, err := db.reg.Field(kind, name); err != nil {
 				return nil, err
 			}
-			sets = append(sets, name+" = "+name+" + ?")
+			sets = append(sets, quoteIdent(name)+" = "+quoteIdent(name)+" + ?")
 			args = append(args, plan.Add[name])
 		}
 		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
@@ -749,7 +754,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			return nil, err
 		}
 		// The folds of the written fields, and only theirs, in their side tables.
-		if err := writeFolds(ctx, tx, kind, id, plan.Folds); err != nil {
+		if err := writeFolds(ctx, tx, db.reg, kind, id, plan.Folds); err != nil {
 			return nil, err
 		}
 		var deltas map[string]int64
@@ -787,7 +792,7 @@ type probed struct {
 // the lease check nor the key lookup. Under the write lock both answers stay true.
 func (db *DB) findFields(ctx context.Context, tx *tx, kind store.Kind, id int64, names []string, groups []string, key string) (*store.Record, probed, error) {
 	var seen probed
-	t, err := table(kind)
+	t, err := db.table(kind)
 	if err != nil {
 		return nil, seen, err
 	}
@@ -809,7 +814,7 @@ func (db *DB) findFields(ctx context.Context, tx *tx, kind store.Kind, id int64,
 	var args []any
 	q.WriteString("SELECT version")
 	for _, name := range names {
-		q.WriteString(", " + name)
+		q.WriteString(", " + quoteIdent(name))
 	}
 	q.WriteString(", strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ")
 	if len(groups) == 0 {

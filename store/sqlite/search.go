@@ -9,10 +9,10 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// searchTable returns the FTS5 table that indexes the folded text of kind's field
-// (migration search_side_tables: its external content is the field's foldTable).
-func searchTable(kind store.Kind, field string) (string, error) {
-	t, err := table(kind)
+// searchTable returns the FTS5 table that indexes the folded text of kind's field in reg
+// (migration search_side_tables: its external content is the field's foldTable), not quoted.
+func searchTable(reg *store.Registry, kind store.Kind, field string) (string, error) {
+	t, err := reg.Table(kind)
 	if err != nil {
 		return "", err
 	}
@@ -22,9 +22,9 @@ func searchTable(kind store.Kind, field string) (string, error) {
 // foldTable returns the side table that holds the folded text (store.FoldValue) of kind's
 // field, one row (id, fold) per record (migration search_side_tables). The fold lives there,
 // not in the record's row, because SQLite rewrites a whole row on every UPDATE: a title edit
-// would rewrite the body's fold with it.
-func foldTable(kind store.Kind, field string) (string, error) {
-	t, err := table(kind)
+// would rewrite the body's fold with it. The name is not quoted.
+func foldTable(reg *store.Registry, kind store.Kind, field string) (string, error) {
+	t, err := reg.Table(kind)
 	if err != nil {
 		return "", err
 	}
@@ -71,17 +71,19 @@ func (db *DB) lookupCondition(f store.Filter, q string, indexed bool) (string, [
 	for _, sf := range fields {
 		var lookup, id string
 		if indexed {
-			st, err := searchTable(f.Kind, sf.Name)
+			st, err := searchTable(db.reg, f.Kind, sf.Name)
 			if err != nil {
 				return "", nil, err
 			}
+			st = quoteIdent(st)
 			lookup, id = "SELECT rowid FROM "+st+" WHERE "+st+" MATCH ?", "rowid"
 			args = append(args, ftsPhrase(q))
 		} else {
-			ft, err := foldTable(f.Kind, sf.Name)
+			ft, err := foldTable(db.reg, f.Kind, sf.Name)
 			if err != nil {
 				return "", nil, err
 			}
+			ft = quoteIdent(ft)
 			lookup, id = "SELECT id FROM "+ft+" WHERE instr(fold, ?) > 0", "id"
 			args = append(args, q)
 		}
@@ -131,7 +133,7 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 		}
 		return db.lookupCondition(f, folded, false)
 	}
-	t, err := table(f.Kind)
+	t, err := db.table(f.Kind)
 	if err != nil {
 		return "", nil, err
 	}
@@ -146,10 +148,11 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 	phrase := ftsPhrase(folded)
 	found := int64(0)
 	for _, sf := range fields {
-		st, err := searchTable(f.Kind, sf.Name)
+		st, err := searchTable(db.reg, f.Kind, sf.Name)
 		if err != nil {
 			return "", nil, err
 		}
+		st = quoteIdent(st)
 		var n int64
 		probe := "SELECT count(*) FROM (SELECT 1 FROM " + st + " WHERE " + st + " MATCH ? AND rowid > ? LIMIT ?)"
 		if err := db.read.QueryRowContext(ctx, probe, phrase, f.AfterID, need-found).Scan(&n); err != nil {
@@ -173,7 +176,7 @@ type execer interface {
 // record's row is replaced, unless it holds that fold already (then its index is not
 // touched).
 func foldUpsert(ft string, n int) string {
-	return "INSERT INTO " + ft + " (id, fold) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
+	return "INSERT INTO " + quoteIdent(ft) + " (id, fold) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
 		" ON CONFLICT (id) DO UPDATE SET fold = excluded.fold WHERE fold IS NOT excluded.fold"
 }
 
@@ -182,14 +185,14 @@ func foldUpsert(ft string, n int) string {
 // as store.Folds, SavePlan.Folds and store.ExtraColumns give them. Only the fields in folds
 // are written, so a save writes the folds of the fields it changes and no other: a title
 // edit leaves the body's fold, and its index, alone. Each table's FTS5 index follows through
-// its triggers.
-func writeFolds(ctx context.Context, q execer, kind store.Kind, id int64, folds map[string]string) error {
-	for _, name := range sampleSchema.FoldedFields(kind) {
+// its triggers. reg is the schema the folds are of.
+func writeFolds(ctx context.Context, q execer, reg *store.Registry, kind store.Kind, id int64, folds map[string]string) error {
+	for _, name := range reg.FoldedFields(kind) {
 		v, ok := folds[store.FoldColumn(name)]
 		if !ok {
 			continue
 		}
-		ft, err := foldTable(kind, name)
+		ft, err := foldTable(reg, kind, name)
 		if err != nil {
 			return err
 		}
@@ -202,11 +205,11 @@ func writeFolds(ctx context.Context, q execer, kind store.Kind, id int64, folds 
 
 // writeFoldsBulk writes, as writeFolds does, the folds of many records of kind: folds[i] is
 // record ids[i]'s. One statement per side table, for a bulk write of records (a clone).
-func writeFoldsBulk(ctx context.Context, q execer, kind store.Kind, ids []int64, folds []map[string]string) error {
+func writeFoldsBulk(ctx context.Context, q execer, reg *store.Registry, kind store.Kind, ids []int64, folds []map[string]string) error {
 	if len(ids) != len(folds) {
 		return fmt.Errorf("write search text: %d ids for %d records' folds", len(ids), len(folds))
 	}
-	for _, name := range sampleSchema.FoldedFields(kind) {
+	for _, name := range reg.FoldedFields(kind) {
 		col := store.FoldColumn(name)
 		args := make([]any, 0, 2*len(ids))
 		for i, id := range ids {
@@ -217,7 +220,7 @@ func writeFoldsBulk(ctx context.Context, q execer, kind store.Kind, ids []int64,
 		if len(args) == 0 {
 			continue
 		}
-		ft, err := foldTable(kind, name)
+		ft, err := foldTable(reg, kind, name)
 		if err != nil {
 			return err
 		}
@@ -231,9 +234,9 @@ func writeFoldsBulk(ctx context.Context, q execer, kind store.Kind, ids []int64,
 // splitFolds separates, from the derived columns of a create or a restore
 // (store.ExtraColumns), the folded ones, which live in side tables (writeFolds), from those
 // of the record's row.
-func splitFolds(kind store.Kind, extra []store.Column) (row []store.Column, folds map[string]string) {
+func splitFolds(reg *store.Registry, kind store.Kind, extra []store.Column) (row []store.Column, folds map[string]string) {
 	for _, c := range extra {
-		if isFoldColumn(kind, c.Name) {
+		if isFoldColumn(reg, kind, c.Name) {
 			if folds == nil {
 				folds = map[string]string{}
 			}
@@ -246,9 +249,9 @@ func splitFolds(kind store.Kind, extra []store.Column) (row []store.Column, fold
 }
 
 // isFoldColumn reports whether col is the folded column (store.FoldColumn) of one of kind's
-// folded fields.
-func isFoldColumn(kind store.Kind, col string) bool {
-	for _, name := range sampleSchema.FoldedFields(kind) {
+// folded fields in reg.
+func isFoldColumn(reg *store.Registry, kind store.Kind, col string) bool {
+	for _, name := range reg.FoldedFields(kind) {
 		if store.FoldColumn(name) == col {
 			return true
 		}
@@ -275,7 +278,7 @@ func fillFolds(ctx context.Context, tx *sql.Tx, migration string) error {
 		if len(names) == 0 {
 			continue
 		}
-		t, err := table(kind)
+		t, err := sampleTable(kind)
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,7 @@ func TestSearch_IndexFollowsWrites(t *testing.T) {
 		t.Helper()
 		n := 0
 		for _, name := range sampleSchema.FoldedFields(store.KindDocument) {
-			ft, _ := foldTable(store.KindDocument, name)
+			ft, _ := foldTable(sampleSchema, store.KindDocument, name)
 			var one int
 			if err := db.read.QueryRowContext(t.Context(), "SELECT count(*) FROM "+ft+" WHERE id = ?", id).Scan(&one); err != nil {
 				t.Fatal(err)
@@ -144,7 +144,7 @@ func TestSearch_IndexFollowsWrites(t *testing.T) {
 	}
 	for _, kind := range sampleSchema.Kinds() {
 		for _, name := range sampleSchema.FoldedFields(kind) {
-			st, _ := searchTable(kind, name)
+			st, _ := searchTable(sampleSchema, kind, name)
 			if _, err := db.write.ExecContext(t.Context(), "INSERT INTO "+st+" ("+st+", rank) VALUES ('integrity-check', 1)"); err != nil {
 				t.Errorf("%s: %v", st, err)
 			}

@@ -33,7 +33,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 	if err != nil {
 		return err
 	}
-	if _, err := table(f.Kind); err != nil {
+	if _, err := db.table(f.Kind); err != nil {
 		return err
 	}
 	var (
@@ -41,6 +41,9 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 		args []any
 	)
 	if f.Search != "" {
+		if err := db.refoldOutside(ctx); err != nil {
+			return err
+		}
 		if cond, args, err = db.streamSearchCondition(ctx, f); err != nil {
 			return mapErr("stream "+string(f.Kind)+"s", err)
 		}
@@ -71,7 +74,7 @@ func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string,
 // the pipe in batches taken from it.
 func (db *DB) streamRead(ctx context.Context, f store.Filter, fields []*store.Field, cond string, args []any, p *store.Pipe[*rowBatch]) error {
 	what := "stream " + string(f.Kind) + "s"
-	t, _ := table(f.Kind) // checked by StreamRecords
+	t, _ := db.table(f.Kind) // checked by StreamRecords
 	selectList := packedColumns(streamColumns(fields))
 	limit := streamPage
 	if cond != "" {
@@ -190,7 +193,7 @@ func streamColumns(fields []*store.Field) []streamColumn {
 	cols := make([]streamColumn, 0, len(fields)+4)
 	cols = append(cols, streamColumn{"id", true}, streamColumn{"version", true}, streamColumn{"updated_at", false}, streamColumn{"updated_by", false})
 	for _, fd := range fields {
-		cols = append(cols, streamColumn{fd.Name, numeric(fd)})
+		cols = append(cols, streamColumn{quoteIdent(fd.Name), numeric(fd)})
 	}
 	return cols
 }

@@ -109,7 +109,7 @@ func jsonObject(alias string, fs []*store.Field) string {
 
 // copyTriggers returns the DDL of the outbox triggers of kind.
 func (db *DB) copyTriggers(kind store.Kind) ([]string, error) {
-	t, err := table(kind)
+	t, err := sampleTable(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +215,11 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		if _, err := tx.ExecContext(ctx, copySchema); err != nil {
 			return fmt.Errorf("create working copy tables: %w", err)
 		}
+		// A copy's records are written by its clone and syncs, outside the write
+		// connection (bulk.go): no write to them is taken for another program's.
+		if err := dropOutside(ctx, tx, db.reg); err != nil {
+			return err
+		}
 		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
 			ddl, err := db.copyTriggers(kind)
 			if err != nil {
@@ -225,7 +230,7 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 					return fmt.Errorf("create working copy trigger: %w", err)
 				}
 			}
-			t, _ := table(kind)
+			t, _ := sampleTable(kind)
 			if _, err := tx.ExecContext(ctx, `DELETE FROM sqlite_sequence WHERE name = ?`, t); err != nil {
 				return err
 			}
@@ -506,7 +511,7 @@ func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[sto
 	}
 	out := make(map[store.RecordKey]int64, len(recs))
 	for kind, of := range ids {
-		t, err := table(kind)
+		t, err := sampleTable(kind)
 		if err != nil {
 			return nil, err
 		}
@@ -577,7 +582,7 @@ func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record
 
 // ApplyGone removes records the source deleted (store.WorkingCopy).
 func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, at store.FeedPoint) (int, error) {
-	t, err := table(kind)
+	t, err := sampleTable(kind)
 	if err != nil {
 		return 0, err
 	}
@@ -690,7 +695,7 @@ func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Ki
 
 // DropRecord removes a record the person let the source's delete have (store.WorkingCopy).
 func (db *DB) DropRecord(ctx context.Context, kind store.Kind, id int64) error {
-	t, err := table(kind)
+	t, err := sampleTable(kind)
 	if err != nil {
 		return err
 	}
@@ -732,7 +737,7 @@ func (db *DB) inSubtree(ctx context.Context, tx *wcTx, r *store.Record, root int
 // putSource writes r exactly as the source has it, as the record and as its base. The
 // caller has set the applying flag.
 func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
-	t, err := table(r.Kind)
+	t, err := sampleTable(r.Kind)
 	if err != nil {
 		return err
 	}
@@ -795,7 +800,7 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		}
 		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
 	}
-	if err := writeFolds(ctx, tx, r.Kind, r.ID, sampleSchema.Folds(r.Kind, r.Fields)); err != nil {
+	if err := writeFolds(ctx, tx, sampleSchema, r.Kind, r.ID, sampleSchema.Folds(r.Kind, r.Fields)); err != nil {
 		return err
 	}
 	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
@@ -957,14 +962,14 @@ func (db *DB) buildChunk(recs []*store.Record) rowChunk {
 }
 
 func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
-	t, err := table(c.recs[0].Kind)
+	t, err := sampleTable(c.recs[0].Kind)
 	if err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, upsert(t, c.cols, len(c.recs)), c.args...); err != nil {
 		return err
 	}
-	if err := writeFoldsBulk(ctx, tx, c.recs[0].Kind, c.ids, c.folds); err != nil {
+	if err := writeFoldsBulk(ctx, tx, sampleSchema, c.recs[0].Kind, c.ids, c.folds); err != nil {
 		return err
 	}
 	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
@@ -1158,7 +1163,7 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 // and children agree again. The caller has set the applying flag, so none of this is queued
 // as a local change.
 func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, id int64) error {
-	t, err := table(kind)
+	t, err := sampleTable(kind)
 	if err != nil {
 		return err
 	}
@@ -1392,7 +1397,7 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 // writeLocal writes vals (copy columns) into the copy's record kind id as a write of actor:
 // with the applying flag clear, the outbox triggers queue it as a local save would.
 func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int64, vals store.Values, actor string) error {
-	tbl, err := table(kind)
+	tbl, err := sampleTable(kind)
 	if err != nil {
 		return err
 	}
@@ -1419,7 +1424,7 @@ func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int6
 	if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
 		return err
 	}
-	return writeFolds(ctx, tx, kind, id, sampleSchema.Folds(kind, vals))
+	return writeFolds(ctx, tx, sampleSchema, kind, id, sampleSchema.Folds(kind, vals))
 }
 
 // queueResolution adds the outbox entries that take a resolution to the source

@@ -58,7 +58,7 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 	if kind != store.KindProduct {
 		return store.Errorf(store.EINVALID, "load working copy: only products are loaded in bulk (documents need their parents first), not %ss", kind)
 	}
-	t, err := table(kind)
+	t, err := sampleTable(kind)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 		// their FTS5 indexes rebuilt.
 		tables := []string{t}
 		for _, name := range sampleSchema.FoldedFields(kind) {
-			ft, err := foldTable(kind, name)
+			ft, err := foldTable(sampleSchema, kind, name)
 			if err != nil {
 				return err
 			}
@@ -191,7 +191,7 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 	folded := sampleSchema.FoldedFields(kind)
 	foldTables := make([]string, len(folded))
 	for i, name := range folded {
-		ft, err := foldTable(kind, name)
+		ft, err := foldTable(sampleSchema, kind, name)
 		if err != nil {
 			return err
 		}

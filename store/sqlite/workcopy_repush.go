@@ -125,7 +125,7 @@ func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*store.LocalState, 
 
 // localIDs returns the ids of the copy's records of kind.
 func localIDs(ctx context.Context, tx *wcTx, kind store.Kind) ([]int64, error) {
-	t, err := table(kind)
+	t, err := sampleTable(kind)
 	if err != nil {
 		return nil, err
 	}

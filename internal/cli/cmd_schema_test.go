@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLI_OwnSchema: init --schema makes a store of one's own kinds, which every command
+// then takes as KIND; schema show prints the schema the store keeps, at its version; a
+// kind the store does not have is refused naming the store's kinds; and a store's schema
+// is not replaced by another init --schema.
+func TestCLI_OwnSchema(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testOwnSchema(t, b) })
+	}
+}
+
+func testOwnSchema(t *testing.T, b backend) {
+	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh store of b that init makes.
+	fresh := func(name string) string {
+		if b.name == "sqlite" {
+			return filepath.Join(t.TempDir(), name)
+		}
+		return b.dsn(t)
+	}
+	dsn := fresh("parts.db")
+	out := mustTandem(t, dsn, "init", "--schema", parts)
+	if !strings.Contains(out, "schema version 1: supplier, part and area") {
+		t.Errorf("init said %q, want the schema version and kinds", out)
+	}
+	if out := mustTandem(t, dsn, "create", "supplier", "code=ACME", "name=Acme"); !strings.Contains(out, "created supplier 1") {
+		t.Errorf("create said %q", out)
+	}
+	r := tandem(t, dsn, "create", "supplier", "code=acme ", "name=Other")
+	wantExit(t, "create a second ACME", r, exitUsage, "code", "supplier 1")
+	mustTandem(t, dsn, "import", writeFile(t, "in.csv", "kind,code,name\nsupplier,BOLT,Bolt Co\n"))
+	list := mustTandem(t, dsn, "list", "suppliers")
+	if !strings.Contains(list, "Bolt Co") {
+		t.Errorf("list after importing a supplier:\n%s", list)
+	}
+	if !strings.Contains(list, "CODE") || !strings.Contains(list, "ACME") || !strings.Contains(list, "Acme") {
+		t.Errorf("list suppliers:\n%s", list)
+	}
+	show := mustTandem(t, dsn, "schema", "show")
+	if !strings.HasPrefix(show, "# schema version 1 of ") || !strings.Contains(show, "  supplier:\n    table: suppliers\n") {
+		t.Errorf("schema show:\n%s", show)
+	}
+	var js struct {
+		Version int64 `json:"version"`
+		Kinds   []struct {
+			Name   string `json:"name"`
+			Tree   bool   `json:"tree"`
+			Fields []struct {
+				Name   string `json:"name"`
+				Unique bool   `json:"unique"`
+			} `json:"fields"`
+		} `json:"kinds"`
+	}
+	if err := json.Unmarshal([]byte(mustTandem(t, dsn, "schema", "show", "--json")), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Version != 1 || len(js.Kinds) != 3 || js.Kinds[0].Name != "supplier" || !js.Kinds[0].Fields[0].Unique || !js.Kinds[2].Tree {
+		t.Errorf("schema show --json = %+v", js)
+	}
+	mustTandem(t, dsn, "create", "area", "name=Top")
+	mustTandem(t, dsn, "create", "area", "name=Sub", "parent_id=1")
+	wantExit(t, "move an area under its child", tandem(t, dsn, "move", "1", "2"), exitUsage, "cycle")
+	if out := mustTandem(t, dsn, "move", "2", "root"); !strings.Contains(out, "moved area 2 under the root") {
+		t.Errorf("move said %q", out)
+	}
+	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")
+	wantExit(t, "clone", tandem(t, dsn, "clone", dsn, filepath.Join(t.TempDir(), "copy.db")), exitUsage,
+		"working copies hold the sample schema's products and documents", "schema version 1 (supplier, part and area)")
+	wantExit(t, "seed", tandem(t, dsn, "seed"), exitUsage, "seed fills products and documents", "this store has supplier, part and area")
+	wantExit(t, "list products", tandem(t, dsn, "list", "products"), exitUsage,
+		`unknown kind "products" (this store has supplier, part and area)`)
+	wantExit(t, "get widget", tandem(t, dsn, "get", "widget", "1"), exitUsage, "supplier, part and area")
+	wantExit(t, "init with the sample schema", tandem(t, dsn, "init", "--schema", "../../store/sample.yaml"), exitUsage,
+		"this store has schema version 1")
+	if out := mustTandem(t, dsn, "init", "--schema", parts); !strings.Contains(out, "already holds a tandem store") {
+		t.Errorf("init again with the store's own schema said %q", out)
+	}
+	// What a show prints is a schema file: a store made from it has the same schema.
+	shown := writeFile(t, "shown.yaml", show)
+	other := fresh("other.db")
+	mustTandem(t, other, "init", "--schema", shown)
+	if again := mustTandem(t, other, "schema", "show"); strings.SplitN(again, "\n", 2)[1] != strings.SplitN(show, "\n", 2)[1] {
+		t.Errorf("a store made from schema show's output shows\n%s\nwant\n%s", again, show)
+	}
+	// A store made without --schema has the sample schema, version 1.
+	sample := fresh("sample.db")
+	mustTandem(t, sample, "init")
+	if show := mustTandem(t, sample, "schema", "show"); !strings.Contains(show, "# schema version 1 ") || !strings.Contains(show, "  product:\n") {
+		t.Errorf("schema show of a sample store:\n%s", show)
+	}
+	wantExit(t, "init --schema --sample", tandem(t, filepath.Join(t.TempDir(), "x.db"), "init", "--schema", parts, "--sample"), exitUsage, "--sample")
+}

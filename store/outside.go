@@ -1,0 +1,88 @@
+package store
+
+import "slices"
+
+// Writes by other programs. A kind's table is a real table that other programs may query and
+// write (sqlite3, psql, a script). tandem sees their writes through triggers that each store
+// installs on every record table, made from the registry by one function per store: a write
+// that did not come through tandem gets the next version, a history version (a snapshot; a
+// delete leaves a tombstone as tandem's own deletes do, so a restore works) and a change
+// (EventCreated, EventSaved or EventDeleted, with RoleOutside), and, when it wrote a field
+// that derived columns are computed from (RefoldFields), queues the record for their refold
+// (RefoldColumns), which SQL cannot compute. An update that changes no field is left alone. So a save
+// based on the version before such a write gets ECONFLICT, like one based on any other
+// stale version, and the feed, history and working copies' syncs carry it.
+//
+// tandem's own writes never fire these triggers: each store marks its own connections (a
+// trigger condition true only for other connections), and checks that mark only after a
+// cheaper test where it can (tandem's updates always raise the version).
+
+// Marks of tandem's own connections, which the outside-write triggers leave alone: the name
+// of the (empty, in-memory) database a SQLite connection attaches, and the setting a
+// PostgreSQL connection starts with, set to "on". A program that writes as tandem would
+// and must not be logged as another program (the contention benchmark's raw baseline) may
+// mark its connection too.
+const (
+	SQLiteWriterMark      = "tandem_writer"
+	PostgresWriterSetting = "tandem.writer"
+)
+
+// OutsideActor is the name an outside write's history version and change carry when the
+// store cannot name the writer (SQLite; PostgreSQL names the database role).
+const OutsideActor = "outside"
+
+// RoleOutside is the role of a change another program made directly in the database.
+const RoleOutside Role = "outside"
+
+// OutsideTable is what a store needs to make the triggers that see outside writes to the
+// records of one kind: the kind, its table and its fields.
+type OutsideTable struct {
+	Kind   Kind
+	Table  string
+	Fields []*Field
+	// Refold names the fields whose derived columns (RefoldColumns) only tandem computes:
+	// an outside write of one of them queues the record for the refold.
+	Refold []string
+}
+
+// FieldNames returns the names of the table's fields, sorted: the fields an outside insert
+// writes, and the order an outside update's changed fields are listed in.
+func (t OutsideTable) FieldNames() []string {
+	out := make([]string, len(t.Fields))
+	for i, f := range t.Fields {
+		out[i] = f.Name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OutsideTables returns the OutsideTable of every kind of the registry; table names each
+// kind's table as the store spells it.
+func (r *Registry) OutsideTables(table func(Kind) (string, error)) ([]OutsideTable, error) {
+	var out []OutsideTable
+	for _, k := range r.Kinds() {
+		t, err := table(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OutsideTable{Kind: k, Table: t, Fields: r.Fields(k), Refold: r.RefoldFields(k)})
+	}
+	return out, nil
+}
+
+// RefoldFields returns the fields of kind that derived columns are computed from
+// (RefoldColumns): its unique fields, and every field with a folded column.
+func (r *Registry) RefoldFields(kind Kind) []string {
+	out := slices.Clone(r.FoldedFields(kind))
+	for _, f := range r.UniqueFields(kind) {
+		if !slices.Contains(out, f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// RefoldColumns returns the derived columns of a record of kind with vals that a store
+// writes again after an outside write: the unique keys and the folded search text
+// (ExtraColumns), which only Go computes.
+func (r *Registry) RefoldColumns(kind Kind, vals Values) []Column { return r.ExtraColumns(kind, vals) }

@@ -1,0 +1,318 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tandem-editor/tandem/store"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Writes by other programs (store/outside.go has what they get). Triggers in the file, in
+// plain SQL (another program's connection has none of tandem's functions), one set per
+// record table, made by OutsideTriggers and installed by every migration of a store that is
+// not a working copy (installOutside).
+//
+// tandem's own connection is told apart by a database it attaches: the write connection of
+// every tandem process (writeConn) attaches an empty in-memory database named writerMark,
+// which pragma_database_list shows to that connection alone. An update's triggers test the
+// version first (tandem's updates always raise it), so tandem's saves never read the mark;
+// its creates and deletes read it (a list of three attached databases), and nothing else.
+// An outside update that raises the version itself is taken as tandem's and logs nothing
+// (it has told every stale save apart already); one that names no field (updated_by alone)
+// is no write.
+
+// writerMark is the name of the database tandem's write connection attaches.
+const writerMark = store.SQLiteWriterMark
+
+// notTandem is true on every connection but tandem's write connection.
+const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '" + writerMark + "')"
+
+// outsideNow is the time of an outside write, in formatTime's form.
+const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+// OutsideTriggers returns the statements that make writes to t's table by other programs
+// seen (store/outside.go): triggers in plain SQL and the kind's staging table. installOutside
+// runs them; a new kind's table gets its own by the same call. The names of the triggers and of the kind's
+// staging table all start with the table's name and "_outside_".
+//
+// SQLite loads the columns of the old row that a trigger names on every update of the table,
+// tandem's too, before the trigger's condition is tested; comparing every field's old and
+// new value would load a document's whole body for an UPDATE without RETURNING (tandem's
+// saves load the row for their RETURNING anyway). So the triggers name no old value but the
+// version and the writer, and an update is seen field by field: each field has a trigger
+// that fires only when the update names it (UPDATE OF) and adds a row to the kind's
+// <table>_outside_written;
+// that row's trigger gives the record its next version and logs it (the first field of a
+// row's update) or adds its field to the log (the others), reading the values from the
+// record's row, which holds the update's result by then. The fields a change lists are
+// therefore the fields the UPDATE named, as for tandem's own writes. A delete's tombstone is
+// likewise read from the row before it goes.
+func OutsideTriggers(t store.OutsideTable) []string {
+	tbl, kind := quoteIdent(t.Table), quoteText(string(t.Kind))
+	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
+	all := quoteText(jsonNames(t.FieldNames()))
+	actor := quoteText(store.OutsideActor)
+	role := quoteText(string(store.RoleOutside))
+	queue := ""
+	if len(t.Refold) > 0 {
+		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
+	}
+	out := []string{`CREATE TRIGGER ` + name("insert") + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
+	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id)
+		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version >= NEW.version);
+	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
+		SELECT ` + kind + `, id, version, ` + actor + `, ` + outsideNow + `, ` + all + `, ` + snapshotExpr(t, "t") + `, ''
+		FROM ` + tbl + ` t WHERE id = NEW.id;
+	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
+		SELECT 'created', ` + kind + `, id, version, ` + actor + `, ` + role + `, ` + all + `, '{}', 1, ` + outsideNow + `
+		FROM ` + tbl + ` WHERE id = NEW.id;
+	` + queue + `END`}
+
+	// The kind's own staging table: every statement that names a field compiles the triggers
+	// of the table its field's trigger writes, so one shared by all kinds would put every
+	// kind's logging into every kind's updates.
+	written := quoteIdent(t.Table + "_outside_written")
+	out = append(out, `CREATE TABLE IF NOT EXISTS `+written+` (
+	record_id INTEGER NOT NULL,
+	version   INTEGER NOT NULL, -- the record's version before the update
+	field     TEXT    NOT NULL,
+	writer    TEXT    NOT NULL  -- the updated_by the record gets
+)`)
+	for _, f := range t.FieldNames() {
+		out = append(out, `CREATE TRIGGER `+name("field_"+f)+` AFTER UPDATE OF `+quoteIdent(f)+` ON `+tbl+`
+	WHEN NEW.version IS OLD.version AND `+notTandem+` BEGIN
+	INSERT INTO `+written+` (record_id, version, field, writer)
+		VALUES (NEW.id, OLD.version, `+quoteText(f)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
+END`)
+	}
+	next := "NEW.version + 1"
+	at := func(table string) string {
+		return table + ".kind = " + kind + " AND " + table + ".record_id = NEW.record_id AND " + table + ".version = " + next
+	}
+	addField := "(SELECT json_group_array(f) FROM (SELECT value AS f FROM json_each(fields) UNION SELECT NEW.field ORDER BY 1))"
+	refold := ""
+	if len(t.Refold) > 0 {
+		q := make([]string, len(t.Refold))
+		for i, f := range t.Refold {
+			q[i] = quoteText(f)
+		}
+		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.record_id WHERE NEW.field IN (" + strings.Join(q, ", ") + ");\n\t"
+	}
+	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER INSERT ON `+written+` BEGIN
+	UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`, updated_by = NEW.writer
+		WHERE id = NEW.record_id AND version = NEW.version;
+	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
+		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, '[]', `+snapshotExpr(t, "t")+`, ''
+		FROM `+tbl+` t WHERE id = NEW.record_id AND version = `+next+`;
+	UPDATE history SET fields = `+addField+` WHERE `+at("history")+`;
+	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
+		SELECT 'saved', `+kind+`, NEW.record_id, `+next+`, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`
+		WHERE NOT EXISTS (SELECT 1 FROM changes WHERE `+at("changes")+` AND changes.event = 'saved');
+	UPDATE changes SET fields = `+addField+` WHERE `+at("changes")+` AND changes.event = 'saved';
+	`+refold+`DELETE FROM `+written+` WHERE rowid = NEW.rowid;
+END`)
+
+	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
+	// no fields, every value as the delete found it.
+	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
+	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
+		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', `+snapshotExpr(t, "t")+`, 'deleted'
+		FROM `+tbl+` t WHERE id = OLD.id;
+	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
+		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
+	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
+END`)
+	return out
+}
+
+// snapshotExpr is the JSON snapshot (store.Registry.EncodeSnapshot's form, money as cents,
+// which DecodeSnapshot reads too) of the row row (NEW or OLD). json() refuses a set column
+// that holds no JSON, and with it the outside write. json_object takes a bounded number of
+// arguments, so a wide kind's object is patched together from pieces.
+func snapshotExpr(t store.OutsideTable, row string) string {
+	const perPiece = 50
+	var pieces []string
+	for i := 0; i < len(t.Fields); i += perPiece {
+		var args []string
+		for _, f := range t.Fields[i:min(i+perPiece, len(t.Fields))] {
+			v := row + "." + quoteIdent(f.Name)
+			if f.Type == store.TypeSet {
+				v = "json(coalesce(" + v + ", '[]'))"
+			}
+			args = append(args, quoteText(f.Name), v)
+		}
+		pieces = append(pieces, "json_object("+strings.Join(args, ", ")+")")
+	}
+	if len(pieces) == 0 {
+		return "'{}'"
+	}
+	out := pieces[0]
+	for _, p := range pieces[1:] {
+		out = "json_patch(" + out + ", " + p + ")"
+	}
+	return out
+}
+
+// jsonNames is names as a JSON array.
+func jsonNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
+
+func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+
+// dropOutside removes the outside-write triggers of every record table of reg (every
+// trigger whose name starts with the table's and "_outside_"), so that a migration's own
+// writes to the records do not fire them.
+func dropOutside(ctx context.Context, q execQuerier, reg *store.Registry) error {
+	ts, err := reg.OutsideTables(reg.Table)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		prefix := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(t.Table + "_outside_")
+		rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE ? ESCAPE '\'`, prefix+"%")
+		if err != nil {
+			return err
+		}
+		var names []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return err
+			}
+			names = append(names, n)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, name := range names {
+			if _, err := q.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+quoteIdent(name)); err != nil {
+				return fmt.Errorf("drop trigger %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// execQuerier runs statements and queries: a transaction.
+type execQuerier interface {
+	execer
+	querier
+}
+
+// installOutside (re)makes the outside-write triggers of every record table of reg. It may
+// run any number of times.
+func installOutside(ctx context.Context, q execQuerier, reg *store.Registry) error {
+	if err := dropOutside(ctx, q, reg); err != nil {
+		return err
+	}
+	ts, err := reg.OutsideTables(reg.Table)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		for _, ddl := range OutsideTriggers(t) {
+			if _, err := q.ExecContext(ctx, ddl); err != nil {
+				return fmt.Errorf("outside-write triggers of %s: %w", t.Table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// refoldOutside writes again, for the records outside writes queued in outside_refold, the
+// columns only tandem computes (store.RefoldColumns: the sku key, the search text), and
+// empties the queue. A search runs it first, so it finds what other programs wrote. A
+// read-only store leaves the queue as it is.
+func (db *DB) refoldOutside(ctx context.Context) error {
+	if db.readOnly != "" {
+		return nil
+	}
+	var queued bool
+	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM outside_refold)`).Scan(&queued); err != nil || !queued {
+		return mapErr("read the records other programs wrote", err)
+	}
+	return db.inTx(ctx, "search text of the records other programs wrote", func(t *tx) error {
+		type entry struct {
+			kind store.Kind
+			id   int64
+		}
+		rows, err := t.QueryContext(ctx, `SELECT kind, record_id FROM outside_refold`)
+		if err != nil {
+			return err
+		}
+		var queue []entry
+		for rows.Next() {
+			var e entry
+			if err := rows.Scan(&e.kind, &e.id); err != nil {
+				rows.Close()
+				return err
+			}
+			queue = append(queue, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, e := range queue {
+			if err := db.refold(ctx, t, e.kind, e.id); err != nil {
+				return err
+			}
+			if _, err := t.ExecContext(ctx, `DELETE FROM outside_refold WHERE kind = ? AND record_id = ?`, string(e.kind), e.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// refold writes the derived columns of one record from its fields as they are.
+func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) error {
+	rec, err := db.findRecord(ctx, t, kind, id)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	tbl, err := db.table(kind)
+	if err != nil {
+		return err
+	}
+	row, folds := splitFolds(db.reg, kind, db.reg.RefoldColumns(kind, rec.Fields))
+	if err := writeFolds(ctx, t, db.reg, kind, id, folds); err != nil {
+		return err
+	}
+	for _, c := range row {
+		q := "UPDATE " + tbl + " SET " + quoteIdent(c.Name) + " = ? WHERE id = ?"
+		_, err := t.ExecContext(ctx, q, c.Value, id)
+		if code, ok := sqliteCode(err); ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE && db.isKeyColumn(kind, c.Name) {
+			// Another record's unique value has this key: the outside write made a collision,
+			// which keeps the record apart as fillSKUKeys does.
+			_, err = t.ExecContext(ctx, q, c.Value+store.SKUKeySeparator+strconv.FormatInt(id, 10), id)
+		}
+		if err != nil {
+			return fmt.Errorf("write %s of %s %d: %w", c.Name, kind, id, err)
+		}
+	}
+	return nil
+}
+
+// isKeyColumn reports whether col is the key column of one of kind's unique fields.
+func (db *DB) isKeyColumn(kind store.Kind, col string) bool {
+	for _, f := range db.reg.UniqueFields(kind) {
+		if store.UniqueKeyColumn(f.Name) == col {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,84 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	"github.com/tandem-editor/tandem/store/storetest"
+)
+
+// TestDB_Outside runs the outside-write checks with a real sqlite3 process writing the file.
+func TestDB_Outside(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	storetest.RunOutside(t, func(t *testing.T) (store.Store, func(string), string) {
+		path := filepath.Join(t.TempDir(), "tandem.db")
+		db, err := sqlite.Open(t.Context(), path, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(sql string) {
+			t.Helper()
+			if out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput(); err != nil {
+				t.Fatalf("sqlite3 %q: %v\n%s", sql, err, out)
+			}
+		}
+		return db, run, store.OutsideActor
+	})
+}
+
+// TestOpen_OutsideTriggersOnUpgrade: a store made before outside writes were seen (no
+// triggers, no refold queue, schema version 13) gets them when a tandem opens it.
+func TestOpen_OutsideTriggersOnUpgrade(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	rec, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "OLD-1", "name": "Old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sqlite3 := func(sql string) string {
+		t.Helper()
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		if err != nil {
+			t.Fatalf("sqlite3 %q: %v\n%s", sql, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, name := range strings.Fields(sqlite3(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\_outside\_%' ESCAPE '\'`)) {
+		sqlite3("DROP TRIGGER " + name)
+	}
+	sqlite3("DROP TABLE outside_refold; DROP TABLE products_outside_written; DROP TABLE documents_outside_written; PRAGMA user_version = 14")
+
+	db, err = sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatalf("open the version-14 store: %v", err)
+	}
+	defer db.Close()
+	sqlite3(fmt.Sprintf("UPDATE products SET name = 'Renamed' WHERE id = %d", rec.ID))
+	got, err := db.FindRecord(t.Context(), store.KindProduct, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != rec.Version+1 || got.UpdatedBy != store.OutsideActor {
+		t.Fatalf("after an outside update of the upgraded store: version %d by %s, want %d by %s",
+			got.Version, got.UpdatedBy, rec.Version+1, store.OutsideActor)
+	}
+}
