@@ -18,7 +18,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckDelete(kind, actor, d); err != nil {
+	if err := db.Registry().CheckDelete(kind, actor, d); err != nil {
 		return nil, fmt.Errorf("delete %s %d: %w", kind, id, err)
 	}
 	if err := db.begin(ctx, "DeleteRecord"); err != nil {
@@ -41,7 +41,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if db.wc != nil {
 		undo = db.snapshot() // a working copy's delete can be refused after a record went (queueDelete)
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), db.stamp(), deleteSteps{db, kind, actor, now})
+	res, err := db.Registry().RunDelete(kind, id, d, actor.HistoryName(), db.stamp(), deleteSteps{db, kind, actor, now})
 	if err != nil {
 		undo()
 		return nil, err
@@ -118,7 +118,7 @@ func (db *DB) descendants(kind store.Kind, id int64) map[int64]int64 {
 // RestoreRecord brings a deleted record back from its tombstone as the next version. See
 // store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
-	actor, err := db.reg.CheckRestore(ctx, kind)
+	actor, err := db.Registry().CheckRestore(ctx, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	if err != nil {
 		return nil, err
 	}
-	plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
+	plan, err := db.Registry().PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 		_, ok := db.records[kind][p]
 		return ok, nil
 	})
@@ -145,11 +145,11 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	if pending != 0 && plan.Note != "" {
 		// At the root here, under its parent on the source: the copy would differ from the
 		// source with nothing in the outbox to say so.
-		was, _ := db.reg.DecodeSnapshot(kind, newest.Snapshot)
+		was, _ := db.Registry().DecodeSnapshot(kind, newest.Snapshot)
 		return nil, store.RestoreUnderDeleted(id, was[store.ParentField])
 	}
 	if plan.Parent != 0 {
-		if err := db.reg.CheckParent(parentSteps{db, kind, db.dbNow()}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
+		if err := db.Registry().CheckParent(parentSteps{db, kind, db.dbNow()}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 			return nil, err
 		}
 	}
@@ -158,12 +158,12 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return nil, err
 		}
 	}
-	if err := db.reg.CheckRefs(kind, plan.Values, db.recordExists); err != nil {
+	if err := db.Registry().CheckRefs(kind, plan.Values, db.recordExists); err != nil {
 		return nil, err // a ref to a record deleted since: restore that one first
 	}
 	stamp := db.stamp()
 	rec := plan.RestoredRecord(kind, id, actor.Name, stamp)
-	row, err := db.reg.NewRestoredRow(rec, actor.Name, stamp)
+	row, err := db.Registry().NewRestoredRow(rec, actor.Name, stamp)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // the tree group of the document or the new parent is not presented (the token binds, not the
 // holder's name); EINVALID naming the path for a cycle or a tree deeper than store.MaxDepth.
 func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
-	p, err := db.reg.PlanMove(ctx, kind, m)
+	p, err := db.Registry().PlanMove(ctx, kind, m)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	res, err := db.reg.RunMove(id, m, p, moveSteps{db, kind, db.dbNow()})
+	res, err := db.Registry().RunMove(id, m, p, moveSteps{db, kind, db.dbNow()})
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ type historyEntry struct {
 // as store.Registry.NewHistoryRow decides). pre holds the values before the save of the
 // fields store.Registry.PreImageFields named.
 func (db *DB) addVersion(r *store.Record, actor string, at time.Time, fields []string, pre store.Values) error {
-	h, err := db.reg.NewHistoryRow(r, actor, at, fields, db.historyTail(r.Kind, r.ID, r.Version), pre)
+	h, err := db.Registry().NewHistoryRow(r, actor, at, fields, db.historyTail(r.Kind, r.ID, r.Version), pre)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q 
 		return out, nil
 	}
 	rows := func(from, to int64) ([]store.HistoryRow, error) { return db.historyRows(kind, id, from, to), nil }
-	return db.reg.ReadHistoryPage(kind, id, q, heads, rows)
+	return db.Registry().ReadHistoryPage(kind, id, q, heads, rows)
 }
 
 // FindVersion returns history version v of a record, rebuilt from its chain. ENOTFOUND when
@@ -114,7 +114,7 @@ func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*s
 	if at := db.historyRows(kind, id, v, v); len(at) == 1 {
 		from = at[0].ChainBase()
 	}
-	return db.reg.RebuildVersion(kind, id, v, db.historyRows(kind, id, from, v))
+	return db.Registry().RebuildVersion(kind, id, v, db.historyRows(kind, id, from, v))
 }
 
 // FindOps returns the record writes that added no history version, newest first.

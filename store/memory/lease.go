@@ -70,7 +70,7 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	if err := db.reg.CheckLeaseRequest(req); err != nil {
+	if err := db.Registry().CheckLeaseRequest(req); err != nil {
 		return nil, err
 	}
 	if db.wc != nil {

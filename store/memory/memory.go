@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
@@ -29,8 +30,8 @@ import (
 // that decides lease and idempotency-key expiry; injected failures before a call (FailNext,
 // FailNextOn, SetFailure) and after a committed save (LoseNextReply); and call counts (Calls).
 type DB struct {
-	reg *store.Registry
-	id  string // StoreID: random, like a real store's
+	reg atomic.Pointer[store.Registry] // swapped by ApplySchema while others read it
+	id  string                         // StoreID: random, like a real store's
 	// instance names this store value in claim owners (store.KeyOwner), as the real stores'
 	// do, so an owner reads the same whatever the store.
 	instance string
@@ -84,7 +85,6 @@ func New(opts store.Options) *DB {
 		reg = store.DefaultRegistry()
 	}
 	db := &DB{
-		reg:        reg,
 		id:         newToken()[:32],
 		instance:   newToken()[:16],
 		timestamps: opts.Now,
@@ -99,6 +99,7 @@ func New(opts store.Options) *DB {
 		keys:       map[keyID]*store.KeyRecord{},
 		calls:      map[string]int{},
 	}
+	db.reg.Store(reg)
 	for _, k := range reg.Kinds() {
 		db.records[k] = map[int64]*store.Record{}
 	}
@@ -110,7 +111,7 @@ func New(opts store.Options) *DB {
 func (db *DB) SchemaVersion() int { return 1 }
 
 // Registry returns the field registry the store was made with.
-func (db *DB) Registry() *store.Registry { return db.reg }
+func (db *DB) Registry() *store.Registry { return db.reg.Load() }
 
 // StoreID returns the store's random store id, made by New.
 func (db *DB) StoreID() string { return db.id }
@@ -169,7 +170,7 @@ func (db *DB) stamp() time.Time {
 }
 
 func (db *DB) checkKind(kind store.Kind) error {
-	_, err := db.reg.Table(kind) // EINVALID naming the schema's kinds
+	_, err := db.Registry().Table(kind) // EINVALID naming the schema's kinds
 	return err
 }
 

@@ -44,7 +44,7 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 	if err := db.checkKind(flt.Kind); err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckSort(flt); err != nil {
+	if err := db.Registry().CheckSort(flt); err != nil {
 		return nil, err
 	}
 	recs := slices.Collect(maps.Values(db.records[flt.Kind]))
@@ -54,7 +54,7 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 		if !store.AfterSortKey(flt, r) || len(flt.IDs) > 0 && !slices.Contains(flt.IDs, r.ID) {
 			continue
 		}
-		if flt.Search != "" && !db.reg.MatchesSearch(r, flt.Search) {
+		if flt.Search != "" && !db.Registry().MatchesSearch(r, flt.Search) {
 			continue
 		}
 		out = append(out, r.Clone())
@@ -81,7 +81,7 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // duplicate sku, a missing parent or a tree deeper than store.MaxDepth; EFORBIDDEN for
 // fields the actor's role may not write.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
+	p, err := db.Registry().PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", kind, err)
 	}
@@ -113,7 +113,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 	}
-	r, err := db.reg.RunCreate(p, createSteps{parentSteps{db, kind, db.dbNow()}, kind})
+	r, err := db.Registry().RunCreate(p, createSteps{parentSteps{db, kind, db.dbNow()}, kind})
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +241,11 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 // update is UpdateRecord under the lock, in the order store.Records gives: a completed key
 // replays first, then the lease check, then PlanUpdate on the current record, then the write.
 func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
-	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, fmt.Errorf("update %s %d: %w", kind, id, err)
 	}
 	if db.wc != nil {
-		if err := db.reg.CheckCopySave(&db.wc.meta, kind, actor, u); err != nil {
+		if err := db.Registry().CheckCopySave(&db.wc.meta, kind, actor, u); err != nil {
 			return nil, err
 		}
 	}
@@ -265,10 +265,10 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 			return replay.Replay(r.Clone()), nil
 		}
 	}
-	if err := db.checkLeases(kind, id, db.reg.UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
+	if err := db.checkLeases(kind, id, db.Registry().UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
 		return nil, err
 	}
-	plan, err := db.reg.PlanUpdate(r, u)
+	plan, err := db.Registry().PlanUpdate(r, u)
 	if err != nil {
 		return nil, err
 	}
@@ -277,11 +277,11 @@ func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id
 	}
 	res := store.Unchanged(r)
 	if !plan.Unchanged {
-		if err := db.reg.CheckSave(kind, plan, saveChecks{db, kind, id}); err != nil {
+		if err := db.Registry().CheckSave(kind, plan, saveChecks{db, kind, id}); err != nil {
 			return nil, err
 		}
 		keep := store.KeepsHistory(ctx, actor)
-		pre := db.reg.PreImage(kind, store.Update{Set: plan.Set}, r, keep)
+		pre := db.Registry().PreImage(kind, store.Update{Set: plan.Set}, r, keep)
 		var old *store.Record // what a working copy's outbox entry says the save changed
 		if db.wc != nil {
 			old = r.Clone()

@@ -173,7 +173,7 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 	if n > 0 {
 		return store.Errorf(store.EINVALID, "this store holds %d records: a working copy starts from an empty store", n)
 	}
-	for _, k := range db.reg.Kinds() {
+	for _, k := range db.Registry().Kinds() {
 		db.lastID[k] = max(db.lastID[k], store.LocalIDBase)
 	}
 	meta := store.CopyState{SourceID: s.SourceID, Source: s.Source, Kinds: slices.Clone(s.Kinds), Subtree: s.Subtree,
@@ -261,7 +261,7 @@ func (db *DB) refreshGoneConflict(wc *copyState, r *store.Record) {
 	if !ok || c.Theirs != nil || c.Op == store.CopyCreate {
 		return
 	}
-	c.Theirs, c.TheirsVersion, c.Reason = db.reg.CopyValues(r.Kind, r.Fields), r.Version, store.GoneConflictRestored
+	c.Theirs, c.TheirsVersion, c.Reason = db.Registry().CopyValues(r.Kind, r.Fields), r.Version, store.GoneConflictRestored
 	wc.conflicts[k] = c
 }
 
@@ -280,7 +280,7 @@ func (c *copyState) movePosition(at store.FeedPoint) {
 func (db *DB) putSource(wc *copyState, r *store.Record) error {
 	k := store.RecordKey{Kind: r.Kind, ID: r.ID}
 	rec := &store.Record{Kind: r.Kind, ID: r.ID, Version: r.Version, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy, Fields: store.Values{}}
-	for _, f := range db.reg.Fields(r.Kind) {
+	for _, f := range db.Registry().Fields(r.Kind) {
 		v, ok := r.Fields[f.Name]
 		if !ok {
 			v = f.Zero()
@@ -297,7 +297,7 @@ func (db *DB) putSource(wc *copyState, r *store.Record) error {
 		return &store.Error{Code: store.EINVALID, Err: store.ErrSourceBehind, Message: fmt.Sprintf(
 			"the source has %s %d at version %d, but this copy took version %d from it", r.Kind, r.ID, r.Version, base)}
 	}
-	if p, ok := rec.Fields[store.ParentField].(int64); ok && db.reg.Tree(r.Kind) {
+	if p, ok := rec.Fields[store.ParentField].(int64); ok && db.Registry().Tree(r.Kind) {
 		_, held := db.records[r.Kind][p]
 		if !held || !wc.quiet && store.CheckMoveCycle(r.ID, p, db.ancestors(r.Kind, p)) != nil {
 			// The parent has not come yet (ids do not follow the tree), or a local move of an
@@ -306,7 +306,7 @@ func (db *DB) putSource(wc *copyState, r *store.Record) error {
 			return nil
 		}
 	}
-	for _, f := range db.reg.UniqueFields(r.Kind) {
+	for _, f := range db.Registry().UniqueFields(r.Kind) {
 		if v, _ := rec.Fields[f.Name].(string); db.uniqueHolder(r.Kind, r.ID, f.Name, v) != 0 {
 			wc.stale[k] = true // a local record holds the key until that is settled
 			return nil
@@ -515,7 +515,7 @@ func (db *DB) remapLocal(wc *copyState, kind store.Kind, local, id int64) {
 		recs[id] = r
 	}
 	delete(recs, local)
-	if !db.reg.Tree(kind) {
+	if !db.Registry().Tree(kind) {
 		return
 	}
 	p := store.ParentField
@@ -565,7 +565,7 @@ func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict
 // putConflict keeps c as the open conflict of its record, with its values cut to the copy
 // columns (as a real copy stores them).
 func (db *DB) putConflict(wc *copyState, c store.CopyConflict) {
-	c.Base, c.Mine, c.Theirs = db.reg.CopyValues(c.Kind, c.Base), db.reg.CopyValues(c.Kind, c.Mine), db.reg.CopyValues(c.Kind, c.Theirs)
+	c.Base, c.Mine, c.Theirs = db.Registry().CopyValues(c.Kind, c.Base), db.Registry().CopyValues(c.Kind, c.Mine), db.Registry().CopyValues(c.Kind, c.Theirs)
 	if c.Base == nil {
 		c.Base = store.Values{}
 	}
@@ -658,7 +658,7 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 		if c.Theirs != nil {
 			wc.base[store.RecordKey{Kind: kind, ID: id}] = c.TheirsVersion
 		}
-		for _, e := range db.reg.ResolutionEntries(c, vals) {
+		for _, e := range db.Registry().ResolutionEntries(c, vals) {
 			e.Actor, e.At = actor.Name, now
 			wc.queue(e, store.ResolveKey)
 		}
@@ -673,7 +673,7 @@ func (db *DB) writeLocal(kind store.Kind, id int64, vals store.Values, actor str
 	if !ok {
 		return nil
 	}
-	for _, f := range db.reg.UniqueFields(kind) {
+	for _, f := range db.Registry().UniqueFields(kind) {
 		if v, ok := vals[f.Name]; ok {
 			s, _ := v.(string)
 			if err := db.checkUnique(kind, id, f.Name, s); err != nil {
@@ -682,7 +682,7 @@ func (db *DB) writeLocal(kind store.Kind, id int64, vals store.Values, actor str
 		}
 	}
 	r := cur.Clone()
-	maps.Copy(r.Fields, db.reg.CopyValues(kind, vals))
+	maps.Copy(r.Fields, db.Registry().CopyValues(kind, vals))
 	r.Version++
 	r.UpdatedAt, r.UpdatedBy = now, actor
 	db.records[kind][id] = r
@@ -704,14 +704,14 @@ func (db *DB) queueWrite(old, cur *store.Record) {
 	k := store.RecordKey{Kind: cur.Kind, ID: cur.ID}
 	e := store.OutboxEntry{Kind: cur.Kind, ID: cur.ID, Actor: cur.UpdatedBy, At: cur.UpdatedAt}
 	if old == nil {
-		e.Op, e.Before, e.After = store.CopyCreate, store.Values{}, db.reg.RecordCopyValues(cur)
+		e.Op, e.Before, e.After = store.CopyCreate, store.Values{}, db.Registry().RecordCopyValues(cur)
 		wc.queue(e, store.OriginKey)
 		return
 	}
 	e.BaseVersion = wc.base[k]
 	before, after := store.Values{}, store.Values{}
 	changed := false
-	for _, f := range db.reg.CopyFields(cur.Kind) {
+	for _, f := range db.Registry().CopyFields(cur.Kind) {
 		before[f.Name], after[f.Name] = old.Fields[f.Name], cur.Fields[f.Name]
 		changed = changed || !store.Equal(old.Fields[f.Name], cur.Fields[f.Name])
 	}
@@ -721,7 +721,7 @@ func (db *DB) queueWrite(old, cur *store.Record) {
 		wc.queue(s, store.OriginKey)
 	}
 	p := store.ParentField
-	if _, err := db.reg.Field(cur.Kind, p); err == nil && !store.Equal(old.Fields[p], cur.Fields[p]) {
+	if _, err := db.Registry().Field(cur.Kind, p); err == nil && !store.Equal(old.Fields[p], cur.Fields[p]) {
 		e.Op, e.Before, e.After = store.CopyMove, store.Values{p: old.Fields[p]}, store.Values{p: cur.Fields[p]}
 		wc.queue(e, store.OriginKey)
 	}

@@ -32,7 +32,7 @@ func (db *DB) queueDelete(rec *store.Record, actor store.Actor, now time.Time) e
 		return store.CopyDeleteInConflict(rec.Kind, rec.ID, c.Reason)
 	}
 	wc.queue(store.OutboxEntry{Op: store.CopyDelete, Kind: rec.Kind, ID: rec.ID, BaseVersion: base,
-		Before: db.reg.RecordCopyValues(rec), After: store.Values{}, Actor: actor.Name, At: now}, store.OriginKey)
+		Before: db.Registry().RecordCopyValues(rec), After: store.Values{}, Actor: actor.Name, At: now}, store.OriginKey)
 	return nil
 }
 
@@ -85,7 +85,7 @@ func (db *DB) ResolveDelete(ctx context.Context, kind store.Kind, id int64, del 
 			return nil
 		}
 		wc.queue(store.OutboxEntry{Op: store.CopyDelete, Kind: kind, ID: id, BaseVersion: c.TheirsVersion,
-			Before: db.reg.CopyValues(kind, c.Theirs), After: store.Values{}, Actor: actor.Name, At: db.stamp()}, store.OriginKey)
+			Before: db.Registry().CopyValues(kind, c.Theirs), After: store.Values{}, Actor: actor.Name, At: db.stamp()}, store.OriginKey)
 		return nil
 	})
 }

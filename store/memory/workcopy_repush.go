@@ -68,8 +68,8 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 // source's: tree kinds first (as the SQLite copy takes documents before products).
 func (db *DB) repushOrder() []store.Kind {
 	var trees, rest []store.Kind
-	for _, k := range db.reg.Kinds() {
-		if db.reg.Tree(k) {
+	for _, k := range db.Registry().Kinds() {
+		if db.Registry().Tree(k) {
 			trees = append(trees, k)
 		} else {
 			rest = append(rest, k)
@@ -82,7 +82,7 @@ func (db *DB) repushOrder() []store.Kind {
 // when the source has none), base being what its local edits were made on (nil: none). It
 // returns whether it queued the record's differences (q) or made it a conflict (c).
 func (db *DB) repushRecord(wc *copyState, k store.RecordKey, base store.Values, theirs *store.Record, actor string, now time.Time) (q, c int, err error) {
-	mine := db.reg.RecordCopyValues(db.records[k.Kind][k.ID])
+	mine := db.Registry().RecordCopyValues(db.records[k.Kind][k.ID])
 	b := mine.Clone()
 	maps.Copy(b, base)
 	wc.forget(k)
@@ -97,7 +97,7 @@ func (db *DB) repushRecord(wc *copyState, k store.RecordKey, base store.Values, 
 		r.Fields[store.ParentField] = nil
 		theirs = r
 	}
-	changed, conflict := db.reg.RepushFields(k.Kind, b, mine, theirs.Fields)
+	changed, conflict := db.Registry().RepushFields(k.Kind, b, mine, theirs.Fields)
 	if err := db.putSource(wc, theirs); err != nil {
 		return 0, 0, err
 	}
@@ -142,12 +142,12 @@ func (db *DB) repushDelete(wc *copyState, e *store.OutboxEntry, theirs *store.Re
 	if theirs == nil {
 		return 0
 	}
-	if !db.reg.DeleteStillHolds(e.Kind, e.Before, theirs.Fields) {
+	if !db.Registry().DeleteStillHolds(e.Kind, e.Before, theirs.Fields) {
 		db.putConflict(wc, store.CopyConflict{Op: store.CopyDelete, Kind: e.Kind, ID: e.ID, Reason: store.DeletedHere,
 			Base: e.Before, Mine: e.Before, Theirs: theirs.Fields, BaseVersion: theirs.Version, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At})
 		return 1
 	}
 	wc.queue(store.OutboxEntry{Op: store.CopyDelete, Kind: e.Kind, ID: e.ID, BaseVersion: theirs.Version,
-		Before: db.reg.CopyValues(e.Kind, e.Before), After: store.Values{}, Actor: e.Actor, At: now}, store.OriginKey)
+		Before: db.Registry().CopyValues(e.Kind, e.Before), After: store.Values{}, Actor: e.Actor, At: now}, store.OriginKey)
 	return 0
 }

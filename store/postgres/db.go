@@ -78,8 +78,10 @@ var migrationFiles embed.FS
 
 // DB is a tandem store on PostgreSQL. It is safe for concurrent use.
 type DB struct {
-	pool      *pgxpool.Pool
-	reg       *store.Registry
+	pool *pgxpool.Pool
+	// regState is the store's registry and what is derived from it (useRegistry): swapped
+	// whole by a schema change while other goroutines read it.
+	regState  atomic.Pointer[schemaState]
 	now       func() time.Time
 	schema    string // the schema the store lives in (current_schema())
 	channel   string // the NOTIFY channel of this schema's change feed
@@ -89,14 +91,9 @@ type DB struct {
 	listenCfg *pgx.ConnConfig
 	owner     string // identifies this DB value as an idempotency claimer
 	version   int
-	created   bool                  // this Open installed tandem's tables (Created)
-	storeID   string                // store_meta's store_id, read at open
-	selects   map[store.Kind]string // selectList of each kind, made at open
-	// uniqueIndexes names the unique indexes on key columns: a create or save that fails on
-	// one met a concurrent one with the same key and is run again, so it names the winner.
-	uniqueIndexes map[string]bool
+	created   bool   // this Open installed tandem's tables (Created)
+	storeID   string // store_meta's store_id, read at open
 
-	relativeSQLs      sync.Map     // relativeSQL's statements by shape
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
 	ctx       context.Context // cancelled by Close: ends subscriptions
@@ -213,7 +210,7 @@ func (db *DB) StoreID() string { return db.storeID }
 
 // Registry returns the store's schema (at its version in the store), or the field registry
 // of the form before schemas it was opened with.
-func (db *DB) Registry() *store.Registry { return db.reg }
+func (db *DB) Registry() *store.Registry { return db.regState.Load().reg }
 
 // SchemaVersion returns the schema version of the open database.
 func (db *DB) SchemaVersion() int { return db.version }
@@ -406,7 +403,7 @@ func (db *DB) inTxFlag(ctx context.Context, what string, repeatable *bool, fn fu
 // uniqueKeyRace reports whether err is a unique key index's refusal: a concurrent write with
 // the same key committed first, and the transaction run again finds it and names it.
 func (db *DB) uniqueKeyRace(err error) bool {
-	return pgCode(err) == sqlstateUniqueViolation && db.uniqueIndexes[pgConstraint(err)]
+	return pgCode(err) == sqlstateUniqueViolation && db.regState.Load().uniqueIndexes[pgConstraint(err)]
 }
 
 // runTx runs one attempt. committing reports that the error came from COMMIT itself.

@@ -19,7 +19,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckDelete(kind, actor, d); err != nil {
+	if err := db.Registry().CheckDelete(kind, actor, d); err != nil {
 		return nil, err
 	}
 	var res *store.DeleteResult
@@ -60,12 +60,12 @@ func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			}
 		}
 	}
-	if db.reg.Tree(kind) {
+	if db.Registry().Tree(kind) {
 		if err := db.lockTree(ctx, tx); err != nil {
 			return nil, err
 		}
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), now, deleteSteps{db, ctx, tx, kind, t, actor, now})
+	res, err := db.Registry().RunDelete(kind, id, d, actor.HistoryName(), now, deleteSteps{db, ctx, tx, kind, t, actor, now})
 	if err != nil {
 		return nil, err
 	}
@@ -167,19 +167,20 @@ func insertHistoryRow(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64,
 // parent does. See
 // store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
-	actor, err := db.reg.CheckRestore(ctx, kind)
+	actor, err := db.Registry().CheckRestore(ctx, kind)
 	if err != nil {
 		return nil, err
 	}
 	var res *store.RestoreResult
 	what := fmt.Sprintf("restore %s %d", kind, id)
 	err = db.inTx(ctx, what, false, func(tx pgx.Tx) error {
+		st := db.state()
 		t, err := db.table(kind)
 		if err != nil {
 			return err
 		}
 		now := db.txNow()
-		if db.reg.Tree(kind) {
+		if db.Registry().Tree(kind) {
 			if err := db.lockTree(ctx, tx); err != nil {
 				return err
 			}
@@ -209,7 +210,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				break
 			}
 		}
-		plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
+		plan, err := db.Registry().PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 			var ok bool
 			err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", p).Scan(&ok)
 			return ok, err
@@ -218,7 +219,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return err
 		}
 		if plan.Parent != 0 {
-			if err := db.reg.CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
+			if err := db.Registry().CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}
@@ -227,20 +228,20 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		if err := db.reg.CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
+		if err := db.Registry().CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
 			return db.recordExists(ctx, tx, k, id)
 		}); err != nil {
 			return err
 		}
-		q, args, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		q, args, err := db.insertStatement(st, kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err
 		}
-		rec, err := db.scanRecord(kind, tx.QueryRow(ctx, q, append(args, plan.Version, now, actor.Name)...))
+		rec, err := st.scanRecord(kind, tx.QueryRow(ctx, q, append(args, plan.Version, now, actor.Name)...))
 		if err != nil {
 			return err
 		}
-		row, err := db.reg.NewRestoredRow(rec, actor.Name, now)
+		row, err := db.Registry().NewRestoredRow(rec, actor.Name, now)
 		if err != nil {
 			return err
 		}

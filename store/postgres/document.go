@@ -97,7 +97,7 @@ func (db *DB) checkMove(ctx context.Context, tx pgx.Tx, kind store.Kind, id, par
 // history version for an editor (as any editor write) and the change-log entry. See
 // store.Records for the error codes.
 func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
-	p, err := db.reg.PlanMove(ctx, kind, m)
+	p, err := db.Registry().PlanMove(ctx, kind, m)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 	}
 	err = db.inTx(ctx, fmt.Sprintf("move %s %d", kind, id), false, func(tx pgx.Tx) error {
 		var err error
-		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t, db.txNow()})
+		res, err = db.Registry().RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t, db.txNow()})
 		return err
 	})
 	if err != nil {
@@ -144,8 +144,9 @@ func (s moveSteps) CheckMove(id, parent int64) error {
 
 func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
 	ctx, tx := s.ctx, s.tx
-	r, err := s.db.scanRecord(s.kind, tx.QueryRow(ctx, `UPDATE `+s.table+` SET parent_id = $2, version = version + 1,
-		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+s.db.selectList(s.kind), id, parent, s.now, p.Actor.Name))
+	st := s.db.state()
+	r, err := st.scanRecord(s.kind, tx.QueryRow(ctx, `UPDATE `+s.table+` SET parent_id = $2, version = version + 1,
+		updated_at = $3, updated_by = $4 WHERE id = $1 RETURNING `+st.selectList(s.kind), id, parent, s.now, p.Actor.Name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", s.kind, id)
 	}

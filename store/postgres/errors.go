@@ -26,6 +26,7 @@ const (
 	sqlstateCannotConnectNow    = "57P03" // server starting up or shutting down
 	sqlstateInvalidSchema       = "3F000"
 	sqlstateUndefinedTable      = "42P01"
+	sqlstateUndefinedColumn     = "42703"
 	sqlstateInsufficientPriv    = "42501"
 	sqlstateInvalidPassword     = "28P01"
 )
@@ -121,6 +122,9 @@ func (db *DB) mapErr(what string, err error) error {
 		return store.Errorf(store.EBUSY, "%s: the database stayed locked (%s); try again", what, pgMessage(err))
 	case code == sqlstateInsufficientPriv:
 		return store.Errorf(store.EUNAVAILABLE, "%s: the database role lacks a right tandem needs: %s", what, pgMessage(err))
+	case code == sqlstateUndefinedColumn:
+		// A client opened before a schema change that renamed or dropped a field it writes.
+		return store.Errorf(store.EINVALID, "%s: the store's schema changed since this client opened it (%s); open the store again", what, pgMessage(err))
 	case code == sqlstateInvalidSchema, code == sqlstateUndefinedTable:
 		return store.Errorf(store.EUNAVAILABLE, "%s: %s (is the search_path right and the schema migrated?)", what, pgMessage(err))
 	case isConnErr(err):

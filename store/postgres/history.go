@@ -30,7 +30,7 @@ func (db *DB) insertVersion(ctx context.Context, tx pgx.Tx, r *store.Record, act
 	if err != nil {
 		return fmt.Errorf("read history tail: %w", err)
 	}
-	h, err := db.reg.NewHistoryRow(r, actor.HistoryName(), now, fields, tail, pre)
+	h, err := db.Registry().NewHistoryRow(r, actor.HistoryName(), now, fields, tail, pre)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q 
 		})
 		return rs, err
 	}
-	return db.reg.ReadHistoryPage(kind, id, q, heads, rows)
+	return db.Registry().ReadHistoryPage(kind, id, q, heads, rows)
 }
 
 // pgLimit is a LIMIT for n rows, 0 meaning all of them (LIMIT NULL reads every row).
@@ -254,7 +254,7 @@ func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*s
 	if err != nil {
 		return nil, err
 	}
-	return db.reg.RebuildVersion(kind, id, v, rows)
+	return db.Registry().RebuildVersion(kind, id, v, rows)
 }
 
 // FindOps returns the operation log of a record: the writes that added no history version,

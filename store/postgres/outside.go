@@ -272,7 +272,7 @@ func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) 
 	if err != nil {
 		return err
 	}
-	cols := db.reg.RefoldColumns(kind, rec.Fields)
+	cols := db.Registry().RefoldColumns(kind, rec.Fields)
 	if len(cols) == 0 {
 		return nil
 	}
@@ -303,7 +303,7 @@ func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) 
 
 // isKeyColumn reports whether col is the key column of one of kind's unique fields.
 func (db *DB) isKeyColumn(kind store.Kind, col string) bool {
-	for _, f := range db.reg.UniqueFields(kind) {
+	for _, f := range db.Registry().UniqueFields(kind) {
 		if store.UniqueKeyColumn(f.Name) == col {
 			return true
 		}

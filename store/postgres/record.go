@@ -19,8 +19,11 @@ import (
 // table returns the table of kind in the store's schema, quoted. Table and column names in
 // SQL come only from here and from the registry, never from input. EINVALID for a kind the
 // store does not have.
-func (db *DB) table(kind store.Kind) (string, error) {
-	t, err := db.reg.Table(kind)
+func (db *DB) table(kind store.Kind) (string, error) { return db.state().table(kind) }
+
+// table is db.table in the schema of st.
+func (st *schemaState) table(kind store.Kind) (string, error) {
+	t, err := st.reg.Table(kind)
 	if err != nil {
 		return "", err
 	}
@@ -37,12 +40,17 @@ func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
 // selectList is the column list every record query returns, in scanRecord's order. It is
 // made once per kind, at Open (selectLists): every save sends it.
-func (db *DB) selectList(kind store.Kind) string {
-	if l, ok := db.selects[kind]; ok {
+// A caller takes the list and scans with the same schemaState (db.state()), so that a schema
+// change between the two cannot make them disagree.
+func (st *schemaState) selectList(kind store.Kind) string {
+	if l, ok := st.selects[kind]; ok {
 		return l
 	}
-	return selectList(db.reg, kind)
+	return selectList(st.reg, kind)
 }
+
+// state returns the store's registry with what is derived from it, as one value.
+func (db *DB) state() *schemaState { return db.regState.Load() }
 
 // selectLists makes selectList's lists of every kind of reg.
 func selectLists(reg *store.Registry) map[store.Kind]string {
@@ -63,9 +71,9 @@ func selectList(reg *store.Registry, kind store.Kind) string {
 
 type scanner interface{ Scan(dest ...any) error }
 
-// scanRecord reads one row of selectList.
-func (db *DB) scanRecord(kind store.Kind, row scanner) (*store.Record, error) {
-	fields := db.reg.Fields(kind)
+// scanRecord reads one row of st's selectList.
+func (st *schemaState) scanRecord(kind store.Kind, row scanner) (*store.Record, error) {
+	fields := st.reg.Fields(kind)
 	r := &store.Record{Kind: kind, Fields: make(store.Values, len(fields))}
 	dest := []any{&r.ID, &r.Version, &r.UpdatedBy, &r.UpdatedAt}
 	vals := make([]any, len(fields))
@@ -140,15 +148,16 @@ func arg(f *store.Field, v any) any {
 
 // findRecord reads one record, locking it FOR UPDATE when lock is set. ENOTFOUND if none.
 func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int64, lock bool) (*store.Record, error) {
-	t, err := db.table(kind)
+	st := db.state()
+	t, err := st.table(kind)
 	if err != nil {
 		return nil, err
 	}
-	sql := "SELECT " + db.selectList(kind) + " FROM " + t + " WHERE id = $1"
+	sql := "SELECT " + st.selectList(kind) + " FROM " + t + " WHERE id = $1"
 	if lock {
 		sql += " FOR UPDATE"
 	}
-	r, err := db.scanRecord(kind, q.QueryRow(ctx, sql, id))
+	r, err := st.scanRecord(kind, q.QueryRow(ctx, sql, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
 	}
@@ -187,7 +196,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)
 	}
-	if err := db.reg.CheckSort(f); err != nil {
+	if err := db.Registry().CheckSort(f); err != nil {
 		return nil, err
 	}
 	order := "id"
@@ -196,7 +205,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		// f.Sort is one of the registry's sort fields (CheckSort): a column with an index on
 		// (column COLLATE "C", id), read forwards or backwards. Text compares byte by byte
 		// (COLLATE "C"), as SQLite's BINARY does, whatever the database's collation.
-		fd, err := db.reg.Field(f.Kind, f.Sort)
+		fd, err := db.Registry().Field(f.Kind, f.Sort)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +222,8 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	case f.AfterID > 0:
 		add("id > $?", f.AfterID)
 	}
-	sql := "SELECT " + db.selectList(f.Kind) + " FROM " + t
+	st := db.state()
+	sql := "SELECT " + st.selectList(f.Kind) + " FROM " + t
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -233,7 +243,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := db.scanRecord(f.Kind, rows)
+			r, err := st.scanRecord(f.Kind, rows)
 			if err != nil {
 				return err
 			}
@@ -263,11 +273,12 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // fields the actor's role may not write, ENOTFOUND for a missing parent in a tree kind,
 // EINVALID when the parent sits at the deepest level already.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
+	p, err := db.Registry().PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
 		return nil, err
 	}
-	sql, args, err := db.insertStatement(kind, p.ID, p.Values, p.Extra)
+	st := db.state()
+	sql, args, err := db.insertStatement(st, kind, p.ID, p.Values, p.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +305,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 				}
 			}
 		}
-		r, err := db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, sql, args, now})
+		r, err := db.Registry().RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, sql, args, now, st})
 		if err != nil {
 			return err // a constraint race is mapped by mapErr
 		}
@@ -339,6 +350,7 @@ type createSteps struct {
 	sql  string // the INSERT (insertStatement), made before the transaction
 	args []any
 	now  time.Time
+	st   *schemaState // the schema sql was made with
 }
 
 func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx, s.tx, s.kind, id) }
@@ -371,7 +383,7 @@ func (db *DB) recordExists(ctx context.Context, tx pgx.Tx, kind store.Kind, id i
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	ctx, tx := s.ctx, s.tx
-	r, err := s.db.scanRecord(s.kind, tx.QueryRow(ctx, s.sql, append(slices.Clone(s.args), int64(1), s.now, p.Actor.Name)...))
+	r, err := s.st.scanRecord(s.kind, tx.QueryRow(ctx, s.sql, append(slices.Clone(s.args), int64(1), s.now, p.Actor.Name)...))
 	if err != nil {
 		return nil, err
 	}
@@ -397,8 +409,8 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 // and the derived columns extra (store.ExtraColumns), RETURNING the row, and its arguments
 // but the last three, which the caller appends: version, updated_at and updated_by. id 0
 // lets the sequence choose the id.
-func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
-	t, err := db.table(kind)
+func (db *DB) insertStatement(st *schemaState, kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, error) {
+	t, err := st.table(kind)
 	if err != nil {
 		return "", nil, err
 	}
@@ -411,7 +423,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 	if id != 0 {
 		add("id", id)
 	}
-	for _, f := range db.reg.Fields(kind) {
+	for _, f := range st.reg.Fields(kind) {
 		add(ident(f.Name), arg(f, vals[f.Name]))
 	}
 	for _, c := range extra {
@@ -421,7 +433,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 		cols, ph = append(cols, col), append(ph, "$"+strconv.Itoa(len(args)+i+1))
 	}
 	return "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
-		") RETURNING " + db.selectList(kind), args, nil
+		") RETURNING " + st.selectList(kind), args, nil
 }
 
 // UpdateRecord applies a partial, version-checked update in one transaction. See
@@ -434,7 +446,7 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, err
 	}
 	keep := store.KeepsHistory(ctx, actor)
@@ -485,7 +497,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		if u.BaseVersion == 0 {
 			u.BaseVersion = cur.Version
 		}
-		if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+		if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 			return err
 		}
 		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
@@ -510,9 +522,10 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 // check PlanUpdate makes is on values read under that lock. Everything else (a replay, a
 // lease row, a sku check, a history version) costs its own round trips, as before.
 func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
+	st := db.state()
 	t, _ := db.table(kind)
 	now := db.txNow()
-	groups := db.reg.UpdateGroups(kind, u)
+	groups := db.Registry().UpdateGroups(kind, u)
 	var hash string
 	b := &pgx.Batch{}
 	if u.IdempotencyKey != "" {
@@ -575,7 +588,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return nil, err
 		}
 	}
-	plan, err := db.reg.PlanUpdate(cur, u)
+	plan, err := db.Registry().PlanUpdate(cur, u)
 	if err != nil {
 		return nil, err
 	}
@@ -591,7 +604,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		}
 		res = store.Unchanged(r)
 	} else {
-		if err := db.reg.CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
+		if err := db.Registry().CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
 			return nil, err
 		}
 		var sets []string
@@ -601,7 +614,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return "$" + strconv.Itoa(len(args))
 		}
 		for _, n := range sortedNames(plan.Set) {
-			f, _ := db.reg.Field(kind, n)
+			f, _ := db.Registry().Field(kind, n)
 			sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
 		}
 		for _, field := range sortedNames(plan.Keys) {
@@ -616,15 +629,15 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
 		// The row is locked since the read, so the version condition cannot fail; it stays
 		// as the guard that nothing changed between the read and this write.
-		sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + db.selectList(kind)
+		sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + st.selectList(kind)
 		fields := plan.FieldNames()
 		var r *store.Record
 		if keep {
 			// The history version is made from the record the UPDATE returns.
-			if r, err = db.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
+			if r, err = st.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
 				return nil, db.missedUpdate(ctx, tx, kind, id, cur.Version, err)
 			}
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
+			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.Registry().PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 				return nil, err
 			}
 		} else {
@@ -653,7 +666,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	var upErr error
 	if !plan.Unchanged && !keep {
 		var r *store.Record
-		if r, upErr = db.scanRecord(kind, br.QueryRow()); upErr == nil {
+		if r, upErr = st.scanRecord(kind, br.QueryRow()); upErr == nil {
 			res.Record = r
 		}
 	}
@@ -715,7 +728,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	args := []any{id}
 	for _, n := range names {
 		d := u.Add[n]
-		f, err := db.reg.Field(kind, n)
+		f, err := db.Registry().Field(kind, n)
 		if err != nil || d == 0 || d == math.MinInt64 {
 			return nil, false, nil // updateTx answers these
 		}
@@ -734,7 +747,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		Fields: plan.FieldNames(), Deltas: u.Add, At: now})
 	args = append(args, ca[:2]...) // event, kind
 	args = append(args, ca[4:]...) // actor … at; record_id and version come from the UPDATE
-	args = append(args, db.reg.UpdateGroups(kind, u))
+	args = append(args, db.Registry().UpdateGroups(kind, u))
 	keyed := u.IdempotencyKey != ""
 	if keyed {
 		// The key's stored result is store's encoding with the written version put in.
@@ -746,7 +759,8 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		args = append(args, store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), actor.Name,
 			store.DefaultCompletedTTL.Microseconds(), string(pre)+`"version":`, string(post))
 	}
-	sql := db.relativeSQL(kind, names, u.Add, keyed)
+	st := db.state()
+	sql := db.relativeSQL(st, kind, names, u.Add, keyed)
 	// One statement without BEGIN or COMMIT is a transaction of its own, committed before
 	// the server's answer to it: an error here, the commit's included, is Scan's.
 	conn, err := db.pool.Acquire(ctx)
@@ -754,7 +768,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		return nil, false, nil
 	}
 	defer conn.Release()
-	r, err := db.scanRecord(kind, conn.QueryRow(ctx, sql, args...))
+	r, err := st.scanRecord(kind, conn.QueryRow(ctx, sql, args...))
 	switch {
 	case err == nil:
 		db.oneStatementSaves.Add(1)
@@ -773,7 +787,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 // kind, with a key or without, its placeholders in the order of relativeSave's arguments.
 // The text depends only on that shape (and each counter's direction), so it is made once
 // per shape and kept: pgx finds its prepared statement by the text.
-func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64, keyed bool) string {
+func (db *DB) relativeSQL(st *schemaState, kind store.Kind, names []string, add map[string]int64, keyed bool) string {
 	var shape strings.Builder
 	shape.WriteString(string(kind))
 	for _, n := range names {
@@ -788,10 +802,10 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 	if keyed {
 		shape.WriteString(" keyed")
 	}
-	if sql, ok := db.relativeSQLs.Load(shape.String()); ok {
+	if sql, ok := st.relativeSQLs.Load(shape.String()); ok {
 		return sql.(string)
 	}
-	t, _ := db.table(kind)
+	t, _ := st.table(kind)
 	n := 1 // $1 is the id
 	next := func() string {
 		n++
@@ -806,7 +820,7 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 		} else {
 			conds = append(conds, c+" >= "+next())
 		}
-		if f, _ := db.reg.Field(kind, name); f != nil && f.Type == store.TypeMoney {
+		if f, _ := st.reg.Field(kind, name); f != nil && f.Type == store.TypeMoney {
 			conds = append(conds, c+" >= "+next())
 		}
 	}
@@ -824,7 +838,7 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 		}
 	}
 	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
-		" RETURNING " + db.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
+		" RETURNING " + st.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
 		strings.Join(ph, ", ") + " FROM u WHERE hold_change_log() AND no_lease_row(" + ph[1] + ", u.id, " + next() + "::text[]))"
 	if keyed {
 		sql += `, k AS (INSERT INTO idempotency (scope, key, status, request_hash, owner, created_at, expires_at, result)
@@ -833,8 +847,8 @@ func (db *DB) relativeSQL(kind store.Kind, names []string, add map[string]int64,
 			next() + "::bigint * interval '1 microsecond', convert_to(" +
 			next() + "::text || u.version || " + next() + "::text, 'UTF8') FROM u)"
 	}
-	sql += " SELECT " + db.selectList(kind) + " FROM u"
-	db.relativeSQLs.Store(shape.String(), sql)
+	sql += " SELECT " + st.selectList(kind) + " FROM u"
+	st.relativeSQLs.Store(shape.String(), sql)
 	return sql
 }
 
@@ -859,7 +873,7 @@ func (db *DB) queueFindFields(b *pgx.Batch, kind store.Kind, id int64, names []s
 	cols := []string{"version"}
 	fields := make([]*store.Field, len(names))
 	for i, name := range names {
-		if fields[i], err = db.reg.Field(kind, name); err != nil {
+		if fields[i], err = db.Registry().Field(kind, name); err != nil {
 			return nil, err
 		}
 		cols = append(cols, ident(name))
@@ -985,7 +999,7 @@ func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 	if err != nil {
 		return err
 	}
-	if _, err := db.reg.Field(kind, field); err != nil {
+	if _, err := db.Registry().Field(kind, field); err != nil {
 		return err
 	}
 	var (

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,15 +93,24 @@ func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
 
 // useRegistry makes reg the store's registry, with what is derived from it once.
 func (db *DB) useRegistry(reg *store.Registry) {
-	db.reg = reg
-	db.selects = selectLists(reg)
-	db.uniqueIndexes = map[string]bool{}
+	st := &schemaState{reg: reg, selects: selectLists(reg), uniqueIndexes: map[string]bool{}}
 	for _, k := range reg.Kinds() {
 		t, _ := reg.Table(k)
 		for _, f := range reg.UniqueFields(k) {
-			db.uniqueIndexes[uniqueIndexName(t, f.Name)] = true
+			st.uniqueIndexes[uniqueIndexName(t, f.Name)] = true
 		}
 	}
+	db.regState.Store(st)
+}
+
+// schemaState is the store's registry with what is derived from it once.
+type schemaState struct {
+	reg     *store.Registry
+	selects map[store.Kind]string // selectList of each kind
+	// uniqueIndexes names the unique indexes on key columns: a create or save that fails on
+	// one met a concurrent one with the same key and is run again, so it names the winner.
+	uniqueIndexes map[string]bool
+	relativeSQLs  sync.Map // relativeSQL's statements by shape, made with reg
 }
 
 // recorded is a schema as the store keeps it: its version and its YAML, parsed on demand.
@@ -349,6 +359,33 @@ func tableDDL(reg *store.Registry, kind store.Kind) ([]string, error) {
 // (store.Field.Parse checked it when the schema was read).
 func columnDDL(f *store.Field) (string, error) {
 	c := ident(f.Name)
+	def, err := columnDefault(f)
+	if err != nil {
+		return "", err
+	}
+	switch f.Type {
+	case store.TypeString, store.TypeText, store.TypeEnum:
+		return c + " text NOT NULL DEFAULT " + def, nil
+	case store.TypeInt:
+		return c + " bigint NOT NULL DEFAULT " + def, nil
+	case store.TypeMoney:
+		return c + " bigint NOT NULL DEFAULT " + def + " CHECK (" + c + " >= 0)", nil
+	case store.TypeSet:
+		return c + " text[] NOT NULL DEFAULT " + def, nil
+	case store.TypeTime:
+		if def != "" {
+			return c + " timestamptz DEFAULT " + def, nil
+		}
+		return c + " timestamptz", nil
+	case store.TypeRef:
+		return c + " bigint", nil
+	}
+	return "", fmt.Errorf("unknown type %s", f.Type)
+}
+
+// columnDefault returns the SQL default of f's column as a literal ("" for none: a time
+// without a default, a ref).
+func columnDefault(f *store.Field) (string, error) {
 	var def any
 	if f.Default != "" {
 		v, err := f.Parse(f.Default)
@@ -360,31 +397,28 @@ func columnDDL(f *store.Field) (string, error) {
 	switch f.Type {
 	case store.TypeString, store.TypeText, store.TypeEnum:
 		s, _ := def.(string)
-		return c + " text NOT NULL DEFAULT " + literal(s), nil
-	case store.TypeInt:
+		return literal(s), nil
+	case store.TypeInt, store.TypeMoney:
 		n, _ := def.(int64)
-		return c + " bigint NOT NULL DEFAULT " + strconv.FormatInt(n, 10), nil
-	case store.TypeMoney:
-		n, _ := def.(int64)
-		return c + " bigint NOT NULL DEFAULT " + strconv.FormatInt(n, 10) + " CHECK (" + c + " >= 0)", nil
+		return strconv.FormatInt(n, 10), nil
 	case store.TypeSet:
 		items, _ := def.([]string)
 		items = store.NormalizeSet(items)
 		if len(items) == 0 {
-			return c + " text[] NOT NULL DEFAULT '{}'", nil
+			return "'{}'", nil
 		}
 		lits := make([]string, len(items))
 		for i, s := range items {
 			lits[i] = literal(s)
 		}
-		return c + " text[] NOT NULL DEFAULT ARRAY[" + strings.Join(lits, ", ") + "]::text[]", nil
+		return "ARRAY[" + strings.Join(lits, ", ") + "]::text[]", nil
 	case store.TypeTime:
 		if t, ok := def.(time.Time); ok {
-			return c + " timestamptz DEFAULT " + literal(t.UTC().Format(time.RFC3339Nano)) + "::timestamptz", nil
+			return literal(t.UTC().Format(time.RFC3339Nano)) + "::timestamptz", nil
 		}
-		return c + " timestamptz", nil
+		return "", nil
 	case store.TypeRef:
-		return c + " bigint", nil
+		return "", nil
 	}
 	return "", fmt.Errorf("unknown type %s", f.Type)
 }

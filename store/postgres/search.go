@@ -36,7 +36,7 @@ func searchTableName(table, field string) string { return objName(table, field, 
 // substring test the other stores make.
 func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 	q := store.SearchFold(f.Search)
-	fields := db.reg.SearchFields(f.Kind)
+	fields := db.Registry().SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "false", nil // a registry that searches no field finds nothing
 	}
@@ -61,7 +61,7 @@ func (db *DB) searchCondition(f store.Filter, n int) (string, []any) {
 		limit = " ORDER BY id LIMIT " + arg(f.Limit)
 	}
 	lookups := make([]string, len(fields))
-	t, _ := db.reg.Table(f.Kind) // the kind is known good: SearchFields has it
+	t, _ := db.Registry().Table(f.Kind) // the kind is known good: SearchFields has it
 	for i, sf := range fields {
 		lookups[i] = "(SELECT id FROM " + searchTable(t, sf.Name) + " WHERE fold LIKE " + like + after + limit + ")"
 	}
@@ -98,12 +98,12 @@ var scanShare int64 = 4
 // finds the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, q querier, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
-	fields := db.reg.SearchFields(f.Kind)
+	fields := db.Registry().SearchFields(f.Kind)
 	if len(fields) == 0 || !store.IndexedQuery(folded) {
 		cond, args := db.searchCondition(f, 0)
 		return cond, args, nil
 	}
-	t, err := db.reg.Table(f.Kind)
+	t, err := db.Registry().Table(f.Kind)
 	if err != nil {
 		return "", nil, err
 	}
@@ -246,67 +246,77 @@ func fillFolds(ctx context.Context, tx pgx.Tx, migration string) error {
 		if err != nil {
 			return err
 		}
-		t = ident(t)
 		fields := make([]*store.Field, len(names))
-		cols := make([]string, len(names))
 		for i, name := range names {
 			if fields[i], err = reg.Field(kind, name); err != nil {
 				return err
 			}
-			cols[i] = ident(name)
 		}
-		rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		folded := make([][]string, len(fields))
-		for rows.Next() {
-			var id int64
-			dest := []any{&id}
-			for _, f := range fields {
-				if f.Type == store.TypeSet {
-					dest = append(dest, new([]string))
-				} else {
-					dest = append(dest, new(*string))
-				}
-			}
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-			for i, d := range dest[1:] {
-				var v any
-				switch d := d.(type) {
-				case *[]string:
-					v = *d
-				case **string:
-					if *d != nil {
-						v = **d
-					}
-				}
-				folded[i] = append(folded[i], store.FoldValue(v))
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		args := []any{ids}
-		sets := make([]string, len(fields))
-		unnest := []string{"$1::bigint[]"}
-		as := []string{"id"}
-		for i, name := range names {
-			args = append(args, folded[i])
-			sets[i] = ident(store.FoldColumn(name)) + " = f.c" + strconv.Itoa(i)
-			unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
-			as = append(as, "c"+strconv.Itoa(i))
-		}
-		if _, err := tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
-			strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...); err != nil {
+		if err := fillFoldColumns(ctx, tx, t, fields); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fillFoldColumns sets the folded column of each of fields (store.FoldColumn) of every row of
+// table to store.FoldValue of the stored value: what a write of the fields gives. One UPDATE:
+// the values travel as arrays.
+func fillFoldColumns(ctx context.Context, tx pgx.Tx, table string, fields []*store.Field) error {
+	t := ident(table)
+	cols := make([]string, len(fields))
+	for i, f := range fields {
+		cols[i] = ident(f.Name)
+	}
+	rows, err := tx.Query(ctx, "SELECT id, "+strings.Join(cols, ", ")+" FROM "+t)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	folded := make([][]string, len(fields))
+	for rows.Next() {
+		var id int64
+		dest := []any{&id}
+		for _, f := range fields {
+			if f.Type == store.TypeSet {
+				dest = append(dest, new([]string))
+			} else {
+				dest = append(dest, new(*string))
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+		for i, d := range dest[1:] {
+			var v any
+			switch d := d.(type) {
+			case *[]string:
+				v = *d
+			case **string:
+				if *d != nil {
+					v = **d
+				}
+			}
+			folded[i] = append(folded[i], store.FoldValue(v))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	args := []any{ids}
+	sets := make([]string, len(fields))
+	unnest := []string{"$1::bigint[]"}
+	as := []string{"id"}
+	for i, f := range fields {
+		args = append(args, folded[i])
+		sets[i] = ident(store.FoldColumn(f.Name)) + " = f.c" + strconv.Itoa(i)
+		unnest = append(unnest, "$"+strconv.Itoa(i+2)+"::text[]")
+		as = append(as, "c"+strconv.Itoa(i))
+	}
+	_, err = tx.Exec(ctx, "UPDATE "+t+" r SET "+strings.Join(sets, ", ")+" FROM unnest("+
+		strings.Join(unnest, ", ")+") AS f("+strings.Join(as, ", ")+") WHERE r.id = f.id", args...)
+	return err
 }

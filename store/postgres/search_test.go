@@ -50,7 +50,7 @@ func TestSearch_UsesTheIndex(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}
 	p := plan("Lamp")
-	for _, f := range db.reg.SearchFields(store.KindProduct) {
+	for _, f := range db.Registry().SearchFields(store.KindProduct) {
 		if !strings.Contains(p, "Bitmap Index Scan on products_"+f.Name+"_search_trgm") {
 			t.Errorf("plan does not use the trigram index of %s:\n%s", f.Name, p)
 		}

@@ -36,7 +36,7 @@ const pagePlan = "SELECT set_config('enable_seqscan', 'off', true), set_config('
 // consumer's formatting run on two cores at once (PostgreSQL itself runs in its own
 // process). fn is always called on the caller's goroutine, one record after the other.
 func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
-	fields, err := db.reg.StreamFields(f, names)
+	fields, err := db.Registry().StreamFields(f, names)
 	if err != nil {
 		return err
 	}

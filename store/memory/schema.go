@@ -1,0 +1,303 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// ApplySchema makes next the store's schema (store.SchemaApplier), as the PostgreSQL store
+// does: under the store's lock, refusing unsupported changes and, unless allowed,
+// destructive ones with their counts; renamed fields keep their values and history (the
+// keys of stored history are renamed), dropped and retyped fields leave history under
+// "<name>~v<version>", records holding a removed enum value get the field's default as a
+// system write, and an EventSchemaChanged change is logged. Not on a working copy: its
+// schema is its source's.
+func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.ApplyOptions) (*store.ApplyResult, error) {
+	if next == nil || next.Legacy() {
+		return nil, store.Errorf(store.EINVALID, "apply schema: want a schema with kinds: (a field registry of the older form changes nothing)")
+	}
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		actor = store.Actor{Name: "tandem", Role: store.RoleSystem}
+	}
+	if err := db.begin(ctx, "ApplySchema"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	if db.wc != nil {
+		return nil, store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
+	}
+	cur := db.Registry()
+	res := &store.ApplyResult{FromVersion: cur.Version(), ToVersion: cur.Version()}
+	if o.BaseVersion != 0 && o.BaseVersion != cur.Version() {
+		return res, store.Errorf(store.ECONFLICT, "apply schema: the store's schema is version %d now, not version %d the change was made against; "+
+			"diff the schema again", cur.Version(), o.BaseVersion)
+	}
+	d, err := store.DiffSchema(cur, next)
+	if err != nil {
+		return res, err
+	}
+	res.Diff = d
+	if err := store.RefuseUnsupported(d); err != nil {
+		return res, err
+	}
+	lost := db.countAffected(d)
+	if o.DryRun {
+		return res, nil
+	}
+	if !o.AllowDestructive {
+		if err := store.RefuseDestructive(d); err != nil {
+			return res, err
+		}
+	}
+	if d.Empty() && cur.Same(next) {
+		return res, nil
+	}
+	if o.ExportTo != nil {
+		enc := json.NewEncoder(o.ExportTo)
+		for _, l := range lost {
+			if err := enc.Encode(l); err != nil {
+				return res, fmt.Errorf("apply schema: export the values to be dropped: %w", err)
+			}
+			res.Exported++
+		}
+	}
+	v := cur.Version() + 1
+	now := db.dbNow()
+	for _, c := range d.Changes {
+		recs := db.records[c.Kind]
+		switch c.Op {
+		case store.OpRenameField:
+			for _, r := range recs {
+				r.Fields[c.Field] = r.Fields[c.From]
+				delete(r.Fields, c.From)
+			}
+			if err := db.renameHistoryKey(c.Kind, c.From, c.Field); err != nil {
+				return res, err
+			}
+		}
+	}
+	for _, c := range d.Changes {
+		recs := db.records[c.Kind]
+		switch c.Op {
+		case store.OpDropField, store.OpRetypeField:
+			for _, r := range recs {
+				delete(r.Fields, c.Field)
+			}
+			if err := db.renameHistoryKey(c.Kind, c.Field, store.RetiredName(c.Field, v-1)); err != nil {
+				return res, err
+			}
+		case store.OpDropKind:
+			delete(db.records, c.Kind)
+			for i := range db.history {
+				if db.history[i].kind == c.Kind {
+					db.history[i].kind = store.Kind(store.RetiredName(string(c.Kind), v-1))
+				}
+			}
+		case store.OpAddKind:
+			db.records[c.Kind] = map[int64]*store.Record{}
+		}
+	}
+	for _, c := range d.Changes {
+		recs := db.records[c.Kind]
+		switch c.Op {
+		case store.OpAddField, store.OpRetypeField:
+			f, _ := next.Field(c.Kind, c.Field)
+			for _, r := range recs {
+				r.Fields[c.Field] = f.Zero()
+			}
+		case store.OpRemoveValues:
+			f, _ := next.Field(c.Kind, c.Field)
+			for _, id := range sortedIDs(recs) {
+				r := recs[id]
+				if s, _ := r.Fields[c.Field].(string); slices.Contains(c.Values, s) {
+					r.Fields[c.Field] = f.Zero()
+					r.Version++
+					r.UpdatedAt, r.UpdatedBy = now, actor.Name
+					db.appendChange(store.Change{Event: store.EventSaved, Kind: c.Kind, RecordID: id, Version: r.Version,
+						Actor: actor.Name, Role: store.RoleSystem, Fields: []string{c.Field}, At: now})
+				}
+			}
+		}
+	}
+	var kinds []string
+	for _, c := range d.Changes {
+		if !slices.Contains(kinds, string(c.Kind)) {
+			kinds = append(kinds, string(c.Kind))
+		}
+	}
+	slices.Sort(kinds)
+	db.reg.Store(next.WithVersion(v))
+	db.appendChange(store.Change{Event: store.EventSchemaChanged, Version: v, Actor: actor.Name, Role: actor.Role, Fields: kinds, At: now})
+	res.ToVersion, res.Applied = v, true
+	return res, nil
+}
+
+var _ store.SchemaApplier = (*DB)(nil)
+
+func sortedIDs(recs map[int64]*store.Record) []int64 {
+	ids := make([]int64, 0, len(recs))
+	for id := range recs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// countAffected fills the counts of d's destructive changes and returns the values they
+// drop or replace, in the order the PostgreSQL store exports them.
+func (db *DB) countAffected(d *store.SchemaDiff) []store.LostValue {
+	var lost []store.LostValue
+	for i, c := range d.Changes {
+		if c.Class != store.ChangeDestructive {
+			continue
+		}
+		recs := db.records[c.Kind]
+		name := c.Field
+		for _, rc := range d.Changes {
+			if rc.Op == store.OpRenameField && rc.Kind == c.Kind && rc.Field == c.Field && c.Op != store.OpDropField {
+				name = rc.From
+			}
+		}
+		f, _ := d.From.Field(c.Kind, name)
+		var n int64
+		for _, id := range sortedIDs(recs) {
+			r := recs[id]
+			switch c.Op {
+			case store.OpDropKind:
+				n++
+				for _, kf := range d.From.Fields(c.Kind) {
+					lost = append(lost, store.LostValue{Kind: c.Kind, ID: id, Field: kf.Name, Value: kf.Export(r.Fields[kf.Name])})
+				}
+			case store.OpDropField, store.OpRetypeField:
+				if !isZero(r.Fields[name]) {
+					n++
+					lost = append(lost, store.LostValue{Kind: c.Kind, ID: id, Field: name, Value: f.Export(r.Fields[name])})
+				}
+			case store.OpRemoveValues:
+				if s, _ := r.Fields[name].(string); slices.Contains(c.Values, s) {
+					n++
+					lost = append(lost, store.LostValue{Kind: c.Kind, ID: id, Field: name, Value: s})
+				}
+			case store.OpNarrowLimit:
+				if overLimit(r.Fields[name], c.Limit, c.New) {
+					n++
+				}
+			}
+		}
+		c.Affected = n
+		c.AffectedDesc = store.AffectedText(c.Op, n)
+		d.Changes[i] = c
+	}
+	return lost
+}
+
+// isZero reports whether v is the empty value of its type (as the SQL stores' nonZero).
+func isZero(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case int64:
+		return v == 0
+	case []string:
+		return len(v) == 0
+	}
+	return false
+}
+
+// overLimit reports whether v is over the limit n of kind limit.
+func overLimit(v any, limit string, n int) bool {
+	measure := func(s string) int {
+		if limit == "max_bytes" {
+			return len(s)
+		}
+		return utf8.RuneCountInString(s)
+	}
+	switch v := v.(type) {
+	case string:
+		return limit != "max_items" && measure(v) > n
+	case []string:
+		if limit == "max_items" {
+			return len(v) > n
+		}
+		return slices.ContainsFunc(v, func(s string) bool { return measure(s) > n })
+	}
+	return false
+}
+
+// renameHistoryKey renames field from to to in kind's stored history (snapshots, deltas'
+// set and patch, the fields each version wrote) and in the change log's fields and deltas.
+func (db *DB) renameHistoryKey(kind store.Kind, from, to string) error {
+	rename := func(obj map[string]json.RawMessage) {
+		if v, ok := obj[from]; ok {
+			obj[to] = v
+			delete(obj, from)
+		}
+	}
+	for i := range db.history {
+		h := &db.history[i]
+		if h.kind != kind {
+			continue
+		}
+		h.row.Fields = replaceName(slices.Clone(h.row.Fields), from, to)
+		if h.row.Snapshot != nil {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(h.row.Snapshot, &m); err != nil {
+				return fmt.Errorf("apply schema: history of %s %d: %w", kind, h.id, err)
+			}
+			rename(m)
+			b, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			h.row.Snapshot = b
+		}
+		if h.row.Delta != nil {
+			var m map[string]map[string]json.RawMessage
+			if err := json.Unmarshal(h.row.Delta, &m); err != nil {
+				return fmt.Errorf("apply schema: history of %s %d: %w", kind, h.id, err)
+			}
+			for _, part := range m {
+				rename(part)
+			}
+			b, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			h.row.Delta = b
+		}
+	}
+	for i := range db.changes {
+		c := &db.changes[i]
+		if c.Kind != kind || !slices.Contains(c.Fields, from) {
+			continue
+		}
+		c.Fields = replaceName(slices.Clone(c.Fields), from, to)
+		if d, ok := c.Deltas[from]; ok {
+			deltas := make(map[string]int64, len(c.Deltas))
+			for k, v := range c.Deltas {
+				deltas[k] = v
+			}
+			delete(deltas, from)
+			deltas[to] = d
+			c.Deltas = deltas
+		}
+	}
+	return nil
+}
+
+func replaceName(names []string, from, to string) []string {
+	for i, n := range names {
+		if n == from {
+			names[i] = to
+		}
+	}
+	return names
+}
