@@ -442,19 +442,19 @@ func RetiredName(name string, v int64) string { return name + "~v" + strconv.For
 
 // AffectedText says what a destructive change's count counts: "12 records hold a value".
 func AffectedText(op ChangeOp, n int64) string {
-	unit, what := "record", ""
+	unit, many, one := "record", "", ""
 	switch op {
 	case OpDropKind:
-		what = " would be dropped"
+		many, one = " would be dropped", " would be dropped"
 	case OpDropField, OpRetypeField:
-		what = " hold a value"
+		many, one = " hold a value", " holds a value"
 	case OpRemoveValues:
-		what = " use it"
+		many, one = " use it", " uses it"
 	case OpNarrowLimit:
-		unit, what = "value", " are over the new limit"
+		unit, many, one = "value", " are over the new limit", " is over the new limit"
 	}
 	if n == 1 {
-		return "1 " + unit + what
+		return "1 " + unit + one
 	}
-	return strconv.FormatInt(n, 10) + " " + unit + "s" + what
+	return strconv.FormatInt(n, 10) + " " + unit + "s" + many
 }

@@ -12,17 +12,21 @@ import (
 func newSchemaCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schema",
-		Short: "Show the store's schema: its kinds of record and their fields",
+		Short: "Show, diff and apply the store's schema: its kinds of record and their fields",
 		Long: `A store keeps its schema: the kinds of record it holds, each with its table, title
 field and fields, as YAML with a version. tandem init --schema FILE makes a store with
 the schema of FILE; a store made without one (or by a tandem before stores kept their
-schema) has the sample schema, products and documents, as version 1.`,
+schema) has the sample schema, products and documents, as version 1. schema diff and
+schema apply change it to a file's, as its next version.`,
 		Example: `  tandem schema show
-  tandem --db parts.db schema show --json`,
-		Args: exactArgs(0, "a subcommand (show)"),
-		RunE: func(cmd *cobra.Command, _ []string) error { return usagef("schema needs a subcommand: show") },
+  tandem --db parts.db schema show --json
+  tandem schema apply schema.yaml --dry-run`,
+		Args: exactArgs(0, "a subcommand (show, diff, apply)"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("schema needs a subcommand: show, diff or apply")
+		},
 	}
-	cmd.AddCommand(newSchemaShowCmd(a))
+	cmd.AddCommand(newSchemaShowCmd(a), newSchemaDiffCmd(a), newSchemaApplyCmd(a))
 	return cmd
 }
 

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -111,4 +113,70 @@ func testOwnSchema(t *testing.T, b backend) {
 		t.Errorf("schema show of a sample store:\n%s", show)
 	}
 	wantExit(t, "init --schema --sample", tandem(t, filepath.Join(t.TempDir(), "x.db"), "init", "--schema", parts, "--sample"), exitUsage, "--sample")
+}
+
+// TestCLI_SchemaApply: schema diff says what a file changes and what it would lose; schema
+// apply applies the additive part at once, refuses a destructive one with its count and
+// writes nothing, and with --allow-destructive applies it after writing the lost values to
+// the export file it names; the store then runs the new version. A store that cannot
+// change its schema says so and what to do instead.
+func TestCLI_SchemaApply(t *testing.T) {
+	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			if b.name == "sqlite" {
+				dsn = filepath.Join(t.TempDir(), "parts.db")
+			}
+			mustTandem(t, dsn, "init", "--schema", parts)
+			mustTandem(t, dsn, "create", "supplier", "code=ACME", "name=Acme", "notes=keep me")
+			shown := mustTandem(t, dsn, "schema", "show")
+			next := strings.Replace(shown, "      - {name: notes,", "      - {name: country, type: string, owner: editor, rule: scalar, default: DE}\n      - {name: notes,", 1)
+			dropped := regexp.MustCompile(`(?m)^      - \{name: notes,.*\n`).ReplaceAllString(next, "")
+			dir := t.TempDir()
+			add, drop := filepath.Join(dir, "add.yaml"), filepath.Join(dir, "drop.yaml")
+			if err := os.WriteFile(add, []byte(next), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(drop, []byte(dropped), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := tandem(t, dsn, "schema", "apply", add)
+			if b.name == "sqlite" && r.code == exitUsage && strings.Contains(r.stderr, "cannot change its schema") {
+				wantExit(t, "apply on SQLite", r, exitUsage, "tandem init --schema FILE and import them")
+				return
+			}
+			if r.code != 0 || !strings.Contains(r.stdout, `add field supplier.country (string, default "DE")`) ||
+				!strings.Contains(r.stdout, "now version 2") {
+				t.Fatalf("apply of an added field: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if got := mustGet(t, dsn, "supplier", 1); got.Fields["country"] != "DE" || got.Fields["notes"] != "keep me" {
+				t.Errorf("after the apply supplier 1 = %v", got.Fields)
+			}
+			if out := mustTandem(t, dsn, "schema", "diff", drop); !strings.Contains(out, "drop field supplier.notes: destructive: 1 record holds a value") {
+				t.Errorf("diff of a dropped field said %q", out)
+			}
+			wantExit(t, "apply of a dropped field", tandem(t, dsn, "schema", "apply", drop), exitUsage, "1 record holds a value")
+			if got := mustGet(t, dsn, "supplier", 1); got.Fields["notes"] != "keep me" {
+				t.Errorf("a refused apply dropped notes: %v", got.Fields)
+			}
+			lost := filepath.Join(dir, "lost.jsonl")
+			out := mustTandem(t, dsn, "schema", "apply", drop, "--allow-destructive", "--export", lost)
+			if !strings.Contains(out, "now version 3") || !strings.Contains(out, "1 dropped values written to") {
+				t.Errorf("destructive apply said %q", out)
+			}
+			if b, err := os.ReadFile(lost); err != nil || !strings.Contains(string(b), `"field":"notes","value":"keep me"`) {
+				t.Errorf("export file: %q, %v", b, err)
+			}
+			if got := mustGet(t, dsn, "supplier", 1); got.Fields["notes"] != nil {
+				t.Errorf("notes still there after the drop: %v", got.Fields)
+			}
+			if out := mustTandem(t, dsn, "schema", "show"); !strings.Contains(out, "# schema version 3") {
+				t.Errorf("schema show after two applies: %q", out)
+			}
+		})
+	}
 }

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+)
+
+// schemaChange loads FILE and the store's applier: what schema diff and schema apply share.
+func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store.SchemaApplier, *store.Registry, error) {
+	next, err := store.LoadRegistry(path)
+	if err != nil {
+		return nil, nil, nil, usageErr(err)
+	}
+	if next.Legacy() {
+		return nil, nil, nil, usagef("%s is a field registry of the form before schemas; a schema change takes a schema with kinds: (tandem schema show prints the store's)", path)
+	}
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ap, _ := st.(store.SchemaApplier)
+	return st, ap, next, nil
+}
+
+// printDiff writes what a schema change does, one change a line, or that it does nothing.
+func (a *app) printDiff(res *store.ApplyResult, verb string) {
+	if res.Diff == nil || len(res.Diff.Changes) == 0 {
+		fmt.Fprintf(a.stdout, "no change: the file is the store's schema version %d\n", res.FromVersion)
+		return
+	}
+	fmt.Fprintf(a.stdout, "%s schema version %d:\n", verb, res.FromVersion)
+	fmt.Fprint(a.stdout, safe.Text(res.Diff.String()))
+}
+
+func newSchemaDiffCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff FILE",
+		Short: "Say what applying a schema file would change, and what it would refuse",
+		Long: `Diff compares FILE with the schema the store keeps and prints each change on a line:
+additive changes (a new kind or field, a wider limit, a new enum value, labels, owners,
+rules, search, sort, title, a rename declared with rename_from), destructive ones (a
+dropped kind or field, a narrower type or limit, a removed enum value) with how many
+records hold the values they would lose, and changes tandem does not make. Nothing is
+written.`,
+		Example: `  tandem schema show > schema.yaml   # edit it, then
+  tandem schema diff schema.yaml`,
+		Args: exactArgs(1, "a schema file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, ap, next, err := a.schemaChange(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if ap == nil {
+				diff, err := store.DiffSchema(st.Registry(), next)
+				if err != nil {
+					return err
+				}
+				a.printDiff(&store.ApplyResult{Diff: diff, FromVersion: st.Registry().Version()}, "changes to")
+				return nil
+			}
+			res, err := ap.ApplySchema(ctx, next, store.ApplyOptions{DryRun: true})
+			if err != nil {
+				return err
+			}
+			a.printDiff(res, "changes to")
+			return nil
+		},
+	}
+}
+
+func newSchemaApplyCmd(a *app) *cobra.Command {
+	var (
+		dryRun, destructive bool
+		export              string
+	)
+	cmd := &cobra.Command{
+		Use:   "apply FILE",
+		Short: "Change the store's schema to FILE while others keep working",
+		Long: `Apply makes FILE the store's schema, as its next version, in one transaction that
+others' saves wait for: new kinds get their tables, new fields their columns (with their
+defaults), newly searched or sorted fields their indexes, renames (rename_from) keep
+history under the new name. Destructive changes are refused with how many records hold
+the values they would lose; --allow-destructive applies them after writing those values,
+as JSON lines, to an export file it names (--export FILE, else a new file in the current
+directory). Clients that opened the store before the change keep saving the fields that
+still exist; tandem opened afterwards runs the new schema. Two applies never interleave:
+the second is refused (exit 3) once the first has changed the version.`,
+		Example: `  tandem schema apply schema.yaml --dry-run
+  tandem schema apply schema.yaml
+  tandem schema apply schema.yaml --allow-destructive --export lost.jsonl`,
+		Args: exactArgs(1, "a schema file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if export != "" && !destructive {
+				return usagef("--export names where --allow-destructive writes the values it drops; give both")
+			}
+			ctx := cmd.Context()
+			st, ap, next, err := a.schemaChange(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if ap == nil {
+				return usagef("this store cannot change its schema in this version of tandem; " +
+					"export its records, make a new store with tandem init --schema FILE and import them (ids are kept)")
+			}
+			ctx, err = a.actor(ctx)
+			if err != nil {
+				return err
+			}
+			o := store.ApplyOptions{BaseVersion: st.Registry().Version(), DryRun: dryRun, AllowDestructive: destructive}
+			var out *os.File
+			if destructive && !dryRun {
+				if export == "" {
+					export = fmt.Sprintf("tandem-schema-v%d-lost-%s.jsonl", o.BaseVersion, time.Now().UTC().Format("20060102T150405Z"))
+				}
+				if out, err = os.OpenFile(export, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+					return usagef("--export: %v (the export file must be new)", err)
+				}
+				o.ExportTo = out
+			}
+			res, err := ap.ApplySchema(ctx, next, o)
+			if out != nil {
+				if cerr := out.Close(); err == nil && cerr != nil {
+					err = fmt.Errorf("write %s: %w", export, cerr)
+				}
+				if res == nil || res.Exported == 0 {
+					_ = os.Remove(export)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if dryRun || !res.Applied {
+				a.printDiff(res, "would change")
+				return nil
+			}
+			a.printDiff(res, "changed")
+			fmt.Fprintf(a.stdout, "the store's schema is now version %d\n", res.ToVersion)
+			if res.Exported > 0 {
+				fmt.Fprintf(a.stdout, "%d dropped values written to %s\n", res.Exported, safe.Line(export))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and what would be refused; write nothing")
+	cmd.Flags().BoolVar(&destructive, "allow-destructive", false, "apply destructive changes too, after exporting the values they drop")
+	cmd.Flags().StringVar(&export, "export", "", "with --allow-destructive: the new file the dropped values go to (JSON lines)")
+	return cmd
+}
