@@ -29,6 +29,41 @@ func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store
 	return st, ap, next, nil
 }
 
+// jsonApply is schema diff's and schema apply's --json output.
+type jsonApply struct {
+	FromVersion int64        `json:"from_version"`
+	ToVersion   int64        `json:"to_version"`
+	Applied     bool         `json:"applied"`
+	Exported    int64        `json:"exported"`
+	ExportFile  string       `json:"export_file,omitempty"`
+	Changes     []jsonSchemaChange `json:"changes"`
+}
+
+type jsonSchemaChange struct {
+	Class    string `json:"class"`
+	Op       string `json:"op"`
+	Kind     string `json:"kind"`
+	Field    string `json:"field,omitempty"`
+	Text     string `json:"text"`
+	Affected int64  `json:"affected,omitempty"`
+}
+
+// applyJSON returns res as --json prints it.
+func applyJSON(res *store.ApplyResult, exportFile string) jsonApply {
+	out := jsonApply{FromVersion: res.FromVersion, ToVersion: res.ToVersion, Applied: res.Applied, Exported: res.Exported,
+		Changes: []jsonSchemaChange{}}
+	if res.Exported > 0 {
+		out.ExportFile = exportFile
+	}
+	if res.Diff != nil {
+		for _, c := range res.Diff.Changes {
+			out.Changes = append(out.Changes, jsonSchemaChange{Class: string(c.Class), Op: string(c.Op), Kind: string(c.Kind),
+				Field: c.Field, Text: c.String(), Affected: max(c.Affected, 0)})
+		}
+	}
+	return out
+}
+
 // printDiff writes what a schema change does, one change a line, or that it does nothing.
 func (a *app) printDiff(res *store.ApplyResult, verb string) {
 	if res.Diff == nil || len(res.Diff.Changes) == 0 {
@@ -40,7 +75,8 @@ func (a *app) printDiff(res *store.ApplyResult, verb string) {
 }
 
 func newSchemaDiffCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "diff FILE",
 		Short: "Say what applying a schema file would change, and what it would refuse",
 		Long: `Diff compares FILE with the schema the store keeps and prints each change on a line:
@@ -49,8 +85,8 @@ rules, search, sort, title, a rename declared with rename_from), destructive one
 dropped kind or field, a narrower type or limit, a removed enum value) with how many
 records hold the values they would lose, and changes tandem does not make. Nothing is
 written.`,
-		Example: `  tandem schema show > schema.yaml   # edit it, then
-  tandem schema diff schema.yaml`,
+		Example: `  tandem schema diff schema.yaml
+  tandem --db parts.db schema diff schema.yaml --json`,
 		Args: exactArgs(1, "a schema file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -58,28 +94,31 @@ written.`,
 			if err != nil {
 				return err
 			}
+			var res *store.ApplyResult
 			if ap == nil {
 				diff, err := store.DiffSchema(st.Registry(), next)
 				if err != nil {
 					return err
 				}
-				a.printDiff(&store.ApplyResult{Diff: diff, FromVersion: st.Registry().Version()}, "changes to")
-				return nil
-			}
-			res, err := ap.ApplySchema(ctx, next, store.ApplyOptions{DryRun: true})
-			if err != nil {
+				res = &store.ApplyResult{Diff: diff, FromVersion: st.Registry().Version(), ToVersion: st.Registry().Version()}
+			} else if res, err = ap.ApplySchema(ctx, next, store.ApplyOptions{DryRun: true}); err != nil {
 				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, applyJSON(res, ""))
 			}
 			a.printDiff(res, "changes to")
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"from_version", "to_version", "applied", "changes": [{"class", "op", "kind", "field", "text", "affected"}]}`)
+	return cmd
 }
 
 func newSchemaApplyCmd(a *app) *cobra.Command {
 	var (
-		dryRun, destructive bool
-		export              string
+		dryRun, destructive, asJSON bool
+		export                      string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
@@ -137,6 +176,9 @@ the second is refused (exit 3) once the first has changed the version.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(a.stdout, applyJSON(res, export))
+			}
 			if dryRun || !res.Applied {
 				a.printDiff(res, "would change")
 				return nil
@@ -152,5 +194,6 @@ the second is refused (exit 3) once the first has changed the version.`,
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and what would be refused; write nothing")
 	cmd.Flags().BoolVar(&destructive, "allow-destructive", false, "apply destructive changes too, after exporting the values they drop")
 	cmd.Flags().StringVar(&export, "export", "", "with --allow-destructive: the new file the dropped values go to (JSON lines)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"from_version", "to_version", "applied", "exported", "export_file", "changes"}`)
 	return cmd
 }

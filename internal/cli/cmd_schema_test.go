@@ -159,6 +159,18 @@ func TestCLI_SchemaApply(t *testing.T) {
 			if out := mustTandem(t, dsn, "schema", "diff", drop); !strings.Contains(out, "drop field supplier.notes: destructive: 1 record holds a value") {
 				t.Errorf("diff of a dropped field said %q", out)
 			}
+			var js struct {
+				FromVersion int64 `json:"from_version"`
+				Changes     []struct {
+					Class    string `json:"class"`
+					Field    string `json:"field"`
+					Affected int64  `json:"affected"`
+				} `json:"changes"`
+			}
+			if err := json.Unmarshal([]byte(mustTandem(t, dsn, "schema", "diff", drop, "--json")), &js); err != nil ||
+				js.FromVersion != 2 || len(js.Changes) != 1 || js.Changes[0].Class != "destructive" || js.Changes[0].Affected != 1 {
+				t.Errorf("diff --json = %+v, %v", js, err)
+			}
 			wantExit(t, "apply of a dropped field", tandem(t, dsn, "schema", "apply", drop), exitUsage, "1 record holds a value")
 			if got := mustGet(t, dsn, "supplier", 1); got.Fields["notes"] != "keep me" {
 				t.Errorf("a refused apply dropped notes: %v", got.Fields)

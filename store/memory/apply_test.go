@@ -44,7 +44,7 @@ func TestApplySchema(t *testing.T) {
 	after, _ := db.LastChangeID(ctx)
 	_, err = db.ApplySchema(ctx, next, store.ApplyOptions{})
 	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "remove enum value retired from part.status") ||
-		!strings.Contains(err.Error(), "1 record use it") {
+		!strings.Contains(err.Error(), "1 record uses it") {
 		t.Fatalf("apply = %v, want the removed value refused with its count", err)
 	}
 	var out bytes.Buffer
