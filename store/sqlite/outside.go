@@ -115,6 +115,15 @@ END`)
 	`+refold+`DELETE FROM `+written+` WHERE rowid = NEW.rowid;
 END`)
 
+	// A version only rises: an outside update that sets it lower (or to NULL) would let a
+	// save that read the record before it, and expects that older version, pass and
+	// overwrite what was written since without a conflict. tandem never lowers one, so the
+	// mark is read only for such an update.
+	out = append(out, `CREATE TRIGGER `+name("version")+` BEFORE UPDATE OF version ON `+tbl+`
+	WHEN (NEW.version IS NULL OR NEW.version < OLD.version) AND `+notTandem+` BEGIN
+	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem');
+END`)
+
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN

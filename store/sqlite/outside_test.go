@@ -82,3 +82,50 @@ func TestOpen_OutsideTriggersOnUpgrade(t *testing.T) {
 			got.Version, got.UpdatedBy, rec.Version+1, store.OutsideActor)
 	}
 }
+
+// TestDB_OutsideVersionNeverFalls: another program that sets a record's version lower is
+// refused. A lower version would let a save that read the record before the program's
+// write (and expects that old version) pass, overwriting the write silently.
+func TestDB_OutsideVersionNeverFalls(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	rec, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "V-1", "name": "One"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlite3 := func(sql string) error {
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	if err := sqlite3(fmt.Sprintf("UPDATE products SET name = 'Outside' WHERE id = %d", rec.ID)); err != nil {
+		t.Fatal(err)
+	}
+	err = sqlite3(fmt.Sprintf("UPDATE products SET version = %d WHERE id = %d", rec.Version, rec.ID))
+	if err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("an outside update lowering the version: err %v, want a refusal naming the version", err)
+	}
+	got, err := db.FindRecord(t.Context(), store.KindProduct, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != rec.Version+1 {
+		t.Fatalf("version %d after the outside write, want %d", got.Version, rec.Version+1)
+	}
+	// The stale save of alice, who read version 1, must conflict.
+	_, err = db.UpdateRecord(ctx, store.KindProduct, rec.ID, store.Update{BaseVersion: rec.Version, Set: store.Values{"name": "Alice"}})
+	if store.ErrorCode(err) != store.ECONFLICT {
+		t.Errorf("stale save after the outside write: %v, want a conflict", err)
+	}
+}
