@@ -101,3 +101,27 @@ func testOwnSchema(t *testing.T, b backend) {
 	}
 	wantExit(t, "init --schema --sample", tandem(t, filepath.Join(t.TempDir(), "x.db"), "init", "--schema", parts, "--sample"), exitUsage, "--sample")
 }
+
+// TestCLI_SchemaShowReparses: schema show prints a schema whose labels and enum values hold
+// escapes (a newline, ESC, a bidi override, a backslash) as a file that init --schema
+// makes the same schema from, and writes none of those characters raw.
+func TestCLI_SchemaShowReparses(t *testing.T) {
+	schema := writeFile(t, "esc.yaml", `kinds:
+  order:
+    table: orders
+    fields:
+      - {name: code, type: string, owner: editor, rule: scalar, required: true, label: "a\nb\u001b[31mc\u202ed\\x"}
+      - {name: state, type: enum, owner: editor, rule: scalar, values: ["x\ty", "\u001b[2J", "C:\\new"]}
+`)
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	mustTandem(t, first, "init", "--schema", schema)
+	show := mustTandem(t, first, "schema", "show")
+	if strings.ContainsAny(show, "\x1b\u202e\t") {
+		t.Errorf("schema show wrote a raw escape:\n%q", show)
+	}
+	mustTandem(t, second, "init", "--schema", writeFile(t, "shown.yaml", show))
+	if again := mustTandem(t, second, "schema", "show"); strings.SplitN(again, "\n", 2)[1] != strings.SplitN(show, "\n", 2)[1] {
+		t.Errorf("the shown schema made another schema:\nshown:\n%s\nmade from it:\n%s", show, again)
+	}
+}
