@@ -129,3 +129,40 @@ func TestDB_OutsideVersionNeverFalls(t *testing.T) {
 		t.Errorf("stale save after the outside write: %v, want a conflict", err)
 	}
 }
+
+// TestDB_OutsideTimeReadable: an outside insert with a time tandem cannot read (sqlite3's
+// datetime('now')) gets the time of the write, and an outside update to such a time is
+// refused, so that listing the kind keeps working.
+func TestDB_OutsideTimeReadable(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlite3 := func(sql string) error {
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	if err := sqlite3("INSERT INTO products (sku, name, version, updated_at, updated_by) VALUES ('DT-1', 'Dt', 1, datetime('now'), 'bob')"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct})
+	if err != nil || len(recs) != 1 || recs[0].UpdatedAt.IsZero() {
+		t.Fatalf("list after an outside insert with datetime('now'): %v, %v", recs, err)
+	}
+	err = sqlite3(fmt.Sprintf("UPDATE products SET updated_at = 'soon' WHERE id = %d", recs[0].ID))
+	if err == nil || !strings.Contains(err.Error(), "updated_at") {
+		t.Errorf("an outside update of updated_at to 'soon': %v, want a refusal naming updated_at", err)
+	}
+	if _, err := db.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct}); err != nil {
+		t.Errorf("list after the refused update: %v", err)
+	}
+}
