@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tandem-editor/tandem/internal/safe"
 )
 
 // A store's schema is data: the kinds of record it holds, each with its table, title field,
@@ -525,6 +527,11 @@ func (f *Field) check(kind Kind, tree bool) error {
 	}
 	if f.Label == "" {
 		f.Label = strings.ReplaceAll(f.Name, "_", " ")
+	}
+	if safe.Escapes(f.Label) {
+		// Forms, diffs and messages show a label as it is: a control character or a bidi
+		// override in one would reach every terminal that opens the store.
+		return fmt.Errorf("%s.%s: label %s: want one line of printable text", kind, f.Name, Quote(safe.Line(f.Label)))
 	}
 	if f.Default != "" {
 		if f.Type == TypeRef || f.Unique {
