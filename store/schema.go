@@ -506,6 +506,13 @@ func (f *Field) check(kind Kind, tree bool) error {
 	if f.Type == TypeEnum && len(f.Values) == 0 {
 		return fmt.Errorf("%s.%s: an enum needs values", kind, f.Name)
 	}
+	for _, v := range f.Values {
+		// A value with a control character could never be stored (Check refuses it), and
+		// pickers show the values as they are.
+		if safe.Escapes(v) {
+			return fmt.Errorf("%s.%s: value %s: want one line of printable text", kind, f.Name, Quote(safe.Line(v)))
+		}
+	}
 	if f.MaxChars < 0 || f.MaxBytes < 0 || f.MaxItems < 0 {
 		return fmt.Errorf("%s.%s: limits cannot be negative", kind, f.Name)
 	}

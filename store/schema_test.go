@@ -159,6 +159,7 @@ func TestParseRegistry_SchemaErr(t *testing.T) {
 		{"default of the wrong type", "default: 0}", "default: lots}", "default: lots", `supplier.rating: default "lots"`},
 		{"default not in the enum", "default: draft}", "default: gone}", "default: gone", `part.status: default "gone"`},
 		{"label with an escape", "{name: notes,", "{name: notes, label: \"n\\e[2J\",", "label: ", `supplier.notes: label "n\x1b[2J": want one line of printable text`},
+		{"enum value with an escape", "values: [draft,", "values: [\"\\e[2J\", draft,", "values: ", `part.status: value "\x1b[2J": want one line of printable text`},
 		{"label with a bidi override", "{name: notes,", "{name: notes, label: \"a\\u202eb\",", "label: ", `supplier.notes: label "a\u202eb": want one line`},
 		{"default of a ref", "to: supplier, owner: editor, rule: scalar}", "to: supplier, owner: editor, rule: scalar, default: 1}", "default: 1}", "a ref or unique field has no default"},
 		{"default over the limit", "unique: true, max_chars: 32}", "max_chars: 2, default: long}", "default: long", `supplier.code: default "long"`},
