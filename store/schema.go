@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tandem-editor/tandem/internal/safe"
 )
 
 // A store's schema is data: the kinds of record it holds, each with its table, title field,
@@ -504,6 +506,13 @@ func (f *Field) check(kind Kind, tree bool) error {
 	if f.Type == TypeEnum && len(f.Values) == 0 {
 		return fmt.Errorf("%s.%s: an enum needs values", kind, f.Name)
 	}
+	for _, v := range f.Values {
+		// A value with a control character could never be stored (Check refuses it), and
+		// pickers show the values as they are.
+		if safe.Escapes(v) {
+			return fmt.Errorf("%s.%s: value %s: want one line of printable text", kind, f.Name, Quote(safe.Line(v)))
+		}
+	}
 	if f.MaxChars < 0 || f.MaxBytes < 0 || f.MaxItems < 0 {
 		return fmt.Errorf("%s.%s: limits cannot be negative", kind, f.Name)
 	}
@@ -525,6 +534,11 @@ func (f *Field) check(kind Kind, tree bool) error {
 	}
 	if f.Label == "" {
 		f.Label = strings.ReplaceAll(f.Name, "_", " ")
+	}
+	if safe.Escapes(f.Label) {
+		// Forms, diffs and messages show a label as it is: a control character or a bidi
+		// override in one would reach every terminal that opens the store.
+		return fmt.Errorf("%s.%s: label %s: want one line of printable text", kind, f.Name, Quote(safe.Line(f.Label)))
 	}
 	if f.Default != "" {
 		if f.Type == TypeRef || f.Unique {

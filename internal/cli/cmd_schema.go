@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -50,12 +51,27 @@ as it is. With --json it prints {"version", "kinds": [{"name", "table", "title",
 			if asJSON {
 				return writeJSON(a.stdout, schemaJSON(reg))
 			}
-			fmt.Fprintf(a.stdout, "# schema version %d of %s\n%s", reg.Version(), safe.Line(dsnWhere(a.dsn)), safe.Text(string(reg.YAML())))
+			fmt.Fprintf(a.stdout, "# schema version %d of %s\n%s", reg.Version(), safe.Line(dsnWhere(a.dsn)), showYAML(reg.YAML()))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version", "kinds": [{"name", "table", "title", "tree", "fields"}]}`)
 	return cmd
+}
+
+// showYAML returns a schema's YAML for the terminal. Registry.YAML writes every string that
+// holds a control character, a bidi override or a backslash as a quoted string with escapes
+// (strconv.Quote's, which are YAML's), so its lines are safe as they are; safe.Text would
+// double those escapes' backslashes, and the output would no longer be the schema. A line
+// that still holds an unsafe character (none should) goes through safe.Line.
+func showYAML(doc []byte) string {
+	lines := strings.SplitAfter(string(doc), "\n")
+	for i, l := range lines {
+		if body := strings.TrimSuffix(l, "\n"); safe.Escapes(body) {
+			lines[i] = safe.Line(body) + l[len(body):]
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // jsonSchema is schema show's --json output.

@@ -31,11 +31,11 @@ func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store
 
 // jsonApply is schema diff's and schema apply's --json output.
 type jsonApply struct {
-	FromVersion int64        `json:"from_version"`
-	ToVersion   int64        `json:"to_version"`
-	Applied     bool         `json:"applied"`
-	Exported    int64        `json:"exported"`
-	ExportFile  string       `json:"export_file,omitempty"`
+	FromVersion int64              `json:"from_version"`
+	ToVersion   int64              `json:"to_version"`
+	Applied     bool               `json:"applied"`
+	Exported    int64              `json:"exported"`
+	ExportFile  string             `json:"export_file,omitempty"`
 	Changes     []jsonSchemaChange `json:"changes"`
 }
 

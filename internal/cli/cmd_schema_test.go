@@ -192,3 +192,27 @@ func TestCLI_SchemaApply(t *testing.T) {
 		})
 	}
 }
+
+// TestCLI_SchemaShowReparses: schema show prints a schema whose enum values hold escapes
+// (backslashes, a quote) and whose label holds a backslash and a quote as a file that init --schema
+// makes the same schema from, and writes none of those characters raw.
+func TestCLI_SchemaShowReparses(t *testing.T) {
+	schema := writeFile(t, "esc.yaml", `kinds:
+  order:
+    table: orders
+    fields:
+      - {name: code, type: string, owner: editor, rule: scalar, required: true, label: "a\\x\"b"}
+      - {name: state, type: enum, owner: editor, rule: scalar, values: ["x\\ty", "a\"b", "C:\\new"]}
+`)
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	mustTandem(t, first, "init", "--schema", schema)
+	show := mustTandem(t, first, "schema", "show")
+	if strings.ContainsAny(show, "\x1b\u202e\t") {
+		t.Errorf("schema show wrote a raw escape:\n%q", show)
+	}
+	mustTandem(t, second, "init", "--schema", writeFile(t, "shown.yaml", show))
+	if again := mustTandem(t, second, "schema", "show"); strings.SplitN(again, "\n", 2)[1] != strings.SplitN(show, "\n", 2)[1] {
+		t.Errorf("the shown schema made another schema:\nshown:\n%s\nmade from it:\n%s", show, again)
+	}
+}

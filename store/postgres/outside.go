@@ -51,7 +51,7 @@ type outsideTrigger struct {
 func outsideTriggers(changed string) []outsideTrigger {
 	return []outsideTrigger{
 		{"_outside_before_insert", "BEFORE INSERT", "", true},
-		{"_outside_before_update", "BEFORE UPDATE", changed, true},
+		{"_outside_before_update", "BEFORE UPDATE", "(" + changed + ") OR NEW.version < OLD.version", true},
 		{"_outside_after_insert", "AFTER INSERT", "", false},
 		{"_outside_after_update", "AFTER UPDATE", changed, false},
 		{"_outside_after_delete", "AFTER DELETE", "", false},
@@ -93,6 +93,11 @@ $tandem$`
 	}
 	beforeFn := fn(before, `BEGIN
 	IF TG_OP = 'UPDATE' THEN
+		-- A lower version would let a save that read the record before, and expects
+		-- that older version, pass and overwrite what was written since.
+		IF NEW.version < OLD.version THEN
+			RAISE EXCEPTION 'tandem: a record''s version only rises; leave it to tandem';
+		END IF;
 		NEW.version := OLD.version + 1;
 		NEW.updated_at := clock_timestamp();
 		IF NEW.updated_by IS NOT DISTINCT FROM OLD.updated_by THEN

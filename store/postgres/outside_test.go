@@ -161,3 +161,41 @@ func TestDB_OutsideFeedOrder(t *testing.T) {
 		t.Fatalf("the feed delivered products %v, want %d (outside, lower id) then %d", got, a.ID, b.ID)
 	}
 }
+
+// TestDB_OutsideVersionNeverFalls: another program that sets a record's version lower is
+// refused, as on SQLite: a lower version would let a stale save pass without a conflict.
+func TestDB_OutsideVersionNeverFalls(t *testing.T) {
+	server := pgtest.ServerDSN(t)
+	cli, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("no psql command to write the store as another program")
+	}
+	db, err := postgres.Open(t.Context(), pgtest.DSN(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	psql := func(sql string) error {
+		script := "SET search_path TO \"" + db.Schema() + "\"" + ";\n" + sql
+		if out, err := exec.Command(cli, server, "-v", "ON_ERROR_STOP=1", "-c", script).CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	rec, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "V-1", "name": "One"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := psql(fmt.Sprintf("UPDATE products SET name = 'Outside' WHERE id = %d", rec.ID)); err != nil {
+		t.Fatal(err)
+	}
+	err = psql(fmt.Sprintf("UPDATE products SET version = %d WHERE id = %d", rec.Version, rec.ID))
+	if err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("an outside update lowering the version: err %v, want a refusal naming the version", err)
+	}
+	_, err = db.UpdateRecord(ctx, store.KindProduct, rec.ID, store.Update{BaseVersion: rec.Version, Set: store.Values{"name": "Alice"}})
+	if store.ErrorCode(err) != store.ECONFLICT {
+		t.Errorf("stale save after the outside write: %v, want a conflict", err)
+	}
+}

@@ -61,6 +61,7 @@ func OutsideTriggers(t store.OutsideTable) []string {
 		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
 	}
 	out := []string{`CREATE TRIGGER ` + name("insert") + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
+	UPDATE ` + tbl + ` SET updated_at = ` + outsideNow + ` WHERE id = NEW.id AND NOT ` + tandemTime("NEW.updated_at") + `;
 	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id)
 		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version >= NEW.version);
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
@@ -115,6 +116,22 @@ END`)
 	`+refold+`DELETE FROM `+written+` WHERE rowid = NEW.rowid;
 END`)
 
+	// A version only rises: an outside update that sets it lower (or to NULL) would let a
+	// save that read the record before it, and expects that older version, pass and
+	// overwrite what was written since without a conflict. tandem never lowers one, so the
+	// mark is read only for such an update.
+	out = append(out, `CREATE TRIGGER `+name("version")+` BEFORE UPDATE OF version ON `+tbl+`
+	WHEN (NEW.version IS NULL OR NEW.version < OLD.version) AND `+notTandem+` BEGIN
+	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem');
+END`)
+
+	// A time tandem cannot read (datetime('now') has a space for the T) would make every
+	// listing of the kind fail; an insert's is replaced by the time of the write above.
+	out = append(out, `CREATE TRIGGER `+name("time")+` BEFORE UPDATE OF updated_at ON `+tbl+`
+	WHEN NOT `+tandemTime("NEW.updated_at")+` AND `+notTandem+` BEGIN
+	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem');
+END`)
+
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
@@ -126,6 +143,14 @@ END`)
 	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
 END`)
 	return out
+}
+
+// tandemTime is an SQL condition: v is a time in the RFC 3339 form tandem reads
+// (formatTime's, or with an offset for Z).
+func tandemTime(v string) string {
+	return "coalesce(" + v + " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'" +
+		" AND (" + v + " GLOB '*Z' OR " + v + " GLOB '*[+-][0-9][0-9]:[0-9][0-9]')" +
+		" AND julianday(" + v + ") IS NOT NULL, 0)"
 }
 
 // snapshotExpr is the JSON snapshot (store.Registry.EncodeSnapshot's form, money as cents,

@@ -82,3 +82,87 @@ func TestOpen_OutsideTriggersOnUpgrade(t *testing.T) {
 			got.Version, got.UpdatedBy, rec.Version+1, store.OutsideActor)
 	}
 }
+
+// TestDB_OutsideVersionNeverFalls: another program that sets a record's version lower is
+// refused. A lower version would let a save that read the record before the program's
+// write (and expects that old version) pass, overwriting the write silently.
+func TestDB_OutsideVersionNeverFalls(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	rec, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "V-1", "name": "One"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlite3 := func(sql string) error {
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	if err := sqlite3(fmt.Sprintf("UPDATE products SET name = 'Outside' WHERE id = %d", rec.ID)); err != nil {
+		t.Fatal(err)
+	}
+	err = sqlite3(fmt.Sprintf("UPDATE products SET version = %d WHERE id = %d", rec.Version, rec.ID))
+	if err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("an outside update lowering the version: err %v, want a refusal naming the version", err)
+	}
+	got, err := db.FindRecord(t.Context(), store.KindProduct, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != rec.Version+1 {
+		t.Fatalf("version %d after the outside write, want %d", got.Version, rec.Version+1)
+	}
+	// The stale save of alice, who read version 1, must conflict.
+	_, err = db.UpdateRecord(ctx, store.KindProduct, rec.ID, store.Update{BaseVersion: rec.Version, Set: store.Values{"name": "Alice"}})
+	if store.ErrorCode(err) != store.ECONFLICT {
+		t.Errorf("stale save after the outside write: %v, want a conflict", err)
+	}
+}
+
+// TestDB_OutsideTimeReadable: an outside insert with a time tandem cannot read (sqlite3's
+// datetime('now')) gets the time of the write, and an outside update to such a time is
+// refused, so that listing the kind keeps working.
+func TestDB_OutsideTimeReadable(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlite3 := func(sql string) error {
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	if err := sqlite3("INSERT INTO products (sku, name, version, updated_at, updated_by) VALUES ('DT-1', 'Dt', 1, datetime('now'), 'bob')"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct})
+	if err != nil || len(recs) != 1 || recs[0].UpdatedAt.IsZero() {
+		t.Fatalf("list after an outside insert with datetime('now'): %v, %v", recs, err)
+	}
+	err = sqlite3(fmt.Sprintf("UPDATE products SET updated_at = 'soon' WHERE id = %d", recs[0].ID))
+	if err == nil || !strings.Contains(err.Error(), "updated_at") {
+		t.Errorf("an outside update of updated_at to 'soon': %v, want a refusal naming updated_at", err)
+	}
+	if _, err := db.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct}); err != nil {
+		t.Errorf("list after the refused update: %v", err)
+	}
+}
