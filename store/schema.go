@@ -69,6 +69,10 @@ const MaxRegistryBytes = 1 << 20
 const (
 	MaxKinds         = 200
 	MaxFieldsPerKind = 400
+	// MaxSearchFields bounds the searched fields of a whole schema: each has its own
+	// table of folded text and full-text index, and a database opens (SQLite parses its
+	// schema on every connection) and makes them in time that grows with their number.
+	MaxSearchFields = 512
 	maxNameLen       = 48
 	maxTableBytes    = 63 // PostgreSQL cuts longer names short (NAMEDATALEN - 1)
 )
@@ -388,6 +392,17 @@ func (r *Registry) add(def *KindDef) error {
 // finish checks what spans kinds: refs name kinds of the schema, tables and their side
 // tables do not collide.
 func (r *Registry) finish() error {
+	searched := 0
+	for _, k := range r.order {
+		for _, f := range r.kinds[k] {
+			if f.Search {
+				if searched++; searched > MaxSearchFields {
+					return lineError{f.line, fmt.Errorf("%s.%s: more than %d searched fields in the schema; search fewer (each has its own index)",
+						k, f.Name, MaxSearchFields)}
+				}
+			}
+		}
+	}
 	tables := map[string]string{}
 	claim := func(table, by string, line int) error {
 		if len(table) > maxTableBytes {

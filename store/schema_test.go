@@ -258,6 +258,13 @@ func TestParseRegistry_Big(t *testing.T) {
 		t.Errorf("%d kinds: %v, want them accepted", store.MaxKinds, err)
 	}
 
+	// 52 kinds of 40 fields, ten of them searched: 520 searched fields, over the limit.
+	text = bigSchema(52, 40)
+	_, err = store.ParseRegistry("test.yaml", []byte(text))
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(fmt.Sprint(err), fmt.Sprintf("more than %d searched fields", store.MaxSearchFields)) {
+		t.Errorf("520 searched fields: error = %v, want the limit named", err)
+	}
+
 	text = bigSchema(1, store.MaxFieldsPerKind+1)
 	_, err = store.ParseRegistry("test.yaml", []byte(text))
 	want = fmt.Sprintf("schema test.yaml:%d: kind kind00 has %d fields (at most %d)", lineOf(t, text, "kind00:"), store.MaxFieldsPerKind+1, store.MaxFieldsPerKind)
