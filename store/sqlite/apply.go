@@ -46,6 +46,11 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 	)
 	err = db.inTx(ctx, "apply schema", func(t *tx) error {
 		res, applied, dry = nil, nil, false
+		if wc, err := db.isCopy(ctx, t); err != nil {
+			return err
+		} else if wc {
+			return store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
+		}
 		cur, err := db.readSchema(ctx, t.Tx)
 		if err != nil {
 			return err

@@ -181,6 +181,12 @@ func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
+	for _, idx := range []string{"parts_weight_id", "suppliers_rating_id", "parts_bin_ref", "bins_code_search", "suppliers_code_fts"} {
+		var n int
+		if err := raw.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = ?", idx).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: %d, %v; want it made", idx, n, err)
+		}
+	}
 	if _, err := raw.Exec("DELETE FROM bins"); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
 		t.Errorf("a plain DELETE of a bin a part names = %v; want the foreign key to refuse it", err)
 	}
