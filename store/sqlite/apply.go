@@ -126,7 +126,7 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		return res, nil
 	}
 	if err != nil {
-		return res, mapErr("apply schema", err)
+		return res, err
 	}
 	if applied != nil {
 		db.reg.Store(applied)
