@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -40,9 +42,10 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		actor = store.Actor{Name: "tandem", Role: store.RoleSystem}
 	}
 	var (
-		res     *store.ApplyResult
-		applied *store.Registry
-		dry     bool
+		res      *store.ApplyResult
+		applied  *store.Registry
+		dry      bool
+		exported bool
 	)
 	err = db.inTx(ctx, "apply schema", func(t *tx) error {
 		res, applied, dry = nil, nil, false
@@ -78,20 +81,35 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 			dry = true
 			return errDryRun
 		}
-		if err := store.RefuseDestructive(d); err != nil {
-			if o.AllowDestructive {
-				return store.Errorf(store.EINVALID, "schema change refused: the SQLite store does not apply destructive changes yet, allowed or not:\n  %s",
-					strings.Join(changeLines(d.Of(store.ChangeDestructive)), "\n  "))
+		if !o.AllowDestructive {
+			if err := store.RefuseDestructive(d); err != nil {
+				return err
 			}
-			return err
+		}
+		if un := unapplied(d); len(un) > 0 {
+			return store.Errorf(store.EINVALID, "schema change refused: the SQLite store does not apply these destructive changes yet, allowed or not:\n  %s",
+				strings.Join(changeLines(un), "\n  "))
 		}
 		if d.Empty() && string(next.YAML()) == string(cur.YAML()) {
 			return nil // nothing to record
 		}
+		if o.ExportTo != nil && len(d.Of(store.ChangeDestructive)) > 0 {
+			if exported {
+				// An earlier attempt wrote the values and failed after: another attempt
+				// would write them twice.
+				return store.Errorf(store.EBUSY, "apply schema: the values to be dropped were exported but the change was not applied; "+
+					"nothing changed, try again")
+			}
+			exported = true
+			if res.Exported, err = exportLost(ctx, t, d, o.ExportTo); err != nil {
+				return fmt.Errorf("export the values to be dropped: %w", err)
+			}
+		}
 		if err := dropOutside(ctx, t, cur); err != nil {
 			return fmt.Errorf("apply schema: %w", err)
 		}
-		if err := applyChanges(ctx, t, d); err != nil {
+		v := cur.Version() + 1
+		if err := applyChanges(ctx, t, d, v, actor); err != nil {
 			return err
 		}
 		if _, err := createKindTables(ctx, t.Tx, next); err != nil {
@@ -100,7 +118,6 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		if err := installOutside(ctx, t, next); err != nil {
 			return err
 		}
-		v := cur.Version() + 1
 		if err := insertSchema(ctx, t, next, v); err != nil {
 			return err
 		}
@@ -168,49 +185,58 @@ func oldName(d *store.SchemaDiff, kind store.Kind, name string) string {
 	return name
 }
 
+// lostWhere returns, for a destructive change, the table (of the current schema), the field
+// of the current schema whose values are lost (nil: every field, a dropped kind) and the
+// condition that picks the rows the change affects, with its arguments.
+func lostWhere(d *store.SchemaDiff, c store.SchemaChange) (table string, f *store.Field, cond string, args []any, err error) {
+	if table, err = d.From.Table(c.Kind); err != nil {
+		return "", nil, "", nil, err
+	}
+	if c.Op == store.OpDropKind {
+		return table, nil, "1", nil, nil
+	}
+	name := c.Field
+	if c.Op != store.OpDropField {
+		name = oldName(d, c.Kind, c.Field)
+	}
+	if f, err = d.From.Field(c.Kind, name); err != nil {
+		return "", nil, "", nil, err
+	}
+	col := quoteIdent(f.Name)
+	switch c.Op {
+	case store.OpDropField, store.OpRetypeField:
+		cond = nonZero(f)
+	case store.OpRemoveValues:
+		cond = col + " IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(c.Values)), ", ") + ")"
+		for _, v := range c.Values {
+			args = append(args, v)
+		}
+	case store.OpNarrowLimit:
+		measure := map[string]string{"max_chars": "length(%s)", "max_bytes": "length(CAST(%s AS BLOB))"}[c.Limit]
+		switch {
+		case c.Limit == "max_items":
+			cond = "json_array_length(" + col + ") > ?"
+		case f.Type == store.TypeSet:
+			cond = "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE " + fmt.Sprintf(measure, "value") + " > ?)"
+		default:
+			cond = fmt.Sprintf(measure, col) + " > ?"
+		}
+		args = []any{c.New}
+	default:
+		return "", nil, "", nil, fmt.Errorf("%s is not destructive", c.Desc)
+	}
+	return table, f, cond, args, nil
+}
+
 // countAffected fills Affected and AffectedDesc of d's destructive changes.
 func countAffected(ctx context.Context, t *tx, d *store.SchemaDiff) error {
 	for i, c := range d.Changes {
 		if c.Class != store.ChangeDestructive {
 			continue
 		}
-		table, err := d.From.Table(c.Kind)
+		table, _, cond, args, err := lostWhere(d, c)
 		if err != nil {
 			return err
-		}
-		cond, args := "1", []any(nil)
-		if c.Op != store.OpDropKind {
-			name := c.Field
-			if c.Op != store.OpDropField {
-				name = oldName(d, c.Kind, c.Field)
-			}
-			f, err := d.From.Field(c.Kind, name)
-			if err != nil {
-				return err
-			}
-			col := quoteIdent(f.Name)
-			switch c.Op {
-			case store.OpDropField, store.OpRetypeField:
-				cond = nonZero(f)
-			case store.OpRemoveValues:
-				cond = col + " IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(c.Values)), ", ") + ")"
-				for _, v := range c.Values {
-					args = append(args, v)
-				}
-			case store.OpNarrowLimit:
-				measure := map[string]string{"max_chars": "length(%s)", "max_bytes": "length(CAST(%s AS BLOB))"}[c.Limit]
-				switch {
-				case c.Limit == "max_items":
-					cond = "json_array_length(" + col + ") > ?"
-				case f.Type == store.TypeSet:
-					cond = "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE " + fmt.Sprintf(measure, "value") + " > ?)"
-				default:
-					cond = fmt.Sprintf(measure, col) + " > ?"
-				}
-				args = []any{c.New}
-			default:
-				return fmt.Errorf("%s is not destructive", c.Desc)
-			}
 		}
 		var n int64
 		if err := t.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(table)+" WHERE "+cond, args...).Scan(&n); err != nil {
@@ -221,4 +247,86 @@ func countAffected(ctx context.Context, t *tx, d *store.SchemaDiff) error {
 		d.Changes[i] = c
 	}
 	return nil
+}
+
+// unapplied returns d's destructive changes the SQLite store cannot apply yet: a dropped
+// kind, and a dropped or retyped ref field (SQLite drops no column a foreign key names).
+func unapplied(d *store.SchemaDiff) []store.SchemaChange {
+	var out []store.SchemaChange
+	for _, c := range d.Of(store.ChangeDestructive) {
+		switch c.Op {
+		case store.OpRemoveValues, store.OpNarrowLimit:
+			continue
+		case store.OpDropField, store.OpRetypeField:
+			name := c.Field
+			if c.Op != store.OpDropField {
+				name = oldName(d, c.Kind, c.Field)
+			}
+			if f, err := d.From.Field(c.Kind, name); err == nil && f.Type != store.TypeRef {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// exportLost writes to w, as JSON lines, the values d's destructive changes drop or replace
+// (a narrowed limit drops none), and returns how many.
+func exportLost(ctx context.Context, t *tx, d *store.SchemaDiff, w io.Writer) (int64, error) {
+	enc := json.NewEncoder(w)
+	var n int64
+	for _, c := range d.Of(store.ChangeDestructive) {
+		if c.Op == store.OpNarrowLimit {
+			continue
+		}
+		table, f, cond, args, err := lostWhere(d, c)
+		if err != nil {
+			return n, err
+		}
+		fields := []*store.Field{f}
+		if f == nil {
+			fields = d.From.Fields(c.Kind)
+		}
+		cols := []string{"id"}
+		for _, f := range fields {
+			cols = append(cols, quoteIdent(f.Name))
+		}
+		rows, err := t.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(table)+" WHERE "+cond+" ORDER BY id", args...)
+		if err != nil {
+			return n, err
+		}
+		var lines []store.LostValue
+		for rows.Next() {
+			var id int64
+			raw := make([]any, len(fields))
+			dest := []any{&id}
+			for i := range raw {
+				dest = append(dest, &raw[i])
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return n, err
+			}
+			for i, f := range fields {
+				v, err := decodeColumn(f, raw[i])
+				if err != nil {
+					rows.Close()
+					return n, fmt.Errorf("%s %d: %w", c.Kind, id, err)
+				}
+				lines = append(lines, store.LostValue{Kind: c.Kind, ID: id, Field: f.Name, Value: f.Export(v)})
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return n, err
+		}
+		for _, l := range lines {
+			if err := enc.Encode(l); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }

@@ -16,13 +16,13 @@ import (
 // keys with them); new columns are added with their defaults; then every statement of
 // KindDDL but the table's runs if its object is missing, and a search table it made is
 // filled from the records there are.
-func applyChanges(ctx context.Context, t *tx, d *store.SchemaDiff) error {
+func applyChanges(ctx context.Context, t *tx, d *store.SchemaDiff, v int64, actor store.Actor) error {
 	cur, next := d.From, d.To
 	for _, k := range next.Kinds() {
 		if !cur.Has(k) || !kindChanged(d, k) {
 			continue
 		}
-		if err := applyKind(ctx, t, d, k); err != nil {
+		if err := applyKind(ctx, t, d, k, v, actor); err != nil {
 			return fmt.Errorf("kind %s: %w", k, err)
 		}
 	}
@@ -44,7 +44,7 @@ func kindChanged(d *store.SchemaDiff, k store.Kind) bool {
 	return false
 }
 
-func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind) error {
+func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v int64, actor store.Actor) error {
 	cur, next := d.From, d.To
 	tbl, err := cur.Table(k)
 	if err != nil {
@@ -124,9 +124,43 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind) er
 			return err
 		}
 	}
-	// New fields, with their defaults.
+	// Fields dropped or retyped (under their new names: renames ran first), with their key
+	// column and what is named after them; history keeps their values under
+	// store.RetiredName.
+	var retyped []string
 	for _, c := range d.Changes {
-		if c.Op != store.OpAddField || c.Kind != k {
+		if (c.Op != store.OpDropField && c.Op != store.OpRetypeField) || c.Kind != k {
+			continue
+		}
+		name := c.Field
+		f, err := cur.Field(k, oldName(d, k, name))
+		if err != nil {
+			return err
+		}
+		if c.Op == store.OpRetypeField {
+			retyped = append(retyped, name)
+		}
+		stmts := []string{
+			"DROP TABLE IF EXISTS " + q(tbl+"_"+name+"_fts"), "DROP TABLE IF EXISTS " + q(tbl+"_"+name+"_search"),
+			"DROP INDEX IF EXISTS " + q(tbl+"_"+name+"_id"),
+		}
+		if f.Unique {
+			stmts = append(stmts, "DROP INDEX IF EXISTS "+q(tbl+"_"+store.UniqueKeyColumn(name)+"_unique"),
+				"ALTER TABLE "+q(tbl)+" DROP COLUMN "+q(store.UniqueKeyColumn(name)))
+		}
+		stmts = append(stmts, "ALTER TABLE "+q(tbl)+" DROP COLUMN "+q(name))
+		for _, s := range stmts {
+			if err := exec(s); err != nil {
+				return err
+			}
+		}
+		if err := renameHistoryKey(ctx, t, k, name, store.RetiredName(name, v-1)); err != nil {
+			return err
+		}
+	}
+	// New (and retyped) fields, with their defaults.
+	for _, c := range d.Changes {
+		if (c.Op != store.OpAddField && c.Op != store.OpRetypeField) || c.Kind != k {
 			continue
 		}
 		f, err := next.Field(k, c.Field)
@@ -145,7 +179,7 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind) er
 	// What KindDDL makes that is missing now; the search tables it makes are filled.
 	var fill []string
 	for _, name := range wantFold {
-		if _, ok := renamed[oldName(d, k, name)]; ok || !slices.Contains(cur.FoldedFields(k), name) {
+		if _, ok := renamed[oldName(d, k, name)]; ok || !slices.Contains(cur.FoldedFields(k), name) || slices.Contains(retyped, name) {
 			fill = append(fill, name)
 		}
 	}
@@ -169,6 +203,66 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind) er
 		}
 		if err := fillSearchTable(ctx, t, next, k, name); err != nil {
 			return err
+		}
+	}
+	for _, c := range d.Changes {
+		if c.Op == store.OpRemoveValues && c.Kind == k {
+			if err := rewriteValues(ctx, t, next, c, actor); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rewriteValues gives the records that hold an enum value the schema no longer has the
+// field's default (its first value when it has none), as a system write each: a new
+// version and a change-log entry, so feeds and version-checked saves see it.
+func rewriteValues(ctx context.Context, t *tx, next *store.Registry, c store.SchemaChange, actor store.Actor) error {
+	tbl, err := next.Table(c.Kind)
+	if err != nil {
+		return err
+	}
+	f, err := next.Field(c.Kind, c.Field)
+	if err != nil {
+		return err
+	}
+	zero, _ := f.Zero().(string)
+	at := formatTime(t.now)
+	args := []any{zero, at, actor.Name}
+	for _, v := range c.Values {
+		args = append(args, v)
+	}
+	rows, err := t.QueryContext(ctx, "UPDATE "+quoteIdent(tbl)+" SET "+quoteIdent(f.Name)+" = ?, version = version + 1, updated_at = ?, updated_by = ? WHERE "+
+		quoteIdent(f.Name)+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(c.Values)), ", ")+") RETURNING id, version", args...)
+	if err != nil {
+		return fmt.Errorf("give %s its default: %w", f.Name, err)
+	}
+	type written struct{ id, version int64 }
+	var ws []written
+	for rows.Next() {
+		var w written
+		if err := rows.Scan(&w.id, &w.version); err != nil {
+			rows.Close()
+			return err
+		}
+		ws = append(ws, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	slices.SortFunc(ws, func(a, b written) int { return int(a.id - b.id) })
+	folded := slices.Contains(next.FoldedFields(c.Kind), f.Name)
+	for _, w := range ws {
+		if _, err := t.ExecContext(ctx, insertChange, string(store.EventSaved), string(c.Kind), w.id, w.version, actor.Name, string(store.RoleSystem),
+			jsonText([]string{f.Name}), "{}", false, at); err != nil {
+			return fmt.Errorf("write change log: %w", err)
+		}
+		if folded {
+			if err := writeFolds(ctx, t, next, c.Kind, w.id, map[string]string{store.FoldColumn(f.Name): store.FoldValue(zero)}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

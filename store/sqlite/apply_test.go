@@ -1,7 +1,9 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -330,8 +332,10 @@ func TestApplySchema_Rename(t *testing.T) {
 
 // TestApplySchema_Destructive: dropping a field, removing an enum value and narrowing a
 // limit are refused with the values each affects; a dry run returns the counts and
-// changes nothing; allowed, they are refused still, saying the SQLite store does not apply
-// them yet.
+// changes nothing; dropping a ref field is refused even allowed (not supported yet);
+// allowed, the values about to be lost are exported first, the records holding a removed
+// value get the default as a new version, the column and its search tables are gone, and
+// history reads without the field.
 func TestApplySchema_Destructive(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parts.db")
 	db := openParts(t, path, partsRegistry(t))
@@ -341,13 +345,18 @@ func TestApplySchema_Destructive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var retired []int64
 	for i := range 5 {
 		status := "active"
 		if i < 3 {
 			status = "retired"
 		}
-		if _, err := db.CreateRecord(ctx, "part", store.Values{"label": fmt.Sprint("p", i), "status": status}); err != nil {
+		p, err := db.CreateRecord(ctx, "part", store.Values{"label": fmt.Sprint("p", i), "status": status})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if i < 3 {
+			retired = append(retired, p.ID)
 		}
 	}
 	next := partsWith(t, applyNotesLine, "", "[draft, active, retired]", "[draft, active]", "max_chars: 32", "max_chars: 8")
@@ -369,20 +378,61 @@ func TestApplySchema_Destructive(t *testing.T) {
 		len(res.Diff.Of(store.ChangeDestructive)) != 3 || res.Diff.Changes[0].Affected != 2 {
 		t.Fatalf("dry run = %+v, %v; want the diff with its counts", res, err)
 	}
-	res, err = db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true})
-	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "does not apply destructive changes yet") ||
-		!strings.Contains(err.Error(), "3 records hold a value") || res.Applied {
-		t.Errorf("allowed apply = %+v, %v; want EINVALID saying it is not supported yet", res, err)
+	noRef := partsWith(t, "      - {name: supplier, type: ref, to: supplier, owner: editor, rule: scalar}\n", "")
+	if res, err := db.ApplySchema(ctx, noRef, store.ApplyOptions{AllowDestructive: true}); store.ErrorCode(err) != store.EINVALID ||
+		!strings.Contains(err.Error(), "does not apply these destructive changes yet") || !strings.Contains(err.Error(), "drop field part.supplier") || res.Applied {
+		t.Errorf("drop of a ref field = %+v, %v; want EINVALID saying it is not supported yet", res, err)
 	}
 	if db.Registry().Version() != 1 {
 		t.Fatal("a refused apply changed the schema")
 	}
-	again := openParts(t, path, nil)
-	if v := again.Registry().Version(); v != 1 {
-		t.Fatalf("reopened after refusals: version %d", v)
+	old := openParts(t, path, nil)
+	var out bytes.Buffer
+	res, err = db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true, ExportTo: &out})
+	if err != nil || !res.Applied || res.Exported != 6 || res.ToVersion != 2 {
+		t.Fatalf("allowed apply = %+v, %v; want 6 values exported", res, err)
 	}
-	if r, err := again.FindRecord(ctx, "supplier", 1); err != nil || r.Fields["notes"] != "note 0\n" {
-		t.Errorf("supplier 1 = %v, %v; want its notes kept", r, err)
+	var lines []store.LostValue
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var v store.LostValue
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("export line %q: %v", l, err)
+		}
+		lines = append(lines, v)
+	}
+	if len(lines) != 6 || lines[0] != (store.LostValue{Kind: "supplier", ID: 1, Field: "notes", Value: "note 0\n"}) ||
+		lines[3] != (store.LostValue{Kind: "part", ID: retired[0], Field: "status", Value: "retired"}) {
+		t.Errorf("export = %+v", lines)
+	}
+	for _, id := range retired {
+		r, err := db.FindRecord(ctx, "part", id)
+		if err != nil || r.Fields["status"] != "draft" || r.Version != 2 {
+			t.Errorf("part %d = %+v, %v; want status draft at version 2", id, r, err)
+		}
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var n int
+	if err := raw.QueryRow(`SELECT (SELECT count(*) FROM pragma_table_info('suppliers') WHERE name = 'notes') +
+		(SELECT count(*) FROM sqlite_master WHERE name LIKE 'suppliers_notes%')`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("notes column and search tables left: %d, %v", n, err)
+	}
+	if err := raw.QueryRow(`SELECT count(*) FROM history WHERE kind = 'supplier' AND json_type(snapshot, '$."notes~v1"') = 'text'`).Scan(&n); err != nil || n != 3 {
+		t.Errorf("history versions keeping notes as notes~v1: %d, %v; want 3", n, err)
+	}
+	hist, err := db.FindHistory(ctx, "supplier", 1)
+	if err != nil || len(hist) != 1 || hist[0].Snapshot["notes"] != nil {
+		t.Errorf("history of a supplier after its field was dropped = %+v, %v", hist, err)
+	}
+	if _, err := old.UpdateRecord(ctx, "supplier", 1, store.Update{BaseVersion: 1, Set: store.Values{"notes": "x\n"}}); err == nil {
+		t.Error("an old handle saved a dropped field")
+	}
+	again := openParts(t, path, nil)
+	if v := again.Registry().Version(); v != 2 {
+		t.Fatalf("reopened: version %d", v)
 	}
 }
 
