@@ -474,3 +474,39 @@ func TestApplySchema_Concurrent(t *testing.T) {
 		t.Fatalf("reopened = version %d; want the winner's schema at 2", reg.Version())
 	}
 }
+
+// TestApplySchema_RetypeAndDropUnique: allowed, a retyped field gets a new column with its
+// default (its old values kept in history only) and a dropped unique field goes with its
+// key column and index; the kind is saved, created and searched after.
+func TestApplySchema_RetypeAndDropUnique(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parts.db")
+	db := openParts(t, path, partsRegistry(t))
+	ctx := editor(t, "alice")
+	s, err := db.CreateRecord(ctx, "supplier", store.Values{"code": "C1", "name": "Acme", "rating": int64(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := partsWith(t,
+		"      - {name: code,   type: string, owner: editor, rule: scalar, required: true, unique: true, max_chars: 32}\n", "",
+		"{name: rating, type: int,    owner: shared, rule: counter, default: 0}", "{name: rating, type: string, owner: editor, rule: scalar, default: none, sort: true}")
+	res, err := db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true})
+	if err != nil || !res.Applied || len(res.Diff.Of(store.ChangeDestructive)) != 2 {
+		t.Fatalf("apply = %+v, %v", res, err)
+	}
+	r, err := db.FindRecord(ctx, "supplier", s.ID)
+	if err != nil || r.Fields["rating"] != "none" || r.Fields["code"] != nil {
+		t.Fatalf("supplier = %v, %v; want rating none and no code", r, err)
+	}
+	if _, err := db.UpdateRecord(ctx, "supplier", s.ID, store.Update{BaseVersion: r.Version, Set: store.Values{"rating": "good"}}); err != nil {
+		t.Fatalf("save of the retyped field: %v", err)
+	}
+	if _, err := db.CreateRecord(ctx, "supplier", store.Values{"name": "Bolt Co"}); err != nil {
+		t.Fatalf("create after the unique field was dropped: %v", err)
+	}
+	if got, err := db.FindRecords(ctx, store.Filter{Kind: "supplier", Search: "bolt"}); err != nil || len(got) != 1 {
+		t.Errorf("search = %v, %v", got, err)
+	}
+	if got, err := db.FindRecords(ctx, store.Filter{Kind: "supplier", Sort: "rating"}); err != nil || len(got) != 2 {
+		t.Errorf("sort by the retyped field = %v, %v", got, err)
+	}
+}
