@@ -427,8 +427,9 @@ func TestApplySchema_Destructive(t *testing.T) {
 	if err != nil || len(hist) != 1 || hist[0].Snapshot["notes"] != nil {
 		t.Errorf("history of a supplier after its field was dropped = %+v, %v", hist, err)
 	}
-	if _, err := old.UpdateRecord(ctx, "supplier", 1, store.Update{BaseVersion: 1, Set: store.Values{"notes": "x\n"}}); err == nil {
-		t.Error("an old handle saved a dropped field")
+	_, err = old.UpdateRecord(ctx, "supplier", 1, store.Update{BaseVersion: 1, Set: store.Values{"notes": "x\n"}})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "schema changed since this client opened it") {
+		t.Errorf("old handle's save of a dropped field = %v, want EINVALID saying the schema changed", err)
 	}
 	again := openParts(t, path, nil)
 	if v := again.Registry().Version(); v != 2 {
