@@ -12,7 +12,7 @@ import (
 // table returns the table of kind in the store's schema, quoted for SQL. Table and column
 // names in SQL come only from here and from the registry, never from input.
 func (db *DB) table(kind store.Kind) (string, error) {
-	t, err := db.reg.Table(kind)
+	t, err := db.Registry().Table(kind)
 	if err != nil {
 		return "", err
 	}
@@ -32,11 +32,13 @@ var sampleSchema = store.DefaultRegistry()
 // name that is an SQL keyword (a field named order) is still a name.
 func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
-// selectList returns the select list of a kind: id, every registry field, and the metadata.
-func (db *DB) selectList(kind store.Kind) string {
+// selectList returns the select list of a kind in reg: id, every field, and the metadata.
+// A statement's select list and the scan of its rows (scanRecord) take the same registry,
+// which a schema change may swap between the two (ApplySchema).
+func (db *DB) selectList(reg *store.Registry, kind store.Kind) string {
 	var b strings.Builder
 	b.WriteString("id")
-	for _, f := range db.reg.Fields(kind) {
+	for _, f := range reg.Fields(kind) {
 		b.WriteString(", ")
 		b.WriteString(quoteIdent(f.Name))
 	}
@@ -46,9 +48,9 @@ func (db *DB) selectList(kind store.Kind) string {
 
 type scanner interface{ Scan(dest ...any) error }
 
-// scanRecord reads one row selected with columns(kind).
-func (db *DB) scanRecord(kind store.Kind, sc scanner) (*store.Record, error) {
-	fields := db.reg.Fields(kind)
+// scanRecord reads one row selected with selectList(reg, kind).
+func (db *DB) scanRecord(reg *store.Registry, kind store.Kind, sc scanner) (*store.Record, error) {
+	fields := reg.Fields(kind)
 	raw := make([]any, len(fields))
 	r := &store.Record{Kind: kind, Fields: make(store.Values, len(fields))}
 	var at string

@@ -34,11 +34,11 @@ var _ store.Store = (*DB)(nil)
 // each hold one more connection of their own.
 type DB struct {
 	path     string
-	write    *sql.DB         // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
-	read     *sql.DB         // plain reads
-	feed     *sql.DB         // one dedicated connection per subscriber (PRAGMA data_version)
-	reg      *store.Registry // the schema the store runs (loadSchema)
-	asked    *store.Registry // the registry it was opened with (store.Options.Registry), nil for none
+	write    *sql.DB                        // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
+	read     *sql.DB                        // plain reads
+	feed     *sql.DB                        // one dedicated connection per subscriber (PRAGMA data_version)
+	reg      atomic.Pointer[store.Registry] // the schema the store runs (loadSchema; ApplySchema swaps it)
+	asked    *store.Registry                // the registry it was opened with (store.Options.Registry), nil for none
 	now      func() time.Time
 	version  int
 	storeID  string // store_meta's store_id, read at open
@@ -401,9 +401,10 @@ func errUnreadableWAL(name, file string) error {
 // OpenConfig.Scratch when scratch, and of OpenConfig.PageSize when pageSize is not 0).
 // sql.Open connects lazily, so nothing touches the file yet.
 func openPools(file, name string, opts store.Options, mode access, why string, scratch bool, pageSize int) (*DB, error) {
-	db := &DB{path: name, reg: opts.Registry, asked: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
-	if db.reg == nil {
-		db.reg = sampleSchema // until loadSchema reads the store's
+	db := &DB{path: name, asked: opts.Registry, now: opts.Now, readOnly: why, scratch: scratch}
+	db.reg.Store(opts.Registry)
+	if opts.Registry == nil {
+		db.reg.Store(sampleSchema) // until loadSchema reads the store's
 	}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	dsn := mode.dsn(file)
@@ -450,7 +451,7 @@ func escapePath(p string) string {
 
 // Registry returns the schema the store runs: the one it keeps (with its version), or the
 // overlay of it it was opened with (see schema.go).
-func (db *DB) Registry() *store.Registry { return db.reg }
+func (db *DB) Registry() *store.Registry { return db.reg.Load() }
 
 // SchemaVersion returns the schema version of the database (the number of migrations applied).
 func (db *DB) SchemaVersion() int { return db.version }

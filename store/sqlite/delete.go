@@ -16,7 +16,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckDelete(kind, actor, d); err != nil {
+	if err := db.Registry().CheckDelete(kind, actor, d); err != nil {
 		return nil, err
 	}
 	var res *store.DeleteResult
@@ -52,7 +52,7 @@ func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d
 	if err != nil {
 		return nil, fmt.Errorf("read working copy: %w", err)
 	}
-	res, err := db.reg.RunDelete(kind, id, d, actor.HistoryName(), tx.now, deleteSteps{db, ctx, tx, kind, t, actor, onCopy})
+	res, err := db.Registry().RunDelete(kind, id, d, actor.HistoryName(), tx.now, deleteSteps{db, ctx, tx, kind, t, actor, onCopy})
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func logRecordEvent(ctx context.Context, tx *tx, kind store.Kind, id int64, h st
 // RestoreRecord brings a deleted record back from its tombstone as the next version, in one
 // BEGIN IMMEDIATE transaction. See store.Records for the errors.
 func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq store.Restore) (*store.RestoreResult, error) {
-	actor, err := db.reg.CheckRestore(ctx, kind)
+	actor, err := db.Registry().CheckRestore(ctx, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		plan, err := db.reg.PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
+		plan, err := db.Registry().PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
 			var ok bool
 			err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = ?)", p).Scan(&ok)
 			return ok, err
@@ -204,12 +204,12 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if pending != 0 && plan.Note != "" {
 			// At the root here, under its parent on the source: the copy would differ from
 			// the source with nothing in the outbox to say so.
-			was, _ := db.reg.DecodeSnapshot(kind, newest.Snapshot)
+			was, _ := db.Registry().DecodeSnapshot(kind, newest.Snapshot)
 			return store.Errorf(store.EINVALID, "document %d was under document %v, which is deleted in this copy: restore document %v first, then document %d",
 				id, was["parent_id"], was["parent_id"], id)
 		}
 		if plan.Parent != 0 {
-			if err := db.reg.CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
+			if err := db.Registry().CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}
@@ -219,12 +219,13 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			}
 		}
 		// A ref to a record deleted since: refused, as a save of it is.
-		if err := db.reg.CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
+		if err := db.Registry().CheckRefs(kind, plan.Values, func(k store.Kind, id int64) (bool, error) {
 			return db.recordExists(ctx, tx, k, id)
 		}); err != nil {
 			return err
 		}
-		q, args, folds, err := db.insertStatement(kind, id, plan.Values, plan.Extra)
+		reg := db.Registry()
+		q, args, folds, err := db.insertStatement(reg, kind, id, plan.Values, plan.Extra)
 		if err != nil {
 			return err
 		}
@@ -234,7 +235,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, append(args, plan.Version, formatTime(tx.now), actor.Name)...))
+		rec, err := db.scanRecord(reg, kind, tx.QueryRowContext(ctx, q, append(args, plan.Version, formatTime(tx.now), actor.Name)...))
 		if err != nil {
 			return err
 		}
@@ -243,10 +244,10 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		if err := writeFolds(ctx, tx, db.reg, kind, id, folds); err != nil {
+		if err := writeFolds(ctx, tx, reg, kind, id, folds); err != nil {
 			return err
 		}
-		row, err := db.reg.NewRestoredRow(rec, actor.Name, tx.now)
+		row, err := db.Registry().NewRestoredRow(rec, actor.Name, tx.now)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 // A live lease on the tree group of the document, or of the new parent, must be presented
 // with its token (m.LeaseToken, m.ParentLeaseToken): the token binds, not the holder's name.
 func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store.Move) (*store.UpdateResult, error) {
-	p, err := db.reg.PlanMove(ctx, kind, m)
+	p, err := db.Registry().PlanMove(ctx, kind, m)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func (db *DB) MoveRecord(ctx context.Context, kind store.Kind, id int64, m store
 	var res *store.UpdateResult
 	err = db.inTx(ctx, what, func(tx *tx) error {
 		var err error
-		res, err = db.reg.RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t})
+		res, err = db.Registry().RunMove(id, m, p, moveSteps{ctx, db, tx, kind, t})
 		return err
 	})
 	if err != nil {
@@ -61,9 +61,10 @@ func (s moveSteps) CheckMove(id, parent int64) error {
 }
 
 func (s moveSteps) Write(p *store.MovePlan, id int64, parent any) (*store.Record, error) {
-	rec, err := s.db.scanRecord(s.kind, s.tx.QueryRowContext(s.ctx,
+	reg := s.db.Registry()
+	rec, err := s.db.scanRecord(reg, s.kind, s.tx.QueryRowContext(s.ctx,
 		`UPDATE `+s.table+` SET parent_id = ?, version = version + 1, updated_at = ?, updated_by = ?
-		 WHERE id = ? RETURNING `+s.db.selectList(s.kind),
+		 WHERE id = ? RETURNING `+s.db.selectList(reg, s.kind),
 		parent, formatTime(s.tx.now), p.Actor.Name, id))
 	if err != nil {
 		return nil, err

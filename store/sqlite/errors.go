@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -42,6 +43,9 @@ func mapErr(what string, err error) error {
 		return store.Errorf(store.EINVALID, "%s: %w", what, err)
 	case code&0xff == sqlite3.SQLITE_BUSY, code&0xff == sqlite3.SQLITE_LOCKED:
 		return store.Errorf(store.EBUSY, "%s: the database stayed locked by another writer; try again: %w", what, err)
+	case code == sqlite3.SQLITE_ERROR && strings.Contains(err.Error(), "no such column"):
+		// A handle opened before a schema change that renamed or dropped a field it writes.
+		return store.Errorf(store.EINVALID, "%s: the store's schema changed since this client opened it (%v); open the store again", what, err)
 	case code&0xff == sqlite3.SQLITE_NOTADB:
 		// The file is something else (a text file given as --db): the caller's mistake.
 		return store.Errorf(store.EINVALID, "%s: the file is not a tandem (SQLite) database: %w", what, err)

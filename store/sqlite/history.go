@@ -54,7 +54,7 @@ func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, acto
 	if err != nil {
 		return fmt.Errorf("read history tail: %w", err)
 	}
-	h, err := db.reg.NewHistoryRow(rec, actor.HistoryName(), tx.now, fields, tail, pre)
+	h, err := db.Registry().NewHistoryRow(rec, actor.HistoryName(), tx.now, fields, tail, pre)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (db *DB) FindHistoryPage(ctx context.Context, kind store.Kind, id int64, q 
 			string(kind), id, from, to)
 		return rs, mapErr(what, err)
 	}
-	return db.reg.ReadHistoryPage(kind, id, q, heads, rows)
+	return db.Registry().ReadHistoryPage(kind, id, q, heads, rows)
 }
 
 // sqlLimit is a LIMIT for n rows, 0 meaning all of them (SQLite reads -1 as no limit).
@@ -287,7 +287,7 @@ func (db *DB) FindVersion(ctx context.Context, kind store.Kind, id, v int64) (*s
 	if err != nil {
 		return nil, mapErr(what, err)
 	}
-	return db.reg.RebuildVersion(kind, id, v, rows)
+	return db.Registry().RebuildVersion(kind, id, v, rows)
 }
 
 // FindOps returns the operation log of a record (writes without a history version), newest first.

@@ -142,7 +142,7 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 	if err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckLeaseRequest(r); err != nil {
+	if err := db.Registry().CheckLeaseRequest(r); err != nil {
 		return nil, err
 	}
 	if err := db.refuseOnCopy(ctx); err != nil {

@@ -313,8 +313,8 @@ func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) erro
 	if err != nil {
 		return err
 	}
-	row, folds := splitFolds(db.reg, kind, db.reg.RefoldColumns(kind, rec.Fields))
-	if err := writeFolds(ctx, t, db.reg, kind, id, folds); err != nil {
+	row, folds := splitFolds(db.Registry(), kind, db.Registry().RefoldColumns(kind, rec.Fields))
+	if err := writeFolds(ctx, t, db.Registry(), kind, id, folds); err != nil {
 		return err
 	}
 	for _, c := range row {
@@ -334,7 +334,7 @@ func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) erro
 
 // isKeyColumn reports whether col is the key column of one of kind's unique fields.
 func (db *DB) isKeyColumn(kind store.Kind, col string) bool {
-	for _, f := range db.reg.UniqueFields(kind) {
+	for _, f := range db.Registry().UniqueFields(kind) {
 		if store.UniqueKeyColumn(f.Name) == col {
 			return true
 		}

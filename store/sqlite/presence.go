@@ -18,7 +18,7 @@ func (db *DB) Announce(ctx context.Context, r store.PresenceRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := db.reg.CheckPresence(r); err != nil {
+	if err := db.Registry().CheckPresence(r); err != nil {
 		return err
 	}
 	ttl := fmt.Sprintf("+%.3f seconds", r.TTL.Seconds())
@@ -50,7 +50,7 @@ func (db *DB) Leave(ctx context.Context, session string) error {
 
 // FindPresence returns the live presences f selects, by record, then oldest first.
 func (db *DB) FindPresence(ctx context.Context, f store.PresenceFilter) ([]store.Presence, error) {
-	if err := db.reg.CheckPresenceFilter(f); err != nil {
+	if err := db.Registry().CheckPresenceFilter(f); err != nil {
 		return nil, err
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT kind, record_id, session, holder, since, expires_at FROM presence

@@ -35,8 +35,9 @@ func (db *DB) findRecord(ctx context.Context, q querier, kind store.Kind, id int
 	if err != nil {
 		return nil, err
 	}
-	row := q.QueryRowContext(ctx, "SELECT "+db.selectList(kind)+" FROM "+t+" WHERE id = ?", id)
-	r, err := db.scanRecord(kind, row)
+	reg := db.Registry()
+	row := q.QueryRowContext(ctx, "SELECT "+db.selectList(reg, kind)+" FROM "+t+" WHERE id = ?", id)
+	r, err := db.scanRecord(reg, kind, row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.Errorf(store.ENOTFOUND, "%s %d not found", kind, id)
 	}
@@ -50,7 +51,8 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 			return nil, err
 		}
 	}
-	q, args, err := db.findQuery(f)
+	reg := db.Registry()
+	q, args, err := db.findQuery(reg, f)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	defer rows.Close()
 	var out []*store.Record
 	for rows.Next() {
-		r, err := db.scanRecord(f.Kind, rows)
+		r, err := db.scanRecord(reg, f.Kind, rows)
 		if err != nil {
 			return nil, mapErr("find "+string(f.Kind)+"s", err)
 		}
@@ -74,7 +76,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 }
 
 // findQuery returns the query FindRecords runs for f, and its arguments.
-func (db *DB) findQuery(f store.Filter) (string, []any, error) {
+func (db *DB) findQuery(reg *store.Registry, f store.Filter) (string, []any, error) {
 	t, err := db.table(f.Kind)
 	if err != nil {
 		return "", nil, err
@@ -96,7 +98,7 @@ func (db *DB) findQuery(f store.Filter) (string, []any, error) {
 			args = append(args, id)
 		}
 	}
-	if err := db.reg.CheckSort(f); err != nil {
+	if err := db.Registry().CheckSort(f); err != nil {
 		return "", nil, err
 	}
 	order := "id"
@@ -119,7 +121,7 @@ func (db *DB) findQuery(f store.Filter) (string, []any, error) {
 		where = append(where, "id > ?")
 		args = append(args, f.AfterID)
 	}
-	q := "SELECT " + db.selectList(f.Kind) + " FROM " + t
+	q := "SELECT " + db.selectList(reg, f.Kind) + " FROM " + t
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -148,11 +150,12 @@ func (db *DB) CountRecords(ctx context.Context, kind store.Kind) (int, error) {
 // version 1 (unless inside WithoutHistory); every create adds a "created" change. In a
 // working copy, EINVALID for what store.CheckCopyCreate refuses.
 func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Values, opts ...store.CreateOptions) (*store.Record, error) {
-	p, err := db.reg.PlanCreate(ctx, kind, vals, opts)
+	p, err := db.Registry().PlanCreate(ctx, kind, vals, opts)
 	if err != nil {
 		return nil, err
 	}
-	q, args, folds, err := db.insertStatement(kind, p.ID, p.Values, p.Extra)
+	reg := db.Registry()
+	q, args, folds, err := db.insertStatement(reg, kind, p.ID, p.Values, p.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +176,7 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 			}
 		}
 		var err error
-		if rec, err = db.reg.RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, q, args, folds}); err != nil {
+		if rec, err = db.Registry().RunCreate(p, createSteps{parentSteps{ctx, db, tx, kind}, kind, q, args, folds, reg}); err != nil {
 			return err
 		}
 		if p.Key != "" {
@@ -214,6 +217,7 @@ type createSteps struct {
 	q     string // the INSERT (insertStatement), made before the transaction
 	args  []any
 	folds map[string]string
+	reg   *store.Registry // the schema q was made with
 }
 
 func (s createSteps) CheckFreeID(id int64) error { return s.db.checkFreeID(s.ctx, s.tx, s.kind, id) }
@@ -242,11 +246,11 @@ func (db *DB) recordExists(ctx context.Context, tx *tx, kind store.Kind, id int6
 
 func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	a := append(slices.Clone(s.args), int64(1), formatTime(s.tx.now), p.Actor.Name)
-	rec, err := s.db.scanRecord(s.kind, s.tx.QueryRowContext(s.ctx, s.q, a...))
+	rec, err := s.db.scanRecord(s.reg, s.kind, s.tx.QueryRowContext(s.ctx, s.q, a...))
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFolds(s.ctx, s.tx, s.db.reg, s.kind, rec.ID, s.folds); err != nil {
+	if err := writeFolds(s.ctx, s.tx, s.reg, s.kind, rec.ID, s.folds); err != nil {
 		return nil, err
 	}
 	return rec, s.db.logWrite(s.ctx, s.tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
@@ -275,13 +279,13 @@ func (db *DB) checkFreeID(ctx context.Context, tx *tx, kind store.Kind, id int64
 // lets SQLite choose the id. The folded columns among extra are not the row's: they are
 // returned as folds, which the caller writes with writeFolds once the row has its id. It is
 // made outside the transaction where it can be.
-func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, map[string]string, error) {
+func (db *DB) insertStatement(reg *store.Registry, kind store.Kind, id int64, vals store.Values, extra []store.Column) (string, []any, map[string]string, error) {
 	t, err := db.table(kind)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	extra, folds := splitFolds(db.reg, kind, extra)
-	fields := db.reg.Fields(kind)
+	extra, folds := splitFolds(reg, kind, extra)
+	fields := reg.Fields(kind)
 	cols := make([]string, 0, len(fields)+len(extra)+4)
 	args := make([]any, 0, cap(cols))
 	if id != 0 {
@@ -299,7 +303,7 @@ func (db *DB) insertStatement(kind store.Kind, id int64, vals store.Values, extr
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
-		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(kind)
+		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(reg, kind)
 	return q, args, folds, nil
 }
 
@@ -311,7 +315,7 @@ func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64
 	if err != nil {
 		return err
 	}
-	if _, err := db.reg.Field(kind, field); err != nil {
+	if _, err := db.Registry().Field(kind, field); err != nil {
 		return err
 	}
 	var (
@@ -340,13 +344,13 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
-	if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, err
 	}
 	if wc, err := db.copyWriter(ctx, actor); err != nil {
 		return nil, err
 	} else if wc != nil {
-		if err := db.reg.CheckCopySave(wc, kind, actor, u); err != nil {
+		if err := db.Registry().CheckCopySave(wc, kind, actor, u); err != nil {
 			return nil, err
 		}
 	}
@@ -410,6 +414,7 @@ type relativeSave struct {
 	cols   int                 // the columns the UPDATE returns
 	change []driver.NamedValue // insertChange's, but the version and the time
 	key    []driver.NamedValue // completeKey's, but the result and the times; nil without a key
+	reg    *store.Registry     // the schema the UPDATE's select list is of
 	result []byte              // the key's result (store.KeyResult's JSON) up to the version
 	row    rawRow              // what the last run's UPDATE returned; nil when it matched nothing
 }
@@ -443,8 +448,8 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 	if err != nil {
 		return nil
 	}
-	s := &relativeSave{kind: kind, id: id, u: u, actor: actor, names: sortedKeys(u.Add)}
-	groups := db.reg.UpdateGroups(kind, u)
+	s := &relativeSave{kind: kind, id: id, u: u, actor: actor, names: sortedKeys(u.Add), reg: db.Registry()}
+	groups := db.Registry().UpdateGroups(kind, u)
 	keyed := u.IdempotencyKey != ""
 	args := make([]any, 0, 2*len(s.names)+len(groups)+8)
 	for _, n := range s.names {
@@ -454,7 +459,7 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 	args = append(args, "", actor.Name, id)
 	for _, n := range s.names {
 		d := u.Add[n]
-		f, err := db.reg.Field(kind, n)
+		f, err := db.Registry().Field(kind, n)
 		if err != nil || d == 0 || d == math.MinInt64 {
 			return nil
 		}
@@ -478,8 +483,8 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), nil, actor.Name, "", "")
 		s.result = keyResultPrefix(kind, id)
 	}
-	s.query, s.update = db.relativeQuery(kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
-	s.cols = len(db.reg.Fields(kind)) + 4 // id, the fields, version, updated_at, updated_by
+	s.query, s.update = db.relativeQuery(s.reg, kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
+	s.cols = len(s.reg.Fields(kind)) + 4 // id, the fields, version, updated_at, updated_by
 	s.change = namedValues(string(store.EventSaved), string(kind), id, int64(0), actor.Name, string(actor.Role),
 		jsonText(s.names), jsonText(u.Add), false, "")
 	return s
@@ -489,8 +494,9 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 // in table t, with deltas add (only their signs shape it), groups written groups and a key
 // or not: the statement newRelativeSave's arguments fill. The text depends on nothing
 // else, so it is made once per shape (relQueries).
-func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[string]int64, groups int, keyed bool) string {
+func (db *DB) relativeQuery(reg *store.Registry, kind store.Kind, t string, names []string, add map[string]int64, groups int, keyed bool) string {
 	var k strings.Builder
+	fmt.Fprintf(&k, "%p", reg) // the select list is of one schema (a schema change swaps it)
 	k.WriteString(string(kind))
 	for _, n := range names {
 		k.WriteByte(0)
@@ -520,7 +526,7 @@ func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[s
 		} else {
 			q.WriteString(" AND " + quoteIdent(n) + " >= ?")
 		}
-		if f, err := db.reg.Field(kind, n); err == nil && f.Type == store.TypeMoney {
+		if f, err := db.Registry().Field(kind, n); err == nil && f.Type == store.TypeMoney {
 			q.WriteString(" AND " + quoteIdent(n) + " >= ?")
 		}
 	}
@@ -530,7 +536,7 @@ func (db *DB) relativeQuery(kind store.Kind, t string, names []string, add map[s
 	if keyed {
 		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
 	}
-	q.WriteString(" RETURNING " + db.selectList(kind))
+	q.WriteString(" RETURNING " + db.selectList(reg, kind))
 	db.relQueries.Store(key, q.String())
 	return q.String()
 }
@@ -587,7 +593,7 @@ func (s *relativeSave) record(db *DB) (*store.Record, error) {
 	if s.row == nil {
 		return nil, fmt.Errorf("%s %d: no row of the relative save to decode", s.kind, s.id)
 	}
-	return db.scanRecord(s.kind, s.row)
+	return db.scanRecord(s.reg, s.kind, s.row)
 }
 
 // keyResultPrefix returns store.KeyResult's JSON of a save of kind id that changed the
@@ -631,11 +637,11 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		if u.BaseVersion == 0 {
 			u.BaseVersion = cur.Version
 		}
-		if err := db.reg.CheckUpdate(kind, actor.Role, u); err != nil {
+		if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
 			return err
 		}
 		if wc != nil {
-			if err := db.reg.CheckCopySave(wc, kind, actor, u); err != nil {
+			if err := db.Registry().CheckCopySave(wc, kind, actor, u); err != nil {
 				return err
 			}
 		}
@@ -659,7 +665,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		return nil, err
 	}
 	var hash string
-	groups := db.reg.UpdateGroups(kind, u)
+	groups := db.Registry().UpdateGroups(kind, u)
 	cur, seen, err := db.findFields(ctx, tx, kind, id, u.FieldNames(), groups, u.IdempotencyKey)
 	if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
 		return nil, err
@@ -687,7 +693,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			return nil, err
 		}
 	}
-	plan, err := db.reg.PlanUpdate(cur, u)
+	plan, err := db.Registry().PlanUpdate(cur, u)
 	if err != nil {
 		return nil, err
 	}
@@ -702,7 +708,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		}
 		res = store.Unchanged(rec)
 	} else {
-		if err := db.reg.CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
+		if err := db.Registry().CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
 			return nil, err
 		}
 		// One UPDATE: the changed fields only, the relative changes as expressions, the version.
@@ -711,7 +717,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			args []any
 		)
 		for _, name := range sortedKeys(plan.Set) {
-			f, err := db.reg.Field(kind, name)
+			f, err := db.Registry().Field(kind, name)
 			if err != nil {
 				return nil, err
 			}
@@ -727,7 +733,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			args = append(args, plan.Keys[field])
 		}
 		for _, name := range sortedKeys(plan.Add) {
-			if _, err := db.reg.Field(kind, name); err != nil {
+			if _, err := db.Registry().Field(kind, name); err != nil {
 				return nil, err
 			}
 			sets = append(sets, quoteIdent(name)+" = "+quoteIdent(name)+" + ?")
@@ -737,8 +743,9 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 		args = append(args, formatTime(tx.now), actor.Name, id, cur.Version)
 		// The version condition cannot fail under the write lock; it stays as the guard that
 		// nothing changed between the read above and this write.
-		q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.selectList(kind)
-		rec, err := db.scanRecord(kind, tx.QueryRowContext(ctx, q, args...))
+		reg := db.Registry()
+		q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.selectList(reg, kind)
+		rec, err := db.scanRecord(reg, kind, tx.QueryRowContext(ctx, q, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
 		}
@@ -746,7 +753,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			return nil, err
 		}
 		// The folds of the written fields, and only theirs, in their side tables.
-		if err := writeFolds(ctx, tx, db.reg, kind, id, plan.Folds); err != nil {
+		if err := writeFolds(ctx, tx, db.Registry(), kind, id, plan.Folds); err != nil {
 			return nil, err
 		}
 		var deltas map[string]int64
@@ -754,7 +761,7 @@ func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u
 			deltas = plan.Add
 		}
 		if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, plan.FieldNames(), deltas,
-			db.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
+			db.Registry().PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
 			return nil, err
 		}
 		res = &store.UpdateResult{Record: rec, Version: rec.Version}
@@ -790,7 +797,7 @@ func (db *DB) findFields(ctx context.Context, tx *tx, kind store.Kind, id int64,
 	}
 	fields := make([]*store.Field, len(names))
 	for i, name := range names {
-		if fields[i], err = db.reg.Field(kind, name); err != nil {
+		if fields[i], err = db.Registry().Field(kind, name); err != nil {
 			return nil, seen, err
 		}
 	}

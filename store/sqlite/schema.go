@@ -103,7 +103,7 @@ func (db *DB) loadSchema(ctx context.Context, asked *store.Registry) error {
 	if err != nil {
 		return err
 	}
-	db.reg = reg
+	db.reg.Store(reg)
 	return nil
 }
 

@@ -57,7 +57,7 @@ func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 // lookupCondition is searchCondition for the folded query q, looked up in the trigram
 // indexes when indexed, else by instr() on the side tables' rows.
 func (db *DB) lookupCondition(f store.Filter, q string, indexed bool) (string, []any, error) {
-	fields := db.reg.SearchFields(f.Kind)
+	fields := db.Registry().SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "0", nil, nil // a registry that searches no field finds nothing
 	}
@@ -71,7 +71,7 @@ func (db *DB) lookupCondition(f store.Filter, q string, indexed bool) (string, [
 	for _, sf := range fields {
 		var lookup, id string
 		if indexed {
-			st, err := searchTable(db.reg, f.Kind, sf.Name)
+			st, err := searchTable(db.Registry(), f.Kind, sf.Name)
 			if err != nil {
 				return "", nil, err
 			}
@@ -79,7 +79,7 @@ func (db *DB) lookupCondition(f store.Filter, q string, indexed bool) (string, [
 			lookup, id = "SELECT rowid FROM "+st+" WHERE "+st+" MATCH ?", "rowid"
 			args = append(args, ftsPhrase(q))
 		} else {
-			ft, err := foldTable(db.reg, f.Kind, sf.Name)
+			ft, err := foldTable(db.Registry(), f.Kind, sf.Name)
 			if err != nil {
 				return "", nil, err
 			}
@@ -123,7 +123,7 @@ var scanShare int64 = 4
 // two fields counts twice: the choice leans to the scan, and either finds the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
-	fields := db.reg.SearchFields(f.Kind)
+	fields := db.Registry().SearchFields(f.Kind)
 	if len(fields) == 0 || !store.IndexedQuery(folded) {
 		return db.searchCondition(f)
 	}
@@ -148,7 +148,7 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 	phrase := ftsPhrase(folded)
 	found := int64(0)
 	for _, sf := range fields {
-		st, err := searchTable(db.reg, f.Kind, sf.Name)
+		st, err := searchTable(db.Registry(), f.Kind, sf.Name)
 		if err != nil {
 			return "", nil, err
 		}

@@ -29,7 +29,7 @@ func TestSearch_UsesTheIndex(t *testing.T) {
 		return queryPlan(t, db, "SELECT id FROM products WHERE "+cond+" ORDER BY id LIMIT 200", args)
 	}
 	p := plan(store.Filter{Kind: store.KindProduct, Search: "Lamp", AfterID: 10, Limit: 200})
-	for _, f := range db.reg.SearchFields(store.KindProduct) {
+	for _, f := range db.Registry().SearchFields(store.KindProduct) {
 		if !strings.Contains(p, "SCAN products_"+f.Name+"_fts VIRTUAL TABLE INDEX") {
 			t.Errorf("plan does not look %s up in its index:\n%s", f.Name, p)
 		}
@@ -41,7 +41,7 @@ func TestSearch_UsesTheIndex(t *testing.T) {
 	if strings.Contains(p, "_fts") {
 		t.Errorf("a query shorter than a trigram cannot use the index, plan:\n%s", p)
 	}
-	for _, f := range db.reg.SearchFields(store.KindProduct) {
+	for _, f := range db.Registry().SearchFields(store.KindProduct) {
 		if !strings.Contains(p, "SCAN products_"+f.Name+"_search") {
 			t.Errorf("a short query does not scan the side table of %s:\n%s", f.Name, p)
 		}

@@ -22,7 +22,7 @@ func TestSort_ReadsAnIndex(t *testing.T) {
 	}
 	defer db.Close()
 	for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
-		fields := db.reg.SortFields(kind)
+		fields := db.Registry().SortFields(kind)
 		if len(fields) == 0 {
 			t.Fatalf("no sort fields for %ss", kind)
 		}
@@ -37,7 +37,7 @@ func TestSort_ReadsAnIndex(t *testing.T) {
 				{Kind: kind, Sort: sf.Name, AfterValue: after, AfterID: 7, Limit: 200},
 				{Kind: kind, Sort: sf.Name, Desc: true, AfterValue: after, AfterID: 7, Limit: 200},
 			} {
-				q, args, err := db.findQuery(f)
+				q, args, err := db.findQuery(db.Registry(), f)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -29,7 +29,7 @@ var streamPage = 5000
 // SQLite's stepping and the consumer's formatting run on two cores at once. fn is always
 // called on the caller's goroutine, one record after the other.
 func (db *DB) StreamRecords(ctx context.Context, f store.Filter, names []string, fn func(*store.Record) error) error {
-	fields, err := db.reg.StreamFields(f, names)
+	fields, err := db.Registry().StreamFields(f, names)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ CREATE TABLE wc_stale ( -- source records not written yet: a local record holds 
 `
 
 // copyColumns returns the columns a working copy tracks for kind (store.Registry.CopyColumns).
-func (db *DB) copyColumns(kind store.Kind) []*store.Field { return db.reg.CopyColumns(kind) }
+func (db *DB) copyColumns(kind store.Kind) []*store.Field { return db.Registry().CopyColumns(kind) }
 
 // jsonObject returns SQL that builds a JSON object of fs from the row alias (old or new).
 func jsonObject(alias string, fs []*store.Field) string {
@@ -178,7 +178,7 @@ func (db *DB) decodeValues(kind store.Kind, s string) (store.Values, error) {
 	}
 	out := make(store.Values, len(m))
 	for name, raw := range m {
-		f, err := db.reg.Field(kind, name)
+		f, err := db.Registry().Field(kind, name)
 		if err != nil {
 			continue // a field the registry no longer has
 		}
@@ -217,7 +217,7 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		}
 		// A copy's records are written by its clone and syncs, outside the write
 		// connection (bulk.go): no write to them is taken for another program's.
-		if err := dropOutside(ctx, tx, db.reg); err != nil {
+		if err := dropOutside(ctx, tx, db.Registry()); err != nil {
 			return err
 		}
 		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
@@ -844,7 +844,7 @@ func (db *DB) sourceRow(r *store.Record) ([]string, []any, error) {
 // sourceColumns returns the columns of sourceRow's row of a record of kind, the same for
 // every record of the kind.
 func (db *DB) sourceColumns(kind store.Kind) []string {
-	fields := db.reg.Fields(kind)
+	fields := db.Registry().Fields(kind)
 	cols := make([]string, 0, len(fields)+5)
 	cols = append(cols, "id")
 	for _, f := range fields {
@@ -860,7 +860,7 @@ func (db *DB) sourceColumns(kind store.Kind) []string {
 // sourceColumns(r.Kind).
 func (db *DB) appendSourceValues(args []any, r *store.Record) ([]any, error) {
 	args = append(args, r.ID)
-	for _, f := range db.reg.Fields(r.Kind) {
+	for _, f := range db.Registry().Fields(r.Kind) {
 		v, ok := r.Fields[f.Name]
 		if !ok {
 			v = f.Zero()
@@ -1430,7 +1430,7 @@ func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int6
 // queueResolution adds the outbox entries that take a resolution to the source
 // (store.Registry.ResolutionEntries).
 func (db *DB) queueResolution(ctx context.Context, tx *wcTx, c store.CopyConflict, vals store.Values, actor string) error {
-	for _, e := range db.reg.ResolutionEntries(c, vals) {
+	for _, e := range db.Registry().ResolutionEntries(c, vals) {
 		b, err := db.encodeValues(c.Kind, e.Before)
 		if err != nil {
 			return err

@@ -190,7 +190,7 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k store.RecordKey, bas
 		delete(r.Fields, store.ParentField)
 		theirs = &r
 	}
-	changed, conflict := db.reg.RepushFields(k.Kind, b, mine, theirs.Fields)
+	changed, conflict := db.Registry().RepushFields(k.Kind, b, mine, theirs.Fields)
 	if err := applying(ctx, tx, true); err != nil {
 		return 0, 0, err
 	}
@@ -235,7 +235,7 @@ func (db *DB) repushDelete(ctx context.Context, tx *wcTx, e *store.OutboxEntry, 
 	if theirs == nil {
 		return 0, nil
 	}
-	if !db.reg.DeleteStillHolds(e.Kind, e.Before, theirs.Fields) {
+	if !db.Registry().DeleteStillHolds(e.Kind, e.Before, theirs.Fields) {
 		return 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyDelete, Kind: e.Kind, ID: e.ID, Reason: store.DeletedHere,
 			Base: e.Before, Mine: e.Before, Theirs: theirs.Fields, BaseVersion: theirs.Version, TheirsVersion: theirs.Version, Actor: e.Actor, At: e.At})
 	}
