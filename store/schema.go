@@ -73,8 +73,8 @@ const (
 	// table of folded text and full-text index, and a database opens (SQLite parses its
 	// schema on every connection) and makes them in time that grows with their number.
 	MaxSearchFields = 512
-	maxNameLen       = 48
-	maxTableBytes    = 63 // PostgreSQL cuts longer names short (NAMEDATALEN - 1)
+	maxNameLen      = 48
+	maxTableBytes   = 63 // PostgreSQL cuts longer names short (NAMEDATALEN - 1)
 )
 
 // LoadRegistry reads a schema file, or returns the sample schema when path is empty. A file
