@@ -613,6 +613,17 @@ func (r *Registry) UniqueFields(kind Kind) []*Field {
 	return out
 }
 
+// IsKeyColumn reports whether col is the key column (UniqueKeyColumn) of one of kind's
+// unique fields.
+func (r *Registry) IsKeyColumn(kind Kind, col string) bool {
+	for _, f := range r.UniqueFields(kind) {
+		if UniqueKeyColumn(f.Name) == col {
+			return true
+		}
+	}
+	return false
+}
+
 // UniqueKeyColumn returns the column that holds a unique field's key (SKUKey of its value)
 // under a UNIQUE index: sku_key for sku.
 func UniqueKeyColumn(field string) string { return field + "_key" }

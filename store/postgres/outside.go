@@ -285,7 +285,7 @@ func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) 
 	var args []any
 	for _, c := range cols {
 		v := c.Value
-		if db.isKeyColumn(kind, c.Name) {
+		if db.Registry().IsKeyColumn(kind, c.Name) {
 			var taken bool
 			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE "+ident(c.Name)+" = $1 AND id <> $2)", v, id).Scan(&taken); err != nil {
 				return err
@@ -304,14 +304,4 @@ func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) 
 		return fmt.Errorf("write the derived columns of %s %d: %w", kind, id, err)
 	}
 	return nil
-}
-
-// isKeyColumn reports whether col is the key column of one of kind's unique fields.
-func (db *DB) isKeyColumn(kind store.Kind, col string) bool {
-	for _, f := range db.Registry().UniqueFields(kind) {
-		if store.UniqueKeyColumn(f.Name) == col {
-			return true
-		}
-	}
-	return false
 }

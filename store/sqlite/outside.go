@@ -320,7 +320,7 @@ func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) erro
 	for _, c := range row {
 		q := "UPDATE " + tbl + " SET " + quoteIdent(c.Name) + " = ? WHERE id = ?"
 		_, err := t.ExecContext(ctx, q, c.Value, id)
-		if code, ok := sqliteCode(err); ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE && db.isKeyColumn(kind, c.Name) {
+		if code, ok := sqliteCode(err); ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE && db.Registry().IsKeyColumn(kind, c.Name) {
 			// Another record's unique value has this key: the outside write made a collision,
 			// which keeps the record apart as fillSKUKeys does.
 			_, err = t.ExecContext(ctx, q, c.Value+store.SKUKeySeparator+strconv.FormatInt(id, 10), id)
@@ -330,14 +330,4 @@ func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) erro
 		}
 	}
 	return nil
-}
-
-// isKeyColumn reports whether col is the key column of one of kind's unique fields.
-func (db *DB) isKeyColumn(kind store.Kind, col string) bool {
-	for _, f := range db.Registry().UniqueFields(kind) {
-		if store.UniqueKeyColumn(f.Name) == col {
-			return true
-		}
-	}
-	return false
 }
