@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -33,11 +32,11 @@ func PasswordServer(t testing.TB) (port int, received func() []string) {
 			if err != nil {
 				return
 			}
-			if pw, ok := askPassword(conn); ok {
+			askPassword(conn, func(pw string) {
 				mu.Lock()
 				got = append(got, pw)
 				mu.Unlock()
-			}
+			})
 		}
 	}()
 	t.Cleanup(func() {
@@ -52,38 +51,39 @@ func PasswordServer(t testing.TB) (port int, received func() []string) {
 }
 
 // askPassword plays the server's side of one connection's start: it asks for a password,
-// reads it and refuses it.
-func askPassword(conn net.Conn) (string, bool) {
+// reads it, hands it to record and only then refuses it, so a client that has seen the
+// refusal knows its password is recorded.
+func askPassword(conn net.Conn, record func(string)) {
 	defer conn.Close()
 	be := pgproto3.NewBackend(conn, conn)
 	for {
 		msg, err := be.ReceiveStartupMessage()
 		if err != nil {
-			return "", false
+			return
 		}
 		if _, ok := msg.(*pgproto3.StartupMessage); ok {
 			break
 		}
 		if _, err := conn.Write([]byte("N")); err != nil { // no TLS, no GSS encryption
-			return "", false
+			return
 		}
 	}
 	be.Send(&pgproto3.AuthenticationCleartextPassword{})
 	if err := be.Flush(); err != nil {
-		return "", false
+		return
 	}
 	if err := be.SetAuthType(pgproto3.AuthTypeCleartextPassword); err != nil {
-		return "", false
+		return
 	}
 	msg, err := be.Receive()
 	if err != nil {
-		return "", false
+		return
 	}
 	pm, ok := msg.(*pgproto3.PasswordMessage)
 	if !ok {
-		return "", false
+		return
 	}
+	record(pm.Password)
 	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: "password authentication failed"})
-	err = be.Flush()
-	return pm.Password, err == nil || errors.Is(err, net.ErrClosed)
+	_ = be.Flush() // the client may be gone already; what it sent is recorded
 }
