@@ -118,7 +118,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// command line (paths, DSNs, field names, values): defuse both. A driver's message
 		// may span lines; its continuation lines are indented, so that no echoed newline
 		// can forge a line of tandem's own.
-		msg := strings.TrimRight(safe.Text(redact(err.Error())), "\n")
+		msg := strings.TrimRight(safe.Text(redact(withWays(err.Error(), err))), "\n")
 		fmt.Fprintf(stderr, "tandem: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
