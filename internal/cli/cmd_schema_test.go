@@ -36,6 +36,19 @@ func testOwnSchema(t *testing.T, b backend) {
 	if !strings.Contains(out, "schema version 1: supplier, part and area") {
 		t.Errorf("init said %q, want the schema version and kinds", out)
 	}
+	// A command that takes a KIND lists the store's kinds in its help; help makes no store.
+	if out := mustTandem(t, dsn, "get", "--help"); !strings.Contains(out, ": supplier, part and area") {
+		t.Errorf("get --help on the store does not list its kinds:\n%s", out)
+	}
+	if b.name == "sqlite" {
+		none := filepath.Join(t.TempDir(), "none.db")
+		if out := mustTandem(t, none, "get", "--help"); strings.Contains(out, "Kinds in the store") {
+			t.Errorf("get --help without a store lists kinds:\n%s", out)
+		}
+		if _, err := os.Stat(none); !os.IsNotExist(err) {
+			t.Errorf("get --help made a store at %s (%v)", none, err)
+		}
+	}
 	if out := mustTandem(t, dsn, "create", "supplier", "code=ACME", "name=Acme"); !strings.Contains(out, "created supplier 1") {
 		t.Errorf("create said %q", out)
 	}
