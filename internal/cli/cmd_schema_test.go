@@ -86,7 +86,9 @@ func testOwnSchema(t *testing.T, b backend) {
 	mustTandem(t, dsn, "create", "area", "name=Top")
 	mustTandem(t, dsn, "create", "area", "name=Sub", "parent_id=1")
 	wantExit(t, "move an area under its child", tandem(t, dsn, "move", "1", "2"), exitUsage, "cycle")
-	if out := mustTandem(t, dsn, "move", "2", "root"); !strings.Contains(out, "moved area 2 under the root") {
+	wantExit(t, "move naming the kind, under its child", tandem(t, dsn, "move", "area", "1", "2"), exitUsage, "cycle")
+	wantExit(t, "move naming two kinds", tandem(t, dsn, "move", "area", "1", "2", "--kind", "part"), exitUsage, "two kinds")
+	if out := mustTandem(t, dsn, "move", "area", "2", "root"); !strings.Contains(out, "moved area 2 under the root") {
 		t.Errorf("move said %q", out)
 	}
 	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")
