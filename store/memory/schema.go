@@ -156,10 +156,8 @@ func (db *DB) countAffected(d *store.SchemaDiff) []store.LostValue {
 		}
 		recs := db.records[c.Kind]
 		name := c.Field
-		for _, rc := range d.Changes {
-			if rc.Op == store.OpRenameField && rc.Kind == c.Kind && rc.Field == c.Field && c.Op != store.OpDropField {
-				name = rc.From
-			}
+		if c.Op != store.OpDropField {
+			name = store.OldFieldName(d, c.Kind, c.Field)
 		}
 		f, _ := d.From.Field(c.Kind, name)
 		var n int64
