@@ -100,8 +100,9 @@ type editorModel struct {
 
 	lastDraft  time.Time
 	draftDirty bool
-	discarded  bool          // the person discarded the edits: nothing may write a draft again
-	created    *store.Record // the record this editor created, for the list's cursor
+	discarded  bool             // the person discarded the edits: nothing may write a draft again
+	created    *store.Record    // the record this editor created, for the list's cursor
+	schemaWait *editorSchemaMsg // a new schema the form waits to be rebuilt under (schema_reload.go)
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
