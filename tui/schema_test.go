@@ -394,3 +394,19 @@ func TestSchema_CreateSupplierAndPartWithPickedSupplier(t *testing.T) {
 		t.Fatalf("parts after the create: %+v", recs)
 	}
 }
+
+// A kind none of whose fields is searched (the parts schema's areas) says so at /, rather
+// than opening a filter that can only find nothing.
+func TestSchema_FilterOnKindWithoutSearch(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "area", store.Values{"name": "South"})
+	d := newDriver(t, s, "alice")
+	toTab(t, d, "areas")
+	d.waitFor("South")
+	d.key("/")
+	d.waitFor("areas have no field a search looks in")
+	d.typeText("Sou")
+	if !strings.Contains(d.screen(), "South") || strings.Contains(d.screen(), "/Sou") {
+		t.Errorf("the keys went into a filter:\n%s", d.screen())
+	}
+}
