@@ -2,9 +2,11 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -139,16 +141,28 @@ func (e *editorModel) applySchema(msg editorSchemaMsg) tea.Cmd {
 	if e.focus >= 0 && e.focus < len(e.fields) {
 		focused = e.fields[e.focus].f.Name
 	}
-	titles := e.titles
+	titles, old := e.titles, e.fields
 	e.buildForm(base)
 	e.titles = titles
 	kv, kd := map[string]string{}, map[string]int64{}
 	for _, fi := range e.fields {
-		if t, ok := oldTypes[fi.f.Name]; ok && t == fi.f.Type && changed[fi.f.Name] {
+		if t, ok := oldTypes[fi.f.Name]; ok && t == fi.f.Type && changed[fi.f.Name] && fi.readOnly == "" {
 			kv[fi.f.Name], kd[fi.f.Name] = vals[fi.f.Name], deltas[fi.f.Name]
 		}
 	}
 	e.setEditsOnly(kv, kd)
+	var lost []string
+	for _, fi := range old {
+		if changed[fi.f.Name] {
+			if _, kept := kv[fi.f.Name]; !kept {
+				lost = append(lost, fi.f.Name)
+			}
+		}
+	}
+	if len(lost) > 0 {
+		e.status.warn(fmt.Sprintf("the schema changed (version %d): your edits of %s are not kept (the field is gone, retyped or read-only now)",
+			msg.reg.Version(), safe.Line(strings.Join(lost, ", "))))
+	}
 	for i, fi := range e.fields {
 		if fi.f.Name == focused && (fi.readOnly == "" || fi.viewable()) {
 			e.focus = i

@@ -109,3 +109,32 @@ func TestSchemaReload_WaitsForTheDialog(t *testing.T) {
 		t.Errorf("the unsaved edit is gone after the dialog:\n%s", d.screen())
 	}
 }
+
+// A field dropped by a schema change leaves the form; the person is told that the edit
+// of it is not kept, and the edits of the other fields stay.
+func TestSchemaReload_DroppedFieldSaysEditLost(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	d := newDriver(t, s, "alice")
+	openRow(t, d, "Acme Tools", "supplier 1 · v1")
+	focusField(t, d, "name")
+	replaceField(d, "Acme Tooling")
+	focusField(t, d, "notes")
+	d.typeText("ships on fridays")
+	data, err := os.ReadFile(filepath.Join("..", "store", "testdata", "parts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "      - {name: notes,  type: text,   owner: editor, rule: text, search: true}\n", "", 1)
+	next, err := store.ParseRegistry("parts-notes", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplySchema(actorCtx("admin"), next, store.ApplyOptions{AllowDestructive: true}); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor("your edits of notes are not kept")
+	if scr := d.screen(); strings.Contains(scr, "ships on fridays") || !strings.Contains(scr, "Acme Tooling") {
+		t.Errorf("after notes was dropped the form shows:\n%s", scr)
+	}
+}
