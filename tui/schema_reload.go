@@ -87,6 +87,11 @@ func (l *listModel) onSchema(note string) tea.Cmd {
 	if _, err := reg.Field(l.kind, l.sort); l.sort != "" && err != nil {
 		l.sort, l.desc = "", false
 	}
+	for k, v := range l.views {
+		if _, err := reg.Field(k, v.sort); !reg.Has(k) || (v.sort != "" && err != nil) {
+			delete(l.views, k) // the tab shows by id again
+		}
+	}
 	l.status.info(note)
 	if l.loaded {
 		return l.reload()

@@ -138,3 +138,33 @@ func TestSchemaReload_DroppedFieldSaysEditLost(t *testing.T) {
 		t.Errorf("after notes was dropped the form shows:\n%s", scr)
 	}
 }
+
+// A tab kept sorted by a field a schema change drops lists by id when shown again, rather
+// than failing on a field the store no longer has.
+func TestSchemaReload_DroppedSortField(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	d := newDriver(t, s, "alice")
+	d.waitFor("Acme Tools")
+	d.key("s")
+	d.waitFor("by code ▲")
+	toTab(t, d, "parts")
+	data, err := os.ReadFile(filepath.Join("..", "store", "testdata", "parts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "      - {name: code,   type: string, owner: editor, rule: scalar, required: true, unique: true, max_chars: 32}\n", "", 1)
+	next, err := store.ParseRegistry("parts-code", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplySchema(actorCtx("admin"), next, store.ApplyOptions{AllowDestructive: true}); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor("the schema changed")
+	toTab(t, d, "suppliers")
+	d.waitFor("Acme Tools")
+	if scr := d.screen(); strings.Contains(scr, "by code") || strings.Contains(scr, "code") {
+		t.Errorf("the suppliers tab still follows the dropped code:\n%s", scr)
+	}
+}
