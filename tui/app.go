@@ -175,7 +175,7 @@ func (a *App) shutdown() error {
 type common struct {
 	ctx    context.Context // carries the actor
 	st     store.Store
-	reg    *store.Registry
+	reg    *store.Registry // swapped in Update by a schema change: a command reads c.st.Registry()
 	opts   Options
 	user   string
 	styles Styles

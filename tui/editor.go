@@ -263,7 +263,7 @@ func (e *editorModel) titlesCmd() tea.Cmd {
 			if err != nil {
 				return refTitleMsg{ed: e, ref: ref} // shown as the bare id
 			}
-			return refTitleMsg{ed: e, ref: ref, title: c.reg.TitleOf(r)}
+			return refTitleMsg{ed: e, ref: ref, title: c.st.Registry().TitleOf(r)}
 		})
 	}
 	return tea.Batch(cmds...)
