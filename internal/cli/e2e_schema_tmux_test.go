@@ -69,10 +69,22 @@ func (s *tmuxServer) waitScreen(name, what string, ok func(string) bool) string 
 // view; alice picks a part's supplier with the reference picker and moves an area in the
 // tree; then `schema apply` adds a field and a kind while bob's TUI is open on a supplier
 // with unsaved edits, and his TUI shows them without a restart.
+// It runs on SQLite, and on PostgreSQL when TANDEM_TEST_POSTGRES names a server.
 func TestE2E_OwnRecords(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dsn := filepath.Join(dir, "parts.db")
+			if b.name != "sqlite" {
+				dsn = b.dsn(t) // an empty schema of its own
+			}
+			ownRecords(t, dir, dsn)
+		})
+	}
+}
+
+func ownRecords(t *testing.T, dir, dsn string) {
 	tm := newTmuxServer(t)
-	dir := t.TempDir()
-	dsn := filepath.Join(dir, "parts.db")
 	schema := filepath.Join(dir, "parts.yaml")
 	yaml := readmeSchema(t)
 	if err := os.WriteFile(schema, []byte(yaml), 0o644); err != nil {
@@ -88,7 +100,7 @@ func TestE2E_OwnRecords(t *testing.T) {
 	mustTandem(t, dsn, "create", "area", "name=South")
 
 	tui := func(user string) string {
-		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db %s --user %s",
+		return fmt.Sprintf("exec env XDG_CACHE_HOME=%s TERM=xterm-256color %s --db '%s' --user %s",
 			filepath.Join(dir, "cache-"+user), binary, dsn, user)
 	}
 	tm.start("alice", tui("alice"))
