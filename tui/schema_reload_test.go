@@ -168,3 +168,43 @@ func TestSchemaReload_DroppedSortField(t *testing.T) {
 		t.Errorf("the suppliers tab still follows the dropped code:\n%s", scr)
 	}
 }
+
+// A save sent against the older schema, before the feed told the TUI of the change: after
+// an additive change it applies; after a field it saves was dropped it fails with the
+// store's message, and nothing is written.
+func TestSchemaReload_SaveAgainstOlderSchema(t *testing.T) {
+	s := newPartsStore(t)
+	id := mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	d := newDriver(t, quietFeed{s}, "alice")
+	openRow(t, d, "Acme Tools", "supplier 1 · v1")
+	focusField(t, d, "name")
+	replaceField(d, "Acme Tooling")
+	if _, err := s.ApplySchema(actorCtx("admin"), partsPlus(t), store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("ctrl+s")
+	d.waitFor("saved v2")
+	if r := mustFind(t, s, "supplier", id); r.Fields["name"] != "Acme Tooling" || r.Fields["country"] != "NL" {
+		t.Errorf("after the additive change the save wrote %v", r.Fields)
+	}
+
+	focusField(t, d, "notes")
+	d.typeText("ships on fridays")
+	data, err := os.ReadFile(filepath.Join("..", "store", "testdata", "parts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "      - {name: notes,  type: text,   owner: editor, rule: text, search: true}\n", "", 1)
+	next, err := store.ParseRegistry("parts-notes", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplySchema(actorCtx("admin"), next, store.ApplyOptions{AllowDestructive: true}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("ctrl+s")
+	d.waitFor("save: update supplier 1: unknown field supplier.notes") // the memory store's words
+	if r := mustFind(t, s, "supplier", id); r.Version != 2 {
+		t.Errorf("the refused save wrote v%d", r.Version)
+	}
+}
