@@ -60,8 +60,8 @@ func (a *App) onSchemaReloaded(msg schemaReloadedMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if msg.reg == nil || msg.reg == a.c.reg {
-		return nil
+	if msg.reg == nil || msg.reg == a.c.reg || msg.reg.Version() < a.c.reg.Version() {
+		return nil // nothing new, or an answer overtaken by a newer one
 	}
 	a.c.reg = msg.reg
 	a.c.keys = schemaKeys(DefaultKeyMap(), msg.reg)
