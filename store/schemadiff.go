@@ -367,6 +367,17 @@ type SchemaApplier interface {
 	ApplySchema(ctx context.Context, next *Registry, o ApplyOptions) (*ApplyResult, error)
 }
 
+// SchemaReloader is what a store offers, besides Store, to a client that learns of a schema
+// change another client made (an EventSchemaChanged on the feed).
+type SchemaReloader interface {
+	// ReloadSchema reads the store's newest schema and, when it is newer than the one the
+	// store runs, runs it from then on, as if opened again (an overlay given at open stays
+	// when it fits the new schema; EINVALID, changing nothing, when it does not). It returns
+	// the registry the store runs afterwards. EUNAVAILABLE or EBUSY when the store cannot
+	// be read.
+	ReloadSchema(ctx context.Context) (*Registry, error)
+}
+
 // ApplyOptions tune ApplySchema.
 type ApplyOptions struct {
 	// BaseVersion, when not 0, is the schema version the change was made against: an apply

@@ -175,7 +175,7 @@ func (a *App) shutdown() error {
 type common struct {
 	ctx    context.Context // carries the actor
 	st     store.Store
-	reg    *store.Registry
+	reg    *store.Registry // swapped in Update by a schema change: a command reads c.st.Registry()
 	opts   Options
 	user   string
 	styles Styles
@@ -371,6 +371,11 @@ func waitChange(ch <-chan store.Change) tea.Cmd {
 // Update routes msg, then keeps the editor's presence in step (presence.go).
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m, cmd := a.update(msg)
+	if a.editor != nil {
+		if r := a.editor.retrySchema(); r != nil {
+			cmd = tea.Batch(cmd, r)
+		}
+	}
 	if p := a.presenceCmd(msg); p != nil {
 		cmd = tea.Batch(cmd, p)
 	}
@@ -421,13 +426,20 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.c.ID > a.cursor {
 			a.cursor = msg.c.ID
 		}
-		cmds := []tea.Cmd{a.broadcast(msg)}
+		cmds := []tea.Cmd{a.broadcast(msg), a.onSchemaChange(msg.c)}
 		if a.feedCh != nil {
 			cmds = append(cmds, waitChange(a.feedCh))
 		}
 		return a, tea.Batch(cmds...)
 	case tickMsg:
 		return a, tea.Batch(tick(), a.broadcast(msg))
+	case schemaReloadedMsg:
+		return a, a.onSchemaReloaded(msg)
+	case editorSchemaMsg:
+		if msg.ed != a.editor {
+			return a, nil
+		}
+		return a, a.editor.applySchema(msg)
 	case pageMsg, refreshedMsg, leasesMsg, insertRowMsg:
 		return a, a.list.Update(msg)
 	case askDeleteMsg:

@@ -87,7 +87,7 @@ func restoreCmd(c *common, kind store.Kind, id int64, from screenID, subtree boo
 	return func() tea.Msg {
 		res, err := c.st.RestoreRecord(c.ctx, kind, id, store.Restore{})
 		msg := restoredMsg{kind: kind, id: id, res: res, err: err, from: from}
-		if err != nil || !c.reg.Tree(kind) {
+		if err != nil || !c.st.Registry().Tree(kind) {
 			return msg
 		}
 		ts, _, err := store.TreeDeletedWith(c.ctx, c.st, kind, id)

@@ -100,8 +100,9 @@ type editorModel struct {
 
 	lastDraft  time.Time
 	draftDirty bool
-	discarded  bool          // the person discarded the edits: nothing may write a draft again
-	created    *store.Record // the record this editor created, for the list's cursor
+	discarded  bool             // the person discarded the edits: nothing may write a draft again
+	created    *store.Record    // the record this editor created, for the list's cursor
+	schemaWait *editorSchemaMsg // a new schema the form waits to be rebuilt under (schema_reload.go)
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
@@ -262,7 +263,7 @@ func (e *editorModel) titlesCmd() tea.Cmd {
 			if err != nil {
 				return refTitleMsg{ed: e, ref: ref} // shown as the bare id
 			}
-			return refTitleMsg{ed: e, ref: ref, title: c.reg.TitleOf(r)}
+			return refTitleMsg{ed: e, ref: ref, title: c.st.Registry().TitleOf(r)}
 		})
 	}
 	return tea.Batch(cmds...)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -80,11 +81,31 @@ func (e *editorModel) refRowsCmd() tea.Cmd {
 			f.Sort = sf.Name
 		}
 	}
+	title := c.reg.TitleField(p.to)
+	byTitle := search != "" && title != "" && !slices.ContainsFunc(c.reg.SearchFields(p.to), func(sf *store.Field) bool { return sf.Name == title })
+	if byTitle {
+		// The store searches only the fields marked search, which the title is not: the
+		// picker matches the titles of the first refScanLimit records itself, as folded.
+		f.Search, f.Limit = "", refScanLimit
+	}
 	return func() tea.Msg {
 		recs, err := c.st.FindRecords(c.ctx, f)
+		if byTitle && err == nil {
+			q, all := store.SearchFold(search), recs
+			recs = nil
+			for _, r := range all {
+				if strings.Contains(store.FoldValue(r.Fields[title]), q) && len(recs) <= refPickLimit {
+					recs = append(recs, r)
+				}
+			}
+		}
 		return refRowsMsg{ed: e, gen: gen, search: search, recs: recs, err: err}
 	}
 }
+
+// refScanLimit bounds the records the picker reads to match titles itself (a target kind
+// whose title field is not searched).
+const refScanLimit = 5000
 
 func (e *editorModel) onRefRows(msg refRowsMsg) tea.Cmd {
 	p := e.refPick

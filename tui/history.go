@@ -152,7 +152,7 @@ func (h *historyModel) loadDiff() tea.Cmd {
 	if h.diff != nil && h.diff.version == v {
 		return nil
 	}
-	c, kind, id := h.c, h.kind, h.id
+	c, kind, id, reg := h.c, h.kind, h.id, h.c.reg
 	return func() tea.Msg {
 		vs, err := c.st.FindHistoryPage(c.ctx, kind, id, store.HistoryQuery{Before: v + 1, Limit: 2, Snapshots: true})
 		if err != nil || len(vs) == 0 || vs[0].Version != v {
@@ -165,7 +165,7 @@ func (h *historyModel) loadDiff() tea.Cmd {
 		if len(vs) > 1 {
 			prev, what = vs[1].Snapshot, fmt.Sprintf("v%d → v%d", vs[1].Version, v)
 		}
-		what, lines := versionDiff(c.reg, kind, vs[0], what, changeLines(c.reg, kind, prev, vs[0].Snapshot))
+		what, lines := versionDiff(reg, kind, vs[0], what, changeLines(reg, kind, prev, vs[0].Snapshot))
 		return historyDiffMsg{h: h, diff: &historyDiff{version: v, what: what, lines: lines}}
 	}
 }

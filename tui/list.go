@@ -461,6 +461,11 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		l.switchKind()
 		return tea.Batch(l.load(), l.loadLeases())
 	case key.Matches(msg, k.Filter):
+		if len(l.c.reg.SearchFields(l.kind)) == 0 {
+			// A search would find nothing at all: say why rather than list nothing.
+			l.status.warn(safe.Line(tabName(l.c.reg, l.kind)) + " have no field a search looks in (search: true in the schema)")
+			return nil
+		}
 		l.filtering = true
 		l.filter.SetValue(l.search)
 		l.filter.CursorEnd()

@@ -213,7 +213,8 @@ func columnCells(cols []listColumn, r *store.Record, titles map[refKey]string, s
 func refTitles(c *common, kind store.Kind, recs []*store.Record) map[refKey]string {
 	ids := map[store.Kind][]int64{}
 	out := map[refKey]string{}
-	for _, f := range columnCandidates(c.reg, kind) {
+	reg := c.st.Registry() // not c.reg: the app swaps that in Update when the schema changes
+	for _, f := range columnCandidates(reg, kind) {
 		if f.Type != store.TypeRef {
 			continue
 		}
@@ -233,7 +234,7 @@ func refTitles(c *common, kind store.Kind, recs []*store.Record) map[refKey]stri
 			continue
 		}
 		for _, r := range rs {
-			out[refKey{to, r.ID}] = c.reg.TitleOf(r)
+			out[refKey{to, r.ID}] = reg.TitleOf(r)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -393,4 +394,54 @@ func TestSchema_CreateSupplierAndPartWithPickedSupplier(t *testing.T) {
 	if len(recs) != 1 || recs[0].Fields["supplier"] != int64(1) || recs[0].Fields["label"] != "Spring" {
 		t.Fatalf("parts after the create: %+v", recs)
 	}
+}
+
+// A kind none of whose fields is searched (the parts schema's areas) says so at /, rather
+// than opening a filter that can only find nothing.
+func TestSchema_FilterOnKindWithoutSearch(t *testing.T) {
+	s := newPartsStore(t)
+	mustCreate(t, s, "area", store.Values{"name": "South"})
+	d := newDriver(t, s, "alice")
+	toTab(t, d, "areas")
+	d.waitFor("South")
+	d.key("/")
+	d.waitFor("areas have no field a search looks in")
+	d.typeText("Sou")
+	if !strings.Contains(d.screen(), "South") || strings.Contains(d.screen(), "/Sou") {
+		t.Errorf("the keys went into a filter:\n%s", d.screen())
+	}
+}
+
+// The reference picker finds a record by its title also when the schema does not mark the
+// title field search: typing narrows the list to the titles that hold the text.
+func TestSchema_PickByUnsearchedTitle(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "store", "testdata", "parts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "required: true, search: true}\n      - {name: rating", "required: true}\n      - {name: rating", 1)
+	reg, err := store.ParseRegistry("parts-unsearched", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reg.SearchFields("supplier")) != 1 {
+		t.Fatalf("supplier searches %d fields; the test wants notes alone", len(reg.SearchFields("supplier")))
+	}
+	s := memory.New(store.Options{Registry: reg, Now: func() time.Time { return t0 }})
+	t.Cleanup(func() { s.Close() })
+	mustCreate(t, s, "supplier", store.Values{"code": "ACME-01", "name": "Acme Tools"})
+	mustCreate(t, s, "supplier", store.Values{"code": "BOLT-07", "name": "Bolt Brothers"})
+	mustCreate(t, s, "part", store.Values{"label": "Hinge"})
+	d := newDriver(t, s, "alice")
+	toTab(t, d, "parts")
+	openRow(t, d, "Hinge", "part 1 · v1")
+	focusField(t, d, "supplier")
+	d.key("ctrl+o")
+	d.waitFor("2 · Bolt Brothers")
+	d.typeText("brot")
+	d.waitUntil("only Bolt Brothers listed", func() bool {
+		return !strings.Contains(d.screen(), "Acme Tools") && strings.Contains(selectedLine(d.screen()), "Bolt Brothers")
+	})
+	d.key("enter")
+	d.waitFor("supplier: supplier 2 · Bolt Brothers")
 }

@@ -296,3 +296,9 @@ func replaceName(names []string, from, to string) []string {
 	}
 	return names
 }
+
+// ReloadSchema returns the store's schema (store.SchemaReloader): every client of a memory
+// store shares it, so an apply is seen at once and there is nothing to read again.
+func (db *DB) ReloadSchema(ctx context.Context) (*store.Registry, error) {
+	return db.reg.Load(), nil
+}

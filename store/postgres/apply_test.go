@@ -505,3 +505,30 @@ func TestApplySchema_Retype(t *testing.T) {
 		t.Errorf("notes search table left: %d, %v", n, err)
 	}
 }
+
+// TestReloadSchema: a client opened before another client's schema change runs the new
+// schema once it reloads, and creates with the new field.
+func TestReloadSchema(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	old := mustOpenWith(t, dsn, nil)
+	ctx := store.WithActor(t.Context(), editor(t))
+	next := partsWith(t, statusLine, statusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5}\n")
+	if _, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := old.ReloadSchema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Version() != 2 || !reg.Same(next) || old.Registry() != reg {
+		t.Fatalf("reloaded registry = version %d; want the new schema at 2", reg.Version())
+	}
+	p, err := old.CreateRecord(ctx, "part", store.Values{"label": "Bolt", "weight": int64(7)})
+	if err != nil {
+		t.Fatalf("create with the new field after the reload: %v", err)
+	}
+	if got, err := db.FindRecord(ctx, "part", p.ID); err != nil || got.Fields["weight"] != int64(7) {
+		t.Errorf("part = %v, %v; want weight 7", got, err)
+	}
+}

@@ -82,6 +82,7 @@ type DB struct {
 	// regState is the store's registry and what is derived from it (useRegistry): swapped
 	// whole by a schema change while other goroutines read it.
 	regState  atomic.Pointer[schemaState]
+	given     *store.Registry // the registry it was opened with (store.Options.Registry), nil for none
 	now       func() time.Time
 	schema    string // the schema the store lives in (current_schema())
 	channel   string // the NOTIFY channel of this schema's change feed
@@ -186,6 +187,7 @@ func (db *DB) init(ctx context.Context, given *store.Registry) error {
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
+	db.given = given
 	if err := db.loadSchema(ctx, given); err != nil {
 		return err
 	}

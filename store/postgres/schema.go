@@ -92,7 +92,10 @@ func (db *DB) loadSchema(ctx context.Context, given *store.Registry) error {
 }
 
 // useRegistry makes reg the store's registry, with what is derived from it once.
-func (db *DB) useRegistry(reg *store.Registry) {
+func (db *DB) useRegistry(reg *store.Registry) { db.regState.Store(newSchemaState(reg)) }
+
+// newSchemaState returns reg with what is derived from it once.
+func newSchemaState(reg *store.Registry) *schemaState {
 	st := &schemaState{reg: reg, selects: selectLists(reg), uniqueIndexes: map[string]bool{}}
 	for _, k := range reg.Kinds() {
 		t, _ := reg.Table(k)
@@ -100,7 +103,7 @@ func (db *DB) useRegistry(reg *store.Registry) {
 			st.uniqueIndexes[uniqueIndexName(t, f.Name)] = true
 		}
 	}
-	db.regState.Store(st)
+	return st
 }
 
 // schemaState is the store's registry with what is derived from it once.
@@ -455,4 +458,37 @@ func objName(parts ...string) string {
 	h := fnv.New64a()
 	h.Write([]byte(s))
 	return fmt.Sprintf("%s_%016x", s[:maxIdentifierLength-17], h.Sum64())
+}
+
+// ReloadSchema runs the store's newest schema when it is newer than the one db runs
+// (store.SchemaReloader): what a client opened before another client's schema change does
+// to see it without opening the store again.
+func (db *DB) ReloadSchema(ctx context.Context) (*store.Registry, error) {
+	var rec *recorded
+	err := db.read(ctx, "reload the store's schema", func(q querier) (err error) {
+		rec, err = readSchema(ctx, q)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var next *schemaState
+	for {
+		cur := db.regState.Load()
+		if rec == nil || rec.version <= cur.reg.Version() {
+			return cur.reg, nil
+		}
+		if next == nil {
+			reg, _, err := chooseRegistry(db.given, rec)
+			if err != nil {
+				return nil, err
+			}
+			next = newSchemaState(reg)
+		}
+		// An apply by this client may have swapped in a newer schema meanwhile: never
+		// go back from it.
+		if db.regState.CompareAndSwap(cur, next) {
+			return next.reg, nil
+		}
+	}
 }

@@ -511,3 +511,34 @@ func TestApplySchema_RetypeAndDropUnique(t *testing.T) {
 		t.Errorf("sort by the retyped field = %v, %v", got, err)
 	}
 }
+
+// TestReloadSchema: a handle opened before another handle's schema change runs the new
+// schema once it reloads: its registry has the new field at version 2, and it creates and
+// saves with it; a reload with nothing new keeps the registry.
+func TestReloadSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parts.db")
+	db := openParts(t, path, partsRegistry(t))
+	old := openParts(t, path, nil)
+	ctx := editor(t, "alice")
+	if reg, err := old.ReloadSchema(ctx); err != nil || reg.Version() != 1 {
+		t.Fatalf("reload before the change = %v, %v; want version 1", reg, err)
+	}
+	next := partsWith(t, applyStatusLine, applyStatusLine+"      - {name: weight, type: int, owner: editor, rule: scalar, default: 5}\n")
+	if _, err := db.ApplySchema(ctx, next, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := old.ReloadSchema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Version() != 2 || !reg.Same(next) || old.Registry() != reg {
+		t.Fatalf("reloaded registry = version %d; want the new schema at 2", reg.Version())
+	}
+	p, err := old.CreateRecord(ctx, "part", store.Values{"label": "Bolt", "weight": int64(7)})
+	if err != nil {
+		t.Fatalf("create with the new field after the reload: %v", err)
+	}
+	if got, err := db.FindRecord(ctx, "part", p.ID); err != nil || got.Fields["weight"] != int64(7) {
+		t.Errorf("part = %v, %v; want weight 7", got, err)
+	}
+}

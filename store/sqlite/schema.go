@@ -359,3 +359,26 @@ func (db *DB) recordedOrSample(ctx context.Context, t *tx) (*store.Registry, err
 	}
 	return reg, nil
 }
+
+// ReloadSchema runs the store's newest schema when it is newer than the one db runs
+// (store.SchemaReloader): what a handle opened before another client's schema change does
+// to see it without opening the store again.
+func (db *DB) ReloadSchema(ctx context.Context) (*store.Registry, error) {
+	stored, err := db.readSchema(ctx, db.read)
+	if err != nil {
+		return nil, mapErr("reload the store's schema", err)
+	}
+	for {
+		cur := db.reg.Load()
+		if stored == nil || stored.Version() <= cur.Version() {
+			return cur, nil
+		}
+		reg, err := runSchema(stored, db.asked)
+		if err != nil {
+			return nil, err
+		}
+		if db.reg.CompareAndSwap(cur, reg) {
+			return reg, nil
+		}
+	}
+}
