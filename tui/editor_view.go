@@ -140,9 +140,9 @@ func (e *editorModel) formLines(room int) []string {
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(fi.text(), c.search))
 			}
 		case focused:
-			val = fi.line.View() + st.Dim.Render(e.refHint(fi))
+			val = fi.line.View() + st.Dim.Render(e.refHint(fi)) + st.Warn.Render(fi.offSchemaHint())
 		default:
-			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search)+st.Dim.Render(e.refHint(fi)), valW, "…")
+			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search)+st.Dim.Render(e.refHint(fi))+st.Warn.Render(fi.offSchemaHint()), valW, "…")
 		}
 		if fi.delta != 0 {
 			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Label, fi.delta))
