@@ -13,6 +13,11 @@ import "slices"
 // based on the version before such a write gets ECONFLICT, like one based on any other
 // stale version, and the feed, history and working copies' syncs carry it.
 //
+// Both stores refuse another program what their columns cannot hold as tandem reads it, a
+// ref to a record that does not exist and the delete of a record that others refer to
+// (PostgreSQL by column types and foreign keys, SQLite by its triggers); values of the right
+// type that the schema refuses (an enum value, a limit) go through, and tandem reads them.
+//
 // tandem's own writes never fire these triggers: each store marks its own connections (a
 // trigger condition true only for other connections), and checks that mark only after a
 // cheaper test where it can (tandem's updates always raise the version).

@@ -24,6 +24,11 @@ import (
 // An outside update that raises the version itself is taken as tandem's and logs nothing
 // (it has told every stale save apart already); one that names no field (updated_by alone)
 // is no write.
+//
+// The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
+// another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
+// let through: a value of the wrong type (badValue) and a ref to nothing or a delete of a
+// record others refer to (refTriggers).
 
 // writerMark is the name of the database tandem's write connection attaches.
 const writerMark = store.SQLiteWriterMark
