@@ -140,7 +140,10 @@ func (e *editorModel) formLines(room int) []string {
 				val += st.Dim.Render(fmt.Sprintf("  (+%d lines)", n) + c.marks.matchLine(fi.text(), c.search))
 			}
 		case focused:
-			val = fi.line.View() + st.Dim.Render(e.refHint(fi)) + st.Warn.Render(fi.offSchemaHint())
+			val = fi.line.View() + st.Dim.Render(e.refHint(fi))
+			if hint := fi.offSchemaHint(); hint != "" {
+				val += st.Warn.Render(ansi.Truncate(hint, max(valW-ansi.StringWidth(val), 0), "…"))
+			}
 		default:
 			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search)+st.Dim.Render(e.refHint(fi))+st.Warn.Render(fi.offSchemaHint()), valW, "…")
 		}
