@@ -212,8 +212,10 @@ func (f *form) fill(rec *store.Record) {
 		if fi.readOnly != "" {
 			fi.shown = f.shownValue(fi, v)
 			fi.setText(fi.shown)
-		} else if _, err := fi.f.Parse(s); rec != nil && fi.body == nil && err != nil {
-			fi.offSchema = strings.TrimPrefix(err.Error(), fi.f.Name+": ")
+		} else if rec != nil && fi.body == nil {
+			if _, err := fi.f.Parse(s); err != nil {
+				fi.offSchema = strings.TrimPrefix(err.Error(), fi.f.Name+": ")
+			}
 		}
 	}
 }
