@@ -15,8 +15,9 @@ import (
 // a real terminal. The editor says who wrote what; the person's stale save gets the
 // conflict dialog and is merged in the merge view; history names the writer ("outside" on
 // SQLite, the database role on PostgreSQL); a row the program inserts appears in the list
-// with its version; a record it deletes shows deleted in the open editor; a delete of a
-// record that others refer to is refused.
+// with its version, and one it updates shows its new values there; a record it deletes
+// shows deleted in the open editor; a delete of a record that others refer to is refused;
+// values outside the schema and control characters are shown marked and escaped.
 func TestE2E_OutsideWrites(t *testing.T) {
 	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
 	if err != nil {
@@ -151,6 +152,13 @@ func e2eOutsideWrites(t *testing.T, dsn string, sql func(string) error, who, esc
 		t.Errorf("the inserted row is not listed with v1 by script:\n%s", scr)
 	}
 
+	// An update the program makes shows in the list's row: value, version and writer.
+	must("UPDATE suppliers SET rating = 7 WHERE id = 1")
+	scr = tm.waitFor("alice", "v4 "+who)
+	if !regexp.MustCompile(`(?m)^\S*\s+1 Acme Alice\s+ACME\s+7\s+v4 ` + regexp.QuoteMeta(who)).MatchString(scr) {
+		t.Errorf("the updated row is not listed with rating 7, v4 by %s:\n%s", who, scr)
+	}
+
 	// The program deletes the record alice has open: the editor shows it deleted.
 	tm.keys("alice", "/")
 	tm.text("alice", "Newco")
@@ -166,8 +174,8 @@ func e2eOutsideWrites(t *testing.T, dsn string, sql func(string) error, who, esc
 	if err == nil || !strings.Contains(err.Error(), "part") {
 		t.Errorf("outside delete of a referenced supplier: %v, want it refused naming the parts", err)
 	}
-	if got := mustGet(t, dsn, "supplier", 1); got.Version != 3 {
-		t.Errorf("supplier 1 after the refused delete: v%d, want v3", got.Version)
+	if got := mustGet(t, dsn, "supplier", 1); got.Version != 4 {
+		t.Errorf("supplier 1 after the refused delete: v%d, want v4", got.Version)
 	}
 	tm.keys("alice", "Escape")
 	tm.waitFor("alice", "[ suppliers ]")
@@ -185,7 +193,7 @@ func e2eOutsideOffSchema(t *testing.T, tm *tmuxServer, must func(string), esc st
 	tm.keys("alice", "/", "C-u", "Enter") // no filter
 	tm.waitFor("alice", "Acme Alice", "1 of 1")
 	tm.keys("alice", "Enter")
-	tm.waitFor("alice", "supplier 1 · v4", `notes          fine\x1b]0;pwned`, "read-only: control characters")
+	tm.waitFor("alice", "supplier 1 · v5", `notes          fine\x1b]0;pwned`, "read-only: control characters")
 	if title := tm.run("display-message", "-p", "-t", "alice", "#{pane_title}"); strings.Contains(title, "pwned") {
 		t.Errorf("the terminal's title became %q: a control sequence from the database reached the terminal", title)
 	}
