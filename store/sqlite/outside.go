@@ -394,6 +394,36 @@ func (db *DB) refoldOutside(ctx context.Context) error {
 	})
 }
 
+// refoldKind does refoldOutside's work for the records of kind alone, in tx: a unique
+// check runs it first, so that a unique value another program wrote is taken at once, not
+// only after the next search.
+func (db *DB) refoldKind(ctx context.Context, t *tx, kind store.Kind) error {
+	rows, err := t.QueryContext(ctx, `SELECT record_id FROM outside_refold WHERE kind = ?`, string(kind))
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := db.refold(ctx, t, kind, id); err != nil {
+			return err
+		}
+	}
+	_, err = t.ExecContext(ctx, `DELETE FROM outside_refold WHERE kind = ?`, string(kind))
+	return err
+}
+
 // refold writes the derived columns of one record from its fields as they are.
 func (db *DB) refold(ctx context.Context, t *tx, kind store.Kind, id int64) error {
 	rec, err := db.findRecord(ctx, t, kind, id)

@@ -125,6 +125,19 @@ func testOutsideOffSchema(t *testing.T, open OutsideOpener) {
 	}
 	requireRefused(t, exec, fmt.Sprintf("UPDATE suppliers SET code_key = (SELECT code_key FROM suppliers WHERE id = %d) WHERE id = %d", acme.ID, zen.ID), "code_key", "unique", "UNIQUE")
 
+	// A unique value another program wrote is taken for tandem's next write at once, not
+	// only after a search has written its key.
+	moved := mustSupplier(t, st, "MOVED", "Moved")
+	if err := exec(fmt.Sprintf("UPDATE suppliers SET code = 'Renamed' WHERE id = %d", moved.ID)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.CreateRecord(ctx, kindSupplier, store.Values{"code": "renamed", "name": "Copycat"})
+	requireCode(t, err, store.EINVALID)
+	requireMessage(t, err, "code")
+	_, err = st.UpdateRecord(ctx, kindSupplier, acme.ID, store.Update{BaseVersion: acme.Version, Set: store.Values{"code": "RENAMED"}})
+	requireCode(t, err, store.EINVALID)
+	mustCreate(t, st, actAlice, kindSupplier, store.Values{"code": "moved", "name": "Takes the old code"})
+
 	rs, err := st.FindRecords(t.Context(), store.Filter{Kind: kindSupplier, Search: "twin"})
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("search for the supplier another program inserted: %v, %v", rs, err)
