@@ -163,7 +163,9 @@ END`)
 // written by another program must name a record that exists, and a record that others
 // refer to is neither deleted nor given another id. The check is row by row, so a delete
 // of a record together with its referrers in one statement is refused too; delete the
-// referrers first. The messages are fixed texts (RAISE takes no expression).
+// referrers first. The messages are fixed texts (RAISE takes no expression). Each condition
+// tests the mark last: tandem's own writes keep to the refs already (foreign keys, its
+// delete's referrer check), so for them an index lookup ends the test.
 func refTriggers(t store.OutsideTable) []string {
 	tbl := quoteIdent(t.Table)
 	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
@@ -176,10 +178,10 @@ func refTriggers(t store.OutsideTable) []string {
 		}
 		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: %s.%s must name a %s that exists", r.Kind, r.Field, r.To)) + ");"
 		out = append(out, `CREATE TRIGGER `+name("ref_"+r.Field+"_insert")+` BEFORE INSERT ON `+tbl+`
-	WHEN `+col+` IS NOT NULL AND `+notTandem+` AND `+missing+` BEGIN
+	WHEN `+col+` IS NOT NULL AND `+missing+` AND `+notTandem+` BEGIN
 	`+raise+`
 END`, `CREATE TRIGGER `+name("ref_"+r.Field+"_update")+` BEFORE UPDATE OF `+quoteIdent(r.Field)+` ON `+tbl+`
-	WHEN `+col+` IS NOT NULL AND `+col+` IS NOT OLD.`+quoteIdent(r.Field)+` AND `+notTandem+` AND `+missing+` BEGIN
+	WHEN `+col+` IS NOT NULL AND `+col+` IS NOT OLD.`+quoteIdent(r.Field)+` AND `+missing+` AND `+notTandem+` BEGIN
 	`+raise+`
 END`)
 	}
@@ -192,10 +194,10 @@ END`)
 		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", r.Kind, r.To, r.Field)) + ");"
 		suffix := "referred_" + r.Table + "_" + r.Field
 		out = append(out, `CREATE TRIGGER `+name(suffix+"_delete")+` BEFORE DELETE ON `+tbl+`
-	WHEN `+notTandem+` AND `+referred+` BEGIN
+	WHEN `+referred+` AND `+notTandem+` BEGIN
 	`+raise+`
 END`, `CREATE TRIGGER `+name(suffix+"_id")+` BEFORE UPDATE OF id ON `+tbl+`
-	WHEN NEW.id IS NOT OLD.id AND `+notTandem+` AND `+referred+` BEGIN
+	WHEN NEW.id IS NOT OLD.id AND `+referred+` AND `+notTandem+` BEGIN
 	`+raise+`
 END`)
 	}
