@@ -13,6 +13,11 @@ import "slices"
 // based on the version before such a write gets ECONFLICT, like one based on any other
 // stale version, and the feed, history and working copies' syncs carry it.
 //
+// Both stores refuse another program what their columns cannot hold as tandem reads it, a
+// ref to a record that does not exist and the delete of a record that others refer to
+// (PostgreSQL by column types and foreign keys, SQLite by its triggers); values of the right
+// type that the schema refuses (an enum value, a limit) go through, and tandem reads them.
+//
 // tandem's own writes never fire these triggers: each store marks its own connections (a
 // trigger condition true only for other connections), and checks that mark only after a
 // cheaper test where it can (tandem's updates always raise the version).
@@ -43,6 +48,20 @@ type OutsideTable struct {
 	// Refold names the fields whose derived columns (RefoldColumns) only tandem computes:
 	// an outside write of one of them queues the record for the refold.
 	Refold []string
+	// Refs are the kind's ref fields, Referrers the ref fields of every kind (this one's
+	// among them) that point to it: what a store whose database does not hold other
+	// programs to its foreign keys (SQLite) checks itself.
+	Refs, Referrers []OutsideRef
+}
+
+// OutsideRef is a ref field as the outside-write triggers see it: the field, the kind and
+// table that hold it, and the kind and table it points to.
+type OutsideRef struct {
+	Kind         Kind
+	Table, Field string
+	To           Kind
+	ToTable      string
+	SameTable    bool // the field points to its own kind (a tree's parent, say)
 }
 
 // FieldNames returns the names of the table's fields, sorted: the fields an outside insert
@@ -60,12 +79,33 @@ func (t OutsideTable) FieldNames() []string {
 // kind's table as the store spells it.
 func (r *Registry) OutsideTables(table func(Kind) (string, error)) ([]OutsideTable, error) {
 	var out []OutsideTable
+	var refs []OutsideRef
 	for _, k := range r.Kinds() {
 		t, err := table(k)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, OutsideTable{Kind: k, Table: t, Fields: r.Fields(k), Refold: r.RefoldFields(k)})
+		for _, f := range r.Fields(k) {
+			if f.Type != TypeRef {
+				continue
+			}
+			to, err := table(f.To)
+			if err != nil {
+				return nil, err
+			}
+			refs = append(refs, OutsideRef{Kind: k, Table: t, Field: f.Name, To: f.To, ToTable: to, SameTable: k == f.To})
+		}
+	}
+	for i := range out {
+		for _, ref := range refs {
+			if ref.Kind == out[i].Kind {
+				out[i].Refs = append(out[i].Refs, ref)
+			}
+			if ref.To == out[i].Kind {
+				out[i].Referrers = append(out[i].Referrers, ref)
+			}
+		}
 	}
 	return out, nil
 }

@@ -141,8 +141,11 @@ func (e *editorModel) formLines(room int) []string {
 			}
 		case focused:
 			val = fi.line.View() + st.Dim.Render(e.refHint(fi))
+			if hint := fi.offSchemaHint(); hint != "" {
+				val += st.Warn.Render(ansi.Truncate(hint, max(valW-ansi.StringWidth(val), 0), "…"))
+			}
 		default:
-			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search)+st.Dim.Render(e.refHint(fi)), valW, "…")
+			val = ansi.Truncate(highlight(safe.Line(fi.text()), c.search)+st.Dim.Render(e.refHint(fi))+st.Warn.Render(fi.offSchemaHint()), valW, "…")
 		}
 		if fi.delta != 0 {
 			val += "  " + st.Warn.Render(fmt.Sprintf("%s %+d", fi.f.Label, fi.delta))

@@ -17,6 +17,9 @@ type fieldInput struct {
 	body     *bodyField // text fields
 	delta    int64      // counter fields: the relative change recorded with +/-
 	shown    string     // read-only fields: the sanitised text shown
+	// stored is a one-line field's text as loaded; offSchema, when the schema refuses that
+	// value (another program wrote it), says why: the form marks it while it is unchanged.
+	stored, offSchema string
 
 	// undo and redo are a one-line field's earlier and undone states (text and relative
 	// change), for ctrl+z and ctrl+y; a text field keeps its own in the body editor.
@@ -205,11 +208,26 @@ func (f *form) fill(rec *store.Record) {
 			fi.readOnly = readOnlyControl
 		}
 		fi.setText(s)
+		fi.stored, fi.offSchema = s, ""
 		if fi.readOnly != "" {
 			fi.shown = f.shownValue(fi, v)
 			fi.setText(fi.shown)
+		} else if rec != nil && fi.body == nil {
+			if _, err := fi.f.Parse(s); err != nil {
+				fi.offSchema = strings.TrimPrefix(err.Error(), fi.f.Name+": ")
+			}
 		}
 	}
+}
+
+// offSchemaHint is the mark beside a field whose stored value the schema refuses, while
+// the field holds it unchanged: a save leaves it as it is, one that changes it must bring
+// it within the schema.
+func (fi *fieldInput) offSchemaHint() string {
+	if fi.offSchema == "" || fi.body != nil || fi.line.Value() != fi.stored {
+		return ""
+	}
+	return " · stored value: " + safe.Line(fi.offSchema)
 }
 
 // readOnlyControl is why a field holding control characters (written by another program)
@@ -347,7 +365,13 @@ func (f *form) toUpdate() (store.Update, error) {
 			u.Add[name] = fi.delta
 			continue
 		}
-		v, err := fi.f.Parse(fi.text())
+		text := fi.text()
+		if text == fi.f.Format(base) {
+			// Unchanged, so not sent: a stored value the schema refuses (another program
+			// wrote it) does not stop a save of the other fields, as in the store.
+			continue
+		}
+		v, err := fi.f.Parse(text)
 		if err != nil {
 			return u, err
 		}

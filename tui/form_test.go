@@ -3,6 +3,7 @@ package tui
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -227,5 +228,36 @@ func TestForm_NextStop(t *testing.T) {
 	want := []string{"sku", "name", "description", "categories", "price", "stock", "availability", "search_index"}
 	if !slices.Equal(stops, want) {
 		t.Fatalf("tab stops %v, want %v", stops, want)
+	}
+}
+
+// TestForm_OffSchemaStoredValue: a stored value the schema refuses (another program wrote
+// it) is marked, does not count as an edit, and does not stop a save of the other fields;
+// a value typed into that field is checked as any other.
+func TestForm_OffSchemaStoredValue(t *testing.T) {
+	vals := product()
+	vals["availability"] = "gone"
+	f := mustForm(t, store.KindProduct, store.RoleEditor, vals)
+	if f.changed() {
+		t.Fatal("a form holding a stored value the schema refuses reports changes")
+	}
+	av := f.field(t, "availability")
+	if got := av.offSchemaHint(); !strings.Contains(got, `"gone" is not one of`) {
+		t.Fatalf("hint = %q, want the reason the stored value is refused", got)
+	}
+	f.field(t, "name").setText("Lamp II")
+	u, err := f.toUpdate()
+	if err != nil {
+		t.Fatalf("save of another field: %v", err)
+	}
+	if len(u.Set) != 1 || u.Set["name"] != "Lamp II" {
+		t.Fatalf("update = %+v, want the name alone", u)
+	}
+	av.setText("gone for good")
+	if av.offSchemaHint() != "" {
+		t.Fatal("the hint stays on a changed value")
+	}
+	if _, err := f.toUpdate(); err == nil || !strings.Contains(err.Error(), "availability") {
+		t.Fatalf("save of a typed value outside the schema: %v, want an error naming availability", err)
 	}
 }

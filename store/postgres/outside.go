@@ -264,6 +264,26 @@ const (
 	sqlstateReadOnlyTx = "25006"
 )
 
+// refoldKind does refoldOutside's work for the records of kind alone, in tx: a unique
+// check runs it first, so that a unique value another program wrote is taken at once, not
+// only after the next search.
+func (db *DB) refoldKind(ctx context.Context, tx pgx.Tx, kind store.Kind) error {
+	rows, err := tx.Query(ctx, `DELETE FROM outside_refold WHERE kind = $1 RETURNING record_id`, string(kind))
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := db.refold(ctx, tx, kind, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // refold writes the derived columns of one record from its fields as they are.
 func (db *DB) refold(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) error {
 	rec, err := db.findRecord(ctx, tx, kind, id, true)

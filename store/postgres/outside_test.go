@@ -24,8 +24,8 @@ func TestDB_Outside(t *testing.T) {
 	if err != nil {
 		t.Skip("no psql command to write the store as another program")
 	}
-	storetest.RunOutside(t, func(t *testing.T) (store.Store, func(string), string) {
-		db, err := postgres.Open(t.Context(), pgtest.DSN(t), store.Options{})
+	storetest.RunOutside(t, func(t *testing.T, opts store.Options) (store.Store, func(string) error, string) {
+		db, err := postgres.Open(t.Context(), pgtest.DSN(t), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,12 +34,12 @@ func TestDB_Outside(t *testing.T) {
 			t.Fatalf("psql: %v", err)
 		}
 		role := strings.TrimSpace(string(out))
-		run := func(sql string) {
-			t.Helper()
+		run := func(sql string) error {
 			script := "SET search_path TO \"" + db.Schema() + "\"" + ";\n" + sql
 			if out, err := exec.Command(cli, server, "-v", "ON_ERROR_STOP=1", "-c", script).CombinedOutput(); err != nil {
-				t.Fatalf("psql %q: %v\n%s", sql, err, out)
+				return fmt.Errorf("psql: %v: %s", err, out)
 			}
+			return nil
 		}
 		return db, run, role
 	})

@@ -994,6 +994,8 @@ func (db *DB) checkFreeID(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 // checkUnique refuses a value of kind's unique field whose key (store.SKUKey) another record
 // (not id) has, with a message naming that record. The unique index on the key column stays
 // the guarantee against a concurrent insert; this only explains (as the SQLite store).
+// Keys that other programs' writes left stale are written first (refoldKind); the same
+// query tells whether there are any, so a check costs one round trip when there are none.
 func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, field, value string) error {
 	t, err := db.table(kind)
 	if err != nil {
@@ -1002,19 +1004,28 @@ func (db *DB) checkUnique(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 	if _, err := db.Registry().Field(kind, field); err != nil {
 		return err
 	}
-	var (
-		other      int64
-		otherValue string
-	)
-	err = tx.QueryRow(ctx, "SELECT id, "+ident(field)+" FROM "+t+" WHERE "+ident(store.UniqueKeyColumn(field))+" = $1 AND id <> $2 LIMIT 1",
-		store.SKUKey(value), id).Scan(&other, &otherValue)
-	switch {
-	case err == nil:
-		return store.DuplicateKeyError(kind, field, value, other, otherValue)
-	case errors.Is(err, pgx.ErrNoRows):
+	q := "SELECT EXISTS (SELECT 1 FROM outside_refold WHERE kind = $3), o.id, o.v FROM (SELECT 1) one LEFT JOIN (SELECT id, " +
+		ident(field) + " AS v FROM " + t + " WHERE " + ident(store.UniqueKeyColumn(field)) + " = $1 AND id <> $2 LIMIT 1) o ON true"
+	for refolded := false; ; refolded = true {
+		var (
+			queued     bool
+			other      *int64
+			otherValue *string
+		)
+		if err := tx.QueryRow(ctx, q, store.SKUKey(value), id, string(kind)).Scan(&queued, &other, &otherValue); err != nil {
+			return err
+		}
+		if queued && !refolded {
+			if err := db.refoldKind(ctx, tx, kind); err != nil {
+				return err
+			}
+			continue
+		}
+		if other != nil && otherValue != nil {
+			return store.DuplicateKeyError(kind, field, value, *other, *otherValue)
+		}
 		return nil
 	}
-	return err
 }
 
 // afterMigration runs the part of the migration named name that SQL cannot do, in the

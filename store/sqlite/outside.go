@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,11 @@ import (
 // An outside update that raises the version itself is taken as tandem's and logs nothing
 // (it has told every stale save apart already); one that names no field (updated_by alone)
 // is no write.
+//
+// The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
+// another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
+// let through: a value of the wrong type (badValue) and a ref to nothing or a delete of a
+// record others refer to (refTriggers).
 
 // writerMark is the name of the database tandem's write connection attaches.
 const writerMark = store.SQLiteWriterMark
@@ -60,7 +66,12 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	if len(t.Refold) > 0 {
 		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
 	}
+	var checks []string
+	for _, f := range t.Fields {
+		checks = append(checks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name)))
+	}
 	out := []string{`CREATE TRIGGER ` + name("insert") + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
+	` + strings.Join(checks, "\n\t") + `
 	UPDATE ` + tbl + ` SET updated_at = ` + outsideNow + ` WHERE id = NEW.id AND NOT ` + tandemTime("NEW.updated_at") + `;
 	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id)
 		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version >= NEW.version);
@@ -82,11 +93,12 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	field     TEXT    NOT NULL,
 	writer    TEXT    NOT NULL  -- the updated_by the record gets
 )`)
-	for _, f := range t.FieldNames() {
-		out = append(out, `CREATE TRIGGER `+name("field_"+f)+` AFTER UPDATE OF `+quoteIdent(f)+` ON `+tbl+`
+	for _, f := range sortedFields(t) {
+		out = append(out, `CREATE TRIGGER `+name("field_"+f.Name)+` AFTER UPDATE OF `+quoteIdent(f.Name)+` ON `+tbl+`
 	WHEN NEW.version IS OLD.version AND `+notTandem+` BEGIN
+	`+badValue(t.Kind, f, "NEW."+quoteIdent(f.Name))+`
 	INSERT INTO `+written+` (record_id, version, field, writer)
-		VALUES (NEW.id, OLD.version, `+quoteText(f)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
+		VALUES (NEW.id, OLD.version, `+quoteText(f.Name)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
 END`)
 	}
 	next := "NEW.version + 1"
@@ -142,6 +154,90 @@ END`)
 		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
 	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
 END`)
+	return append(out, refTriggers(t)...)
+}
+
+// refTriggers returns the triggers that hold other programs to t's refs as the foreign
+// keys of its columns hold tandem (whose connections turn foreign_keys on; the sqlite3
+// shell and most programs leave it off), and as PostgreSQL's hold every writer: a ref
+// written by another program must name a record that exists, and a record that others
+// refer to is neither deleted nor given another id. The check is row by row, so a delete
+// of a record together with its referrers in one statement is refused too; delete the
+// referrers first. The messages are fixed texts (RAISE takes no expression). Each condition
+// tests the mark last: tandem's own writes keep to the refs already (foreign keys, its
+// delete's referrer check), so for them an index lookup ends the test.
+func refTriggers(t store.OutsideTable) []string {
+	tbl := quoteIdent(t.Table)
+	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
+	var out []string
+	for _, r := range t.Refs {
+		col := "NEW." + quoteIdent(r.Field)
+		missing := "NOT EXISTS (SELECT 1 FROM " + quoteIdent(r.ToTable) + " WHERE id = " + col + ")"
+		if r.SameTable {
+			missing = "NEW.id IS NOT " + col + " AND " + missing
+		}
+		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: %s.%s must name a %s that exists", r.Kind, r.Field, r.To)) + ");"
+		out = append(out, `CREATE TRIGGER `+name("ref_"+r.Field+"_insert")+` BEFORE INSERT ON `+tbl+`
+	WHEN `+col+` IS NOT NULL AND `+missing+` AND `+notTandem+` BEGIN
+	`+raise+`
+END`, `CREATE TRIGGER `+name("ref_"+r.Field+"_update")+` BEFORE UPDATE OF `+quoteIdent(r.Field)+` ON `+tbl+`
+	WHEN `+col+` IS NOT NULL AND `+col+` IS NOT OLD.`+quoteIdent(r.Field)+` AND `+missing+` AND `+notTandem+` BEGIN
+	`+raise+`
+END`)
+	}
+	for _, r := range t.Referrers {
+		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(r.Table) + " WHERE " + quoteIdent(r.Field) + " = OLD.id"
+		if r.SameTable {
+			referred += " AND id IS NOT OLD.id"
+		}
+		referred += ")"
+		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", r.Kind, r.To, r.Field)) + ");"
+		suffix := "referred_" + r.Table + "_" + r.Field
+		out = append(out, `CREATE TRIGGER `+name(suffix+"_delete")+` BEFORE DELETE ON `+tbl+`
+	WHEN `+referred+` AND `+notTandem+` BEGIN
+	`+raise+`
+END`, `CREATE TRIGGER `+name(suffix+"_id")+` BEFORE UPDATE OF id ON `+tbl+`
+	WHEN NEW.id IS NOT OLD.id AND `+referred+` AND `+notTandem+` BEGIN
+	`+raise+`
+END`)
+	}
+	return out
+}
+
+// badValue is a statement that refuses (RAISE) v, the value another program writes to f,
+// when f's column cannot hold it as tandem reads it: the column types PostgreSQL enforces
+// (text, a whole number, a time, a list of strings), which SQLite's columns do not. A
+// value of the right type that the schema refuses (an enum value not in the list, a text
+// over its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a save
+// that writes the field must bring it within the schema. NOT NULL columns refuse a NULL.
+func badValue(kind store.Kind, f *store.Field, v string) string {
+	var cond, want string
+	switch f.Type {
+	case store.TypeString, store.TypeText, store.TypeEnum:
+		cond, want = "typeof("+v+") <> 'text'", "text"
+	case store.TypeInt:
+		cond, want = "typeof("+v+") <> 'integer'", "a whole number"
+	case store.TypeMoney:
+		cond, want = "typeof("+v+") <> 'integer' OR "+v+" < 0", "a whole number of cents, not negative"
+	case store.TypeRef:
+		cond, want = "typeof("+v+") NOT IN ('integer', 'null')", "a record id or NULL"
+	case store.TypeTime:
+		cond, want = v+" IS NOT NULL AND NOT "+tandemTime(v), "NULL or a time like 2006-01-02T15:04:05Z"
+	case store.TypeSet:
+		cond = "CASE WHEN typeof(" + v + ") = 'text' AND json_valid(" + v + ") AND json_type(" + v + ") = 'array'" +
+			" THEN EXISTS (SELECT 1 FROM json_each(" + v + ") WHERE type <> 'text') ELSE 1 END"
+		want = `a JSON array of strings like ["a","b"]`
+	default:
+		return ""
+	}
+	msg := fmt.Sprintf("tandem: %s.%s must be %s", kind, f.Name, want)
+	return "SELECT RAISE(ABORT, " + quoteText(msg) + ") WHERE " + cond + ";"
+}
+
+// sortedFields returns t's fields in the order of their names.
+func sortedFields(t store.OutsideTable) []*store.Field {
+	out := slices.Clone(t.Fields)
+	slices.SortFunc(out, func(a, b *store.Field) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -298,6 +394,36 @@ func (db *DB) refoldOutside(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// refoldKind does refoldOutside's work for the records of kind alone, in tx: a unique
+// check runs it first, so that a unique value another program wrote is taken at once, not
+// only after the next search.
+func (db *DB) refoldKind(ctx context.Context, t *tx, kind store.Kind) error {
+	rows, err := t.QueryContext(ctx, `SELECT record_id FROM outside_refold WHERE kind = ?`, string(kind))
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := db.refold(ctx, t, kind, id); err != nil {
+			return err
+		}
+	}
+	_, err = t.ExecContext(ctx, `DELETE FROM outside_refold WHERE kind = ?`, string(kind))
+	return err
 }
 
 // refold writes the derived columns of one record from its fields as they are.

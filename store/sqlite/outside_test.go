@@ -18,17 +18,17 @@ func TestDB_Outside(t *testing.T) {
 	if err != nil {
 		t.Skip("no sqlite3 command to write the store as another program")
 	}
-	storetest.RunOutside(t, func(t *testing.T) (store.Store, func(string), string) {
+	storetest.RunOutside(t, func(t *testing.T, opts store.Options) (store.Store, func(string) error, string) {
 		path := filepath.Join(t.TempDir(), "tandem.db")
-		db, err := sqlite.Open(t.Context(), path, store.Options{})
+		db, err := sqlite.Open(t.Context(), path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(sql string) {
-			t.Helper()
+		run := func(sql string) error {
 			if out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput(); err != nil {
-				t.Fatalf("sqlite3 %q: %v\n%s", sql, err, out)
+				return fmt.Errorf("sqlite3: %v: %s", err, out)
 			}
+			return nil
 		}
 		return db, run, store.OutsideActor
 	})

@@ -310,6 +310,8 @@ func (db *DB) insertStatement(reg *store.Registry, kind store.Kind, id int64, va
 // checkUnique refuses a value of kind's unique field whose key (store.SKUKey) another record
 // (not id) has, with a message naming that record. The unique index on the key column is the
 // guarantee; writers are serialized (BEGIN IMMEDIATE), so this check sees every earlier one.
+// Keys that other programs' writes left stale are written first (refoldKind); the same
+// query tells whether there are any.
 func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64, field, value string) error {
 	t, err := db.table(kind)
 	if err != nil {
@@ -318,19 +320,28 @@ func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64
 	if _, err := db.Registry().Field(kind, field); err != nil {
 		return err
 	}
-	var (
-		other      int64
-		otherValue string
-	)
-	err = tx.QueryRowContext(ctx, "SELECT id, "+quoteIdent(field)+" FROM "+t+" WHERE "+quoteIdent(store.UniqueKeyColumn(field))+" = ? AND id <> ? LIMIT 1",
-		store.SKUKey(value), id).Scan(&other, &otherValue)
-	switch {
-	case err == nil:
-		return store.DuplicateKeyError(kind, field, value, other, otherValue)
-	case errors.Is(err, sql.ErrNoRows):
+	q := "SELECT EXISTS (SELECT 1 FROM outside_refold WHERE kind = ?), o.id, o.v FROM (SELECT 1) LEFT JOIN (SELECT id, " +
+		quoteIdent(field) + " AS v FROM " + t + " WHERE " + quoteIdent(store.UniqueKeyColumn(field)) + " = ? AND id <> ? LIMIT 1) o ON 1"
+	for refolded := false; ; refolded = true {
+		var (
+			queued     bool
+			other      sql.NullInt64
+			otherValue sql.NullString
+		)
+		if err := tx.QueryRowContext(ctx, q, string(kind), store.SKUKey(value), id).Scan(&queued, &other, &otherValue); err != nil {
+			return err
+		}
+		if queued && !refolded {
+			if err := db.refoldKind(ctx, tx, kind); err != nil {
+				return err
+			}
+			continue
+		}
+		if other.Valid {
+			return store.DuplicateKeyError(kind, field, value, other.Int64, otherValue.String)
+		}
 		return nil
 	}
-	return err
 }
 
 // UpdateRecord applies a partial, version-checked update in one transaction: lease check,

@@ -314,8 +314,9 @@ func KindDDL(reg *store.Registry, kind store.Kind) []string {
 // columnType returns the column definition of field f of kind after its name: its SQL type,
 // NOT NULL and the default of the type's zero value (or the field's default) for every
 // type but time and ref, which may be NULL; a ref references its target kind's table, so
-// that no writer, tandem or another program, deletes a record that others refer to (as the
-// PostgreSQL store's foreign keys).
+// that tandem (whose connections turn foreign_keys on) deletes no record that others refer
+// to, as the PostgreSQL store's foreign keys; other programs are held to the same by
+// triggers (refTriggers).
 func columnType(reg *store.Registry, kind store.Kind, f *store.Field) string {
 	switch f.Type {
 	case store.TypeTime:

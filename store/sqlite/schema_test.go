@@ -75,8 +75,8 @@ func TestSchema_Parts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec("DELETE FROM suppliers WHERE id = ?", acme.ID); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") {
-		t.Errorf("a plain DELETE of a referenced supplier = %v; want the foreign key to refuse it", err)
+	if _, err := raw.Exec("DELETE FROM suppliers WHERE id = ?", acme.ID); err == nil || !strings.Contains(err.Error(), "FOREIGN KEY") && !strings.Contains(err.Error(), "refer to this supplier") {
+		t.Errorf("a plain DELETE of a referenced supplier = %v; want the foreign key or the trigger to refuse it", err)
 	}
 	raw.Close()
 	// A part whose supplier was deleted after it does not come back referring to nothing.

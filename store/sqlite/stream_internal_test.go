@@ -74,7 +74,7 @@ func TestStreamRecords_PackedValues(t *testing.T) {
 	}
 	// What the API refuses (a NUL, a control character, the largest integers) written by
 	// another program.
-	if _, err := db.write.ExecContext(t.Context(), "UPDATE products SET name = 'a' || char(0) || 'b:' || char(1), stock = 9223372036854775807, price = -9223372036854775808, last_sync_at = '2026-01-02T03:04:05.123456789Z' WHERE sku = 'P-1'"); err != nil {
+	if _, err := db.write.ExecContext(t.Context(), "UPDATE products SET name = 'a' || char(0) || 'b:' || char(1), stock = -9223372036854775808, price = 9223372036854775807, last_sync_at = '2026-01-02T03:04:05.123456789Z' WHERE sku = 'P-1'"); err != nil {
 		t.Fatal(err)
 	}
 	for _, group := range []int{1, 2, 3, 40} {

@@ -9,10 +9,11 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// OutsideOpener opens a fresh store and returns it with exec, which runs SQL in another
-// program (a real sqlite3 or psql process) on the store's database, and actor, the name the
-// store gives that program's writes.
-type OutsideOpener func(t *testing.T) (st store.Store, exec func(sql string), actor string)
+// OutsideOpener opens a fresh store with opts and returns it with exec, which runs SQL in
+// another program (a real sqlite3 or psql process) on the store's database and returns
+// what the program said when it failed, and actor, the name the store gives that program's
+// writes.
+type OutsideOpener func(t *testing.T, opts store.Options) (st store.Store, exec func(sql string) error, actor string)
 
 // RunOutside checks that writes another program makes directly to a record table are seen
 // as the store's own are (store/outside.go): each gets the next version, a history version
@@ -24,12 +25,29 @@ func RunOutside(t *testing.T, open OutsideOpener) {
 	t.Run("Insert", func(t *testing.T) { testOutsideInsert(t, open) })
 	t.Run("Delete", func(t *testing.T) { testOutsideDelete(t, open) })
 	t.Run("OwnWrites", func(t *testing.T) { testOwnWritesNotOutside(t, open) })
+	t.Run("Refs", func(t *testing.T) { testOutsideRefs(t, open) })
+	t.Run("Types", func(t *testing.T) { testOutsideTypes(t, open) })
+	t.Run("OffSchema", func(t *testing.T) { testOutsideOffSchema(t, open) })
 }
 
-// openOutside opens a store for one subtest, closed when it ends.
+// openOutside opens a store with the sample schema for one subtest, closed when it ends;
+// exec fails the test when the other program fails.
 func openOutside(t *testing.T, open OutsideOpener) (store.Store, func(string), string) {
 	t.Helper()
-	st, exec, actor := open(t)
+	st, try, actor := openOutsideWith(t, open, store.Options{})
+	exec := func(sql string) {
+		t.Helper()
+		if err := try(sql); err != nil {
+			t.Fatalf("the other program's %q: %v", sql, err)
+		}
+	}
+	return st, exec, actor
+}
+
+// openOutsideWith opens a store with opts for one subtest, closed when it ends.
+func openOutsideWith(t *testing.T, open OutsideOpener, opts store.Options) (store.Store, func(string) error, string) {
+	t.Helper()
+	st, exec, actor := open(t, opts)
 	t.Cleanup(func() {
 		if err := st.Close(); err != nil {
 			t.Errorf("close store: %v", err)
