@@ -166,8 +166,9 @@ type (
 
 // newEditor opens record id of kind (0: a new record); asked says it was opened with `e`,
 // which takes the lease on open whatever the options say.
-func newEditor(c *common, kind store.Kind, id int64, asked bool) *editorModel {
-	e := &editorModel{c: c, kind: kind, id: id, spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
+// revert, when set, puts an old version's values into the form once loaded.
+func newEditor(c *common, kind store.Kind, id int64, asked bool, revert *revertTo) *editorModel {
+	e := &editorModel{c: c, kind: kind, id: id, revert: revert, spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
 	if id != 0 {
 		switch {
 		case asked:
@@ -450,6 +451,18 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		// an edit of what was handed out, brought back like any other.
 		d := e.extDraft(msg)
 		return tea.Batch(tea.ClearScreen, e.bringBack(&d, "the text from "+e.c.opts.Editor+" is"))
+	case errMsg:
+		e.status.fail(msg.op, msg.err)
+		return nil
+	case deletedMsg:
+		return e.onDeletedHere(msg)
+	case copyCheckMsg:
+		return e.checkInCopy()
+	case copyGoneMsg:
+		if msg.ed != e {
+			return nil // that editor was closed meanwhile
+		}
+		return e.goneFromCopy()
 	case draftErrMsg:
 		if msg.ed == e && msg.err != nil {
 			e.status.fail("draft", msg.err)

@@ -211,6 +211,8 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 		}
 	case changeMsg:
 		return h.onChange(msg.c)
+	case restoredMsg:
+		return h.onRestored(msg)
 	case tea.KeyPressMsg:
 		return h.onKey(msg)
 	}

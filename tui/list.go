@@ -293,6 +293,9 @@ func (l *listModel) selected() *store.Record {
 
 // Update handles list keys, pages, refreshes and feed changes.
 func (l *listModel) Update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := l.fromOthers(msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		l.clampOffset()
@@ -379,6 +382,34 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		return l.onKey(msg)
 	}
 	return nil
+}
+
+// fromOthers handles what other parts tell the list: errors and status to show, deletes and
+// restores, a return from another screen, a reload after a sync; ok says msg was one.
+func (l *listModel) fromOthers(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case errMsg:
+		l.status.fail(msg.op, msg.err)
+	case statusMsg:
+		l.status.apply(msg)
+	case deletedMsg:
+		return l.onDeleted(msg), true
+	case restoredMsg:
+		return l.onRestored(msg), true
+	case reloadListMsg:
+		return l.reload(), true
+	case returnedMsg:
+		if msg.status != "" {
+			l.status.ok(msg.status)
+		}
+		if msg.created != nil {
+			return tea.Batch(l.show(msg.created), l.loadLeases()), true
+		}
+		return l.refreshVisible(), true
+	default:
+		return nil, false
+	}
+	return nil, true
 }
 
 // leaseIndex keeps, per record, the lease that matters for the indicator: the live lease of

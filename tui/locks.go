@@ -50,6 +50,12 @@ func (m *locksModel) Init() tea.Cmd {
 // Update handles keys, the loaded leases and lease events from the feed.
 func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case returnedMsg:
+		m.status = statusLine{}
+		if msg.status != "" {
+			m.status.ok(msg.status)
+		}
+		return m.Init()
 	case locksMsg:
 		if msg.m != m {
 			return nil
