@@ -420,17 +420,10 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 	if cmd, done := a.onNavigate(msg); done {
 		return cmd
 	}
+	if cmd, done := a.onAnswer(msg); done {
+		return cmd
+	}
 	switch msg := msg.(type) {
-	case leaseAcquiredMsg:
-		if a.editor == nil || msg.ed != a.editor || a.screens[scrEditor] == nil {
-			// The editor that asked was left while the lease was being taken: give it
-			// back now, or it would keep the record read-only to others until it expires.
-			if msg.held != nil {
-				return releaseCmd(a.c, msg.held, nil)
-			}
-			return nil
-		}
-		return a.editor.Update(msg)
 	case presenceMsg:
 		a.c.presence.onPresence(msg)
 		return nil
@@ -439,27 +432,45 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		return a.layout()
 	case layoutMsg:
 		return a.layout()
-	case pageMsg, refreshedMsg, leasesMsg, insertRowMsg, reloadListMsg:
-		return a.list.Update(msg)
-	case copyCheckMsg, copyGoneMsg:
-		return a.deliver(scrEditor, msg)
-	case statusMsg:
-		return a.deliver(msg.to, msg)
-	case historyMsg:
-		return a.deliver(scrHistory, msg)
-	case locksMsg:
-		return a.deliver(scrLocks, msg)
-	case errMsg:
-		if a.editor != nil && a.screen == scrEditor {
-			return a.deliver(scrEditor, msg)
-		}
-		return a.list.Update(msg)
 	case tea.KeyPressMsg:
 		if cmd, done := a.onKey(msg); done {
 			return cmd
 		}
 	}
 	return a.route(msg)
+}
+
+// onAnswer delivers a message meant for one screen to that screen (dropped when it was
+// closed meanwhile); done says msg was one.
+func (a *App) onAnswer(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case leaseAcquiredMsg:
+		if a.editor == nil || msg.ed != a.editor || a.screens[scrEditor] == nil {
+			// The editor that asked was left while the lease was being taken: give it
+			// back now, or it would keep the record read-only to others until it expires.
+			if msg.held != nil {
+				return releaseCmd(a.c, msg.held, nil), true
+			}
+			return nil, true
+		}
+		return a.editor.Update(msg), true
+	case pageMsg, refreshedMsg, leasesMsg, insertRowMsg, reloadListMsg:
+		return a.list.Update(msg), true
+	case copyCheckMsg, copyGoneMsg:
+		return a.deliver(scrEditor, msg), true
+	case statusMsg:
+		return a.deliver(msg.to, msg), true
+	case historyMsg:
+		return a.deliver(scrHistory, msg), true
+	case locksMsg:
+		return a.deliver(scrLocks, msg), true
+	case errMsg:
+		if a.editor != nil && a.screen == scrEditor {
+			return a.deliver(scrEditor, msg), true
+		}
+		return a.list.Update(msg), true
+	}
+	return nil, false
 }
 
 // layout gives the screens the window less the working copy's header.
