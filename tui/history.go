@@ -174,29 +174,9 @@ func (h *historyModel) loadDiff() tea.Cmd {
 func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case historyMsg:
-		if msg.h != h || msg.gen != h.gen {
-			return nil
-		}
-		h.loaded = true
-		if msg.err != nil {
-			h.status.fail("history", msg.err)
-			return nil
-		}
-		h.versions, h.ops, h.rec, h.more = msg.versions, msg.ops, msg.rec, msg.more
-		h.diff = nil
-		return h.moved()
+		return h.onLoaded(msg)
 	case historyPageMsg:
-		if msg.h != h || msg.gen != h.gen {
-			return nil
-		}
-		h.paging = false
-		if msg.err != nil {
-			h.status.fail("history", msg.err)
-			return nil
-		}
-		h.versions, h.ops = append(h.versions, msg.versions...), append(h.ops, msg.ops...)
-		h.more[msg.tab] = msg.more
-		return h.moved()
+		return h.onPage(msg)
 	case historyDiffMsg:
 		if msg.h != h {
 			return nil
@@ -217,6 +197,36 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 		return h.onKey(msg)
 	}
 	return nil
+}
+
+// onLoaded takes the history as read (again).
+func (h *historyModel) onLoaded(msg historyMsg) tea.Cmd {
+	if msg.h != h || msg.gen != h.gen {
+		return nil
+	}
+	h.loaded = true
+	if msg.err != nil {
+		h.status.fail("history", msg.err)
+		return nil
+	}
+	h.versions, h.ops, h.rec, h.more = msg.versions, msg.ops, msg.rec, msg.more
+	h.diff = nil
+	return h.moved()
+}
+
+// onPage appends the next page of a tab.
+func (h *historyModel) onPage(msg historyPageMsg) tea.Cmd {
+	if msg.h != h || msg.gen != h.gen {
+		return nil
+	}
+	h.paging = false
+	if msg.err != nil {
+		h.status.fail("history", msg.err)
+		return nil
+	}
+	h.versions, h.ops = append(h.versions, msg.versions...), append(h.ops, msg.ops...)
+	h.more[msg.tab] = msg.more
+	return h.moved()
 }
 
 // onKey moves the cursor as the list does, and handles the history's own keys.

@@ -25,12 +25,12 @@ const pageSize = 200
 const maxDocuments = 20000
 
 // listModel is the record list of one kind of the schema at a time (a tab per kind):
-// paged, or as a tree for a tree kind.
+// paged, or as a tree for a tree kind. What it keeps beyond the loaded rows is in parts:
+// the filter, the order, the tree's folds, a record to seek and what R restores.
 type listModel struct {
 	c      *common
 	kind   store.Kind
 	rows   []*store.Record
-	depth  map[int64]int // a tree kind: depth in the tree (0 at the root)
 	total  int
 	more   bool // paged kinds: there may be rows after the last loaded
 	paging bool // paged kinds: the next page is on its way
@@ -39,39 +39,58 @@ type listModel struct {
 
 	cursor, offset int
 
-	filtering bool
-	filter    lineField
-	search    string
-
-	// sort is the field a paged kind is ordered by ("" for id), desc its direction; the
-	// store orders and pages them (Filter.Sort), so a sort costs one page like the id order.
-	// views keeps each kind's order (and folds) while another tab is shown.
-	sort  string
-	desc  bool
-	views map[store.Kind]kindView
-
-	// A tree kind: all is the whole tree in order, rows what folding leaves of it; folded
-	// holds the records whose subtrees are hidden, kids how many children each has.
-	all    []*store.Record
-	folded map[int64]bool
-	kids   map[int64]int
-
 	leases map[store.Kind]map[int64]store.Lease
 	status statusLine
 
-	// pending is a record just created that the cursor goes to once it is loaded; pages
-	// counts the pages loaded while looking for it.
-	pending      *store.Record
-	pendingPages int
-
-	lastDeleted *store.Tombstone // the record this TUI deleted last, for R (delete.go)
-	lastSubtree bool             // lastDeleted was deleted with documents below it: R restores them too
-
-	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
-	keep int64
-
 	// titles are the titles of the records the loaded rows' reference columns name.
 	titles map[refKey]string
+
+	listFilter
+	listOrder
+	listTree
+	listSeek
+	listRestore
+}
+
+// listFilter is the list's search: the filter line while it is typed, the search applied.
+type listFilter struct {
+	filtering bool
+	filter    lineField
+	search    string
+}
+
+// listOrder is the order of a paged kind: sort is the field it is ordered by ("" for id),
+// desc its direction; the store orders and pages them (Filter.Sort), so a sort costs one page
+// like the id order. views keeps each kind's order (and folds) while another tab is shown.
+type listOrder struct {
+	sort  string
+	desc  bool
+	views map[store.Kind]kindView
+}
+
+// listTree is a tree kind's view: all is the whole tree in order (rows what folding leaves
+// of it), depth each record's depth (0 at the root), folded the records whose subtrees are
+// hidden, kids how many children each has.
+type listTree struct {
+	all    []*store.Record
+	depth  map[int64]int
+	folded map[int64]bool
+	kids   map[int64]int
+}
+
+// listSeek is where the cursor goes once rows arrive: pending is a record just created that
+// the cursor goes to once it is loaded (pendingPages counts the pages loaded looking for
+// it); keep is the record the cursor stays on when a reload comes in (0: none).
+type listSeek struct {
+	pending      *store.Record
+	pendingPages int
+	keep         int64
+}
+
+// listRestore is what R on the list restores (delete.go).
+type listRestore struct {
+	lastDeleted *store.Tombstone // the record this TUI deleted last
+	lastSubtree bool             // lastDeleted was deleted with documents below it: R restores them too
 }
 
 // maxSeekPages bounds the pages the list loads to put the cursor on a new record.
@@ -106,8 +125,9 @@ func newList(c *common) *listModel {
 	if ks := c.reg.Kinds(); len(ks) > 0 {
 		first = ks[0]
 	}
-	return &listModel{c: c, kind: first, filter: ti, leases: map[store.Kind]map[int64]store.Lease{},
-		folded: map[int64]bool{}, views: map[store.Kind]kindView{}}
+	l := &listModel{c: c, kind: first, leases: map[store.Kind]map[int64]store.Lease{}}
+	l.filter, l.folded, l.views = ti, map[int64]bool{}, map[store.Kind]kindView{}
+	return l
 }
 
 // tree reports whether the kind shown is a tree kind, listed as a tree rather than paged.
@@ -301,68 +321,9 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		l.clampOffset()
 		return nil
 	case pageMsg:
-		if msg.kind != l.kind || msg.gen != l.gen {
-			return nil
-		}
-		if msg.append {
-			l.paging = false
-		}
-		if msg.err != nil {
-			l.status.fail("load "+tabName(l.c.reg, msg.kind), msg.err)
-			l.more = msg.more
-			return nil
-		}
-		l.loaded = true
-		l.c.noteItems(msg.recs)
-		if !msg.append || l.titles == nil {
-			l.titles = map[refKey]string{} // a fresh load: forget the titles of rows gone
-		}
-		maps.Copy(l.titles, msg.titles)
-		switch {
-		case msg.append:
-			l.rows = append(l.rows, msg.recs...)
-		case l.tree():
-			l.all, l.depth = msg.recs, msg.depth
-			l.unfoldedRows()
-			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
-		default:
-			l.rows = msg.recs
-			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
-		}
-		if !msg.append && l.keep != 0 {
-			if i := l.indexOf(l.keep); i >= 0 {
-				l.cursor = i
-			}
-			l.keep = 0
-		}
-		l.total, l.more = max(msg.total, len(l.rows)), msg.more
-		l.clampOffset()
-		return l.seekPending()
+		return l.onPage(msg)
 	case refreshedMsg:
-		if msg.err != nil {
-			l.status.fail("refresh", msg.err)
-			return nil
-		}
-		if msg.kind != l.kind {
-			return nil
-		}
-		if l.titles == nil {
-			l.titles = map[refKey]string{}
-		}
-		maps.Copy(l.titles, msg.titles)
-		for _, r := range msg.recs {
-			if i := l.indexOf(r.ID); i >= 0 {
-				l.rows[i] = r
-			} else if !l.tree() && !l.more && l.search == "" && l.sort == "" &&
-				(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
-				l.rows = append(l.rows, r)
-				l.total++
-			}
-		}
-		if l.pending != nil {
-			return l.seekPending()
-		}
-		return nil
+		return l.onRefreshed(msg)
 	case leasesMsg:
 		if msg.err != nil {
 			l.status.fail("read leases", msg.err)
@@ -380,6 +341,75 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	case tea.KeyPressMsg:
 		return l.onKey(msg)
+	}
+	return nil
+}
+
+// onPage takes a page of records: a fresh load, or the next page appended.
+func (l *listModel) onPage(msg pageMsg) tea.Cmd {
+	if msg.kind != l.kind || msg.gen != l.gen {
+		return nil
+	}
+	if msg.append {
+		l.paging = false
+	}
+	if msg.err != nil {
+		l.status.fail("load "+tabName(l.c.reg, msg.kind), msg.err)
+		l.more = msg.more
+		return nil
+	}
+	l.loaded = true
+	l.c.noteItems(msg.recs)
+	if !msg.append || l.titles == nil {
+		l.titles = map[refKey]string{} // a fresh load: forget the titles of rows gone
+	}
+	maps.Copy(l.titles, msg.titles)
+	switch {
+	case msg.append:
+		l.rows = append(l.rows, msg.recs...)
+	case l.tree():
+		l.all, l.depth = msg.recs, msg.depth
+		l.unfoldedRows()
+		l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+	default:
+		l.rows = msg.recs
+		l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+	}
+	if !msg.append && l.keep != 0 {
+		if i := l.indexOf(l.keep); i >= 0 {
+			l.cursor = i
+		}
+		l.keep = 0
+	}
+	l.total, l.more = max(msg.total, len(l.rows)), msg.more
+	l.clampOffset()
+	return l.seekPending()
+}
+
+// onRefreshed puts records read again after feed changes in place.
+func (l *listModel) onRefreshed(msg refreshedMsg) tea.Cmd {
+	if msg.err != nil {
+		l.status.fail("refresh", msg.err)
+		return nil
+	}
+	if msg.kind != l.kind {
+		return nil
+	}
+	if l.titles == nil {
+		l.titles = map[refKey]string{}
+	}
+	maps.Copy(l.titles, msg.titles)
+	for _, r := range msg.recs {
+		if i := l.indexOf(r.ID); i >= 0 {
+			l.rows[i] = r
+		} else if !l.tree() && !l.more && l.search == "" && l.sort == "" &&
+			(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
+			l.rows = append(l.rows, r)
+			l.total++
+		}
+	}
+	if l.pending != nil {
+		return l.seekPending()
 	}
 	return nil
 }
@@ -451,34 +481,19 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 	return nil
 }
 
+// onKey handles a key on the list: the filter's while it is typed, else moving, the
+// list's own commands and the keys that open other screens.
 func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := l.c.keys
 	if l.filtering {
-		switch {
-		case key.Matches(msg, k.Confirm):
-			l.filtering = false
-			l.filter.Blur()
-			l.search = strings.TrimSpace(l.filter.Value())
-			l.cursor, l.offset = 0, 0
-			return l.load()
-		case key.Matches(msg, k.Back):
-			l.filtering = false
-			l.filter.Blur()
-			if l.search != "" {
-				l.search = ""
-				l.filter.SetValue("")
-				l.cursor, l.offset = 0, 0
-				return l.load()
-			}
-			return nil
-		}
-		var cmd tea.Cmd
-		l.filter, cmd = l.filter.Update(msg)
-		return cmd
+		return l.onFilterKey(msg)
 	}
 	if cmd, ok := l.deleteKey(msg); ok {
 		return cmd
 	}
+	if cmd, ok := l.openKey(msg); ok {
+		return cmd
+	}
+	k := l.c.keys
 	switch {
 	case key.Matches(msg, k.Down):
 		l.move(1)
@@ -492,31 +507,9 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		l.switchKind()
 		return tea.Batch(l.load(), l.loadLeases())
 	case key.Matches(msg, k.Filter):
-		l.filtering = true
-		l.filter.SetValue(l.search)
-		l.filter.CursorEnd()
-		return l.filter.Focus()
-	case key.Matches(msg, k.Back):
-		if l.search != "" {
-			l.search = ""
-			l.filter.SetValue("")
-			l.cursor, l.offset = 0, 0
-			return l.load()
-		}
-	case key.Matches(msg, k.Open), key.Matches(msg, k.OpenLease):
-		if r := l.selected(); r != nil {
-			lease := key.Matches(msg, k.OpenLease)
-			return func() tea.Msg { return openEditorMsg{kind: r.Kind, id: r.ID, lease: lease} }
-		}
-	case key.Matches(msg, k.New):
-		kind := l.kind
-		return func() tea.Msg { return openEditorMsg{kind: kind} }
-	case key.Matches(msg, k.History):
-		if r := l.selected(); r != nil {
-			return func() tea.Msg { return openHistoryMsg{kind: r.Kind, id: r.ID} }
-		}
-	case key.Matches(msg, k.Locks):
-		return func() tea.Msg { return openLocksMsg{} }
+		return l.startFilter()
+	case key.Matches(msg, k.Back) && l.search != "":
+		return l.clearSearch()
 	case key.Matches(msg, k.SortNext), key.Matches(msg, k.SortReverse):
 		return l.cycleSort(key.Matches(msg, k.SortReverse))
 	case key.Matches(msg, k.Fold):
@@ -527,6 +520,71 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return l.loadMore()
 	}
 	return nil
+}
+
+// onFilterKey handles a key while the filter is typed: enter applies it, esc leaves it
+// (clearing a search applied before), the rest is text.
+func (l *listModel) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := l.c.keys
+	switch {
+	case key.Matches(msg, k.Confirm):
+		l.filtering = false
+		l.filter.Blur()
+		l.search = strings.TrimSpace(l.filter.Value())
+		l.cursor, l.offset = 0, 0
+		return l.load()
+	case key.Matches(msg, k.Back):
+		l.filtering = false
+		l.filter.Blur()
+		if l.search != "" {
+			return l.clearSearch()
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	l.filter, cmd = l.filter.Update(msg)
+	return cmd
+}
+
+// startFilter opens the filter line on the search applied.
+func (l *listModel) startFilter() tea.Cmd {
+	l.filtering = true
+	l.filter.SetValue(l.search)
+	l.filter.CursorEnd()
+	return l.filter.Focus()
+}
+
+// clearSearch drops the search and loads the list from its top.
+func (l *listModel) clearSearch() tea.Cmd {
+	l.search = ""
+	l.filter.SetValue("")
+	l.cursor, l.offset = 0, 0
+	return l.load()
+}
+
+// openKey handles the keys that open another screen: the editor, a new record, the
+// history, the locks; ok says the key was one.
+func (l *listModel) openKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := l.c.keys
+	switch {
+	case key.Matches(msg, k.Open), key.Matches(msg, k.OpenLease):
+		if r := l.selected(); r != nil {
+			lease := key.Matches(msg, k.OpenLease)
+			return func() tea.Msg { return openEditorMsg{kind: r.Kind, id: r.ID, lease: lease} }, true
+		}
+	case key.Matches(msg, k.New):
+		kind := l.kind
+		return func() tea.Msg { return openEditorMsg{kind: kind} }, true
+	case key.Matches(msg, k.History):
+		if r := l.selected(); r != nil {
+			return func() tea.Msg { return openHistoryMsg{kind: r.Kind, id: r.ID} }, true
+		}
+	case key.Matches(msg, k.Locks):
+		return func() tea.Msg { return openLocksMsg{} }, true
+	default:
+		return nil, false
+	}
+	return nil, false
 }
 
 func (l *listModel) move(d int) {

@@ -74,21 +74,27 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 			return m.Init()
 		}
 	case tea.KeyPressMsg:
-		k := m.c.keys
-		switch {
-		case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
-			return func() tea.Msg { return backMsg{} }
-		case key.Matches(msg, k.Down):
-			m.cursor = min(m.cursor+1, max(len(m.leases)-1, 0))
-			m.top = m.first()
-		case key.Matches(msg, k.Up):
-			m.cursor = max(m.cursor-1, 0)
-			m.top = m.first()
-		case key.Matches(msg, k.Open):
-			if m.cursor < len(m.leases) {
-				l := m.leases[m.cursor]
-				return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID, from: scrLocks} }
-			}
+		return m.onKey(msg)
+	}
+	return nil
+}
+
+// onKey moves the cursor, opens the selected lease's record, or leaves.
+func (m *locksModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
+		return func() tea.Msg { return backMsg{} }
+	case key.Matches(msg, k.Down):
+		m.cursor = min(m.cursor+1, max(len(m.leases)-1, 0))
+		m.top = m.first()
+	case key.Matches(msg, k.Up):
+		m.cursor = max(m.cursor-1, 0)
+		m.top = m.first()
+	case key.Matches(msg, k.Open):
+		if m.cursor < len(m.leases) {
+			l := m.leases[m.cursor]
+			return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID, from: scrLocks} }
 		}
 	}
 	return nil
