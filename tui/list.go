@@ -658,7 +658,9 @@ func (l *listModel) View() string {
 		}
 		title = searchCell(c.reg, r, title, l.search, nameW)
 		lk, held := "free", 0
-		if ls, ok := l.leases[l.kind][r.ID]; ok {
+		if ls, ok := l.leases[l.kind][r.ID]; ok && ls.Live(now) {
+			// A lease that ended, released or expired, leaves the record free: what
+			// happened to the lease is the locks screen's to say.
 			lk, held = lockIndicator(ls, c.user, now)
 		}
 		lk += l.presenceNote(r.ID)
@@ -717,12 +719,13 @@ func (l *listModel) footerKeys() []key.Binding {
 	return out
 }
 
-// kindView is what the list keeps of a kind while another tab is shown: its order, and
-// for a tree the records folded.
+// kindView is what the list keeps of a kind while another tab is shown: its order, its
+// search, and for a tree the records folded.
 type kindView struct {
 	sort   string
 	desc   bool
 	folded map[int64]bool
+	search string
 }
 
 // switchKind shows the next tab, in schema order, with the order and folds it had.
@@ -731,10 +734,11 @@ func (l *listModel) switchKind() {
 	if len(ks) == 0 {
 		return
 	}
-	l.views[l.kind] = kindView{l.sort, l.desc, l.folded}
+	l.views[l.kind] = kindView{l.sort, l.desc, l.folded, l.search}
 	l.kind = ks[(slices.Index(ks, l.kind)+1)%len(ks)]
 	v := l.views[l.kind]
-	l.sort, l.desc, l.folded = v.sort, v.desc, v.folded
+	l.sort, l.desc, l.folded, l.search = v.sort, v.desc, v.folded, v.search
+	l.filter.SetValue(l.search)
 	if l.folded == nil {
 		l.folded = map[int64]bool{}
 	}
