@@ -58,3 +58,31 @@ func TestList_FilterBelongsToItsTab(t *testing.T) {
 		t.Errorf("the products tab came back without its search:\n%s", d.screen())
 	}
 }
+
+// TestList_TitleNamesOrder: the title line names the order, the id order and a tree's too.
+func TestList_TitleNamesOrder(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	if _, err := s.CreateRecord(actorCtx("bob"), store.KindDocument, store.Values{"title": "Handbook"}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, s, "alice")
+	title := func() string { return strings.SplitN(d.screen(), "\n", 2)[0] }
+	if !strings.HasSuffix(title(), "1 of 2 · by id") {
+		t.Errorf("products in id order: title %q does not say so", title())
+	}
+	d.key("s")
+	d.waitFor("by name ▲")
+	d.key("tab")
+	d.waitFor("Handbook")
+	if !strings.HasSuffix(title(), "1 of 1 · as a tree") {
+		t.Errorf("documents as a tree: title %q does not say so", title())
+	}
+	d.key("/")
+	d.typeText("hand")
+	d.key("enter")
+	d.waitFor(`matching "hand"`)
+	if !strings.HasSuffix(title(), `matching "hand" · by id`) {
+		t.Errorf("a tree kind searched is listed by id: title %q does not say so", title())
+	}
+}

@@ -635,7 +635,14 @@ func (l *listModel) View() string {
 	if l.search != "" {
 		pos += ` matching "` + safe.Line(l.search) + `"`
 	}
-	if !l.tree() && l.sort != "" {
+	// The order is always named, the id order too: a list that says nothing leaves the
+	// reader guessing whether s was pressed.
+	switch {
+	case l.tree() && l.search == "":
+		pos += " · as a tree"
+	case l.tree():
+		pos += " · by id" // a search lists a tree kind flat (treeOrder)
+	default:
 		pos += " · by " + l.sortName()
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
