@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -84,5 +86,49 @@ func TestList_TitleNamesOrder(t *testing.T) {
 	d.waitFor(`matching "hand"`)
 	if !strings.HasSuffix(title(), `matching "hand" · by id`) {
 		t.Errorf("a tree kind searched is listed by id: title %q does not say so", title())
+	}
+}
+
+// TestList_ColumnsGiveWayByPriority: on a narrow terminal the writer and then the version
+// go before the title is cut: at 60 columns a title keeps at least 24 characters, and the
+// lock column shows a long holder's name whole.
+func TestList_ColumnsGiveWayByPriority(t *testing.T) {
+	s := newFakeStore(t)
+	const name = "A rather long product name, cut late" // 36 characters
+	if _, err := s.CreateRecord(actorCtx("seed"), store.KindProduct, store.Values{"sku": "L-1", "name": name}); err != nil {
+		t.Fatal(err)
+	}
+	const holder = "nightly-checksum-worker"
+	if _, err := s.AcquireLease(actorCtx(holder), store.LeaseRequest{Kind: store.KindProduct, RecordID: 1,
+		Group: store.GroupEditor, TTL: 300e9}); err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, s, "alice", func(o *Options) { o.Now = s.Now })
+	d.waitFor(holder)
+	for _, tc := range []struct {
+		width     int
+		ver, writ bool
+		title     int // the characters of the title shown at least
+	}{
+		{140, true, true, len(name)},
+		{80, true, false, 24},
+		{60, false, false, 24},
+	} {
+		d.apply(tea.WindowSizeMsg{Width: tc.width, Height: 15})
+		d.settle()
+		lines := strings.Split(d.screen(), "\n")
+		header, row := lines[1], lines[2]
+		if got := strings.Contains(header, "ver"); got != tc.ver {
+			t.Errorf("%d columns: version column shown %v, want %v:\n%s", tc.width, got, tc.ver, d.screen())
+		}
+		if got := strings.Contains(header, "writer"); got != tc.writ {
+			t.Errorf("%d columns: writer column shown %v, want %v:\n%s", tc.width, got, tc.writ, d.screen())
+		}
+		if !strings.Contains(row, name[:tc.title]) {
+			t.Errorf("%d columns: the title keeps fewer than %d characters: %q", tc.width, tc.title, row)
+		}
+		if !strings.HasSuffix(row, holder) && !strings.HasSuffix(row, holder+" since 10:05") {
+			t.Errorf("%d columns: the lock column cuts the holder's name: %q", tc.width, row)
+		}
 	}
 }

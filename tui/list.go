@@ -649,46 +649,20 @@ func (l *listModel) View() string {
 	b.WriteByte('\n')
 
 	// The kind's short fields where there is room for them beside the title.
-	cols, nameW := l.columns(c.width)
-	_, sample := sampleColumns(c.reg, l.kind)
-	b.WriteString(st.Header.Render(l.header(cols, nameW) + fmt.Sprintf("%4s %-10s %s", "ver", "writer", "lock")))
-	b.WriteByte('\n')
-
 	n := l.visibleRows()
 	end := min(l.offset+n, len(l.rows))
 	now := c.dbNow()
+	locks, lockW, shortW := make([]lockCell, end-l.offset), 0, 0
 	for i := l.offset; i < end; i++ {
-		r := l.rows[i]
-		title := highlight(safe.Line(c.reg.TitleOf(r)), l.search)
-		if l.tree() && l.search == "" {
-			title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
-		}
-		title = searchCell(c.reg, r, title, l.search, nameW)
-		lk, held := "free", 0
-		if ls, ok := l.leases[l.kind][r.ID]; ok && ls.Live(now) {
-			// A lease that ended, released or expired, leaves the record free: what
-			// happened to the lease is the locks screen's to say.
-			lk, held = lockIndicator(ls, c.user, now)
-		}
-		lk += l.presenceNote(r.ID)
-		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
-		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, columnCells(cols, r, l.titles, sample), "v"+strconv.FormatInt(r.Version, 10), writer)
-		if i == l.cursor {
-			line = "▸ " + line
-		} else {
-			line = "  " + line
-		}
-		switch {
-		case i == l.cursor:
-			line = st.Selected.Render(padRight(line+lk, c.width))
-		case held == heldByYou:
-			line = st.Row.Render(line) + st.LockYou.Render(lk)
-		case held == heldByOther:
-			line = st.Row.Render(line) + st.LockOther.Render(lk)
-		default:
-			line = st.Row.Render(line) + st.Dim.Render(lk)
-		}
-		b.WriteString(line)
+		lc := l.lockCell(l.rows[i], now)
+		locks[i-l.offset] = lc
+		lockW, shortW = max(lockW, ansi.StringWidth(lc.text)), max(shortW, ansi.StringWidth(lc.short))
+	}
+	lay := l.layout(c.width, lockW, shortW)
+	b.WriteString(st.Header.Render(l.header(lay.cols, lay.titleW) + lay.tail("ver", "writer") + "lock"))
+	b.WriteByte('\n')
+	for i := l.offset; i < end; i++ {
+		b.WriteString(l.rowView(i, lay, locks[i-l.offset]))
 		b.WriteByte('\n')
 	}
 	for i := end - l.offset; i < n; i++ {
@@ -706,6 +680,74 @@ func (l *listModel) View() string {
 	b.WriteByte('\n')
 	b.WriteString(c.footer(l.footerKeys()))
 	return b.String()
+}
+
+// lockCell is a row's lock column: who holds the record, and (after it, cut first) who
+// has it open.
+type lockCell struct {
+	text     string // free, "you, 1m40s left", "alice since 10:05"
+	short    string // the same without the time a holder took it: "alice"
+	held     int
+	presence string
+}
+
+// lockCell says who holds record r at now on the database clock.
+func (l *listModel) lockCell(r *store.Record, now time.Time) lockCell {
+	lc := lockCell{text: "free", short: "free", presence: l.presenceNote(r.ID)}
+	if ls, ok := l.leases[l.kind][r.ID]; ok && ls.Live(now) {
+		// A lease that ended, released or expired, leaves the record free: what happened
+		// to the lease is the locks screen's to say.
+		lc.text, lc.held = lockIndicator(ls, l.c.user, now)
+		lc.short = lc.text
+		if lc.held == heldByOther {
+			lc.short = safe.Line(ls.Holder)
+		}
+	}
+	return lc
+}
+
+// tail is the version and writer cells a layout shows, each with its space after.
+func (lay listLayout) tail(ver, writer string) string {
+	var s string
+	if lay.ver {
+		s += fmt.Sprintf("%4s ", ver)
+	}
+	if lay.writer {
+		s += padRight(ansi.Truncate(writer, 10, "…"), 10) + " "
+	}
+	return s
+}
+
+// rowView draws row i of the list as lay cuts it, with its lock cell lk.
+func (l *listModel) rowView(i int, lay listLayout, lk lockCell) string {
+	c, st, r := l.c, l.c.styles, l.rows[i]
+	title := highlight(safe.Line(c.reg.TitleOf(r)), l.search)
+	if l.tree() && l.search == "" {
+		title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
+	}
+	title = searchCell(c.reg, r, title, l.search, lay.titleW)
+	_, sample := sampleColumns(c.reg, l.kind)
+	line := fmt.Sprintf("%6d %s %s", r.ID, title, columnCells(lay.cols, r, l.titles, sample)) +
+		lay.tail("v"+strconv.FormatInt(r.Version, 10), writerName(r.UpdatedBy))
+	if i == l.cursor {
+		line = "▸ " + line
+	} else {
+		line = "  " + line
+	}
+	text := lk.text
+	if lay.shortLock {
+		text = lk.short
+	}
+	text += lk.presence
+	switch {
+	case i == l.cursor:
+		return st.Selected.Render(padRight(line+text, c.width))
+	case lk.held == heldByYou:
+		return st.Row.Render(line) + st.LockYou.Render(text)
+	case lk.held == heldByOther:
+		return st.Row.Render(line) + st.LockOther.Render(text)
+	}
+	return st.Row.Render(line) + st.Dim.Render(text)
 }
 
 // wideList is the width from which the product list shows price, stock and availability.
