@@ -130,7 +130,10 @@ func (e *editorModel) formLines(room int) []string {
 			}
 			val += st.Warn.Render(hint)
 		case fi.body != nil && focused:
-			lines = append(lines, marker+label)
+			// Where the cursor is in a text longer than the screen, and how long it is.
+			ln, col := fi.body.Position()
+			lines = append(lines, marker+label+" "+st.Dim.Render(fmt.Sprintf("line %d, col %d · %s", ln, col,
+				plural(fi.body.LineCount(), "line", "lines"))))
 			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
 			focusTo = len(lines)
 			continue

@@ -132,3 +132,19 @@ func TestList_ColumnsGiveWayByPriority(t *testing.T) {
 		}
 	}
 }
+
+// TestEditor_BodySaysLineAndColumn: the focused body editor names the cursor's line and
+// column and the text's line count, and follows the cursor.
+func TestEditor_BodySaysLineAndColumn(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 1)
+	d := newDriver(t, s, "alice")
+	openProduct(t, d, 1, "enter")
+	focusField(t, d, "description")
+	d.waitFor("line 1, col 1 · 3 lines")
+	d.key("down")
+	d.typeText("ab")
+	d.waitFor("line 2, col 3 · 3 lines")
+	d.key("enter")
+	d.waitFor("line 3, col 1 · 4 lines")
+}
