@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -147,4 +148,47 @@ func TestEditor_BodySaysLineAndColumn(t *testing.T) {
 	d.waitFor("line 2, col 3 · 3 lines")
 	d.key("enter")
 	d.waitFor("line 3, col 1 · 4 lines")
+}
+
+// TestStatus_LongMessagesWrap: a status message longer than the screen is wide wraps onto
+// the next lines instead of being cut; the list and the editor give up rows for it, so the
+// screen keeps its height and its footer, and the list's cursor stays in sight.
+func TestStatus_LongMessagesWrap(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 30)
+	d := newDriver(t, s, "alice")
+	for range 19 {
+		d.key("j") // the cursor on the list's last row
+	}
+	d.key("R")
+	d.settle()
+	const says = "nothing deleted here to restore (the history screen restores any deleted record: tandem restore KIND ID)"
+	checkWrapped(t, d, says)
+	if !strings.Contains(d.screen(), "▸     20 Product 20") {
+		t.Errorf("the status's extra line hid the cursor's row:\n%s", d.screen())
+	}
+
+	d.key("enter")
+	d.waitFor("product 20 · v")
+	long := strings.Repeat("the database said something long about this save, ", 3) + "and then it ended"
+	d.apply(errMsg{op: "save product 20", err: errors.New(long)})
+	d.settle()
+	checkWrapped(t, d, "save product 20: "+long)
+}
+
+// checkWrapped checks that the screen shows says whole on its lines above the footer, and
+// keeps its height.
+func checkWrapped(t *testing.T, d *driver, says string) {
+	t.Helper()
+	lines := strings.Split(d.screen(), "\n")
+	if len(lines) != 24 {
+		t.Errorf("screen of %d lines, want 24:\n%s", len(lines), d.screen())
+	}
+	var joined string
+	for _, l := range lines[len(lines)-4 : len(lines)-1] {
+		joined += strings.TrimRight(l, " ") + " "
+	}
+	if !strings.Contains(strings.Join(strings.Fields(joined), " "), says) {
+		t.Errorf("the status %q is not shown whole above the footer:\n%s", says, d.screen())
+	}
 }

@@ -140,7 +140,15 @@ func (l *listModel) typing() bool { return l.filtering }
 func (l *listModel) Init() tea.Cmd { return tea.Batch(l.load(), l.loadLeases()) }
 
 // visibleRows is how many rows fit on screen.
-func (l *listModel) visibleRows() int { return max(l.c.height-4, 1) }
+func (l *listModel) visibleRows() int { return max(l.c.height-4-(len(l.statusRows())-1), 1) }
+
+// statusRows is the status line as drawn: a long one wraps, and takes rows from the list.
+func (l *listModel) statusRows() []string {
+	if l.filtering || l.status.text == "" {
+		return []string{""}
+	}
+	return l.c.statusLines(l.status, safe.Line(l.status.text))
+}
 
 // load starts a fresh load of the current kind and search.
 func (l *listModel) load() tea.Cmd { return l.loadN(pageSize) }
@@ -649,23 +657,26 @@ func (l *listModel) View() string {
 	b.WriteByte('\n')
 
 	// The kind's short fields where there is room for them beside the title.
-	n := l.visibleRows()
-	end := min(l.offset+n, len(l.rows))
+	n, off := l.visibleRows(), l.offset
+	if l.cursor >= off+n {
+		off = l.cursor - n + 1 // a status that wrapped took rows: the cursor stays in sight
+	}
+	end := min(off+n, len(l.rows))
 	now := c.dbNow()
-	locks, lockW, shortW := make([]lockCell, end-l.offset), 0, 0
-	for i := l.offset; i < end; i++ {
+	locks, lockW, shortW := make([]lockCell, end-off), 0, 0
+	for i := off; i < end; i++ {
 		lc := l.lockCell(l.rows[i], now)
-		locks[i-l.offset] = lc
+		locks[i-off] = lc
 		lockW, shortW = max(lockW, ansi.StringWidth(lc.text)), max(shortW, ansi.StringWidth(lc.short))
 	}
 	lay := l.layout(c.width, lockW, shortW)
 	b.WriteString(st.Header.Render(l.header(lay.cols, lay.titleW) + lay.tail("ver", "writer") + "lock"))
 	b.WriteByte('\n')
-	for i := l.offset; i < end; i++ {
-		b.WriteString(l.rowView(i, lay, locks[i-l.offset]))
+	for i := off; i < end; i++ {
+		b.WriteString(l.rowView(i, lay, locks[i-off]))
 		b.WriteByte('\n')
 	}
-	for i := end - l.offset; i < n; i++ {
+	for i := end - off; i < n; i++ {
 		if i == 0 && l.loaded && len(l.rows) == 0 {
 			b.WriteString(st.Dim.Render("  nothing here — n creates a record"))
 		}
@@ -675,7 +686,7 @@ func (l *listModel) View() string {
 	case l.filtering:
 		b.WriteString(l.filter.View())
 	case l.status.text != "":
-		b.WriteString(l.status.style(st).Render(c.clip(safe.Line(l.status.text))))
+		b.WriteString(strings.Join(l.statusRows(), "\n"))
 	}
 	b.WriteByte('\n')
 	b.WriteString(c.footer(l.footerKeys()))
