@@ -37,10 +37,17 @@ func origin(fm *merge.FieldMerge) string {
 	case fm.State == merge.FieldUnchanged:
 		return fromBase
 	case fm.State == merge.FieldClean:
-		if store.Equal(fm.Base, fm.Mine) {
+		// One side changed it; a value taken from the other side (Override) equals the
+		// base and is named after the side whose value it is.
+		switch {
+		case !store.Equal(v, fm.Base) && store.Equal(v, fm.Theirs):
 			return fromTheirs
+		case !store.Equal(v, fm.Base) && store.Equal(v, fm.Mine):
+			return fromMine
+		case store.Equal(fm.Base, fm.Mine):
+			return fromMine
 		}
-		return fromMine
+		return fromTheirs
 	case fm.State == merge.FieldMerged:
 		return fromBoth
 	case byHunks(fm, v):
@@ -274,6 +281,8 @@ func (m *mergeModel) undo() {
 func (m *mergeModel) onFieldKey(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
 	keys := m.c.keys
 	switch {
+	case fm.State == merge.FieldClean && (key.Matches(k, keys.PickMine) || key.Matches(k, keys.PickTheirs) || key.Matches(k, keys.PickBase)):
+		m.override(fm, k)
 	case fm.State != merge.FieldConflict:
 		if key.Matches(k, keys.EditValue) || key.Matches(k, keys.PickMine) || key.Matches(k, keys.PickTheirs) {
 			m.status.info(fm.Field.Label + " merged without conflict")
@@ -297,6 +306,24 @@ func (m *mergeModel) onFieldKey(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 		m.status.info(k.String() + " works only in text fields: " + fm.Field.Label + " takes 1 mine, 2 theirs, 3 base or enter")
 	}
 	return nil
+}
+
+// override takes the side key k names for field fm, which merged cleanly: the change one
+// side made is not always the one to keep.
+func (m *mergeModel) override(fm *merge.FieldMerge, k tea.KeyPressMsg) {
+	keys := m.c.keys
+	p := merge.PickOurs
+	switch {
+	case key.Matches(k, keys.PickTheirs):
+		p = merge.PickTheirs
+	case key.Matches(k, keys.PickBase):
+		p = merge.PickBase
+	}
+	if err := m.rm.Override(fm.Field.Name, p); err != nil {
+		m.status.fail("merge", err)
+		return
+	}
+	m.status.info(fmt.Sprintf("%s: %s taken (u undoes it)", fm.Field.Label, pickName(p)))
 }
 
 // startEditing opens field fm's value for editing: a text with its conflict markers, one
