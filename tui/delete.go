@@ -247,6 +247,14 @@ func (l *listModel) onRestored(msg restoredMsg) tea.Cmd {
 	if t := l.lastDeleted; t != nil && msg.res != nil && t.Kind == msg.kind && t.ID == msg.id {
 		l.lastDeleted = nil
 	}
+	if msg.res != nil && msg.from == scrList && msg.kind == l.kind {
+		if i := l.indexOf(msg.id); i >= 0 {
+			l.cursor = i // the feed's event came first
+			l.clampOffset()
+		} else {
+			l.restored = msg.id // the cursor goes to it when the feed brings it back
+		}
+	}
 	if msg.to == scrList {
 		msg.report(&l.status)
 	}
@@ -326,20 +334,25 @@ func (l *listModel) removeRows(ts []store.Tombstone) tea.Cmd {
 	return nil
 }
 
-// insertRow puts a restored record of a paged kind in id order, when it falls within what
-// is loaded.
+// insertRow puts a restored record of a paged kind in its place in the list's order (the
+// store's, store.CompareSort), when it falls within what is loaded. The cursor goes to it
+// when this list restored it (R), else stays on its row.
 func (l *listModel) insertRow(r *store.Record) {
 	if r.Kind != l.kind || l.tree() || l.indexOf(r.ID) >= 0 {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(l.rows, r.ID, func(x *store.Record, id int64) int { return int(x.ID - id) })
+	order := store.Filter{Kind: l.kind, Sort: l.sort, Desc: l.desc}
+	i, _ := slices.BinarySearchFunc(l.rows, r, func(x, r *store.Record) int { return store.CompareSort(order, x, r) })
 	if i == len(l.rows) && l.more {
 		return // beyond the loaded pages: it comes with them
 	}
 	sel := l.selected()
 	l.rows = slices.Insert(l.rows, i, r)
 	l.total++
-	if sel != nil {
+	switch {
+	case r.ID == l.restored:
+		l.cursor, l.restored = i, 0
+	case sel != nil:
 		l.cursor = l.indexOf(sel.ID)
 	}
 	l.clampOffset()

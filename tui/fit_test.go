@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,5 +191,36 @@ func checkWrapped(t *testing.T, d *driver, says string) {
 	}
 	if !strings.Contains(strings.Join(strings.Fields(joined), " "), says) {
 		t.Errorf("the status %q is not shown whole above the footer:\n%s", says, d.screen())
+	}
+}
+
+// TestList_RestoredReturnsToItsPlace: a record deleted from a list sorted by a column and
+// restored with R comes back at its place in that order, with the cursor on it.
+func TestList_RestoredReturnsToItsPlace(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 5)
+	d := newDriver(t, s, "alice")
+	d.key("s")
+	d.key("s")
+	d.waitFor("by price ▲")
+	d.key("o")
+	d.waitFor("by price ▼") // 5, 4, 3, 2, 1
+	d.key("j")
+	d.key("j")
+	d.key("d")
+	d.key("y")
+	d.waitFor("deleted product 3")
+	d.key("R")
+	d.waitFor("restored product 3")
+	d.waitUntil("product 3 back in the rows", func() bool { return d.app.list.indexOf(3) >= 0 })
+	var got []int64
+	for _, r := range d.app.list.rows {
+		got = append(got, r.ID)
+	}
+	if want := []int64{5, 4, 3, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("rows by price ▼ after the restore = %v, want %v", got, want)
+	}
+	if sel := d.app.list.selected(); sel == nil || sel.ID != 3 {
+		t.Errorf("cursor on %v after restoring product 3, want product 3", sel)
 	}
 }

@@ -81,10 +81,12 @@ type listTree struct {
 // listSeek is where the cursor goes once rows arrive: pending is a record just created that
 // the cursor goes to once it is loaded (pendingPages counts the pages loaded looking for
 // it); keep is the record the cursor stays on when a reload comes in (0: none).
+// restored is the record R restored, which the cursor goes to once it is back in the rows.
 type listSeek struct {
 	pending      *store.Record
 	pendingPages int
 	keep         int64
+	restored     int64 // a record R restored: the cursor goes to it when the feed brings it back
 }
 
 // listRestore is what R on the list restores (delete.go).
