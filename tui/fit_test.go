@@ -224,3 +224,22 @@ func TestList_RestoredReturnsToItsPlace(t *testing.T) {
 		t.Errorf("cursor on %v after restoring product 3, want product 3", sel)
 	}
 }
+
+// TestList_WideShowsMoreFields: a wide terminal shows more of a record's short fields beside
+// a title that keeps its room; at 120 columns the product list is as it was.
+func TestList_WideShowsMoreFields(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	d := newDriver(t, s, "alice")
+	for _, tc := range []struct {
+		width int
+		sku   bool
+	}{{120, false}, {250, true}} {
+		d.apply(tea.WindowSizeMsg{Width: tc.width, Height: 10})
+		d.settle()
+		lines := strings.Split(d.screen(), "\n")
+		if got := strings.Contains(lines[1], " sku ") && strings.Contains(lines[2], "SKU-1"); got != tc.sku {
+			t.Errorf("%d columns: sku column shown %v, want %v:\n%s", tc.width, got, tc.sku, d.screen())
+		}
+	}
+}

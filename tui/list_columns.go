@@ -173,11 +173,33 @@ func (l *listModel) columns(width, titleW int) ([]listColumn, int) {
 			cols = append(cols, listColumn{f: f, head: f.Name, width: w, right: f.Name != "availability"})
 			titleW -= w + 1
 		}
-		return cols, titleW
+		return l.moreColumns(cols, titleW)
 	}
 	for _, f := range columnCandidates(reg, l.kind) {
 		w := columnWidth(f)
 		if titleW-(w+1) < minTitleWidth {
+			break
+		}
+		cols = append(cols, listColumn{f: f, head: f.Label, width: w,
+			right: f.Type == store.TypeInt || f.Type == store.TypeMoney || f.Type == store.TypeRef})
+		titleW -= w + 1
+	}
+	return cols, titleW
+}
+
+// wideTitle is the title a wide terminal keeps before it shows more of a record's fields.
+const wideTitle = 48
+
+// moreColumns adds, on a terminal wide enough, the kind's other short fields (in schema
+// order) to the sample's columns, as long as the title keeps wideTitle cells.
+func (l *listModel) moreColumns(cols []listColumn, titleW int) ([]listColumn, int) {
+	reg := l.c.reg
+	for _, f := range reg.Fields(l.kind) {
+		if f.Name == reg.TitleField(l.kind) || !shortField(f) || slices.ContainsFunc(cols, func(c listColumn) bool { return c.f == f }) {
+			continue
+		}
+		w := columnWidth(f)
+		if titleW-(w+1) < wideTitle {
 			break
 		}
 		cols = append(cols, listColumn{f: f, head: f.Label, width: w,
