@@ -80,6 +80,10 @@ type editorSaving struct {
 	retryBase int64
 }
 
+// asked starts the count of a save the person asked for (ctrl+s): the saves it makes on
+// its own (merge, retry) are bounded from here, and nothing merged before is said of it.
+func (s *editorSaving) asked() { s.autoSaves, s.mergedNote = 0, "" }
+
 // editorDialogs are the screens the editor opens over its form: each one is a model of its
 // own with its own keys and view; the editor's mode says which is up.
 type editorDialogs struct {
@@ -522,12 +526,7 @@ func (e *editorModel) leaveCmd() tea.Cmd {
 	case e.kept == nil && e.offered == nil:
 		cmds = append(cmds, e.deleteDraftCmd())
 	}
-	if e.held != nil {
-		cmds = append(cmds, releaseCmd(e.c, e.held, e.leaseStop))
-		e.held = nil
-	} else if e.leaseStop != nil {
-		e.leaseStop()
-	}
+	cmds = append(cmds, e.editorLease.release(e.c))
 	return tea.Sequence(cmds...)
 }
 
@@ -595,7 +594,7 @@ func (e *editorModel) onTick() tea.Cmd {
 			e.status.warn(fmt.Sprintf("lease renewal failing: %s left — %v", s.Remaining.Round(time.Second), s.Err))
 		}
 	}
-	if e.draftDirty && e.c.opts.Now().Sub(e.lastDraft) >= draftEvery {
+	if e.editorDrafts.due(e.c.opts.Now()) {
 		return tea.Batch(check, e.writeDraftCmd())
 	}
 	return check
@@ -704,8 +703,7 @@ func (e *editorModel) onCommandKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := e.c.keys
 	switch {
 	case key.Matches(msg, k.Save):
-		e.autoSaves = 0
-		e.mergedNote = ""
+		e.editorSaving.asked()
 		return e.save(), true
 	case key.Matches(msg, k.Back):
 		if e.dirty() {
@@ -973,7 +971,7 @@ func (e *editorModel) save() tea.Cmd {
 	if e.held != nil && e.held.Status().State == locks.StateLost {
 		// The lock line already says "lease lost": this save is the optimistic one it
 		// promises, not one more try with a token the store will refuse.
-		drop = e.dropLostLease(e.held.Status().Err)
+		drop = e.editorLease.lose(e.c, e.held.Status().Err)
 	}
 	if e.held != nil {
 		u.LeaseToken = e.held.Token()
@@ -1093,15 +1091,9 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	var le *store.LeaseError
 	if errors.As(msg.err, &le) {
 		if le.Lost {
-			e.leaseLost = leaseLostReason(msg.err)
-			if e.held != nil {
-				cmd := releaseCmd(e.c, e.held, e.leaseStop)
-				e.held = nil
-				e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
-				return cmd
-			}
-			e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
-			return nil
+			cmd := e.editorLease.lose(e.c, msg.err)
+			e.status.warn(e.lostWarning())
+			return cmd
 		}
 		l := le.Lease
 		e.otherLease = &l

@@ -28,6 +28,11 @@ type editorDrafts struct {
 	discarded  bool // the person discarded the edits: nothing may write a draft again
 }
 
+// due reports whether unsaved edits wait for the draft writer at now.
+func (d *editorDrafts) due(now time.Time) bool {
+	return d.draftDirty && now.Sub(d.lastDraft) >= draftEvery
+}
+
 // draftEvery is how often unsaved edits are written to the draft file while typing.
 const draftEvery = 3 * time.Second
 

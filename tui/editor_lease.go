@@ -161,7 +161,7 @@ func (e *editorModel) lockBy(l store.Lease) tea.Cmd {
 		keep = e.writeDraftCmd()
 	}
 	if e.held != nil {
-		drop = e.dropLostLease(errors.New("taken over by " + l.Holder))
+		drop = e.editorLease.lose(e.c, errors.New("taken over by "+l.Holder))
 	}
 	e.leaseLocked = true
 	e.readOnly = heldText(l)
@@ -274,13 +274,34 @@ func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
 	}
 }
 
-// dropLostLease forgets a lease that was lost (why: err) and stops its heartbeat; later saves
-// are optimistic.
-func (e *editorModel) dropLostLease(err error) tea.Cmd {
-	e.leaseLost = leaseLostReason(err)
-	cmd := releaseCmd(e.c, e.held, e.leaseStop)
-	e.held = nil
+// release gives the lease back, or stops an acquisition on its way; nil when there is none.
+func (l *editorLease) release(c *common) tea.Cmd {
+	if l.held == nil {
+		if l.leaseStop != nil {
+			l.leaseStop()
+		}
+		return nil
+	}
+	cmd := releaseCmd(c, l.held, l.leaseStop)
+	l.held = nil
 	return cmd
+}
+
+// lose forgets a lease that was lost (why: err) and stops its heartbeat; later saves are
+// optimistic.
+func (l *editorLease) lose(c *common, err error) tea.Cmd {
+	l.leaseLost = leaseLostReason(err)
+	if l.held == nil {
+		return nil
+	}
+	cmd := releaseCmd(c, l.held, l.leaseStop)
+	l.held = nil
+	return cmd
+}
+
+// lostWarning is what the status line says once the lease is lost.
+func (l *editorLease) lostWarning() string {
+	return "lease lost: " + l.leaseLost + " — your edits are kept; ctrl+s saves without the lease"
 }
 
 // lockLine is the editor's lock indicator.
@@ -321,9 +342,9 @@ func (e *editorModel) onLeaseMsg(msg tea.Msg) (tea.Cmd, bool) {
 		if e.held == nil {
 			return nil, true
 		}
-		e.leaseLost = leaseLostReason(msg.err)
-		e.held = nil
-		e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
+		// The heartbeat that said so has stopped: nothing is left to give back.
+		e.leaseLost, e.held = leaseLostReason(msg.err), nil
+		e.status.warn(e.lostWarning())
 		return nil, true
 	case editorLeasesMsg:
 		return e.onLeases(msg), true
