@@ -243,3 +243,21 @@ func TestList_WideShowsMoreFields(t *testing.T) {
 		}
 	}
 }
+
+// TestStatus_LongMessagesWrapOnHistoryAndLocks: the history and locks screens wrap a long
+// status too, keeping their height and footer.
+func TestStatus_LongMessagesWrapOnHistoryAndLocks(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	d := newDriver(t, s, "alice")
+	long := strings.Repeat("a status that says a good deal more than one line holds, ", 2) + "to the end"
+	d.key("h")
+	d.waitFor("history")
+	d.app.screens[scrHistory].(*historyModel).status.warn(long)
+	checkWrapped(t, d, long)
+	d.key("esc")
+	d.key("L")
+	d.waitFor("nobody holds a lease")
+	d.app.screens[scrLocks].(*locksModel).status.warn(long)
+	checkWrapped(t, d, long)
+}

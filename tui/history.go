@@ -372,16 +372,18 @@ func (h *historyModel) View() string {
 			lines = append(lines, st.Dim.Render("  no system writes"))
 		}
 	}
+	status := c.statusLines(h.status, safe.Line(h.status.text))
+	room := c.height - 3 - (len(status) - 1) // a status that wraps takes its lines from the bottom
 	for i, l := range lines {
-		if i >= c.height-3 {
+		if i >= room {
 			break
 		}
 		b.WriteString(c.clip(l) + "\n")
 	}
-	for i := len(lines); i < c.height-3; i++ {
+	for i := len(lines); i < room; i++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(h.status.style(st).Render(c.clip(h.status.text)))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.HistoryKeys()))
 	return b.String()

@@ -131,12 +131,17 @@ func (m *locksModel) View() string {
 	b.WriteString("\n")
 	now := c.dbNow()
 	n := 2
+	status := c.statusLines(m.status, safe.Line(m.status.text))
+	limit := c.height - 2 - (len(status) - 1) // a status that wraps takes its lines from the rows
 	start := m.first()
+	if m.cursor >= start+limit-2 {
+		start = max(m.cursor-(limit-2)+1, 0) // the status's extra lines must not hide the cursor
+	}
 	for i, l := range m.leases {
 		if i < start {
 			continue
 		}
-		if n >= c.height-2 {
+		if n >= limit {
 			break
 		}
 		ind, _ := lockIndicator(l, c.user, now)
@@ -154,10 +159,10 @@ func (m *locksModel) View() string {
 		b.WriteString(st.Dim.Render("  nobody holds a lease") + "\n")
 		n++
 	}
-	for ; n < c.height-2; n++ {
+	for ; n < limit; n++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(m.status.style(st).Render(c.clip(m.status.text)))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.LocksKeys()))
 	return b.String()
