@@ -297,6 +297,33 @@ func (r *RecordResult) Resolve(name string, p Pick) error {
 	return nil
 }
 
+// Override takes one side's value for a field that merged cleanly (one side changed it):
+// PickOurs mine, PickTheirs theirs, PickBase the base value, as one step of the undo stack.
+// A conflicting field is resolved with Resolve instead (EINVALID here), as is a field
+// neither side changed.
+func (r *RecordResult) Override(name string, p Pick) error {
+	f := r.Field(name)
+	if f == nil {
+		return store.Errorf(store.EINVALID, "merge: no field %q in this %s merge", name, r.Kind)
+	}
+	if f.State != FieldClean {
+		return store.Errorf(store.EINVALID, "merge: field %s did not merge cleanly (%s)", name, f.State)
+	}
+	var v any
+	switch p {
+	case PickOurs:
+		v = f.Mine
+	case PickTheirs:
+		v = f.Theirs
+	case PickBase:
+		v = f.Base
+	default:
+		return store.Errorf(store.EINVALID, "merge: field %s: %v is not one side", name, p)
+	}
+	r.setResolution(f, v, "value: "+pickWord(p))
+	return nil
+}
+
 // pickWord names a pick as the merge view's keys do (PickOurs is "mine").
 func pickWord(p Pick) string {
 	if p == PickOurs {

@@ -2,6 +2,15 @@
 // conflict dialog and three-way merge view, history, the locks overview and help. It talks to
 // the database only through store.Store, and only inside tea.Cmds; the live change feed
 // arrives as messages from a command that waits on the feed channel and is re-armed.
+//
+// The root (App, app.go) routes: it owns the window size, the feed, the tick and the global
+// keys, keeps the open screens by id (list, editor, history, locks, a working copy's
+// conflict) and two overlays (help, the delete confirmation). Each screen and overlay owns
+// its Update, View and keys; they talk to each other only by messages: commands that return
+// one (openEditorMsg, backMsg, askDeleteMsg) or common.send, which the root routes as soon
+// as the sender's Update returns (statusMsg, reloadListMsg, closeHelpMsg, openScreenMsg).
+// Answers that concern several screens (changeMsg, tickMsg, deletedMsg, restoredMsg, the
+// size) are broadcast; each screen takes its part, and the one the root names reports.
 package tui
 
 import (
@@ -192,7 +201,14 @@ type common struct {
 	seen   map[string]map[string]bool
 	search string // the list's search, which the editor marks in the record's text
 	marks  matchLineMemo
+	// out holds the messages a component sent the others while it handled one; the root
+	// routes them as soon as that Update returns, in order (App.Update).
+	out []tea.Msg
 }
+
+// send hands msg to the root, which routes it to the screen or part it is for once the
+// current Update returns. It is how a component talks to another: never by their fields.
+func (c *common) send(msg tea.Msg) { c.out = append(c.out, msg) }
 
 // noteItems remembers the items of the set fields of recs, for suggestions.
 func (c *common) noteItems(recs []*store.Record) {
@@ -267,6 +283,9 @@ const (
 	scrEditor
 	scrHistory
 	scrLocks
+	// scrCopyMerge answers a working copy's conflict: the merge view, or a local delete's
+	// screen (workcopy.go, workcopy_delete.go).
+	scrCopyMerge
 )
 
 var (
@@ -277,7 +296,7 @@ var (
 )
 
 // screenOrder is the order broadcasts reach the open screens in.
-var screenOrder = []screenID{scrList, scrEditor, scrHistory, scrLocks}
+var screenOrder = []screenID{scrList, scrEditor, scrHistory, scrLocks, scrCopyMerge}
 
 // screen is what every screen implements. The app keeps the open ones in a map by id and
 // routes messages, broadcasts and drawing through it.
@@ -289,22 +308,25 @@ type screen interface {
 	typing() bool
 }
 
-// App is the root model: it routes messages to the current screen, owns the live feed and
-// the one-second tick, and handles the global keys.
+// App is the root model: it routes messages to the screens, owns the live feed, the
+// one-second tick and the window size, and handles the global keys. The help and the delete
+// confirmation are overlays: while one is up it takes the keys.
 type App struct {
 	c        *common
 	screen   screenID // the screen shown
 	screens  map[screenID]screen
-	showHelp bool
-	helpTop  int          // the first line of keys the help screen shows (help.go)
-	list     *listModel   // always open: the app reports errors and returns to it
-	editor   *editorModel // the open editor, if any: quitting saves its draft
-	editorOf screenID     // the screen the editor was opened from, where leaving it returns
+	showHelp bool          // the help overlay is up (help.go)
+	help     *helpModel    // the help overlay's model, while it is up
+	confirm  *confirmModel // a delete waiting for its confirmation (delete.go)
+	list     *listModel    // always open: the app reports errors and returns to it
+	editor   *editorModel  // the open editor, if any: quitting saves its draft
+	editorOf screenID      // the screen the editor was opened from, where leaving it returns
+	winW     int           // the terminal's size; the screens get c.width×c.height
+	winH     int
 	feedCh   <-chan store.Change
 	cursor   int64 // the last change seen, where a resubscription continues
 	quitting bool
-	asking   *deleteAsk // a delete waiting for its confirmation (delete.go)
-	wc       *workCopy  // a working copy's header, sync and conflicts (workcopy.go); nil otherwise
+	wc       *workCopy // a working copy's header, sync and conflicts (workcopy.go); nil otherwise
 }
 
 // New returns the root model without starting a program (tests drive it directly).
@@ -329,7 +351,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		presence: newPresenceState(),
 	}
 	l := newList(c)
-	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}, wc: newWorkCopy(c)}, nil
+	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}, wc: newWorkCopy(c), winW: 80, winH: 24}, nil
 }
 
 // Init starts the list, the feed and the tick.
@@ -368,60 +390,124 @@ func waitChange(ch <-chan store.Change) tea.Cmd {
 	}
 }
 
-// Update routes msg, then keeps the editor's presence in step (presence.go).
+// maxRouted bounds the messages the components may send each other while one message is
+// handled: a loop between two of them ends instead of hanging the program.
+const maxRouted = 64
+
+// Update routes msg, then the messages the components sent each other meanwhile (in the
+// order they were sent), then keeps the editor's presence in step (presence.go).
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	m, cmd := a.update(msg)
+	cmds := []tea.Cmd{a.update(msg)}
+	for i := 0; i < maxRouted && len(a.c.out) > 0; i++ {
+		next := a.c.out[0]
+		a.c.out = a.c.out[1:]
+		cmds = append(cmds, a.update(next))
+	}
+	a.c.out = nil
 	if a.editor != nil {
-		if r := a.editor.retrySchema(); r != nil {
-			cmd = tea.Batch(cmd, r)
-		}
+		// A new schema waits while a save or a dialog is up (schema_reload.go).
+		cmds = append(cmds, a.editor.retrySchema())
 	}
-	if p := a.presenceCmd(msg); p != nil {
-		cmd = tea.Batch(cmd, p)
-	}
-	return m, cmd
+	cmds = append(cmds, a.presenceCmd(msg))
+	return a, tea.Batch(cmds...)
 }
 
-func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if cmd, done := a.wc.update(a, msg); done {
-		return a, cmd
+// update routes one message: to the working copy's part, the feed, the screens' navigation,
+// the global keys, or else the current screen.
+func (a *App) update(msg tea.Msg) tea.Cmd {
+	if cmd, done := a.wc.update(msg); done {
+		return cmd
 	}
+	if cmd, done := a.onFeed(msg); done {
+		return cmd
+	}
+	if cmd, done := a.onNavigate(msg); done {
+		return cmd
+	}
+	if cmd, done := a.onAnswer(msg); done {
+		return cmd
+	}
+	switch msg := msg.(type) {
+	case presenceMsg:
+		a.c.presence.onPresence(msg)
+		return nil
+	case tea.WindowSizeMsg:
+		a.winW, a.winH = msg.Width, msg.Height
+		return a.layout()
+	case layoutMsg:
+		return a.layout()
+	case tea.KeyPressMsg:
+		if cmd, done := a.onKey(msg); done {
+			return cmd
+		}
+	}
+	return a.route(msg)
+}
+
+// onAnswer delivers a message meant for one screen to that screen (dropped when it was
+// closed meanwhile); done says msg was one.
+func (a *App) onAnswer(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case leaseAcquiredMsg:
 		if a.editor == nil || msg.ed != a.editor || a.screens[scrEditor] == nil {
 			// The editor that asked was left while the lease was being taken: give it
 			// back now, or it would keep the record read-only to others until it expires.
 			if msg.held != nil {
-				return a, releaseCmd(a.c, msg.held, nil)
+				return releaseCmd(a.c, msg.held, nil), true
 			}
-			return a, nil
+			return nil, true
 		}
-		return a, a.editor.Update(msg)
-	case presenceMsg:
-		a.c.presence.onPresence(msg)
-		return a, nil
-	case tea.WindowSizeMsg:
-		a.c.width, a.c.height = msg.Width, msg.Height
-		return a, a.broadcast(msg)
+		return a.editor.Update(msg), true
+	case pageMsg, refreshedMsg, leasesMsg, insertRowMsg, reloadListMsg:
+		return a.list.Update(msg), true
+	case copyCheckMsg, copyGoneMsg:
+		return a.deliver(scrEditor, msg), true
+	case statusMsg:
+		return a.deliver(msg.to, msg), true
+	case historyMsg:
+		return a.deliver(scrHistory, msg), true
+	case locksMsg:
+		return a.deliver(scrLocks, msg), true
+	case errMsg:
+		if a.editor != nil && a.screen == scrEditor {
+			return a.deliver(scrEditor, msg), true
+		}
+		return a.list.Update(msg), true
+	}
+	return nil, false
+}
+
+// layout gives the screens the window less the working copy's header.
+func (a *App) layout() tea.Cmd {
+	a.c.width, a.c.height = a.winW, a.winH
+	if n := a.wc.lines(); n > 0 {
+		a.c.height = max(a.winH-n, 1)
+	}
+	return a.broadcast(tea.WindowSizeMsg{Width: a.c.width, Height: a.c.height})
+}
+
+// onFeed handles the change feed and the tick; done says msg was one of theirs.
+func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
 	case feedReadyMsg:
 		if msg.err != nil {
-			a.list.status.fail("live updates", msg.err)
-			return a, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} })
+			cmd := a.list.Update(errMsg{op: "live updates", err: msg.err})
+			return tea.Batch(cmd, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} })), true
 		}
 		a.feedCh = msg.ch
 		a.cursor = max(a.cursor, msg.after)
-		return a, waitChange(msg.ch)
+		return waitChange(msg.ch), true
 	case resubscribeMsg:
 		if a.c.ctx.Err() != nil {
-			return a, nil
+			return nil, true
 		}
-		return a, a.subscribe()
+		return a.subscribe(), true
 	case feedClosedMsg:
 		a.feedCh = nil
 		if a.c.ctx.Err() != nil {
-			return a, nil
+			return nil, true
 		}
-		return a, tea.Tick(time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} })
+		return tea.Tick(time.Second, func(time.Time) tea.Msg { return resubscribeMsg{} }), true
 	case changeMsg:
 		if msg.c.ID > a.cursor {
 			a.cursor = msg.c.ID
@@ -430,98 +516,136 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.feedCh != nil {
 			cmds = append(cmds, waitChange(a.feedCh))
 		}
-		return a, tea.Batch(cmds...)
+		return tea.Batch(cmds...), true
 	case tickMsg:
-		return a, tea.Batch(tick(), a.broadcast(msg))
+		return tea.Batch(tick(), a.broadcast(msg)), true
 	case schemaReloadedMsg:
-		return a, a.onSchemaReloaded(msg)
+		return a.onSchemaReloaded(msg), true
 	case editorSchemaMsg:
 		if msg.ed != a.editor {
-			return a, nil
+			return nil, true
 		}
-		return a, a.editor.applySchema(msg)
-	case pageMsg, refreshedMsg, leasesMsg, insertRowMsg:
-		return a, a.list.Update(msg)
-	case askDeleteMsg:
-		a.asking = &msg.ask
-		return a, nil
-	case deletedMsg:
-		return a, a.onDeleted(msg)
-	case restoredMsg:
-		return a, a.onRestored(msg)
-	case historyMsg:
-		return a, a.deliver(scrHistory, msg)
-	case locksMsg:
-		return a, a.deliver(scrLocks, msg)
-	case errMsg:
-		if a.editor != nil && a.screen == scrEditor {
-			a.editor.status.fail(msg.op, msg.err)
-		} else {
-			a.list.status.fail(msg.op, msg.err)
-		}
-		return a, nil
+		return a.editor.applySchema(msg), true
+	}
+	return nil, false
+}
+
+// onNavigate opens and closes screens and overlays; done says msg was one of theirs.
+func (a *App) onNavigate(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
 	case openEditorMsg:
-		if msg.id == 0 {
-			if err := a.wc.refuseCreate(msg.kind); err != nil {
-				a.list.status.fail("new "+string(msg.kind), err)
-				return a, nil
-			}
-		}
-		a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease)
-		a.editor.revert = msg.revert
-		a.editorOf = msg.from
-		return a, a.open(scrEditor, a.editor)
+		return a.openEditor(msg), true
 	case openHistoryMsg:
-		return a, a.open(scrHistory, newHistory(a.c, msg.kind, msg.id))
+		return a.open(scrHistory, newHistory(a.c, msg.kind, msg.id)), true
 	case openLocksMsg:
-		return a, a.open(scrLocks, newLocks(a.c))
+		return a.open(scrLocks, newLocks(a.c)), true
+	case openScreenMsg:
+		return a.open(msg.id, msg.s), true
+	case closeScreenMsg:
+		a.close(msg.id)
+		a.screen = scrList
+		return nil, true
 	case backMsg:
-		if locks, ok := a.screens[scrLocks].(*locksModel); ok && a.screen == scrEditor && a.editorOf == scrLocks {
-			a.close(scrEditor)
-			a.screen = scrLocks
-			locks.status = statusLine{}
-			if msg.status != "" {
-				locks.status.ok(msg.status)
-			}
-			return a, locks.Init()
+		return a.back(msg), true
+	case askDeleteMsg:
+		a.confirm = newConfirm(a.c, msg.ask)
+		return nil, true
+	case closeConfirmMsg:
+		a.confirm = nil
+		return nil, true
+	case closeHelpMsg:
+		a.showHelp, a.help = false, nil
+		return nil, true
+	case deletedMsg:
+		msg.to = a.deleteReporter(msg)
+		return a.broadcast(msg), true
+	case restoredMsg:
+		msg.to = a.reporter(msg.from)
+		return a.broadcast(msg), true
+	}
+	return nil, false
+}
+
+// openEditor opens the editor asked for, unless a working copy refuses a new record of
+// its kind.
+func (a *App) openEditor(msg openEditorMsg) tea.Cmd {
+	if msg.id == 0 {
+		if err := a.wc.refuseCreate(msg.kind); err != nil {
+			return a.list.Update(errMsg{op: "new " + string(msg.kind), err: err})
 		}
+	}
+	a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease, msg.revert)
+	a.editorOf = msg.from
+	return a.open(scrEditor, a.editor)
+}
+
+// back leaves the current screen for the one it was opened from: the locks screen for an
+// editor opened there, else the list. The screen shown again hears what to say.
+func (a *App) back(msg backMsg) tea.Cmd {
+	to := scrList
+	if _, ok := a.screens[scrLocks]; ok && a.screen == scrEditor && a.editorOf == scrLocks {
+		to = scrLocks
+		a.close(scrEditor)
+	} else {
 		for _, id := range []screenID{scrEditor, scrHistory, scrLocks} {
 			a.close(id)
 		}
-		a.screen = scrList
-		if msg.status != "" {
-			a.list.status.ok(msg.status)
-		}
-		if msg.created != nil {
-			return a, tea.Batch(a.list.show(msg.created), a.list.loadLeases())
-		}
-		return a, a.list.refreshVisible()
-	case tea.KeyPressMsg:
-		if key.Matches(msg, a.c.keys.ForceQuit) {
-			return a, a.quit()
-		}
-		if a.asking != nil {
-			return a, a.onDeleteKey(msg)
-		}
-		if a.showHelp {
-			a.onHelpKey(msg)
-			return a, nil
-		}
-		if key.Matches(msg, a.c.keys.HelpAnywhere) {
-			a.openHelp()
-			return a, nil
-		}
-		if a.acceptsGlobalKeys() {
-			switch {
-			case key.Matches(msg, a.c.keys.Help):
-				a.openHelp()
-				return a, nil
-			case a.screen == scrList && key.Matches(msg, a.c.keys.Quit):
-				return a, a.quit()
-			}
-		}
 	}
-	return a, a.route(msg)
+	a.screen = to
+	return a.deliver(to, returnedMsg(msg))
+}
+
+// reporter is the screen that reports the answer to something screen from asked: that
+// screen if it is still open and has a status line of its own, else the list.
+func (a *App) reporter(from screenID) screenID {
+	if _, ok := a.screens[from]; ok && (from == scrEditor || from == scrHistory) {
+		return from
+	}
+	return scrList
+}
+
+// deleteReporter is the screen that reports a delete: a failure where it was asked, a
+// record deleted from its open editor in the editor (which then closes), else the list.
+func (a *App) deleteReporter(msg deletedMsg) screenID {
+	d := msg.ask
+	if msg.err != nil {
+		return a.reporter(d.from)
+	}
+	if d.from == scrEditor && a.editor != nil && a.editor.id == d.id && a.editor.kind == d.kind {
+		return scrEditor
+	}
+	return scrList
+}
+
+// onKey handles the global keys and the overlays; done says the key went no further.
+func (a *App) onKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := a.c.keys
+	switch {
+	case key.Matches(msg, k.ForceQuit):
+		return a.quit(), true
+	case a.confirm != nil:
+		return a.confirm.Update(msg), true
+	case a.showHelp:
+		return a.help.Update(msg), true
+	case key.Matches(msg, k.HelpAnywhere):
+		a.openHelp()
+		return nil, true
+	case !a.acceptsGlobalKeys():
+		return nil, false
+	case key.Matches(msg, k.Help):
+		a.openHelp()
+		return nil, true
+	case a.screen == scrList && key.Matches(msg, k.Quit):
+		return a.quit(), true
+	case a.screen == scrList && a.wc.active() && key.Matches(msg, k.Sync):
+		return a.wc.startSync(), true
+	}
+	return nil, false
+}
+
+// openHelp shows the help overlay from its top.
+func (a *App) openHelp() {
+	a.showHelp, a.help = true, newHelp(a.c)
 }
 
 // acceptsGlobalKeys reports whether ? and q mean help and quit now, rather than text typed
@@ -597,13 +721,13 @@ func (a *App) Render() string {
 	s, ok := a.screens[a.screen]
 	switch {
 	case a.showHelp:
-		body = a.helpView()
+		body = a.help.View()
 	case ok:
 		body = s.View()
 	default:
 		body = a.list.View()
 	}
-	return a.renderAsking(fitScreen(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines()))
+	return a.confirm.over(fitScreen(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines()))
 }
 
 // fitScreen cuts body to width×height so that no line wraps and nothing scrolls. Every

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"strings"
-
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tandem-editor/tandem/tui/bodyedit"
@@ -46,13 +44,20 @@ func (b *bodyField) Value() string {
 // Revision grows with every change to the text.
 func (b *bodyField) Revision() uint64 { return b.m.Revision() }
 
-// LineCount is the number of lines, without a final empty one.
+// LineCount is the number of lines, without a final empty one. It costs the same on any
+// text: the focused body editor shows it on every frame.
 func (b *bodyField) LineCount() int {
 	n := b.m.LineCount()
-	if n > 1 && strings.HasSuffix(b.Value(), "\n") {
+	if b.m.EndsWithNewline() {
 		n--
 	}
 	return n
+}
+
+// Position is the cursor's line and column, both counted from 1, as a status line says them.
+func (b *bodyField) Position() (line, column int) {
+	l, c := b.m.Position()
+	return l + 1, c + 1
 }
 
 // SetSize, Focus, Blur, SetReadOnly, View and Update pass through to the body editor.

@@ -105,7 +105,8 @@ func (m *conflictModel) Update(msg tea.Msg) tea.Cmd {
 	return func() tea.Msg { return conflictChoiceMsg{choice: ch, asked: true} }
 }
 
-// View draws the dialog: who changed what, which fields collide, and the three choices.
+// View draws the dialog: who changed what, which fields collide, and the choices that can
+// apply.
 func (m *conflictModel) View() string {
 	c, st, cs := m.c, m.c.styles, m.cs
 	w := min(c.width-2, 76)
@@ -140,9 +141,10 @@ func (m *conflictModel) View() string {
 		line("")
 	}
 	line(st.Focused.Render("r") + "  reload theirs (your edits are kept as a draft)")
-	if why := cs.retryable(c.reg); why != "" {
-		line(st.Disabled.Render("a  retry") + st.Dim.Render(" — not available: "+why))
-	} else {
+	// Retry is offered only where it can apply: a save of relative changes only, which
+	// meets this dialog once the automatic retries gave up. A save with an absolute change
+	// would overwrite theirs, so it is not offered (a says why if pressed).
+	if cs.retryable(c.reg) == "" {
 		line(st.Focused.Render("a") + "  retry: apply " + deltaText(m.c.reg, cs.ce.Kind, cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
 	}
 	line(st.Focused.Render("m") + "  merge field by field")

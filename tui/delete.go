@@ -15,7 +15,8 @@ import (
 // Deleting and restoring from the TUI. `d` on a list row (or in the editor, ctrl+x while
 // typing) asks first, naming the record; the app holds the question and draws it in place
 // of the status line, whatever screen asked, so the list and the editor need only send
-// askDeleteMsg. The delete is version-checked against the version the person saw, and
+// askDeleteMsg. The answers (deletedMsg, restoredMsg) go to every screen, each taking its
+// part (the list its rows, the history its versions) and the one named in `to` reporting. The delete is version-checked against the version the person saw, and
 // presents the editor's lease. Lists follow deletes and restores live, from the feed.
 // `R` restores: on the history screen, the record whose tombstone is shown; on the list,
 // the record this TUI deleted last, and after a subtree delete the documents deleted with it
@@ -41,6 +42,7 @@ type deletedMsg struct {
 	ask deleteAsk
 	res *store.DeleteResult
 	err error
+	to  screenID // the screen that reports it, chosen by the root
 }
 
 // restoredMsg is the store's answer to a restore.
@@ -50,6 +52,7 @@ type restoredMsg struct {
 	res  *store.RestoreResult
 	err  error
 	from screenID
+	to   screenID // the screen that reports it, chosen by the root
 	// with are the documents deleted with document id that came back with it; left those
 	// that stay deleted (a restore of the top alone names them); notes the notes of their
 	// restores.
@@ -116,75 +119,105 @@ func restoreCmd(c *common, kind store.Kind, id int64, from screenID, subtree boo
 	}
 }
 
-// onDeleteKey answers the confirmation.
-func (a *App) onDeleteKey(msg tea.KeyPressMsg) tea.Cmd {
-	k, d := a.c.keys, *a.asking
+// confirmModel is the delete confirmation: while it is up it takes the keys, and it draws
+// its question over the status line of whatever screen is shown.
+type confirmModel struct {
+	c   *common
+	ask deleteAsk
+}
+
+// closeConfirmMsg asks the root to take the confirmation down.
+type closeConfirmMsg struct{}
+
+func newConfirm(c *common, ask deleteAsk) *confirmModel { return &confirmModel{c: c, ask: ask} }
+
+// Update answers the confirmation: yes (or subtree, for a tree) deletes, no keeps.
+func (m *confirmModel) Update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k, d := m.c.keys, m.ask
 	switch {
-	case key.Matches(msg, k.Yes):
-		a.asking = nil
-		return deleteCmd(a.c, d, false)
-	case d.tree && key.Matches(msg, k.Subtree):
-		a.asking = nil
-		return deleteCmd(a.c, d, true)
-	case key.Matches(msg, k.No):
-		a.asking = nil
+	case key.Matches(kp, k.Yes):
+		m.c.send(closeConfirmMsg{})
+		return deleteCmd(m.c, d, false)
+	case d.tree && key.Matches(kp, k.Subtree):
+		m.c.send(closeConfirmMsg{})
+		return deleteCmd(m.c, d, true)
+	case key.Matches(kp, k.No):
+		m.c.send(closeConfirmMsg{})
 	}
 	return nil
 }
 
-// statusOf returns the status line of the screen id (the list's when it is not open).
-func (a *App) statusOf(id screenID) *statusLine {
-	switch s := a.screens[id].(type) {
-	case *editorModel:
-		return &s.status
-	case *historyModel:
-		return &s.status
+// over draws the confirmation over the screen's status line (the line above the footer;
+// fitScreen keeps both on any height); a nil confirmation leaves the screen as it is.
+func (m *confirmModel) over(screen string) string {
+	if m == nil {
+		return screen
 	}
-	return &a.list.status
+	lines := strings.Split(screen, "\n")
+	if len(lines) < 2 {
+		return screen
+	}
+	lines[len(lines)-2] = m.c.styles.Warn.Render(m.c.clip(m.ask.question(m.c.keys)))
+	return strings.Join(lines, "\n")
 }
 
-// onDeleted reports a delete; a record deleted from its editor closes the editor.
-func (a *App) onDeleted(msg deletedMsg) tea.Cmd {
+// deletedText is what the status line says of a delete that went through.
+func deletedText(k KeyMap, res *store.DeleteResult) string {
+	t := res.Deleted[0]
+	text := fmt.Sprintf("deleted %s %d \"%s\" (tombstone v%d)", t.Kind, t.ID, safe.Line(t.Title), t.Version)
+	if n := len(res.Deleted) - 1; n > 0 {
+		return text + fmt.Sprintf(" and %d below it · %s restores all", n, k.Restore.Help().Key)
+	}
+	return text + " · " + k.Restore.Help().Key + " restores it"
+}
+
+// onDeleted notes a delete in the list (its rows, what R restores) and reports it when the
+// list is the screen that reports it.
+func (l *listModel) onDeleted(msg deletedMsg) tea.Cmd {
 	d := msg.ask
 	if msg.err != nil {
-		a.statusOf(d.from).fail(fmt.Sprintf("delete %s %d", d.kind, d.id), msg.err)
+		if msg.to == scrList {
+			l.status.fail(fmt.Sprintf("delete %s %d", d.kind, d.id), msg.err)
+		}
 		return nil
 	}
 	t := msg.res.Deleted[0]
-	a.list.lastDeleted = &t
-	a.list.lastSubtree = len(msg.res.Deleted) > 1
-	text := fmt.Sprintf("deleted %s %d \"%s\" (tombstone v%d)", t.Kind, t.ID, safe.Line(t.Title), t.Version)
-	if n := len(msg.res.Deleted) - 1; n > 0 {
-		text += fmt.Sprintf(" and %d below it · %s restores all", n, a.c.keys.Restore.Help().Key)
-	} else {
-		text += " · " + a.c.keys.Restore.Help().Key + " restores it"
+	l.lastDeleted = &t
+	l.lastSubtree = len(msg.res.Deleted) > 1
+	cmd := l.removeRows(msg.res.Deleted)
+	if msg.to == scrList {
+		l.status.ok(deletedText(l.c.keys, msg.res))
 	}
-	cmd := a.list.removeRows(msg.res.Deleted)
-	if d.from == scrEditor && a.editor != nil && a.editor.id == d.id && a.editor.kind == d.kind {
-		return tea.Batch(cmd, a.editor.leave(text))
-	}
-	a.list.status.ok(text)
 	return cmd
 }
 
-// onRestored reports a restore.
-func (a *App) onRestored(msg restoredMsg) tea.Cmd {
-	st := a.statusOf(msg.from)
-	if msg.err != nil && msg.res == nil {
-		st.fail(fmt.Sprintf("restore %s %d", msg.kind, msg.id), msg.err)
+// onDeletedHere reports a delete asked in the editor: a failure in its status line, a
+// record deleted closes the editor.
+func (e *editorModel) onDeletedHere(msg deletedMsg) tea.Cmd {
+	if msg.to != scrEditor {
 		return nil
 	}
-	if t := a.list.lastDeleted; t != nil && t.Kind == msg.kind && t.ID == msg.id {
-		a.list.lastDeleted = nil
+	if msg.err != nil {
+		e.status.fail(fmt.Sprintf("delete %s %d", msg.ask.kind, msg.ask.id), msg.err)
+		return nil
 	}
-	var cmds []tea.Cmd
-	if h, ok := a.screens[scrHistory].(*historyModel); ok && h.kind == msg.kind && h.id == msg.id {
-		cmds = append(cmds, h.Init())
+	return e.leave(deletedText(e.c.keys, msg.res))
+}
+
+// report says in s what the restore did.
+func (msg restoredMsg) report(s *statusLine) {
+	if msg.err != nil && msg.res == nil {
+		s.fail(fmt.Sprintf("restore %s %d", msg.kind, msg.id), msg.err)
+		return
 	}
 	if msg.err != nil {
 		// The top came back, some of what was deleted with it did not.
-		st.fail(fmt.Sprintf("restore the %ss deleted with %s %d", msg.kind, msg.kind, msg.id), msg.err)
-		return tea.Batch(cmds...)
+		s.fail(fmt.Sprintf("restore the %ss deleted with %s %d", msg.kind, msg.kind, msg.id), msg.err)
+		return
 	}
 	text := fmt.Sprintf("restored %s %d as v%d", msg.kind, msg.id, msg.res.Record.Version)
 	if n := len(msg.with); n > 0 {
@@ -205,22 +238,40 @@ func (a *App) onRestored(msg restoredMsg) tea.Cmd {
 		text += fmt.Sprintf(" · %s deleted with it stay deleted (%s); tandem restore %s %d --subtree brings them back",
 			plural(n, string(msg.kind), string(msg.kind)+"s"), strings.Join(ids, ", "), msg.kind, msg.id)
 	}
-	st.ok(text)
-	return tea.Batch(cmds...)
+	s.ok(text)
 }
 
-// renderAsking draws the confirmation over the screen's status line (the line above the
-// footer; fitScreen keeps both on any height).
-func (a *App) renderAsking(screen string) string {
-	if a.asking == nil {
-		return screen
+// onRestored forgets a record R would restore once it is back, and reports the restore
+// when the list is the screen that reports it.
+func (l *listModel) onRestored(msg restoredMsg) tea.Cmd {
+	if t := l.lastDeleted; t != nil && msg.res != nil && t.Kind == msg.kind && t.ID == msg.id {
+		l.lastDeleted = nil
 	}
-	lines := strings.Split(screen, "\n")
-	if len(lines) < 2 {
-		return screen
+	if msg.res != nil && msg.from == scrList && msg.kind == l.kind {
+		if i := l.indexOf(msg.id); i >= 0 {
+			l.cursor = i // the feed's event came first
+			l.clampOffset()
+		} else {
+			l.restored = msg.id // the cursor goes to it when the feed brings it back
+		}
 	}
-	lines[len(lines)-2] = a.c.styles.Warn.Render(a.c.clip(a.asking.question(a.c.keys)))
-	return strings.Join(lines, "\n")
+	if msg.to == scrList {
+		msg.report(&l.status)
+	}
+	return nil
+}
+
+// onRestored reads the history again when its record came back, and reports the restore
+// when it was asked here.
+func (h *historyModel) onRestored(msg restoredMsg) tea.Cmd {
+	var cmd tea.Cmd
+	if msg.res != nil && h.kind == msg.kind && h.id == msg.id {
+		cmd = h.Init()
+	}
+	if msg.to == scrHistory {
+		msg.report(&h.status)
+	}
+	return cmd
 }
 
 // deleteKey handles d and R on the list; ok reports that the key was one of them.
@@ -283,20 +334,25 @@ func (l *listModel) removeRows(ts []store.Tombstone) tea.Cmd {
 	return nil
 }
 
-// insertRow puts a restored record of a paged kind in id order, when it falls within what
-// is loaded.
+// insertRow puts a restored record of a paged kind in its place in the list's order (the
+// store's, store.CompareSort), when it falls within what is loaded. The cursor goes to it
+// when this list restored it (R), else stays on its row.
 func (l *listModel) insertRow(r *store.Record) {
 	if r.Kind != l.kind || l.tree() || l.indexOf(r.ID) >= 0 {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(l.rows, r.ID, func(x *store.Record, id int64) int { return int(x.ID - id) })
+	order := store.Filter{Kind: l.kind, Sort: l.sort, Desc: l.desc}
+	i, _ := slices.BinarySearchFunc(l.rows, r, func(x, r *store.Record) int { return store.CompareSort(order, x, r) })
 	if i == len(l.rows) && l.more {
 		return // beyond the loaded pages: it comes with them
 	}
 	sel := l.selected()
 	l.rows = slices.Insert(l.rows, i, r)
 	l.total++
-	if sel != nil {
+	switch {
+	case r.ID == l.restored:
+		l.cursor, l.restored = i, 0
+	case sel != nil:
 		l.cursor = l.indexOf(sel.ID)
 	}
 	l.clampOffset()

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,59 +34,43 @@ const (
 	modeRefPick                 // the picker of a reference field's record
 )
 
-// editorModel edits one record: the form, saving, the lease, the live banner, drafts, and
-// (through conflict.go and mergeview.go) the conflict dialog and merge view.
+// editorModel edits one record. It keeps what the record is and how the person sees it (the
+// form, the focus, why it is read-only, the status line, the live banner) and owns one part
+// per concern, each in its own file: the lease life cycle (editorLease, editor_lease.go),
+// drafts (editorDrafts, editor_draft.go), saving and its conflict policy (editorSaving,
+// editor.go and editor_conflict.go), and the dialogs it opens over the form (editorDialogs:
+// conflict.go, mergeview.go, editor_move.go, editor_ref.go). The view is editor_view.go.
 type editorModel struct {
-	c         *common
-	kind      store.Kind
-	id        int64 // 0 until a new record is created
-	wantLease bool  // lease mode: take the lease on open (or, with leaseOnEdit, at the first edit)
-	left      bool  // the editor was left: a lease that arrives now is given back
-	// leaseOnEdit: take the lease at the first edit (Options.LeaseOnEdit); cleared once asked.
-	leaseOnEdit bool
-	edited      bool // something in the form changed since the record was opened
-	mode        editorMode
+	c    *common
+	kind store.Kind
+	id   int64 // 0 until a new record is created
+	mode editorMode
 
 	// form holds the fields, the base version (rec) and what a save sends; the editor
 	// adds keys, focus, commands and the rest of the life cycle around it.
 	form
-	focus int
+	focus  int
+	edited bool // something in the form changed since the record was opened
 
 	readOnly string // why the whole record is read-only ("held by alice since 10:05")
 	deleted  bool   // someone deleted the record while it was open (delete.go)
 	gone     bool   // a sync removed the record from the working copy (workcopy.go)
 	status   statusLine
+	others   []store.Change // saves by others after the base version (the live banner)
+	revert   *revertTo      // opened to revert to an old version: its values go into the form once loaded
+	created  *store.Record  // the record this editor created, for the list's cursor
+	// schemaWait is a new schema the form waits to be rebuilt under (schema_reload.go).
+	schemaWait *editorSchemaMsg
 
-	held       *locks.Held
-	leaseStop  context.CancelFunc
-	leaseLost  string       // why our lease was lost; saves fall back to optimistic
-	otherLease *store.Lease // someone else's lease on the record, for the indicator
-	// leaseLocked: read-only because otherLease holds the record; it follows the lease
-	// live (feed events, and a check once it should have expired) and unlocks by itself.
-	leaseLocked bool
-	leaseSeq    int  // lease checks asked for; answers to older ones are stale
-	leaseSeen   int  // the newest answer applied
-	leaseAsking bool // a lease check is on its way
-	acquiring   bool // our AcquireLease is on its way: lease answers wait for it
-	recheck     bool // a lease answer came while acquiring: ask again afterwards
+	editorLease
+	editorDrafts
+	editorSaving
+	editorDialogs
+}
 
-	others []store.Change // saves by others after the base version (the live banner)
-
-	offered    *draft // modeOfferDraft: the draft found on open
-	kept       *draft // after a reload: my version, to bring back with ctrl+r
-	theirLines []string
-
-	// extBack is the text $EDITOR gave back, from when it exits until Update takes it: a
-	// program ended (SIGTERM, SIGHUP) while the editor ran never takes it, and shutdown
-	// keeps it in the draft instead.
-	extBack *extEditedMsg
-
-	conflict *conflictModel
-	merge    *mergeModel
-	picker   *movePicker
-	refPick  *refPicker
-	revert   *revertTo // opened to revert to an old version: its values go into the form once loaded
-
+// editorSaving is the editor's save in flight and what a save says when it lands: a merge
+// or a retry that ctrl+s made on its own, and the writes a relative save went on top of.
+type editorSaving struct {
 	saving     bool
 	spin       spinner.Model // turns in the status line while a save or move is on its way
 	sent       []fieldSnap   // the form as the save in flight sent it
@@ -97,12 +80,19 @@ type editorModel struct {
 	// they were made on, for "applied your stock -3 on top of bob's v5 → v6".
 	retryOn   []store.Change
 	retryBase int64
+}
 
-	lastDraft  time.Time
-	draftDirty bool
-	discarded  bool             // the person discarded the edits: nothing may write a draft again
-	created    *store.Record    // the record this editor created, for the list's cursor
-	schemaWait *editorSchemaMsg // a new schema the form waits to be rebuilt under (schema_reload.go)
+// asked starts the count of a save the person asked for (ctrl+s): the saves it makes on
+// its own (merge, retry) are bounded from here, and nothing merged before is said of it.
+func (s *editorSaving) asked() { s.autoSaves, s.mergedNote = 0, "" }
+
+// editorDialogs are the screens the editor opens over its form: each one is a model of its
+// own with its own keys and view; the editor's mode says which is up.
+type editorDialogs struct {
+	conflict *conflictModel
+	merge    *mergeModel
+	picker   *movePicker
+	refPick  *refPicker
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
@@ -167,8 +157,10 @@ type (
 
 // newEditor opens record id of kind (0: a new record); asked says it was opened with `e`,
 // which takes the lease on open whatever the options say.
-func newEditor(c *common, kind store.Kind, id int64, asked bool) *editorModel {
-	e := &editorModel{c: c, kind: kind, id: id, spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
+// revert, when set, puts an old version's values into the form once loaded.
+func newEditor(c *common, kind store.Kind, id int64, asked bool, revert *revertTo) *editorModel {
+	e := &editorModel{c: c, kind: kind, id: id, revert: revert}
+	e.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	if id != 0 {
 		switch {
 		case asked:
@@ -332,7 +324,37 @@ func (e *editorModel) Update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
+// editorMsg is an answer meant for one editor: one for another (closed meanwhile) is dropped.
+type editorMsg interface{ editor() *editorModel }
+
+func (m recordLoadedMsg) editor() *editorModel  { return m.ed }
+func (m leaseAcquiredMsg) editor() *editorModel { return m.ed }
+func (m leaseLostMsg) editor() *editorModel     { return m.ed }
+func (m savedMsg) editor() *editorModel         { return m.ed }
+func (m editorLeasesMsg) editor() *editorModel  { return m.ed }
+func (m extEditedMsg) editor() *editorModel     { return m.ed }
+func (m draftErrMsg) editor() *editorModel      { return m.ed }
+func (m unlockedMsg) editor() *editorModel      { return m.ed }
+func (m refTitleMsg) editor() *editorModel      { return m.ed }
+func (m moveTreeMsg) editor() *editorModel      { return m.ed }
+func (m movedMsg) editor() *editorModel         { return m.ed }
+func (m refRowsMsg) editor() *editorModel       { return m.ed }
+func (m copyGoneMsg) editor() *editorModel      { return m.ed }
+
+// update routes msg to the part it concerns: the lease, saving, the dialogs, what other
+// screens say, or the form.
 func (e *editorModel) update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(editorMsg); ok && m.editor() != e {
+		if la, ok := msg.(leaseAcquiredMsg); ok && la.held != nil {
+			return releaseCmd(e.c, la.held, nil) // asked by an editor since left: give it back
+		}
+		return nil
+	}
+	for _, part := range []func(tea.Msg) (tea.Cmd, bool){e.onLeaseMsg, e.onSavingMsg, e.onDialogMsg, e.fromOthers} {
+		if cmd, ok := part(msg); ok {
+			return cmd
+		}
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		e.layout()
@@ -341,129 +363,17 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case recordLoadedMsg:
-		if msg.ed != e {
-			return nil
-		}
 		return e.onLoaded(msg)
-	case leaseAcquiredMsg:
-		if msg.ed != e {
-			if msg.held != nil {
-				return releaseCmd(e.c, msg.held, nil)
-			}
-			return nil
-		}
-		return e.onLeaseAcquired(msg)
-	case leaseLostMsg:
-		if msg.ed != e || e.held == nil {
-			return nil
-		}
-		e.leaseLost = leaseLostReason(msg.err)
-		e.held = nil
-		e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
-		return nil
-	case editorLeasesMsg:
-		if msg.ed != e {
-			return nil
-		}
-		if msg.seq == e.leaseSeq {
-			e.leaseAsking = false
-		}
-		if msg.err != nil || msg.seq < e.leaseSeen {
-			return nil // a failed check is asked again by the next tick or event
-		}
-		e.leaseSeen = msg.seq
-		if e.acquiring {
-			// Our own grant may be in this answer before we know its fence: it would look
-			// like someone else's lease.
-			e.recheck = true
-			return nil
-		}
-		e.c.learnClock(msg.dbNow, msg.sent)
-		return e.followLease(msg.leases, msg.dbNow)
-	case unlockedMsg:
-		if msg.ed != e {
-			return nil
-		}
-		return e.onUnlocked(msg)
 	case refTitleMsg:
-		if msg.ed != e {
-			return nil
-		}
 		e.setTitle(msg.ref.kind, msg.ref.id, msg.title)
 		return nil
-	case savedMsg:
-		if msg.ed != e {
-			return nil
-		}
-		return e.onSaved(msg)
-	case spinner.TickMsg:
-		if !e.busy() {
-			return nil // the save came back: the spinner stops by not asking for another frame
-		}
-		var cmd tea.Cmd
-		e.spin, cmd = e.spin.Update(msg)
-		return cmd
-	case moveTreeMsg:
-		if msg.ed != e {
-			return nil
-		}
-		return e.onMoveTree(msg)
-	case movedMsg:
-		if msg.ed != e {
-			return nil
-		}
-		return e.onMoved(msg)
-	case refRowsMsg:
-		if msg.ed != e {
-			return nil
-		}
-		return e.onRefRows(msg)
 	case extEditedMsg:
-		if msg.ed != e {
-			return nil
-		}
-		e.extBack = nil
-		// The editor had the terminal: paint the whole screen anew rather than only what
-		// changed since the frame before it (a CI run under load once kept a blank pane).
-		if msg.err != nil {
-			e.status.fail("external editor", msg.err)
-			return tea.ClearScreen
-		}
-		if msg.field >= len(e.fields) || e.readOnly != "" {
-			// The record turned read-only meanwhile (someone's lease): the text waits in
-			// the draft, offered once it can be edited again.
-			d := msg.start
-			d.Values = maps.Clone(d.Values)
-			if msg.field < len(e.fields) {
-				d.Values[e.fields[msg.field].f.Name] = msg.value
-			}
-			e.status.warn("read-only now: the text from " + e.c.opts.Editor + " is kept as a draft")
-			return tea.Batch(tea.ClearScreen, e.saveDraftCmd(d))
-		}
-		if e.rec == nil || e.rec.Version == msg.start.BaseVersion && !e.differs(msg.start.Values, msg.start.Deltas) {
-			// The form is as it was handed out: the text is the edit.
-			e.fields[msg.field].replaceText(msg.value) // one edit: ctrl+z takes it back
-			e.fieldChanged()
-			e.status.info("took the text back from " + e.c.opts.Editor)
-			return tea.Batch(tea.ClearScreen, e.writeDraftCmd())
-		}
-		// The form changed while the editor ran (a reload, a lease that ended): the text is
-		// an edit of what was handed out, brought back like any other.
-		d := e.extDraft(msg)
-		return tea.Batch(tea.ClearScreen, e.bringBack(&d, "the text from "+e.c.opts.Editor+" is"))
+		return e.onExtEdited(msg)
 	case draftErrMsg:
-		if msg.ed == e && msg.err != nil {
+		if msg.err != nil {
 			e.status.fail("draft", msg.err)
 		}
 		return nil
-	case changeMsg:
-		return e.onChange(msg.c)
-	case tickMsg:
-		return e.onTick()
-	case conflictChoiceMsg:
-		return e.onConflictChoice(msg)
-	case mergeDoneMsg:
-		return e.onMergeDone(msg)
 	case tea.KeyPressMsg:
 		return e.onKey(msg)
 	}
@@ -471,6 +381,96 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 		return e.forward(msg)
 	}
 	return nil
+}
+
+// onSavingMsg handles the answers to a save and the spinner that turns meanwhile, and the
+// conflict dialog's and merge view's answers; ok says msg was one.
+func (e *editorModel) onSavingMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case savedMsg:
+		return e.onSaved(msg), true
+	case spinner.TickMsg:
+		if !e.busy() {
+			return nil, true // the save came back: the spinner stops by not asking for another frame
+		}
+		var cmd tea.Cmd
+		e.spin, cmd = e.spin.Update(msg)
+		return cmd, true
+	case conflictChoiceMsg:
+		return e.onConflictChoice(msg), true
+	case mergeDoneMsg:
+		return e.onMergeDone(msg), true
+	}
+	return nil, false
+}
+
+// onDialogMsg handles the answers the move and reference pickers asked for; ok says msg
+// was one.
+func (e *editorModel) onDialogMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case moveTreeMsg:
+		return e.onMoveTree(msg), true
+	case movedMsg:
+		return e.onMoved(msg), true
+	case refRowsMsg:
+		return e.onRefRows(msg), true
+	}
+	return nil, false
+}
+
+// fromOthers handles what the feed, the tick and the other parts of the TUI tell the
+// editor; ok says msg was one.
+func (e *editorModel) fromOthers(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case changeMsg:
+		return e.onChange(msg.c), true
+	case tickMsg:
+		return e.onTick(), true
+	case errMsg:
+		e.status.fail(msg.op, msg.err)
+		return nil, true
+	case deletedMsg:
+		return e.onDeletedHere(msg), true
+	case copyCheckMsg:
+		return e.checkInCopy(), true
+	case copyGoneMsg:
+		return e.goneFromCopy(), true
+	}
+	return nil, false
+}
+
+// onExtEdited takes the text $EDITOR gave back into the focused field, or into a draft when
+// the form can no longer take it as it is.
+func (e *editorModel) onExtEdited(msg extEditedMsg) tea.Cmd {
+	e.extBack = nil
+	// The editor had the terminal: paint the whole screen anew rather than only what
+	// changed since the frame before it (a CI run under load once kept a blank pane).
+	if msg.err != nil {
+		e.status.fail("external editor", msg.err)
+		return tea.ClearScreen
+	}
+	if msg.field >= len(e.fields) || e.readOnly != "" {
+		// The record turned read-only meanwhile (someone's lease): the text waits in
+		// the draft, offered once it can be edited again.
+		d := msg.start
+		d.Values = maps.Clone(d.Values)
+		if msg.field < len(e.fields) {
+			d.Values[e.fields[msg.field].f.Name] = msg.value
+		}
+		e.status.warn("read-only now: the text from " + e.c.opts.Editor + " is kept as a draft")
+		return tea.Batch(tea.ClearScreen, e.saveDraftCmd(d))
+	}
+	if e.rec == nil || e.rec.Version == msg.start.BaseVersion && !e.differs(msg.start.Values, msg.start.Deltas) {
+		// The form is as it was handed out: the text is the edit.
+		e.fields[msg.field].replaceText(msg.value) // one edit: ctrl+z takes it back
+		e.fieldChanged()
+		e.status.info("took the text back from " + e.c.opts.Editor)
+		return tea.Batch(tea.ClearScreen, e.writeDraftCmd())
+	}
+	// The form changed while the editor ran (a reload, a lease that ended): the text is
+	// an edit of what was handed out, brought back like any other.
+	d := e.extDraft(msg)
+	return tea.Batch(tea.ClearScreen, e.bringBack(&d, "the text from "+e.c.opts.Editor+" is"))
 }
 
 func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
@@ -528,12 +528,7 @@ func (e *editorModel) leaveCmd() tea.Cmd {
 	case e.kept == nil && e.offered == nil:
 		cmds = append(cmds, e.deleteDraftCmd())
 	}
-	if e.held != nil {
-		cmds = append(cmds, releaseCmd(e.c, e.held, e.leaseStop))
-		e.held = nil
-	} else if e.leaseStop != nil {
-		e.leaseStop()
-	}
+	cmds = append(cmds, e.editorLease.release(e.c))
 	return tea.Sequence(cmds...)
 }
 
@@ -601,7 +596,7 @@ func (e *editorModel) onTick() tea.Cmd {
 			e.status.warn(fmt.Sprintf("lease renewal failing: %s left — %v", s.Remaining.Round(time.Second), s.Err))
 		}
 	}
-	if e.draftDirty && e.c.opts.Now().Sub(e.lastDraft) >= draftEvery {
+	if e.editorDrafts.due(e.c.opts.Now()) {
 		return tea.Batch(check, e.writeDraftCmd())
 	}
 	return check
@@ -617,49 +612,33 @@ func (e *editorModel) fieldChanged() {
 	}
 }
 
+// onKey handles a key: the mode's own keys while a dialog or question is up, else the
+// editor's commands, then the focused field's keys.
 func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	if e.mode != modeEdit {
+		return e.onModeKey(msg)
+	}
+	if cmd, ok := e.deleteKey(msg); ok {
+		return cmd
+	}
+	if cmd, ok := e.onCommandKey(msg); ok {
+		return cmd
+	}
+	return e.onFieldKey(msg)
+}
+
+// onModeKey gives a key to what is up over the form: a question, a dialog or a picker.
+func (e *editorModel) onModeKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := e.c.keys
 	switch e.mode {
 	case modeLoading:
 		if key.Matches(msg, k.Back) {
 			return e.leave("")
 		}
-		return nil
 	case modeConfirmLeave:
-		switch {
-		case key.Matches(msg, k.Yes):
-			del := e.deleteDraftCmd()
-			e.discarded = true
-			return tea.Sequence(del, e.leave("edits discarded"))
-		case key.Matches(msg, k.No):
-			e.mode = modeEdit
-			e.status.info("")
-		}
-		return nil
+		return e.onConfirmLeaveKey(msg)
 	case modeOfferDraft:
-		switch {
-		case key.Matches(msg, k.Yes):
-			d := e.offered
-			e.offered = nil
-			e.mode = modeEdit
-			back := e.bringBack(d, fmt.Sprintf("the edits of your draft from %s (made on v%d) are",
-				d.Saved.Local().Format("15:04:05"), d.BaseVersion))
-			if d.legacy {
-				// From now on it is this store's draft.
-				return tea.Batch(back, e.deleteLegacyDraftCmd())
-			}
-			return back
-		case key.Matches(msg, k.No):
-			d := e.offered
-			e.offered = nil
-			e.mode = modeEdit
-			e.status.info("draft discarded")
-			if d.legacy {
-				return e.deleteLegacyDraftCmd()
-			}
-			return e.deleteDraftCmd()
-		}
-		return nil
+		return e.onOfferDraftKey(msg)
 	case modeConflict:
 		return e.conflict.Update(msg)
 	case modeMerge:
@@ -676,78 +655,114 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.Back), key.Matches(msg, k.Open):
 			e.mode = modeEdit
 		}
-		return nil
 	}
+	return nil
+}
 
-	if cmd, ok := e.deleteKey(msg); ok {
-		return cmd
+// onConfirmLeaveKey answers "discard your edits?".
+func (e *editorModel) onConfirmLeaveKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := e.c.keys
+	switch {
+	case key.Matches(msg, k.Yes):
+		del := e.deleteDraftCmd()
+		e.discarded = true
+		return tea.Sequence(del, e.leave("edits discarded"))
+	case key.Matches(msg, k.No):
+		e.mode = modeEdit
+		e.status.info("")
 	}
+	return nil
+}
+
+// onOfferDraftKey answers the offer of a draft found on open: bring it back or discard it.
+func (e *editorModel) onOfferDraftKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := e.c.keys
+	d := e.offered
+	switch {
+	case key.Matches(msg, k.Yes):
+		e.offered, e.mode = nil, modeEdit
+		back := e.bringBack(d, fmt.Sprintf("the edits of your draft from %s (made on v%d) are",
+			d.Saved.Local().Format("15:04:05"), d.BaseVersion))
+		if d.legacy {
+			// From now on it is this store's draft.
+			return tea.Batch(back, e.deleteLegacyDraftCmd())
+		}
+		return back
+	case key.Matches(msg, k.No):
+		e.offered, e.mode = nil, modeEdit
+		e.status.info("draft discarded")
+		if d.legacy {
+			return e.deleteLegacyDraftCmd()
+		}
+		return e.deleteDraftCmd()
+	}
+	return nil
+}
+
+// onCommandKey handles the editor's commands on the form: save, leave, move between fields,
+// bring kept edits back, the external editor, the pickers; ok says the key was one.
+func (e *editorModel) onCommandKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := e.c.keys
 	switch {
 	case key.Matches(msg, k.Save):
-		e.autoSaves = 0
-		e.mergedNote = ""
-		return e.save()
+		e.editorSaving.asked()
+		return e.save(), true
 	case key.Matches(msg, k.Back):
 		if e.dirty() {
 			e.mode = modeConfirmLeave
-			return nil
+			return nil, true
 		}
-		return e.leave("")
-	case key.Matches(msg, k.NextField), key.Matches(msg, k.PrevField):
-		dir := 1
-		if key.Matches(msg, k.PrevField) {
-			dir = -1
-		}
-		if e.readOnly != "" {
-			e.focus = (e.focus + dir + len(e.fields)) % len(e.fields)
-			return e.focusCmd()
-		}
-		from := e.focus
-		e.focus = e.nextStop(e.focus, dir)
-		if why := e.skippedControl(from, dir); why != "" {
-			e.status.info(why)
-		}
-		cmd := e.focusCmd()
-		if e.draftDirty {
-			return tea.Batch(cmd, e.writeDraftCmd())
-		}
-		return cmd
+		return e.leave(""), true
+	case key.Matches(msg, k.NextField):
+		return e.moveFocus(1), true
+	case key.Matches(msg, k.PrevField):
+		return e.moveFocus(-1), true
 	case key.Matches(msg, k.RestoreDraft):
-		return e.restoreKept()
+		return e.restoreKept(), true
 	case key.Matches(msg, k.ExtEditor):
-		return e.externalEdit()
+		return e.externalEdit(), true
 	case key.Matches(msg, k.MoveDoc):
 		if e.pickableRef() != nil {
-			return e.startRefPick()
+			return e.startRefPick(), true
 		}
-		return e.startMove()
+		return e.startMove(), true
 	}
+	return nil, false
+}
+
+// moveFocus moves to the next field in direction dir that takes edits (any field, when the
+// whole record is read-only), saying which it passed over, and writes the draft.
+func (e *editorModel) moveFocus(dir int) tea.Cmd {
+	if e.readOnly != "" {
+		e.focus = (e.focus + dir + len(e.fields)) % len(e.fields)
+		return e.focusCmd()
+	}
+	from := e.focus
+	e.focus = e.nextStop(e.focus, dir)
+	if why := e.skippedControl(from, dir); why != "" {
+		e.status.info(why)
+	}
+	cmd := e.focusCmd()
+	if e.draftDirty {
+		return tea.Batch(cmd, e.writeDraftCmd())
+	}
+	return cmd
+}
+
+// onFieldKey gives a key to the focused field: undo and redo, a counter's steps, or the
+// input itself.
+func (e *editorModel) onFieldKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := e.c.keys
 	fi := e.fields[e.focus]
-	if e.viewing(fi) {
+	switch {
+	case e.viewing(fi):
 		return fi.body.Update(msg) // scrolls; the body editor is read-only
-	}
-	if e.readOnly != "" || fi.readOnly != "" {
+	case e.readOnly != "" || fi.readOnly != "":
 		return nil
-	}
-	if key.Matches(msg, k.UndoEdit) || key.Matches(msg, k.RedoEdit) {
-		undo := key.Matches(msg, k.UndoEdit)
-		done := false
-		if undo {
-			done = fi.undoEdit()
-		} else {
-			done = fi.redoEdit()
-		}
-		switch {
-		case done:
-			e.fieldChanged()
-		case undo:
-			e.status.info("nothing to undo in " + fi.f.Label)
-		default:
-			e.status.info("nothing to redo in " + fi.f.Label)
-		}
+	case key.Matches(msg, k.UndoEdit), key.Matches(msg, k.RedoEdit):
+		e.undoKey(fi, key.Matches(msg, k.UndoEdit))
 		return nil
-	}
-	if fi.f.Rule == store.RuleCounter && (key.Matches(msg, k.Inc) || key.Matches(msg, k.Dec)) {
+	case fi.f.Rule == store.RuleCounter && (key.Matches(msg, k.Inc) || key.Matches(msg, k.Dec)):
 		fi.noteEdit(fi.state(), "")
 		if e.rec != nil {
 			fi.setText(fi.f.Format(e.rec.Fields[fi.f.Name]))
@@ -761,6 +776,24 @@ func (e *editorModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	return e.forward(msg)
+}
+
+// undoKey takes back (or, with undo false, makes again) the last edit of field fi.
+func (e *editorModel) undoKey(fi *fieldInput, undo bool) {
+	done := false
+	if undo {
+		done = fi.undoEdit()
+	} else {
+		done = fi.redoEdit()
+	}
+	switch {
+	case done:
+		e.fieldChanged()
+	case undo:
+		e.status.info("nothing to undo in " + fi.f.Label)
+	default:
+		e.status.info("nothing to redo in " + fi.f.Label)
+	}
 }
 
 // skippedControl says why tab, going from field from in direction dir to the focused
@@ -940,7 +973,7 @@ func (e *editorModel) save() tea.Cmd {
 	if e.held != nil && e.held.Status().State == locks.StateLost {
 		// The lock line already says "lease lost": this save is the optimistic one it
 		// promises, not one more try with a token the store will refuse.
-		drop = e.dropLostLease(e.held.Status().Err)
+		drop = e.editorLease.lose(e.c, e.held.Status().Err)
 	}
 	if e.held != nil {
 		u.LeaseToken = e.held.Token()
@@ -1060,15 +1093,9 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	var le *store.LeaseError
 	if errors.As(msg.err, &le) {
 		if le.Lost {
-			e.leaseLost = leaseLostReason(msg.err)
-			if e.held != nil {
-				cmd := releaseCmd(e.c, e.held, e.leaseStop)
-				e.held = nil
-				e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
-				return cmd
-			}
-			e.status.warn("lease lost: " + e.leaseLost + " — your edits are kept; ctrl+s saves without the lease")
-			return nil
+			cmd := e.editorLease.lose(e.c, msg.err)
+			e.status.warn(e.lostWarning())
+			return cmd
 		}
 		l := le.Lease
 		e.otherLease = &l

@@ -11,6 +11,28 @@ import (
 // The editor's drafts: unsaved edits written to disk while typing, offered back on open,
 // kept by a reload, deleted for good by a discard (see draftStore for the ordering).
 
+// editorDrafts is the editor's part of drafts: the draft offered on open, the edits a
+// reload kept, and when the form was last written.
+type editorDrafts struct {
+	offered    *draft // modeOfferDraft: the draft found on open
+	kept       *draft // after a reload: my version, to bring back with ctrl+r
+	theirLines []string
+
+	// extBack is the text $EDITOR gave back, from when it exits until Update takes it: a
+	// program ended (SIGTERM, SIGHUP) while the editor ran never takes it, and shutdown
+	// keeps it in the draft instead.
+	extBack *extEditedMsg
+
+	lastDraft  time.Time
+	draftDirty bool
+	discarded  bool // the person discarded the edits: nothing may write a draft again
+}
+
+// due reports whether unsaved edits wait for the draft writer at now.
+func (d *editorDrafts) due(now time.Time) bool {
+	return d.draftDirty && now.Sub(d.lastDraft) >= draftEvery
+}
+
 // draftEvery is how often unsaved edits are written to the draft file while typing.
 const draftEvery = 3 * time.Second
 

@@ -17,6 +17,28 @@ import (
 // the heartbeat's loss signal, and following someone else's lease live (read-only while it
 // holds, editable again when it ends).
 
+// editorLease is the editor's lease life cycle: its own lease (wanted, on its way, held,
+// lost) and someone else's it follows.
+type editorLease struct {
+	wantLease bool // lease mode: take the lease on open (or, with leaseOnEdit, at the first edit)
+	left      bool // the editor was left: a lease that arrives now is given back
+	// leaseOnEdit: take the lease at the first edit (Options.LeaseOnEdit); cleared once asked.
+	leaseOnEdit bool
+
+	held       *locks.Held
+	leaseStop  context.CancelFunc
+	leaseLost  string       // why our lease was lost; saves fall back to optimistic
+	otherLease *store.Lease // someone else's lease on the record, for the indicator
+	// leaseLocked: read-only because otherLease holds the record; it follows the lease
+	// live (feed events, and a check once it should have expired) and unlocks by itself.
+	leaseLocked bool
+	leaseSeq    int  // lease checks asked for; answers to older ones are stale
+	leaseSeen   int  // the newest answer applied
+	leaseAsking bool // a lease check is on its way
+	acquiring   bool // our AcquireLease is on its way: lease answers wait for it
+	recheck     bool // a lease answer came while acquiring: ask again afterwards
+}
+
 // othersLease returns the live lease someone else (or this user in another terminal: any
 // lease that is not ours) holds on the record's editor group.
 func othersLease(ls []store.Lease, user string, mine *locks.Held, now time.Time) *store.Lease {
@@ -139,7 +161,7 @@ func (e *editorModel) lockBy(l store.Lease) tea.Cmd {
 		keep = e.writeDraftCmd()
 	}
 	if e.held != nil {
-		drop = e.dropLostLease(errors.New("taken over by " + l.Holder))
+		drop = e.editorLease.lose(e.c, errors.New("taken over by "+l.Holder))
 	}
 	e.leaseLocked = true
 	e.readOnly = heldText(l)
@@ -252,13 +274,34 @@ func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
 	}
 }
 
-// dropLostLease forgets a lease that was lost (why: err) and stops its heartbeat; later saves
-// are optimistic.
-func (e *editorModel) dropLostLease(err error) tea.Cmd {
-	e.leaseLost = leaseLostReason(err)
-	cmd := releaseCmd(e.c, e.held, e.leaseStop)
-	e.held = nil
+// release gives the lease back, or stops an acquisition on its way; nil when there is none.
+func (l *editorLease) release(c *common) tea.Cmd {
+	if l.held == nil {
+		if l.leaseStop != nil {
+			l.leaseStop()
+		}
+		return nil
+	}
+	cmd := releaseCmd(c, l.held, l.leaseStop)
+	l.held = nil
 	return cmd
+}
+
+// lose forgets a lease that was lost (why: err) and stops its heartbeat; later saves are
+// optimistic.
+func (l *editorLease) lose(c *common, err error) tea.Cmd {
+	l.leaseLost = leaseLostReason(err)
+	if l.held == nil {
+		return nil
+	}
+	cmd := releaseCmd(c, l.held, l.leaseStop)
+	l.held = nil
+	return cmd
+}
+
+// lostWarning is what the status line says once the lease is lost.
+func (l *editorLease) lostWarning() string {
+	return "lease lost: " + l.leaseLost + " — your edits are kept; ctrl+s saves without the lease"
 }
 
 // lockLine is the editor's lock indicator.
@@ -287,4 +330,45 @@ func (e *editorModel) lockLine() string {
 		return st.Dim.Render("lock: free · the lease is taken at your first edit")
 	}
 	return st.Dim.Render("lock: free · saves check the version")
+}
+
+// onLeaseMsg handles the answers about leases: ours taken or lost, the record's leases read
+// again, the record read again once someone's lease ended; ok says msg was one.
+func (e *editorModel) onLeaseMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case leaseAcquiredMsg:
+		return e.onLeaseAcquired(msg), true
+	case leaseLostMsg:
+		if e.held == nil {
+			return nil, true
+		}
+		// The heartbeat that said so has stopped: nothing is left to give back.
+		e.leaseLost, e.held = leaseLostReason(msg.err), nil
+		e.status.warn(e.lostWarning())
+		return nil, true
+	case editorLeasesMsg:
+		return e.onLeases(msg), true
+	case unlockedMsg:
+		return e.onUnlocked(msg), true
+	}
+	return nil, false
+}
+
+// onLeases follows the record's leases as read again.
+func (e *editorModel) onLeases(msg editorLeasesMsg) tea.Cmd {
+	if msg.seq == e.leaseSeq {
+		e.leaseAsking = false
+	}
+	if msg.err != nil || msg.seq < e.leaseSeen {
+		return nil // a failed check is asked again by the next tick or event
+	}
+	e.leaseSeen = msg.seq
+	if e.acquiring {
+		// Our own grant may be in this answer before we know its fence: it would look
+		// like someone else's lease.
+		e.recheck = true
+		return nil
+	}
+	e.c.learnClock(msg.dbNow, msg.sent)
+	return e.followLease(msg.leases, msg.dbNow)
 }

@@ -55,7 +55,14 @@ func (e *editorModel) View() string {
 	}
 	b.WriteByte('\n')
 
-	for _, l := range e.formLines(max(c.height-5, 1)) {
+	status := []string{""}
+	switch e.mode {
+	case modeConfirmLeave, modeOfferDraft:
+	default:
+		status = c.statusLines(e.status, e.statusText())
+	}
+	// A status that wraps takes its extra lines from the form.
+	for _, l := range e.formLines(max(c.height-5-(len(status)-1), 1)) {
 		b.WriteString(l + "\n")
 	}
 	switch e.mode {
@@ -71,7 +78,7 @@ func (e *editorModel) View() string {
 		}
 		b.WriteString(st.Warn.Render(c.clip(offer)))
 	default:
-		b.WriteString(e.status.style(st).Render(c.clip(e.statusText())))
+		b.WriteString(strings.Join(status, "\n"))
 	}
 	b.WriteByte('\n')
 	keys := e.editorKeys()
@@ -130,7 +137,10 @@ func (e *editorModel) formLines(room int) []string {
 			}
 			val += st.Warn.Render(hint)
 		case fi.body != nil && focused:
-			lines = append(lines, marker+label)
+			// Where the cursor is in a text longer than the screen, and how long it is.
+			ln, col := fi.body.Position()
+			lines = append(lines, marker+label+" "+st.Dim.Render(fmt.Sprintf("line %d, col %d · %s", ln, col,
+				plural(fi.body.LineCount(), "line", "lines"))))
 			lines = append(lines, strings.Split(indent(fi.body.View(), labelWidth+3), "\n")...)
 			focusTo = len(lines)
 			continue

@@ -62,13 +62,25 @@ func helpWindow(n, height int) (lines int, scrolls bool) {
 	return max(min(height-3, n), 1), true
 }
 
-// helpView draws the help screen: the title, the keys from line a.helpTop on as far as they
-// fit, a marker saying what is above and below when they do not all fit, and the footer.
-func (a *App) helpView() string {
-	c := a.c
+// helpModel is the help overlay: the keys of every screen, scrolled when they do not fit.
+// It closes itself by sending closeHelpMsg.
+type helpModel struct {
+	c   *common
+	top int // the first line of keys shown
+}
+
+// closeHelpMsg asks the root to take the help overlay down.
+type closeHelpMsg struct{}
+
+func newHelp(c *common) *helpModel { return &helpModel{c: c} }
+
+// View draws the help screen: the title, the keys from line top on as far as they fit, a
+// marker saying what is above and below when they do not all fit, and the footer.
+func (m *helpModel) View() string {
+	c := m.c
 	lines := c.helpContent()
 	window, scrolls := helpWindow(len(lines), c.height)
-	top := min(max(a.helpTop, 0), len(lines)-window)
+	top := min(max(m.top, 0), len(lines)-window)
 	out := append([]string{c.styles.Title.Render("tandem · keys")}, lines[top:top+window]...)
 	if scrolls {
 		out = append(out, c.styles.Header.Render(helpMarker(c.keys, top, window, len(lines))))
@@ -92,30 +104,29 @@ func helpMarker(k KeyMap, top, window, n int) string {
 		k.Down.Help().Key, k.Up.Help().Key, k.PageDown.Help().Key, k.PageUp.Help().Key)
 }
 
-// onHelpKey handles a key while the help is shown: the keys that open it, esc and q close
+// Update handles a key while the help is shown: the keys that open it, esc and q close
 // it, the moving keys scroll it; everything else is ignored.
-func (a *App) onHelpKey(msg tea.KeyPressMsg) {
-	k := a.c.keys
-	n := len(a.c.helpContent())
-	window, _ := helpWindow(n, a.c.height)
+func (m *helpModel) Update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k := m.c.keys
+	n := len(m.c.helpContent())
+	window, _ := helpWindow(n, m.c.height)
 	switch {
-	case key.Matches(msg, k.Help, k.HelpAnywhere, k.Back, k.Quit):
-		a.showHelp = false
-	case key.Matches(msg, k.Down):
-		a.helpTop++
-	case key.Matches(msg, k.Up):
-		a.helpTop--
-	case key.Matches(msg, k.PageDown):
-		a.helpTop += window
-	case key.Matches(msg, k.PageUp):
-		a.helpTop -= window
+	case key.Matches(kp, k.Help, k.HelpAnywhere, k.Back, k.Quit):
+		m.c.send(closeHelpMsg{})
+	case key.Matches(kp, k.Down):
+		m.top++
+	case key.Matches(kp, k.Up):
+		m.top--
+	case key.Matches(kp, k.PageDown):
+		m.top += window
+	case key.Matches(kp, k.PageUp):
+		m.top -= window
 	}
 	// Clamped here too, not only when drawn, so k right after overscrolling moves at once.
-	a.helpTop = min(max(a.helpTop, 0), n-window)
-}
-
-// openHelp shows the help from its top.
-func (a *App) openHelp() {
-	a.showHelp = true
-	a.helpTop = 0
+	m.top = min(max(m.top, 0), n-window)
+	return nil
 }

@@ -174,29 +174,9 @@ func (h *historyModel) loadDiff() tea.Cmd {
 func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case historyMsg:
-		if msg.h != h || msg.gen != h.gen {
-			return nil
-		}
-		h.loaded = true
-		if msg.err != nil {
-			h.status.fail("history", msg.err)
-			return nil
-		}
-		h.versions, h.ops, h.rec, h.more = msg.versions, msg.ops, msg.rec, msg.more
-		h.diff = nil
-		return h.moved()
+		return h.onLoaded(msg)
 	case historyPageMsg:
-		if msg.h != h || msg.gen != h.gen {
-			return nil
-		}
-		h.paging = false
-		if msg.err != nil {
-			h.status.fail("history", msg.err)
-			return nil
-		}
-		h.versions, h.ops = append(h.versions, msg.versions...), append(h.ops, msg.ops...)
-		h.more[msg.tab] = msg.more
-		return h.moved()
+		return h.onPage(msg)
 	case historyDiffMsg:
 		if msg.h != h {
 			return nil
@@ -211,10 +191,42 @@ func (h *historyModel) Update(msg tea.Msg) tea.Cmd {
 		}
 	case changeMsg:
 		return h.onChange(msg.c)
+	case restoredMsg:
+		return h.onRestored(msg)
 	case tea.KeyPressMsg:
 		return h.onKey(msg)
 	}
 	return nil
+}
+
+// onLoaded takes the history as read (again).
+func (h *historyModel) onLoaded(msg historyMsg) tea.Cmd {
+	if msg.h != h || msg.gen != h.gen {
+		return nil
+	}
+	h.loaded = true
+	if msg.err != nil {
+		h.status.fail("history", msg.err)
+		return nil
+	}
+	h.versions, h.ops, h.rec, h.more = msg.versions, msg.ops, msg.rec, msg.more
+	h.diff = nil
+	return h.moved()
+}
+
+// onPage appends the next page of a tab.
+func (h *historyModel) onPage(msg historyPageMsg) tea.Cmd {
+	if msg.h != h || msg.gen != h.gen {
+		return nil
+	}
+	h.paging = false
+	if msg.err != nil {
+		h.status.fail("history", msg.err)
+		return nil
+	}
+	h.versions, h.ops = append(h.versions, msg.versions...), append(h.ops, msg.ops...)
+	h.more[msg.tab] = msg.more
+	return h.moved()
 }
 
 // onKey moves the cursor as the list does, and handles the history's own keys.
@@ -360,16 +372,18 @@ func (h *historyModel) View() string {
 			lines = append(lines, st.Dim.Render("  no system writes"))
 		}
 	}
+	status := c.statusLines(h.status, safe.Line(h.status.text))
+	room := c.height - 3 - (len(status) - 1) // a status that wraps takes its lines from the bottom
 	for i, l := range lines {
-		if i >= c.height-3 {
+		if i >= room {
 			break
 		}
 		b.WriteString(c.clip(l) + "\n")
 	}
-	for i := len(lines); i < c.height-3; i++ {
+	for i := len(lines); i < room; i++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(h.status.style(st).Render(c.clip(h.status.text)))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.HistoryKeys()))
 	return b.String()

@@ -25,12 +25,12 @@ const pageSize = 200
 const maxDocuments = 20000
 
 // listModel is the record list of one kind of the schema at a time (a tab per kind):
-// paged, or as a tree for a tree kind.
+// paged, or as a tree for a tree kind. What it keeps beyond the loaded rows is in parts:
+// the filter, the order, the tree's folds, a record to seek and what R restores.
 type listModel struct {
 	c      *common
 	kind   store.Kind
 	rows   []*store.Record
-	depth  map[int64]int // a tree kind: depth in the tree (0 at the root)
 	total  int
 	more   bool // paged kinds: there may be rows after the last loaded
 	paging bool // paged kinds: the next page is on its way
@@ -39,39 +39,60 @@ type listModel struct {
 
 	cursor, offset int
 
-	filtering bool
-	filter    lineField
-	search    string
-
-	// sort is the field a paged kind is ordered by ("" for id), desc its direction; the
-	// store orders and pages them (Filter.Sort), so a sort costs one page like the id order.
-	// views keeps each kind's order (and folds) while another tab is shown.
-	sort  string
-	desc  bool
-	views map[store.Kind]kindView
-
-	// A tree kind: all is the whole tree in order, rows what folding leaves of it; folded
-	// holds the records whose subtrees are hidden, kids how many children each has.
-	all    []*store.Record
-	folded map[int64]bool
-	kids   map[int64]int
-
 	leases map[store.Kind]map[int64]store.Lease
 	status statusLine
 
-	// pending is a record just created that the cursor goes to once it is loaded; pages
-	// counts the pages loaded while looking for it.
-	pending      *store.Record
-	pendingPages int
-
-	lastDeleted *store.Tombstone // the record this TUI deleted last, for R (delete.go)
-	lastSubtree bool             // lastDeleted was deleted with documents below it: R restores them too
-
-	// keep is the record the cursor stays on when a reload (reload) comes in; 0: none.
-	keep int64
-
 	// titles are the titles of the records the loaded rows' reference columns name.
 	titles map[refKey]string
+
+	listFilter
+	listOrder
+	listTree
+	listSeek
+	listRestore
+}
+
+// listFilter is the list's search: the filter line while it is typed, the search applied.
+type listFilter struct {
+	filtering bool
+	filter    lineField
+	search    string
+}
+
+// listOrder is the order of a paged kind: sort is the field it is ordered by ("" for id),
+// desc its direction; the store orders and pages them (Filter.Sort), so a sort costs one page
+// like the id order. views keeps each kind's order (and folds) while another tab is shown.
+type listOrder struct {
+	sort  string
+	desc  bool
+	views map[store.Kind]kindView
+}
+
+// listTree is a tree kind's view: all is the whole tree in order (rows what folding leaves
+// of it), depth each record's depth (0 at the root), folded the records whose subtrees are
+// hidden, kids how many children each has.
+type listTree struct {
+	all    []*store.Record
+	depth  map[int64]int
+	folded map[int64]bool
+	kids   map[int64]int
+}
+
+// listSeek is where the cursor goes once rows arrive: pending is a record just created that
+// the cursor goes to once it is loaded (pendingPages counts the pages loaded looking for
+// it); keep is the record the cursor stays on when a reload comes in (0: none).
+// restored is the record R restored, which the cursor goes to once it is back in the rows.
+type listSeek struct {
+	pending      *store.Record
+	pendingPages int
+	keep         int64
+	restored     int64 // a record R restored: the cursor goes to it when the feed brings it back
+}
+
+// listRestore is what R on the list restores (delete.go).
+type listRestore struct {
+	lastDeleted *store.Tombstone // the record this TUI deleted last
+	lastSubtree bool             // lastDeleted was deleted with documents below it: R restores them too
 }
 
 // maxSeekPages bounds the pages the list loads to put the cursor on a new record.
@@ -106,8 +127,9 @@ func newList(c *common) *listModel {
 	if ks := c.reg.Kinds(); len(ks) > 0 {
 		first = ks[0]
 	}
-	return &listModel{c: c, kind: first, filter: ti, leases: map[store.Kind]map[int64]store.Lease{},
-		folded: map[int64]bool{}, views: map[store.Kind]kindView{}}
+	l := &listModel{c: c, kind: first, leases: map[store.Kind]map[int64]store.Lease{}}
+	l.filter, l.folded, l.views = ti, map[int64]bool{}, map[store.Kind]kindView{}
+	return l
 }
 
 // tree reports whether the kind shown is a tree kind, listed as a tree rather than paged.
@@ -120,7 +142,15 @@ func (l *listModel) typing() bool { return l.filtering }
 func (l *listModel) Init() tea.Cmd { return tea.Batch(l.load(), l.loadLeases()) }
 
 // visibleRows is how many rows fit on screen.
-func (l *listModel) visibleRows() int { return max(l.c.height-4, 1) }
+func (l *listModel) visibleRows() int { return max(l.c.height-4-(len(l.statusRows())-1), 1) }
+
+// statusRows is the status line as drawn: a long one wraps, and takes rows from the list.
+func (l *listModel) statusRows() []string {
+	if l.filtering || l.status.text == "" {
+		return []string{""}
+	}
+	return l.c.statusLines(l.status, safe.Line(l.status.text))
+}
 
 // load starts a fresh load of the current kind and search.
 func (l *listModel) load() tea.Cmd { return l.loadN(pageSize) }
@@ -293,73 +323,17 @@ func (l *listModel) selected() *store.Record {
 
 // Update handles list keys, pages, refreshes and feed changes.
 func (l *listModel) Update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := l.fromOthers(msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		l.clampOffset()
 		return nil
 	case pageMsg:
-		if msg.kind != l.kind || msg.gen != l.gen {
-			return nil
-		}
-		if msg.append {
-			l.paging = false
-		}
-		if msg.err != nil {
-			l.status.fail("load "+tabName(l.c.reg, msg.kind), msg.err)
-			l.more = msg.more
-			return nil
-		}
-		l.loaded = true
-		l.c.noteItems(msg.recs)
-		if !msg.append || l.titles == nil {
-			l.titles = map[refKey]string{} // a fresh load: forget the titles of rows gone
-		}
-		maps.Copy(l.titles, msg.titles)
-		switch {
-		case msg.append:
-			l.rows = append(l.rows, msg.recs...)
-		case l.tree():
-			l.all, l.depth = msg.recs, msg.depth
-			l.unfoldedRows()
-			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
-		default:
-			l.rows = msg.recs
-			l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
-		}
-		if !msg.append && l.keep != 0 {
-			if i := l.indexOf(l.keep); i >= 0 {
-				l.cursor = i
-			}
-			l.keep = 0
-		}
-		l.total, l.more = max(msg.total, len(l.rows)), msg.more
-		l.clampOffset()
-		return l.seekPending()
+		return l.onPage(msg)
 	case refreshedMsg:
-		if msg.err != nil {
-			l.status.fail("refresh", msg.err)
-			return nil
-		}
-		if msg.kind != l.kind {
-			return nil
-		}
-		if l.titles == nil {
-			l.titles = map[refKey]string{}
-		}
-		maps.Copy(l.titles, msg.titles)
-		for _, r := range msg.recs {
-			if i := l.indexOf(r.ID); i >= 0 {
-				l.rows[i] = r
-			} else if !l.tree() && !l.more && l.search == "" && l.sort == "" &&
-				(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
-				l.rows = append(l.rows, r)
-				l.total++
-			}
-		}
-		if l.pending != nil {
-			return l.seekPending()
-		}
-		return nil
+		return l.onRefreshed(msg)
 	case leasesMsg:
 		if msg.err != nil {
 			l.status.fail("read leases", msg.err)
@@ -379,6 +353,103 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		return l.onKey(msg)
 	}
 	return nil
+}
+
+// onPage takes a page of records: a fresh load, or the next page appended.
+func (l *listModel) onPage(msg pageMsg) tea.Cmd {
+	if msg.kind != l.kind || msg.gen != l.gen {
+		return nil
+	}
+	if msg.append {
+		l.paging = false
+	}
+	if msg.err != nil {
+		l.status.fail("load "+tabName(l.c.reg, msg.kind), msg.err)
+		l.more = msg.more
+		return nil
+	}
+	l.loaded = true
+	l.c.noteItems(msg.recs)
+	if !msg.append || l.titles == nil {
+		l.titles = map[refKey]string{} // a fresh load: forget the titles of rows gone
+	}
+	maps.Copy(l.titles, msg.titles)
+	switch {
+	case msg.append:
+		l.rows = append(l.rows, msg.recs...)
+	case l.tree():
+		l.all, l.depth = msg.recs, msg.depth
+		l.unfoldedRows()
+		l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+	default:
+		l.rows = msg.recs
+		l.cursor = min(l.cursor, max(len(l.rows)-1, 0))
+	}
+	if !msg.append && l.keep != 0 {
+		if i := l.indexOf(l.keep); i >= 0 {
+			l.cursor = i
+		}
+		l.keep = 0
+	}
+	l.total, l.more = max(msg.total, len(l.rows)), msg.more
+	l.clampOffset()
+	return l.seekPending()
+}
+
+// onRefreshed puts records read again after feed changes in place.
+func (l *listModel) onRefreshed(msg refreshedMsg) tea.Cmd {
+	if msg.err != nil {
+		l.status.fail("refresh", msg.err)
+		return nil
+	}
+	if msg.kind != l.kind {
+		return nil
+	}
+	if l.titles == nil {
+		l.titles = map[refKey]string{}
+	}
+	maps.Copy(l.titles, msg.titles)
+	for _, r := range msg.recs {
+		if i := l.indexOf(r.ID); i >= 0 {
+			l.rows[i] = r
+		} else if !l.tree() && !l.more && l.search == "" && l.sort == "" &&
+			(len(l.rows) == 0 || r.ID > l.rows[len(l.rows)-1].ID) {
+			l.rows = append(l.rows, r)
+			l.total++
+		}
+	}
+	if l.pending != nil {
+		return l.seekPending()
+	}
+	return nil
+}
+
+// fromOthers handles what other parts tell the list: errors and status to show, deletes and
+// restores, a return from another screen, a reload after a sync; ok says msg was one.
+func (l *listModel) fromOthers(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case errMsg:
+		l.status.fail(msg.op, msg.err)
+	case statusMsg:
+		l.status.apply(msg)
+	case deletedMsg:
+		return l.onDeleted(msg), true
+	case restoredMsg:
+		return l.onRestored(msg), true
+	case reloadListMsg:
+		return l.reload(), true
+	case returnedMsg:
+		if msg.status != "" {
+			l.status.ok(msg.status)
+		}
+		if msg.created != nil {
+			return tea.Batch(l.show(msg.created), l.loadLeases()), true
+		}
+		return l.refreshVisible(), true
+	default:
+		return nil, false
+	}
+	return nil, true
 }
 
 // leaseIndex keeps, per record, the lease that matters for the indicator: the live lease of
@@ -420,34 +491,19 @@ func (l *listModel) onChange(ch store.Change) tea.Cmd {
 	return nil
 }
 
+// onKey handles a key on the list: the filter's while it is typed, else moving, the
+// list's own commands and the keys that open other screens.
 func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := l.c.keys
 	if l.filtering {
-		switch {
-		case key.Matches(msg, k.Confirm):
-			l.filtering = false
-			l.filter.Blur()
-			l.search = strings.TrimSpace(l.filter.Value())
-			l.cursor, l.offset = 0, 0
-			return l.load()
-		case key.Matches(msg, k.Back):
-			l.filtering = false
-			l.filter.Blur()
-			if l.search != "" {
-				l.search = ""
-				l.filter.SetValue("")
-				l.cursor, l.offset = 0, 0
-				return l.load()
-			}
-			return nil
-		}
-		var cmd tea.Cmd
-		l.filter, cmd = l.filter.Update(msg)
-		return cmd
+		return l.onFilterKey(msg)
 	}
 	if cmd, ok := l.deleteKey(msg); ok {
 		return cmd
 	}
+	if cmd, ok := l.openKey(msg); ok {
+		return cmd
+	}
+	k := l.c.keys
 	switch {
 	case key.Matches(msg, k.Down):
 		l.move(1)
@@ -461,36 +517,9 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		l.switchKind()
 		return tea.Batch(l.load(), l.loadLeases())
 	case key.Matches(msg, k.Filter):
-		if len(l.c.reg.SearchFields(l.kind)) == 0 {
-			// A search would find nothing at all: say why rather than list nothing.
-			l.status.warn(safe.Line(tabName(l.c.reg, l.kind)) + " have no field a search looks in (search: true in the schema)")
-			return nil
-		}
-		l.filtering = true
-		l.filter.SetValue(l.search)
-		l.filter.CursorEnd()
-		return l.filter.Focus()
-	case key.Matches(msg, k.Back):
-		if l.search != "" {
-			l.search = ""
-			l.filter.SetValue("")
-			l.cursor, l.offset = 0, 0
-			return l.load()
-		}
-	case key.Matches(msg, k.Open), key.Matches(msg, k.OpenLease):
-		if r := l.selected(); r != nil {
-			lease := key.Matches(msg, k.OpenLease)
-			return func() tea.Msg { return openEditorMsg{kind: r.Kind, id: r.ID, lease: lease} }
-		}
-	case key.Matches(msg, k.New):
-		kind := l.kind
-		return func() tea.Msg { return openEditorMsg{kind: kind} }
-	case key.Matches(msg, k.History):
-		if r := l.selected(); r != nil {
-			return func() tea.Msg { return openHistoryMsg{kind: r.Kind, id: r.ID} }
-		}
-	case key.Matches(msg, k.Locks):
-		return func() tea.Msg { return openLocksMsg{} }
+		return l.startFilter()
+	case key.Matches(msg, k.Back) && l.search != "":
+		return l.clearSearch()
 	case key.Matches(msg, k.SortNext), key.Matches(msg, k.SortReverse):
 		return l.cycleSort(key.Matches(msg, k.SortReverse))
 	case key.Matches(msg, k.Fold):
@@ -501,6 +530,76 @@ func (l *listModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return l.loadMore()
 	}
 	return nil
+}
+
+// onFilterKey handles a key while the filter is typed: enter applies it, esc leaves it
+// (clearing a search applied before), the rest is text.
+func (l *listModel) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := l.c.keys
+	switch {
+	case key.Matches(msg, k.Confirm):
+		l.filtering = false
+		l.filter.Blur()
+		l.search = strings.TrimSpace(l.filter.Value())
+		l.cursor, l.offset = 0, 0
+		return l.load()
+	case key.Matches(msg, k.Back):
+		l.filtering = false
+		l.filter.Blur()
+		if l.search != "" {
+			return l.clearSearch()
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	l.filter, cmd = l.filter.Update(msg)
+	return cmd
+}
+
+// startFilter opens the filter line on the search applied.
+func (l *listModel) startFilter() tea.Cmd {
+	if len(l.c.reg.SearchFields(l.kind)) == 0 {
+		// A search would find nothing at all: say why rather than list nothing.
+		l.status.warn(safe.Line(tabName(l.c.reg, l.kind)) + " have no field a search looks in (search: true in the schema)")
+		return nil
+	}
+	l.filtering = true
+	l.filter.SetValue(l.search)
+	l.filter.CursorEnd()
+	return l.filter.Focus()
+}
+
+// clearSearch drops the search and loads the list from its top.
+func (l *listModel) clearSearch() tea.Cmd {
+	l.search = ""
+	l.filter.SetValue("")
+	l.cursor, l.offset = 0, 0
+	return l.load()
+}
+
+// openKey handles the keys that open another screen: the editor, a new record, the
+// history, the locks; ok says the key was one.
+func (l *listModel) openKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := l.c.keys
+	switch {
+	case key.Matches(msg, k.Open), key.Matches(msg, k.OpenLease):
+		if r := l.selected(); r != nil {
+			lease := key.Matches(msg, k.OpenLease)
+			return func() tea.Msg { return openEditorMsg{kind: r.Kind, id: r.ID, lease: lease} }, true
+		}
+	case key.Matches(msg, k.New):
+		kind := l.kind
+		return func() tea.Msg { return openEditorMsg{kind: kind} }, true
+	case key.Matches(msg, k.History):
+		if r := l.selected(); r != nil {
+			return func() tea.Msg { return openHistoryMsg{kind: r.Kind, id: r.ID} }, true
+		}
+	case key.Matches(msg, k.Locks):
+		return func() tea.Msg { return openLocksMsg{} }, true
+	default:
+		return nil, false
+	}
+	return nil, false
 }
 
 func (l *listModel) move(d int) {
@@ -551,54 +650,40 @@ func (l *listModel) View() string {
 	if l.search != "" {
 		pos += ` matching "` + safe.Line(l.search) + `"`
 	}
-	if !l.tree() && l.sort != "" {
+	// The order is always named, the id order too: a list that says nothing leaves the
+	// reader guessing whether s was pressed.
+	switch {
+	case l.tree() && l.search == "":
+		pos += " · as a tree"
+	case l.tree():
+		pos += " · by id" // a search lists a tree kind flat (treeOrder)
+	default:
 		pos += " · by " + l.sortName()
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
 	b.WriteByte('\n')
 
 	// The kind's short fields where there is room for them beside the title.
-	cols, nameW := l.columns(c.width)
-	_, sample := sampleColumns(c.reg, l.kind)
-	b.WriteString(st.Header.Render(l.header(cols, nameW) + fmt.Sprintf("%4s %-10s %s", "ver", "writer", "lock")))
-	b.WriteByte('\n')
-
-	n := l.visibleRows()
-	end := min(l.offset+n, len(l.rows))
+	n, off := l.visibleRows(), l.offset
+	if l.cursor >= off+n {
+		off = l.cursor - n + 1 // a status that wrapped took rows: the cursor stays in sight
+	}
+	end := min(off+n, len(l.rows))
 	now := c.dbNow()
-	for i := l.offset; i < end; i++ {
-		r := l.rows[i]
-		title := highlight(safe.Line(c.reg.TitleOf(r)), l.search)
-		if l.tree() && l.search == "" {
-			title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
-		}
-		title = searchCell(c.reg, r, title, l.search, nameW)
-		lk, held := "free", 0
-		if ls, ok := l.leases[l.kind][r.ID]; ok {
-			lk, held = lockIndicator(ls, c.user, now)
-		}
-		lk += l.presenceNote(r.ID)
-		writer := padRight(ansi.Truncate(writerName(r.UpdatedBy), 10, "…"), 10)
-		line := fmt.Sprintf("%6d %s %s%4s %s ", r.ID, title, columnCells(cols, r, l.titles, sample), "v"+strconv.FormatInt(r.Version, 10), writer)
-		if i == l.cursor {
-			line = "▸ " + line
-		} else {
-			line = "  " + line
-		}
-		switch {
-		case i == l.cursor:
-			line = st.Selected.Render(padRight(line+lk, c.width))
-		case held == heldByYou:
-			line = st.Row.Render(line) + st.LockYou.Render(lk)
-		case held == heldByOther:
-			line = st.Row.Render(line) + st.LockOther.Render(lk)
-		default:
-			line = st.Row.Render(line) + st.Dim.Render(lk)
-		}
-		b.WriteString(line)
+	locks, lockW, shortW := make([]lockCell, end-off), 0, 0
+	for i := off; i < end; i++ {
+		lc := l.lockCell(l.rows[i], now)
+		locks[i-off] = lc
+		lockW, shortW = max(lockW, ansi.StringWidth(lc.text)), max(shortW, ansi.StringWidth(lc.short))
+	}
+	lay := l.layout(c.width, lockW, shortW)
+	b.WriteString(st.Header.Render(l.header(lay.cols, lay.titleW) + lay.tail("ver", "writer") + "lock"))
+	b.WriteByte('\n')
+	for i := off; i < end; i++ {
+		b.WriteString(l.rowView(i, lay, locks[i-off]))
 		b.WriteByte('\n')
 	}
-	for i := end - l.offset; i < n; i++ {
+	for i := end - off; i < n; i++ {
 		if i == 0 && l.loaded && len(l.rows) == 0 {
 			b.WriteString(st.Dim.Render("  nothing here — n creates a record"))
 		}
@@ -608,11 +693,79 @@ func (l *listModel) View() string {
 	case l.filtering:
 		b.WriteString(l.filter.View())
 	case l.status.text != "":
-		b.WriteString(l.status.style(st).Render(c.clip(safe.Line(l.status.text))))
+		b.WriteString(strings.Join(l.statusRows(), "\n"))
 	}
 	b.WriteByte('\n')
 	b.WriteString(c.footer(l.footerKeys()))
 	return b.String()
+}
+
+// lockCell is a row's lock column: who holds the record, and (after it, cut first) who
+// has it open.
+type lockCell struct {
+	text     string // free, "you, 1m40s left", "alice since 10:05"
+	short    string // the same without the time a holder took it: "alice"
+	held     int
+	presence string
+}
+
+// lockCell says who holds record r at now on the database clock.
+func (l *listModel) lockCell(r *store.Record, now time.Time) lockCell {
+	lc := lockCell{text: "free", short: "free", presence: l.presenceNote(r.ID)}
+	if ls, ok := l.leases[l.kind][r.ID]; ok && ls.Live(now) {
+		// A lease that ended, released or expired, leaves the record free: what happened
+		// to the lease is the locks screen's to say.
+		lc.text, lc.held = lockIndicator(ls, l.c.user, now)
+		lc.short = lc.text
+		if lc.held == heldByOther {
+			lc.short = safe.Line(ls.Holder)
+		}
+	}
+	return lc
+}
+
+// tail is the version and writer cells a layout shows, each with its space after.
+func (lay listLayout) tail(ver, writer string) string {
+	var s string
+	if lay.ver {
+		s += fmt.Sprintf("%4s ", ver)
+	}
+	if lay.writer {
+		s += padRight(ansi.Truncate(writer, 10, "…"), 10) + " "
+	}
+	return s
+}
+
+// rowView draws row i of the list as lay cuts it, with its lock cell lk.
+func (l *listModel) rowView(i int, lay listLayout, lk lockCell) string {
+	c, st, r := l.c, l.c.styles, l.rows[i]
+	title := highlight(safe.Line(c.reg.TitleOf(r)), l.search)
+	if l.tree() && l.search == "" {
+		title = strings.Repeat("  ", l.depth[r.ID]) + l.foldMark(r) + title
+	}
+	title = searchCell(c.reg, r, title, l.search, lay.titleW)
+	_, sample := sampleColumns(c.reg, l.kind)
+	line := fmt.Sprintf("%6d %s %s", r.ID, title, columnCells(lay.cols, r, l.titles, sample)) +
+		lay.tail("v"+strconv.FormatInt(r.Version, 10), writerName(r.UpdatedBy))
+	if i == l.cursor {
+		line = "▸ " + line
+	} else {
+		line = "  " + line
+	}
+	text := lk.text
+	if lay.shortLock {
+		text = lk.short
+	}
+	text += lk.presence
+	switch {
+	case i == l.cursor:
+		return st.Selected.Render(padRight(line+text, c.width))
+	case lk.held == heldByYou:
+		return st.Row.Render(line) + st.LockYou.Render(text)
+	case lk.held == heldByOther:
+		return st.Row.Render(line) + st.LockOther.Render(text)
+	}
+	return st.Row.Render(line) + st.Dim.Render(text)
 }
 
 // wideList is the width from which the product list shows price, stock and availability.
@@ -633,12 +786,13 @@ func (l *listModel) footerKeys() []key.Binding {
 	return out
 }
 
-// kindView is what the list keeps of a kind while another tab is shown: its order, and
-// for a tree the records folded.
+// kindView is what the list keeps of a kind while another tab is shown: its order, its
+// search, and for a tree the records folded.
 type kindView struct {
 	sort   string
 	desc   bool
 	folded map[int64]bool
+	search string
 }
 
 // switchKind shows the next tab, in schema order, with the order and folds it had.
@@ -647,10 +801,11 @@ func (l *listModel) switchKind() {
 	if len(ks) == 0 {
 		return
 	}
-	l.views[l.kind] = kindView{l.sort, l.desc, l.folded}
+	l.views[l.kind] = kindView{l.sort, l.desc, l.folded, l.search}
 	l.kind = ks[(slices.Index(ks, l.kind)+1)%len(ks)]
 	v := l.views[l.kind]
-	l.sort, l.desc, l.folded = v.sort, v.desc, v.folded
+	l.sort, l.desc, l.folded, l.search = v.sort, v.desc, v.folded, v.search
+	l.filter.SetValue(l.search)
 	if l.folded == nil {
 		l.folded = map[int64]bool{}
 	}

@@ -25,9 +25,53 @@ type listColumn struct {
 	right bool // numbers align right
 }
 
-// fixedWidth is what the list's other cells take: the cursor mark, the id, the version,
-// the writer and the lock.
-const fixedWidth = 2 + 7 + 5 + 11 + 22 + 1
+// The cells beside the title: the version ("v12" and a space), the writer (10 and a space)
+// and the lock column's room (wider when a holder's name needs it).
+const (
+	verWidth    = 5
+	writerWidth = 11
+	lockWidth   = 22
+)
+
+// minTitleKeep is the narrowest title the version and writer columns give way for: at 60
+// columns the writer and then the version go before the title is cut below it.
+const minTitleKeep = 24
+
+// listLayout is how the list's lines are cut at a width: the short columns beside the
+// title, the title's width, whether the version and the writer show, and whether the lock
+// column names only the holder.
+type listLayout struct {
+	cols        []listColumn
+	titleW      int
+	ver, writer bool
+	shortLock   bool
+}
+
+// layout cuts the list's lines for width, with lockW the widest lock cell to show whole
+// and shortW the widest holder's name alone. The title keeps minTitleKeep cells by dropping
+// first the writer, then the version, then the lock's "since 10:05": a holder's name is
+// never cut. Short columns take only what is left beyond a title of minTitleWidth.
+func (l *listModel) layout(width, lockW, shortW int) listLayout {
+	lay := listLayout{ver: true, writer: true}
+	rest := width - 2 - 7 - 1 - max(lockW, lockWidth) // the cursor mark, the id, the space after the title
+	if rest < minTitleKeep && shortW < max(lockW, lockWidth) {
+		lay.shortLock = true
+		rest = width - 2 - 7 - 1 - max(shortW, len("lock"))
+	}
+	if rest-verWidth-writerWidth < minTitleKeep {
+		lay.writer = false
+		lay.ver = rest-verWidth >= minTitleKeep
+	}
+	titleW := rest
+	if lay.ver {
+		titleW -= verWidth
+	}
+	if lay.writer {
+		titleW -= writerWidth
+	}
+	lay.cols, lay.titleW = l.columns(width, max(titleW, 10))
+	return lay
+}
 
 // minTitleWidth is the narrowest title a kind's list gives up a short field's column for.
 const minTitleWidth = 16
@@ -114,10 +158,10 @@ func columnCandidates(reg *store.Registry, kind store.Kind) []*store.Field {
 	return out
 }
 
-// columns returns the short columns the list shows at width, and the title's width.
-func (l *listModel) columns(width int) ([]listColumn, int) {
+// columns returns the short columns the list shows at width beside a title of titleW
+// cells, and the title's width left.
+func (l *listModel) columns(width, titleW int) ([]listColumn, int) {
 	reg := l.c.reg
-	titleW := max(width-fixedWidth, 10)
 	var cols []listColumn
 	if _, sample := sampleColumns(reg, l.kind); sample {
 		// All three or none, from wideList on, as before schemas.
@@ -129,11 +173,33 @@ func (l *listModel) columns(width int) ([]listColumn, int) {
 			cols = append(cols, listColumn{f: f, head: f.Name, width: w, right: f.Name != "availability"})
 			titleW -= w + 1
 		}
-		return cols, titleW
+		return l.moreColumns(cols, titleW)
 	}
 	for _, f := range columnCandidates(reg, l.kind) {
 		w := columnWidth(f)
 		if titleW-(w+1) < minTitleWidth {
+			break
+		}
+		cols = append(cols, listColumn{f: f, head: f.Label, width: w,
+			right: f.Type == store.TypeInt || f.Type == store.TypeMoney || f.Type == store.TypeRef})
+		titleW -= w + 1
+	}
+	return cols, titleW
+}
+
+// wideTitle is the title a wide terminal keeps before it shows more of a record's fields.
+const wideTitle = 48
+
+// moreColumns adds, on a terminal wide enough, the kind's other short fields (in schema
+// order) to the sample's columns, as long as the title keeps wideTitle cells.
+func (l *listModel) moreColumns(cols []listColumn, titleW int) ([]listColumn, int) {
+	reg := l.c.reg
+	for _, f := range reg.Fields(l.kind) {
+		if f.Name == reg.TitleField(l.kind) || !shortField(f) || slices.ContainsFunc(cols, func(c listColumn) bool { return c.f == f }) {
+			continue
+		}
+		w := columnWidth(f)
+		if titleW-(w+1) < wideTitle {
 			break
 		}
 		cols = append(cols, listColumn{f: f, head: f.Label, width: w,

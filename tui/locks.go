@@ -50,6 +50,12 @@ func (m *locksModel) Init() tea.Cmd {
 // Update handles keys, the loaded leases and lease events from the feed.
 func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case returnedMsg:
+		m.status = statusLine{}
+		if msg.status != "" {
+			m.status.ok(msg.status)
+		}
+		return m.Init()
 	case locksMsg:
 		if msg.m != m {
 			return nil
@@ -68,21 +74,27 @@ func (m *locksModel) Update(msg tea.Msg) tea.Cmd {
 			return m.Init()
 		}
 	case tea.KeyPressMsg:
-		k := m.c.keys
-		switch {
-		case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
-			return func() tea.Msg { return backMsg{} }
-		case key.Matches(msg, k.Down):
-			m.cursor = min(m.cursor+1, max(len(m.leases)-1, 0))
-			m.top = m.first()
-		case key.Matches(msg, k.Up):
-			m.cursor = max(m.cursor-1, 0)
-			m.top = m.first()
-		case key.Matches(msg, k.Open):
-			if m.cursor < len(m.leases) {
-				l := m.leases[m.cursor]
-				return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID, from: scrLocks} }
-			}
+		return m.onKey(msg)
+	}
+	return nil
+}
+
+// onKey moves the cursor, opens the selected lease's record, or leaves.
+func (m *locksModel) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Back), key.Matches(msg, k.Quit):
+		return func() tea.Msg { return backMsg{} }
+	case key.Matches(msg, k.Down):
+		m.cursor = min(m.cursor+1, max(len(m.leases)-1, 0))
+		m.top = m.first()
+	case key.Matches(msg, k.Up):
+		m.cursor = max(m.cursor-1, 0)
+		m.top = m.first()
+	case key.Matches(msg, k.Open):
+		if m.cursor < len(m.leases) {
+			l := m.leases[m.cursor]
+			return func() tea.Msg { return openEditorMsg{kind: l.Kind, id: l.RecordID, from: scrLocks} }
 		}
 	}
 	return nil
@@ -119,12 +131,17 @@ func (m *locksModel) View() string {
 	b.WriteString("\n")
 	now := c.dbNow()
 	n := 2
+	status := c.statusLines(m.status, safe.Line(m.status.text))
+	limit := c.height - 2 - (len(status) - 1) // a status that wraps takes its lines from the rows
 	start := m.first()
+	if m.cursor >= start+limit-2 {
+		start = max(m.cursor-(limit-2)+1, 0) // the status's extra lines must not hide the cursor
+	}
 	for i, l := range m.leases {
 		if i < start {
 			continue
 		}
-		if n >= c.height-2 {
+		if n >= limit {
 			break
 		}
 		ind, _ := lockIndicator(l, c.user, now)
@@ -142,10 +159,10 @@ func (m *locksModel) View() string {
 		b.WriteString(st.Dim.Render("  nobody holds a lease") + "\n")
 		n++
 	}
-	for ; n < c.height-2; n++ {
+	for ; n < limit; n++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(m.status.style(st).Render(c.clip(m.status.text)))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.LocksKeys()))
 	return b.String()

@@ -37,10 +37,17 @@ func origin(fm *merge.FieldMerge) string {
 	case fm.State == merge.FieldUnchanged:
 		return fromBase
 	case fm.State == merge.FieldClean:
-		if store.Equal(fm.Base, fm.Mine) {
+		// One side changed it; a value taken from the other side (Override) equals the
+		// base and is named after the side whose value it is.
+		switch {
+		case !store.Equal(v, fm.Base) && store.Equal(v, fm.Theirs):
 			return fromTheirs
+		case !store.Equal(v, fm.Base) && store.Equal(v, fm.Mine):
+			return fromMine
+		case store.Equal(fm.Base, fm.Mine):
+			return fromMine
 		}
-		return fromMine
+		return fromTheirs
 	case fm.State == merge.FieldMerged:
 		return fromBoth
 	case byHunks(fm, v):
@@ -175,49 +182,64 @@ func (m *mergeModel) layout() {
 	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rows)-9, 3))
 }
 
-// Update handles the merge keys.
+// Update handles the merge keys: an edit in progress takes them all, a word-level proposal
+// shown takes enter, then the view's own keys, then the current field's.
 func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok || len(m.rm.Fields) == 0 {
 		return nil
 	}
-	keys := m.c.keys
 	fm := m.rm.Fields[m.cursor]
 	if m.editing {
 		return m.updateEditing(k, fm)
 	}
 	m.status = statusLine{}
 	if m.words != nil {
-		// The proposal is shown: Confirm takes it, any other key puts it away (and does
-		// what it does).
-		m.words = nil
-		if key.Matches(k, keys.Confirm) {
-			if _, err := m.rm.TakeWords(fm.Field.Name, m.hunk[m.cursor]); err != nil {
-				m.status.fail("merge", err)
-				return nil
-			}
-			m.status.info(fmt.Sprintf("%s hunk %d: word-level merge taken (u undoes it)", fm.Field.Label, m.hunk[m.cursor]+1))
-			m.afterHunk(fm.Text, m.hunk[m.cursor])
-			return nil
-		}
-		if key.Matches(k, keys.Back) || key.Matches(k, keys.Words) {
-			return nil
+		if cmd, done := m.onProposalKey(k, fm); done {
+			return cmd
 		}
 	}
+	if cmd, done := m.onViewKey(k); done {
+		return cmd
+	}
+	return m.onFieldKey(k, fm)
+}
+
+// onProposalKey handles a key while a word-level proposal is shown: Confirm takes it, any
+// other key puts it away (and, but for esc and w, does what it does: done is false).
+func (m *mergeModel) onProposalKey(k tea.KeyPressMsg, fm *merge.FieldMerge) (tea.Cmd, bool) {
+	keys := m.c.keys
+	m.words = nil
+	if key.Matches(k, keys.Confirm) {
+		if _, err := m.rm.TakeWords(fm.Field.Name, m.hunk[m.cursor]); err != nil {
+			m.status.fail("merge", err)
+			return nil, true
+		}
+		m.status.info(fmt.Sprintf("%s hunk %d: word-level merge taken (u undoes it)", fm.Field.Label, m.hunk[m.cursor]+1))
+		m.afterHunk(fm.Text, m.hunk[m.cursor])
+		return nil, true
+	}
+	return nil, key.Matches(k, keys.Back) || key.Matches(k, keys.Words)
+}
+
+// onViewKey handles the keys of the whole view: save the result, leave, move between
+// fields, undo the last step; done says the key was one.
+func (m *mergeModel) onViewKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	keys := m.c.keys
 	switch {
 	case key.Matches(k, keys.Save):
 		if n := m.rm.Conflicts(); n > 0 {
 			m.status.warn(plural(n, "conflict", "conflicts") + " left: pick 1 mine, 2 theirs, 3 base, or enter to edit")
-			return nil
+			return nil, true
 		}
 		vals, err := m.rm.Values()
 		if err != nil {
 			m.status.fail("merge", err)
-			return nil
+			return nil, true
 		}
-		return func() tea.Msg { return mergeDoneMsg{values: vals} }
+		return func() tea.Msg { return mergeDoneMsg{values: vals} }, true
 	case key.Matches(k, keys.Back):
-		return func() tea.Msg { return mergeDoneMsg{cancel: true} }
+		return func() tea.Msg { return mergeDoneMsg{cancel: true} }, true
 	case key.Matches(k, keys.Down), key.Matches(k, keys.Up):
 		at := slices.Index(m.rows, m.cursor)
 		if key.Matches(k, keys.Down) {
@@ -228,42 +250,45 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 		if at >= 0 {
 			m.cursor = m.rows[at]
 		}
+		return nil, true
 	case key.Matches(k, keys.Undo):
-		u, ok := m.rm.Undo()
-		if !ok {
-			m.status.info("nothing to undo")
-			return nil
+		m.undo()
+		return nil, true
+	}
+	return nil, false
+}
+
+// undo takes back the last step and shows the field (and hunk) it was in.
+func (m *mergeModel) undo() {
+	u, ok := m.rm.Undo()
+	if !ok {
+		m.status.info("nothing to undo")
+		return
+	}
+	for i, f := range m.rm.Fields {
+		if f.Field == u.Field {
+			m.cursor = i
 		}
-		for i, f := range m.rm.Fields {
-			if f.Field == u.Field {
-				m.cursor = i
-			}
-		}
-		if u.Hunk >= 0 {
-			m.hunk[m.cursor] = u.Hunk
-		}
-		m.status.info(u.String())
+	}
+	if u.Hunk >= 0 {
+		m.hunk[m.cursor] = u.Hunk
+	}
+	m.status.info(u.String())
+}
+
+// onFieldKey handles a key on the current field: edit its value, pick a side, or the hunk
+// keys of a text field.
+func (m *mergeModel) onFieldKey(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
+	keys := m.c.keys
+	switch {
+	case fm.State == merge.FieldClean && (key.Matches(k, keys.PickMine) || key.Matches(k, keys.PickTheirs) || key.Matches(k, keys.PickBase)):
+		m.override(fm, k)
 	case fm.State != merge.FieldConflict:
 		if key.Matches(k, keys.EditValue) || key.Matches(k, keys.PickMine) || key.Matches(k, keys.PickTheirs) {
 			m.status.info(fm.Field.Label + " merged without conflict")
 		}
 	case key.Matches(k, keys.EditValue):
-		m.editing = true
-		v, resolved := fm.Value()
-		if fm.Text != nil {
-			text, _ := v.(string)
-			if !resolved {
-				text = string(fm.Text.Bytes(conflictMarkers))
-			}
-			m.body.SetValue(text)
-			return m.body.Focus()
-		}
-		if !resolved {
-			v = fm.Mine
-		}
-		m.line.SetValue(fm.Field.Format(v))
-		m.line.CursorEnd()
-		return m.line.Focus()
+		return m.startEditing(fm)
 	case fm.Text != nil:
 		return m.updateText(k, fm)
 	case key.Matches(k, keys.PickMine), key.Matches(k, keys.PickTheirs), key.Matches(k, keys.PickBase):
@@ -281,6 +306,45 @@ func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
 		m.status.info(k.String() + " works only in text fields: " + fm.Field.Label + " takes 1 mine, 2 theirs, 3 base or enter")
 	}
 	return nil
+}
+
+// override takes the side key k names for field fm, which merged cleanly: the change one
+// side made is not always the one to keep.
+func (m *mergeModel) override(fm *merge.FieldMerge, k tea.KeyPressMsg) {
+	keys := m.c.keys
+	p := merge.PickOurs
+	switch {
+	case key.Matches(k, keys.PickTheirs):
+		p = merge.PickTheirs
+	case key.Matches(k, keys.PickBase):
+		p = merge.PickBase
+	}
+	if err := m.rm.Override(fm.Field.Name, p); err != nil {
+		m.status.fail("merge", err)
+		return
+	}
+	m.status.info(fmt.Sprintf("%s: %s taken (u undoes it)", fm.Field.Label, pickName(p)))
+}
+
+// startEditing opens field fm's value for editing: a text with its conflict markers, one
+// value as mine.
+func (m *mergeModel) startEditing(fm *merge.FieldMerge) tea.Cmd {
+	m.editing = true
+	v, resolved := fm.Value()
+	if fm.Text != nil {
+		text, _ := v.(string)
+		if !resolved {
+			text = string(fm.Text.Bytes(conflictMarkers))
+		}
+		m.body.SetValue(text)
+		return m.body.Focus()
+	}
+	if !resolved {
+		v = fm.Mine
+	}
+	m.line.SetValue(fm.Field.Format(v))
+	m.line.CursorEnd()
+	return m.line.Focus()
 }
 
 // resolved records a successful step and moves on to the next open conflict, or shows
@@ -308,16 +372,7 @@ func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 		m.hunk[m.cursor] = (cur - 1 + t.Hunks()) % t.Hunks()
 		return nil
 	case key.Matches(k, keys.AllMine), key.Matches(k, keys.AllTheirs):
-		p = merge.PickOurs
-		if key.Matches(k, keys.AllTheirs) {
-			p = merge.PickTheirs
-		}
-		n, err := m.rm.PickRemaining(name, p)
-		if err == nil && n == 0 {
-			m.status.info("no open hunks left in " + fm.Field.Label)
-			return nil
-		}
-		m.resolved(err)
+		m.pickRemaining(fm, key.Matches(k, keys.AllTheirs))
 		return nil
 	case key.Matches(k, keys.PickMine):
 		p = merge.PickOurs
@@ -328,12 +383,7 @@ func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 	case key.Matches(k, keys.PickBoth):
 		p = merge.PickBoth
 	case key.Matches(k, keys.Words):
-		w, err := m.rm.ProposeWords(name, cur)
-		if err != nil {
-			m.status.warn(fmt.Sprintf("%s hunk %d: %v", fm.Field.Label, cur+1, err))
-			return nil
-		}
-		m.words = w
+		m.proposeWords(fm, cur)
 		return nil
 	default:
 		return nil
@@ -344,6 +394,30 @@ func (m *mergeModel) updateText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 	}
 	m.afterHunk(t, cur)
 	return nil
+}
+
+// pickRemaining takes mine (or, with theirs, theirs) for every open hunk of text field fm.
+func (m *mergeModel) pickRemaining(fm *merge.FieldMerge, theirs bool) {
+	p := merge.PickOurs
+	if theirs {
+		p = merge.PickTheirs
+	}
+	n, err := m.rm.PickRemaining(fm.Field.Name, p)
+	if err == nil && n == 0 {
+		m.status.info("no open hunks left in " + fm.Field.Label)
+		return
+	}
+	m.resolved(err)
+}
+
+// proposeWords shows the word-level merge of hunk cur of text field fm, or why there is none.
+func (m *mergeModel) proposeWords(fm *merge.FieldMerge, cur int) {
+	w, err := m.rm.ProposeWords(fm.Field.Name, cur)
+	if err != nil {
+		m.status.warn(fmt.Sprintf("%s hunk %d: %v", fm.Field.Label, cur+1, err))
+		return
+	}
+	m.words = w
 }
 
 // afterHunk moves on after hunk cur of t was resolved: to its next open hunk, or to the next

@@ -74,3 +74,46 @@ type leasesMsg struct {
 	sent   time.Time // the local clock when the query started
 	err    error
 }
+
+// returnedMsg tells the screen shown again after another was left (backMsg) what to say,
+// and the record an editor created.
+type returnedMsg struct {
+	status  string
+	created *store.Record
+}
+
+// statusMsg sets the status line of screen to (a working copy's sync reports on the list).
+type statusMsg struct {
+	to   screenID
+	line statusLine
+	// only, when set, replaces the line only while it still says only: a later message
+	// the person has not seen yet is not overwritten.
+	only string
+}
+
+// apply sets s as msg says.
+func (s *statusLine) apply(msg statusMsg) {
+	if msg.only == "" || s.text == msg.only {
+		*s = msg.line
+	}
+}
+
+// reloadListMsg asks the list to load afresh: a sync added or removed records without feed
+// entries.
+type reloadListMsg struct{}
+
+// layoutMsg asks the root to size the screens again: the working copy's header appeared.
+type layoutMsg struct{}
+
+// openScreenMsg asks the root to show screen s as id (a working copy's conflict).
+type openScreenMsg struct {
+	id screenID
+	s  screen
+}
+
+// closeScreenMsg asks the root to close screen id and show the list.
+type closeScreenMsg struct{ id screenID }
+
+// copyCheckMsg asks the editor to find out whether its record is still in the working copy
+// after a sync, which removes what the source deleted without feed entries.
+type copyCheckMsg struct{}

@@ -30,7 +30,6 @@ type Styles struct {
 	Removed   lipgloss.Style // diff: removed line
 	LockYou   lipgloss.Style // lock indicator: held by you
 	LockOther lipgloss.Style // lock indicator: held by someone else
-	Disabled  lipgloss.Style // a choice that is not available
 }
 
 // NewStyles returns tandem's styles.
@@ -58,7 +57,6 @@ func NewStyles() Styles {
 		Removed:   lipgloss.NewStyle().Foreground(c("203")),
 		LockYou:   lipgloss.NewStyle().Foreground(c("42")),
 		LockOther: lipgloss.NewStyle().Foreground(c("214")),
-		Disabled:  lipgloss.NewStyle().Foreground(c("240")).Strikethrough(true),
 	}
 }
 

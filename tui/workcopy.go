@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tandem-editor/tandem/internal/safe"
@@ -18,10 +17,9 @@ import (
 // On a working copy (store.WorkingCopy) the TUI shows the copy's state in a header line
 // above every screen, S on the list syncs with the source, and a conflict the sync leaves
 // opens the merge view with the source's version as theirs. All of it lives here; the app
-// calls in at four places (New, Update, Render, and a new record, which a copy may refuse).
-
-// scrCopyMerge is the merge view of a working copy's conflict.
-const scrCopyMerge screenID = 100
+// calls in at five places (New, Update, Render, the S key, and a new record, which a copy
+// may refuse). It tells the screens what to show by messages (statusMsg, reloadListMsg,
+// copyCheckMsg, openScreenMsg, closeScreenMsg, layoutMsg), never by their fields.
 
 // copyPoll is how often the header re-reads the copy's state (pending changes grow with
 // every local save).
@@ -117,114 +115,125 @@ func (w *workCopy) refuseCreate(kind store.Kind) error {
 func (w *workCopy) active() bool { return w != nil && w.state != nil }
 
 // update handles what concerns the working copy; done says the app need not look at msg.
-func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
+func (w *workCopy) update(msg tea.Msg) (tea.Cmd, bool) {
 	if w == nil {
 		return nil, false
 	}
 	switch msg := msg.(type) {
 	case copyStateMsg:
-		if msg.err != nil {
-			if store.ErrorCode(msg.err) != store.ENOTFOUND {
-				a.list.status.fail("working copy", msg.err)
-			}
-			return nil, true // not a working copy: no header, no polling
-		}
-		first, old := w.state == nil, w.state
-		w.state, w.conflicts = msg.state, msg.conflicts
-		if w.failed != "" && msg.state.SyncedAt.After(w.failedAt) {
-			if a.list.status.text == w.failed {
-				a.list.status.info(fmt.Sprintf("another sync of this copy ended at %s; S syncs again",
-					msg.state.SyncedAt.Local().Format("15:04:05")))
-			}
-			w.failed = ""
-		}
-		if first {
-			// The header takes a line from every screen.
-			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
-		}
-		if w.reloaded {
-			w.reloaded = false
-			return nil, true
-		}
-		if reloadMark(old) != reloadMark(msg.state) {
-			return tea.Batch(a.list.reload(), w.checkEditor(a)), true
-		}
-		return nil, true
+		return w.onState(msg), true
 	case copyPollMsg:
 		return tea.Batch(w.load(), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
-	case tea.WindowSizeMsg:
-		if !w.active() {
-			return nil, false
-		}
-		a.c.width, a.c.height = msg.Width, msg.Height
-		return a.broadcast(w.sized(a)), true
-	case tea.KeyPressMsg:
-		if !w.active() || a.screen != scrList || a.showHelp || !a.acceptsGlobalKeys() || !key.Matches(msg, a.c.keys.Sync) {
-			return nil, false
-		}
-		if w.syncing {
-			a.list.status.info("a sync is running")
-			return nil, true
-		}
-		w.syncing = true
-		a.list.status.info("syncing with " + safe.Line(w.state.Source) + "…")
-		return w.sync(), true
 	case copySyncedMsg:
-		w.syncing, w.reloaded, w.failed = false, true, ""
-		// A sync writes the source's records without feed entries: records it added and
-		// removed show only in a list loaded afresh.
-		cmds := []tea.Cmd{w.load(), a.list.reload(), w.checkEditor(a)}
-		switch {
-		case msg.err != nil:
-			a.list.status.fail("sync", msg.err)
-			w.failed, w.failedAt = a.list.status.text, w.state.SyncedAt
-		case len(msg.rep.Conflicts) > 0:
-			c := msg.rep.Conflicts[0]
-			a.list.status.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), tsync.Describe(&c)))
-			cmds = append(cmds, a.open(scrCopyMerge, w.conflictScreen(c)))
-		case len(msg.rep.Waits) > 0:
-			wt := msg.rep.Waits[0]
-			a.list.status.warn(fmt.Sprintf("%s %d waits: leased by %s until %s", wt.Kind, wt.ID, wt.Holder, wt.Until.Local().Format("15:04:05")))
-		default:
-			a.list.status.ok(syncSummary(msg.rep))
-		}
-		return tea.Batch(cmds...), true
+		return w.onSynced(msg), true
 	case copyResolvedMsg:
 		w.reloaded = true
-		delete(a.screens, scrCopyMerge)
-		a.screen = scrList
+		w.c.send(closeScreenMsg{id: scrCopyMerge})
 		switch {
 		case msg.err != nil:
-			a.list.status.fail("resolve", msg.err)
+			w.tell(func(s *statusLine) { s.fail("resolve", msg.err) })
 		case msg.note != "":
-			a.list.status.ok(msg.note)
+			w.tell(func(s *statusLine) { s.ok(msg.note) })
 		default:
-			a.list.status.ok(fmt.Sprintf("resolved %s %d; S sends it to the source", msg.kind, msg.id))
+			w.tell(func(s *statusLine) { s.ok(fmt.Sprintf("resolved %s %d; S sends it to the source", msg.kind, msg.id)) })
 		}
-		return tea.Batch(w.load(), a.list.reload()), true
-	case copyGoneMsg:
-		if a.editor != msg.ed {
-			return nil, true // that editor was closed meanwhile
-		}
-		return msg.ed.goneFromCopy(), true
+		w.c.send(reloadListMsg{})
+		return w.load(), true
 	case copyMergeClosedMsg:
-		delete(a.screens, scrCopyMerge)
-		a.screen = scrList
-		a.list.status.info("the conflict stays in the copy; S syncs and opens it again")
+		w.c.send(closeScreenMsg{id: scrCopyMerge})
+		w.tell(func(s *statusLine) { s.info("the conflict stays in the copy; S syncs and opens it again") })
 		return nil, true
 	}
 	return nil, false
 }
 
-// checkEditor finds out whether the record of the open editor is still in the copy after a
-// sync: a sync removes the records the source deleted without a feed entry, so the editor
-// hears of it only so (copyGoneMsg).
-func (w *workCopy) checkEditor(a *App) tea.Cmd {
-	e := a.editor
-	if e == nil || e.id == 0 || e.rec == nil || e.deleted || e.gone {
+// tell sets the list's status line (the screen a sync reports on) and returns its text.
+func (w *workCopy) tell(set func(*statusLine)) string {
+	var line statusLine
+	set(&line)
+	w.c.send(statusMsg{to: scrList, line: line})
+	return line.text
+}
+
+// onState takes a fresh read of the copy's state: the first one shows the header and starts
+// polling; one that shows another process's sync reloads the list.
+func (w *workCopy) onState(msg copyStateMsg) tea.Cmd {
+	if msg.err != nil {
+		if store.ErrorCode(msg.err) != store.ENOTFOUND {
+			w.tell(func(s *statusLine) { s.fail("working copy", msg.err) })
+		}
+		return nil // not a working copy: no header, no polling
+	}
+	first, old := w.state == nil, w.state
+	w.state, w.conflicts = msg.state, msg.conflicts
+	if w.failed != "" && msg.state.SyncedAt.After(w.failedAt) {
+		var line statusLine
+		line.info(fmt.Sprintf("another sync of this copy ended at %s; S syncs again",
+			msg.state.SyncedAt.Local().Format("15:04:05")))
+		w.c.send(statusMsg{to: scrList, line: line, only: w.failed})
+		w.failed = ""
+	}
+	switch {
+	case first:
+		// The header takes a line from every screen.
+		w.c.send(layoutMsg{})
+		return tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })
+	case w.reloaded:
+		w.reloaded = false
+	case reloadMark(old) != reloadMark(msg.state):
+		w.c.send(reloadListMsg{})
+		w.c.send(copyCheckMsg{})
+	}
+	return nil
+}
+
+// startSync starts a sync with the source, unless one is running.
+func (w *workCopy) startSync() tea.Cmd {
+	if w.syncing {
+		w.tell(func(s *statusLine) { s.info("a sync is running") })
 		return nil
 	}
-	c, kind, id := w.c, e.kind, e.id
+	w.syncing = true
+	w.tell(func(s *statusLine) { s.info("syncing with " + safe.Line(w.state.Source) + "…") })
+	return w.sync()
+}
+
+// onSynced reports a sync and opens the first conflict it left.
+func (w *workCopy) onSynced(msg copySyncedMsg) tea.Cmd {
+	w.syncing, w.reloaded, w.failed = false, true, ""
+	// A sync writes the source's records without feed entries: records it added and
+	// removed show only in a list loaded afresh.
+	w.c.send(reloadListMsg{})
+	w.c.send(copyCheckMsg{})
+	switch {
+	case msg.err != nil:
+		w.failed = w.tell(func(s *statusLine) { s.fail("sync", msg.err) })
+		w.failedAt = w.state.SyncedAt
+	case len(msg.rep.Conflicts) > 0:
+		c := msg.rep.Conflicts[0]
+		w.tell(func(s *statusLine) {
+			s.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), tsync.Describe(&c)))
+		})
+		w.c.send(openScreenMsg{id: scrCopyMerge, s: w.conflictScreen(c)})
+	case len(msg.rep.Waits) > 0:
+		wt := msg.rep.Waits[0]
+		w.tell(func(s *statusLine) {
+			s.warn(fmt.Sprintf("%s %d waits: leased by %s until %s", wt.Kind, wt.ID, wt.Holder, wt.Until.Local().Format("15:04:05")))
+		})
+	default:
+		w.tell(func(s *statusLine) { s.ok(syncSummary(msg.rep)) })
+	}
+	return w.load()
+}
+
+// checkInCopy finds out whether the editor's record is still in the copy after a sync: a
+// sync removes the records the source deleted without a feed entry, so the editor hears of
+// it only so (copyGoneMsg).
+func (e *editorModel) checkInCopy() tea.Cmd {
+	if e.id == 0 || e.rec == nil || e.deleted || e.gone {
+		return nil
+	}
+	c, kind, id := e.c, e.kind, e.id
 	return func() tea.Msg {
 		if _, err := c.st.FindRecord(c.ctx, kind, id); store.ErrorCode(err) == store.ENOTFOUND {
 			return copyGoneMsg{ed: e}
@@ -259,12 +268,6 @@ func syncSummary(rep *tsync.Report) string {
 		s += fmt.Sprintf(", removed %s the source deleted", plural(rep.Removed, "record", "records"))
 	}
 	return s
-}
-
-// sized is the window size the screens get: a line less, for the header.
-func (w *workCopy) sized(a *App) tea.WindowSizeMsg {
-	a.c.height = max(a.c.height-1, 1)
-	return tea.WindowSizeMsg{Width: a.c.width, Height: a.c.height}
 }
 
 // sync runs one sync with the source the TUI was given.

@@ -180,3 +180,28 @@ func TestWorkCopy_RewoundSourceSaysTheWaysOn(t *testing.T) {
 		t.Errorf("another error changed: %v", waysOn(other))
 	}
 }
+
+// TestWorkCopy_ConflictScreenFollowsResize: the merge view of a copy's conflict is one of
+// the screens, so a window resized while it is open lays it out again (it once sat outside
+// the screen list, and the broadcast of the size missed it).
+func TestWorkCopy_ConflictScreenFollowsResize(t *testing.T) {
+	cs := newCopySetup(t, 1)
+	d := cs.d
+	if _, err := cs.wc.UpdateRecord(cs.ctx, store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"name": "mine"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.src.UpdateRecord(cs.ctx, store.KindProduct, 1, store.Update{BaseVersion: 1, Set: store.Values{"name": "theirs"}}); err != nil {
+		t.Fatal(err)
+	}
+	d.key("S")
+	d.waitFor("1 conflict")
+	cm, ok := d.app.screens[scrCopyMerge].(*copyMerge)
+	if !ok || d.app.screen != scrCopyMerge {
+		t.Fatalf("S opened no merge view of the conflict:\n%s", d.screen())
+	}
+	d.apply(tea.WindowSizeMsg{Width: 120, Height: 30})
+	d.settle()
+	if got, want := cm.m.line.Width(), 100; got != want {
+		t.Errorf("merge view's value line is %d wide after a resize to 120 columns, want %d", got, want)
+	}
+}

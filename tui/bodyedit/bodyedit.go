@@ -116,6 +116,9 @@ func (m Model) CRLF() bool { return m.crlf }
 // LineCount returns the number of lines; a text ending in a newline has an empty last line.
 func (m Model) LineCount() int { return len(m.lines) }
 
+// EndsWithNewline reports whether the text ends with a line break: its last line is empty.
+func (m Model) EndsWithNewline() bool { return len(m.lines) > 1 && m.lines[len(m.lines)-1] == "" }
+
 // Revision returns a counter that grows with every change to the text, including SetValue.
 func (m Model) Revision() uint64 { return m.rev }
 
