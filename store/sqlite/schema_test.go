@@ -224,8 +224,8 @@ func TestSchema_OldStoreGetsSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE tandem_schema", "DROP TABLE outside_refold", "DROP TABLE products_outside_written",
-		"DROP TABLE documents_outside_written", "PRAGMA user_version = 13"} {
+	for _, q := range []string{"DROP TABLE tandem_schema", "DROP TABLE outside_refold", "DROP TABLE IF EXISTS products_outside_written",
+		"DROP TABLE IF EXISTS documents_outside_written", "PRAGMA user_version = 13"} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
 		}
