@@ -54,7 +54,7 @@ func (db *DB) readSchema(ctx context.Context, q rowQueryer) (*store.Registry, er
 	if reg, ok := parsedSchemas.Load(text); ok {
 		return reg.(*store.Registry).WithVersion(v), nil
 	}
-	reg, err := store.ParseRegistry(fmt.Sprintf("%s (version %d)", db.path, v), []byte(text))
+	reg, err := store.ParseStoredRegistry(fmt.Sprintf("%s (version %d)", db.path, v), []byte(text))
 	if err != nil {
 		return nil, store.Errorf(store.EINVALID, "the schema this store keeps cannot be read: %v", err)
 	}
