@@ -77,3 +77,19 @@ func BenchmarkParseStoredSchema50x40(b *testing.B) {
 		}
 	}
 }
+
+// TestYAMLStringPlain: the written-out tests of a plain YAML string agree with the regular
+// expressions they stand for.
+func TestYAMLStringPlain(t *testing.T) {
+	for _, s := range []string{"", "a", "_", "1", "a1", "a b", "a ", " a", "a-b", "a.b/c", "a,b", "a:b", "é", "aé", "Name x",
+		"a\n", "-a", ".a", "ab-", "a b c", "yes", "x_y_z"} {
+		if got, want := store.PlainString(s), store.PlainYAML.MatchString(s); got != want {
+			t.Errorf("plainString(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for _, s := range []string{"y", "N", "Yes", "no", "ON", "off", "True", "false", "NULL", "nulls", "yess", "o", "", "truth"} {
+		if got, want := store.YAMLWord(s), store.YAMLWords.MatchString(s); got != want {
+			t.Errorf("yamlWord(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
