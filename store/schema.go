@@ -744,12 +744,42 @@ var (
 	yamlWords = regexp.MustCompile(`^(?i:y|n|yes|no|on|off|true|false|null)$`)
 )
 
-// yamlString writes s as a YAML scalar that reads back as the string s.
+// yamlString writes s as a YAML scalar that reads back as the string s: plain when it
+// matches plainYAML and is none of yamlWords. The test is written out (the regular
+// expressions were half of what reading a stored schema cost); TestYAMLStringPlain holds it
+// to them.
 func yamlString(s string) string {
-	if plainYAML.MatchString(s) && !yamlWords.MatchString(s) {
+	if plainString(s) && !yamlWord(s) {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// yamlWord reports whether s matches yamlWords.
+func yamlWord(s string) bool {
+	if len(s) > 5 {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return true
+	}
+	return false
+}
+
+// plainString reports whether s matches plainYAML.
+func plainString(s string) bool {
+	letter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
+	inner := func(c byte) bool { return letter(c) || c >= '0' && c <= '9' || c == '.' || c == '/' || c == '-' }
+	if s == "" || !letter(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !inner(s[i]) && (s[i] != ' ' || i == len(s)-1) {
+			return false
+		}
+	}
+	return true
 }
 
 // Same reports whether r and o describe the same schema (their versions aside).

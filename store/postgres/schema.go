@@ -126,7 +126,7 @@ type recorded struct {
 // parse returns the recorded schema as a registry (EINVALID when it cannot be read).
 func (r *recorded) parse() (*store.Registry, error) {
 	if r.reg == nil {
-		reg, err := store.ParseRegistry(fmt.Sprintf("(the store's schema version %d)", r.version), r.text)
+		reg, err := store.ParseStoredRegistry(fmt.Sprintf("(the store's schema version %d)", r.version), r.text)
 		if err != nil {
 			return nil, fmt.Errorf("open store: the store's schema cannot be read (was it written by a newer tandem?): %w", err)
 		}

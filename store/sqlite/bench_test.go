@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -181,4 +182,113 @@ func BenchmarkCreate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// wideSchema is a schema of kinds kinds of fields fields each, of every type, a fifth of
+// them searched (as store's BenchmarkParseSchema50x40 makes it).
+func wideSchema(kinds, fields int) string {
+	var b strings.Builder
+	b.WriteString("kinds:\n")
+	for k := range kinds {
+		fmt.Fprintf(&b, "  kind%02d:\n", k)
+		if k%10 == 9 {
+			b.WriteString("    tree: true\n")
+		}
+		b.WriteString("    fields:\n")
+		for f := range fields {
+			name := fmt.Sprintf("field%02d", f)
+			switch f % 8 {
+			case 0:
+				fmt.Fprintf(&b, "      - {name: %s, type: string, owner: editor, rule: scalar, required: true, unique: %v, search: true, max_chars: 200}\n", name, f == 0)
+			case 1:
+				fmt.Fprintf(&b, "      - {name: %s, type: text, owner: editor, rule: text, search: true}\n", name)
+			case 2:
+				fmt.Fprintf(&b, "      - {name: %s, type: int, owner: shared, rule: counter, default: 7, sort: true}\n", name)
+			case 3:
+				fmt.Fprintf(&b, "      - {name: %s, type: money, owner: editor, rule: scalar, default: \"1.50\"}\n", name)
+			case 4:
+				fmt.Fprintf(&b, "      - {name: %s, type: set, owner: editor, rule: set, max_items: 10}\n", name)
+			case 5:
+				fmt.Fprintf(&b, "      - {name: %s, type: enum, values: [a, b, c], owner: shared, rule: scalar, default: b, group: review}\n", name)
+			case 6:
+				fmt.Fprintf(&b, "      - {name: %s, type: time, owner: system, rule: scalar}\n", name)
+			case 7:
+				fmt.Fprintf(&b, "      - {name: %s, type: ref, to: kind%02d, owner: editor, rule: scalar}\n", name, max(k-1, 0))
+			}
+		}
+	}
+	return b.String()
+}
+
+// BenchmarkOpen_Schema50x40 opens a store of 50 kinds of 40 fields and lists one record
+// of one kind, as `tandem list` does (issue 24: under 100 ms), against the same on a store of
+// the sample schema. The parsed schema is cached per process, so a cold open also reads the
+// YAML (BenchmarkParseStoredSchema50x40 in store). Run:
+//
+//	go test ./store/sqlite -run '^$' -bench Open_Schema50x40 -benchtime 20x
+func BenchmarkOpen_Schema50x40(b *testing.B) {
+	wide, err := store.ParseRegistry("wide.yaml", []byte(wideSchema(50, 40)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		reg  *store.Registry
+		kind store.Kind
+	}{{"sample", nil, store.KindProduct}, {"50x40", wide, "kind03"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "wide.db")
+			db, err := sqlite.Open(b.Context(), path, store.Options{Registry: tc.reg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			db.Close()
+			for b.Loop() {
+				db, err := sqlite.OpenWith(b.Context(), path, store.Options{}, sqlite.OpenConfig{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := db.FindRecords(b.Context(), store.Filter{Kind: tc.kind, Limit: 1}); err != nil {
+					b.Fatal(err)
+				}
+				db.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkHotRow_KeyedOutside is BenchmarkHotRow_Keyed with the outside-write triggers
+// (outside.go) as every store has them, and with them dropped: what they cost tandem's
+// relative save (issue 24: within 10%; compare the CPU of both, -cpuprofile).
+func BenchmarkHotRow_KeyedOutside(b *testing.B) {
+	for _, drop := range []bool{false, true} {
+		name := "triggers"
+		if drop {
+			name = "none"
+		}
+		b.Run(name, func(b *testing.B) {
+			db, path, id := benchStore(b)
+			if drop {
+				raw, err := sql.Open("sqlite", "file:"+path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer raw.Close()
+				for _, q := range []string{"DROP TRIGGER products_outside_update", "DROP TRIGGER products_outside_insert", "DROP TRIGGER products_outside_delete"} {
+					if _, err := raw.Exec(q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			ctx := store.WithActor(b.Context(), store.Actor{Name: "bench", Role: store.RoleSystem})
+			n := 0
+			for b.Loop() {
+				n++
+				u := store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: fmt.Sprintf("k-%d", n)}
+				if _, err := db.UpdateRecord(ctx, store.KindProduct, id, u); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -12,23 +11,28 @@ import (
 )
 
 // Writes by other programs (store/outside.go has what they get). Triggers in the file, in
-// plain SQL (another program's connection has none of tandem's functions), one set per
-// record table, made by OutsideTriggers and installed by every migration of a store that is
-// not a working copy (installOutside).
+// plain SQL (another program's connection has none of tandem's functions), three per record
+// table (an insert, an update, a delete), made by OutsideTriggers and installed by every
+// migration of a store that is not a working copy (installOutside).
 //
 // tandem's own connection is told apart by a database it attaches: the write connection of
 // every tandem process (writeConn) attaches an empty in-memory database named writerMark,
-// which pragma_database_list shows to that connection alone. An update's triggers test the
-// version first (tandem's updates always raise it), so tandem's saves never read the mark;
-// its creates and deletes read it (a list of three attached databases), and nothing else.
-// An outside update that raises the version itself is taken as tandem's and logs nothing
-// (it has told every stale save apart already); one that names no field (updated_by alone)
+// which pragma_database_list shows to that connection alone. The update's trigger tests the
+// version and the time first (tandem's updates always raise the one and write the other in
+// its own form), so tandem's saves never read the mark; its creates and deletes read it (a
+// list of three attached databases), and nothing else. An outside update that raises the
+// version itself is taken as tandem's and logs nothing (it has told every stale save apart
+// already); one that changes no field (updated_by alone, or a field set to the value it has)
 // is no write.
 //
 // The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
 // another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
 // let through: a value of the wrong type (badValue) and a ref to nothing or a delete of a
 // record others refer to (refTriggers).
+//
+// Every trigger of a table is parsed by every connection that opens the file, tandem's and
+// other programs' alike, so a table has as few as can do the work: a schema of 50 kinds of
+// 40 fields had 2,000 triggers of one field each, and opening it took 0.35 s.
 
 // writerMark is the name of the database tandem's write connection attaches.
 const writerMark = store.SQLiteWriterMark
@@ -40,116 +44,99 @@ const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '
 const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 // OutsideTriggers returns the statements that make writes to t's table by other programs
-// seen (store/outside.go): triggers in plain SQL and the kind's staging table. installOutside
-// runs them; a new kind's table gets its own by the same call. The names of the triggers and of the kind's
-// staging table all start with the table's name and "_outside_".
+// seen (store/outside.go): a view of each row's snapshot and three triggers in plain SQL,
+// whose names start with the table's name and "_outside_". installOutside runs them; a new
+// kind's table gets its own by the same call.
 //
-// SQLite loads the columns of the old row that a trigger names on every update of the table,
-// tandem's too, before the trigger's condition is tested; comparing every field's old and
-// new value would load a document's whole body for an UPDATE without RETURNING (tandem's
-// saves load the row for their RETURNING anyway). So the triggers name no old value but the
-// version and the writer, and an update is seen field by field: each field has a trigger
-// that fires only when the update names it (UPDATE OF) and adds a row to the kind's
-// <table>_outside_written;
-// that row's trigger gives the record its next version and logs it (the first field of a
-// row's update) or adds its field to the log (the others), reading the values from the
-// record's row, which holds the update's result by then. The fields a change lists are
-// therefore the fields the UPDATE named, as for tandem's own writes. A delete's tombstone is
-// likewise read from the row before it goes.
+// An update is seen by one AFTER UPDATE trigger, whose condition is cheap and false for
+// every save of tandem's (the version rises, the time is formatTime's), so that a save runs
+// one trigger program that ends at once. The fields an outside update wrote are those whose
+// value it changed (OLD against NEW, as on PostgreSQL); the trigger names every field's old
+// value, which SQLite loads for every update of the table, tandem's too, next to the new
+// row it loads anyway. The snapshot of a row, the longest text, is written once, in the
+// view, which the triggers read.
 func OutsideTriggers(t store.OutsideTable) []string {
 	tbl, kind := quoteIdent(t.Table), quoteText(string(t.Kind))
 	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
+	view := name("row")
 	all := quoteText(jsonNames(t.FieldNames()))
 	actor := quoteText(store.OutsideActor)
 	role := quoteText(string(store.RoleOutside))
+	// The change of a history version just written, at version v of the record.
+	change := func(event, v string) string {
+		return `INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
+		SELECT '` + event + `', kind, record_id, version, actor, ` + role + `, fields, '{}', 1, at
+		FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version = ` + v + `;`
+	}
+	out := []string{`CREATE VIEW ` + view + ` AS SELECT id, version, ` + snapshotExpr(t, "t") + ` AS snapshot FROM ` + tbl + ` t`}
+
 	queue := ""
 	if len(t.Refold) > 0 {
 		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
 	}
-	var checks []string
+	var checks, changeChecks []string
 	for _, f := range t.Fields {
-		checks = append(checks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name)))
+		checks = append(checks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name), ""))
+		changeChecks = append(changeChecks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name), "OLD."+quoteIdent(f.Name)+" IS NOT NEW."+quoteIdent(f.Name)))
 	}
-	out := []string{`CREATE TRIGGER ` + name("insert") + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
-	` + strings.Join(checks, "\n\t") + `
-	UPDATE ` + tbl + ` SET updated_at = ` + outsideNow + ` WHERE id = NEW.id AND NOT ` + tandemTime("NEW.updated_at") + `;
-	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id)
-		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version >= NEW.version);
+	out = append(out, `CREATE TRIGGER `+name("insert")+` AFTER INSERT ON `+tbl+` WHEN `+notTandem+` BEGIN
+	`+strings.Join(checks, "\n\t")+`
+	UPDATE `+tbl+` SET updated_at = `+outsideNow+` WHERE id = NEW.id AND NOT `+tandemTime("NEW.updated_at")+`;
+	UPDATE `+tbl+` SET version = (SELECT max(version) + 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id)
+		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id AND version >= NEW.version);
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT ` + kind + `, id, version, ` + actor + `, ` + outsideNow + `, ` + all + `, ` + snapshotExpr(t, "t") + `, ''
-		FROM ` + tbl + ` t WHERE id = NEW.id;
-	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		SELECT 'created', ` + kind + `, id, version, ` + actor + `, ` + role + `, ` + all + `, '{}', 1, ` + outsideNow + `
-		FROM ` + tbl + ` WHERE id = NEW.id;
-	` + queue + `END`}
+		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, `+all+`, snapshot, '' FROM `+view+` WHERE id = NEW.id;
+	`+change("created", "(SELECT version FROM "+tbl+" WHERE id = NEW.id)")+`
+	`+queue+`END`)
 
-	// The kind's own staging table: every statement that names a field compiles the triggers
-	// of the table its field's trigger writes, so one shared by all kinds would put every
-	// kind's logging into every kind's updates.
-	written := quoteIdent(t.Table + "_outside_written")
-	out = append(out, `CREATE TABLE IF NOT EXISTS `+written+` (
-	record_id INTEGER NOT NULL,
-	version   INTEGER NOT NULL, -- the record's version before the update
-	field     TEXT    NOT NULL,
-	writer    TEXT    NOT NULL  -- the updated_by the record gets
-)`)
-	for _, f := range sortedFields(t) {
-		out = append(out, `CREATE TRIGGER `+name("field_"+f.Name)+` AFTER UPDATE OF `+quoteIdent(f.Name)+` ON `+tbl+`
-	WHEN NEW.version IS OLD.version AND `+notTandem+` BEGIN
-	`+badValue(t.Kind, f, "NEW."+quoteIdent(f.Name))+`
-	INSERT INTO `+written+` (record_id, version, field, writer)
-		VALUES (NEW.id, OLD.version, `+quoteText(f.Name)+`, CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END);
-END`)
+	// The update. A version only rises: an outside update that sets it lower (or to NULL)
+	// would let a save that read the record before it, and expects that older version, pass
+	// and overwrite what was written since without a conflict. A time tandem cannot read
+	// (datetime('now') has a space for the T) would make every listing of the kind fail. Both
+	// are refused; tandem never writes either, so the mark is read only for such an update.
+	// The written fields are listed in name order. The history version is written first,
+	// when a field changed; what follows reads it rather than test every field again.
+	var changed []string
+	for _, f := range t.FieldNames() {
+		changed = append(changed, quoteText(f), "OLD."+quoteIdent(f)+" IS NOT NEW."+quoteIdent(f))
 	}
-	next := "NEW.version + 1"
-	at := func(table string) string {
-		return table + ".kind = " + kind + " AND " + table + ".record_id = NEW.record_id AND " + table + ".version = " + next
+	written := "'[]'"
+	if len(changed) > 0 {
+		written = "(SELECT json_group_array(key) FROM json_each(" + sqlJSONObject(changed) + ") WHERE value)"
 	}
-	addField := "(SELECT json_group_array(f) FROM (SELECT value AS f FROM json_each(fields) UNION SELECT NEW.field ORDER BY 1))"
+	next := "OLD.version + 1"
+	logged := "EXISTS (SELECT 1 FROM history WHERE kind = " + kind + " AND record_id = NEW.id AND version = " + next + ")"
 	refold := ""
 	if len(t.Refold) > 0 {
 		q := make([]string, len(t.Refold))
 		for i, f := range t.Refold {
 			q[i] = quoteText(f)
 		}
-		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.record_id WHERE NEW.field IN (" + strings.Join(q, ", ") + ");\n\t"
+		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.id FROM history h, json_each(h.fields) f\n\t\t" +
+			"WHERE NEW.version IS OLD.version AND h.kind = " + kind + " AND h.record_id = NEW.id AND h.version = " + next +
+			" AND f.value IN (" + strings.Join(q, ", ") + ");\n\t"
 	}
-	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER INSERT ON `+written+` BEGIN
-	UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`, updated_by = NEW.writer
-		WHERE id = NEW.record_id AND version = NEW.version;
+	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER UPDATE ON `+tbl+`
+	WHEN (NEW.version IS OLD.version OR NEW.version IS NULL OR NEW.version < OLD.version OR NOT (`+quickTime("NEW.updated_at")+`)) AND `+notTandem+` BEGIN
+	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem')
+		WHERE NEW.version IS NULL OR NEW.version < OLD.version;
+	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem')
+		WHERE NEW.updated_at IS NOT OLD.updated_at AND NOT `+tandemTime("NEW.updated_at")+`;
+	`+strings.Join(changeChecks, "\n\t")+`
 	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, '[]', `+snapshotExpr(t, "t")+`, ''
-		FROM `+tbl+` t WHERE id = NEW.record_id AND version = `+next+`;
-	UPDATE history SET fields = `+addField+` WHERE `+at("history")+`;
-	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		SELECT 'saved', `+kind+`, NEW.record_id, `+next+`, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`
-		WHERE NOT EXISTS (SELECT 1 FROM changes WHERE `+at("changes")+` AND changes.event = 'saved');
-	UPDATE changes SET fields = `+addField+` WHERE `+at("changes")+` AND changes.event = 'saved';
-	`+refold+`DELETE FROM `+written+` WHERE rowid = NEW.rowid;
-END`)
-
-	// A version only rises: an outside update that sets it lower (or to NULL) would let a
-	// save that read the record before it, and expects that older version, pass and
-	// overwrite what was written since without a conflict. tandem never lowers one, so the
-	// mark is read only for such an update.
-	out = append(out, `CREATE TRIGGER `+name("version")+` BEFORE UPDATE OF version ON `+tbl+`
-	WHEN (NEW.version IS NULL OR NEW.version < OLD.version) AND `+notTandem+` BEGIN
-	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem');
-END`)
-
-	// A time tandem cannot read (datetime('now') has a space for the T) would make every
-	// listing of the kind fail; an insert's is replaced by the time of the write above.
-	out = append(out, `CREATE TRIGGER `+name("time")+` BEFORE UPDATE OF updated_at ON `+tbl+`
-	WHEN NOT `+tandemTime("NEW.updated_at")+` AND `+notTandem+` BEGIN
-	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem');
+		SELECT `+kind+`, NEW.id, `+next+`, `+actor+`, `+outsideNow+`, f, (SELECT snapshot FROM `+view+` WHERE id = NEW.id), ''
+		FROM (SELECT `+written+` AS f) WHERE NEW.version IS OLD.version AND f <> '[]';
+	`+strings.Replace(change("saved", next), "WHERE ", "WHERE NEW.version IS OLD.version AND ", 1)+`
+	`+refold+`UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
+		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END
+		WHERE id = NEW.id AND NEW.version IS OLD.version AND `+logged+`;
 END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', `+snapshotExpr(t, "t")+`, 'deleted'
-		FROM `+tbl+` t WHERE id = OLD.id;
+		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', snapshot, 'deleted' FROM `+view+` WHERE id = OLD.id;
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
 		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
 	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
@@ -210,7 +197,9 @@ END`)
 // value of the right type that the schema refuses (an enum value not in the list, a text
 // over its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a save
 // that writes the field must bring it within the schema. NOT NULL columns refuse a NULL.
-func badValue(kind store.Kind, f *store.Field, v string) string {
+//
+// guard, when not empty, is a condition the refusal also needs (the field changed).
+func badValue(kind store.Kind, f *store.Field, v, guard string) string {
 	var cond, want string
 	switch f.Type {
 	case store.TypeString, store.TypeText, store.TypeEnum:
@@ -231,14 +220,18 @@ func badValue(kind store.Kind, f *store.Field, v string) string {
 		return ""
 	}
 	msg := fmt.Sprintf("tandem: %s.%s must be %s", kind, f.Name, want)
+	if guard != "" {
+		cond = guard + " AND (" + cond + ")"
+	}
 	return "SELECT RAISE(ABORT, " + quoteText(msg) + ") WHERE " + cond + ";"
 }
 
-// sortedFields returns t's fields in the order of their names.
-func sortedFields(t store.OutsideTable) []*store.Field {
-	out := slices.Clone(t.Fields)
-	slices.SortFunc(out, func(a, b *store.Field) int { return strings.Compare(a.Name, b.Name) })
-	return out
+// quickTime is an SQL condition that is true of every time tandem writes (formatTime's
+// form) and of no time tandem cannot read, cheaper than tandemTime: the update trigger's
+// condition tests it on every save. A time it is false of may still be readable
+// (tandemTime decides).
+func quickTime(v string) string {
+	return v + " GLOB '????-??-??T??:??:??.???Z' AND julianday(" + v + ") IS NOT NULL"
 }
 
 // tandemTime is an SQL condition: v is a time in the RFC 3339 form tandem reads
@@ -250,22 +243,28 @@ func tandemTime(v string) string {
 }
 
 // snapshotExpr is the JSON snapshot (store.Registry.EncodeSnapshot's form, money as cents,
-// which DecodeSnapshot reads too) of the row row (NEW or OLD). json() refuses a set column
-// that holds no JSON, and with it the outside write. json_object takes a bounded number of
-// arguments, so a wide kind's object is patched together from pieces.
+// which DecodeSnapshot reads too) of the row row (a table's alias, NEW or OLD). json()
+// refuses a set column that holds no JSON, and with it the outside write.
 func snapshotExpr(t store.OutsideTable, row string) string {
-	const perPiece = 50
-	var pieces []string
-	for i := 0; i < len(t.Fields); i += perPiece {
-		var args []string
-		for _, f := range t.Fields[i:min(i+perPiece, len(t.Fields))] {
-			v := row + "." + quoteIdent(f.Name)
-			if f.Type == store.TypeSet {
-				v = "json(coalesce(" + v + ", '[]'))"
-			}
-			args = append(args, quoteText(f.Name), v)
+	var args []string
+	for _, f := range t.Fields {
+		v := row + "." + quoteIdent(f.Name)
+		if f.Type == store.TypeSet {
+			v = "json(coalesce(" + v + ", '[]'))"
 		}
-		pieces = append(pieces, "json_object("+strings.Join(args, ", ")+")")
+		args = append(args, quoteText(f.Name), v)
+	}
+	return sqlJSONObject(args)
+}
+
+// sqlJSONObject is the SQL of a JSON object of the key and value pairs in args. json_object
+// takes a bounded number of arguments, so a wide kind's object is patched together from
+// pieces.
+func sqlJSONObject(args []string) string {
+	const perPiece = 100 // arguments, 50 pairs
+	var pieces []string
+	for i := 0; i < len(args); i += perPiece {
+		pieces = append(pieces, "json_object("+strings.Join(args[i:min(i+perPiece, len(args))], ", ")+")")
 	}
 	if len(pieces) == 0 {
 		return "'{}'"
@@ -290,7 +289,9 @@ func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) 
 
 // dropOutside removes the outside-write triggers of every record table of reg (every
 // trigger whose name starts with the table's and "_outside_"), so that a migration's own
-// writes to the records do not fire them.
+// writes to the records do not fire them, their view <table>_outside_row, and the staging
+// table <table>_outside_written of the triggers of one field each that stores of schema
+// version 15 have (migration 0016_outside_triggers).
 func dropOutside(ctx context.Context, q execQuerier, reg *store.Registry) error {
 	ts, err := reg.OutsideTables(reg.Table)
 	if err != nil {
@@ -319,6 +320,12 @@ func dropOutside(ctx context.Context, q execQuerier, reg *store.Registry) error 
 			if _, err := q.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+quoteIdent(name)); err != nil {
 				return fmt.Errorf("drop trigger %s: %w", name, err)
 			}
+		}
+		if _, err := q.ExecContext(ctx, "DROP TABLE IF EXISTS "+quoteIdent(t.Table+"_outside_written")); err != nil {
+			return fmt.Errorf("drop table %s_outside_written: %w", t.Table, err)
+		}
+		if _, err := q.ExecContext(ctx, "DROP VIEW IF EXISTS "+quoteIdent(t.Table+"_outside_row")); err != nil {
+			return fmt.Errorf("drop view %s_outside_row: %w", t.Table, err)
 		}
 	}
 	return nil

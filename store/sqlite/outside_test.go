@@ -65,7 +65,7 @@ func TestOpen_OutsideTriggersOnUpgrade(t *testing.T) {
 	for _, name := range strings.Fields(sqlite3(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\_outside\_%' ESCAPE '\'`)) {
 		sqlite3("DROP TRIGGER " + name)
 	}
-	sqlite3("DROP TABLE outside_refold; DROP TABLE products_outside_written; DROP TABLE documents_outside_written; PRAGMA user_version = 14")
+	sqlite3("DROP TABLE outside_refold; PRAGMA user_version = 14")
 
 	db, err = sqlite.Open(t.Context(), path, store.Options{})
 	if err != nil {
@@ -164,5 +164,86 @@ func TestDB_OutsideTimeReadable(t *testing.T) {
 	}
 	if _, err := db.FindRecords(t.Context(), store.Filter{Kind: store.KindProduct}); err != nil {
 		t.Errorf("list after the refused update: %v", err)
+	}
+}
+
+// TestOpen_OutsideTriggersFrom15: a store of schema version 15, whose triggers saw an
+// outside update field by field (a trigger per field, a staging table per record table),
+// gets the three triggers per table of version 16 when a tandem opens it: the old ones and
+// their staging tables are gone, and outside writes are seen as before.
+func TestOpen_OutsideTriggersFrom15(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	rec, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "OLD-15", "name": "Old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sqlite3 := func(sql string) string {
+		t.Helper()
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		if err != nil {
+			t.Fatalf("sqlite3 %q: %v\n%s", sql, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// Version 15's shape: per table a staging table, and per field a trigger that writes it
+	// (the staging table's own trigger did the logging; without it the rows stay there).
+	for _, name := range strings.Fields(sqlite3(`SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') AND name LIKE '%\_outside\_%' ESCAPE '\'`)) {
+		sqlite3("DROP TRIGGER IF EXISTS " + name + "; DROP VIEW IF EXISTS " + name)
+	}
+	for _, tbl := range []string{"products", "documents"} {
+		sqlite3("CREATE TABLE " + tbl + "_outside_written (record_id INTEGER NOT NULL, version INTEGER NOT NULL, field TEXT NOT NULL, writer TEXT NOT NULL)")
+	}
+	for _, f := range []string{"name", "price"} {
+		sqlite3(`CREATE TRIGGER products_outside_field_` + f + ` AFTER UPDATE OF ` + f + ` ON products
+	WHEN NEW.version IS OLD.version AND NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = 'tandem_writer') BEGIN
+	INSERT INTO products_outside_written (record_id, version, field, writer) VALUES (NEW.id, OLD.version, '` + f + `', 'outside');
+END`)
+	}
+	sqlite3("PRAGMA user_version = 15")
+
+	db, err = sqlite.Open(t.Context(), path, store.Options{})
+	if err != nil {
+		t.Fatalf("open the version-15 store: %v", err)
+	}
+	defer db.Close()
+	if v := db.SchemaVersion(); v < 16 {
+		t.Fatalf("schema version %d after the open, want at least 16", v)
+	}
+	got := sqlite3(`SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE name LIKE 'products\_outside\_%' ESCAPE '\' ORDER BY name)`)
+	if got != "products_outside_delete products_outside_insert products_outside_row products_outside_update" {
+		t.Fatalf("outside-write objects of products after the upgrade: %q, want the three triggers and the view", got)
+	}
+	sqlite3(fmt.Sprintf("UPDATE products SET name = 'Renamed', price = 5 WHERE id = %d", rec.ID))
+	rec2, err := db.FindRecord(t.Context(), store.KindProduct, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec2.Version != rec.Version+1 || rec2.UpdatedBy != store.OutsideActor || rec2.Fields["name"] != "Renamed" {
+		t.Fatalf("after an outside update of the upgraded store: version %d by %s, name %v; want %d by %s, Renamed",
+			rec2.Version, rec2.UpdatedBy, rec2.Fields["name"], rec.Version+1, store.OutsideActor)
+	}
+	hs, err := db.FindHistory(t.Context(), store.KindProduct, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hs[0]; h.Version != rec.Version+1 || h.Actor != store.OutsideActor || strings.Join(h.Fields, ",") != "name,price" {
+		t.Fatalf("newest history version = %+v, want version %d by %s writing name and price", h, rec.Version+1, store.OutsideActor)
+	}
+	// tandem's own save after it: no outside write logged, the version one higher.
+	res, err := db.UpdateRecord(ctx, store.KindProduct, rec.ID, store.Update{BaseVersion: rec2.Version, Set: store.Values{"name": "Mine"}})
+	if err != nil || res.Record.Version != rec2.Version+1 || res.Record.UpdatedBy != "alice" {
+		t.Fatalf("tandem's save after the upgrade: %+v, %v; want version %d by alice", res, err, rec2.Version+1)
 	}
 }

@@ -54,7 +54,7 @@ func (db *DB) readSchema(ctx context.Context, q rowQueryer) (*store.Registry, er
 	if reg, ok := parsedSchemas.Load(text); ok {
 		return reg.(*store.Registry).WithVersion(v), nil
 	}
-	reg, err := store.ParseRegistry(fmt.Sprintf("%s (version %d)", db.path, v), []byte(text))
+	reg, err := store.ParseStoredRegistry(fmt.Sprintf("%s (version %d)", db.path, v), []byte(text))
 	if err != nil {
 		return nil, store.Errorf(store.EINVALID, "the schema this store keeps cannot be read: %v", err)
 	}
@@ -251,7 +251,9 @@ func checkColumns(ctx context.Context, tx *sql.Tx, reg *store.Registry, kind sto
 // last; a key column under a UNIQUE index for each unique field; an index per ref field and
 // one on (field, id) per sortable field (Registry.SortFields); and per folded field
 // (Registry.FoldedFields) a side table of folds with its FTS5 trigram index and the
-// triggers that keep both current (migrations search_side_tables and search_pending).
+// triggers that keep both current (migrations search_side_tables and search_pending). The
+// index keeps no sizes of its rows (columnsize = 0: a search matches, it never ranks), one
+// table fewer per folded field for every connection to parse.
 // Names come only from reg, quoted.
 func KindDDL(reg *store.Registry, kind store.Kind) []string {
 	def := reg.Def(kind)
@@ -289,7 +291,7 @@ func KindDDL(reg *store.Registry, kind store.Kind) []string {
 		side, fts := t+"_"+name+"_search", t+"_"+name+"_fts"
 		out = append(out,
 			"CREATE TABLE "+q(side)+" (id INTEGER PRIMARY KEY, fold TEXT NOT NULL)",
-			"CREATE VIRTUAL TABLE "+q(fts)+" USING fts5(fold, content = "+sqlString(side)+", content_rowid = 'id', tokenize = 'trigram case_sensitive 1')",
+			"CREATE VIRTUAL TABLE "+q(fts)+" USING fts5(fold, content = "+sqlString(side)+", content_rowid = 'id', columnsize = 0, tokenize = 'trigram case_sensitive 1')",
 			"CREATE TRIGGER "+q(fts+"_insert")+" AFTER INSERT ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" (rowid, fold) VALUES (new.id, new.fold);\nEND",
 			"CREATE TRIGGER "+q(fts+"_delete")+" AFTER DELETE ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" ("+q(fts)+", rowid, fold) VALUES ('delete', old.id, old.fold);\nEND",
 			"CREATE TRIGGER "+q(fts+"_update")+" AFTER UPDATE ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" ("+q(fts)+", rowid, fold) VALUES ('delete', old.id, old.fold);\n"+
