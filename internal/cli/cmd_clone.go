@@ -55,19 +55,8 @@ search reads the folded text row by row and finds the same records.`,
 			ctx := cmd.Context()
 			source, file := args[0], args[1]
 			o := tsync.CloneOptions{Subtree: subtree}
-			if kind != "" {
-				// A working copy holds the sample schema's kinds (products, documents).
-				k, err := store.DefaultRegistry().ParseKind(kind)
-				if err != nil {
-					return usageErr(err)
-				}
-				o.Kinds = []store.Kind{k}
-			}
-			if subtree != 0 && kind == "product" {
-				return usagef("--subtree selects documents; it cannot go with --kind product")
-			}
-			if subtree != 0 && kind == "" {
-				o.Kinds = []store.Kind{store.KindProduct, store.KindDocument}
+			if subtree != 0 && kind != "" && kind != string(store.KindDocument) {
+				return usagef("--subtree selects documents; it cannot go with --kind %s", safe.Line(kind))
 			}
 			if !isPostgresDSN(source) {
 				// SQLite takes a file named like the source's -journal for a crashed
@@ -97,10 +86,26 @@ search reads the folded text row by row and finds the same records.`,
 				return err
 			}
 			defer src.Close()
-			// A working copy holds the sample schema's kinds, products and documents.
-			if err := src.Registry().CheckOverlay(store.DefaultRegistry()); err != nil {
-				return usagef("clone: working copies hold the sample schema's products and documents; %s has schema version %d (%s)",
-					safe.Line(dsnWhere(source)), src.Registry().Version(), kindList(src.Registry()))
+			// The copy runs the source's schema, whatever its kinds.
+			sreg := src.Registry()
+			if kind != "" {
+				k, err := sreg.ParseKind(kind)
+				if err != nil {
+					return usageErr(err)
+				}
+				o.Kinds = []store.Kind{k}
+			}
+			if subtree != 0 {
+				if !sreg.Tree(store.KindDocument) {
+					return usagef("--subtree selects documents, and %s has no documents (its kinds: %s)", safe.Line(dsnWhere(source)), kindList(sreg))
+				}
+				if kind != "" && o.Kinds[0] != store.KindDocument {
+					return usagef("--subtree selects documents; it cannot go with --kind %s", o.Kinds[0])
+				}
+				if kind == "" {
+					// The other kinds whole, the documents of the subtree.
+					o.Kinds = sreg.Kinds()
+				}
 			}
 			loc, err := sourceLocation(source)
 			if err != nil {
@@ -112,7 +117,7 @@ search reads the folded text row by row and finds the same records.`,
 					fmt.Fprintf(a.stderr, "\rcloning: %d of %d records", done, total)
 				}
 			}
-			st, err := cloneInto(ctx, src, file, reg, o)
+			st, err := cloneInto(ctx, src, file, sreg, o)
 			if o.Progress != nil {
 				fmt.Fprintln(a.stderr)
 			}
@@ -133,8 +138,9 @@ search reads the folded text row by row and finds the same records.`,
 	return cmd
 }
 
-// cloneInto clones src into a temporary file next to file and links it to file when the
-// clone is complete, so file either does not exist or is a whole working copy.
+// cloneInto clones src into a temporary file next to file, a store made with reg (the
+// source's schema), and links it to file when the clone is complete, so file either does
+// not exist or is a whole working copy.
 func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Registry, o tsync.CloneOptions) (*store.CopyState, error) {
 	dir, base := filepath.Split(file)
 	if dir == "" {

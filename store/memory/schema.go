@@ -30,7 +30,7 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 	}
 	defer db.mu.Unlock()
 	if db.wc != nil {
-		return nil, store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
+		return nil, store.Errorf(store.EINVALID, "%s", store.CopySchemaRefusal)
 	}
 	cur := db.Registry()
 	res := &store.ApplyResult{FromVersion: cur.Version(), ToVersion: cur.Version()}
@@ -68,6 +68,19 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		}
 	}
 	v := cur.Version() + 1
+	if err := db.changeSchema(d, v, actor); err != nil {
+		return res, err
+	}
+	res.ToVersion, res.Applied = v, true
+	return res, nil
+}
+
+var _ store.SchemaApplier = (*DB)(nil)
+
+// changeSchema makes d.To the store's schema as version v, its records and history changed
+// as ApplySchema says, and logs the EventSchemaChanged change. The caller holds the lock.
+func (db *DB) changeSchema(d *store.SchemaDiff, v int64, actor store.Actor) error {
+	next := d.To
 	now := db.dbNow()
 	for _, c := range d.Changes {
 		recs := db.records[c.Kind]
@@ -78,7 +91,7 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 				delete(r.Fields, c.From)
 			}
 			if err := db.renameHistoryKey(c.Kind, c.From, c.Field); err != nil {
-				return res, err
+				return err
 			}
 		}
 	}
@@ -90,7 +103,7 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 				delete(r.Fields, c.Field)
 			}
 			if err := db.renameHistoryKey(c.Kind, c.Field, store.RetiredName(c.Field, v-1)); err != nil {
-				return res, err
+				return err
 			}
 		case store.OpDropKind:
 			delete(db.records, c.Kind)
@@ -134,11 +147,8 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 	slices.Sort(kinds)
 	db.reg.Store(next.WithVersion(v))
 	db.appendChange(store.Change{Event: store.EventSchemaChanged, Version: v, Actor: actor.Name, Role: actor.Role, Fields: kinds, At: now})
-	res.ToVersion, res.Applied = v, true
-	return res, nil
+	return nil
 }
-
-var _ store.SchemaApplier = (*DB)(nil)
 
 func sortedIDs(recs map[int64]*store.Record) []int64 {
 	ids := make([]int64, 0, len(recs))

@@ -52,7 +52,7 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 		if wc, err := db.isCopy(ctx, t); err != nil {
 			return err
 		} else if wc {
-			return store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
+			return store.Errorf(store.EINVALID, "%s", store.CopySchemaRefusal)
 		}
 		cur, err := db.readSchema(ctx, t.Tx)
 		if err != nil {
