@@ -30,24 +30,27 @@ func newCloneCmd(a *app) *cobra.Command {
 		Short: "Make FILE an offline working copy of SOURCE",
 		Long: `Clone copies the records of SOURCE (a postgres:// DSN or a tandem SQLite file) into
 FILE, a new SQLite store that works with no server: every command and the TUI use it
-with --db FILE, and tandem sync brings the edits back. The copy remembers the source's
-store id and where it was found (without a password: give it with PGPASSWORD or a
-.pgpass file when syncing, or type it when sync asks in a terminal), and for each record
-its base version and values.
+with --db FILE, and tandem sync brings the edits back. The copy runs the source's
+schema, whatever its kinds, at the source's schema version; a sync takes the source's
+schema changes before its records. The copy remembers the source's store id and where
+it was found (without a password: give it with PGPASSWORD or a .pgpass file when
+syncing, or type it when sync asks in a terminal), and for each record its base version
+and values.
 
 SOURCE must not be a working copy itself (a copy of a copy would never see the changes
 the middle copy pulls): clone the store it came from.
 
---kind copies one kind only; --subtree DOC_ID copies one document and its descendants;
-in the copy that document sits at the root (its parent is not in the copy), and on the
-source it stays where it is.
+--kind copies one of the source's kinds only; --subtree DOC_ID copies one document and
+its descendants; in the copy that document sits at the root (its parent is not in the
+copy), and on the source it stays where it is.
 FILE must not exist; it appears only when the clone is complete, so an interrupted
 clone leaves nothing behind to mistake for a copy (the next clone into FILE removes its
 temporary files). One clone into FILE runs at a time: another is refused (exit 2).
 
-The clone leaves the products' search index to the first command that opens FILE with
-write access, which builds it (about 1.5 s of CPU per 100,000 products); until then a
-search reads the folded text row by row and finds the same records.`,
+The clone leaves the search index of the kinds that are not trees to the first command
+that opens FILE with write access, which builds it (about 1.5 s of CPU per 100,000
+products); until then a search reads the folded text row by row and finds the same
+records.`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
   tandem clone team.db handbook.db --kind document --subtree 12`,
 		Args: exactArgs(2, "SOURCE FILE"),
@@ -133,7 +136,7 @@ search reads the folded text row by row and finds the same records.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&kind, "kind", "", "copy only this kind (product or document)")
+	cmd.Flags().StringVar(&kind, "kind", "", "copy only this kind (one of the source's)")
 	cmd.Flags().Int64Var(&subtree, "subtree", 0, "copy only this document and its descendants")
 	return cmd
 }
