@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/memory"
 	"github.com/tandem-editor/tandem/store/postgres"
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -37,17 +38,38 @@ var partsSources = map[string]func(t *testing.T) store.Store{
 	},
 }
 
+// copyStore is a working copy that also applies schemas (which it refuses as a copy).
+type copyStore interface {
+	store.WorkingCopy
+	store.SchemaApplier
+}
+
+// copyMakers make an empty store with a schema, for a working copy: a SQLite file, as the
+// clone command makes it, and the memory store.
+var copyMakers = map[string]func(t *testing.T, reg *store.Registry) copyStore{
+	"sqlite": func(t *testing.T, reg *store.Registry) copyStore {
+		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "copy.db"), store.Options{Registry: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	},
+	"memory": func(t *testing.T, reg *store.Registry) copyStore { return memory.New(store.Options{Registry: reg}) },
+}
+
 // mustCloneAs clones src into a new SQLite working copy made with src's schema, as the
 // clone command makes it.
-func mustCloneAs(t *testing.T, src store.Store, name string) *sqlite.DB {
+func mustCloneAs(t *testing.T, src store.Store, name string) copyStore {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), name+".db"), store.Options{Registry: src.Registry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	return mustCloneInto(t, src, copyMakers["sqlite"](t, src.Registry()))
+}
+
+// mustCloneInto clones src into db.
+func mustCloneInto(t *testing.T, src store.Store, db copyStore) copyStore {
+	t.Helper()
 	if _, err := tsync.Clone(context.Background(), src, db, tsync.CloneOptions{Source: "test source"}); err != nil {
-		t.Fatalf("clone %s: %v", name, err)
+		t.Fatalf("clone: %v", err)
 	}
 	return db
 }
@@ -99,83 +121,85 @@ func additive(t *testing.T) *store.Registry {
 // field reaches the copy's records.
 func TestSync_SchemaChangeAfterClone(t *testing.T) {
 	for name, open := range partsSources {
-		for _, editsFirst := range []bool{false, true} {
-			order := "SchemaThenEdits"
-			if editsFirst {
-				order = "EditsThenSchema"
-			}
-			t.Run(name+"/"+order, func(t *testing.T) {
-				if name == "postgres" {
-					pgtest.DSN(t) // skips without a server
-				}
-				src := open(t)
-				ctx := as("root")
-				sup, err := src.CreateRecord(ctx, "supplier", store.Values{"code": "ACME", "name": "Acme", "notes": "old"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				part, err := src.CreateRecord(ctx, "part", store.Values{"label": "bolt", "supplier": sup.ID})
-				if err != nil {
-					t.Fatal(err)
-				}
-				root, err := src.CreateRecord(ctx, "area", store.Values{"name": "hall"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := src.CreateRecord(ctx, "area", store.Values{"name": "shelf", store.ParentField: root.ID}); err != nil {
-					t.Fatal(err)
-				}
-				wc := mustCloneAs(t, src, "copy")
-				if got, want := wc.Registry().Version(), src.Registry().Version(); got != want {
-					t.Fatalf("the copy's schema is version %d, want the source's %d", got, want)
-				}
-				if n, err := wc.CountRecords(context.Background(), "area"); err != nil || n != 2 {
-					t.Fatalf("the copy holds %d areas (%v), want 2", n, err)
-				}
-				edit := func() {
-					mustSet(t, wc, "alice", "supplier", sup.ID, store.Values{"notes": "from the copy"})
-					mustSet(t, wc, "alice", "part", part.ID, store.Values{"label": "bolt M8"})
-				}
+		for cname, makeCopy := range copyMakers {
+			for _, editsFirst := range []bool{false, true} {
+				order := "SchemaThenEdits"
 				if editsFirst {
-					edit()
+					order = "EditsThenSchema"
 				}
-				mustApply(t, src, additive(t), false)
-				newPart, err := src.CreateRecord(ctx, "part", store.Values{"label": "nut", "colour": "red", "status": "archived"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !editsFirst {
-					edit()
-				}
-				rep := mustSync(t, src, wc)
-				if rep.Schema == nil || rep.Schema.To != src.Registry().Version() {
-					t.Fatalf("the sync took schema %+v, want version %d", rep.Schema, src.Registry().Version())
-				}
-				if !rep.InSync() || rep.Pushed != 2 {
-					t.Fatalf("sync: in sync %v, pushed %d, unfit %v, conflicts %v; want in sync, 2 pushed", rep.InSync(), rep.Pushed, rep.Unfit, rep.Conflicts)
-				}
-				if got := mustGet(t, src, "supplier", sup.ID).Fields["remarks"]; got != "from the copy" {
-					t.Errorf("the source's supplier remarks = %v, want the copy's edit of notes", got)
-				}
-				if got := mustGet(t, src, "part", part.ID).Fields["label"]; got != "bolt M8" {
-					t.Errorf("the source's part label = %v, want the copy's edit", got)
-				}
-				got := mustGet(t, wc, "part", newPart.ID)
-				if got.Fields["colour"] != "red" || got.Fields["status"] != "archived" {
-					t.Errorf("the copy's new part = %v, want colour red, status archived", got.Fields)
-				}
-				if got := mustGet(t, wc, "part", part.ID).Fields["colour"]; got != "grey" {
-					t.Errorf("the copy's old part colour = %v, want the default grey", got)
-				}
-				if got := wc.Registry().Version(); got != src.Registry().Version() {
-					t.Errorf("the copy's schema is version %d, want %d", got, src.Registry().Version())
-				}
-				// A person's own schema change on the copy is refused, saying where to make it.
-				_, err = wc.ApplySchema(as("alice"), storetest.PartsRegistry(t), store.ApplyOptions{})
-				if err == nil || !strings.Contains(err.Error(), "apply the change to the source") {
-					t.Errorf("apply schema on the copy: %v, want a refusal naming the source", err)
-				}
-			})
+				t.Run(name+"/"+cname+"/"+order, func(t *testing.T) {
+					if name == "postgres" {
+						pgtest.DSN(t) // skips without a server
+					}
+					src := open(t)
+					ctx := as("root")
+					sup, err := src.CreateRecord(ctx, "supplier", store.Values{"code": "ACME", "name": "Acme", "notes": "old"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					part, err := src.CreateRecord(ctx, "part", store.Values{"label": "bolt", "supplier": sup.ID})
+					if err != nil {
+						t.Fatal(err)
+					}
+					root, err := src.CreateRecord(ctx, "area", store.Values{"name": "hall"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := src.CreateRecord(ctx, "area", store.Values{"name": "shelf", store.ParentField: root.ID}); err != nil {
+						t.Fatal(err)
+					}
+					wc := mustCloneInto(t, src, makeCopy(t, src.Registry()))
+					if got, want := wc.Registry().Version(), src.Registry().Version(); got != want {
+						t.Fatalf("the copy's schema is version %d, want the source's %d", got, want)
+					}
+					if n, err := wc.CountRecords(context.Background(), "area"); err != nil || n != 2 {
+						t.Fatalf("the copy holds %d areas (%v), want 2", n, err)
+					}
+					edit := func() {
+						mustSet(t, wc, "alice", "supplier", sup.ID, store.Values{"notes": "from the copy"})
+						mustSet(t, wc, "alice", "part", part.ID, store.Values{"label": "bolt M8"})
+					}
+					if editsFirst {
+						edit()
+					}
+					mustApply(t, src, additive(t), false)
+					newPart, err := src.CreateRecord(ctx, "part", store.Values{"label": "nut", "colour": "red", "status": "archived"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !editsFirst {
+						edit()
+					}
+					rep := mustSync(t, src, wc)
+					if rep.Schema == nil || rep.Schema.To != src.Registry().Version() {
+						t.Fatalf("the sync took schema %+v, want version %d", rep.Schema, src.Registry().Version())
+					}
+					if !rep.InSync() || rep.Pushed != 2 {
+						t.Fatalf("sync: in sync %v, pushed %d, unfit %v, conflicts %v; want in sync, 2 pushed", rep.InSync(), rep.Pushed, rep.Unfit, rep.Conflicts)
+					}
+					if got := mustGet(t, src, "supplier", sup.ID).Fields["remarks"]; got != "from the copy" {
+						t.Errorf("the source's supplier remarks = %v, want the copy's edit of notes", got)
+					}
+					if got := mustGet(t, src, "part", part.ID).Fields["label"]; got != "bolt M8" {
+						t.Errorf("the source's part label = %v, want the copy's edit", got)
+					}
+					got := mustGet(t, wc, "part", newPart.ID)
+					if got.Fields["colour"] != "red" || got.Fields["status"] != "archived" {
+						t.Errorf("the copy's new part = %v, want colour red, status archived", got.Fields)
+					}
+					if got := mustGet(t, wc, "part", part.ID).Fields["colour"]; got != "grey" {
+						t.Errorf("the copy's old part colour = %v, want the default grey", got)
+					}
+					if got := wc.Registry().Version(); got != src.Registry().Version() {
+						t.Errorf("the copy's schema is version %d, want %d", got, src.Registry().Version())
+					}
+					// A person's own schema change on the copy is refused, saying where to make it.
+					_, err = wc.ApplySchema(as("alice"), storetest.PartsRegistry(t), store.ApplyOptions{})
+					if err == nil || !strings.Contains(err.Error(), "apply the change to the source") {
+						t.Errorf("apply schema on the copy: %v, want a refusal naming the source", err)
+					}
+				})
+			}
 		}
 	}
 }
