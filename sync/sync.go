@@ -675,6 +675,23 @@ func DropUnfit(ctx context.Context, src store.Store, wc store.WorkingCopy) ([]Un
 	if _, err := takeSchema(ctx, src, wc); err != nil {
 		return nil, err
 	}
+	unfit, err := Unfits(ctx, wc)
+	if err != nil {
+		return nil, err
+	}
+	var out []Unfit
+	for _, u := range unfit {
+		if err := wc.DropEntry(ctx, u.Seq); err != nil {
+			return out, fmt.Errorf("drop the change of %s %d: %w", u.Kind, u.ID, err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// Unfits returns the copy's local changes that no longer fit its schema, the source's as
+// the copy last took it (store.Registry.Unfit), oldest first.
+func Unfits(ctx context.Context, wc store.WorkingCopy) ([]Unfit, error) {
 	es, err := wc.Outbox(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -683,14 +700,9 @@ func DropUnfit(ctx context.Context, src store.Store, wc store.WorkingCopy) ([]Un
 	var out []Unfit
 	for i := range es {
 		e := &es[i]
-		why := reg.Unfit(e)
-		if len(why) == 0 {
-			continue
+		if why := reg.Unfit(e); len(why) > 0 {
+			out = append(out, Unfit{Seq: e.Seq, Kind: e.Kind, ID: e.ID, Op: e.Op, Why: why})
 		}
-		if err := wc.DropEntry(ctx, e.Seq); err != nil {
-			return out, fmt.Errorf("drop the change of %s %d: %w", e.Kind, e.ID, err)
-		}
-		out = append(out, Unfit{Seq: e.Seq, Kind: e.Kind, ID: e.ID, Op: e.Op, Why: why})
 	}
 	return out, nil
 }

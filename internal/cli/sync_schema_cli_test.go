@@ -183,6 +183,9 @@ func testCopySchemaOutside(t *testing.T, b backend) {
 	if js.InSync || js.Pending != 1 || len(js.Unfit) != 1 || js.Unfit[0].Kind != "supplier" || js.Hint == "" {
 		t.Errorf("sync --json with an unfit edit: %+v", js)
 	}
+	if out := mustTandem(t, copyFile, "status"); !strings.Contains(out, "no longer fits the schema (version 3): your save of supplier") {
+		t.Errorf("status with an unfit edit:\n%s", out)
+	}
 	mustTandem(t, copyFile, "sync", "--drop-unfit")
 	if out := mustTandem(t, copyFile, "sync"); !strings.Contains(out, "in sync") {
 		t.Errorf("sync after --drop-unfit:\n%s", out)
