@@ -57,6 +57,16 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 		if why := s.reg.Unfit(e); len(why) > 0 {
 			unfit[e.Seq] = true
 			s.rep.Unfit = append(s.rep.Unfit, Unfit{Seq: e.Seq, Kind: e.Kind, ID: e.ID, Op: e.Op, Why: why})
+			continue
+		}
+		// A field the schema dropped that the entry did not change is no part of it: it
+		// must not reach a merge as a value the source took away.
+		for _, vals := range []store.Values{e.Before, e.After} {
+			for name := range vals {
+				if _, err := s.reg.Field(e.Kind, name); err != nil {
+					delete(vals, name)
+				}
+			}
 		}
 	}
 	// Entries travel in runs (see runEnd), and what became of them is taken below in
