@@ -66,6 +66,14 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 		if !reg.Has(k) {
 			return nil, store.Errorf(store.EINVALID, "clone: the source has no kind %s (its kinds: %s)", k, joinKinds(reg.Kinds()))
 		}
+		// A copy holds what its records refer to: a ref to a record it does not hold
+		// could be neither checked nor kept.
+		for _, f := range reg.Fields(k) {
+			if f.Type == store.TypeRef && f.To != "" && f.To != k && !slices.Contains(kinds, f.To) {
+				return nil, store.Errorf(store.EINVALID, "clone: %ss refer to %ss (field %s); a copy of %ss holds %ss too",
+					k, f.To, f.Name, k, f.To)
+			}
+		}
 	}
 	if o.Subtree != 0 {
 		if _, err := src.FindRecord(ctx, store.KindDocument, o.Subtree); err != nil {
