@@ -289,3 +289,49 @@ func TestSync_SchemaChangeUnfit(t *testing.T) {
 		})
 	}
 }
+
+// TestClone_KindWithItsRefs: a copy of one kind of a store of its own kinds holds what that
+// kind refers to, or is refused; a tree kind alone comes with its tree.
+func TestClone_KindWithItsRefs(t *testing.T) {
+	src := partsSources["sqlite"](t)
+	ctx := as("root")
+	sup, err := src.CreateRecord(ctx, "supplier", store.Values{"code": "ACME", "name": "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.CreateRecord(ctx, "part", store.Values{"label": "bolt", "supplier": sup.ID}); err != nil {
+		t.Fatal(err)
+	}
+	root, err := src.CreateRecord(ctx, "area", store.Values{"name": "hall"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A parent made after its child (ids do not follow the tree).
+	child, err := src.CreateRecord(ctx, "area", store.Values{"name": "shelf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := src.CreateRecord(ctx, "area", store.Values{"name": "annex", store.ParentField: root.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.MoveRecord(ctx, "area", child.ID, store.Move{Parent: &later.ID}); err != nil {
+		t.Fatal(err)
+	}
+	db := copyMakers["sqlite"](t, src.Registry())
+	_, err = tsync.Clone(context.Background(), src, db, tsync.CloneOptions{Kinds: []store.Kind{"part"}})
+	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "parts refer to suppliers") {
+		t.Errorf("clone of parts alone: %v, want EINVALID naming suppliers", err)
+	}
+	db = copyMakers["sqlite"](t, src.Registry())
+	if _, err := tsync.Clone(context.Background(), src, db, tsync.CloneOptions{Kinds: []store.Kind{"supplier", "part"}}); err != nil {
+		t.Fatalf("clone of suppliers and parts: %v", err)
+	}
+	db = copyMakers["sqlite"](t, src.Registry())
+	if _, err := tsync.Clone(context.Background(), src, db, tsync.CloneOptions{Kinds: []store.Kind{"area"}}); err != nil {
+		t.Fatalf("clone of areas: %v", err)
+	}
+	if got := mustGet(t, db, "area", child.ID).Fields[store.ParentField]; got != later.ID {
+		t.Errorf("the copy's area %d is under %v, want %d", child.ID, got, later.ID)
+	}
+}
