@@ -347,6 +347,14 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	if err := sameSource(src, st); err != nil {
 		return nil, err
 	}
+	// The records read below are in the source's schema: the copy takes it first.
+	taken, err := takeSchema(ctx, src, wc)
+	if err != nil {
+		return nil, err
+	}
+	if st, err = wc.CopyState(ctx); err != nil {
+		return nil, err
+	}
 	var rw *RewoundError
 	switch err := checkPosition(ctx, src, wc, st); {
 	case err == nil:
@@ -385,6 +393,9 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	rep, err := Sync(ctx, src, wc)
 	if rep != nil {
 		rep.Repushed = queued
+		if rep.Schema == nil {
+			rep.Schema = taken
+		}
 	}
 	return rep, err
 }
