@@ -60,7 +60,7 @@ var copyMakers = map[string]func(t *testing.T, reg *store.Registry) copyStore{
 
 // mustCloneAs clones src into a new SQLite working copy made with src's schema, as the
 // clone command makes it.
-func mustCloneAs(t *testing.T, src store.Store, name string) copyStore {
+func mustCloneAs(t *testing.T, src store.Store) copyStore {
 	t.Helper()
 	return mustCloneInto(t, src, copyMakers["sqlite"](t, src.Registry()))
 }
@@ -228,7 +228,7 @@ func TestSync_SchemaChangeUnfit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wc := mustCloneAs(t, src, "copy")
+			wc := mustCloneAs(t, src)
 			mustSet(t, wc, "alice", "supplier", sup.ID, store.Values{"notes": "keep me"})
 			mustSet(t, wc, "alice", "part", p1.ID, store.Values{"status": "retired"})
 			mustSet(t, wc, "alice", "part", p2.ID, store.Values{"label": "nut M8"})

@@ -1676,6 +1676,8 @@ func (db *DB) copyWriter(ctx context.Context, actor store.Actor) (*store.CopySta
 }
 
 // isUnique reports whether err is a unique constraint failing.
+// isForeignKey reports whether err is SQLite's refusal of a row whose reference names no
+// row.
 func isForeignKey(err error) bool {
 	code, ok := sqliteCode(err)
 	return ok && code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
