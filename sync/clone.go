@@ -54,7 +54,9 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 		return nil, store.Errorf(store.EINVALID, "the source is itself a working copy (of %s); clone the store it was cloned from instead", st.Source)
 	}
 	reg := src.Registry()
-	if !dst.Registry().Same(reg) {
+	// A registry of the form before schemas, given when the source was opened, is an
+	// overlay of the schema the copy was made with.
+	if !dst.Registry().Same(reg) && (!reg.Legacy() || reg.CheckOverlay(dst.Registry()) != nil) {
 		return nil, store.Errorf(store.EINVALID, "clone: the copy was made with another schema than the source's (version %d, kinds %s)",
 			reg.Version(), joinKinds(reg.Kinds()))
 	}
@@ -88,8 +90,10 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 	if err := dst.StartCopy(ctx, st); err != nil {
 		return nil, fmt.Errorf("clone: %w", err)
 	}
-	if _, err := dst.TakeSchema(ctx, reg); err != nil {
-		return nil, fmt.Errorf("clone: %w", err)
+	if !reg.Legacy() {
+		if _, err := dst.TakeSchema(ctx, reg); err != nil {
+			return nil, fmt.Errorf("clone: %w", err)
+		}
 	}
 	// The total is for the progress only: counting a large table is a scan of its own
 	// (a tenth of a second for 100,000 PostgreSQL rows), not spent when nobody watches.
