@@ -42,10 +42,7 @@ type ApplySteps interface {
 	// v: columns, indexes, search tables, outside-write triggers, new kinds' tables, and
 	// the records that hold a removed enum value rewritten, as writes by actor.
 	ChangeTables(d *SchemaDiff, v int64, actor Actor) error
-	// RenameInHistory renames field from to to in the history and change log of kind.
-	RenameInHistory(kind Kind, from, to string) error
-	// RetireKind files the history of kind under the name retired.
-	RetireKind(kind Kind, retired string) error
+	HistoryRenamer
 	// Record records next as the store's schema version v and writes the change ch.
 	Record(next *Registry, v int64, ch Change) error
 }
@@ -128,10 +125,10 @@ func RunApply(next *Registry, o ApplyOptions, actor Actor, at time.Time, s Apply
 	if err := s.ChangeTables(d, v, actor); err != nil {
 		return res, err
 	}
-	if err := renameInHistory(d, v, s); err != nil {
+	if err := RenameHistory(d, v, s); err != nil {
 		return res, err
 	}
-	ch := Change{Event: EventSchemaChanged, Version: v, Actor: actor.Name, Role: actor.Role, Fields: changedKinds(d), At: at}
+	ch := SchemaChanged(d, v, actor, at)
 	if err := s.Record(next, v, ch); err != nil {
 		return res, err
 	}
@@ -139,12 +136,21 @@ func RunApply(next *Registry, o ApplyOptions, actor Actor, at time.Time, s Apply
 	return res, nil
 }
 
-// renameInHistory renames, in history, the fields d renames, then files the fields and
+// HistoryRenamer renames fields and kinds in a store's history: a step of a schema change
+// (ApplySteps), and of a working copy taking its source's schema.
+type HistoryRenamer interface {
+	// RenameInHistory renames field from to to in the history and change log of kind.
+	RenameInHistory(kind Kind, from, to string) error
+	// RetireKind files the history of kind under the name retired.
+	RetireKind(kind Kind, retired string) error
+}
+
+// RenameHistory renames, in history, the fields d renames, then files the fields and
 // kinds it drops or retypes under their retired names (RetiredName of version v-1), so
 // history reads under the new schema's names and never meets old values of another type
 // under a name in use. A rename never takes the name of a field that is dropped
 // (DiffSchema), so the order is safe.
-func renameInHistory(d *SchemaDiff, v int64, s ApplySteps) error {
+func RenameHistory(d *SchemaDiff, v int64, s HistoryRenamer) error {
 	for _, c := range d.Changes {
 		if c.Op == OpRenameField {
 			if err := s.RenameInHistory(c.Kind, c.From, c.Field); err != nil {
@@ -165,6 +171,12 @@ func renameInHistory(d *SchemaDiff, v int64, s ApplySteps) error {
 		}
 	}
 	return nil
+}
+
+// SchemaChanged is the change log's entry of schema change d, made by actor at at as
+// version v: an EventSchemaChanged naming the kinds it changes.
+func SchemaChanged(d *SchemaDiff, v int64, actor Actor, at time.Time) Change {
+	return Change{Event: EventSchemaChanged, Version: v, Actor: actor.Name, Role: actor.Role, Fields: changedKinds(d), At: at}
 }
 
 // changedKinds returns the kinds d changes, sorted: the Fields of its EventSchemaChanged.

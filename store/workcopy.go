@@ -233,6 +233,20 @@ type WorkingCopy interface {
 	// MarkSynced records that a sync reached the source and finished its pull and push at
 	// at, whether or not conflicts or lease waits were left.
 	MarkSynced(ctx context.Context, at time.Time) error
+	// TakeSchema makes next, the source's schema at its version (next.Version()), the
+	// copy's own (see workcopy_schema.go): the copy's records change as the source's apply
+	// changed the source's (renamed fields keep their values, dropped ones lose them, new
+	// ones get their defaults), the outbox and the conflict queue keep their values, a
+	// renamed field's under its new name, and a copy of every kind takes the new kinds. It
+	// returns the changes from the copy's schema, or nil when the copy's version is next's
+	// or newer (nothing changes then). EINVALID for a change no store applies; ENOTFOUND
+	// when the store is not a working copy.
+	TakeSchema(ctx context.Context, next *Registry) (*SchemaDiff, error)
+	// DropEntry removes outbox entry seq, a local change a person gives up (one that no
+	// longer fits the schema: Registry.Unfit). When the record has no other local change
+	// and its kind is in the schema, the next sync reads it from the source again (Stale),
+	// so the copy holds the source's values. ENOTFOUND when there is no such entry.
+	DropEntry(ctx context.Context, seq int64) error
 }
 
 // Ack is one outbox entry that is now on the source (see WorkingCopy.AckEntry).
@@ -336,18 +350,18 @@ func GoneFromSource(kind Kind, id int64) error {
 // fast; sync's Clone uses it when the copy has it (a type assertion). WorkingCopy does not
 // require it.
 type CopyLoader interface {
-	// LoadCopy writes the products read hands over into a working copy that StartCopy has
-	// just made and that holds no products, exactly as ApplySource would write them
+	// LoadCopy writes the records of kind read hands over into a working copy that StartCopy
+	// has just made and that holds none of them, exactly as ApplySource would write them
 	// (values, version, updated_at, updated_by, and each as its record's base), all in one
-	// local transaction: the copy holds every product or none. read calls put with each
+	// local transaction: the copy holds every record of kind or none. read calls put with each
 	// record, then returns; put is done with the record when it returns, so read may reuse
 	// it (and its Fields) for the next one, as StreamRecords does. When put returns an
 	// error, read must stop and return it (wrapped or not). The copy's indexes are built
 	// once, after the rows are in; its search index may be left to be built later,
 	// provided that searches find the same records meanwhile. An error of read ends the
 	// load, nothing written, and is returned as it is.
-	// EINVALID when kind is not product (documents need their parents first: ApplySource
-	// writes them), when the copy does not copy kind, or when it holds products, outbox
+	// EINVALID when kind is a tree (each record needs its parent first: ApplySource writes
+	// them), when the copy does not copy kind, or when it holds records of kind, outbox
 	// entries or conflicts.
 	LoadCopy(ctx context.Context, kind Kind, read func(put func(*Record) error) error) error
 }

@@ -3,6 +3,8 @@ package sync
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -32,11 +34,14 @@ func CopyOf(ctx context.Context, st store.Store) (*store.CopyState, error) {
 }
 
 // Clone makes dst, an empty store, a working copy of src, which must not be a working copy
-// itself (EINVALID). It reads the source's change-feed
+// itself (EINVALID). dst runs src's schema, which it must have been made with (EINVALID
+// otherwise), and takes its version (store.WorkingCopy.TakeSchema), so a later sync knows
+// which of the source's schema changes it has. It reads the source's change-feed
 // position before the records: a record that changes during the clone may be copied at a
 // newer version than the position says, and the first sync reads it again, which is
 // harmless because a pull always takes a record's current state. When dst can take a
-// kind's records in one go (store.CopyLoader: SQLite, for products), they are written in
+// kind's records in one go (store.CopyLoader: SQLite, for kinds that are not trees), they
+// are written in
 // one local transaction while the source is read; otherwise each batch is written in one
 // local transaction.
 func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneOptions) (*store.CopyState, error) {
@@ -48,9 +53,29 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 		// source: its feed holds only the middle copy's own writes.
 		return nil, store.Errorf(store.EINVALID, "the source is itself a working copy (of %s); clone the store it was cloned from instead", st.Source)
 	}
+	reg := src.Registry()
+	// A registry of the form before schemas, given when the source was opened, is an
+	// overlay of the schema the copy was made with.
+	if !dst.Registry().Same(reg) && (!reg.Legacy() || reg.CheckOverlay(dst.Registry()) != nil) {
+		return nil, store.Errorf(store.EINVALID, "clone: the copy was made with another schema than the source's (version %d, kinds %s)",
+			reg.Version(), joinKinds(reg.Kinds()))
+	}
 	kinds := o.Kinds
 	if len(kinds) == 0 {
-		kinds = []store.Kind{store.KindProduct, store.KindDocument}
+		kinds = reg.Kinds()
+	}
+	for _, k := range kinds {
+		if !reg.Has(k) {
+			return nil, store.Errorf(store.EINVALID, "clone: the source has no kind %s (its kinds: %s)", k, joinKinds(reg.Kinds()))
+		}
+		// A copy holds what its records refer to: a ref to a record it does not hold
+		// could be neither checked nor kept.
+		for _, f := range reg.Fields(k) {
+			if f.Type == store.TypeRef && f.To != "" && f.To != k && !slices.Contains(kinds, f.To) {
+				return nil, store.Errorf(store.EINVALID, "clone: %ss refer to %ss (field %s); a copy of %ss holds %ss too",
+					k, f.To, f.Name, k, f.To)
+			}
+		}
 	}
 	if o.Subtree != 0 {
 		if _, err := src.FindRecord(ctx, store.KindDocument, o.Subtree); err != nil {
@@ -64,6 +89,11 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 	st := store.CopyState{SourceID: src.StoreID(), Source: o.Source, Kinds: kinds, Subtree: o.Subtree, Position: pos.ID, Mark: pos.Mark}
 	if err := dst.StartCopy(ctx, st); err != nil {
 		return nil, fmt.Errorf("clone: %w", err)
+	}
+	if !reg.Legacy() {
+		if _, err := dst.TakeSchema(ctx, reg); err != nil {
+			return nil, fmt.Errorf("clone: %w", err)
+		}
 	}
 	// The total is for the progress only: counting a large table is a scan of its own
 	// (a tenth of a second for 100,000 PostgreSQL rows), not spent when nobody watches.
@@ -79,7 +109,10 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 		total += n
 	}
 	done := 0
-	for _, k := range kinds {
+	for _, k := range cloneOrder(reg) {
+		if !slices.Contains(kinds, k) {
+			continue
+		}
 		if k == store.KindDocument && o.Subtree != 0 {
 			n, err := cloneSubtree(ctx, src, dst, o.Subtree)
 			if err != nil {
@@ -88,7 +121,7 @@ func Clone(ctx context.Context, src store.Store, dst store.WorkingCopy, o CloneO
 			done += n
 			continue
 		}
-		if l, ok := dst.(store.CopyLoader); ok && k == store.KindProduct {
+		if l, ok := dst.(store.CopyLoader); ok && !reg.Tree(k) && quiet(ctx, dst) {
 			err := loadKind(ctx, src, l, k, func(n int) {
 				done += n
 				if o.Progress != nil {
@@ -328,4 +361,52 @@ func wrapFeed(err error) error {
 		return nil
 	}
 	return fmt.Errorf("read the source's change feed: %w", err)
+}
+
+// joinKinds lists kinds for a message: "supplier, part, area".
+func joinKinds(ks []store.Kind) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// cloneOrder returns the kinds of reg in the order a clone copies them: first the kinds that
+// are not trees and refer to no tree (a copy can load them in one go, each after what it
+// refers to), then the others, tree kinds first (store.Registry.WriteOrder): a record
+// whose parent or target comes later waits (Stale) and cloneStale writes it.
+func cloneOrder(reg *store.Registry) []store.Kind {
+	late := map[store.Kind]bool{}
+	for _, k := range reg.Kinds() {
+		late[k] = reg.Tree(k)
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, k := range reg.Kinds() {
+			for _, f := range reg.Fields(k) {
+				if f.Type == store.TypeRef && late[f.To] && !late[k] {
+					late[k], changed = true, true
+				}
+			}
+		}
+	}
+	var first, trees, rest []store.Kind
+	for _, k := range reg.WriteOrder() {
+		switch {
+		case !late[k]:
+			first = append(first, k)
+		case reg.Tree(k):
+			trees = append(trees, k)
+		default:
+			rest = append(rest, k)
+		}
+	}
+	return append(append(first, trees...), rest...)
+}
+
+// quiet reports whether the copy holds no records waiting (Stale), as a load needs.
+func quiet(ctx context.Context, wc store.WorkingCopy) bool {
+	stale, err := wc.Stale(ctx)
+	return err == nil && len(stale) == 0
 }

@@ -44,11 +44,31 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 	// the copy): the parent's would meet the child on the source and become a conflict.
 	hold := func(e *store.OutboxEntry) {
 		held[recKey{e.Kind, e.ID}] = true
-		if p, ok := e.Before[store.ParentField].(int64); ok && e.Op == store.CopyDelete && e.Kind == store.KindDocument {
-			held[recKey{store.KindDocument, p}] = true
+		if p, ok := e.Before[store.ParentField].(int64); ok && e.Op == store.CopyDelete && s.reg.Tree(e.Kind) {
+			held[recKey{e.Kind, p}] = true
 		}
 	}
-	s.rep.Waits = nil
+	s.rep.Waits, s.rep.Unfit = nil, nil
+	// An entry that no longer fits the schema (the source's, which the copy took) stays in
+	// the outbox, held with the record's later entries, until a person settles it.
+	unfit := map[int64]bool{}
+	for i := range entries {
+		e := &entries[i]
+		if why := s.reg.Unfit(e); len(why) > 0 {
+			unfit[e.Seq] = true
+			s.rep.Unfit = append(s.rep.Unfit, Unfit{Seq: e.Seq, Kind: e.Kind, ID: e.ID, Op: e.Op, Why: why})
+			continue
+		}
+		// A field the schema dropped that the entry did not change is no part of it: it
+		// must not reach a merge as a value the source took away.
+		for _, vals := range []store.Values{e.Before, e.After} {
+			for name := range vals {
+				if _, err := s.reg.Field(e.Kind, name); err != nil {
+					delete(vals, name)
+				}
+			}
+		}
+	}
 	// Entries travel in runs (see runEnd), and what became of them is taken below in
 	// outbox order, as if they had been pushed one by one. A run starts only once every
 	// entry before it is settled: its entries are then as those entries left them (moved
@@ -62,6 +82,10 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 	for i := range entries {
 		e := &entries[i]
 		k := recKey{e.Kind, e.ID}
+		if unfit[e.Seq] {
+			hold(e)
+			continue
+		}
 		if held[k] {
 			// Never an entry of the run in flight: a run takes no held record, and only
 			// its own records can become held while it is settled.
@@ -72,7 +96,7 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 			if run != nil {
 				run.stop()
 			}
-			run = s.send(ctx, entries, i, runEnd(entries, i, held))
+			run = s.send(ctx, entries, i, runEnd(s.reg, entries, i, held, unfit))
 		}
 		o := run.outcome(i)
 		switch {
@@ -108,7 +132,7 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 							l.BaseVersion = o.rec.Version
 						}
 					}
-					if e.Kind == store.KindDocument && l.Kind == store.KindDocument {
+					if s.reg.Tree(e.Kind) && l.Kind == e.Kind {
 						// Documents under the new one (created there, or moved there) follow
 						// it too.
 						repoint(l.Before, e.ID, o.rec.ID)
@@ -147,16 +171,17 @@ const pushWorkers = 4
 
 // runEnd returns the end of the run of entries that starts at i: the entries that may travel
 // to the source at the same time, since none of them can change what becomes of another.
-// They are plain saves of distinct records, none of them held, and none changing a sku.
+// They are plain saves of distinct records, none of them held or unfit, and none changing a
+// unique field.
 //
 // Everything else is pushed alone, in order: a create gives later entries the source's id;
 // a move or a delete reaches beyond its record (the tree a move is checked against, the
 // children a delete meets, the parent a waiting delete holds); a second entry of a record is
-// rebased on (or held by) the first's outcome; and a sku is unique on the source, so a save
-// that takes a sku another save of the run gives up could arrive first and be refused. A
-// held entry is not pushed at all, so a run stops there too.
-func runEnd(entries []store.OutboxEntry, i int, held map[recKey]bool) int {
-	if !plainSave(&entries[i]) {
+// rebased on (or held by) the first's outcome; and a unique field (a sku) is unique on the
+// source, so a save that takes a key another save of the run gives up could arrive first and
+// be refused. A held or unfit entry is not pushed at all, so a run stops there too.
+func runEnd(reg *store.Registry, entries []store.OutboxEntry, i int, held map[recKey]bool, unfit map[int64]bool) int {
+	if !plainSave(reg, &entries[i]) {
 		return i + 1
 	}
 	seen := map[recKey]bool{}
@@ -164,7 +189,7 @@ func runEnd(entries []store.OutboxEntry, i int, held map[recKey]bool) int {
 	for ; j < len(entries); j++ {
 		e := &entries[j]
 		k := recKey{e.Kind, e.ID}
-		if !plainSave(e) || held[k] || seen[k] {
+		if !plainSave(reg, e) || held[k] || seen[k] || unfit[e.Seq] {
 			break
 		}
 		seen[k] = true
@@ -173,11 +198,16 @@ func runEnd(entries []store.OutboxEntry, i int, held map[recKey]bool) int {
 }
 
 // plainSave reports whether e is a save that may travel with others (see runEnd).
-func plainSave(e *store.OutboxEntry) bool {
+func plainSave(reg *store.Registry, e *store.OutboxEntry) bool {
 	if e.Op != store.CopySave {
 		return false
 	}
-	return e.Kind != store.KindProduct || !slices.Contains(e.Changed(), "sku")
+	for _, f := range reg.UniqueFields(e.Kind) {
+		if slices.Contains(e.Changed(), f.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // flight is a run of outbox entries, entries[from:end], sent to the source by up to
@@ -373,7 +403,7 @@ func reason(e *store.OutboxEntry, err error, gone bool) string {
 		return "not on the source any more: " + err.Error()
 	case e.Op == store.CopyMove:
 		return "the new parent is not on the source: " + err.Error()
-	case e.Op == store.CopyCreate && e.Kind == store.KindDocument:
+	case e.Op == store.CopyCreate && e.After[store.ParentField] != nil:
 		return "the parent is not on the source: " + err.Error()
 	}
 	return err.Error()
@@ -532,7 +562,7 @@ func (s *syncer) pushMove(ctx context.Context, e *store.OutboxEntry) outcome {
 	if p, ok := e.After[store.ParentField].(int64); ok {
 		parent = &p
 	}
-	res, err := s.src.MoveRecord(ctx, store.KindDocument, e.ID, store.Move{Parent: parent})
+	res, err := s.src.MoveRecord(ctx, e.Kind, e.ID, store.Move{Parent: parent})
 	if err != nil {
 		o := s.refused(ctx, e, err)
 		if o.conflict != nil {
@@ -683,7 +713,7 @@ func (s *syncer) findOwnCreate(ctx context.Context, e *store.OutboxEntry, vals s
 		}
 		cands = []*store.Record{r}
 	default:
-		title, _ := vals["title"].(string)
+		title, _ := vals[s.reg.TitleField(e.Kind)].(string)
 		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: e.Kind, Search: title})
 		if err != nil {
 			return nil, fmt.Errorf("sync: look up %q: %w", title, err)

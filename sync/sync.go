@@ -46,6 +46,28 @@ type Report struct {
 	Repushed  int                  // records Repush queued again as changes (their conflicts are in Conflicts)
 	PullTime  time.Duration        // time spent pulling
 	PushTime  time.Duration        // time spent pushing
+	// Schema is the source's schema change the copy took before it pulled (nil: none).
+	Schema *SchemaTaken
+	// Unfit are the outbox entries that no longer fit the copy's schema, which is the
+	// source's: they stay pending, not pushed, with the record's later entries.
+	Unfit []Unfit
+}
+
+// SchemaTaken is the source's schema change a sync took into the copy.
+type SchemaTaken struct {
+	From    int64    `json:"from_version"`
+	To      int64    `json:"to_version"`
+	Changes []string `json:"changes"` // one line each (store.SchemaChange.String)
+}
+
+// Unfit is a local change that no longer fits the source's schema: its kind or a field it
+// changes is gone, or a value it sets is no longer allowed. It stays in the outbox.
+type Unfit struct {
+	Seq  int64        `json:"seq"`
+	Kind store.Kind   `json:"kind"`
+	ID   int64        `json:"id"`
+	Op   store.CopyOp `json:"op"`
+	Why  []string     `json:"why"`
 }
 
 // Held is a record of the source that a sync read but could not write into the copy yet,
@@ -99,7 +121,29 @@ func PendingDeletes(ctx context.Context, wc store.WorkingCopy) ([]Ref, error) {
 
 // InSync reports whether the copy and the source agree: nothing waits and nothing collides.
 func (r *Report) InSync() bool {
-	return len(r.Conflicts) == 0 && len(r.Waits) == 0 && r.Pending == 0 && len(r.Held) == 0
+	return len(r.Conflicts) == 0 && len(r.Waits) == 0 && r.Pending == 0 && len(r.Held) == 0 && len(r.Unfit) == 0
+}
+
+// takeSchema makes the source's schema the copy's when the source's version is newer
+// (store.WorkingCopy.TakeSchema), before any record is pulled: the records the pull reads
+// are the source's, in its schema.
+func takeSchema(ctx context.Context, src store.Store, wc store.WorkingCopy) (*SchemaTaken, error) {
+	next, cur := src.Registry(), wc.Registry()
+	if next.Version() <= cur.Version() || next.Legacy() {
+		return nil, nil
+	}
+	d, err := wc.TakeSchema(ctx, next)
+	if err != nil {
+		return nil, fmt.Errorf("sync: take the source's schema version %d: %w", next.Version(), err)
+	}
+	if d == nil {
+		return nil, nil
+	}
+	t := &SchemaTaken{From: cur.Version(), To: next.Version(), Changes: []string{}}
+	for _, c := range d.Changes {
+		t.Changes = append(t.Changes, c.Desc)
+	}
+	return t, nil
 }
 
 // Sync pulls the source's changes since the copy's position and pushes the copy's outbox,
@@ -120,7 +164,16 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 	if err := checkPosition(ctx, src, wc, st); err != nil {
 		return nil, err
 	}
-	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{}}
+	taken, err := takeSchema(ctx, src, wc)
+	if err != nil {
+		return nil, err
+	}
+	if taken != nil {
+		if st, err = wc.CopyState(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{Schema: taken}}
 	for round := 0; round < maxRounds; round++ {
 		start := time.Now()
 		pulled, err := s.pull(ctx, st)
@@ -294,6 +347,14 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	if err := sameSource(src, st); err != nil {
 		return nil, err
 	}
+	// The records read below are in the source's schema: the copy takes it first.
+	taken, err := takeSchema(ctx, src, wc)
+	if err != nil {
+		return nil, err
+	}
+	if st, err = wc.CopyState(ctx); err != nil {
+		return nil, err
+	}
 	var rw *RewoundError
 	switch err := checkPosition(ctx, src, wc, st); {
 	case err == nil:
@@ -332,6 +393,9 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 	rep, err := Sync(ctx, src, wc)
 	if rep != nil {
 		rep.Repushed = queued
+		if rep.Schema == nil {
+			rep.Schema = taken
+		}
 	}
 	return rep, err
 }
@@ -341,6 +405,21 @@ type syncer struct {
 	wc  store.WorkingCopy
 	reg *store.Registry
 	rep *Report
+}
+
+// order returns the copy's kinds in the order a pull writes them: tree kinds first (a
+// record's parent before it), then the others, each so that what a record refers to comes
+// before it (store.Registry.WriteOrder).
+func (s *syncer) order() []store.Kind {
+	var trees, rest []store.Kind
+	for _, k := range s.reg.WriteOrder() {
+		if s.reg.Tree(k) {
+			trees = append(trees, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	return append(trees, rest...)
 }
 
 // pull takes the source's changes after the copy's position: the records they name are read
@@ -414,7 +493,8 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		// which may move a document's children away first, and with the new position.
 		var recs []*store.Record
 		gone := map[store.Kind][]int64{}
-		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+		order := s.order()
+		for _, kind := range order {
 			if len(ids[kind]) == 0 {
 				continue
 			}
@@ -437,8 +517,9 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 			return n, fmt.Errorf("sync: %w", err)
 		}
 		var kinds []store.Kind
-		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
-			if len(gone[kind]) > 0 {
+		for i := len(order) - 1; i >= 0; i-- {
+			// Referrers before what they refer to: the source deleted both.
+			if kind := order[i]; len(gone[kind]) > 0 {
 				kinds = append(kinds, kind)
 			}
 		}
@@ -504,7 +585,7 @@ func (s *syncer) held(ctx context.Context) ([]Held, error) {
 		return nil, err
 	}
 	var out []Held
-	for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+	for _, kind := range s.reg.Kinds() {
 		ids := stale[kind]
 		if len(ids) == 0 {
 			continue
@@ -532,9 +613,9 @@ func (s *syncer) held(ctx context.Context) ([]Held, error) {
 // has it, nil when it does not) and what settles it.
 func (s *syncer) heldReason(ctx context.Context, kind store.Kind, id int64, src *store.Record) (string, error) {
 	if src == nil {
-		return "deleted on the source; documents under it stay in the copy until their own changes are settled", nil
+		return fmt.Sprintf("deleted on the source; %ss under it stay in the copy until their own changes are settled", kind), nil
 	}
-	if kind == store.KindProduct {
+	if kind == store.KindProduct && s.reg.Has(kind) {
 		sku, _ := src.Fields["sku"].(string)
 		recs, err := s.wc.FindRecords(ctx, store.Filter{Kind: store.KindProduct, Search: sku})
 		if err != nil {
@@ -548,7 +629,16 @@ func (s *syncer) heldReason(ctx context.Context, kind store.Kind, id int64, src 
 		return "it comes in at the next sync", nil
 	}
 	p, ok := src.Fields[store.ParentField].(int64)
-	if !ok {
+	if !ok || !s.reg.Tree(kind) {
+		for _, f := range s.reg.Fields(kind) {
+			to, ok := src.Fields[f.Name].(int64)
+			if f.Type != store.TypeRef || !ok {
+				continue
+			}
+			if _, err := s.wc.FindRecord(ctx, f.To, to); store.ErrorCode(err) == store.ENOTFOUND {
+				return fmt.Sprintf("its %s refers to %s %d, which is not in the copy (yet)", f.Name, f.To, to), nil
+			}
+		}
 		return "it comes in at the next sync", nil
 	}
 	// Walk up from the source's parent in the copy's tree: a missing document, or the
@@ -556,15 +646,15 @@ func (s *syncer) heldReason(ctx context.Context, kind store.Kind, id int64, src 
 	at := p
 	for range store.MaxDepth + 2 {
 		if at == id {
-			return fmt.Sprintf("the source put it under document %d, which is under it here (a move made here, not settled yet); "+
-				"it comes in once that move is synced or resolved", p), nil
+			return fmt.Sprintf("the source put it under %s %d, which is under it here (a move made here, not settled yet); "+
+				"it comes in once that move is synced or resolved", kind, p), nil
 		}
-		r, err := s.wc.FindRecord(ctx, store.KindDocument, at)
+		r, err := s.wc.FindRecord(ctx, kind, at)
 		if store.ErrorCode(err) == store.ENOTFOUND {
-			return fmt.Sprintf("the source put it under document %d, which is not in the copy (yet)", at), nil
+			return fmt.Sprintf("the source put it under %s %d, which is not in the copy (yet)", kind, at), nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("sync: read document %d in the copy: %w", at, err)
+			return "", fmt.Errorf("sync: read %s %d in the copy: %w", kind, at, err)
 		}
 		next, ok := r.Fields[store.ParentField].(int64)
 		if !ok {
@@ -579,4 +669,51 @@ func (s *syncer) heldReason(ctx context.Context, kind store.Kind, id int64, src 
 type recKey struct {
 	kind store.Kind
 	id   int64
+}
+
+// DropUnfit takes the source's schema into the copy when it is newer (as Sync does) and
+// then drops the copy's local changes that no longer fit it (store.Registry.Unfit), which a
+// person gave up; it returns them. The records they changed come from the source again at
+// the next pull.
+func DropUnfit(ctx context.Context, src store.Store, wc store.WorkingCopy) ([]Unfit, error) {
+	st, err := wc.CopyState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameSource(src, st); err != nil {
+		return nil, err
+	}
+	if _, err := takeSchema(ctx, src, wc); err != nil {
+		return nil, err
+	}
+	unfit, err := Unfits(ctx, wc)
+	if err != nil {
+		return nil, err
+	}
+	var out []Unfit
+	for _, u := range unfit {
+		if err := wc.DropEntry(ctx, u.Seq); err != nil {
+			return out, fmt.Errorf("drop the change of %s %d: %w", u.Kind, u.ID, err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// Unfits returns the copy's local changes that no longer fit its schema, the source's as
+// the copy last took it (store.Registry.Unfit), oldest first.
+func Unfits(ctx context.Context, wc store.WorkingCopy) ([]Unfit, error) {
+	es, err := wc.Outbox(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	reg := wc.Registry()
+	var out []Unfit
+	for i := range es {
+		e := &es[i]
+		if why := reg.Unfit(e); len(why) > 0 {
+			out = append(out, Unfit{Seq: e.Seq, Kind: e.Kind, ID: e.ID, Op: e.Op, Why: why})
+		}
+	}
+	return out, nil
 }

@@ -30,24 +30,27 @@ func newCloneCmd(a *app) *cobra.Command {
 		Short: "Make FILE an offline working copy of SOURCE",
 		Long: `Clone copies the records of SOURCE (a postgres:// DSN or a tandem SQLite file) into
 FILE, a new SQLite store that works with no server: every command and the TUI use it
-with --db FILE, and tandem sync brings the edits back. The copy remembers the source's
-store id and where it was found (without a password: give it with PGPASSWORD or a
-.pgpass file when syncing, or type it when sync asks in a terminal), and for each record
-its base version and values.
+with --db FILE, and tandem sync brings the edits back. The copy runs the source's
+schema, whatever its kinds, at the source's schema version; a sync takes the source's
+schema changes before its records. The copy remembers the source's store id and where
+it was found (without a password: give it with PGPASSWORD or a .pgpass file when
+syncing, or type it when sync asks in a terminal), and for each record its base version
+and values.
 
 SOURCE must not be a working copy itself (a copy of a copy would never see the changes
 the middle copy pulls): clone the store it came from.
 
---kind copies one kind only; --subtree DOC_ID copies one document and its descendants;
-in the copy that document sits at the root (its parent is not in the copy), and on the
-source it stays where it is.
+--kind copies one of the source's kinds only; --subtree DOC_ID copies one document and
+its descendants; in the copy that document sits at the root (its parent is not in the
+copy), and on the source it stays where it is.
 FILE must not exist; it appears only when the clone is complete, so an interrupted
 clone leaves nothing behind to mistake for a copy (the next clone into FILE removes its
 temporary files). One clone into FILE runs at a time: another is refused (exit 2).
 
-The clone leaves the products' search index to the first command that opens FILE with
-write access, which builds it (about 1.5 s of CPU per 100,000 products); until then a
-search reads the folded text row by row and finds the same records.`,
+The clone leaves the search index of the kinds that are not trees to the first command
+that opens FILE with write access, which builds it (about 1.5 s of CPU per 100,000
+products); until then a search reads the folded text row by row and finds the same
+records.`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
   tandem clone team.db handbook.db --kind document --subtree 12`,
 		Args: exactArgs(2, "SOURCE FILE"),
@@ -55,19 +58,8 @@ search reads the folded text row by row and finds the same records.`,
 			ctx := cmd.Context()
 			source, file := args[0], args[1]
 			o := tsync.CloneOptions{Subtree: subtree}
-			if kind != "" {
-				// A working copy holds the sample schema's kinds (products, documents).
-				k, err := store.DefaultRegistry().ParseKind(kind)
-				if err != nil {
-					return usageErr(err)
-				}
-				o.Kinds = []store.Kind{k}
-			}
-			if subtree != 0 && kind == "product" {
-				return usagef("--subtree selects documents; it cannot go with --kind product")
-			}
-			if subtree != 0 && kind == "" {
-				o.Kinds = []store.Kind{store.KindProduct, store.KindDocument}
+			if subtree != 0 && kind != "" && kind != string(store.KindDocument) {
+				return usagef("--subtree selects documents; it cannot go with --kind %s", safe.Line(kind))
 			}
 			if !isPostgresDSN(source) {
 				// SQLite takes a file named like the source's -journal for a crashed
@@ -97,10 +89,26 @@ search reads the folded text row by row and finds the same records.`,
 				return err
 			}
 			defer src.Close()
-			// A working copy holds the sample schema's kinds, products and documents.
-			if err := src.Registry().CheckOverlay(store.DefaultRegistry()); err != nil {
-				return usagef("clone: working copies hold the sample schema's products and documents; %s has schema version %d (%s)",
-					safe.Line(dsnWhere(source)), src.Registry().Version(), kindList(src.Registry()))
+			// The copy runs the source's schema, whatever its kinds.
+			sreg := src.Registry()
+			if kind != "" {
+				k, err := sreg.ParseKind(kind)
+				if err != nil {
+					return usageErr(err)
+				}
+				o.Kinds = []store.Kind{k}
+			}
+			if subtree != 0 {
+				if !sreg.Tree(store.KindDocument) {
+					return usagef("--subtree selects documents, and %s has no documents (its kinds: %s)", safe.Line(dsnWhere(source)), kindList(sreg))
+				}
+				if kind != "" && o.Kinds[0] != store.KindDocument {
+					return usagef("--subtree selects documents; it cannot go with --kind %s", o.Kinds[0])
+				}
+				if kind == "" {
+					// The other kinds whole, the documents of the subtree.
+					o.Kinds = sreg.Kinds()
+				}
 			}
 			loc, err := sourceLocation(source)
 			if err != nil {
@@ -112,7 +120,7 @@ search reads the folded text row by row and finds the same records.`,
 					fmt.Fprintf(a.stderr, "\rcloning: %d of %d records", done, total)
 				}
 			}
-			st, err := cloneInto(ctx, src, file, reg, o)
+			st, err := cloneInto(ctx, src, file, sreg, o)
 			if o.Progress != nil {
 				fmt.Fprintln(a.stderr)
 			}
@@ -128,13 +136,14 @@ search reads the folded text row by row and finds the same records.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&kind, "kind", "", "copy only this kind (product or document)")
+	cmd.Flags().StringVar(&kind, "kind", "", "copy only this kind (one of the source's)")
 	cmd.Flags().Int64Var(&subtree, "subtree", 0, "copy only this document and its descendants")
 	return cmd
 }
 
-// cloneInto clones src into a temporary file next to file and links it to file when the
-// clone is complete, so file either does not exist or is a whole working copy.
+// cloneInto clones src into a temporary file next to file, a store made with reg (the
+// source's schema), and links it to file when the clone is complete, so file either does
+// not exist or is a whole working copy.
 func cloneInto(ctx context.Context, src store.Store, file string, reg *store.Registry, o tsync.CloneOptions) (*store.CopyState, error) {
 	dir, base := filepath.Split(file)
 	if dir == "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
+	tsync "github.com/tandem-editor/tandem/sync"
 )
 
 // schemaChange loads FILE and the store's applier: what schema diff and schema apply share.
@@ -147,6 +148,12 @@ nothing to do.`,
 			st, ap, next, err := a.schemaChange(ctx, args[0])
 			if err != nil {
 				return err
+			}
+			if cs, err := tsync.CopyOf(ctx, st); err != nil {
+				return err
+			} else if cs != nil && !dryRun {
+				return usagef("this store is a working copy of %s, which runs its source's schema: apply the change to the source "+
+					"(tandem schema apply --db SOURCE %s), then tandem sync brings it here", safe.Line(cs.Source), safe.Line(args[0]))
 			}
 			if ap == nil {
 				return usagef("this store cannot change its schema in this version of tandem; " +

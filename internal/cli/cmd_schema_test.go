@@ -103,8 +103,15 @@ func testOwnSchema(t *testing.T, b backend) {
 	if got := mustGet(t, dsn, "area", 2); got.Fields["parent_id"] != float64(1) {
 		t.Errorf("area 2 back under %v, want 1", got.Fields["parent_id"])
 	}
-	wantExit(t, "clone", tandem(t, dsn, "clone", dsn, filepath.Join(t.TempDir(), "copy.db")), exitUsage,
-		"working copies hold the sample schema's products and documents", "schema version 1 (supplier, part and area)")
+	// A working copy holds the store's own kinds, its tree of areas included.
+	copyFile := filepath.Join(t.TempDir(), "copy.db")
+	mustTandem(t, dsn, "clone", dsn, copyFile)
+	if got := mustGet(t, copyFile, "area", 2); got.Fields["parent_id"] != float64(1) {
+		t.Errorf("the copy's area 2 is under %v, want 1", got.Fields["parent_id"])
+	}
+	if got := mustGet(t, copyFile, "supplier", 1); got.Fields["code"] != "ACME" {
+		t.Errorf("the copy's supplier 1: %v", got.Fields)
+	}
 	wantExit(t, "seed", tandem(t, dsn, "seed"), exitUsage, "seed fills products and documents", "this store has supplier, part and area")
 	wantExit(t, "list products", tandem(t, dsn, "list", "products"), exitUsage,
 		`unknown kind "products" (this store has supplier, part and area)`)

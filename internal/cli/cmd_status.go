@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tandem-editor/tandem/internal/safe"
-	"github.com/tandem-editor/tandem/store"
 	tsync "github.com/tandem-editor/tandem/sync"
 )
 
@@ -51,10 +51,17 @@ needed.`,
 				return err
 			}
 			held := []tsync.Ref{}
-			for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
+			for _, kind := range wc.Registry().Kinds() {
 				for _, id := range stale[kind] {
 					held = append(held, tsync.Ref{Kind: kind, ID: id})
 				}
+			}
+			unfit, err := tsync.Unfits(ctx, wc)
+			if err != nil {
+				return err
+			}
+			if unfit == nil {
+				unfit = []tsync.Unfit{}
 			}
 			if asJSON {
 				kinds := make([]string, len(st.Kinds))
@@ -77,8 +84,10 @@ needed.`,
 					ClonedAt  string         `json:"cloned_at"`
 					SyncedAt  string         `json:"synced_at"`
 					Held      []tsync.Ref    `json:"held_back"`
+					Schema    int64          `json:"schema_version"`
+					Unfit     []tsync.Unfit  `json:"unfit"`
 				}{st.Source, st.SourceID, kinds, st.Subtree, st.Position, st.Pending, deletes,
-					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced, held})
+					exportConflicts(wc.Registry(), cs), formatTime(st.ClonedAt), synced, held, wc.Registry().Version(), unfit})
 			}
 			now := time.Now()
 			pending := fmt.Sprintf("%d pending", st.Pending)
@@ -96,6 +105,10 @@ needed.`,
 			}
 			for _, h := range held {
 				fmt.Fprintf(a.stdout, "held back: the source's %s %d is read again at the next sync, which takes it or says what still holds it\n", h.Kind, h.ID)
+			}
+			for _, u := range unfit {
+				fmt.Fprintf(a.stdout, "no longer fits the schema (version %d): your %s of %s %d: %s\n", wc.Registry().Version(), u.Op, u.Kind, u.ID,
+					safe.Line(strings.Join(u.Why, "; ")))
 			}
 			return nil
 		},

@@ -22,6 +22,8 @@ func newSyncCmd(a *app) *cobra.Command {
 		asJSON bool
 		source string
 		repush bool
+		// dropUnfit drops the local changes that no longer fit the source's schema first.
+		dropUnfit bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -39,6 +41,13 @@ terminal. --source names a new place
 (the store moved); after a sync that found the same store there (same store id), the copy
 remembers the new place.
 
+The copy runs its source's schema. When the source's schema changed since the last
+sync, the copy takes it first (listed), then pulls records. A local change that no
+longer fits it (a field dropped, an enum value removed, a kind gone) stays in the copy,
+not pushed, and the sync lists it with its values: enter what you still need in fields
+the schema has, then --drop-unfit drops those changes (the copy takes the source's
+values of those records).
+
 Deletes and restores on the source reach the copy too. A record you edited that the
 source deleted stays with your edit, as a conflict: resolve it with theirs to let it go,
 or restore it on the source and sync.
@@ -51,7 +60,8 @@ pushed; every other difference, a write the source lost or one made there since 
 restore, waits as a conflict with your value kept), or clone the source afresh
 (tandem clone SOURCE NEW-FILE) and keep this file to copy your work from.
 
-Exit codes: 0 in sync; 3 conflicts remain (listed; --json prints them as records);
+Exit codes: 0 in sync; 3 conflicts remain, or changes that no longer fit the schema
+(listed; --json prints them as records);
 4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
 2 the source is another store, or it went back in time (put back from an older
 backup), or another sync of the copy is running, or the copy cannot be written (its
@@ -75,6 +85,15 @@ file or its directory), and nothing moved.`,
 				return err
 			}
 			defer src.Close()
+			var dropped []tsync.Unfit
+			if dropUnfit {
+				if dropped, err = tsync.DropUnfit(ctx, src, wc); err != nil {
+					return err
+				}
+				for _, u := range dropped {
+					fmt.Fprintf(a.stderr, "dropped your %s of %s %d, which no longer fit the source's schema\n", u.Op, u.Kind, u.ID)
+				}
+			}
 			var rep *tsync.Report
 			if repush {
 				// The copy's values are queued again as this person's edits.
@@ -121,7 +140,7 @@ file or its directory), and nothing moved.`,
 				printSync(a.stdout, rep)
 			}
 			switch {
-			case len(rep.Conflicts) > 0:
+			case len(rep.Conflicts) > 0, len(rep.Unfit) > 0:
 				return &exitCodeError{code: exitConflict}
 			case len(rep.Waits) > 0:
 				return &exitCodeError{code: exitLease}
@@ -130,6 +149,7 @@ file or its directory), and nothing moved.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&dropUnfit, "drop-unfit", false, "first drop the local changes that no longer fit the source's schema (sync lists them); the copy takes the source's values of those records")
 	cmd.Flags().BoolVar(&repush, "repush", false, "after the source went back in time: put this copy's values to it again as changes (conflicts queued), then sync")
 	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it moved from where the copy remembers it (remembered after the sync)")
 	return cmd
@@ -227,7 +247,9 @@ func (a *app) openSource(ctx context.Context, source string, st *store.CopyState
 				"(moved? tandem sync --source NEW-PATH names where it is now)", staying(st.Pending), safe.Line(source))
 		}
 	}
-	src, err := a.openAskingPassword(ctx, source, store.Options{Registry: a.st.Registry()})
+	// The source runs the schema it keeps, which may be newer than the copy's: the sync
+	// takes it (tsync.Sync).
+	src, err := a.openAskingPassword(ctx, source, store.Options{})
 	switch store.ErrorCode(err) {
 	case "":
 		return src, nil
@@ -266,6 +288,12 @@ func (a *app) workingCopy(ctx context.Context) (store.WorkingCopy, *store.CopySt
 }
 
 func printSync(w io.Writer, rep *tsync.Report) {
+	if t := rep.Schema; t != nil {
+		fmt.Fprintf(w, "took the source's schema version %d (the copy had version %d):\n", t.To, t.From)
+		for _, c := range t.Changes {
+			fmt.Fprintf(w, "  %s\n", safe.Line(c))
+		}
+	}
 	if rep.Repushed > 0 {
 		fmt.Fprintf(w, "repushed %s as changes on the source as it is now\n", plural(rep.Repushed, "record"))
 	}
@@ -284,6 +312,12 @@ func printSync(w io.Writer, rep *tsync.Report) {
 	for _, h := range rep.Held {
 		fmt.Fprintf(w, "held back: the source's %s %d: %s\n", h.Kind, h.ID, safe.Line(h.Reason))
 	}
+	for _, u := range rep.Unfit {
+		fmt.Fprintf(w, "kept, not pushed: your %s of %s %d no longer fits the source's schema:\n", u.Op, u.Kind, u.ID)
+		for _, why := range u.Why {
+			fmt.Fprintf(w, "  %s\n", safe.Line(why))
+		}
+	}
 	for _, wt := range rep.Waits {
 		fmt.Fprintf(w, "waiting: %s %d is leased by %s until %s (%s fields)\n", wt.Kind, wt.ID,
 			safe.Line(wt.Holder), wt.Until.Local().Format("15:04:05"), safe.Line(wt.Group))
@@ -293,6 +327,8 @@ func printSync(w io.Writer, rep *tsync.Report) {
 		fmt.Fprintln(w, "answer each conflict as its line says, then sync again")
 	case len(rep.Waits) > 0:
 		fmt.Fprintln(w, "the waiting changes go out at a sync after the lease ends")
+	case len(rep.Unfit) > 0:
+		fmt.Fprintln(w, unfitHint)
 	case len(rep.Held) > 0:
 		fmt.Fprintln(w, "the held-back records come in at a sync after what holds them is settled")
 	default:
@@ -356,6 +392,10 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 	if held == nil {
 		held = []tsync.Held{}
 	}
+	unfit := rep.Unfit
+	if unfit == nil {
+		unfit = []tsync.Unfit{}
+	}
 	return struct {
 		InSync    bool           `json:"in_sync"`
 		Repushed  int            `json:"repushed"`
@@ -369,8 +409,33 @@ func syncJSON(reg *store.Registry, rep *tsync.Report) any {
 		Conflicts []jsonConflict `json:"conflicts"`
 		Waits     []tsync.Wait   `json:"waits"`
 		Held      []tsync.Held   `json:"held_back"`
-	}{rep.InSync(), rep.Repushed, rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes, exportConflicts(reg, rep.Conflicts), waits, held}
+		Schema    any            `json:"schema_taken"`
+		Unfit     []tsync.Unfit  `json:"unfit"`
+		UnfitHint string         `json:"unfit_hint,omitempty"`
+	}{rep.InSync(), rep.Repushed, rep.Pulled, rep.Removed, rep.Pushed, rep.Merged, rep.Position, rep.Pending, deletes,
+		exportConflicts(reg, rep.Conflicts), waits, held, schemaTaken(rep.Schema), unfit, hintIf(len(unfit) > 0, unfitHint)}
 }
+
+// schemaTaken is the schema change a sync took, as its JSON shows it (null: none).
+func schemaTaken(t *tsync.SchemaTaken) any {
+	if t == nil {
+		return nil
+	}
+	return t
+}
+
+// hintIf returns hint when on, and "" otherwise.
+func hintIf(on bool, hint string) string {
+	if on {
+		return hint
+	}
+	return ""
+}
+
+// unfitHint says what to do with local changes that no longer fit the source's schema.
+const unfitHint = "changes that no longer fit the source's schema stay in the copy, not pushed (their values are above): " +
+	"enter what you still need in fields the schema has (tandem set --db COPY ...), then drop them with " +
+	"tandem sync --drop-unfit; or ask for the schema change to be undone on the source"
 
 // ago says how long ago t was, for people.
 func ago(t, now time.Time) string {

@@ -42,7 +42,7 @@ var _ store.ApplySteps = (*applySteps)(nil)
 
 func (s *applySteps) Current() (*store.Registry, error) {
 	if s.db.wc != nil {
-		return nil, store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
+		return nil, store.Errorf(store.EINVALID, "%s", store.CopySchemaRefusal)
 	}
 	return s.db.Registry(), nil
 }
@@ -301,4 +301,18 @@ func replaceName(names []string, from, to string) []string {
 // store shares it, so an apply is seen at once and there is nothing to read again.
 func (db *DB) ReloadSchema(ctx context.Context) (*store.Registry, error) {
 	return db.reg.Load(), nil
+}
+
+// changeSchema makes d.To the store's schema as version v, its records and history changed
+// as a schema change does (applySteps), and logs the EventSchemaChanged change: a working
+// copy taking its source's schema (TakeSchema). The caller holds the lock.
+func (db *DB) changeSchema(d *store.SchemaDiff, v int64, actor store.Actor) error {
+	s := &applySteps{db: db}
+	if err := s.ChangeTables(d, v, actor); err != nil {
+		return err
+	}
+	if err := store.RenameHistory(d, v, s); err != nil {
+		return err
+	}
+	return s.Record(d.To, v, store.SchemaChanged(d, v, actor, db.dbNow()))
 }

@@ -74,7 +74,7 @@ func (s *applySteps) Current() (*store.Registry, error) {
 	if wc, err := s.db.isCopy(s.ctx, s.t); err != nil {
 		return nil, err
 	} else if wc {
-		return nil, store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
+		return nil, store.Errorf(store.EINVALID, "%s", store.CopySchemaRefusal)
 	}
 	cur, err := s.db.readSchema(s.ctx, s.t.Tx)
 	if err != nil {

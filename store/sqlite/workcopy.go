@@ -102,18 +102,19 @@ func (db *DB) copyColumns(kind store.Kind) []*store.Field { return db.Registry()
 func jsonObject(alias string, fs []*store.Field) string {
 	parts := make([]string, 0, len(fs))
 	for _, f := range fs {
-		parts = append(parts, "'"+f.Name+"', "+alias+"."+f.Name)
+		parts = append(parts, sqlString(f.Name)+", "+alias+"."+quoteIdent(f.Name))
 	}
 	return "json_object(" + strings.Join(parts, ", ") + ")"
 }
 
-// copyTriggers returns the DDL of the outbox triggers of kind.
-func (db *DB) copyTriggers(kind store.Kind) ([]string, error) {
-	t, err := sampleTable(kind)
+// copyTriggers returns the DDL of the outbox triggers of kind in reg.
+func copyTriggers(reg *store.Registry, kind store.Kind) ([]string, error) {
+	t, err := reg.Table(kind)
 	if err != nil {
 		return nil, err
 	}
-	all := db.copyColumns(kind)
+	qt := quoteIdent(t)
+	all := reg.CopyColumns(kind)
 	var saved []*store.Field
 	var differ []string
 	for _, f := range all {
@@ -121,7 +122,7 @@ func (db *DB) copyTriggers(kind store.Kind) ([]string, error) {
 			continue
 		}
 		saved = append(saved, f)
-		differ = append(differ, "old."+f.Name+" IS NOT new."+f.Name)
+		differ = append(differ, "old."+quoteIdent(f.Name)+" IS NOT new."+quoteIdent(f.Name))
 	}
 	entry := func(op, base, before, after string) string {
 		return `INSERT INTO wc_outbox (op, kind, record_id, base_version, before, after, key, actor, at)
@@ -131,15 +132,15 @@ func (db *DB) copyTriggers(kind store.Kind) ([]string, error) {
 	base := `coalesce((SELECT version FROM wc_base WHERE kind = '` + string(kind) + `' AND record_id = new.id), 0)`
 	applying := `(SELECT applying FROM wc_meta) = 0`
 	out := []string{
-		`CREATE TRIGGER wc_` + t + `_create AFTER INSERT ON ` + t + ` WHEN ` + applying + ` BEGIN ` +
+		`CREATE TRIGGER ` + quoteIdent("wc_"+t+"_create") + ` AFTER INSERT ON ` + qt + ` WHEN ` + applying + ` BEGIN ` +
 			entry(string(store.CopyCreate), "0", "json_object()", jsonObject("new", all)) + ` END`,
-		`CREATE TRIGGER wc_` + t + `_save AFTER UPDATE ON ` + t + ` WHEN ` + applying + ` AND (` +
+		`CREATE TRIGGER ` + quoteIdent("wc_"+t+"_save") + ` AFTER UPDATE ON ` + qt + ` WHEN ` + applying + ` AND (` +
 			strings.Join(differ, " OR ") + `) BEGIN ` +
 			entry(string(store.CopySave), base, jsonObject("old", saved), jsonObject("new", saved)) + ` END`,
 	}
 	if len(all) > len(saved) {
 		p := store.ParentField
-		out = append(out, `CREATE TRIGGER wc_`+t+`_move AFTER UPDATE OF `+p+` ON `+t+` WHEN `+applying+
+		out = append(out, `CREATE TRIGGER `+quoteIdent("wc_"+t+"_move")+` AFTER UPDATE OF `+p+` ON `+qt+` WHEN `+applying+
 			` AND old.`+p+` IS NOT new.`+p+` BEGIN `+
 			entry(string(store.CopyMove), base, "json_object('"+p+"', old."+p+")", "json_object('"+p+"', new."+p+")")+` END`)
 	}
@@ -168,32 +169,76 @@ func (db *DB) encodeValues(kind store.Kind, vals store.Values) (string, error) {
 	return string(b), err
 }
 
-// decodeValues reads what encodeValues or a trigger wrote.
+// decodeValues reads what encodeValues or a trigger wrote; a field the schema no longer
+// has is passed over.
 func (db *DB) decodeValues(kind store.Kind, s string) (store.Values, error) {
+	vals, _, err := db.decodeKnown(kind, s)
+	return vals, err
+}
+
+// decodeKnown is decodeValues that also reports whether s holds a field the schema no
+// longer has.
+func (db *DB) decodeKnown(kind store.Kind, s string) (vals store.Values, unknown bool, err error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("working copy values: %w", err)
+		return nil, false, fmt.Errorf("working copy values: %w", err)
 	}
 	out := make(store.Values, len(m))
 	for name, raw := range m {
 		f, err := db.Registry().Field(kind, name)
 		if err != nil {
-			continue // a field the registry no longer has
+			unknown = true // a field the registry no longer has
+			continue
 		}
 		if n, ok := raw.(json.Number); ok {
 			i, err := n.Int64()
 			if err != nil {
-				return nil, fmt.Errorf("working copy value %s: %w", name, err)
+				return nil, false, fmt.Errorf("working copy value %s: %w", name, err)
 			}
 			raw = i
 		}
 		if out[name], err = decodeColumn(f, raw); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return out, nil
+	return out, unknown, nil
+}
+
+// keepUnknown adds to vals, an outbox entry's After as decodeValues read it from after, the
+// fields after holds that the schema reg no longer has and whose value differs from
+// before's, as JSON decodes them: the change of a field a schema change took away, which
+// the entry keeps (store.Registry.Unfit).
+func keepUnknown(reg *store.Registry, kind store.Kind, before, after string, vals store.Values) error {
+	var b, a map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(after), &a); err != nil {
+		return fmt.Errorf("working copy values: %w", err)
+	}
+	_ = json.Unmarshal([]byte(before), &b)
+	for name, raw := range a {
+		if _, err := reg.Field(kind, name); err == nil {
+			continue
+		}
+		if old, ok := b[name]; ok && string(old) == string(raw) {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("working copy value %s: %w", name, err)
+		}
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				v = i
+			} else {
+				v = n.String()
+			}
+		}
+		vals[name] = v
+	}
+	return nil
 }
 
 // StartCopy makes an empty store a working copy (store.WorkingCopy).
@@ -206,11 +251,18 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		if n > 0 {
 			return store.Errorf(store.EINVALID, "%s is a working copy already", db.path)
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM products) + (SELECT count(*) FROM documents)`).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return store.Errorf(store.EINVALID, "%s holds %d records: a working copy starts from an empty store", db.path, n)
+		reg := db.Registry()
+		for _, kind := range reg.Kinds() {
+			t, err := reg.Table(kind)
+			if err != nil {
+				return err
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+quoteIdent(t)).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return store.Errorf(store.EINVALID, "%s holds %d %ss: a working copy starts from an empty store", db.path, n, kind)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, copySchema); err != nil {
 			return fmt.Errorf("create working copy tables: %w", err)
@@ -220,23 +272,8 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		if err := dropOutside(ctx, tx, db.Registry()); err != nil {
 			return err
 		}
-		for _, kind := range []store.Kind{store.KindProduct, store.KindDocument} {
-			ddl, err := db.copyTriggers(kind)
-			if err != nil {
-				return err
-			}
-			for _, q := range ddl {
-				if _, err := tx.ExecContext(ctx, q); err != nil {
-					return fmt.Errorf("create working copy trigger: %w", err)
-				}
-			}
-			t, _ := sampleTable(kind)
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sqlite_sequence WHERE name = ?`, t); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`, t, localIDBase); err != nil {
-				return err
-			}
+		if err := db.installCopyTriggers(ctx, tx, reg); err != nil {
+			return err
 		}
 		kinds := make([]string, len(s.Kinds))
 		for i, k := range s.Kinds {
@@ -250,6 +287,82 @@ func (db *DB) StartCopy(ctx context.Context, s store.CopyState) error {
 		db.copyKnown.Store(copyYes)
 	}
 	return mapErr("start working copy", err)
+}
+
+// kindTable returns the quoted table of kind in the copy's schema (EINVALID for a kind it
+// does not have).
+func (db *DB) kindTable(kind store.Kind) (string, error) {
+	t, err := db.Registry().Table(kind)
+	if err != nil {
+		return "", err
+	}
+	return quoteIdent(t), nil
+}
+
+// treeFirst returns reg's kinds, the tree kinds first (a record's parent is written before
+// it), each group in write order (store.Registry.WriteOrder).
+func treeFirst(reg *store.Registry) []store.Kind {
+	var trees, rest []store.Kind
+	for _, k := range reg.WriteOrder() {
+		if reg.Tree(k) {
+			trees = append(trees, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	return append(trees, rest...)
+}
+
+// subtreeKind is the kind a copy of one subtree copies part of (store.CopyState.Subtree):
+// documents.
+func subtreeKind(*store.Registry) store.Kind { return store.KindDocument }
+
+// installCopyTriggers makes, inside tx, the outbox triggers of every kind of reg and starts
+// the ids of records created in the copy at localIDBase for the kinds that have none yet.
+func (db *DB) installCopyTriggers(ctx context.Context, tx *tx, reg *store.Registry) error {
+	for _, kind := range reg.Kinds() {
+		ddl, err := copyTriggers(reg, kind)
+		if err != nil {
+			return err
+		}
+		for _, q := range ddl {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("create working copy trigger: %w", err)
+			}
+		}
+		t, _ := reg.Table(kind)
+		var seq sql.NullInt64
+		err = tx.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = ?`, t).Scan(&seq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if seq.Valid && seq.Int64 >= localIDBase {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sqlite_sequence WHERE name = ?`, t); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)`, t, localIDBase); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCopyTriggers drops, inside tx, the outbox triggers of every kind of reg.
+func dropCopyTriggers(ctx context.Context, tx *tx, reg *store.Registry) error {
+	for _, kind := range reg.Kinds() {
+		t, err := reg.Table(kind)
+		if err != nil {
+			return err
+		}
+		for _, what := range []string{"create", "save", "move"} {
+			if _, err := tx.ExecContext(ctx, "DROP TRIGGER IF EXISTS "+quoteIdent("wc_"+t+"_"+what)); err != nil {
+				return fmt.Errorf("drop working copy trigger: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // isCopy reports whether the store is a working copy.
@@ -353,10 +466,11 @@ type wcTx struct {
 	// subtree is the document the copy was cloned from (0: all documents). Its parent on
 	// the source is outside the copy, so in the copy it sits at the root.
 	subtree int64
+	reg     *store.Registry // the copy's schema as the transaction began
 }
 
-func newWCTx(ctx context.Context, t *tx) (*wcTx, error) {
-	w := &wcTx{tx: t, stmts: map[string]*sql.Stmt{}}
+func (db *DB) newWCTx(ctx context.Context, t *tx) (*wcTx, error) {
+	w := &wcTx{tx: t, stmts: map[string]*sql.Stmt{}, reg: db.Registry()}
 	var busy int
 	err := w.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM wc_outbox) OR EXISTS (SELECT 1 FROM wc_conflicts)
 		OR EXISTS (SELECT 1 FROM wc_stale), (SELECT subtree FROM wc_meta)`).Scan(&busy, &w.subtree)
@@ -403,6 +517,16 @@ func (w *wcTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.
 	return s.QueryRowContext(ctx, args...)
 }
 
+// table returns the quoted table of kind in the copy's schema (EINVALID for a kind it does
+// not have).
+func (w *wcTx) table(kind store.Kind) (string, error) {
+	t, err := w.reg.Table(kind)
+	if err != nil {
+		return "", err
+	}
+	return quoteIdent(t), nil
+}
+
 // applying sets or clears the flag that keeps the outbox triggers quiet, inside tx.
 func applying(ctx context.Context, tx *wcTx, on bool) error {
 	_, err := tx.ExecContext(ctx, `UPDATE wc_meta SET applying = ?`, on)
@@ -424,7 +548,7 @@ func hasLocalState(ctx context.Context, tx *wcTx, kind store.Kind, id int64) (bo
 // ApplySource writes records as the source has them (store.WorkingCopy).
 func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, at store.FeedPoint) error {
 	err := db.inTx(ctx, "apply source records", func(t *tx) error {
-		tx, err := newWCTx(ctx, t)
+		tx, err := db.newWCTx(ctx, t)
 		if err != nil {
 			return err
 		}
@@ -443,7 +567,7 @@ func (db *DB) ApplySource(ctx context.Context, recs []*store.Record, at store.Fe
 		}
 		if tx.quiet && subtree == 0 {
 			// Nothing local to keep: write the records in bulk, kind by kind.
-			for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+			for _, kind := range treeFirst(db.Registry()) {
 				var of []*store.Record
 				for _, r := range recs {
 					if r.Kind == kind && strings.Contains(kinds, `"`+string(kind)+`"`) {
@@ -477,7 +601,7 @@ func (db *DB) applyRecords(ctx context.Context, tx *wcTx, recs []*store.Record, 
 		if !strings.Contains(kinds, `"`+string(r.Kind)+`"`) {
 			continue
 		}
-		if r.Kind == store.KindDocument && subtree != 0 && r.ID != subtree {
+		if r.Kind == subtreeKind(db.Registry()) && subtree != 0 && r.ID != subtree {
 			in, err := db.inSubtree(ctx, tx, r, subtree)
 			if err != nil {
 				return err
@@ -511,7 +635,7 @@ func localVersions(ctx context.Context, tx *wcTx, recs []*store.Record) (map[sto
 	}
 	out := make(map[store.RecordKey]int64, len(recs))
 	for kind, of := range ids {
-		t, err := sampleTable(kind)
+		t, err := tx.table(kind)
 		if err != nil {
 			return nil, err
 		}
@@ -582,14 +706,14 @@ func (db *DB) refreshGoneConflict(ctx context.Context, tx *wcTx, r *store.Record
 
 // ApplyGone removes records the source deleted (store.WorkingCopy).
 func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, at store.FeedPoint) (int, error) {
-	t, err := sampleTable(kind)
+	t, err := db.kindTable(kind)
 	if err != nil {
 		return 0, err
 	}
 	removed := 0
 	err = db.inTx(ctx, "apply source deletes", func(tt *tx) error {
 		removed = 0 // a retried transaction counts again
-		tx, err := newWCTx(ctx, tt)
+		tx, err := db.newWCTx(ctx, tt)
 		if err != nil {
 			return err
 		}
@@ -607,9 +731,9 @@ func (db *DB) ApplyGone(ctx context.Context, kind store.Kind, ids []int64, at st
 				if busy {
 					continue // its push meets the delete: a conflict
 				}
-				if kind == store.KindDocument {
+				if db.Registry().Tree(kind) {
 					var n int
-					if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE parent_id = ?`, id).Scan(&n); err != nil {
+					if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+t+` WHERE `+store.ParentField+` = ?`, id).Scan(&n); err != nil {
 						return err
 					}
 					if n > 0 {
@@ -695,18 +819,18 @@ func (db *DB) removeLocal(ctx context.Context, tx *wcTx, t string, kind store.Ki
 
 // DropRecord removes a record the person let the source's delete have (store.WorkingCopy).
 func (db *DB) DropRecord(ctx context.Context, kind store.Kind, id int64) error {
-	t, err := sampleTable(kind)
+	t, err := db.kindTable(kind)
 	if err != nil {
 		return err
 	}
 	err = db.inTx(ctx, "drop record", func(tt *tx) error {
-		tx, err := newWCTx(ctx, tt)
+		tx, err := db.newWCTx(ctx, tt)
 		if err != nil {
 			return err
 		}
-		if kind == store.KindDocument {
+		if db.Registry().Tree(kind) {
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE parent_id = ?`, id).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+t+` WHERE `+store.ParentField+` = ?`, id).Scan(&n); err != nil {
 				return err
 			}
 			if n > 0 {
@@ -729,19 +853,24 @@ func (db *DB) inSubtree(ctx context.Context, tx *wcTx, r *store.Record, root int
 	if p == root {
 		return true, nil
 	}
+	t, err := tx.table(r.Kind)
+	if err != nil {
+		return false, err
+	}
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, p).Scan(&n)
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM `+t+` WHERE id = ?`, p).Scan(&n)
 	return n > 0, err
 }
 
 // putSource writes r exactly as the source has it, as the record and as its base. The
 // caller has set the applying flag.
 func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
-	t, err := sampleTable(r.Kind)
+	reg := db.Registry()
+	t, err := tx.table(r.Kind)
 	if err != nil {
 		return err
 	}
-	if r.Kind == store.KindDocument && r.ID == tx.subtree && r.Fields[store.ParentField] != nil {
+	if r.Kind == subtreeKind(reg) && r.ID == tx.subtree && r.Fields[store.ParentField] != nil {
 		// The subtree's root: its parent is not in the copy.
 		c := *r
 		c.Fields = r.Fields.Clone()
@@ -764,11 +893,11 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		return &store.Error{Code: store.EINVALID, Err: store.ErrSourceBehind, Message: fmt.Sprintf(
 			"the source has %s %d at version %d, but this copy took version %d from it", r.Kind, r.ID, r.Version, base)}
 	}
-	if p, ok := r.Fields[store.ParentField].(int64); ok && r.Kind == store.KindDocument {
+	if p, ok := r.Fields[store.ParentField].(int64); ok && reg.Tree(r.Kind) {
 		// The parent has not come yet (a later page of a clone or a pull: ids do not
-		// follow the tree). The document waits (Stale) and is read again once it has.
+		// follow the tree). The record waits (Stale) and is read again once it has.
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, p).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+t+` WHERE id = ?`, p).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -777,7 +906,7 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		}
 	}
 	if !tx.quiet {
-		if cycle, err := localCycle(ctx, tx, r); err != nil || cycle {
+		if cycle, err := localCycle(ctx, tx, reg, r); err != nil || cycle {
 			// The copy's own move of an ancestor waits in the outbox or the conflict
 			// queue; the source's parent would close a loop with it here. The record
 			// waits (Stale) until that move is settled, as the source's tree is.
@@ -791,16 +920,23 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 		}
 	}
 	if _, err := tx.ExecContext(ctx, upsert(t, cols, 1), args...); err != nil {
-		if isUnique(err) && r.Kind == store.KindProduct {
-			// A local record (a create not yet pushed, or a sku the source has since
-			// given to another product) holds the sku: the source's record waits until
+		if isForeignKey(err) {
+			// A record it refers to is not in the copy (yet): it came later in the same
+			// pull, or is outside the copy. The record waits (Stale), as a document
+			// whose parent has not come does. SQLite undid this statement only.
+			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
+			return err
+		}
+		if isUnique(err) && len(reg.UniqueFields(r.Kind)) > 0 {
+			// A local record (a create not yet pushed, or a key the source has since
+			// given to another record) holds a unique field's key: the source's record waits until
 			// that is settled (Stale). SQLite undid this statement only.
 			_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO wc_stale (kind, record_id) VALUES (?, ?)`, string(r.Kind), r.ID)
 			return err
 		}
 		return fmt.Errorf("write %s %d from the source: %w", r.Kind, r.ID, err)
 	}
-	if err := writeFolds(ctx, tx, sampleSchema, r.Kind, r.ID, sampleSchema.Folds(r.Kind, r.Fields)); err != nil {
+	if err := writeFolds(ctx, tx, reg, r.Kind, r.ID, reg.Folds(r.Kind, r.Fields)); err != nil {
 		return err
 	}
 	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
@@ -808,17 +944,21 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 
 // localCycle reports whether giving document r its source parent would put it under
 // itself in the copy's tree.
-func localCycle(ctx context.Context, tx *wcTx, r *store.Record) (bool, error) {
+func localCycle(ctx context.Context, tx *wcTx, reg *store.Registry, r *store.Record) (bool, error) {
 	p, ok := r.Fields[store.ParentField].(int64)
-	if r.Kind != store.KindDocument || !ok {
+	if !reg.Tree(r.Kind) || !ok {
 		return false, nil
+	}
+	t, err := tx.table(r.Kind)
+	if err != nil {
+		return false, err
 	}
 	for range store.MaxDepth + 2 {
 		if p == r.ID {
 			return true, nil
 		}
 		var next sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT parent_id FROM documents WHERE id = ?`, p).Scan(&next)
+		err := tx.QueryRowContext(ctx, `SELECT `+store.ParentField+` FROM `+t+` WHERE id = ?`, p).Scan(&next)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !next.Valid) {
 			return false, nil
 		}
@@ -848,10 +988,10 @@ func (db *DB) sourceColumns(kind store.Kind) []string {
 	cols := make([]string, 0, len(fields)+5)
 	cols = append(cols, "id")
 	for _, f := range fields {
-		cols = append(cols, f.Name)
+		cols = append(cols, quoteIdent(f.Name))
 	}
-	if kind == store.KindProduct {
-		cols = append(cols, "sku_key")
+	for _, f := range db.Registry().UniqueFields(kind) {
+		cols = append(cols, quoteIdent(store.UniqueKeyColumn(f.Name)))
 	}
 	return append(cols, "version", "updated_at", "updated_by")
 }
@@ -871,9 +1011,9 @@ func (db *DB) appendSourceValues(args []any, r *store.Record) ([]any, error) {
 		}
 		args = append(args, c)
 	}
-	if r.Kind == store.KindProduct {
-		sku, _ := r.Fields["sku"].(string)
-		args = append(args, store.SKUKey(sku))
+	for _, f := range db.Registry().UniqueFields(r.Kind) {
+		v, _ := r.Fields[f.Name].(string)
+		args = append(args, store.SKUKey(v))
 	}
 	return append(args, r.Version, formatTime(r.UpdatedAt), r.UpdatedBy), nil
 }
@@ -956,20 +1096,20 @@ func (db *DB) buildChunk(recs []*store.Record) rowChunk {
 		}
 		c.cols, c.args = cols, append(c.args, args...)
 		c.base = append(c.base, string(kind), r.ID, r.Version)
-		c.ids, c.folds = append(c.ids, r.ID), append(c.folds, sampleSchema.Folds(kind, r.Fields))
+		c.ids, c.folds = append(c.ids, r.ID), append(c.folds, db.Registry().Folds(kind, r.Fields))
 	}
 	return c
 }
 
 func (db *DB) putChunk(ctx context.Context, tx *wcTx, c rowChunk) error {
-	t, err := sampleTable(c.recs[0].Kind)
+	t, err := tx.table(c.recs[0].Kind)
 	if err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, upsert(t, c.cols, len(c.recs)), c.args...); err != nil {
 		return err
 	}
-	if err := writeFoldsBulk(ctx, tx, sampleSchema, c.recs[0].Kind, c.ids, c.folds); err != nil {
+	if err := writeFoldsBulk(ctx, tx, db.Registry(), c.recs[0].Kind, c.ids, c.folds); err != nil {
 		return err
 	}
 	rows := strings.Repeat("(?, ?, ?), ", len(c.recs)-1) + "(?, ?, ?)"
@@ -1051,8 +1191,14 @@ func (db *DB) scanEntries(rows *sql.Rows) ([]store.OutboxEntry, error) {
 		if e.Before, err = db.decodeValues(e.Kind, before); err != nil {
 			return nil, err
 		}
-		if e.After, err = db.decodeValues(e.Kind, after); err != nil {
+		var unknown bool
+		if e.After, unknown, err = db.decodeKnown(e.Kind, after); err != nil {
 			return nil, err
+		}
+		if unknown {
+			if err := keepUnknown(db.Registry(), e.Kind, before, after, e.After); err != nil {
+				return nil, err
+			}
 		}
 		if e.At, err = parseTime(at); err != nil {
 			return nil, err
@@ -1081,7 +1227,7 @@ func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase
 // (store.WorkingCopy).
 func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
 	err := db.inTx(ctx, "acknowledge outbox entries", func(t *tx) error {
-		tx, err := newWCTx(ctx, t)
+		tx, err := db.newWCTx(ctx, t)
 		if err != nil {
 			return err
 		}
@@ -1163,7 +1309,7 @@ func (db *DB) ackEntry(ctx context.Context, tx *wcTx, seq int64, rec *store.Reco
 // and children agree again. The caller has set the applying flag, so none of this is queued
 // as a local change.
 func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, id int64) error {
-	t, err := sampleTable(kind)
+	t, err := tx.table(kind)
 	if err != nil {
 		return err
 	}
@@ -1171,8 +1317,9 @@ func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, 
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE id = ?", id).Scan(&have); err != nil {
 		return err
 	}
-	if kind == store.KindDocument {
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM documents WHERE parent_id = ?)`, local).Scan(&children); err != nil {
+	tree := db.Registry().Tree(kind)
+	if tree {
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+t+` WHERE `+store.ParentField+` = ?)`, local).Scan(&children); err != nil {
 			return err
 		}
 	}
@@ -1194,24 +1341,24 @@ func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, 
 	if err != nil {
 		return fmt.Errorf("give %s %d the source's id %d: %w", kind, local, id, err)
 	}
-	if kind != store.KindDocument {
+	if !tree {
 		return nil
 	}
 	p := store.ParentField
 	if children > 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE documents SET `+p+` = ? WHERE `+p+` = ?`, id, local); err != nil {
-			return fmt.Errorf("move the children of document %d to its source id %d: %w", local, id, err)
+		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET `+p+` = ? WHERE `+p+` = ?`, id, local); err != nil {
+			return fmt.Errorf("move the children of %s %d to its source id %d: %w", kind, local, id, err)
 		}
 	}
 	path := "'$." + p + "'"
 	for _, q := range []string{
-		`UPDATE wc_outbox SET before = json_set(before, ` + path + `, ?) WHERE kind = 'document' AND json_extract(before, ` + path + `) = ?`,
-		`UPDATE wc_outbox SET after = json_set(after, ` + path + `, ?) WHERE kind = 'document' AND json_extract(after, ` + path + `) = ?`,
-		`UPDATE wc_conflicts SET base = json_set(base, ` + path + `, ?) WHERE kind = 'document' AND json_extract(base, ` + path + `) = ?`,
-		`UPDATE wc_conflicts SET mine = json_set(mine, ` + path + `, ?) WHERE kind = 'document' AND json_extract(mine, ` + path + `) = ?`,
+		`UPDATE wc_outbox SET before = json_set(before, ` + path + `, ?) WHERE kind = ? AND json_extract(before, ` + path + `) = ?`,
+		`UPDATE wc_outbox SET after = json_set(after, ` + path + `, ?) WHERE kind = ? AND json_extract(after, ` + path + `) = ?`,
+		`UPDATE wc_conflicts SET base = json_set(base, ` + path + `, ?) WHERE kind = ? AND json_extract(base, ` + path + `) = ?`,
+		`UPDATE wc_conflicts SET mine = json_set(mine, ` + path + `, ?) WHERE kind = ? AND json_extract(mine, ` + path + `) = ?`,
 	} {
-		if _, err := tx.ExecContext(ctx, q, id, local); err != nil {
-			return fmt.Errorf("point queued changes at document %d's source id %d: %w", local, id, err)
+		if _, err := tx.ExecContext(ctx, q, id, string(kind), local); err != nil {
+			return fmt.Errorf("point queued changes at %s %d's source id %d: %w", kind, local, id, err)
 		}
 	}
 	return nil
@@ -1220,7 +1367,7 @@ func (db *DB) remapLocal(ctx context.Context, tx *wcTx, kind store.Kind, local, 
 // QueueConflict replaces an outbox entry by a conflict (store.WorkingCopy).
 func (db *DB) QueueConflict(ctx context.Context, seq int64, c store.CopyConflict) error {
 	err := db.inTx(ctx, "queue conflict", func(t *tx) error {
-		tx, err := newWCTx(ctx, t)
+		tx, err := db.newWCTx(ctx, t)
 		if err != nil {
 			return err
 		}
@@ -1274,11 +1421,22 @@ func (db *DB) putConflict(ctx context.Context, tx *wcTx, c store.CopyConflict) e
 	return err
 }
 
-// conflictColumns are the columns scanConflict reads from wc_conflicts, the last one the
+// conflictColumns returns the columns scanConflict reads from wc_conflicts, the last one the
 // version of the conflict's record in the copy (0 when it holds none).
-const conflictColumns = `kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at,
-	coalesce(CASE kind WHEN 'product' THEN (SELECT version FROM products WHERE id = record_id)
-		WHEN 'document' THEN (SELECT version FROM documents WHERE id = record_id) END, 0)`
+func (db *DB) conflictColumns() string {
+	reg := db.Registry()
+	var b strings.Builder
+	b.WriteString(`kind, record_id, op, reason, fields, base, mine, theirs, theirs_version, base_version, actor, at, coalesce(CASE kind`)
+	for _, kind := range reg.Kinds() {
+		t, err := reg.Table(kind)
+		if err != nil {
+			continue
+		}
+		b.WriteString(" WHEN " + sqlString(string(kind)) + " THEN (SELECT version FROM " + quoteIdent(t) + " WHERE id = record_id)")
+	}
+	b.WriteString(" ELSE NULL END, 0)")
+	return b.String()
+}
 
 func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 	var (
@@ -1310,7 +1468,7 @@ func (db *DB) scanConflict(sc scanner) (store.CopyConflict, error) {
 }
 
 func (db *DB) findConflict(ctx context.Context, q querier, kind store.Kind, id int64) (store.CopyConflict, error) {
-	c, err := db.scanConflict(q.QueryRowContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id))
+	c, err := db.scanConflict(q.QueryRowContext(ctx, `SELECT `+db.conflictColumns()+` FROM wc_conflicts WHERE kind = ? AND record_id = ?`, string(kind), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, store.NoConflict(kind, id)
 	}
@@ -1319,7 +1477,7 @@ func (db *DB) findConflict(ctx context.Context, q querier, kind store.Kind, id i
 
 // Conflicts returns the open conflicts (store.WorkingCopy).
 func (db *DB) Conflicts(ctx context.Context) ([]store.CopyConflict, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts ORDER BY kind, record_id`)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+db.conflictColumns()+` FROM wc_conflicts ORDER BY kind, record_id`)
 	if err != nil {
 		return nil, mapErr("read conflicts", err)
 	}
@@ -1338,7 +1496,7 @@ func (db *DB) Conflicts(ctx context.Context) ([]store.CopyConflict, error) {
 // takeConflict reads the conflict of kind id in t and, when check accepts it, removes it from
 // the queue: the first step of answering one, whatever the answer.
 func (db *DB) takeConflict(ctx context.Context, t *tx, kind store.Kind, id int64, check func(store.CopyConflict) error) (*wcTx, store.CopyConflict, error) {
-	tx, err := newWCTx(ctx, t)
+	tx, err := db.newWCTx(ctx, t)
 	if err != nil {
 		return nil, store.CopyConflict{}, err
 	}
@@ -1397,10 +1555,11 @@ func (db *DB) ResolveConflict(ctx context.Context, kind store.Kind, id int64, va
 // writeLocal writes vals (copy columns) into the copy's record kind id as a write of actor:
 // with the applying flag clear, the outbox triggers queue it as a local save would.
 func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int64, vals store.Values, actor string) error {
-	tbl, err := sampleTable(kind)
+	tbl, err := tx.table(kind)
 	if err != nil {
 		return err
 	}
+	reg := db.Registry()
 	var sets []string
 	var args []any
 	for _, f := range db.copyColumns(kind) {
@@ -1412,11 +1571,11 @@ func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int6
 		if err != nil {
 			return err
 		}
-		sets, args = append(sets, f.Name+" = ?"), append(args, enc)
+		sets, args = append(sets, quoteIdent(f.Name)+" = ?"), append(args, enc)
 	}
-	if kind == store.KindProduct {
-		if sku, ok := vals["sku"].(string); ok {
-			sets, args = append(sets, "sku_key = ?"), append(args, store.SKUKey(sku))
+	for _, f := range reg.UniqueFields(kind) {
+		if v, ok := vals[f.Name].(string); ok {
+			sets, args = append(sets, quoteIdent(store.UniqueKeyColumn(f.Name))+" = ?"), append(args, store.SKUKey(v))
 		}
 	}
 	sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
@@ -1424,7 +1583,7 @@ func (db *DB) writeLocal(ctx context.Context, tx *wcTx, kind store.Kind, id int6
 	if _, err := tx.ExecContext(ctx, "UPDATE "+tbl+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
 		return err
 	}
-	return writeFolds(ctx, tx, sampleSchema, kind, id, sampleSchema.Folds(kind, vals))
+	return writeFolds(ctx, tx, reg, kind, id, reg.Folds(kind, vals))
 }
 
 // queueResolution adds the outbox entries that take a resolution to the source
@@ -1517,6 +1676,13 @@ func (db *DB) copyWriter(ctx context.Context, actor store.Actor) (*store.CopySta
 }
 
 // isUnique reports whether err is a unique constraint failing.
+// isForeignKey reports whether err is SQLite's refusal of a row whose reference names no
+// row.
+func isForeignKey(err error) bool {
+	code, ok := sqliteCode(err)
+	return ok && code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
 func isUnique(err error) bool {
 	code, ok := sqliteCode(err)
 	return ok && code == sqlite3.SQLITE_CONSTRAINT_UNIQUE

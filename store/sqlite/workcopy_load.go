@@ -31,7 +31,8 @@ const (
 	ftsHashSize  = 1 << 20
 )
 
-// LoadCopy writes a clone's products in one transaction (store.CopyLoader).
+// LoadCopy writes a clone's records of a kind that is not a tree in one transaction
+// (store.CopyLoader).
 //
 // Per row, a product written through the table's triggers and indexes costs far more than
 // the row itself: four FTS5 trigram indexes flushed at every statement (FTS5 writes its
@@ -55,10 +56,11 @@ const (
 // the pure-Go allocator returns every page to the system one by one when it shrinks or
 // closes (measured: 64 MiB of cache, 1.2 s more system time for 100,000 products).
 func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(*store.Record) error) error) error {
-	if kind != store.KindProduct {
-		return store.Errorf(store.EINVALID, "load working copy: only products are loaded in bulk (documents need their parents first), not %ss", kind)
+	reg := db.Registry()
+	if reg.Tree(kind) {
+		return store.Errorf(store.EINVALID, "load working copy: %ss are a tree, not loaded in bulk (each needs its parent first)", kind)
 	}
-	t, err := sampleTable(kind)
+	t, err := reg.Table(kind)
 	if err != nil {
 		return err
 	}
@@ -73,8 +75,8 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 		// search folds (foldTable), so that their triggers and indexes are taken out and
 		// their FTS5 indexes rebuilt.
 		tables := []string{t}
-		for _, name := range sampleSchema.FoldedFields(kind) {
-			ft, err := foldTable(sampleSchema, kind, name)
+		for _, name := range reg.FoldedFields(kind) {
+			ft, err := foldTable(reg, kind, name)
 			if err != nil {
 				return err
 			}
@@ -188,10 +190,11 @@ var errLoadStopped = errors.New("load working copy: the load stopped")
 // on the bulk connection bc, with arguments the encoder has made bulkValues (converted as
 // database/sql converts them, on the encoder's goroutine).
 func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
-	folded := sampleSchema.FoldedFields(kind)
+	reg := db.Registry()
+	folded := reg.FoldedFields(kind)
 	foldTables := make([]string, len(folded))
 	for i, name := range folded {
-		ft, err := foldTable(sampleSchema, kind, name)
+		ft, err := foldTable(reg, kind, name)
 		if err != nil {
 			return err
 		}

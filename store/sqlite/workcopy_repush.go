@@ -17,7 +17,7 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 	}
 	err = db.inTx(ctx, "repush", func(t *tx) error {
 		queued, conflicts = 0, 0 // a retried transaction counts again
-		tx, err := newWCTx(ctx, t)
+		tx, err := db.newWCTx(ctx, t)
 		if err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 			return err
 		}
 		done := map[store.RecordKey]bool{}
-		for _, kind := range []store.Kind{store.KindDocument, store.KindProduct} {
+		for _, kind := range treeFirst(db.Registry()) {
 			ids, err := localIDs(ctx, tx, kind)
 			if err != nil {
 				return err
@@ -95,7 +95,7 @@ func (db *DB) Repush(ctx context.Context, recs []*store.Record, at store.FeedPoi
 
 // readLocalState reads the outbox and the conflicts inside tx (store.LocalStateOf).
 func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*store.LocalState, error) {
-	rows, err := tx.Tx.QueryContext(ctx, `SELECT `+conflictColumns+` FROM wc_conflicts`)
+	rows, err := tx.Tx.QueryContext(ctx, `SELECT `+db.conflictColumns()+` FROM wc_conflicts`)
 	if err != nil {
 		return nil, fmt.Errorf("read conflicts: %w", err)
 	}
@@ -125,7 +125,7 @@ func (db *DB) readLocalState(ctx context.Context, tx *wcTx) (*store.LocalState, 
 
 // localIDs returns the ids of the copy's records of kind.
 func localIDs(ctx context.Context, tx *wcTx, kind store.Kind) ([]int64, error) {
-	t, err := sampleTable(kind)
+	t, err := tx.table(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (db *DB) repushRecord(ctx context.Context, tx *wcTx, k store.RecordKey, bas
 		return 0, 1, db.putConflict(ctx, tx, store.CopyConflict{Op: store.CopyCreate, Kind: k.Kind, ID: k.ID,
 			Reason: store.RepushLostReason, Base: b, Mine: mine, Actor: actor})
 	}
-	if k.Kind == store.KindDocument && k.ID == tx.subtree && theirs.Fields[store.ParentField] != nil {
+	if k.Kind == subtreeKind(db.Registry()) && k.ID == tx.subtree && theirs.Fields[store.ParentField] != nil {
 		// The subtree's root: the copy holds it without its parent (putSource), which is
 		// no difference from the source.
 		r := *theirs

@@ -32,6 +32,7 @@ func RunWorkingCopy(t *testing.T, open CopyOpener) {
 		{"SystemWrite", testCopySystemWrite},
 		{"Delete", testCopyDelete},
 		{"PulledEvents", testCopyPulledEvents},
+		{"TakeSchema", testCopyTakeSchema},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
