@@ -685,8 +685,9 @@ func (s updateSteps) CompleteKey(p *store.UpdateRequest, done store.KeyResult) e
 
 // relativeSave is the one-statement form of the commonest save, which
 // store.UpdateRequest.OneStatement allows: relative changes only, without a lease token or
-// a history version (store.RelativeSaver, run before the save's transaction, since it is a
-// transaction of its own). One statement (a CTE) updates the record,
+// a history version: the step store.RelativeSaver describes, run here before the save's
+// transaction (and store.RunUpdate after it, when it wrote nothing), since it is a
+// transaction of its own. One statement (a CTE) updates the record,
 // inserts its change row and its idempotency key's row, as an implicit transaction, so the
 // row lock is held for no round trip to the client, as a plain UPDATE's is. The decisions
 // store.RunUpdate makes in Go are conditions of that statement here: the UPDATE matches nothing when
