@@ -121,3 +121,66 @@ func LeaseLost(cur Lease, fence int64, now time.Time) error {
 	l.Token, l.Fence = "", fence
 	return &LeaseError{Lease: l, Lost: true, Now: now, Reason: reason}
 }
+
+// LeaseGrant is a lease token's grant as a store keeps it: the scope it was granted on and
+// its fencing number.
+type LeaseGrant struct {
+	Kind     Kind
+	RecordID int64
+	Group    string
+	Fence    int64
+}
+
+// WriteLeases is what a store read, inside a write's transaction, for the lease check of a
+// write (CheckWriteLeases).
+type WriteLeases struct {
+	// Now is the database's time.
+	Now time.Time
+	// Grant is the presented token's grant; nil when no token was presented or the store
+	// never granted it.
+	Grant *LeaseGrant
+	// Current is the current lease of the grant's scope; nil when the store has none, or
+	// when it was not read (no grant, or a grant of another record).
+	Current *Lease
+	// Others are leases of the written groups of the record held under another token than
+	// the presented one, live or not (a store may leave out those that are not live).
+	Others []Lease
+}
+
+// CheckWriteLeases decides the lease check of a write of kind id presenting token ("" for
+// none), from what the store read (w): a presented token must be one the store granted
+// (else ELEASE, UnknownTokenError), for this record (else EINVALID), and still the current,
+// live lease of its scope (else LeaseLost's *LeaseError); then no other token's live lease
+// may cover a written group (else a *LeaseError naming the holder, of the first such group
+// by name). A write without a token under a live lease is refused even when the holder has
+// the writer's name: the token binds. Every store's writes (saves, creates, moves, deletes)
+// ask it, so they refuse in the same order and the same words.
+func CheckWriteLeases(kind Kind, id int64, token string, w WriteLeases) error {
+	if token != "" {
+		g := w.Grant
+		if g == nil {
+			return UnknownTokenError(kind, id, w.Now)
+		}
+		if g.Kind != kind || g.RecordID != id {
+			return Errorf(EINVALID, "the lease token belongs to %s %d, not %s %d", g.Kind, g.RecordID, kind, id)
+		}
+		if w.Current == nil {
+			return Errorf(EINTERNAL, "lease of %s %d (%s) is missing", g.Kind, g.RecordID, g.Group)
+		}
+		if err := LeaseLost(*w.Current, g.Fence, w.Now); err != nil {
+			return err
+		}
+	}
+	var blocker *Lease
+	for i, l := range w.Others {
+		if l.Live(w.Now) && (blocker == nil || l.Group < blocker.Group) {
+			blocker = &w.Others[i]
+		}
+	}
+	if blocker == nil {
+		return nil
+	}
+	l := *blocker
+	l.Token = ""
+	return &LeaseError{Lease: l, Now: w.Now}
+}

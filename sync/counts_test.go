@@ -40,7 +40,7 @@ func TestSync_CountsAfterConflicts(t *testing.T) {
 				t.Fatalf("no conflict for the move of %d: %v", f.x, describe(rep.Conflicts))
 			}
 			if move.Gone() || strings.Contains(move.Reason, "not on the source any more") ||
-				!strings.Contains(move.Reason, "new parent") || !strings.Contains(move.Reason, "parent document "+itoa(f.y)) {
+				!strings.Contains(move.Reason, "new parent") || !strings.Contains(move.Reason, "parent "+itoa(f.y)+" not found") {
 				t.Errorf("move conflict of document %d (on the source, its new parent %d is not): gone %v, reason %q",
 					f.x, f.y, move.Gone(), move.Reason)
 			}

@@ -21,28 +21,25 @@ type lease struct {
 	store.Lease
 }
 
-// checkLeases refuses a write to groups of a record when another holder's live lease covers
-// one of them, or when the presented token is no longer valid.
+// checkLeases is the lease check of a write: it gathers what store.CheckWriteLeases decides
+// on (the presented token's grant and its scope's current lease, the leases of the written
+// groups held under other tokens) and asks it.
 func (db *DB) checkLeases(kind store.Kind, id int64, groups []string, token string, now time.Time) error {
+	w := store.WriteLeases{Now: now}
 	if token != "" {
-		l, ok := db.tokens[token]
-		if !ok {
-			return store.UnknownTokenError(kind, id, now)
-		}
-		if l.Kind != kind || l.RecordID != id {
-			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", l.Kind, l.RecordID, kind, id)
-		}
-		if err := db.lost(l, now); err != nil {
-			return err
+		if l, ok := db.tokens[token]; ok {
+			w.Grant = &store.LeaseGrant{Kind: l.Kind, RecordID: l.RecordID, Group: l.Group, Fence: l.Fence}
+			if cur, ok := db.leases[leaseScope{l.Kind, l.RecordID, l.Group}]; ok {
+				w.Current = &cur.Lease
+			}
 		}
 	}
 	for _, g := range groups {
-		l, ok := db.leases[leaseScope{kind, id, g}]
-		if ok && l.Live(now) && l.Token != token {
-			return &store.LeaseError{Lease: l.public(), Now: now}
+		if l, ok := db.leases[leaseScope{kind, id, g}]; ok && l.Token != token {
+			w.Others = append(w.Others, l.Lease)
 		}
 	}
-	return nil
+	return store.CheckWriteLeases(kind, id, token, w)
 }
 
 // lost decides whether the grant l is still valid at now (store.LeaseLost), against the

@@ -222,15 +222,14 @@ func (db *DB) recordExists(kind store.Kind, id int64) (bool, error) {
 // errors: ECONFLICT (*store.ConflictError), ENOTFOUND, EINVALID, EFORBIDDEN
 // (*store.OwnershipError), ELEASE (*store.LeaseError).
 func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
-	if err != nil {
+	if _, err := store.ActorFrom(ctx); err != nil {
 		return nil, err
 	}
 	if err := db.begin(ctx, "UpdateRecord"); err != nil {
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	res, err := db.update(ctx, actor, kind, id, u)
+	res, err := db.update(ctx, kind, id, u)
 	if err == nil && len(db.lostReply) > 0 {
 		err, db.lostReply = db.lostReply[0], db.lostReply[1:]
 		return nil, err
@@ -238,91 +237,105 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	return res, err
 }
 
-// update is UpdateRecord under the lock, in the order store.Records gives: a completed key
-// replays first, then the lease check, then PlanUpdate on the current record, then the write.
-func (db *DB) update(ctx context.Context, actor store.Actor, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
-	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
-		return nil, fmt.Errorf("update %s %d: %w", kind, id, err)
+// update is UpdateRecord under the lock: the working copy's check, then store.RunUpdate's
+// sequence with the steps below.
+func (db *DB) update(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
+	p, err := db.Registry().NewUpdateRequest(ctx, kind, id, u)
+	if err != nil {
+		return nil, err
 	}
 	if db.wc != nil {
-		if err := db.Registry().CheckCopySave(&db.wc.meta, kind, actor, u); err != nil {
+		if err := db.Registry().CheckCopySave(&db.wc.meta, kind, p.Actor, u); err != nil {
 			return nil, err
 		}
 	}
-	r, err := db.find(kind, id)
+	return db.Registry().RunUpdate(p, updateSteps{saveChecks{db, kind, id}, db.dbNow()})
+}
+
+// updateSteps are a save's steps under the lock (store.UpdateSteps).
+type updateSteps struct {
+	saveChecks
+	now time.Time // the database clock of the save
+}
+
+func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
+	r := s.db.records[s.kind][s.id]
+	// The lease check is a few map lookups here: it always runs.
+	return store.UpdateRead{Current: r, Leased: true}, nil
+}
+
+func (s updateSteps) TakeKey(p *store.UpdateRequest) (*store.KeyResult, error) {
+	return s.db.savedKey(p.Update.IdempotencyKey, p.Hash, s.now)
+}
+
+func (s updateSteps) Find(id int64) (*store.Record, error) {
+	r, err := s.db.find(s.kind, id)
 	if err != nil {
 		return nil, err
 	}
-	now := db.dbNow()
-	var hash string
-	if u.IdempotencyKey != "" {
-		hash = store.RequestHash(kind, id, u)
-		replay, err := db.savedKey(u.IdempotencyKey, hash, now)
-		if err != nil {
-			return nil, err
-		}
-		if replay != nil {
-			return replay.Replay(r.Clone()), nil
-		}
-	}
-	if err := db.checkLeases(kind, id, db.Registry().UpdateGroups(kind, u), u.LeaseToken, now); err != nil {
-		return nil, err
-	}
-	plan, err := db.Registry().PlanUpdate(r, u)
+	return r.Clone(), nil
+}
+
+func (s updateSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.kind, id, groups, token, s.now)
+}
+
+func (s updateSteps) Conflict(id, base int64) error {
+	r, err := s.db.find(s.kind, id)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if plan.Stale {
-		return nil, db.conflict(r, u.BaseVersion)
+	return s.db.conflict(r, base)
+}
+
+func (s updateSteps) Write(p *store.UpdateRequest, r *store.Record, plan *store.SavePlan, done store.KeyResult) (*store.UpdateResult, error) {
+	db, actor := s.db, p.Actor
+	pre := db.Registry().PreImage(s.kind, store.Update{Set: plan.Set}, r, p.Keep)
+	var old *store.Record // what a working copy's outbox entry says the save changed
+	if db.wc != nil {
+		old = r.Clone()
 	}
-	res := store.Unchanged(r)
-	if !plan.Unchanged {
-		if err := db.Registry().CheckSave(kind, plan, saveChecks{db, kind, id}); err != nil {
+	for name, d := range plan.Add {
+		cur, _ := r.Fields[name].(int64)
+		r.Fields[name] = cur + d
+	}
+	for name, v := range plan.Set {
+		if s, ok := v.([]string); ok {
+			v = slices.Clone(s)
+		}
+		r.Fields[name] = v
+	}
+	stamp := db.stamp()
+	r.Version++
+	r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
+	if old != nil {
+		db.queueWrite(old, r)
+	}
+	names := plan.FieldNames()
+	if p.Keep {
+		if err := db.addVersion(r, actor.HistoryName(), stamp, names, pre); err != nil {
 			return nil, err
 		}
-		keep := store.KeepsHistory(ctx, actor)
-		pre := db.Registry().PreImage(kind, store.Update{Set: plan.Set}, r, keep)
-		var old *store.Record // what a working copy's outbox entry says the save changed
-		if db.wc != nil {
-			old = r.Clone()
-		}
-		for name, d := range plan.Add {
-			cur, _ := r.Fields[name].(int64)
-			r.Fields[name] = cur + d
-		}
-		for name, v := range plan.Set {
-			if s, ok := v.([]string); ok {
-				v = slices.Clone(s)
-			}
-			r.Fields[name] = v
-		}
-		stamp := db.stamp()
-		r.Version++
-		r.UpdatedBy, r.UpdatedAt = actor.Name, stamp
-		if old != nil {
-			db.queueWrite(old, r)
-		}
-		names := plan.FieldNames()
-		if keep {
-			if err := db.addVersion(r, actor.HistoryName(), stamp, names, pre); err != nil {
-				return nil, err
-			}
-		}
-		var deltas map[string]int64
-		if len(plan.Add) > 0 {
-			deltas = maps.Clone(plan.Add)
-		}
-		db.appendChange(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: r.Version,
-			Actor: actor.Name, Role: actor.Role, Fields: names, Deltas: deltas, History: keep, At: stamp})
-		res = &store.UpdateResult{Record: r, Version: r.Version}
 	}
-	if u.IdempotencyKey != "" {
-		db.keys[keyID{store.ScopeAPI, u.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI, Key: u.IdempotencyKey,
-			Status: store.KeyCompleted, RequestHash: hash, Result: store.ResultOf(res).Encode(), Owner: actor.Name,
-			CreatedAt: now, ExpiresAt: now.Add(store.DefaultCompletedTTL)}
+	var deltas map[string]int64
+	if len(plan.Add) > 0 {
+		deltas = maps.Clone(plan.Add)
 	}
-	res.Record = r.Clone()
-	return res, nil
+	db.appendChange(store.Change{Event: store.EventSaved, Kind: s.kind, RecordID: s.id, Version: r.Version,
+		Actor: actor.Name, Role: actor.Role, Fields: names, Deltas: deltas, History: p.Keep, At: stamp})
+	if p.Update.IdempotencyKey != "" {
+		if err := s.CompleteKey(p, done); err != nil {
+			return nil, err
+		}
+	}
+	return &store.UpdateResult{Record: r.Clone(), Version: r.Version}, nil
+}
+
+func (s updateSteps) CompleteKey(p *store.UpdateRequest, done store.KeyResult) error {
+	s.db.keys[keyID{store.ScopeAPI, p.Update.IdempotencyKey}] = &store.KeyRecord{Scope: store.ScopeAPI,
+		Key: p.Update.IdempotencyKey, Status: store.KeyCompleted, RequestHash: p.Hash, Result: done.Encode(),
+		Owner: p.Actor.Name, CreatedAt: s.now, ExpiresAt: s.now.Add(store.DefaultCompletedTTL)}
+	return nil
 }
 
 func (db *DB) conflict(r *store.Record, base int64) *store.ConflictError {
@@ -345,8 +358,7 @@ func isRecordEvent(e store.Event) bool { return store.IsRecordEvent(e) && e != s
 // another writer changed the record between the read and the write, fn is called again
 // (bounded; then EBUSY). fn may call the store's read methods. Same errors as UpdateRecord.
 func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn func(*store.Record) (store.Update, error)) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
-	if err != nil {
+	if _, err := store.ActorFrom(ctx); err != nil {
 		return nil, err
 	}
 	db.lockedMu.Lock()
@@ -378,7 +390,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 			db.mu.Unlock()
 			continue // someone wrote in between: read again, as a retried transaction would
 		}
-		res, err := db.update(ctx, actor, kind, id, u)
+		res, err := db.update(ctx, kind, id, u)
 		db.mu.Unlock()
 		return res, err
 	}

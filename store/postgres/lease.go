@@ -44,12 +44,11 @@ func scanLease(row scanner, extra ...any) (leaseRow, error) {
 	return l, nil
 }
 
-// checkLeases is the lease check of a write, inside the write's transaction. The lease rows
-// of the written groups (and the presented token's row) are locked FOR SHARE, so a takeover
-// waits until this write has committed: a holder whose lease ended can never write after the
-// new holder got it. token is the presented lease token ("" for none). A live lease of
-// another token on a written group is an ELEASE *LeaseError naming its holder, whoever
-// writes: the token binds, not the holder's name.
+// checkLeases is the lease check of a write, inside the write's transaction: it reads what
+// store.CheckWriteLeases decides on and asks it. The lease rows of the written groups (and
+// the presented token's row) are locked FOR SHARE, so a takeover waits until this write has
+// committed: a holder whose lease ended can never write after the new holder got it. token
+// is the presented lease token ("" for none).
 func (db *DB) checkLeases(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, groups []string, token string) error {
 	hash := ""
 	if token != "" {
@@ -75,34 +74,32 @@ func (db *DB) checkLeases(ctx context.Context, tx pgx.Tx, kind store.Kind, id in
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	w := store.WriteLeases{Now: now.UTC()}
 	if token != "" {
-		i := slices.IndexFunc(ls, func(l leaseRow) bool { return l.hash == hash })
-		if i < 0 {
-			err := db.lostLease(ctx, tx, hash, kind, id)
-			var se *store.Error
-			if errors.As(err, &se) && se.Code == store.ENOTFOUND {
-				return store.UnknownTokenError(kind, id, now.UTC())
+		if i := slices.IndexFunc(ls, func(l leaseRow) bool { return l.hash == hash }); i >= 0 {
+			mine := ls[i]
+			w.Grant = &store.LeaseGrant{Kind: mine.Kind, RecordID: mine.RecordID, Group: mine.Group, Fence: mine.Fence}
+			w.Current = &mine.Lease
+		} else {
+			// Not the current lease of any scope: the grant says which scope it was.
+			g, cur, at, err := db.findGrant(ctx, tx, hash)
+			if err != nil {
+				return err
 			}
-			return err
-		}
-		mine := ls[i]
-		if mine.Kind != kind || mine.RecordID != id {
-			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", mine.Kind, mine.RecordID, kind, id)
-		}
-		if err := store.LeaseLost(mine.Lease, mine.Fence, now.UTC()); err != nil {
-			return err
+			if w.Grant = g; g != nil && g.Kind == kind && g.RecordID == id {
+				w.Current = cur
+			}
+			if !at.IsZero() {
+				w.Now = at.UTC()
+			}
 		}
 	}
 	for _, l := range ls {
-		if l.Kind != kind || l.RecordID != id || !slices.Contains(groups, l.Group) {
-			continue
+		if l.Kind == kind && l.RecordID == id && slices.Contains(groups, l.Group) && l.hash != hash {
+			w.Others = append(w.Others, l.public())
 		}
-		if l.hash == hash || !l.Live(now) {
-			continue
-		}
-		return &store.LeaseError{Lease: l.public(), Now: now.UTC()}
 	}
-	return nil
+	return store.CheckWriteLeases(kind, id, token, w)
 }
 
 // public returns the lease without anything secret.
@@ -112,38 +109,57 @@ func (l leaseRow) public() store.Lease {
 	return p
 }
 
+// findGrant returns the grant of the token whose hash is hash (nil when no lease was ever
+// granted with it), the current lease of the grant's scope (nil when missing) and the
+// database's time it was read at.
+func (db *DB) findGrant(ctx context.Context, q querier, hash string) (*store.LeaseGrant, *store.Lease, time.Time, error) {
+	var (
+		gkind string
+		g     store.LeaseGrant
+		now   time.Time
+	)
+	err := q.QueryRow(ctx, `SELECT kind, record_id, grp, fence FROM lease_grants WHERE token_hash = $1`, hash).
+		Scan(&gkind, &g.RecordID, &g.Group, &g.Fence)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, now, nil
+	}
+	if err != nil {
+		return nil, nil, now, err
+	}
+	g.Kind = store.Kind(gkind)
+	cur, err := scanLease(q.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
+		WHERE kind = $1 AND record_id = $2 AND grp = $3`, gkind, g.RecordID, g.Group), &now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &g, nil, now, nil
+	}
+	if err != nil {
+		return nil, nil, now, err
+	}
+	return &g, &cur.Lease, now, nil
+}
+
 // lostLease explains a token that is not the current grant of its scope: ELEASE (Lost,
 // "taken over by bob") for a token that was granted once, EINVALID when it belongs to another
 // record than kind/id (kind "" skips that check), ENOTFOUND "no lease has this token" for a
 // token never granted.
 func (db *DB) lostLease(ctx context.Context, q querier, hash string, kind store.Kind, id int64) error {
-	var gkind string
-	var gid, fence int64
-	var group string
-	err := q.QueryRow(ctx, `SELECT kind, record_id, grp, fence FROM lease_grants WHERE token_hash = $1`, hash).
-		Scan(&gkind, &gid, &group, &fence)
-	if errors.Is(err, pgx.ErrNoRows) {
+	g, cur, now, err := db.findGrant(ctx, q, hash)
+	if err != nil {
+		return err
+	}
+	if g == nil {
 		return store.Errorf(store.ENOTFOUND, "no lease has this token")
 	}
-	if err != nil {
+	if kind != "" && (g.Kind != kind || g.RecordID != id) {
+		return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", g.Kind, g.RecordID, kind, id)
+	}
+	if cur == nil {
+		return store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is missing", g.Kind, g.RecordID, g.Group)
+	}
+	if err := store.LeaseLost(*cur, g.Fence, now.UTC()); err != nil {
 		return err
 	}
-	if kind != "" && (store.Kind(gkind) != kind || gid != id) {
-		return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", gkind, gid, kind, id)
-	}
-	var now time.Time
-	cur, err := scanLease(q.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
-		WHERE kind = $1 AND record_id = $2 AND grp = $3`, gkind, gid, group), &now)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is missing", gkind, gid, group)
-	}
-	if err != nil {
-		return err
-	}
-	if err := store.LeaseLost(cur.Lease, fence, now.UTC()); err != nil {
-		return err
-	}
-	return store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is at fence %d, and its token is not the current one", gkind, gid, group, fence)
+	return store.Errorf(store.EINTERNAL, "lease of %s %d (%s) is at fence %d, and its token is not the current one", g.Kind, g.RecordID, g.Group, g.Fence)
 }
 
 // AcquireLease grants a lease to the actor, taking over an expired or released one with a

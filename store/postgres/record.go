@@ -436,29 +436,24 @@ func (db *DB) insertStatement(st *schemaState, kind store.Kind, id int64, vals s
 		") RETURNING " + st.selectList(kind), args, nil
 }
 
-// UpdateRecord applies a partial, version-checked update in one transaction. See
-// store.Records for the rules and error codes.
+// UpdateRecord applies a partial, version-checked update in one transaction, in
+// store.RunUpdate's sequence with the steps below (updateSteps); a save the request allows
+// runs first as one statement of its own (relativeSave). See store.Records for the rules
+// and error codes.
 func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.Registry().NewUpdateRequest(ctx, kind, id, u)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.table(kind); err != nil {
-		return nil, err
-	}
-	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
-		return nil, err
-	}
-	keep := store.KeepsHistory(ctx, actor)
 	what := fmt.Sprintf("save %s %d", kind, id)
-	if !keep {
-		if res, done, err := db.relativeSave(ctx, what, kind, id, u, actor); done {
+	if p.OneStatement {
+		if res, done, err := db.relativeSave(ctx, what, p); done {
 			return res, err
 		}
 	}
 	var res *store.UpdateResult
 	err = db.inTx(ctx, what, u.IdempotencyKey != "", func(tx pgx.Tx) (err error) {
-		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
+		res, err = db.Registry().RunUpdate(p, db.updateSteps(ctx, tx, p))
 		return err
 	})
 	if err != nil {
@@ -467,20 +462,18 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 	return res, nil
 }
 
-// LockedUpdate is the system writer's read-modify-write under SELECT ... FOR UPDATE. See
-// store.Records for the rules and error codes.
+// LockedUpdate is the system writer's read-modify-write under SELECT ... FOR UPDATE, then
+// store.RunUpdate's sequence. See store.Records for the rules and error codes.
 func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn func(*store.Record) (store.Update, error)) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
-	if err != nil {
+	if _, err := store.ActorFrom(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := db.table(kind); err != nil {
 		return nil, err
 	}
-	keep := store.KeepsHistory(ctx, actor)
 	var res *store.UpdateResult
 	keyed := false
-	err = db.inTxFlag(ctx, fmt.Sprintf("update %s %d", kind, id), &keyed, func(tx pgx.Tx) error {
+	err := db.inTxFlag(ctx, fmt.Sprintf("update %s %d", kind, id), &keyed, func(tx pgx.Tx) error {
 		res = nil
 		cur, err := db.findRecord(ctx, tx, kind, id, true)
 		if err != nil {
@@ -497,10 +490,11 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		if u.BaseVersion == 0 {
 			u.BaseVersion = cur.Version
 		}
-		if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
+		p, err := db.Registry().NewUpdateRequest(ctx, kind, id, u)
+		if err != nil {
 			return err
 		}
-		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
+		res, err = db.Registry().RunUpdate(p, db.updateSteps(ctx, tx, p))
 		return err
 	})
 	if err != nil {
@@ -509,38 +503,42 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	return res, nil
 }
 
-// updateTx is the save inside a transaction, in the order store.Records gives: a completed
-// idempotency key replays first; then the record is read with its row locked (FOR NO KEY
-// UPDATE: what PlanUpdate decides on stays true until the commit, and foreign-key checks of
-// children are not blocked), the lease check and store's PlanUpdate; then the one UPDATE,
-// history or operation log, change log and the key's result.
+// updateSteps are a save's steps inside its transaction (store.UpdateSteps).
 //
 // The statements travel in two pipelined batches, since round trips, not the server's work,
-// are a save's cost: the key claim, the locking read and a probe for lease rows; then the
-// UPDATE, the change row and the key's result. PostgreSQL runs a batch's statements one
-// after the other, so the change row is still inserted after the row lock is held, and every
-// check PlanUpdate makes is on values read under that lock. Everything else (a replay, a
-// lease row, a sku check, a history version) costs its own round trips, as before.
-func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
-	st := db.state()
-	t, _ := db.table(kind)
-	now := db.txNow()
-	groups := db.Registry().UpdateGroups(kind, u)
-	var hash string
+// are a save's cost: Read sends the key claim, the locking read and a probe for lease rows;
+// Write sends the UPDATE, the change row and the key's result. PostgreSQL runs a batch's
+// statements one after the other, so the change row is still inserted after the row lock is
+// held, and every check PlanUpdate makes is on values read under that lock. Everything else
+// (a replay, a lease row, a unique or ref check, a history version) costs its own round
+// trips.
+type updateSteps struct {
+	saveChecks
+	st *schemaState // the schema the save's statements are made with
+}
+
+func (db *DB) updateSteps(ctx context.Context, tx pgx.Tx, p *store.UpdateRequest) updateSteps {
+	return updateSteps{saveChecks{ctx, db, tx, p.Kind, p.ID}, db.state()}
+}
+
+// Read claims the key (a row of it that exists is TakeKey's to answer), reads the version
+// and the named fields with the row locked (FOR NO KEY UPDATE: what PlanUpdate decides on
+// stays true until the commit, and foreign-key checks of children are not blocked), and,
+// without a token, probes for lease rows of the written groups: a write that no lease row
+// concerns has nothing to check, which spares the check's round trip and row locks.
+func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
+	ctx, db, tx, u := s.ctx, s.db, s.tx, p.Update
 	b := &pgx.Batch{}
 	if u.IdempotencyKey != "" {
-		hash = store.RequestHash(kind, id, u)
-		b.Queue(claimKeySQL, store.ScopeAPI, u.IdempotencyKey, hash, actor.Name, store.DefaultCompletedTTL.Microseconds())
+		b.Queue(claimKeySQL, store.ScopeAPI, u.IdempotencyKey, p.Hash, p.Actor.Name, store.DefaultCompletedTTL.Microseconds())
 	}
-	read, err := db.queueFindFields(b, kind, id, u.FieldNames())
+	read, err := db.queueFindFields(b, p.Kind, p.ID, u.FieldNames())
 	if err != nil {
-		return nil, err
+		return store.UpdateRead{}, err
 	}
-	// Without a token, a write that no lease row concerns has nothing to check: the probe
-	// (after the row lock, as the full check) spares the check's round trip and row locks.
 	if u.LeaseToken == "" {
 		b.Queue(`SELECT EXISTS (SELECT 1 FROM leases WHERE kind = $1 AND record_id = $2 AND grp = ANY($3))`,
-			string(kind), id, groups)
+			string(p.Kind), p.ID, p.Groups)
 	}
 	br := tx.SendBatch(ctx, b)
 	claimed, claimErr := true, error(nil)
@@ -556,119 +554,103 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 		leaseErr = br.QueryRow().Scan(&leased)
 	}
 	if err := br.Close(); err != nil && claimErr == nil && curErr == nil && leaseErr == nil {
-		return nil, err
+		return store.UpdateRead{}, err
 	}
 	if claimErr != nil {
 		if pgCode(claimErr) == sqlstateUniqueViolation {
-			return nil, errRetry
+			return store.UpdateRead{}, errRetry
 		}
-		return nil, claimErr
+		return store.UpdateRead{}, claimErr
 	}
-	if !claimed {
-		replay, err := db.takeSaveKey(ctx, tx, u.IdempotencyKey, hash, actor)
-		if err != nil {
-			return nil, err
-		}
-		if replay != nil {
-			r, err := db.findRecord(ctx, tx, kind, id, false)
-			if err != nil {
-				return nil, err
-			}
-			return replay.Replay(r), nil
-		}
+	if store.ErrorCode(curErr) == store.ENOTFOUND {
+		cur, curErr = nil, nil
 	}
 	if curErr != nil {
-		return nil, curErr
+		return store.UpdateRead{}, curErr
 	}
 	if leaseErr != nil {
-		return nil, leaseErr
+		return store.UpdateRead{}, leaseErr
 	}
-	if leased {
-		if err := db.checkLeases(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
-			return nil, err
-		}
-	}
-	plan, err := db.Registry().PlanUpdate(cur, u)
+	return store.UpdateRead{Current: cur, KeyFree: claimed, Leased: leased}, nil
+}
+
+func (s updateSteps) TakeKey(p *store.UpdateRequest) (*store.KeyResult, error) {
+	return s.db.takeSaveKey(s.ctx, s.tx, p.Update.IdempotencyKey, p.Hash, p.Actor)
+}
+
+func (s updateSteps) Find(id int64) (*store.Record, error) {
+	return s.db.findRecord(s.ctx, s.tx, s.kind, id, false)
+}
+
+func (s updateSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
+}
+
+func (s updateSteps) Conflict(id, base int64) error {
+	return s.db.conflict(s.ctx, s.tx, s.kind, id, base)
+}
+
+// Write sends the UPDATE, the change row and the key's result in one batch; with a history
+// version, the UPDATE goes first on its own, since the version is made from the record it
+// returns.
+func (s updateSteps) Write(p *store.UpdateRequest, cur *store.Record, plan *store.SavePlan, done store.KeyResult) (*store.UpdateResult, error) {
+	ctx, db, tx, st, kind, id, actor := s.ctx, s.db, s.tx, s.st, s.kind, s.id, p.Actor
+	t, err := st.table(kind)
 	if err != nil {
 		return nil, err
 	}
-	if plan.Stale {
-		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
+	now := db.txNow()
+	b := &pgx.Batch{}
+	var sets []string
+	args := []any{id, cur.Version}
+	next := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
-	b = &pgx.Batch{}
-	var res *store.UpdateResult
-	if plan.Unchanged {
-		r, err := db.findRecord(ctx, tx, kind, id, false)
-		if err != nil {
+	for _, n := range sortedNames(plan.Set) {
+		f, _ := st.reg.Field(kind, n)
+		sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
+	}
+	for _, field := range sortedNames(plan.Keys) {
+		sets = append(sets, ident(store.UniqueKeyColumn(field))+" = "+next(plan.Keys[field]))
+	}
+	for _, col := range sortedNames(plan.Folds) {
+		sets = append(sets, ident(col)+" = "+next(plan.Folds[col]))
+	}
+	for _, n := range sortedNames(plan.Add) {
+		sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
+	}
+	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
+	// The row is locked since the read, so the version condition cannot fail; it stays
+	// as the guard that nothing changed between the read and this write.
+	sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + st.selectList(kind)
+	fields := plan.FieldNames()
+	res := &store.UpdateResult{Version: cur.Version + 1}
+	if p.Keep {
+		// The history version is made from the record the UPDATE returns.
+		if res.Record, err = st.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
+			return nil, db.missedUpdate(ctx, tx, kind, id, cur.Version, err)
+		}
+		if err := db.insertVersion(ctx, tx, res.Record, actor, fields, now, st.reg.PreImage(kind, store.Update{Set: plan.Set}, cur, p.Keep)); err != nil {
 			return nil, err
 		}
-		res = store.Unchanged(r)
 	} else {
-		if err := db.Registry().CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
-			return nil, err
-		}
-		var sets []string
-		args := []any{id, cur.Version}
-		next := func(v any) string {
-			args = append(args, v)
-			return "$" + strconv.Itoa(len(args))
-		}
-		for _, n := range sortedNames(plan.Set) {
-			f, _ := db.Registry().Field(kind, n)
-			sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
-		}
-		for _, field := range sortedNames(plan.Keys) {
-			sets = append(sets, ident(store.UniqueKeyColumn(field))+" = "+next(plan.Keys[field]))
-		}
-		for _, col := range sortedNames(plan.Folds) {
-			sets = append(sets, ident(col)+" = "+next(plan.Folds[col]))
-		}
-		for _, n := range sortedNames(plan.Add) {
-			sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
-		}
-		sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
-		// The row is locked since the read, so the version condition cannot fail; it stays
-		// as the guard that nothing changed between the read and this write.
-		sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + st.selectList(kind)
-		fields := plan.FieldNames()
-		var r *store.Record
-		if keep {
-			// The history version is made from the record the UPDATE returns.
-			if r, err = st.scanRecord(kind, tx.QueryRow(ctx, sql, args...)); err != nil {
-				return nil, db.missedUpdate(ctx, tx, kind, id, cur.Version, err)
-			}
-			if err := db.insertVersion(ctx, tx, r, actor, fields, now, db.Registry().PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
-				return nil, err
-			}
-		} else {
-			b.Queue(sql, args...)
-		}
-		var deltas map[string]int64
-		if len(plan.Add) > 0 {
-			deltas = plan.Add
-		}
-		// The version is known before the UPDATE answers: the row is locked at cur.Version.
-		b.Queue(insertChangeSQL, changeArgs(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: cur.Version + 1,
-			Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: keep, At: now})...)
-		res = &store.UpdateResult{Record: &store.Record{Kind: kind, ID: id}, Version: cur.Version + 1}
-		if r != nil {
-			res.Record = r
-		}
+		b.Queue(sql, args...)
 	}
-	if u.IdempotencyKey != "" {
-		b.Queue(`UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
-			store.ScopeAPI, u.IdempotencyKey, store.ResultOf(res).Encode())
+	var deltas map[string]int64
+	if len(plan.Add) > 0 {
+		deltas = plan.Add
 	}
-	if b.Len() == 0 {
-		return res, nil
+	// The version is known before the UPDATE answers: the row is locked at cur.Version.
+	b.Queue(insertChangeSQL, changeArgs(store.Change{Event: store.EventSaved, Kind: kind, RecordID: id, Version: cur.Version + 1,
+		Actor: actor.Name, Role: actor.Role, Fields: fields, Deltas: deltas, History: p.Keep, At: now})...)
+	if p.Update.IdempotencyKey != "" {
+		b.Queue(completeKeySQL, store.ScopeAPI, p.Update.IdempotencyKey, done.Encode())
 	}
-	br = tx.SendBatch(ctx, b)
+	br := tx.SendBatch(ctx, b)
 	var upErr error
-	if !plan.Unchanged && !keep {
-		var r *store.Record
-		if r, upErr = st.scanRecord(kind, br.QueryRow()); upErr == nil {
-			res.Record = r
-		}
+	if !p.Keep {
+		res.Record, upErr = st.scanRecord(kind, br.QueryRow())
 	}
 	for range b.Len() - 1 {
 		if upErr != nil {
@@ -693,32 +675,41 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 	return res, nil
 }
 
-// relativeSave is the one-statement form of the commonest save: relative changes only,
-// without a lease token or a history version. One statement (a CTE) updates the record,
+// completeKeySQL writes a save's result to the key it claimed: scope, key, result.
+const completeKeySQL = `UPDATE idempotency SET result = $3 WHERE scope = $1 AND key = $2`
+
+func (s updateSteps) CompleteKey(p *store.UpdateRequest, done store.KeyResult) error {
+	_, err := s.tx.Exec(s.ctx, completeKeySQL, store.ScopeAPI, p.Update.IdempotencyKey, done.Encode())
+	return err
+}
+
+// relativeSave is the one-statement form of the commonest save, which
+// store.UpdateRequest.OneStatement allows: relative changes only, without a lease token or
+// a history version: the step store.RelativeSaver describes, run here before the save's
+// transaction (and store.RunUpdate after it, when it wrote nothing), since it is a
+// transaction of its own. One statement (a CTE) updates the record,
 // inserts its change row and its idempotency key's row, as an implicit transaction, so the
 // row lock is held for no round trip to the client, as a plain UPDATE's is. The decisions
-// updateTx makes in Go are conditions of that statement here: the UPDATE matches nothing when
+// store.RunUpdate makes in Go are conditions of that statement here: the UPDATE matches nothing when
 // a counter would leave its range (store.CheckAdd's bounds; PostgreSQL evaluates them again
 // on the newest row version when it had to wait for the row), the change row and the key's
 // row are made from what the UPDATE returned, so they exist only when it wrote, and the
 // change row's INSERT reads the written row through no_lease_row() (migration 0010), which
 // raises when a lease row concerns the write (any lease row of a written group, live or
 // not). That function runs once the UPDATE holds the row lock, with a snapshot of its own, as
-// updateTx's lease probe runs after its locking read. The change row takes its id straight
+// the sequence's lease probe runs after its locking read. The change row takes its id straight
 // from the sequence, after the row lock (see insertChange) and after hold_change_log() made
 // the transaction one of the change log's writers that readers wait for (what
 // next_change_id() does, see feed.go), without the cost of a SECURITY DEFINER call; a role
-// without the right to use the sequence gets an error here, and updateTx saves.
+// without the right to use the sequence gets an error here, and store.RunUpdate saves.
 //
 // done is false when the save was not eligible, or wrote nothing and nothing was committed
-// (no row matched, the key was taken, a lease row, any server error): updateTx then decides
+// (no row matched, the key was taken, a lease row, any server error): store.RunUpdate then decides
 // and explains, in a transaction of its own. done with an error means the connection was
 // lost while the outcome was open (only for a save without a key: a keyed one is rerun and
 // replays), or the context ended.
-func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id int64, u store.Update, actor store.Actor) (res *store.UpdateResult, done bool, err error) {
-	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
-		return nil, false, nil
-	}
+func (db *DB) relativeSave(ctx context.Context, what string, p *store.UpdateRequest) (res *store.UpdateResult, done bool, err error) {
+	kind, id, u, actor := p.Kind, p.ID, p.Update, p.Actor
 	if _, err := db.table(kind); err != nil {
 		return nil, false, nil
 	}
@@ -729,8 +720,8 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 	for _, n := range names {
 		d := u.Add[n]
 		f, err := db.Registry().Field(kind, n)
-		if err != nil || d == 0 || d == math.MinInt64 {
-			return nil, false, nil // updateTx answers these
+		if err != nil {
+			return nil, false, nil // the sequence answers it
 		}
 		if d > 0 {
 			args = append(args, d, int64(math.MaxInt64)-d)
@@ -747,7 +738,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		Fields: plan.FieldNames(), Deltas: u.Add, At: now})
 	args = append(args, ca[:2]...) // event, kind
 	args = append(args, ca[4:]...) // actor … at; record_id and version come from the UPDATE
-	args = append(args, db.Registry().UpdateGroups(kind, u))
+	args = append(args, p.Groups)
 	keyed := u.IdempotencyKey != ""
 	if keyed {
 		// The key's stored result is store's encoding with the written version put in.
@@ -756,7 +747,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id
 		if !ok || bytes.Contains(post, []byte(`"version":0`)) {
 			return nil, false, nil
 		}
-		args = append(args, store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), actor.Name,
+		args = append(args, store.ScopeAPI, u.IdempotencyKey, p.Hash, actor.Name,
 			store.DefaultCompletedTTL.Microseconds(), string(pre)+`"version":`, string(post))
 	}
 	st := db.state()

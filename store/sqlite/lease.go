@@ -86,27 +86,34 @@ func tokenState(ctx context.Context, q querier, g *grant, now time.Time) (*lease
 	return cur, nil
 }
 
-// checkLeases is the lease check of a write, inside its transaction: every group the write
-// touches must be free of other holders' live leases, and a presented token must be live
-// and carry the current fencing number. A write without a token under a live lease is
-// refused even when the lease holder has the actor's name: the token is the proof.
+// checkLeases is the lease check of a write, inside its transaction: it reads what
+// store.CheckWriteLeases decides on (the presented token's grant and its scope's current
+// lease; a live lease of another token on a written group) and asks it.
 func (db *DB) checkLeases(ctx context.Context, tx *tx, kind store.Kind, id int64, groups []string, token string) error {
+	var w store.WriteLeases
 	if token != "" {
 		now, err := tx.clock(ctx)
 		if err != nil {
 			return err
 		}
+		w.Now = now
 		g, err := findGrant(ctx, tx, token)
 		if err != nil {
 			return err
 		}
-		if g == nil {
-			return store.UnknownTokenError(kind, id, now)
+		if g != nil {
+			w.Grant = &store.LeaseGrant{Kind: g.kind, RecordID: g.id, Group: g.group, Fence: g.fence}
+			if g.kind == kind && g.id == id {
+				cur, err := findLease(ctx, tx, g.kind, g.id, g.group)
+				if err != nil {
+					return err
+				}
+				if cur != nil {
+					w.Current = &cur.Lease
+				}
+			}
 		}
-		if g.kind != kind || g.id != id {
-			return store.Errorf(store.EINVALID, "the lease token belongs to %s %d, not %s %d", g.kind, g.id, kind, id)
-		}
-		if _, err := tokenState(ctx, tx, g, now); err != nil {
+		if err := store.CheckWriteLeases(kind, id, token, w); err != nil {
 			return err
 		}
 	}
@@ -129,11 +136,11 @@ func (db *DB) checkLeases(ctx context.Context, tx *tx, kind store.Kind, id int64
 	if err != nil {
 		return err
 	}
-	now, err := tx.clock(ctx)
-	if err != nil {
+	if w.Now, err = tx.clock(ctx); err != nil {
 		return err
 	}
-	return &store.LeaseError{Lease: blocker.Lease, Now: now}
+	w.Others = []store.Lease{blocker.Lease}
+	return store.CheckWriteLeases(kind, id, token, w)
 }
 
 // AcquireLease grants a lease to the actor, taking over an expired or released one.

@@ -53,9 +53,13 @@ func TestRaw_NotAfterTheTransactionEnds(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	actor := store.Actor{Name: "bench", Role: store.RoleSystem}
-	rel := db.newRelativeSave(store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 5}, IdempotencyKey: "k1"}, actor)
-	if rel == nil {
+	actx := store.WithActor(context.Background(), store.Actor{Name: "bench", Role: store.RoleSystem})
+	req, err := db.Registry().NewUpdateRequest(actx, store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 5}, IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := db.newRelativeSave(req)
+	if rel == nil || !req.OneStatement {
 		t.Fatal("stock += 5 is not a relative save")
 	}
 	tx := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: time.Now().UTC()}

@@ -344,52 +344,36 @@ func (db *DB) checkUnique(ctx context.Context, tx *tx, kind store.Kind, id int64
 	}
 }
 
-// UpdateRecord applies a partial, version-checked update in one transaction: lease check,
-// idempotency key, one UPDATE of the changed fields, history version or operation-log entry,
-// change-log entry, idempotency result.
+// UpdateRecord applies a partial, version-checked update in one transaction, in
+// store.RunUpdate's sequence with the steps below (updateSteps); a relative save runs as
+// one UPDATE first where the request allows it (relativeSave).
 func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u store.Update) (*store.UpdateResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	p, err := db.Registry().NewUpdateRequest(ctx, kind, id, u)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.table(kind); err != nil {
-		return nil, err
-	}
-	if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
-		return nil, err
-	}
-	if wc, err := db.copyWriter(ctx, actor); err != nil {
+	if wc, err := db.copyWriter(ctx, p.Actor); err != nil {
 		return nil, err
 	} else if wc != nil {
-		if err := db.Registry().CheckCopySave(wc, kind, actor, u); err != nil {
+		if err := db.Registry().CheckCopySave(wc, kind, p.Actor, u); err != nil {
 			return nil, err
 		}
 	}
-	keep := store.KeepsHistory(ctx, actor)
 	var rel *relativeSave
-	if !keep {
-		rel = db.newRelativeSave(kind, id, u, actor)
+	if p.OneStatement {
+		rel = db.newRelativeSave(p)
 	}
-	var (
-		res      *store.UpdateResult
-		relative bool // res is the relative save's, without its record yet
-	)
+	var res *store.UpdateResult
 	what := fmt.Sprintf("update %s %d", kind, id)
-	err = db.inTx(ctx, what, func(tx *tx) error {
-		var err error
-		if rel != nil {
-			res, err = rel.run(ctx, tx)
-			if relative = res != nil; err != nil || relative {
-				return err
-			}
-		}
-		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
+	err = db.inTx(ctx, what, func(tx *tx) (err error) {
+		res, err = db.Registry().RunUpdate(p, db.updateSteps(ctx, tx, p, rel))
 		return err
 	})
 	if err != nil {
 		return nil, mapErr(what, err)
 	}
-	if relative {
+	if res.Record == nil {
+		// The relative save's, whose record is decoded after the commit.
 		if res.Record, err = rel.record(db); err != nil {
 			// Committed: a caller that tried again would apply the change twice.
 			return nil, mapErr(what, fmt.Errorf("saved as version %d, but the record it returned cannot be read: %w", res.Version, err))
@@ -399,11 +383,12 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 }
 
 // relativeSave is the short form of the commonest save: relative changes only, without a
-// lease token or a history version, in the caller's write transaction. The decisions
-// updateTx makes from what it reads are conditions of one UPDATE here, given the database
-// clock: it matches nothing when a live lease on a written group exists (then
-// updateTx checks it), when the key has a row (updateTx replays or refuses), or when a
-// counter would leave its range (store.CheckAdd's bounds, so updateTx explains). Then the
+// lease token or a history version (store.UpdateRequest.OneStatement), in the caller's
+// write transaction: the step store.RunUpdate runs first (updateSteps.SaveRelative). The
+// decisions the sequence makes from what it reads are conditions of one UPDATE here, given
+// the database clock: it matches nothing when a live lease on a written group exists (then
+// the sequence checks it), when the key has a row (the sequence replays or refuses), or when
+// a counter would leave its range (store.CheckAdd's bounds, so the sequence explains). Then the
 // change row and the key's row, made from what the UPDATE returned. So a save costs three
 // statements instead of four, and no read of the row before the write. Under SQLite's
 // write lock nothing changes between the conditions and the inserts. The statements'
@@ -449,18 +434,16 @@ func namedValues(args ...any) []driver.NamedValue {
 	return out
 }
 
-// newRelativeSave returns the relative save of u, or nil when u is not one (updateTx
-// answers it then).
-func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor store.Actor) *relativeSave {
-	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
-		return nil
-	}
+// newRelativeSave returns the relative save of p (which p.OneStatement allows), or nil when
+// it cannot be made (RunUpdate's sequence answers it then).
+func (db *DB) newRelativeSave(p *store.UpdateRequest) *relativeSave {
+	kind, id, u, actor := p.Kind, p.ID, p.Update, p.Actor
 	t, err := db.table(kind)
 	if err != nil {
 		return nil
 	}
 	s := &relativeSave{kind: kind, id: id, u: u, actor: actor, names: sortedKeys(u.Add), reg: db.Registry()}
-	groups := db.Registry().UpdateGroups(kind, u)
+	groups := p.Groups
 	keyed := u.IdempotencyKey != ""
 	args := make([]any, 0, 2*len(s.names)+len(groups)+8)
 	for _, n := range s.names {
@@ -471,7 +454,7 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 	for _, n := range s.names {
 		d := u.Add[n]
 		f, err := db.Registry().Field(kind, n)
-		if err != nil || d == 0 || d == math.MinInt64 {
+		if err != nil {
 			return nil
 		}
 		if d > 0 {
@@ -491,7 +474,7 @@ func (db *DB) newRelativeSave(kind store.Kind, id int64, u store.Update, actor s
 	}
 	if keyed {
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
-		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, store.RequestHash(kind, id, u), nil, actor.Name, "", "")
+		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, p.Hash, nil, actor.Name, "", "")
 		s.result = keyResultPrefix(kind, id)
 	}
 	s.query, s.update = db.relativeQuery(s.reg, kind, t, s.names, u.Add, len(groups), keyed), namedValues(args...)
@@ -553,7 +536,7 @@ func (db *DB) relativeQuery(reg *store.Registry, kind store.Kind, t string, name
 }
 
 // run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
-// written nothing: updateTx then decides and explains, in the same transaction. Otherwise
+// written nothing: store.RunUpdate then decides and explains, in the same transaction. Otherwise
 // its result has the version but not the record yet, which record decodes once the
 // transaction has committed. It may run more than once (a group that runs again), so it
 // fills its arguments in every time.
@@ -619,7 +602,8 @@ func keyResultPrefix(kind store.Kind, id int64) []byte {
 }
 
 // LockedUpdate reads the record inside a BEGIN IMMEDIATE transaction (which holds SQLite's
-// write lock), calls fn, and applies its update checked against the version read.
+// write lock), calls fn, and applies its update checked against the version read, in
+// store.RunUpdate's sequence.
 func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn func(*store.Record) (store.Update, error)) (*store.UpdateResult, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
@@ -629,7 +613,6 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	if err != nil {
 		return nil, err
 	}
-	keep := store.KeepsHistory(ctx, actor)
 	var res *store.UpdateResult
 	what := fmt.Sprintf("locked update %s %d", kind, id)
 	err = db.inTx(ctx, what, func(tx *tx) error {
@@ -648,7 +631,8 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 		if u.BaseVersion == 0 {
 			u.BaseVersion = cur.Version
 		}
-		if err := db.Registry().CheckUpdate(kind, actor.Role, u); err != nil {
+		p, err := db.Registry().NewUpdateRequest(ctx, kind, id, u)
+		if err != nil {
 			return err
 		}
 		if wc != nil {
@@ -656,7 +640,7 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 				return err
 			}
 		}
-		res, err = db.updateTx(ctx, tx, kind, id, u, actor, keep)
+		res, err = db.Registry().RunUpdate(p, db.updateSteps(ctx, tx, p, nil))
 		return err
 	})
 	if err != nil {
@@ -665,127 +649,125 @@ func (db *DB) LockedUpdate(ctx context.Context, kind store.Kind, id int64, fn fu
 	return res, nil
 }
 
-// updateTx is the body of every save, inside the caller's write transaction (which holds
-// SQLite's write lock, so what it reads stays true until the commit), in the order
-// store.Records gives: a completed key replays first; then the record, the lease check and
-// store's PlanUpdate; then the one UPDATE, the logs and the key. u has passed
+// updateSteps are a save's steps inside its write transaction (store.UpdateSteps), which
+// holds SQLite's write lock, so what they read stays true until the commit. rel, when not
+// nil, is the relative save store.RunUpdate runs first (store.RelativeSaver).
+type updateSteps struct {
+	saveChecks
+	rel *relativeSave
+}
+
+func (db *DB) updateSteps(ctx context.Context, tx *tx, p *store.UpdateRequest, rel *relativeSave) updateSteps {
+	return updateSteps{saveChecks{ctx, db, tx, p.Kind, p.ID}, rel}
+}
+
+func (s updateSteps) SaveRelative(p *store.UpdateRequest) (*store.UpdateResult, error) {
+	if s.rel == nil {
+		return nil, nil
+	}
+	return s.rel.run(s.ctx, s.tx)
+}
+
+// Read reads the version and the named fields with findFields, which also learns whether a
+// lease row concerns the write and whether the key has a row.
+func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
+	cur, seen, err := s.db.findFields(s.ctx, s.tx, p.Kind, p.ID, p.Update.FieldNames(), p.Groups, p.Update.IdempotencyKey)
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		return store.UpdateRead{}, nil
+	}
+	if err != nil {
+		return store.UpdateRead{}, err
+	}
+	return store.UpdateRead{Current: cur, KeyFree: !seen.key, Leased: seen.lease}, nil
+}
+
+func (s updateSteps) TakeKey(p *store.UpdateRequest) (*store.KeyResult, error) {
+	return s.db.checkUpdateKey(s.ctx, s.tx, p.Update.IdempotencyKey, p.Hash)
+}
+
+func (s updateSteps) Find(id int64) (*store.Record, error) {
+	return s.db.findRecord(s.ctx, s.tx, s.kind, id)
+}
+
+func (s updateSteps) CheckLeases(id int64, groups []string, token string) error {
+	return s.db.checkLeases(s.ctx, s.tx, s.kind, id, groups, token)
+}
+
+func (s updateSteps) Conflict(id, base int64) error {
+	return s.db.conflict(s.ctx, s.tx, s.kind, id, base)
+}
+
+// Write is the one UPDATE: the changed fields only, the relative changes as expressions, the
+// version; then the folds, the logs and the key. The request has passed
 // Registry.CheckUpdate, so every field name in it is a registry column.
-func (db *DB) updateTx(ctx context.Context, tx *tx, kind store.Kind, id int64, u store.Update, actor store.Actor, keep bool) (*store.UpdateResult, error) {
+func (s updateSteps) Write(p *store.UpdateRequest, cur *store.Record, plan *store.SavePlan, done store.KeyResult) (*store.UpdateResult, error) {
+	ctx, db, tx, kind, id := s.ctx, s.db, s.tx, s.kind, s.id
 	t, err := db.table(kind)
 	if err != nil {
 		return nil, err
 	}
-	var hash string
-	groups := db.Registry().UpdateGroups(kind, u)
-	cur, seen, err := db.findFields(ctx, tx, kind, id, u.FieldNames(), groups, u.IdempotencyKey)
-	if err != nil && store.ErrorCode(err) != store.ENOTFOUND {
-		return nil, err
-	}
-	// A key that was seen, or a record that was not (the key's answer comes first), takes
-	// the key's own check.
-	if u.IdempotencyKey != "" && (seen.key || cur == nil) {
-		hash = store.RequestHash(kind, id, u)
-		replay, err := db.checkUpdateKey(ctx, tx, u.IdempotencyKey, hash)
-		if err != nil || replay != nil {
-			if err == nil {
-				var cur *store.Record
-				if cur, err = db.findRecord(ctx, tx, kind, id); err == nil {
-					return replay.Replay(cur), nil
-				}
-			}
+	var (
+		sets []string
+		args []any
+	)
+	for _, name := range sortedKeys(plan.Set) {
+		f, err := db.Registry().Field(kind, name)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if cur == nil {
-		return nil, err
-	}
-	if u.LeaseToken != "" || seen.lease {
-		if err := db.checkLeases(ctx, tx, kind, id, groups, u.LeaseToken); err != nil {
+		v, err := encodeColumn(f, plan.Set[name])
+		if err != nil {
 			return nil, err
 		}
+		sets = append(sets, quoteIdent(name)+" = ?")
+		args = append(args, v)
 	}
-	plan, err := db.Registry().PlanUpdate(cur, u)
+	for _, field := range sortedKeys(plan.Keys) {
+		sets = append(sets, quoteIdent(store.UniqueKeyColumn(field))+" = ?")
+		args = append(args, plan.Keys[field])
+	}
+	for _, name := range sortedKeys(plan.Add) {
+		if _, err := db.Registry().Field(kind, name); err != nil {
+			return nil, err
+		}
+		sets = append(sets, quoteIdent(name)+" = "+quoteIdent(name)+" + ?")
+		args = append(args, plan.Add[name])
+	}
+	sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
+	args = append(args, formatTime(tx.now), p.Actor.Name, id, cur.Version)
+	// The version condition cannot fail under the write lock; it stays as the guard that
+	// nothing changed between the read and this write.
+	reg := db.Registry()
+	q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.selectList(reg, kind)
+	rec, err := db.scanRecord(reg, kind, tx.QueryRowContext(ctx, q, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, db.conflict(ctx, tx, kind, id, cur.Version)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if plan.Stale {
-		return nil, db.conflict(ctx, tx, kind, id, u.BaseVersion)
+	// The folds of the written fields, and only theirs, in their side tables.
+	if err := writeFolds(ctx, tx, reg, kind, id, plan.Folds); err != nil {
+		return nil, err
 	}
-	var res *store.UpdateResult
-	if plan.Unchanged {
-		rec, err := db.findRecord(ctx, tx, kind, id)
-		if err != nil {
-			return nil, err
-		}
-		res = store.Unchanged(rec)
-	} else {
-		if err := db.Registry().CheckSave(kind, plan, saveChecks{ctx, db, tx, kind, id}); err != nil {
-			return nil, err
-		}
-		// One UPDATE: the changed fields only, the relative changes as expressions, the version.
-		var (
-			sets []string
-			args []any
-		)
-		for _, name := range sortedKeys(plan.Set) {
-			f, err := db.Registry().Field(kind, name)
-			if err != nil {
-				return nil, err
-			}
-			v, err := encodeColumn(f, plan.Set[name])
-			if err != nil {
-				return nil, err
-			}
-			sets = append(sets, quoteIdent(name)+" = ?")
-			args = append(args, v)
-		}
-		for _, field := range sortedKeys(plan.Keys) {
-			sets = append(sets, quoteIdent(store.UniqueKeyColumn(field))+" = ?")
-			args = append(args, plan.Keys[field])
-		}
-		for _, name := range sortedKeys(plan.Add) {
-			if _, err := db.Registry().Field(kind, name); err != nil {
-				return nil, err
-			}
-			sets = append(sets, quoteIdent(name)+" = "+quoteIdent(name)+" + ?")
-			args = append(args, plan.Add[name])
-		}
-		sets = append(sets, "version = version + 1", "updated_at = ?", "updated_by = ?")
-		args = append(args, formatTime(tx.now), actor.Name, id, cur.Version)
-		// The version condition cannot fail under the write lock; it stays as the guard that
-		// nothing changed between the read above and this write.
-		reg := db.Registry()
-		q := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = ? AND version = ? RETURNING " + db.selectList(reg, kind)
-		rec, err := db.scanRecord(reg, kind, tx.QueryRowContext(ctx, q, args...))
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, db.conflict(ctx, tx, kind, id, cur.Version)
-		}
-		if err != nil {
-			return nil, err
-		}
-		// The folds of the written fields, and only theirs, in their side tables.
-		if err := writeFolds(ctx, tx, db.Registry(), kind, id, plan.Folds); err != nil {
-			return nil, err
-		}
-		var deltas map[string]int64
-		if len(plan.Add) > 0 {
-			deltas = plan.Add
-		}
-		if err := db.logWrite(ctx, tx, rec, store.EventSaved, actor, keep, plan.FieldNames(), deltas,
-			db.Registry().PreImage(kind, store.Update{Set: plan.Set}, cur, keep)); err != nil {
-			return nil, err
-		}
-		res = &store.UpdateResult{Record: rec, Version: rec.Version}
+	var deltas map[string]int64
+	if len(plan.Add) > 0 {
+		deltas = plan.Add
 	}
-	if u.IdempotencyKey != "" {
-		if hash == "" {
-			hash = store.RequestHash(kind, id, u)
-		}
-		if err := db.completeUpdateKey(ctx, tx, u.IdempotencyKey, hash, store.ResultOf(res), actor); err != nil {
+	if err := db.logWrite(ctx, tx, rec, store.EventSaved, p.Actor, p.Keep, plan.FieldNames(), deltas,
+		reg.PreImage(kind, store.Update{Set: plan.Set}, cur, p.Keep)); err != nil {
+		return nil, err
+	}
+	if p.Update.IdempotencyKey != "" {
+		if err := s.CompleteKey(p, done); err != nil {
 			return nil, err
 		}
 	}
-	return res, nil
+	return &store.UpdateResult{Record: rec, Version: rec.Version}, nil
+}
+
+func (s updateSteps) CompleteKey(p *store.UpdateRequest, done store.KeyResult) error {
+	return s.db.completeUpdateKey(s.ctx, s.tx, p.Update.IdempotencyKey, p.Hash, done, p.Actor)
 }
 
 // probed is what findFields saw besides the record.

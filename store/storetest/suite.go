@@ -79,6 +79,7 @@ func contract() []suiteTest {
 		{"Rules_Overflow", testOverflow},
 		{"Rules_LeaseBindsEveryWriter", testLeaseBindsEveryWriter},
 		{"Rules_ReplayFirst", testReplayFirst},
+		{"Rules_SameWords", testSameWords},
 		{"Rules_NoEmptyVersions", testNoEmptyVersions},
 	}
 }

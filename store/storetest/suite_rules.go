@@ -433,6 +433,55 @@ func testReplayFirst(t *testing.T, open Opener) {
 		_, err := s.UpdateRecord(actx(t, actBob), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 2}, IdempotencyKey: "K"})
 		requireCode(t, err, store.EINVALID)
 	})
+	// The key's answer comes before the record's: a key used for another request is refused
+	// as such also when the record is gone, and a replay of a deleted record's save says the
+	// record is gone.
+	t.Run("ErrOtherRequestOnDeletedRecord", func(t *testing.T) {
+		s := fresh(t, open)
+		p := mustCreateProduct(t, s, "P")
+		mustSave(t, s, actx(t, actAlice), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: "K"})
+		if _, err := s.DeleteRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Delete{ExpectVersion: 2}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 2}, IdempotencyKey: "K"})
+		requireCode(t, err, store.EINVALID)
+		_, err = s.UpdateRecord(actx(t, actAlice), store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}, IdempotencyKey: "K"})
+		requireCode(t, err, store.ENOTFOUND)
+	})
+}
+
+// testSameWords checks that every store refuses a save in the same words: the sequence and
+// its messages are store's (RunUpdate), not a backend's.
+func testSameWords(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	p := mustCreateProduct(t, s, "P")
+	for _, tc := range []struct {
+		name string
+		u    store.Update
+		want string
+	}{
+		{"UnknownField", store.Update{BaseVersion: 1, Set: store.Values{"colour": "red"}}, ""},
+		{"NoVersion", store.Update{Set: store.Values{"name": "x"}}, ""},
+		{"Missing", store.Update{Add: map[string]int64{"stock": 1}}, "product 999999 not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := p.ID
+			if tc.want != "" {
+				id = 999999
+			}
+			_, err := s.UpdateRecord(actx(t, actAlice), store.KindProduct, id, tc.u)
+			if err == nil {
+				t.Fatal("save accepted")
+			}
+			want := tc.want
+			if want == "" {
+				want = s.Registry().CheckUpdate(store.KindProduct, store.RoleEditor, tc.u).Error()
+			}
+			if err.Error() != want {
+				t.Errorf("error = %q, want %q", err, want)
+			}
+		})
+	}
 }
 
 func testNoEmptyVersions(t *testing.T, open Opener) {
