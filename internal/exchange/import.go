@@ -63,10 +63,15 @@ type ImportOptions struct {
 	Merge bool
 	// DryRun decides every row as it would be applied and writes nothing.
 	DryRun bool
+	// BatchRows is how many rows at most one transaction holds on a store that writes in
+	// batches (store.Batcher): 0 is DefaultBatchRows, 1 applies one row per transaction.
+	BatchRows int
 }
 
-// Importer applies import rows to a store, one write (one transaction) per row, two for a
-// row that changes the fields of a record of a tree kind and moves it (see updateAndMove).
+// Importer applies import rows to a store, one write per row, two for a row that changes the
+// fields of a record of a tree kind and moves it (see updateAndMove). On a store that writes
+// in batches (store.Batcher) ApplyAll puts many rows' writes in one transaction
+// (importbatch.go); Apply alone writes one row in transactions of its own.
 type Importer struct {
 	st  store.Store
 	reg *store.Registry
@@ -1056,8 +1061,9 @@ const (
 	notWrittenChanged = "not written: --all-or-nothing, and the file changed during the check"
 )
 
-// ApplyAll applies the rows of src in file order, one transaction per row, adding each
-// row's result to rep and calling progress (when not nil) after each with the rows done. It
+// ApplyAll applies the rows of src in file order, a batch of rows to a transaction where the
+// store allows it (importbatch.go), else one transaction per row, adding each row's result to
+// rep and calling progress (when not nil) with the rows done once they have committed. It
 // first reads the whole file (src.Scan, keeping no row): a file that cannot be read as a
 // whole returns its error and nothing is written. With allOrNothing every
 // row is then decided as a dry run would (reading the store, writing nothing); if any row
@@ -1094,6 +1100,9 @@ func (im *Importer) apply(ctx context.Context, src *Source, total int, progress 
 	x, err := src.open()
 	if err != nil {
 		return err
+	}
+	if b, ok := im.st.(store.Batcher); ok && !im.opt.DryRun && im.batchRows() > 1 {
+		return im.applyBatches(ctx, b, x, total, progress, rep)
 	}
 	for i := 0; ; i++ {
 		row, err := x.Next()

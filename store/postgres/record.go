@@ -716,7 +716,7 @@ func (db *DB) updateTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 // lost while the outcome was open (only for a save without a key: a keyed one is rerun and
 // replays), or the context ended.
 func (db *DB) relativeSave(ctx context.Context, what string, kind store.Kind, id int64, u store.Update, actor store.Actor) (res *store.UpdateResult, done bool, err error) {
-	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 {
+	if len(u.Set) > 0 || len(u.Add) == 0 || u.LeaseToken != "" || u.BaseVersion != 0 || batchOf(ctx, db) != nil {
 		return nil, false, nil
 	}
 	if _, err := db.table(kind); err != nil {
