@@ -48,6 +48,9 @@ type Result struct {
 	Fields []string `json:"fields,omitempty"`
 	// Holder is the lease holder of a leased row.
 	Holder string `json:"holder,omitempty"`
+	// LeftAlone are the row's fields that differ from the store and that the writer's role
+	// may not write: left as they are (the message says so), sorted.
+	LeftAlone []string `json:"left_alone,omitempty"`
 	// Message explains the outcome: the conflict's fields, the lease, what was invalid, a
 	// new id's version starting anew, fields the role may not write that were left alone.
 	Message string `json:"message,omitempty"`
@@ -228,6 +231,7 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 		}
 	})
 	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
+	res.LeftAlone = skipped
 	if im.opt.DryRun {
 		// What the store's create would refuse, given the rows before (which a dry run did
 		// not write), in the order of its checks (Registry.RunCreate): a unique value (a
@@ -283,6 +287,7 @@ func parentOf(r *store.Record) int64 {
 func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, cur *store.Record, actor store.Actor, key string) (_ Result, retry bool, _ error) {
 	set, skipped := im.writable(row.Kind, actor.Role, row.Set, cur.Fields)
 	note := skippedNote(skipped, actor.Role)
+	res.LeftAlone = skipped
 	var move *store.Move
 	if p, ok := set[store.ParentField]; ok && im.reg.Tree(row.Kind) {
 		// A tree kind's parent_id is written by a move, after the other fields (a move is
@@ -769,13 +774,13 @@ func skippedNote(skipped []string, role store.Role) string {
 
 // invalid reports a row refused for bad input.
 func (im *Importer) invalid(res Result, err error) Result {
-	res.Outcome, res.Message, res.Fields = Invalid, err.Error(), nil
+	res.Outcome, res.Message, res.Fields, res.LeftAlone = Invalid, err.Error(), nil, nil
 	return res
 }
 
 // refused turns a store's refusal of a row into its outcome; other errors stop the import.
 func (im *Importer) refused(res Result, err error) (Result, error) {
-	res.Fields = nil
+	res.Fields, res.LeftAlone = nil, nil
 	var le *store.LeaseError
 	switch {
 	case errors.As(err, &le):
