@@ -262,3 +262,54 @@ func TestImport_BulkBatches(t *testing.T) {
 		})
 	}
 }
+
+// sampleFile updates, creates and conflicts on the sample schema's products: a system field
+// (checksum) an editor may not write and a worker may (and editor fields the other way), a
+// counter (stock) merged by its delta, a name both sides changed, a sku an earlier row
+// took, a leased product, a product written twice.
+const sampleFile = `{"kind":"product","id":1,"version":1,"fields":{"name":"Lamp one","price":"1.00","checksum":"abc"}}
+{"kind":"product","id":2,"version":1,"fields":{"stock":9}}
+{"kind":"product","id":2,"version":1,"fields":{"name":"Lamp two"}}
+{"kind":"product","id":3,"version":1,"fields":{"price":"3.00","checksum":"x3"}}
+{"kind":"product","fields":{"sku":"NEW-1","name":"New lamp","price":"4.00","checksum":"def"}}
+{"kind":"product","fields":{"sku":" new-1","name":"Same sku"}}
+{"kind":"product","id":1,"version":2,"fields":{"name":"Lamp one again"}}
+{"kind":"product","id":4,"version":1,"fields":{"availability":"backorder","checksum":"x4"}}
+`
+
+// TestImport_BulkSameAsRowByRowSample: the sample file, imported by an editor and by a worker,
+// in batches and one row at a time (with and without --merge), leaves the same report and
+// store: fields the role may not write left alone and named, a lease, a conflict or a
+// counter merged.
+func TestImport_BulkSameAsRowByRowSample(t *testing.T) {
+	for _, engine := range engines() {
+		open := mustSQLite
+		if engine == "postgres" {
+			open = mustPostgres
+		}
+		for _, who := range []store.Actor{alice, worker} {
+			for _, merge := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/merge=%v", engine, who.Name, merge), func(t *testing.T) {
+					run := func(batch int) (string, string) {
+						st := open(t)
+						mustProducts(t, st, 5)
+						mustSave(t, st, store.KindProduct, 2, 1, store.Values{"stock": int64(12), "name": "Bob's lamp"})
+						mustLease(t, st, store.KindProduct, 3)
+						o := ImportOptions{KeyPrefix: "eq", Merge: merge, BatchRows: batch}
+						res, _ := mustImport(t, as(t, who), st, []byte(sampleFile), JSONL, o)
+						again, _ := mustImport(t, as(t, who), st, []byte(sampleFile), JSONL, o)
+						return reportOf(res) + reportOf(again), storeState(t, st)
+					}
+					wantReport, wantState := run(1)
+					report, state := run(3)
+					if report != wantReport {
+						t.Errorf("report in batches of 3\n%s\nwant (one row at a time)\n%s", report, wantReport)
+					}
+					if state != wantState {
+						t.Errorf("store in batches of 3\n%s\nwant\n%s", state, wantState)
+					}
+				})
+			}
+		}
+	}
+}
