@@ -118,6 +118,28 @@ func TestCLI_ImportKilled(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("re-run after %d kills: exit %d\n%s\n%s", killed, r.code, r.stdout, r.stderr)
 			}
+			// The re-run's report says which rows the killed runs had applied (imported
+			// before), and applies the others: every row is one or the other.
+			var rep struct {
+				Rows []exchange.Result `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("re-run report: %v\n%s", err, r.stdout)
+			}
+			before, applied := 0, 0
+			for _, row := range rep.Rows {
+				switch {
+				case row.Outcome == exchange.Unchanged && strings.HasPrefix(row.Message, "imported before"):
+					before++
+				case row.Outcome == exchange.Created || row.Outcome == exchange.Updated:
+					applied++
+				default:
+					t.Errorf("re-run row %d: %s %s", row.Row, row.Outcome, row.Message)
+				}
+			}
+			if before == 0 || before+applied != 3*n {
+				t.Errorf("re-run: %d rows imported before, %d applied; want some before and %d in all", before, applied, 3*n)
+			}
 			if w, g := wantState, productState(t, got); !mapsEqual(w, g) {
 				for k, v := range w {
 					if g[k] != v {
