@@ -53,9 +53,10 @@ its own transaction, with the rules of a save:
     nothing, and an import that was killed can be run again to finish. A row whose
     content changed is a new row and applies.
 
-Rows are applied a thousand to a transaction (--batch; each row in a savepoint of its
-own: a refused row leaves nothing, the others land); others see each batch as it
-commits, and an import killed midway has landed whole batches only.
+Rows are applied up to a thousand to a transaction (--batch; each row in a savepoint
+of its own: a refused row leaves nothing, the others land; a batch commits after a
+quarter second of writes at most); others see each batch as it commits, and an import
+killed midway has landed whole batches only.
 
 The report starts with the summary: how many rows were created, updated, unchanged,
 conflict, leased or invalid, the time and the rows per second. Then it lists the rows

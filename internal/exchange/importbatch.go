@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -23,6 +24,11 @@ import (
 // a commit's cost is shared by many rows, few enough that other writers wait well under a
 // second for the batch and that a batch's rows are all the memory an import holds.
 const DefaultBatchRows = 1000
+
+// maxBatchTime ends a batch early, whatever its rows: other writers wait for a batch to
+// commit (SQLite's write lock, PostgreSQL's change log), so on a slow or loaded machine a
+// batch commits after this long and the next one goes on.
+const maxBatchTime = 250 * time.Millisecond
 
 // batchRows returns the rows per batch of this import; 1 or less applies one row at a time.
 func (im *Importer) batchRows() int {
@@ -115,10 +121,14 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 		err := b.WriteBatch(ctx, func(bctx context.Context) error {
 			results = results[:0]
 			written := map[recordOf]bool{}
+			began := time.Now()
 			for end = start; end < len(rows); end++ {
 				pr := rows[end]
 				if im.alone(pr.row) || pr.row.ID != 0 && written[recordOf{pr.row.Kind, pr.row.ID}] {
 					return nil // its reads must see what the batch wrote: the next batch's
+				}
+				if end > start && time.Since(began) > maxBatchTime {
+					return nil // others have waited long enough: the rest in the next batch
 				}
 				r, err := im.Apply(bctx, pr.pos, pr.row)
 				if err != nil {

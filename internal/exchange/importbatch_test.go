@@ -226,7 +226,7 @@ func (s *batchSpy) WriteBatch(ctx context.Context, fn func(context.Context) erro
 var noIDs = regexp.MustCompile(`(ID:|supplier )\d+`)
 
 // TestImport_BulkBatches: 25 new suppliers in batches of ten take three transactions of the
-// store, not 25; a batch the store refuses as a whole is applied again one row at a time, so
+// store (more only on a machine slow enough to end a batch early), not 25; a batch the store refuses as a whole is applied again one row at a time, so
 // the report and the store are those of a row-by-row import.
 func TestImport_BulkBatches(t *testing.T) {
 	var file strings.Builder
@@ -241,8 +241,9 @@ func TestImport_BulkBatches(t *testing.T) {
 
 			spy := &batchSpy{Store: partsStore(t, engine)}
 			res, sum := mustImport(t, as(t, alice), spy, []byte(file.String()), JSONL, ImportOptions{BatchRows: 10})
-			if spy.batches != 3 || sum[Created] != 25 {
-				t.Errorf("%d batches, %v; want 3 batches, 25 created", spy.batches, sum)
+			// Three, unless the machine is so slow that a batch ended early (maxBatchTime).
+			if spy.batches < 3 || spy.batches >= 25 || sum[Created] != 25 {
+				t.Errorf("%d batches, %v; want 3 (fewer than the rows), 25 created", spy.batches, sum)
 			}
 			if got := reportOf(res); got != want {
 				t.Errorf("report\n%s\nwant\n%s", got, want)
