@@ -117,8 +117,13 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 			start++
 			continue
 		}
-		end := start
+		end, runs := start, 0
 		err := b.WriteBatch(ctx, func(bctx context.Context) error {
+			if runs++; runs > 1 {
+				// The store runs the batch again from its start (store.Batcher): what the
+				// view of the trees took from the first run is forgotten.
+				im.view.trees = nil
+			}
 			results = results[:0]
 			written := map[recordOf]bool{}
 			began := time.Now()

@@ -15,6 +15,12 @@ var _ store.Batcher = (*DB)(nil)
 // context runs its usual transaction function inside a savepoint of the batch's
 // transaction (runTx) in place of a transaction of its own. The rows a batch writes, and
 // the change log's writer lock its first change takes (feed.go), are held until it commits.
+// Unlike SQLite's, a batch here always puts each write in a savepoint: a first run without
+// them, rolled back when a write fails, would leave the ids its creates took from their
+// sequences unused, and the records the second run creates would not get the ids a row by
+// row import gives them.
+//
+// fn runs once.
 
 // batchKey is the context key of the batch a write joins.
 type batchKey struct{}
