@@ -29,11 +29,15 @@ type ImportConfig struct {
 	// tool's do, so that both sides pay a start, an open and a read of a store at rest.
 	Exe  string
 	Args []string
+	// LoadOnly runs the load comparison (Load) alone: no relative writes, no exports.
+	LoadOnly bool
 }
 
 // ImportResult is one run's figures, all from the same store and rows.
 type ImportResult struct {
 	Rows int `json:"rows"`
+	// Load compares tandem's import with the database's own load of the same file.
+	Load *LoadFigures `json:"load"`
 	// Create is the import of Rows new products (by an editor: each keeps a history version).
 	Create time.Duration `json:"create_ns"`
 	// Relative is the same rows written one by one by tandem's relative path (stock += 1 with
@@ -67,6 +71,20 @@ type ExportFigures struct {
 func Import(ctx context.Context, cfg ImportConfig) (*ImportResult, error) {
 	res := &ImportResult{Rows: cfg.Rows}
 	run := fmt.Sprintf("BI%d", time.Now().UnixNano()%1e9)
+	// The store is made (--create) before the load's processes open it.
+	st, err := cfg.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Close(); err != nil {
+		return nil, err
+	}
+	if res.Load, err = Load(ctx, cfg, run+"L"); err != nil {
+		return nil, err
+	}
+	if cfg.LoadOnly {
+		return res, nil
+	}
 	// The exports read the store at rest, as a user's export would: write closes this
 	// process's connections first (on SQLite the last one checkpoints the WAL).
 	reg, err := res.write(ctx, cfg, run)
@@ -292,6 +310,26 @@ func psqlDSN(dsn string) (string, []string) {
 // WriteImport writes an import benchmark's figures for people.
 func WriteImport(w io.Writer, r *ImportResult) error {
 	per := func(d time.Duration) string { return round(d / time.Duration(max(r.Rows, 1))) }
+	if l := r.Load; l != nil {
+		rate := func(d time.Duration) float64 { return float64(l.Rows) / max(d.Seconds(), 1e-9) }
+		mb := func(b int64) float64 { return float64(b) / (1 << 20) }
+		if _, err := fmt.Fprintf(w, `import of %d products against the database's own load (%s), each a process, once
+
+  %-22s %10s  (%.0f rows/s)
+  tandem import, new     %10s  (%.0f rows/s; %.0f MB resident)
+    ratio to native      %10.2fx
+  %-22s %10s  (the update file: id, version and the fields)
+  tandem import, update  %10s  (%.0f rows/s; %d changed, the rest unchanged; %.0f MB resident)
+    ratio to native      %10.2fx
+
+`, l.Rows, l.Tool, l.Tool, round(l.Native), rate(l.Native), round(l.Create), rate(l.Create), mb(l.CreateRSS), l.CreateRatio,
+			l.Tool, round(l.NativeUpdate), round(l.Update), rate(l.Update), l.Changed, mb(l.UpdateRSS), l.UpdateRatio); err != nil {
+			return err
+		}
+	}
+	if r.Kind.Tool == "" {
+		return nil // the load alone
+	}
 	_, err := fmt.Fprintf(w, `import and export of %d products
 
   import, creating        %10s  (%s a row; editor: history kept)

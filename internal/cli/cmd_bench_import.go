@@ -13,13 +13,22 @@ import (
 
 func newBenchImportCmd(a *app) *cobra.Command {
 	var (
-		rows   int
-		asJSON bool
+		rows     int
+		asJSON   bool
+		loadOnly bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import [--rows N]",
-		Short: "Import and export against tandem's per-row write and the database's own CSV export",
-		Long: `import creates --rows products by importing a CSV file, writes each once by the
+		Use:   "import [--rows N] [--load-only]",
+		Short: "Import and export against the database's own load and CSV export",
+		Long: `import first writes a CSV file of --rows new products and loads it twice, each a
+process of its own: with the database's own tool (sqlite3 .import into a scratch
+file, psql \copy into a scratch table; pgx's CopyFrom when psql is not on $PATH),
+into a table of the same columns with a unique index on sku, and with tandem import.
+Then it exports those rows and changes one in ten's price, and loads that update file
+both ways again. It prints the times, rows per second, the ratios to the native load
+and the imports' peak resident memory. --load-only stops there.
+
+Then it creates --rows products by importing a CSV file, writes each once by the
 relative path of bench contention (stock += 1 with an idempotency key), then imports
 a file that sets each one's stock (version-checked, keyed), and prints the ratio of
 the updating import to the relative path.
@@ -31,6 +40,7 @@ columns of the whole table; on a store created for the run these are the run's r
 and the run's rows alone with seven fields ("--search" for the run's SKU prefix,
 against "WHERE sku LIKE"). It prints the medians and their ratios.`,
 		Example: `  tandem bench import --db /tmp/bench.db --create --rows 100000
+  tandem bench import --db /tmp/bench.db --create --rows 1000000 --load-only
   tandem bench import --db postgres://postgres@127.0.0.1/test --rows 100000 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,7 +66,7 @@ against "WHERE sku LIKE"). It prints the medians and their ratios.`,
 				return err
 			}
 			defer os.RemoveAll(dir)
-			res, err := bench.Import(cmd.Context(), bench.ImportConfig{Rows: rows, DSN: a.dsn, Dir: dir, Exe: exe, Args: args,
+			res, err := bench.Import(cmd.Context(), bench.ImportConfig{Rows: rows, DSN: a.dsn, Dir: dir, Exe: exe, Args: args, LoadOnly: loadOnly,
 				Open: func(ctx context.Context) (store.Store, error) {
 					if a.create {
 						st, _, err := createStore(ctx, a.dsn, store.Options{Registry: reg}, nil)
@@ -75,5 +85,6 @@ against "WHERE sku LIKE"). It prints the medians and their ratios.`,
 	}
 	cmd.Flags().IntVar(&rows, "rows", 10000, "how many products")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the figures as JSON")
+	cmd.Flags().BoolVar(&loadOnly, "load-only", false, "compare the loads only: no relative writes, no exports")
 	return cmd
 }

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestCLI_BenchImport: bench import runs its exports as processes of the binary and with the
-// database's own tool, and both export the same rows: every product (those the store held
-// before and the run's), and the run's alone by search.
+// TestCLI_BenchImport: bench import loads a file with the database's own tool and with tandem
+// import, and updates one in ten of its rows; it runs its exports as processes of the binary
+// and with the database's own tool, and both export the same rows: every product (those the
+// store held before and the run's), and the run's alone by search.
 func TestCLI_BenchImport(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -29,14 +30,27 @@ func TestCLI_BenchImport(t *testing.T) {
 				Search struct {
 					Lines int `json:"lines"`
 				} `json:"export_search"`
+				Load struct {
+					Native  int64 `json:"native_ns"`
+					Create  int64 `json:"create_ns"`
+					Update  int64 `json:"update_ns"`
+					Changed int   `json:"changed"`
+					RSS     int64 `json:"create_rss_bytes"`
+				} `json:"load"`
 			}
 			out := mustTandem(t, dsn, "bench", "import", "--rows", "10", "--json")
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("bench import --json: %v\n%s", err, out)
 			}
-			if got.Before != 3 || got.Kind.Lines != 1+3+10 || got.Search.Lines != 1+10 {
-				t.Errorf("before %d, lines of every product %d, of the search %d; want 3, 14, 11\n%s",
+			// Before the export part: the 3 and the load's 10.
+			if got.Before != 3+10 || got.Kind.Lines != 1+13+10 || got.Search.Lines != 1+10 {
+				t.Errorf("before %d, lines of every product %d, of the search %d; want 13, 24, 11\n%s",
 					got.Before, got.Kind.Lines, got.Search.Lines, out)
+			}
+			// The load: the native tool's and tandem's of the same 10 rows, then an update of
+			// one in ten of them.
+			if l := got.Load; l.Native <= 0 || l.Create <= 0 || l.Update <= 0 || l.Changed != 1 || l.RSS <= 0 {
+				t.Errorf("load figures %+v: want times and memory above 0, one row changed\n%s", l, out)
 			}
 			if got.Kind.Tandem <= 0 || got.Kind.Native <= 0 || got.Kind.Ratio <= 0 {
 				t.Errorf("export times %d, %d, ratio %g: want all above 0", got.Kind.Tandem, got.Kind.Native, got.Kind.Ratio)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -23,10 +24,11 @@ func newImportCmd(a *app) *cobra.Command {
 	var (
 		format, prefix                      string
 		dryRun, merge, allOrNothing, asJSON bool
-		rawCells                            bool
+		rawCells, all                       bool
+		batch                               int
 	)
 	cmd := &cobra.Command{
-		Use:   "import FILE [--format csv|jsonl|json] [--key-prefix P] [--dry-run] [--merge] [--all-or-nothing] [--raw-cells]",
+		Use:   "import FILE [--format csv|jsonl|json] [--key-prefix P] [--dry-run] [--merge] [--all-or-nothing] [--raw-cells] [--all] [--batch N]",
 		Short: "Create and update records from a CSV, JSON Lines or JSON file",
 		Long: `Import applies a file in export's form (tandem export --help) row by row, each row in
 its own transaction, with the rules of a save:
@@ -51,9 +53,18 @@ its own transaction, with the rules of a save:
     nothing, and an import that was killed can be run again to finish. A row whose
     content changed is a new row and applies.
 
-The report has one line per row: its position among the rows and its first line in the
-file (a JSON array on one line has every row on line 1), created, updated, unchanged,
-conflict, leased or invalid, and why; --json prints it as JSON. A file that cannot be
+Rows are applied up to a thousand to a transaction (--batch; each row in a savepoint
+of its own: a refused row leaves nothing, the others land; a batch commits after a
+quarter second of writes at most); others see each batch as it commits, and an import
+killed midway has landed whole batches only.
+
+The report starts with the summary: how many rows were created, updated, unchanged,
+conflict, leased or invalid, the time and the rows per second. Then it lists the rows
+that need attention (conflict, leased, invalid, not-written, or with fields your role
+may not write left as they are), one line each: its
+position among the rows and its first line in the file (a JSON array on one line has
+every row on line 1), the outcome, and why; --all lists every row, and --json prints
+every row as JSON. On a terminal a progress bar shows the rate and the time left. A file that cannot be
 read as a whole (not CSV or JSON, an unknown column, a row over 64 MiB, empty, JSON
 Lines whose last line is cut short) is refused before anything is written. Stdin is
 read as CSV unless --format says otherwise. Every later reading of the file is checked
@@ -143,11 +154,15 @@ A file refused as a whole exits 2.`,
 				return err
 			}
 			defer rep.Close()
-			im := exchange.NewImporter(st, exchange.ImportOptions{KeyPrefix: prefix, Merge: merge, DryRun: dryRun})
+			if batch < 1 {
+				return usagef("--batch must be at least 1")
+			}
+			im := exchange.NewImporter(st, exchange.ImportOptions{KeyPrefix: prefix, Merge: merge, DryRun: dryRun, BatchRows: batch})
 			bar := a.newProgress("import", n)
+			start := time.Now()
 			err = im.ApplyAll(ctx, src, allOrNothing, bar.set, rep)
 			bar.finish()
-			if perr := printImport(a.stdout, rep, dryRun, asJSON); perr != nil && err == nil {
+			if perr := printImport(a.stdout, rep, importPrint{dryRun: dryRun, asJSON: asJSON, all: all, took: time.Since(start)}); perr != nil && err == nil {
 				err = perr
 			}
 			if err != nil {
@@ -162,7 +177,9 @@ A file refused as a whole exits 2.`,
 	fl.BoolVar(&dryRun, "dry-run", false, "report what would happen and write nothing")
 	fl.BoolVar(&merge, "merge", false, "merge rows edited from an older version instead of reporting a conflict")
 	fl.BoolVar(&allOrNothing, "all-or-nothing", false, "write nothing when any row would not land (checked first; see above)")
-	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON (every row)")
+	fl.IntVar(&batch, "batch", exchange.DefaultBatchRows, "rows per transaction (1: each row in a transaction of its own)")
+	fl.BoolVar(&all, "all", false, "list every row in the report, not only those that need attention")
 	fl.BoolVar(&rawCells, "raw-cells", false, "read CSV text cells as they are, without taking off the quote export puts before =, +, -, @ cells")
 	return cmd
 }
@@ -190,16 +207,57 @@ func importCells(r exchange.Result) (cells [len(importHeader)]string, msg string
 		cut(strings.Join(r.Fields, ","), 40)}, safe.Line(r.Message)
 }
 
-// printImport writes the report: one line per row, then the counts; --json as one JSON
-// document. The rows are read from rep one at a time, twice for the table (its columns'
-// widths, then the lines), so a report of any length is printed in constant memory. The
-// output is what a tabwriter.Writer (padding 2, spaces) and writeJSON make of the whole
-// report.
-func printImport(w io.Writer, rep *exchange.Report, dryRun, asJSON bool) error {
-	sum := rep.Summary()
-	if asJSON {
-		return printImportJSON(w, rep, sum, dryRun)
+// importPrint is how an import's report is printed: as a dry run's, as JSON, with every
+// row (all) or only those that need attention, and the time the rows took.
+type importPrint struct {
+	dryRun, asJSON, all bool
+	took                time.Duration
+}
+
+// needsAttention reports whether a row is listed in a report without --all: it did not land
+// (conflict, leased, invalid, not-written), or fields of it the role may not write were
+// left as they are.
+func needsAttention(r exchange.Result) bool {
+	switch r.Outcome {
+	case exchange.Created, exchange.Updated, exchange.Unchanged:
+		return len(r.LeftAlone) > 0
 	}
+	return true
+}
+
+// printImport writes the report: the summary (the counts, the time and the rate), then one
+// line per row that needs attention (every row with all); --json as one JSON document with
+// every row. The rows are read from rep one at a time, twice for the table (its columns'
+// widths, then the lines), so a report of any length is printed in constant memory. The
+// table is what a tabwriter.Writer (padding 2, spaces) makes of the rows listed.
+func printImport(w io.Writer, rep *exchange.Report, p importPrint) error {
+	sum := rep.Summary()
+	if p.asJSON {
+		return printImportJSON(w, rep, sum, p.dryRun)
+	}
+	var parts []string
+	for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
+		exchange.NotWritten, exchange.Conflict, exchange.Leased, exchange.Invalid} {
+		if sum[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
+		}
+	}
+	what := rows(rep.Len())
+	if p.dryRun {
+		what += " (dry run: nothing written)"
+	}
+	if len(parts) == 0 {
+		parts = []string{"nothing to import"}
+	}
+	took := p.took.Round(time.Millisecond)
+	if p.took < time.Second {
+		took = p.took.Round(time.Microsecond * 100)
+	}
+	if _, err := fmt.Fprintf(w, "%s in %s (%.0f rows/s): %s\n", what, took, float64(rep.Len())/max(p.took.Seconds(), 1e-6),
+		strings.Join(parts, ", ")); err != nil {
+		return err
+	}
+	listed := func(r exchange.Result) bool { return p.all || needsAttention(r) }
 	var widths [len(importHeader)]int
 	grow := func(cells [len(importHeader)]string) {
 		for i, c := range cells {
@@ -207,12 +265,19 @@ func printImport(w io.Writer, rep *exchange.Report, dryRun, asJSON bool) error {
 		}
 	}
 	grow(importHeader)
+	n := 0
 	if err := rep.Each(func(r exchange.Result) error {
-		cells, _ := importCells(r)
-		grow(cells)
+		if listed(r) {
+			cells, _ := importCells(r)
+			grow(cells)
+			n++
+		}
 		return nil
 	}); err != nil {
 		return err
+	}
+	if n == 0 {
+		return nil
 	}
 	line := func(cells [len(importHeader)]string, msg string) error {
 		var b strings.Builder
@@ -228,25 +293,12 @@ func printImport(w io.Writer, rep *exchange.Report, dryRun, asJSON bool) error {
 	if err := line(importHeader, "MESSAGE"); err != nil {
 		return err
 	}
-	if err := rep.Each(func(r exchange.Result) error { return line(importCells(r)) }); err != nil {
-		return err
-	}
-	var parts []string
-	for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
-		exchange.NotWritten, exchange.Conflict, exchange.Leased, exchange.Invalid} {
-		if sum[o] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
+	return rep.Each(func(r exchange.Result) error {
+		if !listed(r) {
+			return nil
 		}
-	}
-	what := rows(rep.Len())
-	if dryRun {
-		what += " (dry run: nothing written)"
-	}
-	if len(parts) == 0 {
-		parts = []string{"nothing to import"}
-	}
-	_, err := fmt.Fprintf(w, "%s: %s\n", what, strings.Join(parts, ", "))
-	return err
+		return line(importCells(r))
+	})
 }
 
 // printImportJSON writes the report as writeJSON writes a jsonImport, a row at a time.

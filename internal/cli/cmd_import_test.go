@@ -79,7 +79,8 @@ func TestCLI_ImportKilled(t *testing.T) {
 			// fast or loaded the machine.
 			window := 160 * time.Millisecond
 			for i := 0; killed < kills && i < 10*kills; i++ {
-				cmd := tandemCmd(got, "import", changes)
+				// Batches of 7 rows, so that a kill lands between two commits.
+				cmd := tandemCmd(got, "import", changes, "--batch", "7")
 				start := time.Now()
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
@@ -113,9 +114,31 @@ func TestCLI_ImportKilled(t *testing.T) {
 			if !midway {
 				t.Fatalf("no kill of %d landed halfway through the import (between its first and its last create)", killed)
 			}
-			r := tandem(t, got, "import", changes, "--json")
+			r := tandem(t, got, "import", changes, "--json", "--batch", "7")
 			if r.code != 0 {
 				t.Fatalf("re-run after %d kills: exit %d\n%s\n%s", killed, r.code, r.stdout, r.stderr)
+			}
+			// The re-run's report says which rows the killed runs had applied (imported
+			// before), and applies the others: every row is one or the other.
+			var rep struct {
+				Rows []exchange.Result `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("re-run report: %v\n%s", err, r.stdout)
+			}
+			before, applied := 0, 0
+			for _, row := range rep.Rows {
+				switch {
+				case row.Outcome == exchange.Unchanged && strings.HasPrefix(row.Message, "imported before"):
+					before++
+				case row.Outcome == exchange.Created || row.Outcome == exchange.Updated:
+					applied++
+				default:
+					t.Errorf("re-run row %d: %s %s", row.Row, row.Outcome, row.Message)
+				}
+			}
+			if before == 0 || before+applied != 3*n {
+				t.Errorf("re-run: %d rows imported before, %d applied; want some before and %d in all", before, applied, 3*n)
 			}
 			if w, g := wantState, productState(t, got); !mapsEqual(w, g) {
 				for k, v := range w {
@@ -243,11 +266,13 @@ func TestCLI_ImportExitCodes(t *testing.T) {
 }
 
 // TestPrintImport_AsWholeReport: the report printed a row at a time from the spooled Report
-// is byte for byte what a tabwriter and writeJSON made of the whole report held in memory
-// (the form the goldens were made with): widths from the widest cell, runes counted, cut
-// fields, defused messages, C1 controls escaped in JSON, an empty report.
+// is byte for byte what a tabwriter and writeJSON made of the whole report held in memory:
+// the summary first (counts, time, rows per second), then a table of the rows that need
+// attention (every row with --all; JSON always has every row): widths from the widest cell
+// listed, runes counted, cut fields, defused messages, C1 controls escaped in JSON, an
+// empty report.
 func TestPrintImport_AsWholeReport(t *testing.T) {
-	whole := func(res []exchange.Result, sum exchange.Summary, dryRun, asJSON bool) string {
+	whole := func(res []exchange.Result, sum exchange.Summary, dryRun, asJSON, every bool) string {
 		var b bytes.Buffer
 		if asJSON {
 			if res == nil {
@@ -258,13 +283,6 @@ func TestPrintImport_AsWholeReport(t *testing.T) {
 			}
 			return b.String()
 		}
-		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ROW\tLINE\tOUTCOME\tKIND\tID\tVERSION\tFIELDS\tMESSAGE")
-		for _, r := range res {
-			cells, msg := importCells(r)
-			fmt.Fprintln(tw, strings.Join(cells[:], "\t")+"\t"+msg)
-		}
-		tw.Flush()
 		var parts []string
 		for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
 			exchange.Conflict, exchange.Leased, exchange.Invalid} {
@@ -279,11 +297,26 @@ func TestPrintImport_AsWholeReport(t *testing.T) {
 		if len(parts) == 0 {
 			parts = []string{"nothing to import"}
 		}
-		fmt.Fprintf(&b, "%s: %s\n", what, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "%s in 1.5s (%.0f rows/s): %s\n", what, float64(len(res))/1.5, strings.Join(parts, ", "))
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		listed := 0
+		for _, r := range res {
+			if every || len(r.LeftAlone) > 0 || r.Outcome != exchange.Created && r.Outcome != exchange.Updated && r.Outcome != exchange.Unchanged {
+				if listed == 0 {
+					fmt.Fprintln(tw, "ROW\tLINE\tOUTCOME\tKIND\tID\tVERSION\tFIELDS\tMESSAGE")
+				}
+				cells, msg := importCells(r)
+				fmt.Fprintln(tw, strings.Join(cells[:], "\t")+"\t"+msg)
+				listed++
+			}
+		}
+		tw.Flush()
 		return b.String()
 	}
 	all := []exchange.Result{
 		{Row: 1, Line: 2, Kind: "product", ID: 1, Outcome: exchange.Updated, Version: 2, Fields: []string{"price"}},
+		{Row: 2, Line: 3, Kind: "product", ID: 2, Outcome: exchange.Updated, Version: 4, Fields: []string{"price"},
+			LeftAlone: []string{"checksum"}, Message: "not written, owned by system: checksum"},
 		{Row: 2, Line: 3, Outcome: exchange.Invalid, Message: "price: \"lots\" is not money"},
 		{Row: 3, Line: 4, Kind: "product", ID: 123456789, Outcome: exchange.Leased, Version: 7, Holder: "bøb", Message: "bøb holds a lease <&> \x1b[2J\u202e"},
 		{Row: 4, Line: 9, Kind: "document", ID: 12, Outcome: exchange.Created, Version: 1,
@@ -305,12 +338,14 @@ func TestPrintImport_AsWholeReport(t *testing.T) {
 		}
 		for _, dryRun := range []bool{false, true} {
 			for _, asJSON := range []bool{false, true} {
-				var got bytes.Buffer
-				if err := printImport(&got, rep, dryRun, asJSON); err != nil {
-					t.Fatal(err)
-				}
-				if want := whole(all[:n], sum, dryRun, asJSON); got.String() != want {
-					t.Errorf("%d rows, dry run %v, JSON %v:\ngot\n%s\nwant\n%s", n, dryRun, asJSON, got.String(), want)
+				for _, every := range []bool{false, true} {
+					var got bytes.Buffer
+					if err := printImport(&got, rep, importPrint{dryRun: dryRun, asJSON: asJSON, all: every, took: 1500 * time.Millisecond}); err != nil {
+						t.Fatal(err)
+					}
+					if want := whole(all[:n], sum, dryRun, asJSON, every); got.String() != want {
+						t.Errorf("%d rows, dry run %v, JSON %v, all %v:\ngot\n%s\nwant\n%s", n, dryRun, asJSON, every, got.String(), want)
+					}
 				}
 			}
 		}

@@ -43,6 +43,7 @@ var varying = []struct {
 	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), "<token>"},
 	{regexp.MustCompile(`\b\d\d:\d\d(:\d\d)?Z?\b`), "<clock>"},
 	{regexp.MustCompile(`in \d+(\.\d+)?(ms|s|µs|m\d+s)\b`), "in <duration>"},
+	{regexp.MustCompile(`\(\d+ rows/s\)`), "(<rate>)"},
 	{regexp.MustCompile(`\b\d+m\d+s\b|\b\d+(\.\d+)?s left\b`), "<duration>"},
 }
 

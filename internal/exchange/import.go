@@ -48,6 +48,9 @@ type Result struct {
 	Fields []string `json:"fields,omitempty"`
 	// Holder is the lease holder of a leased row.
 	Holder string `json:"holder,omitempty"`
+	// LeftAlone are the row's fields that differ from the store and that the writer's role
+	// may not write: left as they are (the message says so), sorted.
+	LeftAlone []string `json:"left_alone,omitempty"`
 	// Message explains the outcome: the conflict's fields, the lease, what was invalid, a
 	// new id's version starting anew, fields the role may not write that were left alone.
 	Message string `json:"message,omitempty"`
@@ -63,10 +66,15 @@ type ImportOptions struct {
 	Merge bool
 	// DryRun decides every row as it would be applied and writes nothing.
 	DryRun bool
+	// BatchRows is how many rows at most one transaction holds on a store that writes in
+	// batches (store.Batcher): 0 is DefaultBatchRows, 1 applies one row per transaction.
+	BatchRows int
 }
 
-// Importer applies import rows to a store, one write (one transaction) per row, two for a
-// row that changes the fields of a record of a tree kind and moves it (see updateAndMove).
+// Importer applies import rows to a store, one write per row, two for a row that changes the
+// fields of a record of a tree kind and moves it (see updateAndMove). On a store that writes
+// in batches (store.Batcher) ApplyAll puts many rows' writes in one transaction
+// (importbatch.go); Apply alone writes one row in transactions of its own.
 type Importer struct {
 	st  store.Store
 	reg *store.Registry
@@ -223,6 +231,7 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 		}
 	})
 	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
+	res.LeftAlone = skipped
 	if im.opt.DryRun {
 		// What the store's create would refuse, given the rows before (which a dry run did
 		// not write), in the order of its checks (Registry.RunCreate): a unique value (a
@@ -278,6 +287,7 @@ func parentOf(r *store.Record) int64 {
 func (im *Importer) update(ctx context.Context, res Result, pos int, row *Row, cur *store.Record, actor store.Actor, key string) (_ Result, retry bool, _ error) {
 	set, skipped := im.writable(row.Kind, actor.Role, row.Set, cur.Fields)
 	note := skippedNote(skipped, actor.Role)
+	res.LeftAlone = skipped
 	var move *store.Move
 	if p, ok := set[store.ParentField]; ok && im.reg.Tree(row.Kind) {
 		// A tree kind's parent_id is written by a move, after the other fields (a move is
@@ -764,13 +774,13 @@ func skippedNote(skipped []string, role store.Role) string {
 
 // invalid reports a row refused for bad input.
 func (im *Importer) invalid(res Result, err error) Result {
-	res.Outcome, res.Message, res.Fields = Invalid, err.Error(), nil
+	res.Outcome, res.Message, res.Fields, res.LeftAlone = Invalid, err.Error(), nil, nil
 	return res
 }
 
 // refused turns a store's refusal of a row into its outcome; other errors stop the import.
 func (im *Importer) refused(res Result, err error) (Result, error) {
-	res.Fields = nil
+	res.Fields, res.LeftAlone = nil, nil
 	var le *store.LeaseError
 	switch {
 	case errors.As(err, &le):
@@ -1056,8 +1066,9 @@ const (
 	notWrittenChanged = "not written: --all-or-nothing, and the file changed during the check"
 )
 
-// ApplyAll applies the rows of src in file order, one transaction per row, adding each
-// row's result to rep and calling progress (when not nil) after each with the rows done. It
+// ApplyAll applies the rows of src in file order, a batch of rows to a transaction where the
+// store allows it (importbatch.go), else one transaction per row, adding each row's result to
+// rep and calling progress (when not nil) with the rows done once they have committed. It
 // first reads the whole file (src.Scan, keeping no row): a file that cannot be read as a
 // whole returns its error and nothing is written. With allOrNothing every
 // row is then decided as a dry run would (reading the store, writing nothing); if any row
@@ -1094,6 +1105,9 @@ func (im *Importer) apply(ctx context.Context, src *Source, total int, progress 
 	x, err := src.open()
 	if err != nil {
 		return err
+	}
+	if b, ok := im.st.(store.Batcher); ok && !im.opt.DryRun && im.batchRows() > 1 {
+		return im.applyBatches(ctx, b, x, total, progress, rep)
 	}
 	for i := 0; ; i++ {
 		row, err := x.Next()

@@ -390,6 +390,8 @@ func (db *DB) inTxFlag(ctx context.Context, what string, repeatable *bool, fn fu
 			return store.Errorf(store.EBUSY, "%s: concurrent writers kept getting in the way after %d attempts; try again", what, lockRetries+1)
 		case isLockErr(err):
 			return store.Errorf(store.EBUSY, "%s: the database stayed locked after %d attempts (%s); try again", what, lockRetries+1, pgMessage(err))
+		case batchOf(ctx, db) != nil && !retryable:
+			return db.mapErr(what, err) // the batch's transaction decides what stays
 		case isConnErr(err) && committing && !*repeatable:
 			return db.errLostDuringSave(what, err)
 		case isConnErr(err) && elapsed < connRetryBudget:
@@ -410,6 +412,9 @@ func (db *DB) uniqueKeyRace(err error) bool {
 
 // runTx runs one attempt. committing reports that the error came from COMMIT itself.
 func (db *DB) runTx(ctx context.Context, fn func(pgx.Tx) error) (err error, committing bool) {
+	if b := batchOf(ctx, db); b != nil {
+		return b.savepoint(ctx, fn), false
+	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return err, false

@@ -446,7 +446,8 @@ func (db *DB) UpdateRecord(ctx context.Context, kind store.Kind, id int64, u sto
 		return nil, err
 	}
 	what := fmt.Sprintf("save %s %d", kind, id)
-	if p.OneStatement {
+	// A batch's saves run in its transaction: the one-statement save is a transaction of its own.
+	if p.OneStatement && batchOf(ctx, db) == nil {
 		if res, done, err := db.relativeSave(ctx, what, p); done {
 			return res, err
 		}

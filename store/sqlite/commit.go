@@ -67,7 +67,10 @@ type writeJob struct {
 	fn  func(*tx) error
 	// bare, when set instead of fn, runs on the write connection outside any transaction,
 	// in a group of its own (withWriteConn).
-	bare  func(context.Context, *sql.Conn) error
+	bare func(context.Context, *sql.Conn) error
+	// alone, when set, runs fn in a group of its own: a batch (batch.go), which must run
+	// once and must not be rolled back with another's failure.
+	alone bool
 	state atomic.Int32 // jobQueued, then jobRunning or jobAbandoned
 	lead  chan struct{}
 	done  chan error
@@ -86,6 +89,9 @@ const (
 func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if b := batchOf(ctx, db); b != nil {
+		return b.savepoint(ctx, db, fn)
 	}
 	return db.tryWriteJob(ctx, &writeJob{db: db, ctx: ctx, fn: fn, lead: make(chan struct{}, 1), done: make(chan error, 1)})
 }
@@ -163,7 +169,7 @@ func (db *DB) lead(w *fileWriter) {
 	w.mu.Lock()
 	n := min(len(w.queue), maxGroup)
 	for i, j := range w.queue[:n] {
-		if j.bare != nil { // alone
+		if j.bare != nil || j.alone {
 			n = max(i, 1)
 			break
 		}

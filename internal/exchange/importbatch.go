@@ -1,0 +1,189 @@
+package exchange
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+)
+
+// The bulk path: rows applied a batch at a time, many rows to one transaction of the store
+// (store.Batcher), each row's writes as one row by row makes them, each in a savepoint, so
+// that every row ends as it would alone (created, updated, unchanged, conflict, leased or
+// invalid, for the same reasons) and the store's checks, history versions, changes and keys
+// are the ones the row's own writes make. What changes is what a row's reads see: the
+// store's reads do not see the batch's writes before it commits, so a batch ends before a
+// row that reads what an earlier row of the batch wrote (the same record again), and a
+// row that moves a record of a tree kind (its checks read the tree, and its writes are a
+// claimed unit of their own: updateAndMove) runs alone, outside any batch. Results reach
+// the report, and the progress, once their batch has committed.
+
+// DefaultBatchRows is how many rows at most one transaction of an import holds: enough that
+// a commit's cost is shared by many rows, few enough that other writers wait well under a
+// second for the batch and that a batch's rows are all the memory an import holds.
+const DefaultBatchRows = 1000
+
+// maxBatchTime ends a batch early, whatever its rows: other writers wait for a batch to
+// commit (SQLite's write lock, PostgreSQL's change log), so on a slow or loaded machine a
+// batch commits after this long and the next one goes on.
+const maxBatchTime = 250 * time.Millisecond
+
+// batchRows returns the rows per batch of this import; 1 or less applies one row at a time.
+func (im *Importer) batchRows() int {
+	if im.opt.BatchRows == 0 {
+		return DefaultBatchRows
+	}
+	return im.opt.BatchRows
+}
+
+// posRow is a row of the file and its position (0 for the first).
+type posRow struct {
+	pos int
+	row *Row
+}
+
+// recordOf names a record.
+type recordOf struct {
+	kind store.Kind
+	id   int64
+}
+
+// applyBatches is apply's pass through b, batchRows rows read at a time: it reads them,
+// applies them (applyChunk), then reads the next.
+func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader, total int, progress func(int), rep *Report) error {
+	n := im.batchRows()
+	rows := make([]posRow, 0, n)
+	for i := 0; ; {
+		rows = rows[:0]
+		var stop error
+		for len(rows) < n {
+			row, err := x.Next()
+			if err == io.EOF {
+				stop = io.EOF
+				break
+			}
+			if err == nil && i >= total {
+				err = fileErrorf(row.Line, "the file has more rows than when it was first read")
+			}
+			if err != nil {
+				stop = err
+				break
+			}
+			rows = append(rows, posRow{i, row})
+			i++
+		}
+		// The rows read before the end of the file, or before it was found changed, are
+		// applied, as row by row they would have been.
+		if err := im.applyChunk(ctx, b, rows, progress, rep); err != nil {
+			return err
+		}
+		switch {
+		case stop == io.EOF:
+			return nil
+		case stop != nil:
+			return im.changed(i, stop)
+		}
+	}
+}
+
+// applyChunk applies rows (in file order) in as few batches as their reads allow, and adds
+// their results to rep once each batch has committed. A batch the store refuses as a whole
+// (its commit failed, a deadlock: nothing of it stays) is applied again one row at a time.
+func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posRow, progress func(int), rep *Report) error {
+	done := func(pr posRow, r Result) error {
+		if err := rep.Add(r); err != nil {
+			return err
+		}
+		if progress != nil {
+			progress(pr.pos + 1)
+		}
+		return nil
+	}
+	one := func(pr posRow) error {
+		r, err := im.Apply(ctx, pr.pos, pr.row)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", pr.row.Line, err)
+		}
+		return done(pr, r)
+	}
+	var results []Result
+	for start := 0; start < len(rows); {
+		if im.alone(rows[start].row) {
+			if err := one(rows[start]); err != nil {
+				return err
+			}
+			start++
+			continue
+		}
+		end, runs := start, 0
+		err := b.WriteBatch(ctx, func(bctx context.Context) error {
+			if runs++; runs > 1 {
+				// The store runs the batch again from its start (store.Batcher): what the
+				// view of the trees took from the first run is forgotten.
+				im.view.trees = nil
+			}
+			results = results[:0]
+			written := map[recordOf]bool{}
+			began := time.Now()
+			for end = start; end < len(rows); end++ {
+				pr := rows[end]
+				if im.alone(pr.row) || pr.row.ID != 0 && written[recordOf{pr.row.Kind, pr.row.ID}] {
+					return nil // its reads must see what the batch wrote: the next batch's
+				}
+				if end > start && time.Since(began) > maxBatchTime {
+					return nil // others have waited long enough: the rest in the next batch
+				}
+				r, err := im.Apply(bctx, pr.pos, pr.row)
+				if err != nil {
+					return fmt.Errorf("line %d: %w", pr.row.Line, err)
+				}
+				if pr.row.ID == 0 && r.ID != 0 && written[recordOf{r.Kind, r.ID}] {
+					// A row imported before (its key says so), whose record this batch
+					// wrote since: it wrote nothing, and its report reads the record again
+					// in the next batch, after this one's commit.
+					return nil
+				}
+				results = append(results, r)
+				if r.ID != 0 {
+					written[recordOf{r.Kind, r.ID}] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// Nothing of the batch stays: its rows go one at a time, as without a batch.
+			// What the import's view of the trees took from them is forgotten.
+			im.view.trees = nil
+			last := min(end+1, len(rows))
+			for _, pr := range rows[start:last] {
+				if err := one(pr); err != nil {
+					return err
+				}
+			}
+			start = last
+			continue
+		}
+		for k, r := range results {
+			if err := done(rows[start+k], r); err != nil {
+				return err
+			}
+		}
+		start = end
+	}
+	return nil
+}
+
+// alone reports whether row runs outside any batch: a row that may move a record of a tree
+// kind (an update that names the parent).
+func (im *Importer) alone(row *Row) bool {
+	if row.ID == 0 || row.Err != nil || !im.reg.Tree(row.Kind) {
+		return false
+	}
+	_, ok := row.Set[store.ParentField]
+	return ok
+}

@@ -1,0 +1,24 @@
+package store
+
+import "context"
+
+// Batcher is a store that runs many writes in one transaction of the database: a bulk
+// import's rows, a few thousand to a commit instead of one each.
+//
+// WriteBatch runs fn with a context that every write of the store made with it (or a
+// context derived from it) joins: each such write runs as it always does (the same
+// sequence, checks, history version and change), inside a savepoint of the batch's
+// transaction, so a write that fails leaves nothing of itself and the others stay. (A store
+// may first run fn without the savepoints, which cost a statement or two per write, and run
+// it again from the start with them, after rolling everything back, when a write of that
+// first run failed: so fn may run twice, and what it keeps outside the store it must reset
+// when it starts.) The transaction commits when fn returns nil; when fn returns an error, or
+// the commit fails, nothing of the batch stays and that error is returned. The store's reads (FindRecord,
+// FindKey, FindVersion…) do not see the batch's writes before it commits: a caller that
+// must read what it wrote ends the batch first. fn runs on any goroutine and must not start
+// another batch; other writers of the database wait for the batch (SQLite) or
+// for the rows and change log it holds (PostgreSQL) until it commits, so a batch is kept
+// to a second or so of writes.
+type Batcher interface {
+	WriteBatch(ctx context.Context, fn func(ctx context.Context) error) error
+}
