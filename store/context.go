@@ -71,7 +71,7 @@ func WithActor(ctx context.Context, a Actor) context.Context {
 func ActorFrom(ctx context.Context) (Actor, error) {
 	a, ok := ctx.Value(actorKey).(Actor)
 	if !ok || a.Name == "" {
-		return Actor{}, Errorf(EINVALID, "no user: set --user, $TANDEM_USER or $USER")
+		return Actor{}, Errorf(EINVALID, "no user: name who is writing").With(WayUser)
 	}
 	if a.Role == "" {
 		a.Role = RoleEditor

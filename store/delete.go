@@ -134,8 +134,8 @@ func (r *Registry) CheckRestore(ctx context.Context, kind Kind) (Actor, error) {
 // CheckDeleter refuses a delete or restore by anyone but an editor (see the rule above).
 func CheckDeleter(kind Kind, actor Actor) error {
 	if actor.Role != RoleEditor {
-		return Errorf(EFORBIDDEN, "deleting or restoring a %s is an editor's act, not %s's (role %s): run it as --as editor",
-			kind, actor.Name, actor.Role)
+		return Errorf(EFORBIDDEN, "deleting or restoring a %s is an editor's act, not %s's (role %s): run it as an editor",
+			kind, actor.Name, actor.Role).With(WayAsEditor)
 	}
 	return nil
 }
@@ -159,8 +159,8 @@ func PlanDelete(cur *Record, d Delete, children []int64) (stale bool, err error)
 		if len(children) > 3 {
 			ids = append(ids, "…")
 		}
-		return false, Errorf(EINVALID, "%s %d has %d child document(s) (%s): delete them first, or delete the subtree with it (--subtree; s in the TUI)",
-			cur.Kind, cur.ID, len(children), strings.Join(ids, ", "))
+		return false, Errorf(EINVALID, "%s %d has %d child document(s) (%s): delete them first, or delete the subtree with it",
+			cur.Kind, cur.ID, len(children), strings.Join(ids, ", ")).With(WaySubtree)
 	}
 	return false, nil
 }

@@ -23,7 +23,7 @@ func TestPlanDelete(t *testing.T) {
 		t.Errorf("stale version: stale=%v err=%v, want stale", stale, err)
 	}
 	_, err := PlanDelete(doc, Delete{ExpectVersion: 3}, []int64{4, 5, 6, 7})
-	if ErrorCode(err) != EINVALID || err.Error() != "document 1 has 4 child document(s) (4, 5, 6, …): delete them first, or delete the subtree with it (--subtree; s in the TUI)" {
+	if ErrorCode(err) != EINVALID || err.Error() != "document 1 has 4 child document(s) (4, 5, 6, …): delete them first, or delete the subtree with it" {
 		t.Errorf("children without subtree: %v", err)
 	}
 	if stale, err := PlanDelete(doc, Delete{ExpectVersion: 3, Subtree: true}, []int64{4}); stale || err != nil {

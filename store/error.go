@@ -24,6 +24,54 @@ type Error struct {
 	Code    string
 	Message string
 	Err     error // optional cause, for errors.Is/As and %+v
+	// Ways are what the refused caller can do instead, when the message names them in
+	// words, in the message's order; the CLI and the TUI say them in their own terms.
+	Ways []Way
+}
+
+// Way names what a refused caller can do instead. Store messages say it in words ("run it
+// as an editor"); the edges add how (a CLI flag, a TUI key), so store/ never names either.
+type Way string
+
+// The ways a store message may point to.
+const (
+	WayAsEditor      Way = "as_editor"      // write as a person, the editor role
+	WayAsSystem      Way = "as_system"      // write as the system role
+	WaySubtree       Way = "subtree"        // delete or restore the subtree with the record
+	WayExpectVersion Way = "expect_version" // name the version the change was made from
+	WayOnSource      Way = "on_source"      // do it on the working copy's source
+	WayUser          Way = "user"           // name who is writing
+	WayMove          Way = "move"           // move the record rather than set its parent
+	WayCloneKind     Way = "clone_kind"     // clone the kind into the working copy too
+)
+
+// With returns e with ways ws, for a message that names them in words.
+func (e *Error) With(ws ...Way) *Error {
+	e.Ways = ws
+	return e
+}
+
+// WaysOf returns the ways out that err's first tandem error names, in its message's order.
+func WaysOf(err error) []Way {
+	var (
+		oe *OwnershipError
+		e  *Error
+	)
+	switch {
+	case errors.As(err, &oe):
+		switch {
+		case oe.ReadOnly && oe.Field == ParentField:
+			return []Way{WayMove}
+		case oe.ReadOnly:
+			return nil
+		case oe.Owner == OwnerEditor:
+			return []Way{WayAsEditor}
+		}
+		return []Way{WayAsSystem}
+	case errors.As(err, &e):
+		return e.Ways
+	}
+	return nil
 }
 
 // Quote puts a value of the caller's input in double quotes, as it is, for an error message.
@@ -165,14 +213,14 @@ type OwnershipError struct {
 // Error explains the refusal and what the writer can do instead.
 func (e *OwnershipError) Error() string {
 	if e.ReadOnly && e.Field == ParentField { // a tree's parent (the schema keeps it readonly)
-		return fmt.Sprintf("%s.%s cannot be set directly; use the move operation (tandem move)", e.Kind, e.Field)
+		return fmt.Sprintf("%s.%s cannot be set directly; move the record instead", e.Kind, e.Field)
 	}
 	if e.ReadOnly {
 		return fmt.Sprintf("%s.%s is read-only: it is written only when the record is created", e.Kind, e.Field)
 	}
-	way := "leave it to the workers (tandem worker) or run as --as system"
+	way := "leave it to the workers, or run it as the system"
 	if e.Owner == OwnerEditor {
-		way = "ask a person to edit it, or run as --as editor"
+		way = "ask a person to edit it, or run it as an editor"
 	}
 	return fmt.Sprintf("%s.%s is owned by %s and cannot be written as %s: drop the change, or %s",
 		e.Kind, e.Field, e.Owner, e.Role, way)

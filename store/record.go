@@ -129,7 +129,7 @@ func (r *Registry) CheckUpdate(kind Kind, role Role, u Update) error {
 		return Errorf(EINVALID, "nothing to change")
 	}
 	if len(u.Set) > 0 && u.BaseVersion <= 0 {
-		return Errorf(EINVALID, "an absolute change needs the version it was made from (--expect-version)")
+		return Errorf(EINVALID, "an absolute change needs the version it was made from").With(WayExpectVersion)
 	}
 	if u.BaseVersion < 0 {
 		return Errorf(EINVALID, "version %d is not a version", u.BaseVersion)

@@ -19,10 +19,14 @@ func (r *Registry) SortFields(kind Kind) []*Field {
 	return out
 }
 
-// CheckSort validates f's ordering: EINVALID for a Sort that is not one of SortFields, or an
-// AfterValue of the wrong type. Stores call it before building their query, so a column
+// CheckFilter validates f's search and ordering: EINVALID for a search of a kind with no
+// searched field (it could only ever find nothing), a Sort that is not one of SortFields, or
+// an AfterValue of the wrong type. Stores call it before building their query, so a column
 // name in ORDER BY always comes from this list.
-func (r *Registry) CheckSort(f Filter) error {
+func (r *Registry) CheckFilter(f Filter) error {
+	if f.Search != "" && len(r.SearchFields(f.Kind)) == 0 && r.Has(f.Kind) {
+		return Errorf(EINVALID, "a search of %s records finds nothing: none of their fields is searched (search: true in the schema)", f.Kind)
+	}
 	if f.Sort == "" {
 		return nil
 	}

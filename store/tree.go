@@ -19,7 +19,7 @@ const MaxDepth = 8
 // parent does not exist (ENOTFOUND). A cycle is EINVALID naming the path.
 func CheckMoveCycle(id, parent int64, up []int64) error {
 	if len(up) == 0 {
-		return Errorf(ENOTFOUND, "parent document %d not found", parent)
+		return Errorf(ENOTFOUND, "parent %d not found", parent)
 	}
 	if i := slices.Index(up, id); i >= 0 {
 		path := up[:i+1]
@@ -49,7 +49,7 @@ func CheckMoveDepth(id, parent int64, up, down []int64) error {
 // CheckMoveCycle.
 func CheckNewChild(parent int64, up []int64) error {
 	if len(up) == 0 {
-		return Errorf(ENOTFOUND, "parent document %d not found", parent)
+		return Errorf(ENOTFOUND, "parent %d not found", parent)
 	}
 	if depth := len(up) + 1; depth > MaxDepth {
 		path := slices.Clone(up)

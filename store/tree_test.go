@@ -12,7 +12,7 @@ func TestCheckMoveCycle(t *testing.T) {
 		{"OK", 5, 9, []int64{9, 7, 1}, "", ""},
 		{"ErrCycle", 5, 9, []int64{9, 7, 5, 1}, EINVALID, "moving 5 under 9 would create a cycle: 9 → 7 → 5"},
 		{"ErrSelf", 5, 5, []int64{5, 1}, EINVALID, "moving 5 under 5 would create a cycle: 5 → 5"},
-		{"ErrNoParent", 5, 9, nil, ENOTFOUND, "parent document 9 not found"},
+		{"ErrNoParent", 5, 9, nil, ENOTFOUND, "parent 9 not found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckMoveCycle(tt.id, tt.parent, tt.up)

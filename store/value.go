@@ -41,7 +41,7 @@ func Equal(a, b any) bool {
 
 // Parse converts the text form of a value (as typed on the command line or in a form) into
 // the field's Go value, and checks it. Money accepts "29.99", "29.9" and "29"; sets are
-// comma-separated; an empty time or ref, or "root" for a ref, means nil.
+// comma-separated; an empty time or ref means nil, and so does "root" for a tree's parent.
 func (f *Field) Parse(s string) (any, error) {
 	if !utf8.ValidString(s) {
 		return nil, Errorf(EINVALID, "%s: not valid UTF-8", f.Name)
@@ -80,12 +80,17 @@ func (f *Field) Parse(s string) (any, error) {
 		}
 		v = t.UTC()
 	case TypeRef:
-		if t := strings.TrimSpace(s); t == "" || t == "root" || t == "null" {
+		// A tree's parent may be "root"; any other reference is an id, or empty to clear it.
+		tree := f.Name == ParentField
+		if t := strings.TrimSpace(s); t == "" || t == "null" || (tree && t == "root") {
 			return nil, nil
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil || n <= 0 {
-			return nil, Errorf(EINVALID, "%s: %s is not a record id or root", f.Name, Quote(s))
+			if tree {
+				return nil, Errorf(EINVALID, "%s: %s is not a record id or root", f.Name, Quote(s))
+			}
+			return nil, Errorf(EINVALID, "%s: %s is not a record id (leave it empty for none)", f.Name, Quote(s))
 		}
 		v = n
 	default:

@@ -57,6 +57,7 @@ func TestField_Parse(t *testing.T) {
 	avail := field(t, store.KindProduct, "availability")
 	sync := field(t, store.KindProduct, "last_sync_at")
 	parent := field(t, store.KindDocument, "parent_id")
+	ref := &store.Field{Name: "supplier", Type: store.TypeRef, To: "supplier"}
 	for _, tc := range []struct {
 		f    *store.Field
 		in   string
@@ -73,6 +74,8 @@ func TestField_Parse(t *testing.T) {
 		{sync, "", nil, ""},
 		{parent, "root", nil, ""},
 		{parent, "42", int64(42), "42"},
+		{ref, "", nil, ""},
+		{ref, "7", int64(7), "7"},
 	} {
 		got, err := tc.f.Parse(tc.in)
 		if err != nil || !store.Equal(got, tc.want) {
@@ -89,6 +92,7 @@ func TestField_Parse(t *testing.T) {
 	}{
 		{stock, "abc"}, {stock, "1.5"}, {price, "-1.00"}, {price, "12.345"}, {avail, "sold"},
 		{sync, "yesterday"}, {parent, "0"}, {parent, "x"}, {stock, "\xff"},
+		{ref, "root"}, // only a tree's parent has a root; a plain reference is an id or empty
 	} {
 		if got, err := tc.f.Parse(tc.in); store.ErrorCode(err) != store.EINVALID {
 			t.Errorf("%s.Parse(%q) = %#v, %v; want %s", tc.f.Name, tc.in, got, err, store.EINVALID)

@@ -360,8 +360,8 @@ type CopyLoader interface {
 // may well exist there (a create would make a second one). EINVALID, saying what to do.
 func CheckCopyCreate(s *CopyState, kind Kind, id int64) error {
 	if !s.InScope(kind) {
-		return Errorf(EINVALID, "this working copy holds no %ss (cloned with --kind %s): create or change %ss on the source, "+
-			"or clone the kind too", kind, joinKinds(s.Kinds), kind)
+		return Errorf(EINVALID, "this working copy holds no %ss (it was cloned with only %s): create or change %ss on the source, "+
+			"or clone the kind too", kind, joinKinds(s.Kinds), kind).With(WayCloneKind)
 	}
 	if id != 0 {
 		return Errorf(EINVALID, "%s %d is not in this working copy, and its ids are the source's: a create under that id "+
@@ -397,8 +397,8 @@ func CheckCopyWriter(s *CopyState, actor Actor) error {
 		return nil
 	}
 	return Errorf(EFORBIDDEN, "a working copy takes no %s writes: they would reach the source as an editor's edit, "+
-		"not as the system's operation-log entry, and system fields come from the source. Run it against the source (--db %s)",
-		actor.Role, s.Source)
+		"not as the system's operation-log entry, and system fields come from the source. Run it against the source, %s",
+		actor.Role, s.Source).With(WayOnSource)
 }
 
 // CheckCopySave is CheckCopyWriter for the save u of kind, in the store's save path: its
@@ -420,13 +420,13 @@ func (r *Registry) CheckCopySave(s *CopyState, kind Kind, actor Actor, u Update)
 	}
 	if len(owned) > 0 {
 		return Errorf(EFORBIDDEN, "%s: a working copy writes only editor and shared fields; system fields come from the "+
-			"source, and a sync never sends them there. Run it against the source (--db %s); nothing was written",
-			strings.Join(owned, ", "), s.Source)
+			"source, and a sync never sends them there. Run it against the source, %s; nothing was written",
+			strings.Join(owned, ", "), s.Source).With(WayOnSource)
 	}
 	return Errorf(EFORBIDDEN, "%s written as %s: a working copy takes no %s writes, since a sync would push this as an "+
 		"editor's edit (a history version on the source), not as the system's operation-log entry. Run it against the "+
-		"source (--db %s), or here as an editor (--as editor) to have it pushed as your edit; nothing was written",
-		strings.Join(shared, ", "), actor.Role, actor.Role, s.Source)
+		"source, %s, or here as an editor to have it pushed as your edit; nothing was written",
+		strings.Join(shared, ", "), actor.Role, actor.Role, s.Source).With(WayOnSource, WayAsEditor)
 }
 
 func joinKinds(ks []Kind) string {

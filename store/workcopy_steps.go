@@ -207,7 +207,7 @@ func CopyDeleteInConflict(kind Kind, id int64, reason string) error {
 // does not have.
 func NotDeletedInCopy(kind Kind, id int64) error {
 	return Errorf(EINVALID, "%s %d is not deleted in this copy only: the source has deleted it (its delete was synced, "+
-		"or it was deleted there). Restore it on the source (tandem restore %s %d --db SOURCE), then sync: the copy takes it back", kind, id, kind, id)
+		"or it was deleted there). Restore it on the source, then sync: the copy takes it back", kind, id).With(WayOnSource)
 }
 
 // RestoreUnderDeleted is the refusal of a restore, on a working copy, of a document whose

@@ -44,7 +44,7 @@ func TestCheckCopySave(t *testing.T) {
 				}
 				return
 			}
-			if store.ErrorCode(err) != store.EFORBIDDEN || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "(--db /data/team.db)") {
+			if store.ErrorCode(err) != store.EFORBIDDEN || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "the source, /data/team.db") {
 				t.Errorf("got %v, want EFORBIDDEN with %q naming the source", err, tc.want)
 			}
 		})
@@ -52,7 +52,7 @@ func TestCheckCopySave(t *testing.T) {
 	if err := store.CheckCopyWriter(cs, editor); err != nil {
 		t.Errorf("CheckCopyWriter(editor) = %v, want nil", err)
 	}
-	if err := store.CheckCopyWriter(cs, system); store.ErrorCode(err) != store.EFORBIDDEN || !strings.Contains(err.Error(), "(--db /data/team.db)") {
+	if err := store.CheckCopyWriter(cs, system); store.ErrorCode(err) != store.EFORBIDDEN || !strings.Contains(err.Error(), "the source, /data/team.db") {
 		t.Errorf("CheckCopyWriter(system) = %v, want EFORBIDDEN naming the source", err)
 	}
 }

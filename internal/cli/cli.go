@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -118,7 +119,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// command line (paths, DSNs, field names, values): defuse both. A driver's message
 		// may span lines; its continuation lines are indented, so that no echoed newline
 		// can forge a line of tandem's own.
-		msg := strings.TrimRight(safe.Text(redact(err.Error())), "\n")
+		msg := strings.TrimRight(safe.Text(redact(withWays(err.Error(), err))), "\n")
 		fmt.Fprintf(stderr, "tandem: %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if errors.As(err, &usageError{}) && !a.started {
@@ -301,7 +302,30 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	for _, c := range commands(a) {
 		root.AddCommand(c)
 	}
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		help(cmd, args)
+		a.kindsHelp(cmd)
+	})
 	return root
+}
+
+// kindsHelp ends the help of a command that takes a KIND with the kinds of the store --db
+// names, when that store exists and answers within two seconds (help never creates one).
+func (a *app) kindsHelp(cmd *cobra.Command) {
+	if !strings.Contains(cmd.Use, "KIND") {
+		return
+	}
+	if a.dsn == "" && !cmd.Flags().Changed("db") {
+		a.dsn = envOr("TANDEM_DB", defaultDB)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
+	defer cancel()
+	st, err := a.store(ctx)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nKinds in the store %s: %s\n", safe.Text(redact(a.dsn)), safe.Text(kindList(st.Registry())))
 }
 
 // store opens the store named by --db with the registry of --fields, once. A SQLite file

@@ -163,3 +163,15 @@ func TestCLI_DeleteRestoreConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestCLI_RefusalNamesFlag: store/ says the way out of a refusal in words, and the CLI adds
+// its flag: a document with children names --subtree, a system's delete names --as editor.
+func TestCLI_RefusalNamesFlag(t *testing.T) {
+	dsn := madeStore(t, "seed")
+	r := tandem(t, dsn, "delete", "document", "1", "--expect-version", "1")
+	wantExit(t, "delete of a document with children", r, exitUsage, "delete the subtree with it (--subtree)")
+	r = tandem(t, dsn, "--as", "system", "delete", "product", "1", "--expect-version", "1")
+	wantExit(t, "delete as system", r, exitForbidden, "run it as an editor (--as editor)")
+	r = tandem(t, dsn, "--as", "system", "set", "product", "1", "name=x", "--expect-version", "1")
+	wantExit(t, "system writes an editor field", r, exitForbidden, "run it as an editor (--as editor)")
+}

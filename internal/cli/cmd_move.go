@@ -17,7 +17,7 @@ func newMoveCmd(a *app) *cobra.Command {
 		kindArg       string
 	)
 	cmd := &cobra.Command{
-		Use:   "move DOC_ID PARENT_ID|root",
+		Use:   "move [KIND] ID PARENT_ID|root",
 		Short: "Move a document under another document, or to the root",
 		Long: `Move puts a document (with everything under it) under a new parent, or at the root
 of the tree. Moves are serialized against each other and checked on the locked tree:
@@ -30,13 +30,25 @@ registry) binds the move too: present its token with --lease, also when you are 
 holder (without it the move exits 4). Moving under a leased document needs that
 document's token, --parent-lease.
 
-In a store of your own schema, --kind names the tree kind whose record moves (its
-default is the store's one tree kind: document in the sample schema).`,
+In a store of your own schema, KIND (or --kind) names the tree kind whose record moves;
+without it, the store's one tree kind (document in the sample schema).`,
 		Example: `  tandem move 7 3
   tandem move 7 root
-  tandem move 7 3 --lease 5f0c…`,
-		Args: exactArgs(2, "DOC_ID and PARENT_ID (or root)"),
+  tandem move 7 3 --lease 5f0c…
+  tandem --db parts.db move area 4 2`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 || len(args) == 3 {
+				return nil
+			}
+			return usagef("move takes [KIND] ID and PARENT_ID (or root), %d argument(s) given", len(args))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 3 {
+				if kindArg != "" && kindArg != args[0] {
+					return usagef("move: KIND %s and --kind %s name two kinds", store.Quote(args[0]), store.Quote(kindArg))
+				}
+				kindArg, args = args[0], args[1:]
+			}
 			id, err := parseID(args[0])
 			if err != nil {
 				return err
@@ -45,7 +57,7 @@ default is the store's one tree kind: document in the sample schema).`,
 			if p := strings.TrimSpace(args[1]); p != "root" {
 				pid, err := parseID(p)
 				if err != nil {
-					return usagef("%s is not a document id or root", store.Quote(args[1]))
+					return usagef("%s is not a record id or root", store.Quote(args[1]))
 				}
 				parent = &pid
 			}

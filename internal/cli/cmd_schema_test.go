@@ -36,6 +36,19 @@ func testOwnSchema(t *testing.T, b backend) {
 	if !strings.Contains(out, "schema version 1: supplier, part and area") {
 		t.Errorf("init said %q, want the schema version and kinds", out)
 	}
+	// A command that takes a KIND lists the store's kinds in its help; help makes no store.
+	if out := mustTandem(t, dsn, "get", "--help"); !strings.Contains(out, ": supplier, part and area") {
+		t.Errorf("get --help on the store does not list its kinds:\n%s", out)
+	}
+	if b.name == "sqlite" {
+		none := filepath.Join(t.TempDir(), "none.db")
+		if out := mustTandem(t, none, "get", "--help"); strings.Contains(out, "Kinds in the store") {
+			t.Errorf("get --help without a store lists kinds:\n%s", out)
+		}
+		if _, err := os.Stat(none); !os.IsNotExist(err) {
+			t.Errorf("get --help made a store at %s (%v)", none, err)
+		}
+	}
 	if out := mustTandem(t, dsn, "create", "supplier", "code=ACME", "name=Acme"); !strings.Contains(out, "created supplier 1") {
 		t.Errorf("create said %q", out)
 	}
@@ -73,7 +86,9 @@ func testOwnSchema(t *testing.T, b backend) {
 	mustTandem(t, dsn, "create", "area", "name=Top")
 	mustTandem(t, dsn, "create", "area", "name=Sub", "parent_id=1")
 	wantExit(t, "move an area under its child", tandem(t, dsn, "move", "1", "2"), exitUsage, "cycle")
-	if out := mustTandem(t, dsn, "move", "2", "root"); !strings.Contains(out, "moved area 2 under the root") {
+	wantExit(t, "move naming the kind, under its child", tandem(t, dsn, "move", "area", "1", "2"), exitUsage, "cycle")
+	wantExit(t, "move naming two kinds", tandem(t, dsn, "move", "area", "1", "2", "--kind", "part"), exitUsage, "two kinds")
+	if out := mustTandem(t, dsn, "move", "area", "2", "root"); !strings.Contains(out, "moved area 2 under the root") {
 		t.Errorf("move said %q", out)
 	}
 	wantExit(t, "move a supplier", tandem(t, dsn, "move", "--kind", "supplier", "1", "root"), exitUsage, "not in a tree")

@@ -74,7 +74,7 @@ func TestCLI_SyncCountsAfterResolve(t *testing.T) {
 	mustTandem(t, team, "set", "document", "5", "title=buddy 2", "--expect-version", "1")
 
 	r := tandem(t, train, "sync")
-	wantExit(t, "sync with a move and a delete in conflict", r, 3, "document 11 (move): the new parent is not on the source: parent document 12 not found")
+	wantExit(t, "sync with a move and a delete in conflict", r, 3, "document 11 (move): the new parent is not on the source: parent 12 not found")
 	if strings.Contains(r.stdout, "not on the source any more") {
 		t.Errorf("the move's conflict says document 11 is gone: %q", r.stdout)
 	}

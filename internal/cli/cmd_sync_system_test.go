@@ -39,7 +39,7 @@ func TestCLI_WorkingCopyRefusesSystemWrites(t *testing.T) {
 			}
 			for _, c := range refused {
 				r := tandem(t, train, c.args...)
-				if r.code != 6 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "Run it against the source (--db ") {
+				if r.code != 6 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "Run it against the source, ") || !strings.Contains(r.stderr, "(--db SOURCE") {
 					t.Errorf("tandem %s on a working copy: exit %d\nstdout: %s\nstderr: %s\nwant exit 6 and %q, naming the source",
 						strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.want)
 				}

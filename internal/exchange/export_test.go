@@ -3,6 +3,8 @@ package exchange
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -57,6 +59,78 @@ func TestExport_StreamMatchesPages(t *testing.T) {
 						t.Errorf("%s %+v search %q: export holds almost nothing", f, o, search)
 					}
 				}
+			}
+		}
+	})
+}
+
+// TestExport_ParentsFirst: a tree kind's export puts each record after its parent when the
+// parent is in the export (a record moved under a newer one waits for it), streamed and
+// paged alike, so that the file imports into an empty store with every parent found; a
+// record whose parent the export leaves out goes in id order after the rest.
+func TestExport_ParentsFirst(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open opener) {
+		st := open(t)
+		ctx := as(t, alice)
+		doc := func(title string) int64 {
+			r, err := st.CreateRecord(ctx, store.KindDocument, store.Values{"title": title})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.ID
+		}
+		move := func(id, parent int64) {
+			if _, err := st.MoveRecord(ctx, store.KindDocument, id, store.Move{Parent: &parent}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d1, d2, d3, d4 := doc("x one"), doc("two"), doc("three"), doc("x four")
+		move(d1, d3)
+		move(d3, d2)
+		move(d4, d1)
+		order := func(recs store.Records, search string) string {
+			var b bytes.Buffer
+			x, err := NewWriter(&b, JSONL, st.Registry(), store.KindDocument, WriterOptions{Fields: []string{"title", "parent_id"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Export(context.Background(), recs, x, store.Filter{Kind: store.KindDocument, Search: search}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, line := range bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n")) {
+				var r struct{ ID int64 }
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				ids = append(ids, itoa(int(r.ID)))
+			}
+			return strings.Join(ids, ",")
+		}
+		want := strings.Join([]string{itoa(int(d2)), itoa(int(d3)), itoa(int(d1)), itoa(int(d4))}, ",")
+		wantSearch := itoa(int(d1)) + "," + itoa(int(d4))
+		for name, recs := range map[string]store.Records{"streamed": st, "paged": pagedOnly{st}} {
+			if got := order(recs, ""); got != want {
+				t.Errorf("%s export order %s, want parents first: %s", name, got, want)
+			}
+			if got := order(recs, "x "); got != wantSearch {
+				t.Errorf("%s export of a search: order %s, want %s", name, got, wantSearch)
+			}
+		}
+		// The whole export imports into an empty store with the tree as it was.
+		data := mustExport(t, st, store.KindDocument, JSONL, WriterOptions{})
+		fresh := open(t)
+		_, sum := mustImport(t, ctx, fresh, data, JSONL, ImportOptions{})
+		if sum[Created] != 4 || sum[Invalid] != 0 {
+			t.Fatalf("import of the export into an empty store: %+v", sum)
+		}
+		for id, parent := range map[int64]int64{d1: d3, d3: d2, d4: d1} {
+			r, err := fresh.FindRecord(ctx, store.KindDocument, id)
+			if err != nil || r.Fields["parent_id"] != parent {
+				t.Errorf("imported document %d: %v parent %v, want %d", id, err, r.Fields["parent_id"], parent)
 			}
 		}
 	})

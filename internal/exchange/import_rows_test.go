@@ -65,7 +65,7 @@ func TestImport_MoveRowIsOneUnit(t *testing.T) {
 		mustDocs(t, st, 0, 0) // 1, 2
 		data := []byte("kind,id,title,parent_id\ndocument,2,Moved title,100\ndocument,100,New parent,\n")
 		res, _ := mustImport(t, ctx, st, data, CSV, ImportOptions{})
-		if got := outcomes(res); got != "invalid,created" || !strings.Contains(res[0].Message, "parent document 100 not found") {
+		if got := outcomes(res); got != "invalid,created" || !strings.Contains(res[0].Message, "parent 100 not found") {
 			t.Fatalf("first run: %s %+v", got, res[0])
 		}
 		if d := mustDoc(t, st, 2); d.Version != 1 || d.Fields["title"] != "Doc 2" {

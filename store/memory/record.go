@@ -44,7 +44,7 @@ func (db *DB) FindRecords(ctx context.Context, flt store.Filter) ([]*store.Recor
 	if err := db.checkKind(flt.Kind); err != nil {
 		return nil, err
 	}
-	if err := db.Registry().CheckSort(flt); err != nil {
+	if err := db.Registry().CheckFilter(flt); err != nil {
 		return nil, err
 	}
 	recs := slices.Collect(maps.Values(db.records[flt.Kind]))

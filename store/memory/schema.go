@@ -4,101 +4,91 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"unicode/utf8"
 
 	"github.com/tandem-editor/tandem/store"
 )
 
-// ApplySchema makes next the store's schema (store.SchemaApplier), as the PostgreSQL store
-// does: under the store's lock, refusing unsupported changes and, unless allowed,
-// destructive ones with their counts; renamed fields keep their values and history (the
-// keys of stored history are renamed), dropped and retyped fields leave history under
-// "<name>~v<version>", records holding a removed enum value get the field's default as a
-// system write, and an EventSchemaChanged change is logged. Not on a working copy: its
-// schema is its source's.
+// ApplySchema makes next the store's schema (store.SchemaApplier), as store.RunApply
+// decides, with applySteps under the store's lock: renamed fields keep their values and
+// history, dropped and retyped fields leave history under "<name>~v<version>", records
+// holding a removed enum value get the field's default as a system write. Not on a working
+// copy: its schema is its source's.
 func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.ApplyOptions) (*store.ApplyResult, error) {
-	if next == nil || next.Legacy() {
-		return nil, store.Errorf(store.EINVALID, "apply schema: want a schema with kinds: (a field registry of the older form changes nothing)")
-	}
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.CheckApply(ctx, next)
 	if err != nil {
-		actor = store.Actor{Name: "tandem", Role: store.RoleSystem}
+		return nil, err
 	}
 	if err := db.begin(ctx, "ApplySchema"); err != nil {
 		return nil, err
 	}
 	defer db.mu.Unlock()
-	if db.wc != nil {
+	var exported bool
+	return store.RunApply(next, o, actor, db.dbNow(), &applySteps{db: db}, &exported)
+}
+
+var _ store.SchemaApplier = (*DB)(nil)
+
+// applySteps are the in-memory store's steps of a schema change (store.ApplySteps), under
+// its lock. lost holds what CountAffected found the destructive changes drop.
+type applySteps struct {
+	db   *DB
+	lost []store.LostValue
+}
+
+var _ store.ApplySteps = (*applySteps)(nil)
+
+func (s *applySteps) Current() (*store.Registry, error) {
+	if s.db.wc != nil {
 		return nil, store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
 	}
-	cur := db.Registry()
-	res := &store.ApplyResult{FromVersion: cur.Version(), ToVersion: cur.Version()}
-	if o.BaseVersion != 0 && o.BaseVersion != cur.Version() {
-		return res, store.Errorf(store.ECONFLICT, "apply schema: the store's schema is version %d now, not version %d the change was made against; "+
-			"diff the schema again", cur.Version(), o.BaseVersion)
-	}
-	d, err := store.DiffSchema(cur, next)
-	if err != nil {
-		return res, err
-	}
-	res.Diff = d
-	if err := store.RefuseUnsupported(d); err != nil {
-		return res, err
-	}
-	lost := db.countAffected(d)
-	if o.DryRun {
-		return res, nil
-	}
-	if !o.AllowDestructive {
-		if err := store.RefuseDestructive(d); err != nil {
-			return res, err
+	return s.db.Registry(), nil
+}
+
+func (s *applySteps) CountAffected(d *store.SchemaDiff) error {
+	s.lost = s.db.countAffected(d)
+	return nil
+}
+
+func (s *applySteps) Unapplied(*store.SchemaDiff) []store.SchemaChange { return nil }
+
+func (s *applySteps) LockTables(*store.SchemaDiff) error { return nil }
+
+func (s *applySteps) ExportLost(_ *store.SchemaDiff, w io.Writer) (int64, error) {
+	enc := json.NewEncoder(w)
+	var n int64
+	for _, l := range s.lost {
+		if err := enc.Encode(l); err != nil {
+			return n, err
 		}
+		n++
 	}
-	if d.Empty() && cur.Same(next) {
-		return res, nil
-	}
-	if o.ExportTo != nil {
-		enc := json.NewEncoder(o.ExportTo)
-		for _, l := range lost {
-			if err := enc.Encode(l); err != nil {
-				return res, fmt.Errorf("apply schema: export the values to be dropped: %w", err)
-			}
-			res.Exported++
-		}
-	}
-	v := cur.Version() + 1
+	return n, nil
+}
+
+// ChangeTables changes the records: renamed fields move, dropped ones go, new ones get
+// their zero value, removed enum values the field's zero value (a write by actor).
+func (s *applySteps) ChangeTables(d *store.SchemaDiff, v int64, actor store.Actor) error {
+	db, next := s.db, d.To
 	now := db.dbNow()
 	for _, c := range d.Changes {
-		recs := db.records[c.Kind]
-		switch c.Op {
-		case store.OpRenameField:
-			for _, r := range recs {
+		if c.Op == store.OpRenameField {
+			for _, r := range db.records[c.Kind] {
 				r.Fields[c.Field] = r.Fields[c.From]
 				delete(r.Fields, c.From)
 			}
-			if err := db.renameHistoryKey(c.Kind, c.From, c.Field); err != nil {
-				return res, err
-			}
 		}
 	}
 	for _, c := range d.Changes {
-		recs := db.records[c.Kind]
 		switch c.Op {
 		case store.OpDropField, store.OpRetypeField:
-			for _, r := range recs {
+			for _, r := range db.records[c.Kind] {
 				delete(r.Fields, c.Field)
-			}
-			if err := db.renameHistoryKey(c.Kind, c.Field, store.RetiredName(c.Field, v-1)); err != nil {
-				return res, err
 			}
 		case store.OpDropKind:
 			delete(db.records, c.Kind)
-			for i := range db.history {
-				if db.history[i].kind == c.Kind {
-					db.history[i].kind = store.Kind(store.RetiredName(string(c.Kind), v-1))
-				}
-			}
 		case store.OpAddKind:
 			db.records[c.Kind] = map[int64]*store.Record{}
 		}
@@ -125,20 +115,27 @@ func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.App
 			}
 		}
 	}
-	var kinds []string
-	for _, c := range d.Changes {
-		if !slices.Contains(kinds, string(c.Kind)) {
-			kinds = append(kinds, string(c.Kind))
-		}
-	}
-	slices.Sort(kinds)
-	db.reg.Store(next.WithVersion(v))
-	db.appendChange(store.Change{Event: store.EventSchemaChanged, Version: v, Actor: actor.Name, Role: actor.Role, Fields: kinds, At: now})
-	res.ToVersion, res.Applied = v, true
-	return res, nil
+	return nil
 }
 
-var _ store.SchemaApplier = (*DB)(nil)
+func (s *applySteps) RenameInHistory(kind store.Kind, from, to string) error {
+	return s.db.renameHistoryKey(kind, from, to)
+}
+
+func (s *applySteps) RetireKind(kind store.Kind, retired string) error {
+	for i := range s.db.history {
+		if s.db.history[i].kind == kind {
+			s.db.history[i].kind = store.Kind(retired)
+		}
+	}
+	return nil
+}
+
+func (s *applySteps) Record(next *store.Registry, v int64, ch store.Change) error {
+	s.db.reg.Store(next.WithVersion(v))
+	s.db.appendChange(ch)
+	return nil
+}
 
 func sortedIDs(recs map[int64]*store.Record) []int64 {
 	ids := make([]int64, 0, len(recs))
@@ -159,10 +156,8 @@ func (db *DB) countAffected(d *store.SchemaDiff) []store.LostValue {
 		}
 		recs := db.records[c.Kind]
 		name := c.Field
-		for _, rc := range d.Changes {
-			if rc.Op == store.OpRenameField && rc.Kind == c.Kind && rc.Field == c.Field && c.Op != store.OpDropField {
-				name = rc.From
-			}
+		if c.Op != store.OpDropField {
+			name = store.OldFieldName(d, c.Kind, c.Field)
 		}
 		f, _ := d.From.Field(c.Kind, name)
 		var n int64

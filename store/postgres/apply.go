@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -13,11 +14,9 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// A schema change in place (store.SchemaApplier). One transaction, under the advisory lock
-// that opens take to record a schema and create tables (so two applies, or an apply and a
-// first open, never interleave): it reads the newest recorded schema, diffs, counts what the
-// destructive changes would lose, changes the tables, records the new schema as version+1
-// and logs an EventSchemaChanged change. DDL takes its tables' ACCESS EXCLUSIVE locks: saves
+// A schema change in place (store.SchemaApplier): store.RunApply's sequence, with the steps
+// below, in one transaction under the advisory lock that opens take to record a schema and
+// create tables (so two applies, or an apply and a first open, never interleave). DDL takes its tables' ACCESS EXCLUSIVE locks: saves
 // of those kinds wait for the commit (up to lock_timeout, then they are retried), and find
 // the new columns with their defaults. A client that opened before keeps its registry until
 // it opens again; its saves of fields that still exist work.
@@ -34,144 +33,138 @@ var _ store.SchemaApplier = (*DB)(nil)
 // errDryRun ends a dry run's transaction (rolled back).
 var errDryRun = errors.New("dry run")
 
-// ApplySchema makes next the store's schema (see store.SchemaApplier).
+// ApplySchema makes next the store's schema (see store.SchemaApplier), as store.RunApply
+// decides, with applySteps in one transaction.
 func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.ApplyOptions) (*store.ApplyResult, error) {
-	if next == nil || next.Legacy() {
-		return nil, store.Errorf(store.EINVALID, "apply schema: want a schema with kinds: (a field registry of the older form changes no tables)")
-	}
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.CheckApply(ctx, next)
 	if err != nil {
-		actor = store.Actor{Name: "tandem", Role: store.RoleSystem}
+		return nil, err
 	}
 	var (
 		res      *store.ApplyResult
-		applied  *store.Registry
 		exported bool
-		dry      bool
 	)
 	err = db.inTx(ctx, "apply schema", false, func(tx pgx.Tx) error {
-		res, applied, dry = nil, nil, false
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(migrationLockPurpose+db.schema)); err != nil {
-			return err
-		}
-		rec, err := readSchema(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if rec == nil {
-			return store.Errorf(store.EINTERNAL, "apply schema: the store has no schema recorded")
-		}
-		cur := db.Registry()
-		if !bytes.Equal(cur.YAML(), rec.text) {
-			if cur, err = rec.parse(); err != nil {
-				return err
-			}
-		}
-		res = &store.ApplyResult{FromVersion: rec.version, ToVersion: rec.version}
-		if o.BaseVersion != 0 && o.BaseVersion != rec.version {
-			return store.Errorf(store.ECONFLICT, "apply schema: the store's schema is version %d now, not version %d the change was made against; "+
-				"diff the schema again", rec.version, o.BaseVersion)
-		}
-		d, err := store.DiffSchema(cur, next)
-		if err != nil {
-			return err
-		}
-		res.Diff = d
-		if err := store.RefuseUnsupported(d); err != nil {
-			return err
-		}
-		if err := countAffected(ctx, tx, d); err != nil {
-			return fmt.Errorf("count the values a change affects: %w", err)
-		}
-		if o.DryRun {
-			dry = true
+		var err error
+		res, err = store.RunApply(next, o, actor, db.txNow(), &applySteps{db: db, ctx: ctx, tx: tx}, &exported)
+		if err == nil && o.DryRun {
 			return errDryRun
 		}
-		if !o.AllowDestructive {
-			if err := store.RefuseDestructive(d); err != nil {
-				return err
-			}
-		}
-		if d.Empty() && bytes.Equal(next.YAML(), rec.text) {
-			return nil // nothing to record
-		}
-		// Every table the change alters, locked before anything is exported: a lock wait
-		// that ends the attempt ends it here, where running it again is harmless.
-		tables := changedTables(d)
-		if len(tables) > 0 {
-			quoted := make([]string, len(tables))
-			for i, t := range tables {
-				quoted[i] = ident(t)
-			}
-			if _, err := tx.Exec(ctx, "LOCK TABLE "+joinComma(quoted)+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-				return err
-			}
-		}
-		if o.ExportTo != nil && len(d.Of(store.ChangeDestructive)) > 0 {
-			if exported {
-				// An earlier attempt wrote the values and failed after: another attempt
-				// would write them twice.
-				return store.Errorf(store.EBUSY, "apply schema: the values to be dropped were exported but the change was not applied; "+
-					"nothing changed, try again")
-			}
-			exported = true
-			if res.Exported, err = exportLost(ctx, tx, d, o); err != nil {
-				return fmt.Errorf("export the values to be dropped: %w", err)
-			}
-		}
-		// The outside-write triggers name the fields (their WHEN and their functions): dropped
-		// here, made again for the new schema below.
-		for _, t := range tables {
-			for _, tr := range outsideTriggers("") {
-				if _, err := tx.Exec(ctx, "DROP TRIGGER IF EXISTS "+ident(t+tr.suffix)+" ON "+ident(t)); err != nil {
-					return err
-				}
-			}
-		}
-		v := rec.version + 1
-		after, err := db.applyChanges(ctx, tx, d, v, actor)
-		if err != nil {
-			return err
-		}
-		if err := createTables(ctx, tx, next); err != nil {
-			return err
-		}
-		for _, q := range after {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
-			}
-		}
-		if err := installOutside(ctx, tx, next, db.schema, db.channel); err != nil {
-			return err
-		}
-		if err := recordSchema(ctx, tx, &recorded{version: v, text: next.YAML()}, db.txNow()); err != nil {
-			return err
-		}
-		var kinds []string
-		for _, c := range d.Changes {
-			if !slices.Contains(kinds, string(c.Kind)) {
-				kinds = append(kinds, string(c.Kind))
-			}
-		}
-		slices.Sort(kinds)
-		ch := store.Change{Event: store.EventSchemaChanged, Version: v, Actor: actor.Name, Role: actor.Role, Fields: kinds, At: db.txNow()}
-		if _, err := tx.Exec(ctx, insertChangeSQL, changeArgs(ch)...); err != nil {
-			return err
-		}
-		res.ToVersion, res.Applied = v, true
-		applied = next.WithVersion(v)
-		return nil
+		return err
 	})
-	if dry {
+	if o.DryRun && errors.Is(err, errDryRun) {
 		return res, nil
 	}
 	if err != nil {
 		return res, err
 	}
-	if applied != nil {
-		db.useRegistry(applied)
+	if res.Applied {
+		db.useRegistry(next.WithVersion(res.ToVersion))
 	}
 	return res, nil
+}
+
+// applySteps are the PostgreSQL store's steps of a schema change (store.ApplySteps), in tx.
+type applySteps struct {
+	db  *DB
+	ctx context.Context
+	tx  pgx.Tx
+}
+
+var _ store.ApplySteps = (*applySteps)(nil)
+
+// Current takes the advisory lock that opens take to record a schema and create tables, and
+// reads the newest recorded schema.
+func (s *applySteps) Current() (*store.Registry, error) {
+	if _, err := s.tx.Exec(s.ctx, "SELECT pg_advisory_xact_lock($1)", lockKey(migrationLockPurpose+s.db.schema)); err != nil {
+		return nil, err
+	}
+	rec, err := readSchema(s.ctx, s.tx)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, store.Errorf(store.EINTERNAL, "apply schema: the store has no schema recorded")
+	}
+	cur := s.db.Registry()
+	if !bytes.Equal(cur.YAML(), rec.text) {
+		if cur, err = rec.parse(); err != nil {
+			return nil, err
+		}
+	}
+	if cur.Version() != rec.version {
+		cur = cur.WithVersion(rec.version)
+	}
+	return cur, nil
+}
+
+func (s *applySteps) CountAffected(d *store.SchemaDiff) error { return countAffected(s.ctx, s.tx, d) }
+
+// Unapplied: the PostgreSQL store makes every destructive change.
+func (s *applySteps) Unapplied(*store.SchemaDiff) []store.SchemaChange { return nil }
+
+// LockTables takes the ACCESS EXCLUSIVE locks of every table the change alters.
+func (s *applySteps) LockTables(d *store.SchemaDiff) error {
+	tables := changedTables(d)
+	if len(tables) == 0 {
+		return nil
+	}
+	quoted := make([]string, len(tables))
+	for i, t := range tables {
+		quoted[i] = ident(t)
+	}
+	_, err := s.tx.Exec(s.ctx, "LOCK TABLE "+joinComma(quoted)+" IN ACCESS EXCLUSIVE MODE")
+	return err
+}
+
+func (s *applySteps) ExportLost(d *store.SchemaDiff, w io.Writer) (int64, error) {
+	return exportLost(s.ctx, s.tx, d, w)
+}
+
+// ChangeTables drops the outside-write triggers of the tables that change (their WHEN and
+// their functions name the fields), changes the tables, makes the new kinds' tables and
+// installs the triggers again for the new schema.
+func (s *applySteps) ChangeTables(d *store.SchemaDiff, v int64, actor store.Actor) error {
+	ctx, tx := s.ctx, s.tx
+	for _, t := range changedTables(d) {
+		for _, tr := range outsideTriggers("") {
+			if _, err := tx.Exec(ctx, "DROP TRIGGER IF EXISTS "+ident(t+tr.suffix)+" ON "+ident(t)); err != nil {
+				return err
+			}
+		}
+	}
+	after, err := s.db.applyChanges(ctx, tx, d, v, actor)
+	if err != nil {
+		return err
+	}
+	if err := createTables(ctx, tx, d.To); err != nil {
+		return err
+	}
+	for _, q := range after {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return installOutside(ctx, tx, d.To, s.db.schema, s.db.channel)
+}
+
+func (s *applySteps) RenameInHistory(kind store.Kind, from, to string) error {
+	return renameHistoryKey(s.ctx, s.tx, kind, from, to)
+}
+
+func (s *applySteps) RetireKind(kind store.Kind, retired string) error {
+	if _, err := s.tx.Exec(s.ctx, "UPDATE history SET kind = $2 WHERE kind = $1", string(kind), retired); err != nil {
+		return fmt.Errorf("retire kind %s in history: %w", kind, err)
+	}
+	return nil
+}
+
+func (s *applySteps) Record(next *store.Registry, v int64, ch store.Change) error {
+	if err := recordSchema(s.ctx, s.tx, &recorded{version: v, text: next.YAML()}, ch.At); err != nil {
+		return err
+	}
+	_, err := s.tx.Exec(s.ctx, insertChangeSQL, changeArgs(ch)...)
+	return err
 }
 
 // nonZero is the SQL condition that column c of field f holds something other than the
@@ -201,7 +194,7 @@ func lostWhere(d *store.SchemaDiff, c store.SchemaChange) (table string, f *stor
 	}
 	name := c.Field
 	if c.Op != store.OpDropField {
-		name = oldName(d, c.Kind, c.Field)
+		name = store.OldFieldName(d, c.Kind, c.Field)
 	}
 	if f, err = d.From.Field(c.Kind, name); err != nil {
 		return "", nil, "", nil, err
@@ -229,17 +222,6 @@ func lostWhere(d *store.SchemaDiff, c store.SchemaChange) (table string, f *stor
 	return table, f, cond, args, nil
 }
 
-// oldName returns the current name of the field of kind that next names name (its
-// rename_from when the diff renames it).
-func oldName(d *store.SchemaDiff, kind store.Kind, name string) string {
-	for _, c := range d.Changes {
-		if c.Op == store.OpRenameField && c.Kind == kind && c.Field == name {
-			return c.From
-		}
-	}
-	return name
-}
-
 // countAffected fills Affected and AffectedDesc of d's destructive changes.
 func countAffected(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff) error {
 	for i, c := range d.Changes {
@@ -261,10 +243,10 @@ func countAffected(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff) error {
 	return nil
 }
 
-// exportLost writes to o.ExportTo, as JSON lines, the values d's destructive changes drop or
+// exportLost writes to w, as JSON lines, the values d's destructive changes drop or
 // replace (a narrowed limit drops none), and returns how many.
-func exportLost(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, o store.ApplyOptions) (int64, error) {
-	enc := json.NewEncoder(o.ExportTo)
+func exportLost(ctx context.Context, tx pgx.Tx, d *store.SchemaDiff, w io.Writer) (int64, error) {
+	enc := json.NewEncoder(w)
 	var n int64
 	for _, c := range d.Of(store.ChangeDestructive) {
 		if c.Op == store.OpNarrowLimit {

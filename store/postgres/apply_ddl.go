@@ -83,7 +83,8 @@ func (a *applier) table(k store.Kind) string {
 	return t
 }
 
-// renameField renames the column and what is named after it, and the field in history.
+// renameField renames the column and what is named after it (store.RunApply renames the
+// field in history).
 func (a *applier) renameField(c store.SchemaChange) error {
 	t := a.table(c.Kind)
 	f, err := a.d.From.Field(c.Kind, c.From)
@@ -126,7 +127,7 @@ func (a *applier) renameField(c store.SchemaChange) error {
 			return err
 		}
 	}
-	return renameHistoryKey(a.ctx, a.tx, c.Kind, c.From, c.Field)
+	return nil
 }
 
 // renameHistoryKey renames field from to to in kind's history (snapshots, deltas' set and
@@ -152,12 +153,12 @@ func renameHistoryKey(ctx context.Context, tx pgx.Tx, kind store.Kind, from, to 
 }
 
 // dropField drops the column of a field dropped or retyped (under its new name: renames ran
-// first) with its key and folded columns and search table; history keeps its values under
-// store.RetiredName.
+// first) with its key and folded columns and search table (store.RunApply files its history
+// under store.RetiredName).
 func (a *applier) dropField(c store.SchemaChange) error {
 	t := a.table(c.Kind)
 	name := c.Field
-	f, err := a.d.From.Field(c.Kind, oldName(a.d, c.Kind, name))
+	f, err := a.d.From.Field(c.Kind, store.OldFieldName(a.d, c.Kind, name))
 	if err != nil {
 		return err
 	}
@@ -173,24 +174,18 @@ func (a *applier) dropField(c store.SchemaChange) error {
 	if f.Unique {
 		q += ", DROP COLUMN " + ident(store.UniqueKeyColumn(name))
 	}
-	if err := a.exec(q); err != nil {
-		return err
-	}
-	return renameHistoryKey(a.ctx, a.tx, c.Kind, name, store.RetiredName(name, a.v-1))
+	return a.exec(q)
 }
 
-// dropKind drops a kind's table and search tables; its history is kept under the kind's
-// retired name.
+// dropKind drops a kind's table and search tables (store.RunApply files its history under
+// the kind's retired name).
 func (a *applier) dropKind(c store.SchemaChange) error {
 	for _, name := range slices.Clone(a.folded[c.Kind]) {
 		if err := a.dropFold(c.Kind, name); err != nil {
 			return err
 		}
 	}
-	if err := a.exec("DROP TABLE " + ident(a.table(c.Kind)) + " CASCADE"); err != nil {
-		return err
-	}
-	return a.exec("UPDATE history SET kind = $2 WHERE kind = $1", string(c.Kind), store.RetiredName(string(c.Kind), a.v-1))
+	return a.exec("DROP TABLE " + ident(a.table(c.Kind)) + " CASCADE")
 }
 
 // addField adds the column of a new (or retyped) field with its default, its key column and

@@ -196,7 +196,7 @@ func (db *DB) FindRecords(ctx context.Context, f store.Filter) ([]*store.Record,
 	if len(f.IDs) > 0 {
 		add("id = ANY($?)", f.IDs)
 	}
-	if err := db.Registry().CheckSort(f); err != nil {
+	if err := db.Registry().CheckFilter(f); err != nil {
 		return nil, err
 	}
 	order := "id"

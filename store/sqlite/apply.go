@@ -6,23 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
 
-// A schema change in place (store.SchemaApplier), as the PostgreSQL store makes it: one
-// write transaction (BEGIN IMMEDIATE, so two applies, or an apply and any save, never
-// interleave) reads the newest recorded schema, diffs, counts what the destructive changes
-// would lose, changes the tables, records the new schema as version+1 and logs an
-// EventSchemaChanged change; the DB's registry is swapped once it commits. A handle that
+// A schema change in place (store.SchemaApplier): store.RunApply's sequence, with the steps
+// below, in one write transaction (BEGIN IMMEDIATE, so two applies, or an apply and any
+// save, never interleave); the DB's registry is swapped once it commits. A handle that
 // opened before keeps its registry until it opens again; its saves of fields that still
 // exist work, and new columns get their defaults.
 //
 // The SQLite store applies the additive changes (new kinds and fields, renames, search and
-// sort switched on or off, labels, limits widened, enum values added) and refuses the
-// destructive ones, counted, even when they are allowed. A rename rewrites the keys of
+// sort switched on or off, labels, limits widened, enum values added) and, when allowed,
+// the destructive ones but a dropped kind and a dropped or retyped ref field (unapplied). A rename rewrites the keys of
 // the kind's history and the change log's field lists, as PostgreSQL's does. A new default
 // changes what tandem writes for new records; the column's own default (what another
 // program's insert without the field gets) stays the one it was made with.
@@ -32,132 +29,110 @@ var _ store.SchemaApplier = (*DB)(nil)
 // errDryRun ends a dry run's transaction (rolled back).
 var errDryRun = errors.New("dry run")
 
-// ApplySchema makes next the store's schema (see store.SchemaApplier).
+// ApplySchema makes next the store's schema (see store.SchemaApplier), as store.RunApply
+// decides, with applySteps in one write transaction.
 func (db *DB) ApplySchema(ctx context.Context, next *store.Registry, o store.ApplyOptions) (*store.ApplyResult, error) {
-	if next == nil || next.Legacy() {
-		return nil, store.Errorf(store.EINVALID, "apply schema: want a schema with kinds: (a field registry of the older form changes no tables)")
-	}
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.CheckApply(ctx, next)
 	if err != nil {
-		actor = store.Actor{Name: "tandem", Role: store.RoleSystem}
+		return nil, err
 	}
 	var (
 		res      *store.ApplyResult
-		applied  *store.Registry
-		dry      bool
 		exported bool
 	)
 	err = db.inTx(ctx, "apply schema", func(t *tx) error {
-		res, applied, dry = nil, nil, false
-		if wc, err := db.isCopy(ctx, t); err != nil {
-			return err
-		} else if wc {
-			return store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
-		}
-		cur, err := db.readSchema(ctx, t.Tx)
-		if err != nil {
-			return err
-		}
-		if cur == nil {
-			return store.Errorf(store.EINTERNAL, "apply schema: the store has no schema recorded")
-		}
-		res = &store.ApplyResult{FromVersion: cur.Version(), ToVersion: cur.Version()}
-		if o.BaseVersion != 0 && o.BaseVersion != cur.Version() {
-			return store.Errorf(store.ECONFLICT, "apply schema: the store's schema is version %d now, not version %d the change was made against; "+
-				"diff the schema again", cur.Version(), o.BaseVersion)
-		}
-		d, err := store.DiffSchema(cur, next)
-		if err != nil {
-			return err
-		}
-		res.Diff = d
-		if err := store.RefuseUnsupported(d); err != nil {
-			return err
-		}
-		if err := countAffected(ctx, t, d); err != nil {
-			return fmt.Errorf("count the values a change affects: %w", err)
-		}
-		if o.DryRun {
-			dry = true
+		var err error
+		res, err = store.RunApply(next, o, actor, t.now, &applySteps{db: db, ctx: ctx, t: t}, &exported)
+		if err == nil && o.DryRun {
 			return errDryRun
 		}
-		if !o.AllowDestructive {
-			if err := store.RefuseDestructive(d); err != nil {
-				return err
-			}
-		}
-		if un := unapplied(d); len(un) > 0 {
-			return store.Errorf(store.EINVALID, "schema change refused: the SQLite store does not apply these destructive changes yet, allowed or not:\n  %s",
-				strings.Join(changeLines(un), "\n  "))
-		}
-		if d.Empty() && string(next.YAML()) == string(cur.YAML()) {
-			return nil // nothing to record
-		}
-		if o.ExportTo != nil && len(d.Of(store.ChangeDestructive)) > 0 {
-			if exported {
-				// An earlier attempt wrote the values and failed after: another attempt
-				// would write them twice.
-				return store.Errorf(store.EBUSY, "apply schema: the values to be dropped were exported but the change was not applied; "+
-					"nothing changed, try again")
-			}
-			exported = true
-			if res.Exported, err = exportLost(ctx, t, d, o.ExportTo); err != nil {
-				return fmt.Errorf("export the values to be dropped: %w", err)
-			}
-		}
-		if err := dropOutside(ctx, t, cur); err != nil {
-			return fmt.Errorf("apply schema: %w", err)
-		}
-		v := cur.Version() + 1
-		if err := applyChanges(ctx, t, d, v, actor); err != nil {
-			return err
-		}
-		if _, err := createKindTables(ctx, t.Tx, next); err != nil {
-			return err
-		}
-		if err := installOutside(ctx, t, next); err != nil {
-			return err
-		}
-		if err := insertSchema(ctx, t, next, v); err != nil {
-			return err
-		}
-		var kinds []string
-		for _, c := range d.Changes {
-			if !slices.Contains(kinds, string(c.Kind)) {
-				kinds = append(kinds, string(c.Kind))
-			}
-		}
-		slices.Sort(kinds)
-		if kinds == nil {
-			kinds = []string{}
-		}
-		if _, err := t.ExecContext(ctx, insertChange, string(store.EventSchemaChanged), "", 0, v, actor.Name, string(actor.Role),
-			jsonText(kinds), "{}", false, formatTime(t.now)); err != nil {
-			return fmt.Errorf("write change log: %w", err)
-		}
-		res.ToVersion, res.Applied = v, true
-		applied = next.WithVersion(v)
-		return nil
+		return err
 	})
-	if dry {
+	if o.DryRun && errors.Is(err, errDryRun) {
 		return res, nil
 	}
 	if err != nil {
 		return res, err
 	}
-	if applied != nil {
-		db.reg.Store(applied)
+	if res.Applied {
+		db.reg.Store(next.WithVersion(res.ToVersion))
 	}
 	return res, nil
 }
 
-// changeLines returns each change in one line, with its count.
-func changeLines(cs []store.SchemaChange) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.String()
+// applySteps are the SQLite store's steps of a schema change (store.ApplySteps), in t.
+type applySteps struct {
+	db  *DB
+	ctx context.Context
+	t   *tx
+}
+
+var _ store.ApplySteps = (*applySteps)(nil)
+
+// Current reads the newest recorded schema; EINVALID on a working copy.
+func (s *applySteps) Current() (*store.Registry, error) {
+	if wc, err := s.db.isCopy(s.ctx, s.t); err != nil {
+		return nil, err
+	} else if wc {
+		return nil, store.Errorf(store.EINVALID, "apply schema: a working copy has its source's schema; change the source's")
 	}
-	return out
+	cur, err := s.db.readSchema(s.ctx, s.t.Tx)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, store.Errorf(store.EINTERNAL, "apply schema: the store has no schema recorded")
+	}
+	return cur, nil
+}
+
+func (s *applySteps) CountAffected(d *store.SchemaDiff) error { return countAffected(s.ctx, s.t, d) }
+
+func (s *applySteps) Unapplied(d *store.SchemaDiff) []store.SchemaChange { return unapplied(d) }
+
+// LockTables: the write transaction (BEGIN IMMEDIATE) holds the whole file already.
+func (s *applySteps) LockTables(*store.SchemaDiff) error { return nil }
+
+func (s *applySteps) ExportLost(d *store.SchemaDiff, w io.Writer) (int64, error) {
+	return exportLost(s.ctx, s.t, d, w)
+}
+
+// ChangeTables drops the outside-write triggers (they name the fields), changes the tables,
+// makes the new kinds' tables and installs the triggers again for the new schema.
+func (s *applySteps) ChangeTables(d *store.SchemaDiff, v int64, actor store.Actor) error {
+	if err := dropOutside(s.ctx, s.t, d.From); err != nil {
+		return fmt.Errorf("apply schema: %w", err)
+	}
+	if err := applyChanges(s.ctx, s.t, d, v, actor); err != nil {
+		return err
+	}
+	if _, err := createKindTables(s.ctx, s.t.Tx, d.To); err != nil {
+		return err
+	}
+	return installOutside(s.ctx, s.t, d.To)
+}
+
+func (s *applySteps) RenameInHistory(kind store.Kind, from, to string) error {
+	return renameHistoryKey(s.ctx, s.t, kind, from, to)
+}
+
+// RetireKind is not asked while the SQLite store drops no kind (unapplied).
+func (s *applySteps) RetireKind(kind store.Kind, retired string) error {
+	if _, err := s.t.ExecContext(s.ctx, "UPDATE history SET kind = ? WHERE kind = ?", retired, string(kind)); err != nil {
+		return fmt.Errorf("retire kind %s in history: %w", kind, err)
+	}
+	return nil
+}
+
+func (s *applySteps) Record(next *store.Registry, v int64, ch store.Change) error {
+	if err := insertSchema(s.ctx, s.t, next, v); err != nil {
+		return err
+	}
+	if _, err := s.t.ExecContext(s.ctx, insertChange, string(ch.Event), "", 0, v, ch.Actor, string(ch.Role),
+		jsonText(ch.Fields), "{}", false, formatTime(ch.At)); err != nil {
+		return fmt.Errorf("write change log: %w", err)
+	}
+	return nil
 }
 
 // nonZero is the SQL condition that the column of f holds something other than the empty
@@ -175,16 +150,6 @@ func nonZero(f *store.Field) string {
 	return c + " <> ''"
 }
 
-// oldName returns the current name of the field of kind that the new schema names name.
-func oldName(d *store.SchemaDiff, kind store.Kind, name string) string {
-	for _, c := range d.Changes {
-		if c.Op == store.OpRenameField && c.Kind == kind && c.Field == name {
-			return c.From
-		}
-	}
-	return name
-}
-
 // lostWhere returns, for a destructive change, the table (of the current schema), the field
 // of the current schema whose values are lost (nil: every field, a dropped kind) and the
 // condition that picks the rows the change affects, with its arguments.
@@ -197,7 +162,7 @@ func lostWhere(d *store.SchemaDiff, c store.SchemaChange) (table string, f *stor
 	}
 	name := c.Field
 	if c.Op != store.OpDropField {
-		name = oldName(d, c.Kind, c.Field)
+		name = store.OldFieldName(d, c.Kind, c.Field)
 	}
 	if f, err = d.From.Field(c.Kind, name); err != nil {
 		return "", nil, "", nil, err
@@ -260,7 +225,7 @@ func unapplied(d *store.SchemaDiff) []store.SchemaChange {
 		case store.OpDropField, store.OpRetypeField:
 			name := c.Field
 			if c.Op != store.OpDropField {
-				name = oldName(d, c.Kind, c.Field)
+				name = store.OldFieldName(d, c.Kind, c.Field)
 			}
 			if f, err := d.From.Field(c.Kind, name); err == nil && f.Type != store.TypeRef {
 				continue

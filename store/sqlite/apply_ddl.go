@@ -12,8 +12,8 @@ import (
 // applyChanges changes, in t, the tables of the kinds d.From and d.To share into what
 // KindDDL makes for d.To (new kinds are made after it by createKindTables): per kind, the
 // indexes and search tables named after a field that is renamed, the sort indexes d.To no
-// longer wants and the search triggers are dropped; renamed columns are renamed (their history
-// keys with them); new columns are added with their defaults; then every statement of
+// longer wants and the search triggers are dropped; renamed columns are renamed (store.RunApply
+// renames their history keys); new columns are added with their defaults; then every statement of
 // KindDDL but the table's runs if its object is missing, and a search table it made is
 // filled from the records there are.
 func applyChanges(ctx context.Context, t *tx, d *store.SchemaDiff, v int64, actor store.Actor) error {
@@ -120,20 +120,17 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 				return err
 			}
 		}
-		if err := renameHistoryKey(ctx, t, k, c.From, c.Field); err != nil {
-			return err
-		}
 	}
 	// Fields dropped or retyped (under their new names: renames ran first), with their key
-	// column and what is named after them; history keeps their values under
-	// store.RetiredName.
+	// column and what is named after them (store.RunApply files their history under
+	// store.RetiredName).
 	var retyped []string
 	for _, c := range d.Changes {
 		if (c.Op != store.OpDropField && c.Op != store.OpRetypeField) || c.Kind != k {
 			continue
 		}
 		name := c.Field
-		f, err := cur.Field(k, oldName(d, k, name))
+		f, err := cur.Field(k, store.OldFieldName(d, k, name))
 		if err != nil {
 			return err
 		}
@@ -153,9 +150,6 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 			if err := exec(s); err != nil {
 				return err
 			}
-		}
-		if err := renameHistoryKey(ctx, t, k, name, store.RetiredName(name, v-1)); err != nil {
-			return err
 		}
 	}
 	// New (and retyped) fields, with their defaults.
@@ -179,7 +173,7 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 	// What KindDDL makes that is missing now; the search tables it makes are filled.
 	var fill []string
 	for _, name := range wantFold {
-		if _, ok := renamed[oldName(d, k, name)]; ok || !slices.Contains(cur.FoldedFields(k), name) || slices.Contains(retyped, name) {
+		if _, ok := renamed[store.OldFieldName(d, k, name)]; ok || !slices.Contains(cur.FoldedFields(k), name) || slices.Contains(retyped, name) {
 			fill = append(fill, name)
 		}
 	}

@@ -96,8 +96,11 @@ const (
 )
 
 // dsn is the URI of the file for the access mode, with the settings every connection gets.
+// _dqs=0 makes a double-quoted name that no column has an error ("no such column"), not a
+// string literal: a handle opened before a schema change renamed or dropped a field would
+// otherwise read the field's old name as its value (quoteIdent quotes every column).
 func (a access) dsn(path string) string {
-	base := "file:" + escapePath(path) + "?"
+	base := "file:" + escapePath(path) + "?_dqs=0&"
 	switch a {
 	case accessRO:
 		return base + "mode=ro&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"

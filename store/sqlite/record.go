@@ -98,7 +98,7 @@ func (db *DB) findQuery(reg *store.Registry, f store.Filter) (string, []any, err
 			args = append(args, id)
 		}
 	}
-	if err := db.Registry().CheckSort(f); err != nil {
+	if err := db.Registry().CheckFilter(f); err != nil {
 		return "", nil, err
 	}
 	order := "id"

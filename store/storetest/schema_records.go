@@ -386,6 +386,10 @@ func testSchemaSearch(t *testing.T, open Opener) {
 	check(kindSupplier, "zenith", "S-3") // found in the notes, not in ZENITH's code
 	check(kindSupplier, "s-1")
 	check(kindPart, "ACME", "acme bolt")
+	// area has no searched field: a search of it is refused, not answered with nothing.
+	if _, err := s.FindRecords(ctx, store.Filter{Kind: kindArea, Search: "x"}); store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "none of their fields is searched") {
+		t.Errorf("search of area (no searched field) = %v, want EINVALID saying no field is searched", err)
+	}
 	// A save keeps the folded text current.
 	for id, code := range byID {
 		if code == "S-2" {

@@ -144,7 +144,10 @@ func testDeleteRecord(t *testing.T, open Opener) {
 		from := mustLastChangeID(t, s)
 		_, err := s.DeleteRecord(actx(t, actAlice), store.KindDocument, root.ID, store.Delete{ExpectVersion: 1})
 		requireCode(t, err, store.EINVALID)
-		requireMessage(t, err, "2 child", "--subtree")
+		requireMessage(t, err, "2 child", "delete the subtree with it")
+		if ws := store.WaysOf(err); len(ws) != 1 || ws[0] != store.WaySubtree {
+			t.Errorf("refusal %q names ways %q, want %q", err, ws, store.WaySubtree)
+		}
 		requireNothingWritten(t, s, store.KindDocument, root.ID, 1, from)
 
 		// A lease on a document below blocks the subtree.

@@ -348,7 +348,7 @@ func testCopySystemWrite(t *testing.T, open CopyOpener) {
 		{"adjust shared counter", func() error {
 			_, err := db.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": -3}})
 			return err
-		}, []string{"product.stock written as system", "operation-log entry", "--as editor"}},
+		}, []string{"product.stock written as system", "operation-log entry", "as an editor"}},
 		{"keyed adjust", func() error {
 			_, err := db.UpdateRecord(sys, store.KindProduct, 10, store.Update{Add: map[string]int64{"stock": 5}, IdempotencyKey: "k-1"})
 			return err
@@ -366,10 +366,13 @@ func testCopySystemWrite(t *testing.T, open CopyOpener) {
 			if got := store.ErrorCode(err); got != store.EFORBIDDEN {
 				t.Fatalf("got %v (%s), want EFORBIDDEN", err, got)
 			}
-			for _, w := range append(s.want, "--db somewhere", "nothing was written") {
+			for _, w := range append(s.want, "the source, somewhere", "nothing was written") {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("message %q does not say %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("message %q names a flag: the CLI adds those", err)
 			}
 		})
 	}
