@@ -82,6 +82,7 @@ type DB struct {
 	// regState is the store's registry and what is derived from it (useRegistry): swapped
 	// whole by a schema change while other goroutines read it.
 	regState  atomic.Pointer[schemaState]
+	stored    store.SchemaCache // the newer schema a write found the store keeps (stale.go)
 	now       func() time.Time
 	schema    string // the schema the store lives in (current_schema())
 	channel   string // the NOTIFY channel of this schema's change feed
