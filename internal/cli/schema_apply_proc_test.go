@@ -589,7 +589,9 @@ func pausedTandem(t *testing.T, dsn string, args func(fifo string) []string) (re
 // a schema change saves after it. After an additive change its save applies (the record has
 // its value and the new field's default); after a rename of another field, or of the field
 // it saves, its save fails with exit 2 and the reload message, and writes nothing; run
-// again, the command is refused the old name, and the new name saves.
+// again, the command is refused the old name, and the new name saves. Then (testOldClientNarrowed)
+// a narrowed limit, a removed enum value and a dropped field: what the new schema refuses is
+// refused the same way, what it allows is saved.
 func TestCLI_SchemaApplyOldClient(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
