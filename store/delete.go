@@ -332,6 +332,9 @@ func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at tim
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkFresh(kind, id, s, func(n *Registry) error { return r.checkRefsIn(n, kind) }); err != nil {
+		return nil, err
+	}
 	groups := r.DeleteGroups(kind)
 	if err := s.CheckLeases(id, groups, d.LeaseToken); err != nil {
 		return nil, err

@@ -405,6 +405,9 @@ type CreateSteps interface {
 // parent (CheckParent), then inserts it. Every store calls it, so they check and refuse in
 // the same order.
 func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
+	if err := r.checkFresh(p.Kind, 0, s, func(n *Registry) error { return checkCreateIn(n, p) }); err != nil {
+		return nil, err
+	}
 	if p.ID != 0 {
 		if err := s.CheckFreeID(p.ID); err != nil {
 			return nil, err

@@ -211,6 +211,9 @@ func (r *Registry) RunMove(id int64, m Move, p *MovePlan, s MoveSteps) (*UpdateR
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkFresh(p.Kind, id, s, nil); err != nil {
+		return nil, err
+	}
 	for _, c := range m.LeaseChecks(id) {
 		if err := s.CheckLeases(c.RecordID, []string{p.Group}, c.Token); err != nil {
 			return nil, err

@@ -77,6 +77,10 @@ type UpdateRead struct {
 	// Leased is set when a lease row may concern the written groups: the lease check runs.
 	// A store that cannot tell sets it.
 	Leased bool
+	// Schema is the version of the schema the store keeps now, read with the record (0: not
+	// read). When it is newer than the registry's, the save is checked against the store's
+	// schema too (SchemaReader, which the steps then offer).
+	Schema int64
 }
 
 // UpdateSteps are the reads and writes a store's save offers RunUpdate, each inside the
@@ -112,7 +116,7 @@ type UpdateSteps interface {
 // RelativeSaver is a step a store may offer beside UpdateSteps: a save p.OneStatement
 // allows, in one statement inside the save's transaction, whose conditions are the
 // sequence's decisions (no live lease on a written group, no row of the key, every counter
-// in range). It returns nil, nil when a condition failed and nothing was written: RunUpdate
+// in range, the store's schema at the registry's version). It returns nil, nil when a condition failed and nothing was written: RunUpdate
 // then runs the whole sequence, which explains. Its result may lack the record (the store
 // decodes it after the commit). A store whose one-statement save is a transaction of its own
 // (PostgreSQL) runs it before the save's transaction when p.OneStatement, and RunUpdate
@@ -152,6 +156,10 @@ func (r *Registry) RunUpdate(p *UpdateRequest, s UpdateSteps) (*UpdateResult, er
 	cur := read.Current
 	if cur == nil {
 		return nil, Errorf(ENOTFOUND, "%s %d not found", p.Kind, p.ID)
+	}
+	// A client opened before a schema change: the store's schema decides too.
+	if err := r.checkAgainst(p.Kind, p.ID, read.Schema, s, func(n *Registry) error { return checkUpdateIn(n, p) }); err != nil {
+		return nil, err
 	}
 	if u.LeaseToken != "" || read.Leased {
 		if err := s.CheckLeases(p.ID, p.Groups, u.LeaseToken); err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -185,6 +186,73 @@ func TestCheckWriteLeases(t *testing.T) {
 			}
 			if err != nil && !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error = %q, want it to say %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// schemaFake offers the store's schema (SchemaReader): stored, at its version.
+type schemaFake struct {
+	*fakeUpdateSteps
+	stored *Registry
+}
+
+func (f schemaFake) SchemaVersion() (int64, error) {
+	f.call("SchemaVersion")
+	return f.stored.Version(), nil
+}
+
+func (f schemaFake) StoredSchema(v int64) (*Registry, error) {
+	f.call("StoredSchema")
+	return f.stored, nil
+}
+
+// TestRunUpdate_NewerSchema: a save whose read finds the store's schema newer than the
+// registry's is checked against the store's too: a value it refuses is refused with the
+// reload message before anything is written, one it allows is written; a save at the
+// registry's version does not read the store's schema.
+func TestRunUpdate_NewerSchema(t *testing.T) {
+	text, err := os.ReadFile("testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(s string) *Registry {
+		r, err := ParseRegistry("parts.yaml", []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	held := parse(string(text)).WithVersion(1)
+	stored := parse(strings.Replace(string(text), "max_chars: 32}", "max_chars: 8}", 1)).WithVersion(2)
+	ctx := WithActor(context.Background(), Actor{Name: "alice", Role: RoleEditor})
+	cur := &Record{Kind: "supplier", ID: 1, Version: 3, Fields: Values{"code": "S1"}}
+	for _, tc := range []struct {
+		name   string
+		schema int64
+		code   string
+		want   []string
+		err    string
+	}{
+		{"SameVersion", 1, "ABCDEFGHIJKLMNOP", []string{"Read", "CheckUnique", "Write"}, ""},
+		{"NewerRefuses", 2, "ABCDEFGHIJKLMNOP", []string{"Read", "StoredSchema"}, EINVALID},
+		{"NewerAllows", 2, "SHORT", []string{"Read", "StoredSchema", "CheckUnique", "Write"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := held.NewUpdateRequest(ctx, "supplier", 1, Update{BaseVersion: 3, Set: Values{"code": tc.code}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := schemaFake{&fakeUpdateSteps{read: UpdateRead{Current: cur, Schema: tc.schema}}, stored}
+			_, err = held.RunUpdate(p, steps)
+			if ErrorCode(err) != tc.err && !(tc.err == "" && err == nil) {
+				t.Errorf("RunUpdate error = %v, want code %q", err, tc.err)
+			}
+			if err != nil && !strings.Contains(err.Error(), "the store's schema changed since this client opened it (version 1, now 2") {
+				t.Errorf("RunUpdate error = %v, want the reload message", err)
+			}
+			if !slices.Equal(steps.calls, tc.want) {
+				t.Errorf("steps = %v, want %v", steps.calls, tc.want)
 			}
 		})
 	}

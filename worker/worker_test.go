@@ -226,7 +226,7 @@ func TestWorker_RefusesWorkingCopy(t *testing.T) {
 		ctx := systemCtx(t, ActorName(task.Name))
 		_, err := New(wc, task, Options{}).RunOnce(ctx)
 		if store.ErrorCode(err) != store.EFORBIDDEN || !strings.Contains(err.Error(), "worker "+task.Name+": a working copy") ||
-			!strings.Contains(err.Error(), "--db team.db") {
+			!strings.Contains(err.Error(), "the source, team.db") {
 			t.Errorf("RunOnce %s on a working copy: %v, want EFORBIDDEN naming the source", task.Name, err)
 		}
 		// Run ends with the refusal instead of logging it and trying again every interval.

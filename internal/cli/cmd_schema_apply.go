@@ -130,12 +130,13 @@ defaults), newly searched or sorted fields their indexes, renames (rename_from) 
 history under the new name. Destructive changes are refused with how many records hold
 the values they would lose; --allow-destructive applies them after writing those values,
 as JSON lines, to an export file it names (--export FILE, else a new file in the current
-directory). A client that opened the store before the change saves as before after
-additive changes; after a rename or drop of a field of the kind it saves, its save writes
-nothing and is refused (exit 2) with a message to open the store again. tandem opened
-afterwards runs the new schema. Two applies never interleave: of two at once, the one that
-runs second is refused (exit 3; exit 2 when its file lacks what the first added) or finds
-nothing to do.`,
+directory). A client that opened the store before the change has each write checked
+against the new schema too: what it still allows is saved (after additive changes, a value
+within a narrowed limit); a value it refuses, or a write to a kind with a field renamed or
+dropped, writes nothing and is refused (exit 2) with a message to open the store again.
+tandem opened afterwards runs the new schema. Two applies never interleave: of two at once,
+the one that runs second is refused (exit 3; exit 2 when its file lacks what the first
+added) or finds nothing to do.`,
 		Example: `  tandem schema apply schema.yaml --dry-run
   tandem schema apply schema.yaml
   tandem schema apply schema.yaml --allow-destructive --export lost.jsonl`,

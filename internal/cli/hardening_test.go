@@ -554,7 +554,7 @@ func TestHardening_TerminalOutput(t *testing.T) {
 			{[]string{"--as", "ed\x1bitor", "locks"}, `unknown role "ed\x1bitor"`},
 			{[]string{"set", "product", id, "stock=1\x1b", "--expect-version", "1"}, `"1\x1b" is not a whole number`},
 			{[]string{"lease", "acquire", "product", id, "--group", "g\x1b"}, `unknown lease group "g\x1b"`},
-			{[]string{"move", "1", "r\x1boot"}, `"r\x1boot" is not a document id or root`},
+			{[]string{"move", "1", "r\x1boot"}, `"r\x1boot" is not a record id or root`},
 		} {
 			r := tandem(t, dsn, tt.args...)
 			if r.code == 0 {

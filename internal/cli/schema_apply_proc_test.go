@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -522,11 +523,20 @@ func applyTogether(t *testing.T, dsn string, files ...string) []result {
 // waits there: release writes the value and returns what the process did.
 func pausedSet(t *testing.T, dsn, kind string, id, version int64, field string) (release func(value string) result) {
 	t.Helper()
+	return pausedTandem(t, dsn, func(fifo string) []string {
+		return []string{"set", kind, fmt.Sprint(id), field + "=@" + fifo, "--expect-version", fmt.Sprint(version)}
+	})
+}
+
+// pausedTandem is pausedSet for any command: args returns its arguments, one of which reads
+// a value from the file fifo.
+func pausedTandem(t *testing.T, dsn string, args func(fifo string) []string) (release func(value string) result) {
+	t.Helper()
 	fifo := filepath.Join(t.TempDir(), "value")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := tandemCmd(dsn, "set", kind, fmt.Sprint(id), field+"=@"+fifo, "--expect-version", fmt.Sprint(version))
+	cmd := tandemCmd(dsn, args(fifo)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -540,7 +550,7 @@ func pausedSet(t *testing.T, dsn, kind string, id, version int64, field string) 
 			return ee.ExitCode()
 		}
 		if err != nil {
-			t.Fatalf("tandem set: %v", err)
+			t.Fatalf("tandem %v: %v", cmd.Args[1:], err)
 		}
 		return 0
 	}
@@ -555,7 +565,7 @@ func pausedSet(t *testing.T, dsn, kind string, id, version int64, field string) 
 		case errors.Is(err, syscall.ENXIO):
 			select {
 			case err := <-exited:
-				t.Fatalf("tandem set ended before it read the value: exit %d\n%s%s", code(err), out.String(), errb.String())
+				t.Fatalf("tandem %v ended before it read the value: exit %d\n%s%s", cmd.Args[1:], code(err), out.String(), errb.String())
 			case <-time.After(5 * time.Millisecond):
 			}
 		default:
@@ -579,7 +589,9 @@ func pausedSet(t *testing.T, dsn, kind string, id, version int64, field string) 
 // a schema change saves after it. After an additive change its save applies (the record has
 // its value and the new field's default); after a rename of another field, or of the field
 // it saves, its save fails with exit 2 and the reload message, and writes nothing; run
-// again, the command is refused the old name, and the new name saves.
+// again, the command is refused the old name, and the new name saves. Then (testOldClientNarrowed)
+// a narrowed limit, a removed enum value and a dropped field: what the new schema refuses is
+// refused the same way, what it allows is saved.
 func TestCLI_SchemaApplyOldClient(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -622,6 +634,93 @@ func TestCLI_SchemaApplyOldClient(t *testing.T) {
 			wantExit(t, "the old name, run again", tandem(t, dsn, "set", "supplier", fmt.Sprint(s.ID), "notes=x", "--expect-version", "2"),
 				exitUsage, "unknown field supplier.notes")
 			mustTandem(t, dsn, "set", "supplier", fmt.Sprint(s.ID), "remarks=x", "--expect-version", "2")
+
+			testOldClientNarrowed(t, dsn, s.ID)
 		})
+	}
+}
+
+// testOldClientNarrowed continues TestCLI_SchemaApplyOldClient on supplier id (version 3,
+// fields code, name, score, remarks) with the changes that write no column of a save: a
+// narrowed limit and a removed enum value, then a dropped field. A save or create of the
+// old client that the new schema refuses gets the reload message and writes nothing; one
+// it still allows applies. The old client is paused reading a text field's value (only a
+// text field reads one from a file); the value the change concerns is an argument it checked
+// against the schema it read before the change.
+func testOldClientNarrowed(t *testing.T, dsn string, id int64) {
+	t.Helper()
+	mustApply(t, dsn, 5, schemaFile(t, dsn, shownArea, "      - {name: memo, type: text, owner: editor, rule: text}\n"+shownArea))
+	part := mustCreate(t, dsn, "part", "label=P1")
+	paused := func(args ...string) func(string) result {
+		return pausedTandem(t, dsn, func(fifo string) []string {
+			out := slices.Clone(args)
+			for i := range out {
+				out[i] = strings.ReplaceAll(out[i], "FIFO", fifo)
+			}
+			return out
+		})
+	}
+
+	// max_chars of code narrowed from 32 to 8.
+	long := paused("set", "supplier", fmt.Sprint(id), "code=ABCDEFGHIJKLMNOP", "remarks=@FIFO", "--expect-version", "3")
+	short := paused("set", "supplier", fmt.Sprint(id), "code=SHORT", "remarks=@FIFO", "--expect-version", "3")
+	destructive := func() []string {
+		return []string{"--allow-destructive", "--export", filepath.Join(t.TempDir(), "lost.jsonl")}
+	}
+	mustApply(t, dsn, 6, append([]string{schemaFile(t, dsn, "max_chars: 32}", "max_chars: 8}")}, destructive()...)...)
+	r := long("long")
+	wantExit(t, "a save of a 16-character code by a client opened before max_chars became 8", r, exitUsage, reloadMessage, "open the store again")
+	if got := mustGet(t, dsn, "supplier", id); got.Version != 3 || got.Fields["code"] != "S1" {
+		t.Errorf("after the refused save: version %d %v", got.Version, got.Fields)
+	}
+	if r := short("short"); r.code != 0 {
+		t.Fatalf("a save of a code the narrowed limit allows: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := mustGet(t, dsn, "supplier", id); got.Version != 4 || got.Fields["code"] != "SHORT" || got.Fields["remarks"] != "short" {
+		t.Errorf("after the allowed save: version %d %v", got.Version, got.Fields)
+	}
+
+	// retired removed from part.status.
+	pid := fmt.Sprint(part.ID)
+	retired := paused("set", "part", pid, "status=retired", "memo=@FIFO", "--expect-version", "1")
+	created := paused("create", "part", "label=P2", "status=retired", "memo=@FIFO")
+	active := paused("set", "part", pid, "status=active", "memo=@FIFO", "--expect-version", "1")
+	mustApply(t, dsn, 7, append([]string{schemaFile(t, dsn, shownStatus, "values: [draft, active]")}, destructive()...)...)
+	r = retired("retired")
+	wantExit(t, "a save of a removed enum value by a client opened before", r, exitUsage, reloadMessage, "open the store again")
+	r = created("created")
+	wantExit(t, "a create with a removed enum value by a client opened before", r, exitUsage, reloadMessage, "open the store again")
+	if r := active("active"); r.code != 0 {
+		t.Fatalf("a save of an enum value the new schema keeps: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := mustGet(t, dsn, "part", part.ID); got.Version != 2 || got.Fields["status"] != "active" || got.Fields["memo"] != "active" {
+		t.Errorf("after the allowed save: version %d %v", got.Version, got.Fields)
+	}
+	if out := mustTandem(t, dsn, "list", "part", "--json"); strings.Contains(out, "P2") || strings.Contains(out, "retired") {
+		t.Errorf("the refused create wrote a part: %s", out)
+	}
+
+	// remarks dropped from supplier: a save of another of its fields reads the record's
+	// columns as they were, so it is refused too; a save of another kind applies.
+	name := paused("set", "supplier", fmt.Sprint(id), "name=Renamed", "remarks=@FIFO", "--expect-version", "4")
+	label := paused("set", "part", pid, "label=P1b", "memo=@FIFO", "--expect-version", "2")
+	shown := mustInProcess(t, dsn, "schema", "show")
+	var kept []string
+	for _, line := range strings.SplitAfter(shown, "\n") {
+		if !strings.Contains(line, "{name: remarks,") {
+			kept = append(kept, line)
+		}
+	}
+	mustApply(t, dsn, 8, append([]string{writeFile(t, "dropped.yaml", strings.Join(kept, ""))}, destructive()...)...)
+	r = name("dropped")
+	wantExit(t, "a save by a client opened before a field of its kind was dropped", r, exitUsage, reloadMessage, "open the store again")
+	if got := mustGet(t, dsn, "supplier", id); got.Version != 4 || got.Fields["name"] != "One" {
+		t.Errorf("after the refused save: version %d %v", got.Version, got.Fields)
+	}
+	if r := label("label"); r.code != 0 {
+		t.Fatalf("a save of another kind after a field was dropped: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := mustGet(t, dsn, "part", part.ID); got.Version != 3 || got.Fields["label"] != "P1b" {
+		t.Errorf("after the other kind's save: version %d %v", got.Version, got.Fields)
 	}
 }

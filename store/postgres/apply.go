@@ -103,18 +103,40 @@ func (s *applySteps) CountAffected(d *store.SchemaDiff) error { return countAffe
 // Unapplied: the PostgreSQL store makes every destructive change.
 func (s *applySteps) Unapplied(*store.SchemaDiff) []store.SchemaChange { return nil }
 
-// LockTables takes the ACCESS EXCLUSIVE locks of every table the change alters.
+// LockTables takes the ACCESS EXCLUSIVE locks of every table the change alters, and the
+// EXCLUSIVE locks of the tables of kinds whose limits narrow or whose fields' owners or rules
+// change, which alter no table: a write of a client opened before (store/stale.go) reads the
+// schema version after its row lock, so it must not commit after the change with what the
+// change refuses. EXCLUSIVE waits for the writes that hold a row and lets plain reads on.
 func (s *applySteps) LockTables(d *store.SchemaDiff) error {
 	tables := changedTables(d)
-	if len(tables) == 0 {
-		return nil
+	var checked []string
+	for _, c := range d.Changes {
+		if c.Op != store.OpNarrowLimit && c.Op != store.OpDescribe {
+			continue
+		}
+		if t, err := d.From.Table(c.Kind); err == nil && !slices.Contains(tables, t) && !slices.Contains(checked, t) {
+			checked = append(checked, t)
+		}
 	}
-	quoted := make([]string, len(tables))
-	for i, t := range tables {
-		quoted[i] = ident(t)
+	for _, l := range []struct {
+		mode string
+		ts   []string
+	}{{"ACCESS EXCLUSIVE", tables}, {"EXCLUSIVE", checked}} {
+		mode, ts := l.mode, l.ts
+		if len(ts) == 0 {
+			continue
+		}
+		slices.Sort(ts)
+		quoted := make([]string, len(ts))
+		for i, t := range ts {
+			quoted[i] = ident(t)
+		}
+		if _, err := s.tx.Exec(s.ctx, "LOCK TABLE "+joinComma(quoted)+" IN "+mode+" MODE"); err != nil {
+			return err
+		}
 	}
-	_, err := s.tx.Exec(s.ctx, "LOCK TABLE "+joinComma(quoted)+" IN ACCESS EXCLUSIVE MODE")
-	return err
+	return nil
 }
 
 func (s *applySteps) ExportLost(d *store.SchemaDiff, w io.Writer) (int64, error) {

@@ -82,7 +82,8 @@ type DB struct {
 	// regState is the store's registry and what is derived from it (useRegistry): swapped
 	// whole by a schema change while other goroutines read it.
 	regState  atomic.Pointer[schemaState]
-	given     *store.Registry // the registry it was opened with (store.Options.Registry), nil for none
+	given     *store.Registry   // the registry it was opened with (store.Options.Registry), nil for none
+	stored    store.SchemaCache // the newer schema a write found the store keeps (stale.go)
 	now       func() time.Time
 	schema    string // the schema the store lives in (current_schema())
 	channel   string // the NOTIFY channel of this schema's change feed

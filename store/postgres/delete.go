@@ -179,6 +179,10 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err != nil {
 			return err
 		}
+		// A client opened before a schema change restores the columns it knows.
+		if err := db.Registry().CheckFresh(kind, id, parentSteps{ctx, db, tx, kind}); err != nil {
+			return err
+		}
 		now := db.txNow()
 		if db.Registry().Tree(kind) {
 			if err := db.lockTree(ctx, tx); err != nil {

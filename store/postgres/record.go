@@ -537,9 +537,13 @@ func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
 	if err != nil {
 		return store.UpdateRead{}, err
 	}
+	// The store's schema version, after the row lock, which a schema change of the kind's
+	// table waits for or makes this wait for (store.UpdateRead.Schema).
 	if u.LeaseToken == "" {
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM leases WHERE kind = $1 AND record_id = $2 AND grp = ANY($3))`,
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM leases WHERE kind = $1 AND record_id = $2 AND grp = ANY($3)), `+schemaVersionSQL,
 			string(p.Kind), p.ID, p.Groups)
+	} else {
+		b.Queue(`SELECT ` + schemaVersionSQL)
 	}
 	br := tx.SendBatch(ctx, b)
 	claimed, claimErr := true, error(nil)
@@ -550,9 +554,14 @@ func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
 	}
 	cur, curErr := read(br.QueryRow())
 	leased := true
-	var leaseErr error
+	var (
+		leaseErr error
+		schema   *int64
+	)
 	if u.LeaseToken == "" {
-		leaseErr = br.QueryRow().Scan(&leased)
+		leaseErr = br.QueryRow().Scan(&leased, &schema)
+	} else {
+		leaseErr = br.QueryRow().Scan(&schema)
 	}
 	if err := br.Close(); err != nil && claimErr == nil && curErr == nil && leaseErr == nil {
 		return store.UpdateRead{}, err
@@ -572,7 +581,11 @@ func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
 	if leaseErr != nil {
 		return store.UpdateRead{}, leaseErr
 	}
-	return store.UpdateRead{Current: cur, KeyFree: claimed, Leased: leased}, nil
+	out := store.UpdateRead{Current: cur, KeyFree: claimed, Leased: leased}
+	if schema != nil {
+		out.Schema = *schema
+	}
+	return out, nil
 }
 
 func (s updateSteps) TakeKey(p *store.UpdateRequest) (*store.KeyResult, error) {
@@ -752,6 +765,7 @@ func (db *DB) relativeSave(ctx context.Context, what string, p *store.UpdateRequ
 			store.DefaultCompletedTTL.Microseconds(), string(pre)+`"version":`, string(post))
 	}
 	st := db.state()
+	args = append(args, st.reg.Version())
 	sql := db.relativeSQL(st, kind, names, u.Add, keyed)
 	// One statement without BEGIN or COMMIT is a transaction of its own, committed before
 	// the server's answer to it: an error here, the commit's included, is Scan's.
@@ -829,6 +843,9 @@ func (db *DB) relativeSQL(st *schemaState, kind store.Kind, names []string, add 
 			ph = append(ph, next()+"::"+typ)
 		}
 	}
+	// The store's schema is the one the save was checked against (its placeholder, the
+	// last, is filled in below); else the sequence checks the save against the store's.
+	conds = append(conds, schemaVersionSQL+" = "+schemaMark)
 	sql := "WITH u AS (UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND " + strings.Join(conds, " AND ") +
 		" RETURNING " + st.selectList(kind) + "), c AS (INSERT INTO changes (id, event, kind, record_id, version, actor, role, fields, deltas, history, grp, fence, at) SELECT nextval('changes_id_seq'), " +
 		strings.Join(ph, ", ") + " FROM u WHERE hold_change_log() AND no_lease_row(" + ph[1] + ", u.id, " + next() + "::text[]))"
@@ -840,6 +857,7 @@ func (db *DB) relativeSQL(st *schemaState, kind store.Kind, names []string, add 
 			next() + "::text || u.version || " + next() + "::text, 'UTF8') FROM u)"
 	}
 	sql += " SELECT " + st.selectList(kind) + " FROM u"
+	sql = strings.Replace(sql, schemaMark, next()+"::bigint", 1)
 	st.relativeSQLs.Store(shape.String(), sql)
 	return sql
 }

@@ -38,6 +38,7 @@ type DB struct {
 	read     *sql.DB                        // plain reads
 	feed     *sql.DB                        // one dedicated connection per subscriber (PRAGMA data_version)
 	reg      atomic.Pointer[store.Registry] // the schema the store runs (loadSchema; ApplySchema swaps it)
+	stored   store.SchemaCache              // the newer schema a write found the store keeps (stale.go)
 	asked    *store.Registry                // the registry it was opened with (store.Options.Registry), nil for none
 	now      func() time.Time
 	version  int

@@ -170,6 +170,10 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		if err != nil {
 			return err
 		}
+		// A client opened before a schema change restores the columns it knows.
+		if err := db.Registry().CheckFresh(kind, id, parentSteps{ctx, db, tx, kind}); err != nil {
+			return err
+		}
 		var exists bool
 		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = ?)", id).Scan(&exists); err != nil {
 			return err

@@ -474,6 +474,9 @@ func (db *DB) newRelativeSave(p *store.UpdateRequest) *relativeSave {
 	}
 	if keyed {
 		args = append(args, store.ScopeAPI, u.IdempotencyKey)
+	}
+	args = append(args, s.reg.Version())
+	if keyed {
 		s.key = namedValues(store.ScopeAPI, u.IdempotencyKey, p.Hash, nil, actor.Name, "", "")
 		s.result = keyResultPrefix(kind, id)
 	}
@@ -530,6 +533,9 @@ func (db *DB) relativeQuery(reg *store.Registry, kind store.Kind, t string, name
 	if keyed {
 		q.WriteString(" AND NOT EXISTS (SELECT 1 FROM idempotency WHERE scope = ? AND key = ?)")
 	}
+	// The store's schema is the one the save was checked against; else the sequence
+	// checks it against the store's.
+	q.WriteString(" AND " + schemaVersionSQL + " = ?")
 	q.WriteString(" RETURNING " + db.selectList(reg, kind))
 	db.relQueries.Store(key, q.String())
 	return q.String()
@@ -678,7 +684,7 @@ func (s updateSteps) Read(p *store.UpdateRequest) (store.UpdateRead, error) {
 	if err != nil {
 		return store.UpdateRead{}, err
 	}
-	return store.UpdateRead{Current: cur, KeyFree: !seen.key, Leased: seen.lease}, nil
+	return store.UpdateRead{Current: cur, KeyFree: !seen.key, Leased: seen.lease, Schema: seen.schema}, nil
 }
 
 func (s updateSteps) TakeKey(p *store.UpdateRequest) (*store.KeyResult, error) {
@@ -774,6 +780,8 @@ func (s updateSteps) CompleteKey(p *store.UpdateRequest, done store.KeyResult) e
 type probed struct {
 	lease bool // a live lease on one of the written groups
 	key   bool // a row of the idempotency key
+	// schema is the version of the store's schema (store.UpdateRead.Schema).
+	schema int64
 }
 
 // findFields reads the version and the named fields of a record: what store's PlanUpdate
@@ -801,14 +809,15 @@ func (db *DB) findFields(ctx context.Context, tx *tx, kind store.Kind, id int64,
 	for i := range raw {
 		dest = append(dest, &raw[i])
 	}
-	dest = append(dest, &clock, &seen.lease, &seen.key)
+	var schema sql.NullInt64
+	dest = append(dest, &clock, &schema, &seen.lease, &seen.key)
 	var q strings.Builder
 	var args []any
 	q.WriteString("SELECT version")
 	for _, name := range names {
 		q.WriteString(", " + quoteIdent(name))
 	}
-	q.WriteString(", strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ")
+	q.WriteString(", strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), " + schemaVersionSQL + ", ")
 	if len(groups) == 0 {
 		q.WriteString("0")
 	} else {
@@ -835,6 +844,7 @@ func (db *DB) findFields(ctx context.Context, tx *tx, kind store.Kind, id int64,
 	if err != nil {
 		return nil, seen, err
 	}
+	seen.schema = schema.Int64
 	if tx.dbNow.IsZero() {
 		if tx.dbNow, err = parseTime(clock); err != nil {
 			return nil, seen, err
