@@ -75,6 +75,8 @@ type Options struct {
 	Editor string
 	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
 	OpenSource func(ctx context.Context) (store.Store, error)
+	// Live is the background sync of a --local copy (live.go); nil otherwise.
+	Live LiveSync
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
 	// database clock.
 	Now func() time.Time

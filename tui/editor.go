@@ -1042,6 +1042,8 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 		case first:
 			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
 			e.created = rec
+		default:
+			note = e.c.liveSavedNote(note)
 		case rec.Version > base+1 && msg.u.Relative():
 			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
 				onTopOf(base, rec.Version, writes), rec.Version)

@@ -65,6 +65,7 @@ type workCopy struct {
 	// status line still shows it.
 	failed   string
 	failedAt time.Time
+	live     liveSeen // what the TUI showed of a --local copy's syncer (live.go)
 }
 
 // reloadMark is what of a copy's state moves when a sync applies the source's records:
@@ -140,7 +141,7 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		}
 		if first {
 			// The header takes a line from every screen.
-			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
+			return tea.Batch(a.broadcast(w.sized(a)), tea.Tick(w.pollEvery(), func(time.Time) tea.Msg { return copyPollMsg{} })), true
 		}
 		if w.reloaded {
 			w.reloaded = false
@@ -151,7 +152,8 @@ func (w *workCopy) update(a *App, msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	case copyPollMsg:
-		return tea.Batch(w.load(), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
+		w.livePolled(a)
+		return tea.Batch(w.load(), tea.Tick(w.pollEvery(), func(time.Time) tea.Msg { return copyPollMsg{} })), true
 	case tea.WindowSizeMsg:
 		if !w.active() {
 			return nil, false
@@ -297,6 +299,9 @@ func waysOn(err error) error {
 
 // header is the working copy's line above every screen.
 func (w *workCopy) header() string {
+	if w.c.opts.Live != nil {
+		return w.liveHeader()
+	}
 	st := w.state
 	pending := fmt.Sprintf("%d pending", st.Pending)
 	if st.Deletes > 0 {

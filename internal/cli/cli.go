@@ -78,6 +78,7 @@ func commands(a *app) []*cobra.Command {
 		newStatusCmd(a),
 		newResolveCmd(a),
 		newSchemaCmd(a),
+		newCopiesCmd(a),
 	}
 }
 
@@ -92,6 +93,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil && cmd != root {
+		a.localPush(ctx) // --local: what the command changed goes to the source, or waits
+	}
 	if a.st != nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close store: %w", cerr)
@@ -234,6 +238,8 @@ type app struct {
 	started     bool            // a command's RunE was reached (flags and arguments were accepted)
 	reg         *store.Registry // loaded by registry()
 	st          store.Store     // opened by store()
+	localFlag   bool            // --local
+	local       *localState     // set when --local made --db name the local copy (local.go)
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -271,7 +277,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 				// password from TANDEM_DB.
 				a.dsn = envOr("TANDEM_DB", defaultDB)
 			}
-			return nil
+			return a.localPreRun(cmd)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.showVersion {
@@ -298,6 +304,8 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
 	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the schema the store keeps)")
+	pf.BoolVar(&a.localFlag, "local", false,
+		"work on a local copy of the --db store that syncs itself (kept in $XDG_DATA_HOME/tandem/copies; config: local: true)")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)
