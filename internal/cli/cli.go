@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tandem-editor/tandem/internal/exchange"
 	"github.com/tandem-editor/tandem/internal/safe"
@@ -232,14 +233,16 @@ type app struct {
 	fields string // --fields
 	schema string // init's --schema
 
-	tui         tuiFlags        // the root command's own flags, for the TUI
-	showVersion bool            // --version
-	versionJSON bool            // --version --json
-	started     bool            // a command's RunE was reached (flags and arguments were accepted)
-	reg         *store.Registry // loaded by registry()
-	st          store.Store     // opened by store()
-	localFlag   bool            // --local
-	local       *localState     // set when --local made --db name the local copy (local.go)
+	tui          tuiFlags        // the root command's own flags, for the TUI
+	showVersion  bool            // --version
+	versionJSON  bool            // --version --json
+	started      bool            // a command's RunE was reached (flags and arguments were accepted)
+	reg          *store.Registry // loaded by registry()
+	st           store.Store     // opened by store()
+	localFlag    bool            // --local
+	localFlagDef *pflag.Flag     // its definition (Changed: given on the command line)
+	localDone    bool            // resolveLocal ran
+	local        *localState     // set when --local made --db name the local copy (local.go)
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -277,7 +280,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 				// password from TANDEM_DB.
 				a.dsn = envOr("TANDEM_DB", defaultDB)
 			}
-			return a.localPreRun(cmd)
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.showVersion {
@@ -306,6 +309,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the schema the store keeps)")
 	pf.BoolVar(&a.localFlag, "local", false,
 		"work on a local copy of the --db store that syncs itself (kept in $XDG_DATA_HOME/tandem/copies; config: local: true)")
+	a.localFlagDef = pf.Lookup("local")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)
@@ -342,6 +346,12 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 	if a.st != nil {
 		return a.st, nil
 	}
+	if err := a.resolveLocal(ctx); err != nil {
+		return nil, err
+	}
+	if a.st != nil {
+		return a.st, nil // the local copy, opened by resolveLocal
+	}
 	if a.create {
 		st, created, err := a.createStore(ctx, nil)
 		if created {
@@ -369,6 +379,12 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 func (a *app) createStore(ctx context.Context, fill func(context.Context, store.Store) error) (st store.Store, created bool, err error) {
 	if a.st != nil {
 		return a.st, false, nil
+	}
+	if err := a.resolveLocal(ctx); err != nil {
+		return nil, false, err
+	}
+	if a.st != nil {
+		return a.st, false, nil // the local copy, opened by resolveLocal
 	}
 	reg, err := a.registry()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tandem-editor/tandem/internal/safe"
@@ -127,17 +126,20 @@ func (a *app) useLocal(ctx context.Context) error {
 				return err
 			}
 		}
-	case store.ErrorCode(err) == store.EUNAVAILABLE || errors.Is(err, context.DeadlineExceeded):
-		path, err = findCopy(ctx, dir, loc)
-		if err != nil {
-			return err
+	case store.ErrorCode(err) == store.EINVALID:
+		return err // a DSN that cannot be used: no copy stands for it
+	default:
+		// Out of reach (down, cut, slow, asking for a password nobody gives): the copy that
+		// remembers the source at this place does the work.
+		var ferr error
+		path, ferr = findCopy(ctx, dir, loc)
+		if ferr != nil {
+			return ferr
 		}
 		if path == "" {
-			return store.Errorf(store.EUNAVAILABLE, "--local: %s cannot be reached and there is no local copy of it yet (one is made at the first run that reaches it)",
-				safe.Line(dsnWhere(source)))
+			return store.Errorf(store.EUNAVAILABLE, "--local: there is no local copy of %s yet, and one cannot be made now: %v",
+				safe.Line(dsnWhere(source)), err)
 		}
-	default:
-		return err
 	}
 	a.local = &localState{source: source}
 	a.dsn = path
@@ -305,26 +307,25 @@ func (a *app) syncLockPath() string {
 	return filepath.Join(dir, "."+base+".sync.lock")
 }
 
-// localPreRun resolves --local (or local: true in the user's config) before a command runs:
-// --db then names the local copy. Commands that make or list copies, and --version, keep
-// --db as given.
-func (a *app) localPreRun(cmd *cobra.Command) error {
-	if a.showVersion {
+// resolveLocal applies --local (or local: true in the user's config file) once, when a
+// command first opens its store: --db then names the local copy (useLocal). It runs there
+// and not before the command because some commands parse their flags themselves.
+func (a *app) resolveLocal(ctx context.Context) error {
+	if a.localDone {
 		return nil
 	}
-	switch cmd.Name() {
-	case "copies", "forget", "clone", "help", "completion":
-		return nil
-	}
-	if !a.localFlag {
+	a.localDone = true
+	on := a.localFlag
+	if f := a.localFlagDef; !on && (f == nil || !f.Changed) {
 		c, err := readUserConfig()
 		if err != nil {
 			return err
 		}
 		// The config's local: true is for servers: a SQLite file is local already.
-		if !c.Local || cmd.Flags().Changed("local") || !isPostgresDSN(a.dsn) {
-			return nil
-		}
+		on = c.Local && isPostgresDSN(a.dsn)
 	}
-	return a.useLocal(cmd.Context())
+	if !on {
+		return nil
+	}
+	return a.useLocal(ctx)
 }
