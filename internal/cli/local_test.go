@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"net/url"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -221,5 +222,42 @@ func TestLocal_KilledDuringPushConverges(t *testing.T) {
 		if got := field(t, path, id, "stock").(float64); got != before[id]-2 {
 			t.Errorf("product %d: stock %v in the copy, want %v", id, got, before[id]-2)
 		}
+	}
+}
+
+// TestLocal_NoPasswordInCopy: a DSN with a password works with --local (the server of the
+// tests trusts, so any password does), and neither the copy's file nor tandem copies holds
+// the password.
+func TestLocal_NoPasswordInCopy(t *testing.T) {
+	e := newLocalEnv(t, 3)
+	u, err := url.Parse(e.proxied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "s3cretPassw0rd"
+	u.User = url.UserPassword(u.User.Username(), secret)
+	e.proxied = u.String()
+	r := e.run(t, "list", "products")
+	wantExit(t, "--local with a password", r, 0)
+	path := e.copyPath(t)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) {
+		t.Fatal("the copy's file holds the source's password")
+	}
+	c := tandemCmd(e.direct, "copies")
+	c.Env = append(c.Env, "XDG_DATA_HOME="+e.data, "XDG_CONFIG_HOME="+e.config)
+	if out := runResult(t, c, nil); strings.Contains(out.stdout+out.stderr, secret) || !strings.Contains(out.stdout, "0 pending") {
+		t.Fatalf("tandem copies: %q %q", out.stdout, out.stderr)
+	}
+	// Offline, the copy is found by the source's place without the password.
+	e.proxy.Cut()
+	wantExit(t, "--local with a password while cut", e.run(t, "set", "product", "1", "name=Cut lamp", "--expect-version", "1"), 0)
+	e.proxy.Restore()
+	wantExit(t, "--local after the cut", e.run(t, "sync"), 0)
+	if got := field(t, e.direct, 1, "name"); got != "Cut lamp" {
+		t.Fatalf("name on the source %v after the sync", got)
 	}
 }
