@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -260,4 +261,30 @@ func TestLocal_NoPasswordInCopy(t *testing.T) {
 	if got := field(t, e.direct, 1, "name"); got != "Cut lamp" {
 		t.Fatalf("name on the source %v after the sync", got)
 	}
+}
+
+// TestLocal_ConfigFile: local: true in the user's config file works as --local on a
+// PostgreSQL store, and --local=false turns it off for one run.
+func TestLocal_ConfigFile(t *testing.T) {
+	e := newLocalEnv(t, 2)
+	if err := os.MkdirAll(filepath.Join(e.config, "tandem"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.config, "tandem", "config.yaml"), []byte("local: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := tandemCmd(e.proxied, "--local=false", "list", "products")
+	c.Env = append(c.Env, "XDG_DATA_HOME="+e.data, "XDG_CONFIG_HOME="+e.config)
+	wantExit(t, "--local=false", runResult(t, c, nil), 0)
+	if entries, _ := os.ReadDir(filepath.Join(e.data, "tandem", "copies")); len(entries) != 0 {
+		t.Fatalf("--local=false made a copy: %v", entries)
+	}
+	c = tandemCmd(e.proxied, "list", "products")
+	c.Env = append(c.Env, "XDG_DATA_HOME="+e.data, "XDG_CONFIG_HOME="+e.config)
+	r := runResult(t, c, nil)
+	wantExit(t, "local: true", r, 0)
+	if !strings.Contains(r.stderr, "local copy") {
+		t.Fatalf("local: true made no local copy: %q", r.stderr)
+	}
+	e.copyPath(t)
 }
