@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"strings"
 	gosync "sync"
 	"testing"
 	"time"
@@ -75,4 +76,53 @@ func TestLive_HeaderAndSaveStates(t *testing.T) {
 		LastPushed: []live.Pushed{{Kind: store.KindProduct, ID: id, Version: 8}}})
 	d.app.wc.livePolled(d.app)
 	d.waitFor("saved on the server (v8)")
+}
+
+// TestLive_SaveAgainAfterPush: with a real syncer, a second save of the open record after
+// the first was pushed (the copy then holds the source's version) is saved, not taken for a
+// conflict.
+func TestLive_SaveAgainAfterPush(t *testing.T) {
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "erin", Role: store.RoleEditor})
+	src, wc := memory.New(store.Options{}), memory.New(store.Options{})
+	t.Cleanup(func() { wc.Close(); src.Close() })
+	mustSeed(t, src, 2)
+	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Source: "postgres://db.example/tandem"}); err != nil {
+		t.Fatal(err)
+	}
+	s := live.New(wc, live.Options{Open: func(context.Context) (store.Store, error) { return unclosed{src}, nil },
+		MinBackoff: 10 * time.Millisecond})
+	sctx, cancel := context.WithCancel(context.Background())
+	go s.Run(sctx)
+	t.Cleanup(func() { cancel(); <-s.Done() })
+	d := newDriver(t, wc, "erin", func(o *Options) { o.Live = s })
+	d.key("enter")
+	if d.app.editor == nil {
+		t.Fatalf("enter opened no editor:\n%s", d.screen())
+	}
+	id := d.app.editor.id
+	base, err := src.FindRecord(ctx, store.KindProduct, id)
+	if err != nil || base.Version != 1 {
+		t.Fatalf("the source's record: %v, %v", base, err)
+	}
+	pushed := func(v int64) func() bool {
+		return func() bool {
+			r, err := src.FindRecord(ctx, store.KindProduct, id)
+			return err == nil && r.Version >= v
+		}
+	}
+	d.typeText(" one")
+	d.key("ctrl+s")
+	d.waitFor("saved locally")
+	d.waitUntil("the first save on the source", pushed(2))
+	d.typeText(" two")
+	d.key("ctrl+s")
+	d.waitFor("saved locally")
+	d.waitUntil("the second save on the source", pushed(3))
+	r, err := src.FindRecord(ctx, store.KindProduct, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sku, _ := r.Fields["sku"].(string); !strings.HasSuffix(sku, " one two") || r.Version != 3 {
+		t.Fatalf("the source's sku %q at v%d, want both saves at v3", sku, r.Version)
+	}
 }
