@@ -84,6 +84,8 @@ type Options struct {
 	Editor string
 	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
 	OpenSource func(ctx context.Context) (store.Store, error)
+	// Live is the background sync of a --local copy (live.go); nil otherwise.
+	Live LiveSync
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
 	// database clock.
 	Now func() time.Time
@@ -464,6 +466,12 @@ func (a *App) onAnswer(msg tea.Msg) (tea.Cmd, bool) {
 		return a.deliver(scrEditor, msg), true
 	case statusMsg:
 		return a.deliver(msg.to, msg), true
+	case livePushedMsg:
+		cmd := a.deliver(scrEditor, msg)
+		if a.screen == scrList {
+			return tea.Batch(cmd, a.deliver(scrList, statusMsg{to: scrList, line: pushedLine(msg)})), true
+		}
+		return cmd, true
 	case historyMsg:
 		return a.deliver(scrHistory, msg), true
 	case locksMsg:

@@ -435,6 +435,9 @@ func (e *editorModel) fromOthers(msg tea.Msg) (tea.Cmd, bool) {
 		return e.checkInCopy(), true
 	case copyGoneMsg:
 		return e.goneFromCopy(), true
+	case livePushedMsg:
+		e.onPushed(msg)
+		return nil, true
 	}
 	return nil, false
 }
@@ -1075,6 +1078,8 @@ func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 		case first:
 			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
 			e.created = rec
+		default:
+			note = e.c.liveSavedNote(note)
 		case rec.Version > base+1 && msg.u.Relative():
 			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
 				onTopOf(base, rec.Version, writes), rec.Version)

@@ -63,6 +63,7 @@ type workCopy struct {
 	// status line still shows it.
 	failed   string
 	failedAt time.Time
+	live     liveSeen // what the TUI showed of a --local copy's syncer (live.go)
 }
 
 // reloadMark is what of a copy's state moves when a sync applies the source's records:
@@ -123,7 +124,8 @@ func (w *workCopy) update(msg tea.Msg) (tea.Cmd, bool) {
 	case copyStateMsg:
 		return w.onState(msg), true
 	case copyPollMsg:
-		return tea.Batch(w.load(), tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })), true
+		w.livePolled()
+		return tea.Batch(w.load(), tea.Tick(w.pollEvery(), func(time.Time) tea.Msg { return copyPollMsg{} })), true
 	case copySyncedMsg:
 		return w.onSynced(msg), true
 	case copyResolvedMsg:
@@ -177,7 +179,7 @@ func (w *workCopy) onState(msg copyStateMsg) tea.Cmd {
 	case first:
 		// The header takes a line from every screen.
 		w.c.send(layoutMsg{})
-		return tea.Tick(copyPoll, func(time.Time) tea.Msg { return copyPollMsg{} })
+		return tea.Tick(w.pollEvery(), func(time.Time) tea.Msg { return copyPollMsg{} })
 	case w.reloaded:
 		w.reloaded = false
 	case reloadMark(old) != reloadMark(msg.state):
@@ -300,6 +302,9 @@ func waysOn(err error) error {
 
 // header is the working copy's line above every screen.
 func (w *workCopy) header() string {
+	if w.c.opts.Live != nil {
+		return w.liveHeader()
+	}
 	st := w.state
 	pending := fmt.Sprintf("%d pending", st.Pending)
 	if st.Deletes > 0 {

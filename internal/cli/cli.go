@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tandem-editor/tandem/internal/exchange"
 	"github.com/tandem-editor/tandem/internal/safe"
@@ -78,6 +79,7 @@ func commands(a *app) []*cobra.Command {
 		newStatusCmd(a),
 		newResolveCmd(a),
 		newSchemaCmd(a),
+		newCopiesCmd(a),
 	}
 }
 
@@ -92,6 +94,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil && cmd != root {
+		a.localPush(ctx) // --local: what the command changed goes to the source, or waits
+	}
 	if a.st != nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close store: %w", cerr)
@@ -228,12 +233,16 @@ type app struct {
 	fields string // --fields
 	schema string // init's --schema
 
-	tui         tuiFlags        // the root command's own flags, for the TUI
-	showVersion bool            // --version
-	versionJSON bool            // --version --json
-	started     bool            // a command's RunE was reached (flags and arguments were accepted)
-	reg         *store.Registry // loaded by registry()
-	st          store.Store     // opened by store()
+	tui          tuiFlags        // the root command's own flags, for the TUI
+	showVersion  bool            // --version
+	versionJSON  bool            // --version --json
+	started      bool            // a command's RunE was reached (flags and arguments were accepted)
+	reg          *store.Registry // loaded by registry()
+	st           store.Store     // opened by store()
+	localFlag    bool            // --local
+	localFlagDef *pflag.Flag     // its definition (Changed: given on the command line)
+	localDone    bool            // resolveLocal ran
+	local        *localState     // set when --local made --db name the local copy (local.go)
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -298,6 +307,9 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 		"who you are in history and leases (env TANDEM_USER, then USER)")
 	pf.StringVar(&a.as, "as", string(store.RoleEditor), "write as editor (a person) or system (a program)")
 	pf.StringVar(&a.fields, "fields", "", "field registry YAML file (default: the schema the store keeps)")
+	pf.BoolVar(&a.localFlag, "local", false,
+		"work on a local copy of the --db store that syncs itself (kept in $XDG_DATA_HOME/tandem/copies; config: local: true)")
+	a.localFlagDef = pf.Lookup("local")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)
@@ -334,6 +346,12 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 	if a.st != nil {
 		return a.st, nil
 	}
+	if err := a.resolveLocal(ctx); err != nil {
+		return nil, err
+	}
+	if a.st != nil {
+		return a.st, nil // the local copy, opened by resolveLocal
+	}
 	if a.create {
 		st, created, err := a.createStore(ctx, nil)
 		if created {
@@ -361,6 +379,12 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 func (a *app) createStore(ctx context.Context, fill func(context.Context, store.Store) error) (st store.Store, created bool, err error) {
 	if a.st != nil {
 		return a.st, false, nil
+	}
+	if err := a.resolveLocal(ctx); err != nil {
+		return nil, false, err
+	}
+	if a.st != nil {
+		return a.st, false, nil // the local copy, opened by resolveLocal
 	}
 	reg, err := a.registry()
 	if err != nil {

@@ -24,6 +24,7 @@ func newSyncCmd(a *app) *cobra.Command {
 		repush bool
 		// dropUnfit drops the local changes that no longer fit the source's schema first.
 		dropUnfit bool
+		follow    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -60,6 +61,11 @@ pushed; every other difference, a write the source lost or one made there since 
 restore, waits as a conflict with your value kept), or clone the source afresh
 (tandem clone SOURCE NEW-FILE) and keep this file to copy your work from.
 
+--follow keeps the copy in step until interrupted (Ctrl-C): each local save is pushed
+as soon as the source answers, the source's changes are pulled as its change feed tells
+of them, and an outage only makes it wait and reconnect; it prints a line when its state
+changes (--json: one object per line). tandem --local runs the same in the TUI.
+
 Exit codes: 0 in sync; 3 conflicts remain, or changes that no longer fit the schema
 (listed; --json prints them as records);
 4 only lease waits remain; 1 the source cannot be reached (nothing is lost locally);
@@ -71,6 +77,9 @@ file or its directory), and nothing moved.`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if follow {
+				return a.followSync(ctx, source, repush, asJSON) // cmd_sync_follow.go
+			}
 			wc, st, unlock, err := a.copyToSync(ctx)
 			if err != nil {
 				return err
@@ -150,6 +159,7 @@ file or its directory), and nothing moved.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&dropUnfit, "drop-unfit", false, "first drop the local changes that no longer fit the source's schema (sync lists them); the copy takes the source's values of those records")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep syncing until interrupted: push each local save at once, pull the source's changes as they come, reconnect after an outage")
 	cmd.Flags().BoolVar(&repush, "repush", false, "after the source went back in time: put this copy's values to it again as changes (conflicts queued), then sync")
 	cmd.Flags().StringVar(&source, "source", "", "the source's DSN or path, when it moved from where the copy remembers it (remembered after the sync)")
 	return cmd

@@ -88,6 +88,14 @@ func startTUI(ctx context.Context, a *app) error {
 	// releasing leases and keeping drafts, instead of dying with the lease held for its TTL.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()
+	if wc, ok := st.(store.WorkingCopy); ok && a.local != nil {
+		// --local: the copy syncs itself while the TUI runs (local.go).
+		lctx, cancel := context.WithCancel(ctx)
+		syncer := a.liveSyncer(wc)
+		go syncer.Run(lctx)
+		defer func() { cancel(); <-syncer.Done() }()
+		opts.Live = syncer
+	}
 	return tui.Run(ctx, st, opts)
 }
 

@@ -336,6 +336,14 @@ type lineProc struct {
 func startLines(t *testing.T, dsn string, args ...string) *lineProc {
 	t.Helper()
 	p := &lineProc{cmd: tandemCmd(dsn, args...), lines: make(chan string, 1024), stderr: new(syncBuf)}
+	startLineProc(t, p)
+	return p
+}
+
+// startLineProc starts p's command and delivers its stdout lines (startLines).
+func startLineProc(t *testing.T, p *lineProc) {
+	t.Helper()
+	args := p.cmd.Args[1:]
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +367,6 @@ func startLines(t *testing.T, dsn string, args ...string) *lineProc {
 			_ = p.cmd.Wait()
 		}
 	})
-	return p
 }
 
 // next returns the next stdout line, failing after wait.

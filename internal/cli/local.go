@@ -1,0 +1,331 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
+	tsync "github.com/tandem-editor/tandem/sync"
+	"github.com/tandem-editor/tandem/sync/live"
+)
+
+// --local: tandem works on a working copy of the store --db names, kept in the user's data
+// directory and named by the source's store id, cloned on first use; the TUI keeps it in
+// step with the source in the background (sync/live), and a CLI command that changed
+// something pushes before it exits when the source answers soon (localPush).
+
+// localPushWait bounds how long a CLI command with --local waits for the source to answer
+// before it leaves its changes pending.
+const localPushWait = 3 * time.Second
+
+// localState is what --local resolved: the source's DSN as given (with its password, if
+// it had one: kept in memory only, never written) and the copy's change id before the
+// command ran.
+type localState struct {
+	source string
+	before int64
+}
+
+// copiesDir is where --local keeps its copies: $XDG_DATA_HOME/tandem/copies, by default
+// ~/.local/share/tandem/copies.
+func copiesDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "tandem", "copies"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("local copies: find the home directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "tandem", "copies"), nil
+}
+
+// userConfig is the user's config file, $XDG_CONFIG_HOME/tandem/config.yaml (by default
+// ~/.config/tandem/config.yaml); every key is optional.
+type userConfig struct {
+	Local bool `yaml:"local"` // as --local on every run
+}
+
+// readUserConfig reads the user's config file; a missing file is the zero config.
+func readUserConfig() (userConfig, error) {
+	var c userConfig
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return c, nil
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	path := filepath.Join(dir, "tandem", "config.yaml")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return c, usagef("%s: %v", path, err)
+	}
+	return c, nil
+}
+
+// storeIDPattern is what a store id must look like to name a file.
+var storeIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+
+// useLocal makes --db name the local copy of the store it named: the copy of the source's
+// store id when the source answers (cloned first when there is none, with a progress line
+// on stderr), else the copy that remembers the source at that place. No copy and no source
+// is EUNAVAILABLE.
+func (a *app) useLocal(ctx context.Context) error {
+	source := a.dsn
+	if err := checkDSN(source); err != nil {
+		return err
+	}
+	dir, err := copiesDir()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("local copies: %w", err)
+	}
+	loc, err := sourceLocation(source)
+	if err != nil {
+		return err
+	}
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, localPushWait)
+	src, err := openStore(octx, source, store.Options{Registry: reg})
+	cancel()
+	var path string
+	switch {
+	case err == nil:
+		defer src.Close()
+		id := src.StoreID()
+		if !storeIDPattern.MatchString(id) {
+			return store.Errorf(store.EINVALID, "--local: the store id of %s cannot name a file", safe.Line(dsnWhere(source)))
+		}
+		path = filepath.Join(dir, id+".db")
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			if err := a.cloneLocal(ctx, src, source, loc, path, reg); err != nil {
+				return err
+			}
+		}
+	case store.ErrorCode(err) == store.EINVALID:
+		return err // a DSN that cannot be used: no copy stands for it
+	default:
+		// Out of reach (down, cut, slow, asking for a password nobody gives): the copy that
+		// remembers the source at this place does the work.
+		var ferr error
+		path, ferr = findCopy(ctx, dir, loc)
+		if ferr != nil {
+			return ferr
+		}
+		if path == "" {
+			return store.Errorf(store.EUNAVAILABLE, "--local: there is no local copy of %s yet, and one cannot be made now: %v",
+				safe.Line(dsnWhere(source)), err)
+		}
+	}
+	a.local = &localState{source: source}
+	a.dsn = path
+	st, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	a.local.before, err = st.LastChangeID(ctx)
+	return err
+}
+
+// cloneLocal clones src into path, the local copy, saying so on stderr.
+func (a *app) cloneLocal(ctx context.Context, src store.Store, source, loc, path string, reg *store.Registry) error {
+	if err := src.Registry().CheckOverlay(store.DefaultRegistry()); err != nil {
+		return usagef("--local: working copies hold the sample schema's products and documents; %s has schema version %d (%s)",
+			safe.Line(dsnWhere(source)), src.Registry().Version(), kindList(src.Registry()))
+	}
+	fmt.Fprintf(a.stderr, "tandem: making a local copy of %s (first use of --local)\n", safe.Line(dsnWhere(source)))
+	o := tsync.CloneOptions{Source: loc, Progress: func(done, total int) {
+		fmt.Fprintf(a.stderr, "\rcloning: %d of %d records", done, total)
+	}}
+	_, err := cloneInto(ctx, src, path, reg, o)
+	fmt.Fprintln(a.stderr)
+	if err != nil {
+		return fmt.Errorf("--local: clone: %w", err)
+	}
+	fmt.Fprintf(a.stderr, "tandem: local copy at %s\n", safe.Line(path))
+	return nil
+}
+
+// findCopy returns the copy in dir that remembers its source at loc ("" when none).
+func findCopy(ctx context.Context, dir, loc string) (string, error) {
+	cs, err := listCopies(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cs {
+		if c.state != nil && c.state.Source == loc {
+			return c.path, nil
+		}
+	}
+	return "", nil
+}
+
+// localCopy is one file of the copies directory.
+type localCopy struct {
+	id    string
+	path  string
+	size  int64
+	state *store.CopyState // nil when it could not be read (err says why)
+	err   error
+}
+
+// listCopies reads every copy in dir, by id.
+func listCopies(ctx context.Context, dir string) ([]localCopy, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("local copies: %w", err)
+	}
+	var out []localCopy
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(n, ".db") || strings.HasPrefix(n, ".") {
+			continue
+		}
+		c := localCopy{id: strings.TrimSuffix(n, ".db"), path: filepath.Join(dir, n)}
+		if fi, err := e.Info(); err == nil {
+			c.size = fi.Size()
+		}
+		for _, x := range []string{"-wal"} {
+			if fi, err := os.Stat(c.path + x); err == nil {
+				c.size += fi.Size()
+			}
+		}
+		c.state, c.err = readCopyState(ctx, c.path)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out, nil
+}
+
+// readCopyState opens the copy at path and reads its state.
+func readCopyState(ctx context.Context, path string) (*store.CopyState, error) {
+	db, err := sqlite.OpenWith(ctx, path, store.Options{}, sqlite.OpenConfig{})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.CopyState(ctx)
+}
+
+// localPush ends a CLI command run with --local that changed the copy: it syncs with the
+// source when the source answers within localPushWait, else it says the changes wait.
+// Messages go to stderr, so that stdout stays the command's output.
+func (a *app) localPush(ctx context.Context) {
+	if a.local == nil || a.st == nil {
+		return
+	}
+	wc, ok := a.st.(store.WorkingCopy)
+	if !ok {
+		return
+	}
+	last, err := wc.LastChangeID(ctx)
+	if err != nil || last <= a.local.before {
+		return // nothing changed
+	}
+	st, err := wc.CopyState(ctx)
+	if err != nil || st.Pending == 0 {
+		return
+	}
+	unlock, err := a.lockSync()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "tandem: saved locally; %s pending: %v\n", plural(st.Pending, "change"), err)
+		return
+	}
+	defer unlock()
+	octx, cancel := context.WithTimeout(ctx, localPushWait)
+	src, err := openStore(octx, a.local.source, store.Options{Registry: wc.Registry()})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "tandem: saved locally; %s pending: the source did not answer within %s (they go out with the next tandem --local, or tandem sync --local)\n",
+			plural(st.Pending, "change"), localPushWait)
+		return
+	}
+	defer src.Close()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	rep, err := tsync.Sync(sctx, src, wc)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "tandem: saved locally; the push stopped: %v (what is pending goes out with the next tandem --local)\n", err)
+		return
+	}
+	msg := fmt.Sprintf("tandem: pushed to the source (%s)", plural(rep.Pushed, "change"))
+	if len(rep.Conflicts) > 0 {
+		msg += fmt.Sprintf("; %s in the local copy: tandem status --local, tandem resolve --local", plural(len(rep.Conflicts), "conflict"))
+	}
+	if rep.Pending > 0 {
+		msg += fmt.Sprintf("; %s still pending", plural(rep.Pending, "change"))
+	}
+	fmt.Fprintln(a.stderr, msg)
+}
+
+// liveSyncer returns the background syncer of the --local copy wc.
+func (a *app) liveSyncer(wc store.WorkingCopy) *live.Syncer {
+	source, reg := a.local.source, wc.Registry()
+	lock := a.syncLockPath()
+	return live.New(wc, live.Options{
+		Open: func(ctx context.Context) (store.Store, error) {
+			return openStore(ctx, source, store.Options{Registry: reg})
+		},
+		Lock: func() (func(), bool, error) { return lockFile(lock, "sync") },
+	})
+}
+
+// syncLockPath is the path of the sync lock of the copy --db names (lockSync's).
+func (a *app) syncLockPath() string {
+	real, err := filepath.EvalSymlinks(a.dsn)
+	if err != nil {
+		real = a.dsn
+	}
+	dir, base := filepath.Split(real)
+	return filepath.Join(dir, "."+base+".sync.lock")
+}
+
+// resolveLocal applies --local (or local: true in the user's config file) once, when a
+// command first opens its store: --db then names the local copy (useLocal). It runs there
+// and not before the command because some commands parse their flags themselves.
+func (a *app) resolveLocal(ctx context.Context) error {
+	if a.localDone {
+		return nil
+	}
+	a.localDone = true
+	on := a.localFlag
+	if f := a.localFlagDef; !on && (f == nil || !f.Changed) {
+		c, err := readUserConfig()
+		if err != nil {
+			return err
+		}
+		// The config's local: true is for servers: a SQLite file is local already.
+		on = c.Local && isPostgresDSN(a.dsn)
+	}
+	if !on {
+		return nil
+	}
+	return a.useLocal(ctx)
+}

@@ -1,0 +1,369 @@
+// Package live keeps a working copy in step with its source in the background: every local
+// save is pushed as soon as the source answers, and the source's changes are pulled as its
+// change feed tells of them. It runs the same sync as tandem sync (sync.Sync: relative
+// changes replayed with their keys, absolute ones merged field by field, collisions queued
+// in the copy), so what it does is what a sync does, only sooner; and it relies on the
+// copy's outbox for crash safety as a sync does: a sync stopped anywhere loses nothing and
+// the next one applies nothing twice. Nothing of it blocks the person's edits, which go to
+// the copy only.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	gosync "sync"
+	"time"
+
+	"github.com/tandem-editor/tandem/store"
+	tsync "github.com/tandem-editor/tandem/sync"
+)
+
+// Options configure a Syncer.
+type Options struct {
+	// Open opens the source (it is kept open while it works and closed when a sync fails
+	// to reach it, then opened again). Required.
+	Open func(ctx context.Context) (store.Store, error)
+	// Lock takes the copy's sync lock without waiting: ok false when another sync of the
+	// copy holds it (the round is tried again shortly). nil: no lock.
+	Lock func() (unlock func(), ok bool, err error)
+	// RoundTimeout bounds one sync round (default 30 s): a source that stops answering
+	// midway is taken for gone, and the next round continues where the copy's outbox says.
+	RoundTimeout time.Duration
+	// SlowAfter is how long a round may run before the status says offline (default 3 s);
+	// the round goes on, and the status is online again when it ends well.
+	SlowAfter time.Duration
+	// MinBackoff and MaxBackoff bound the wait before reconnecting after a failure (defaults
+	// 250 ms and 15 s); the wait doubles with each failure in a row.
+	MinBackoff, MaxBackoff time.Duration
+	// Notify, when set, is called (from the syncer's goroutine) after the status changed.
+	Notify func()
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Pushed is a record whose local save is now on the source, at Version.
+type Pushed struct {
+	Kind    store.Kind
+	ID      int64
+	Version int64
+}
+
+// Status is what the syncer knows of the connection and the copy.
+type Status struct {
+	Online       bool      // the last round reached the source
+	Started      bool      // a round ended (before: the connection is not known yet)
+	OfflineSince time.Time // when the source stopped answering (zero while online)
+	SyncedAt     time.Time // when the last round that reached the source ended
+	Pending      int       // local changes not yet on the source
+	Conflicts    int       // conflicts waiting for a person
+	Waits        int       // changes held back by leases on the source
+	Err          string    // why the last round failed ("" when it did not)
+	// PushSeq counts the rounds that pushed something; LastPushed are the records the last
+	// of them put on the source (creates, whose ids change, are left out).
+	PushSeq    int
+	LastPushed []Pushed
+}
+
+// Syncer is the background sync of one working copy. Its methods may be called from any
+// goroutine.
+type Syncer struct {
+	wc   store.WorkingCopy
+	opts Options
+
+	kick chan struct{}
+
+	mu     gosync.Mutex
+	status Status
+	src    store.Store
+	done   chan struct{}
+}
+
+// New returns the syncer of wc; Run starts it.
+func New(wc store.WorkingCopy, o Options) *Syncer {
+	if o.RoundTimeout == 0 {
+		o.RoundTimeout = 30 * time.Second
+	}
+	if o.SlowAfter == 0 {
+		o.SlowAfter = 3 * time.Second
+	}
+	if o.MinBackoff == 0 {
+		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = 15 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Syncer{wc: wc, opts: o, kick: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// Status returns the syncer's status now.
+func (s *Syncer) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status
+	st.LastPushed = append([]Pushed(nil), st.LastPushed...)
+	return st
+}
+
+// Kick asks for a round soon (a local save was made); it never blocks.
+func (s *Syncer) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Done is closed when Run has returned.
+func (s *Syncer) Done() <-chan struct{} { return s.done }
+
+// Run syncs until ctx ends: a round at once, then one whenever the copy gets a local save
+// or the source's feed brings a change, and after a failure again with backoff. It closes
+// the source it opened before it returns.
+func (s *Syncer) Run(ctx context.Context) {
+	defer close(s.done)
+	defer s.closeSource()
+	local, err := s.wc.Subscribe(ctx, lastID(ctx, s.wc))
+	if err != nil {
+		local = nil // the periodic retries still push
+	}
+	var remote <-chan store.Change
+	var remoteStop context.CancelFunc
+	defer func() {
+		if remoteStop != nil {
+			remoteStop()
+		}
+	}()
+	failures := 0
+	for ctx.Err() == nil {
+		ok := s.round(ctx)
+		if ok {
+			failures = 0
+			if remote == nil {
+				// Follow the source's feed from where it is now: the round just read it up
+				// to there.
+				if src := s.source(); src != nil {
+					rctx, stop := context.WithCancel(ctx)
+					if ch, err := src.Subscribe(rctx, lastID(rctx, src)); err == nil {
+						remote, remoteStop = ch, stop
+					} else {
+						stop()
+					}
+				}
+			}
+		} else {
+			failures++
+			if remoteStop != nil {
+				remoteStop()
+				remote, remoteStop = nil, nil
+			}
+		}
+		var retry <-chan time.Time
+		if !ok {
+			retry = time.After(s.backoff(failures))
+		} else {
+			// A safety net: a change the feed did not tell of is picked up within this.
+			retry = time.After(10 * time.Second)
+		}
+		if !s.wait(ctx, local, &remote, retry) {
+			return
+		}
+	}
+}
+
+// wait blocks until a round is due; false when ctx ended.
+func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-chan store.Change, retry <-chan time.Time) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.kick:
+			return true
+		case <-retry:
+			return true
+		case c, ok := <-local:
+			if !ok {
+				local = nil
+				continue
+			}
+			if c.Event == store.EventPulled {
+				continue // the syncer's own pull, not a local save
+			}
+			return true
+		case _, ok := <-*remote:
+			if !ok {
+				*remote = nil
+			}
+			return true
+		}
+	}
+}
+
+func (s *Syncer) backoff(failures int) time.Duration {
+	d := s.opts.MinBackoff
+	for i := 1; i < failures && d < s.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, s.opts.MaxBackoff)
+}
+
+// round runs one sync; it reports whether the source was reached.
+func (s *Syncer) round(ctx context.Context) bool {
+	if s.opts.Lock != nil {
+		unlock, ok, err := s.opts.Lock()
+		if err != nil || !ok {
+			// Another sync of the copy runs (tandem sync, another TUI): it does the work.
+			s.setLocal(ctx)
+			return true
+		}
+		defer unlock()
+	}
+	src := s.source()
+	if src == nil {
+		octx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
+		var err error
+		src, err = s.opts.Open(octx)
+		cancel()
+		if err != nil {
+			s.offline(ctx, err)
+			return false
+		}
+		s.mu.Lock()
+		s.src = src
+		s.mu.Unlock()
+	}
+	before, _ := s.wc.Outbox(ctx, 0)
+	// A source that stops answering is retried by its store for a while: say it is offline
+	// once a round runs longer than SlowAfter, without stopping the round.
+	var slowMu gosync.Mutex
+	ended := false
+	slow := time.AfterFunc(s.opts.SlowAfter, func() {
+		slowMu.Lock()
+		defer slowMu.Unlock()
+		if !ended {
+			s.offline(ctx, errors.New("the source does not answer"))
+		}
+	})
+	rctx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
+	rep, err := tsync.Sync(rctx, src, s.wc)
+	cancel()
+	slow.Stop()
+	slowMu.Lock()
+	ended = true
+	slowMu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
+	if err != nil {
+		if tsync.Refused(err) {
+			// Another store, or a source put back from a backup: nothing moves until a
+			// person acts (tandem sync says how); keep saying so.
+			s.offline(ctx, fmt.Errorf("sync refused: %w", err))
+			return false
+		}
+		s.closeSource()
+		s.offline(ctx, err)
+		return false
+	}
+	pushed := s.pushedSince(ctx, before)
+	s.mu.Lock()
+	now := s.opts.Now()
+	s.status.Online, s.status.Started, s.status.OfflineSince, s.status.Err = true, true, time.Time{}, ""
+	s.status.SyncedAt = now
+	s.status.Pending, s.status.Conflicts, s.status.Waits = rep.Pending, len(rep.Conflicts), len(rep.Waits)
+	if rep.Pushed > 0 {
+		s.status.PushSeq++
+		s.status.LastPushed = pushed
+	}
+	s.mu.Unlock()
+	s.notify()
+	return true
+}
+
+// pushedSince returns the records of the outbox entries before that are no longer in the
+// outbox, with the version the copy now has of them (the source's, after the push).
+func (s *Syncer) pushedSince(ctx context.Context, before []store.OutboxEntry) []Pushed {
+	if len(before) == 0 {
+		return nil
+	}
+	after, err := s.wc.Outbox(ctx, 0)
+	if err != nil {
+		return nil
+	}
+	left := map[int64]bool{}
+	for _, e := range after {
+		left[e.Seq] = true
+	}
+	seen := map[Pushed]bool{}
+	var out []Pushed
+	for _, e := range before {
+		if left[e.Seq] || e.Op == store.CopyCreate || e.Op == store.CopyDelete {
+			continue
+		}
+		p := Pushed{Kind: e.Kind, ID: e.ID}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if r, err := s.wc.FindRecord(ctx, e.Kind, e.ID); err == nil {
+			p.Version = r.Version
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// offline records that the source could not be reached.
+func (s *Syncer) offline(ctx context.Context, err error) {
+	s.mu.Lock()
+	if s.status.Online || s.status.OfflineSince.IsZero() {
+		s.status.OfflineSince = s.opts.Now()
+	}
+	s.status.Online, s.status.Started, s.status.Err = false, true, err.Error()
+	s.mu.Unlock()
+	s.setLocal(ctx)
+}
+
+// setLocal reads the pending and conflict counts from the copy.
+func (s *Syncer) setLocal(ctx context.Context) {
+	if st, err := s.wc.CopyState(ctx); err == nil {
+		s.mu.Lock()
+		s.status.Pending, s.status.Conflicts = st.Pending, st.Conflict
+		s.mu.Unlock()
+	}
+	s.notify()
+}
+
+func (s *Syncer) notify() {
+	if s.opts.Notify != nil {
+		s.opts.Notify()
+	}
+}
+
+func (s *Syncer) source() store.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.src
+}
+
+func (s *Syncer) closeSource() {
+	s.mu.Lock()
+	src := s.src
+	s.src = nil
+	s.mu.Unlock()
+	if src != nil {
+		_ = src.Close()
+	}
+}
+
+// lastID is the newest change id of st's feed (0 when it cannot be read: the feed then
+// starts at the beginning, which only wakes the syncer more than needed).
+func lastID(ctx context.Context, st store.Store) int64 {
+	id, err := st.LastChangeID(ctx)
+	if err != nil {
+		return 0
+	}
+	return id
+}
