@@ -66,10 +66,22 @@ func (p *process) Stop() error {
 		<-p.done
 		return fmt.Errorf("did not stop within 15 s of SIGTERM")
 	}
-	if p.err != nil {
+	if p.err != nil && !diedOfTerm(p.err) {
 		return fmt.Errorf("%w: %s", p.err, strings.TrimSpace(p.stderr.String()))
 	}
 	return nil
+}
+
+// diedOfTerm reports whether err is the exit of a process that SIGTERM ended by its default
+// action: a writer started (after a kill) moments before the stop has no handler yet. That
+// is a stop too; what it wrote, the invariants check.
+func diedOfTerm(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM
 }
 
 // syncBuffer is a bytes.Buffer safe for the process's writes and our reads.
