@@ -28,7 +28,7 @@ import (
 // The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
 // another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
 // let through: a value of the wrong type (badValue) and a ref to nothing or a delete of a
-// record others refer to (refTriggers).
+// record others refer to (refChecks, refUpdateTriggers).
 //
 // Every trigger of a table is parsed by every connection that opens the file, tandem's and
 // other programs' alike, so a table has as few as can do the work: a schema of 50 kinds of
@@ -79,8 +79,9 @@ func OutsideTriggers(t store.OutsideTable) []string {
 		checks = append(checks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name), ""))
 		changeChecks = append(changeChecks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name), "OLD."+quoteIdent(f.Name)+" IS NOT NEW."+quoteIdent(f.Name)))
 	}
+	refIns, refID, refDel := refChecks(t)
 	out = append(out, `CREATE TRIGGER `+name("insert")+` AFTER INSERT ON `+tbl+` WHEN `+notTandem+` BEGIN
-	`+strings.Join(checks, "\n\t")+`
+	`+strings.Join(append(checks, refIns...), "\n\t")+`
 	UPDATE `+tbl+` SET updated_at = `+outsideNow+` WHERE id = NEW.id AND NOT `+tandemTime("NEW.updated_at")+`;
 	UPDATE `+tbl+` SET version = (SELECT max(version) + 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id)
 		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id AND version >= NEW.version);
@@ -122,7 +123,7 @@ func OutsideTriggers(t store.OutsideTable) []string {
 		WHERE NEW.version IS NULL OR NEW.version < OLD.version;
 	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem')
 		WHERE NEW.updated_at IS NOT OLD.updated_at AND NOT `+tandemTime("NEW.updated_at")+`;
-	`+strings.Join(changeChecks, "\n\t")+`
+	`+strings.Join(append(changeChecks, refID...), "\n\t")+`
 	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, NEW.id, `+next+`, `+actor+`, `+outsideNow+`, f, (SELECT snapshot FROM `+view+` WHERE id = NEW.id), ''
 		FROM (SELECT `+written+` AS f) WHERE NEW.version IS OLD.version AND f <> '[]';
@@ -135,25 +136,55 @@ END`)
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
+	`+strings.Join(refDel, "\n\t")+`
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', snapshot, 'deleted' FROM `+view+` WHERE id = OLD.id;
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
 		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
 	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
 END`)
-	return append(out, refTriggers(t)...)
+	return append(out, refUpdateTriggers(t)...)
 }
 
-// refTriggers returns the triggers that hold other programs to t's refs as the foreign
-// keys of its columns hold tandem (whose connections turn foreign_keys on; the sqlite3
-// shell and most programs leave it off), and as PostgreSQL's hold every writer: a ref
-// written by another program must name a record that exists, and a record that others
-// refer to is neither deleted nor given another id. The check is row by row, so a delete
-// of a record together with its referrers in one statement is refused too; delete the
-// referrers first. The messages are fixed texts (RAISE takes no expression). Each condition
-// tests the mark last: tandem's own writes keep to the refs already (foreign keys, its
-// delete's referrer check), so for them an index lookup ends the test.
-func refTriggers(t store.OutsideTable) []string {
+// refChecks and refUpdateTriggers hold other programs to t's refs as the foreign keys of
+// its columns hold tandem (whose connections turn foreign_keys on; the sqlite3 shell and
+// most programs leave it off), and as PostgreSQL's hold every writer: a ref written by
+// another program must name a record that exists, and a record that others refer to is
+// neither deleted nor given another id. The check is row by row, so a delete of a record
+// together with its referrers in one statement is refused too; delete the referrers first.
+// The messages are fixed texts (RAISE takes no expression). Every trigger a table has is
+// parsed by every connection, so the checks of an insert, a delete and an id change are
+// statements of the table's three triggers (refChecks); only a change of a ref field has a
+// trigger of its own (refUpdateTriggers), which fires whatever the version does and tests
+// the mark last: tandem's own writes keep to the refs already (foreign keys, its delete's
+// referrer check), so for them an index lookup ends the test.
+func refChecks(t store.OutsideTable) (insert, idChange, del []string) {
+	for _, r := range t.Refs {
+		col := "NEW." + quoteIdent(r.Field)
+		missing := "NOT EXISTS (SELECT 1 FROM " + quoteIdent(r.ToTable) + " WHERE id = " + col + ")"
+		insert = append(insert, "SELECT RAISE(ABORT, "+quoteText(refMissing(r))+") WHERE "+col+" IS NOT NULL AND "+missing+";")
+	}
+	for _, r := range t.Referrers {
+		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(r.Table) + " WHERE " + quoteIdent(r.Field) + " = OLD.id"
+		if r.SameTable {
+			referred += " AND id IS NOT OLD.id"
+		}
+		referred += ")"
+		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", r.Kind, r.To, r.Field)) + ")"
+		del = append(del, raise+" WHERE "+referred+";")
+		idChange = append(idChange, raise+" WHERE NEW.id IS NOT OLD.id AND "+referred+";")
+	}
+	return insert, idChange, del
+}
+
+// refMissing is the refusal of a ref to nothing.
+func refMissing(r store.OutsideRef) string {
+	return fmt.Sprintf("tandem: %s.%s must name a %s that exists", r.Kind, r.Field, r.To)
+}
+
+// refUpdateTriggers are the triggers that refuse another program's update of a ref field to
+// a record that does not exist (see refChecks).
+func refUpdateTriggers(t store.OutsideTable) []string {
 	tbl := quoteIdent(t.Table)
 	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
 	var out []string
@@ -163,29 +194,9 @@ func refTriggers(t store.OutsideTable) []string {
 		if r.SameTable {
 			missing = "NEW.id IS NOT " + col + " AND " + missing
 		}
-		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: %s.%s must name a %s that exists", r.Kind, r.Field, r.To)) + ");"
-		out = append(out, `CREATE TRIGGER `+name("ref_"+r.Field+"_insert")+` BEFORE INSERT ON `+tbl+`
-	WHEN `+col+` IS NOT NULL AND `+missing+` AND `+notTandem+` BEGIN
-	`+raise+`
-END`, `CREATE TRIGGER `+name("ref_"+r.Field+"_update")+` BEFORE UPDATE OF `+quoteIdent(r.Field)+` ON `+tbl+`
+		out = append(out, `CREATE TRIGGER `+name("ref_"+r.Field+"_update")+` BEFORE UPDATE OF `+quoteIdent(r.Field)+` ON `+tbl+`
 	WHEN `+col+` IS NOT NULL AND `+col+` IS NOT OLD.`+quoteIdent(r.Field)+` AND `+missing+` AND `+notTandem+` BEGIN
-	`+raise+`
-END`)
-	}
-	for _, r := range t.Referrers {
-		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(r.Table) + " WHERE " + quoteIdent(r.Field) + " = OLD.id"
-		if r.SameTable {
-			referred += " AND id IS NOT OLD.id"
-		}
-		referred += ")"
-		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", r.Kind, r.To, r.Field)) + ");"
-		suffix := "referred_" + r.Table + "_" + r.Field
-		out = append(out, `CREATE TRIGGER `+name(suffix+"_delete")+` BEFORE DELETE ON `+tbl+`
-	WHEN `+referred+` AND `+notTandem+` BEGIN
-	`+raise+`
-END`, `CREATE TRIGGER `+name(suffix+"_id")+` BEFORE UPDATE OF id ON `+tbl+`
-	WHEN NEW.id IS NOT OLD.id AND `+referred+` AND `+notTandem+` BEGIN
-	`+raise+`
+	SELECT RAISE(ABORT, `+quoteText(refMissing(r))+`);
 END`)
 	}
 	return out
