@@ -144,9 +144,10 @@ func CheckDeleter(kind Kind, actor Actor) error {
 func (r *Registry) DeleteGroups(kind Kind) []string { return r.Groups(kind) }
 
 // PlanDelete decides a delete of cur, the record as the delete's transaction read it, with
-// children the ids of its child documents (none for a product). stale reports a version
-// other than the expected one: the store answers with a *ConflictError. EINVALID for a
-// document with children when d.Subtree is not set.
+// children the ids of the records directly below it (none for a kind that is not a tree).
+// stale reports a version other than the expected one: the store answers with a
+// *ConflictError. EINVALID for a record with children when d.Subtree is not set; the
+// message names the children by the record's kind ("area 1 has 2 child area(s)").
 func PlanDelete(cur *Record, d Delete, children []int64) (stale bool, err error) {
 	if cur.Version != d.ExpectVersion {
 		return true, nil
@@ -159,8 +160,8 @@ func PlanDelete(cur *Record, d Delete, children []int64) (stale bool, err error)
 		if len(children) > 3 {
 			ids = append(ids, "…")
 		}
-		return false, Errorf(EINVALID, "%s %d has %d child document(s) (%s): delete them first, or delete the subtree with it",
-			cur.Kind, cur.ID, len(children), strings.Join(ids, ", ")).With(WaySubtree)
+		return false, Errorf(EINVALID, "%s %d has %d child %s(s) (%s): delete them first, or delete the subtree with it",
+			cur.Kind, cur.ID, len(children), cur.Kind, strings.Join(ids, ", ")).With(WaySubtree)
 	}
 	return false, nil
 }

@@ -26,6 +26,12 @@ func TestPlanDelete(t *testing.T) {
 	if ErrorCode(err) != EINVALID || err.Error() != "document 1 has 4 child document(s) (4, 5, 6, …): delete them first, or delete the subtree with it" {
 		t.Errorf("children without subtree: %v", err)
 	}
+	// A tree kind of a schema of one's own names its children by its own kind.
+	area := &Record{Kind: "area", ID: 1, Version: 1}
+	if _, err := PlanDelete(area, Delete{ExpectVersion: 1}, []int64{2}); err == nil ||
+		err.Error() != "area 1 has 1 child area(s) (2): delete them first, or delete the subtree with it" {
+		t.Errorf("an area with a child: %v", err)
+	}
 	if stale, err := PlanDelete(doc, Delete{ExpectVersion: 3, Subtree: true}, []int64{4}); stale || err != nil {
 		t.Errorf("subtree: stale=%v err=%v, want a go", stale, err)
 	}

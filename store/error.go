@@ -43,6 +43,7 @@ const (
 	WayUser          Way = "user"           // name who is writing
 	WayMove          Way = "move"           // move the record rather than set its parent
 	WayCloneKind     Way = "clone_kind"     // clone the kind into the working copy too
+	WayDestructive   Way = "destructive"    // apply a schema change's destructive changes too
 )
 
 // With returns e with ways ws, for a message that names them in words.

@@ -418,8 +418,8 @@ func RefuseDestructive(d *SchemaDiff) error {
 	for i, c := range ds {
 		lines[i] = c.String()
 	}
-	return Errorf(EINVALID, "schema change refused: %d destructive change(s) would lose or invalidate stored values "+
-		"(allow destructive changes to apply them):\n  %s", len(ds), strings.Join(lines, "\n  "))
+	return Errorf(EINVALID, "schema change refused: %d destructive change(s) would lose or invalidate stored values:\n  %s\n"+
+		"allow destructive changes to apply them", len(ds), strings.Join(lines, "\n  ")).With(WayDestructive)
 }
 
 // RefuseUnsupported returns the EINVALID error of an apply refused for d's unsupported

@@ -197,7 +197,7 @@ added) or finds nothing to do.`,
 			a.printDiff(res, "changed")
 			fmt.Fprintf(a.stdout, "the store's schema is now version %d\n", res.ToVersion)
 			if res.Exported > 0 {
-				fmt.Fprintf(a.stdout, "%d dropped values written to %s\n", res.Exported, safe.Line(export))
+				fmt.Fprintf(a.stdout, "%s written to %s\n", plural(int(res.Exported), "dropped value"), safe.Line(export))
 			}
 			return nil
 		},

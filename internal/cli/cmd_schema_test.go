@@ -188,13 +188,14 @@ func TestCLI_SchemaApply(t *testing.T) {
 				js.FromVersion != 2 || len(js.Changes) != 1 || js.Changes[0].Class != "destructive" || js.Changes[0].Affected != 1 {
 				t.Errorf("diff --json = %+v, %v", js, err)
 			}
-			wantExit(t, "apply of a dropped field", tandem(t, dsn, "schema", "apply", drop), exitUsage, "1 record holds a value")
+			wantExit(t, "apply of a dropped field", tandem(t, dsn, "schema", "apply", drop), exitUsage, "1 record holds a value",
+				"allow destructive changes to apply them (--allow-destructive)")
 			if got := mustGet(t, dsn, "supplier", 1); got.Fields["notes"] != "keep me" {
 				t.Errorf("a refused apply dropped notes: %v", got.Fields)
 			}
 			lost := filepath.Join(dir, "lost.jsonl")
 			out := mustTandem(t, dsn, "schema", "apply", drop, "--allow-destructive", "--export", lost)
-			if !strings.Contains(out, "now version 3") || !strings.Contains(out, "1 dropped values written to") {
+			if !strings.Contains(out, "now version 3") || !strings.Contains(out, "1 dropped value written to") {
 				t.Errorf("destructive apply said %q", out)
 			}
 			if b, err := os.ReadFile(lost); err != nil || !strings.Contains(string(b), `"field":"notes","value":"keep me"`) {

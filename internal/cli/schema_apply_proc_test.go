@@ -358,7 +358,7 @@ func testSchemaApplyWhileWriting(t *testing.T, b backend) {
 	ws.halt()
 	ws.check(dsn)
 	exported := readLost(t, lost)
-	if !strings.Contains(out, fmt.Sprintf("%d dropped values written to ", len(exported))) {
+	if !strings.Contains(out, plural(len(exported), "dropped value")+" written to ") {
 		t.Errorf("destructive apply said %q; the export holds %d values", out, len(exported))
 	}
 	for _, w := range ws.ws {

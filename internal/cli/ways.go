@@ -17,6 +17,7 @@ var cliWays = map[store.Way]string{
 	store.WayUser:          "--user or $TANDEM_USER",
 	store.WayMove:          "tandem move",
 	store.WayCloneKind:     "tandem clone --kind",
+	store.WayDestructive:   "--allow-destructive",
 }
 
 // withWays returns msg with the CLI's ways out of err added, when err names any.

@@ -939,6 +939,14 @@ func (db *DB) putSource(ctx context.Context, tx *wcTx, r *store.Record) error {
 	if err := writeFolds(ctx, tx, reg, r.Kind, r.ID, reg.Folds(r.Kind, r.Fields)); err != nil {
 		return err
 	}
+	// The copy's own history may run past the source's version: local saves the push sent
+	// as fewer (a resolved conflict, changes dropped as unfit). The record has no local
+	// state left, so those versions are gone; left, the next local save would write one
+	// of their numbers again.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM history WHERE kind = ? AND record_id = ? AND version > ?`,
+		string(r.Kind), r.ID, r.Version); err != nil {
+		return fmt.Errorf("drop %s %d's local history past the source's version: %w", r.Kind, r.ID, err)
+	}
 	return putBase(ctx, tx, r.Kind, r.ID, r.Version)
 }
 
