@@ -92,6 +92,10 @@ func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader
 // their results to rep once each batch has committed. A batch the store refuses as a whole
 // (its commit failed, a deadlock: nothing of it stays) is applied again one row at a time.
 func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posRow, progress func(int), rep *Report) error {
+	if err := im.listKeys(ctx, rows); err != nil {
+		return err
+	}
+	defer func() { im.absent = nil }()
 	done := func(pr posRow, r Result) error {
 		if err := rep.Add(r); err != nil {
 			return err
@@ -186,4 +190,35 @@ func (im *Importer) alone(row *Row) bool {
 	}
 	_, ok := row.Set[store.ParentField]
 	return ok
+}
+
+// listKeys looks up the idempotency keys of rows in one read, on a store that can
+// (store.KeyLister), and keeps in im.absent those it does not hold: most rows of a new
+// import, whose one-by-one look-up (FindKey) would cost a query each.
+func (im *Importer) listKeys(ctx context.Context, rows []posRow) error {
+	kl, ok := im.st.(store.KeyLister)
+	if !ok || len(rows) == 0 {
+		return nil
+	}
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil // Apply says so, row by row
+	}
+	keys := make([]string, 0, len(rows))
+	for _, pr := range rows {
+		if pr.row.Err == nil {
+			keys = append(keys, im.Key(actor.Role, pr.pos, pr.row))
+		}
+	}
+	held, err := kl.ListKeys(ctx, store.ScopeAPI, keys)
+	if err != nil {
+		return err
+	}
+	im.absent = make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if !held[k] {
+			im.absent[k] = true
+		}
+	}
+	return nil
 }

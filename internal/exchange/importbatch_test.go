@@ -130,6 +130,19 @@ func storeState(t testing.TB, st store.Store) string {
 				fmt.Fprintf(&b, " %s=%q", f.Name, f.Format(r.Fields[f.Name]))
 			}
 			b.WriteString("\n")
+			// The record is found by a search for each of its searched fields' values (the
+			// search folds and their indexes were written).
+			for _, f := range st.Registry().SearchFields(kind) {
+				v := f.Format(r.Fields[f.Name])
+				if len([]rune(v)) < 3 {
+					continue
+				}
+				found, err := st.FindRecords(ctx, store.Filter{Kind: kind, Search: v, IDs: []int64{r.ID}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "  search %s %q: %d found\n", f.Name, v, len(found))
+			}
 			hs, err := st.FindHistory(ctx, kind, r.ID)
 			if err != nil {
 				t.Fatal(err)
