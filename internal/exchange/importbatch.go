@@ -18,7 +18,9 @@ import (
 // row that reads what an earlier row of the batch wrote (the same record again), and a
 // row that moves a record of a tree kind (its checks read the tree, and its writes are a
 // claimed unit of their own: updateAndMove) runs alone, outside any batch. Results reach
-// the report, and the progress, once their batch has committed.
+// the report, and the progress, once their batch has committed. A store that can
+// (store.KeyLister) is asked once per chunk of rows which of their idempotency keys it
+// holds; only those rows' keys are read one by one.
 
 // DefaultBatchRows is how many rows at most one transaction of an import holds: enough that
 // a commit's cost is shared by many rows, few enough that other writers wait well under a
