@@ -22,3 +22,10 @@ import "context"
 type Batcher interface {
 	WriteBatch(ctx context.Context, fn func(ctx context.Context) error) error
 }
+
+// KeyLister is a store that tells, in one read, which of many idempotency keys it holds (of
+// any status): a bulk import looks up a batch's keys at once and reads one by one
+// (FindKey) only those the store holds. Errors are the store's read errors.
+type KeyLister interface {
+	ListKeys(ctx context.Context, scope string, keys []string) (map[string]bool, error)
+}

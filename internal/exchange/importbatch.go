@@ -18,7 +18,9 @@ import (
 // row that reads what an earlier row of the batch wrote (the same record again), and a
 // row that moves a record of a tree kind (its checks read the tree, and its writes are a
 // claimed unit of their own: updateAndMove) runs alone, outside any batch. Results reach
-// the report, and the progress, once their batch has committed.
+// the report, and the progress, once their batch has committed. A store that can
+// (store.KeyLister) is asked once per chunk of rows which of their idempotency keys it
+// holds; only those rows' keys are read one by one.
 
 // DefaultBatchRows is how many rows at most one transaction of an import holds: enough that
 // a commit's cost is shared by many rows, few enough that other writers wait well under a
@@ -92,6 +94,10 @@ func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader
 // their results to rep once each batch has committed. A batch the store refuses as a whole
 // (its commit failed, a deadlock: nothing of it stays) is applied again one row at a time.
 func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posRow, progress func(int), rep *Report) error {
+	if err := im.listKeys(ctx, rows); err != nil {
+		return err
+	}
+	defer func() { im.absent = nil }()
 	done := func(pr posRow, r Result) error {
 		if err := rep.Add(r); err != nil {
 			return err
@@ -186,4 +192,35 @@ func (im *Importer) alone(row *Row) bool {
 	}
 	_, ok := row.Set[store.ParentField]
 	return ok
+}
+
+// listKeys looks up the idempotency keys of rows in one read, on a store that can
+// (store.KeyLister), and keeps in im.absent those it does not hold: most rows of a new
+// import, whose one-by-one look-up (FindKey) would cost a query each.
+func (im *Importer) listKeys(ctx context.Context, rows []posRow) error {
+	kl, ok := im.st.(store.KeyLister)
+	if !ok || len(rows) == 0 {
+		return nil
+	}
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil // Apply says so, row by row
+	}
+	keys := make([]string, 0, len(rows))
+	for _, pr := range rows {
+		if pr.row.Err == nil {
+			keys = append(keys, im.Key(actor.Role, pr.pos, pr.row))
+		}
+	}
+	held, err := kl.ListKeys(ctx, store.ScopeAPI, keys)
+	if err != nil {
+		return err
+	}
+	im.absent = make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if !held[k] {
+			im.absent[k] = true
+		}
+	}
+	return nil
 }

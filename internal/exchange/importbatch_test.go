@@ -87,7 +87,9 @@ func setUpParts(t testing.TB, st store.Store) {
 // the store and by an earlier row, refs to a record an earlier row made and to none, updates
 // (one record twice, the second row on the version the first made), a conflict (a merge with
 // --merge), a leased record, a required field left empty, a tree create under a node, a
-// move and a move into the moved node's own subtree.
+// move and a move into the moved node's own subtree; at its end, rows that depend on rows
+// of the same batch: a tree create under a node created just before, a ref to a record the
+// file created, a unique code a row just before took.
 const partsFile = `{"kind":"supplier","fields":{"code":"NEW-1","name":"New one"}}
 {"kind":"supplier","fields":{"code":"acme","name":"Dup"}}
 {"kind":"supplier","id":10,"fields":{"code":"TEN","name":"Ten"}}
@@ -111,6 +113,11 @@ const partsFile = `{"kind":"supplier","fields":{"code":"NEW-1","name":"New one"}
 {"kind":"supplier","fields":{"name":"No code"}}
 {"kind":"supplier","id":11,"version":4,"fields":{"code":"ELEVEN","name":"Eleven"}}
 {"kind":"supplier","id":2,"version":1,"fields":{"name":"Bolt Ltd"}}
+{"kind":"area","id":20,"fields":{"name":"Dock"}}
+{"kind":"area","fields":{"name":"Dock bay","parent_id":20}}
+{"kind":"part","fields":{"label":"Bracket","supplier":10}}
+{"kind":"supplier","fields":{"code":"NEW-2","name":"New two"}}
+{"kind":"supplier","fields":{"code":"new-2","name":"New two again"}}
 `
 
 // storeState is what a store holds that an import changes, with its times left out: every
@@ -130,6 +137,19 @@ func storeState(t testing.TB, st store.Store) string {
 				fmt.Fprintf(&b, " %s=%q", f.Name, f.Format(r.Fields[f.Name]))
 			}
 			b.WriteString("\n")
+			// The record is found by a search for each of its searched fields' values (the
+			// search folds and their indexes were written).
+			for _, f := range st.Registry().SearchFields(kind) {
+				v := f.Format(r.Fields[f.Name])
+				if len([]rune(v)) < 3 {
+					continue
+				}
+				found, err := st.FindRecords(ctx, store.Filter{Kind: kind, Search: v, IDs: []int64{r.ID}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "  search %s %q: %d found\n", f.Name, v, len(found))
+			}
 			hs, err := st.FindHistory(ctx, kind, r.ID)
 			if err != nil {
 				t.Fatal(err)

@@ -78,3 +78,31 @@ func (b *batch) savepoint(ctx context.Context, fn func(pgx.Tx) error) error {
 	}
 	return sp.Commit(ctx)
 }
+
+var _ store.KeyLister = (*DB)(nil)
+
+// ListKeys returns which of keys (in scope) the store holds, of any status
+// (store.KeyLister), in one query.
+func (db *DB) ListKeys(ctx context.Context, scope string, keys []string) (map[string]bool, error) {
+	found := map[string]bool{}
+	err := db.read(ctx, "list idempotency keys", func(q querier) error {
+		clear(found)
+		rows, err := q.Query(ctx, "SELECT key FROM idempotency WHERE scope = $1 AND key = ANY($2)", scope, keys)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return err
+			}
+			found[k] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
+}

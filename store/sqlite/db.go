@@ -503,6 +503,9 @@ type tx struct {
 	txCtx context.Context
 	now   time.Time // Go-side time (Options.Now), one per transaction
 	dbNow time.Time // the database clock, read lazily (lease and key expiry)
+	// batch is the write batch the transaction is a write of (batch.go), nil outside one:
+	// a create in a batch leaves its search folds to the batch, which writes them in bulk.
+	batch *batch
 }
 
 // inTx runs fn in a BEGIN IMMEDIATE transaction and commits. It retries the whole

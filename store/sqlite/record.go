@@ -161,8 +161,11 @@ func (db *DB) CreateRecord(ctx context.Context, kind store.Kind, vals store.Valu
 	}
 
 	var rec *store.Record
+	if batchOf(ctx, db) != nil {
+		ctx = context.WithValue(ctx, createKey{}, true) // its folds may wait for the batch's end
+	}
 	err = db.inTx(ctx, "create "+string(kind), func(tx *tx) error {
-		if err := db.checkCopyCreate(ctx, tx, kind, p.ID); err != nil {
+		if err := db.checkCopyCreateIn(ctx, tx, kind, p.ID); err != nil {
 			return err
 		}
 		if p.Key != "" {
@@ -250,7 +253,9 @@ func (s createSteps) Insert(p *store.CreatePlan) (*store.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFolds(s.ctx, s.tx, s.reg, s.kind, rec.ID, s.folds); err != nil {
+	if b := s.tx.batch; b != nil {
+		b.folds = append(b.folds, pendingFolds{s.reg, s.kind, rec.ID, s.folds})
+	} else if err := writeFolds(s.ctx, s.tx, s.reg, s.kind, rec.ID, s.folds); err != nil {
 		return nil, err
 	}
 	return rec, s.db.logWrite(s.ctx, s.tx, rec, store.EventCreated, p.Actor, p.Keep, p.Written, nil, nil)
