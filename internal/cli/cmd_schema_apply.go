@@ -176,6 +176,18 @@ added) or finds nothing to do.`,
 				o.ExportTo = out
 			}
 			res, err := ap.ApplySchema(ctx, next, o)
+			// A store that had to run the change's transaction again after the export was
+			// written refuses (EBUSY) rather than export twice: the file is the CLI's own,
+			// so it starts it afresh and applies again, a few times at most.
+			for try := 1; out != nil && store.ErrorCode(err) == store.EBUSY && try < 3; try++ {
+				if _, serr := out.Seek(0, 0); serr != nil {
+					break
+				}
+				if terr := out.Truncate(0); terr != nil {
+					break
+				}
+				res, err = ap.ApplySchema(ctx, next, o)
+			}
 			if out != nil {
 				if cerr := out.Close(); err == nil && cerr != nil {
 					err = fmt.Errorf("write %s: %w", export, cerr)
