@@ -17,13 +17,12 @@ import (
 //
 // tandem's own connection is told apart by a database it attaches: the write connection of
 // every tandem process (writeConn) attaches an empty in-memory database named writerMark,
-// which pragma_database_list shows to that connection alone. The update's trigger tests the
-// version and the time first (tandem's updates always raise the one and write the other in
-// its own form), so tandem's saves never read the mark; its creates and deletes read it (a
-// list of three attached databases), and nothing else. An outside update that raises the
-// version itself is taken as tandem's and logs nothing (it has told every stale save apart
-// already); one that changes no field (updated_by alone, or a field set to the value it has)
-// is no write.
+// which pragma_database_list shows to that connection alone. Each trigger reads the mark (a
+// list of three attached databases) and nothing else for tandem's own writes. An outside update that raises the
+// version itself while it changes a field is still an outside write, logged at the next
+// version (as on PostgreSQL): taken for tandem's, it left a gap in history that the next
+// save's history version (only the fields it wrote) filled with the old values. One that
+// changes no field (updated_by alone, or a field set to the value it has) is no write.
 //
 // The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
 // another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
@@ -48,9 +47,8 @@ const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 // whose names start with the table's name and "_outside_". installOutside runs them; a new
 // kind's table gets its own by the same call.
 //
-// An update is seen by one AFTER UPDATE trigger, whose condition is cheap and false for
-// every save of tandem's (the version rises, the time is formatTime's), so that a save runs
-// one trigger program that ends at once. The fields an outside update wrote are those whose
+// An update is seen by one AFTER UPDATE trigger, whose condition (the mark) is false for
+// every save of tandem's, so that a save runs one trigger program that ends at once. The fields an outside update wrote are those whose
 // value it changed (OLD against NEW, as on PostgreSQL); the trigger names every field's old
 // value, which SQLite loads for every update of the table, tandem's too, next to the new
 // row it loads anyway. The snapshot of a row, the longest text, is written once, in the
@@ -113,11 +111,11 @@ func OutsideTriggers(t store.OutsideTable) []string {
 			q[i] = quoteText(f)
 		}
 		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.id FROM history h, json_each(h.fields) f\n\t\t" +
-			"WHERE NEW.version IS OLD.version AND h.kind = " + kind + " AND h.record_id = NEW.id AND h.version = " + next +
+			"WHERE h.kind = " + kind + " AND h.record_id = NEW.id AND h.version = " + next +
 			" AND f.value IN (" + strings.Join(q, ", ") + ");\n\t"
 	}
 	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER UPDATE ON `+tbl+`
-	WHEN (NEW.version IS OLD.version OR NEW.version IS NULL OR NEW.version < OLD.version OR NOT (`+quickTime("NEW.updated_at")+`)) AND `+notTandem+` BEGIN
+	WHEN `+notTandem+` BEGIN
 	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem')
 		WHERE NEW.version IS NULL OR NEW.version < OLD.version;
 	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem')
@@ -125,11 +123,11 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	`+strings.Join(changeChecks, "\n\t")+`
 	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, NEW.id, `+next+`, `+actor+`, `+outsideNow+`, f, (SELECT snapshot FROM `+view+` WHERE id = NEW.id), ''
-		FROM (SELECT `+written+` AS f) WHERE NEW.version IS OLD.version AND f <> '[]';
-	`+strings.Replace(change("saved", next), "WHERE ", "WHERE NEW.version IS OLD.version AND ", 1)+`
+		FROM (SELECT `+written+` AS f) WHERE f <> '[]';
+	`+change("saved", next)+`
 	`+refold+`UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
 		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END
-		WHERE id = NEW.id AND NEW.version IS OLD.version AND `+logged+`;
+		WHERE id = NEW.id AND `+logged+`;
 END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
@@ -224,14 +222,6 @@ func badValue(kind store.Kind, f *store.Field, v, guard string) string {
 		cond = guard + " AND (" + cond + ")"
 	}
 	return "SELECT RAISE(ABORT, " + quoteText(msg) + ") WHERE " + cond + ";"
-}
-
-// quickTime is an SQL condition that is true of every time tandem writes (formatTime's
-// form) and of no time tandem cannot read, cheaper than tandemTime: the update trigger's
-// condition tests it on every save. A time it is false of may still be readable
-// (tandemTime decides).
-func quickTime(v string) string {
-	return v + " GLOB '????-??-??T??:??:??.???Z' AND julianday(" + v + ") IS NOT NULL"
 }
 
 // tandemTime is an SQL condition: v is a time in the RFC 3339 form tandem reads
