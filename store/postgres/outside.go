@@ -85,6 +85,20 @@ func OutsideTriggers(t store.OutsideTable, schema, channel string) []string {
 		all = "ARRAY[" + strings.Join(q, ", ") + "]::text[]"
 		changedExpr = "array_remove(ARRAY[" + strings.Join(changed, ", ") + "]::text[], NULL)"
 	}
+	cycle := ""
+	if t.Tree {
+		// Under the lock of tandem's moves, so that two writers cannot each make half of a
+		// cycle; the query after it reads what was committed before the lock was granted.
+		p := ident(store.ParentField)
+		cycle = `
+		IF NEW.` + p + ` IS DISTINCT FROM OLD.` + p + ` AND NEW.` + p + ` IS NOT NULL THEN
+			PERFORM pg_advisory_xact_lock(` + strconv.FormatInt(lockKey(treeLockPurpose+schema), 10) + `);
+			IF NEW.id IN (WITH RECURSIVE up(id) AS (SELECT NEW.` + p + ` UNION SELECT t.` + p + ` FROM ` + tbl + ` t
+					JOIN up ON t.id = up.id WHERE t.` + p + ` IS NOT NULL) SELECT id FROM up) THEN
+				RAISE EXCEPTION '%', ` + quoteText(store.OutsideCycleMessage(t.Kind)) + `;
+			END IF;
+		END IF;`
+	}
 	fn := func(name, body string) string {
 		return `CREATE OR REPLACE FUNCTION ` + ident(name) + `() RETURNS trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = ` + ident(schema) + ` AS $tandem$
@@ -98,7 +112,7 @@ $tandem$`
 		IF NEW.version < OLD.version THEN
 			RAISE EXCEPTION 'tandem: a record''s version only rises; leave it to tandem';
 		END IF;
-		NEW.version := OLD.version + 1;
+		NEW.version := OLD.version + 1;`+cycle+`
 		NEW.updated_at := clock_timestamp();
 		IF NEW.updated_by IS NOT DISTINCT FROM OLD.updated_by THEN
 			NEW.updated_by := session_user;

@@ -139,7 +139,30 @@ END`)
 		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
 	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
 END`)
-	return append(out, refTriggers(t)...)
+	return append(append(out, refTriggers(t)...), cycleTriggers(t)...)
+}
+
+// cycleTriggers returns the triggers that refuse another program's write of a tree kind's
+// parent_id that would make a cycle: the record named as the parent, or one of its
+// ancestors, is the record itself. A move of tandem's checks this under the tree lock;
+// another program's write takes the database's write lock, which serializes it with every
+// move.
+func cycleTriggers(t store.OutsideTable) []string {
+	if !t.Tree {
+		return nil
+	}
+	tbl, col := quoteIdent(t.Table), quoteIdent(store.ParentField)
+	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
+	raise := "SELECT RAISE(ABORT, " + quoteText(store.OutsideCycleMessage(t.Kind)) + ") WHERE NEW.id IN (" +
+		"WITH RECURSIVE up(id) AS (SELECT NEW." + col + " UNION SELECT p." + col + " FROM " + tbl + " p JOIN up ON p.id = up.id " +
+		"WHERE p." + col + " IS NOT NULL) SELECT id FROM up);"
+	return []string{`CREATE TRIGGER ` + name("cycle_insert") + ` BEFORE INSERT ON ` + tbl + `
+	WHEN NEW.` + col + ` IS NOT NULL AND NEW.` + col + ` IS NEW.id AND ` + notTandem + ` BEGIN
+	` + raise + `
+END`, `CREATE TRIGGER ` + name("cycle_update") + ` BEFORE UPDATE OF ` + col + ` ON ` + tbl + `
+	WHEN NEW.` + col + ` IS NOT NULL AND NEW.` + col + ` IS NOT OLD.` + col + ` AND ` + notTandem + ` BEGIN
+	` + raise + `
+END`}
 }
 
 // refTriggers returns the triggers that hold other programs to t's refs as the foreign

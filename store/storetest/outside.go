@@ -29,6 +29,7 @@ func RunOutside(t *testing.T, open OutsideOpener) {
 	t.Run("Types", func(t *testing.T) { testOutsideTypes(t, open) })
 	t.Run("OffSchema", func(t *testing.T) { testOutsideOffSchema(t, open) })
 	t.Run("VersionRaised", func(t *testing.T) { testOutsideVersionRaised(t, open) })
+	t.Run("TreeCycle", func(t *testing.T) { testOutsideTreeCycle(t, open) })
 }
 
 // testOutsideVersionRaised: another program that raises the version itself while it

@@ -181,3 +181,28 @@ func testOutsideOffSchema(t *testing.T, open OutsideOpener) {
 	mustSave(t, st, ctx, kindSupplier, zen.ID, store.Update{BaseVersion: z.Version, Set: store.Values{"code": "ZEN", "name": "Zenith"}})
 	mustSave(t, st, ctx, kindSupplier, twin.ID, store.Update{BaseVersion: twin.Version, Set: store.Values{"code": "TWIN"}})
 }
+
+// testOutsideTreeCycle: another program may not move a tree kind's record under itself or
+// under one of its own descendants, which no move of tandem's makes: a cycle is a tree no
+// list, export or move of the kind can walk (an export wrote none of its records).
+func testOutsideTreeCycle(t *testing.T, open OutsideOpener) {
+	st, exec := outsideParts(t, open)
+	top := mustArea(t, st, "Top", nil)
+	mid := mustArea(t, st, "Mid", &top.ID)
+	low := mustArea(t, st, "Low", &mid.ID)
+	other := mustArea(t, st, "Other", nil)
+	start := mustLastChangeID(t, st)
+	requireRefused(t, exec, fmt.Sprintf("UPDATE areas SET parent_id = %d WHERE id = %d", low.ID, top.ID), "cycle")
+	requireRefused(t, exec, fmt.Sprintf("UPDATE areas SET parent_id = %d WHERE id = %d", mid.ID, mid.ID), "")
+	requireRefused(t, exec, fmt.Sprintf("INSERT INTO areas (id, name, parent_id, updated_at, updated_by) VALUES (%d, 'Self', %[1]d, %s)", other.ID+10, outsideRow), "")
+	if got := mustFind(t, st, kindArea, top.ID); got.Version != top.Version || got.Fields[store.ParentField] != nil {
+		t.Fatalf("area after the refused writes: version %d, parent %v; want %d, none", got.Version, got.Fields[store.ParentField], top.Version)
+	}
+	if cs := mustChanges(t, st, start); len(cs) != 0 {
+		t.Fatalf("refused outside writes logged changes: %+v", cs)
+	}
+	// A move that makes no cycle goes through.
+	if err := exec(fmt.Sprintf("UPDATE areas SET parent_id = %d WHERE id = %d", other.ID, mid.ID)); err != nil {
+		t.Fatalf("outside move under an unrelated area: %v", err)
+	}
+}
