@@ -203,3 +203,29 @@ func TestCLI_SyncSourceDeletes(t *testing.T) {
 		t.Errorf("create in a working copy says %q", out)
 	}
 }
+
+// TestCLI_SyncCreateOfUnsearchedKind: a record created in a working copy of a kind none of
+// whose fields is searched (parts.yaml's area) reaches the source. sync looked for the
+// create on the source by searching its title, which such a kind refuses: every sync
+// stopped there, for good.
+func TestCLI_SyncCreateOfUnsearchedKind(t *testing.T) {
+	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, wc := filepath.Join(dir, "src.db"), filepath.Join(dir, "wc.db")
+	mustTandem(t, src, "init", "--schema", parts)
+	mustTandem(t, src, "create", "area", "name=Top")
+	mustTandem(t, src, "clone", src, wc)
+	mustTandem(t, wc, "create", "area", "name=Below", "parent_id=1")
+	mustTandem(t, wc, "create", "area", "name=Other")
+	mustTandem(t, wc, "sync")
+	var areas []record
+	if err := json.Unmarshal([]byte(mustTandem(t, src, "list", "areas", "--json")), &areas); err != nil {
+		t.Fatal(err)
+	}
+	if len(areas) != 3 || areas[1].Fields["name"] != "Below" || areas[1].Fields["parent_id"] != float64(1) || areas[2].Fields["name"] != "Other" {
+		t.Fatalf("source areas after the sync: %+v", areas)
+	}
+}
