@@ -64,7 +64,9 @@ func outsideTriggers(changed string) []outsideTrigger {
 // installOutside runs them all.
 func OutsideTriggers(t store.OutsideTable, schema, channel string) []string {
 	tbl, kind := ident(t.Table), quoteText(string(t.Kind))
-	before, after := t.Table+"_outside_before", t.Table+"_outside_after"
+	// Names within 63 bytes (objName): PostgreSQL would cut a long table's trigger names
+	// to one name, each trigger replacing the one before.
+	before, after := objName(t.Table, "outside", "before"), objName(t.Table, "outside", "after")
 	var changed []string
 	for _, name := range t.FieldNames() {
 		changed = append(changed, "CASE WHEN OLD."+ident(name)+" IS DISTINCT FROM NEW."+ident(name)+" THEN "+quoteText(name)+" END")
@@ -151,12 +153,16 @@ BEGIN
 END`)
 	out := []string{beforeFn, afterFn}
 	for _, tr := range outsideTriggers(distinct(t.FieldNames())) {
-		name, fn, when := ident(t.Table+tr.suffix), ident(after), notTandem
+		name, fn, when := ident(objName(t.Table+tr.suffix)), ident(after), notTandem
 		if tr.before {
 			fn = ident(before)
 		}
 		if tr.when != "" {
 			when += " AND (" + tr.when + ")"
+		}
+		if cut := t.Table + tr.suffix; len(cut) > maxIdentifierLength {
+			// The name PostgreSQL cut it to before the names were kept within 63 bytes.
+			out = append(out, `DROP TRIGGER IF EXISTS `+ident(cut[:maxIdentifierLength])+` ON `+tbl)
 		}
 		out = append(out, `DROP TRIGGER IF EXISTS `+name+` ON `+tbl,
 			`CREATE TRIGGER `+name+` `+tr.timing+` ON `+tbl+` FOR EACH ROW WHEN (`+when+`) EXECUTE FUNCTION `+fn+`()`)

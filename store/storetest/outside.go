@@ -30,6 +30,7 @@ func RunOutside(t *testing.T, open OutsideOpener) {
 	t.Run("OffSchema", func(t *testing.T) { testOutsideOffSchema(t, open) })
 	t.Run("VersionRaised", func(t *testing.T) { testOutsideVersionRaised(t, open) })
 	t.Run("TreeCycle", func(t *testing.T) { testOutsideTreeCycle(t, open) })
+	t.Run("LongName", func(t *testing.T) { testOutsideLongName(t, open) })
 }
 
 // testOutsideVersionRaised: another program that raises the version itself while it

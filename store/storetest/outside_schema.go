@@ -206,3 +206,35 @@ func testOutsideTreeCycle(t *testing.T, open OutsideOpener) {
 		t.Fatalf("outside move under an unrelated area: %v", err)
 	}
 }
+
+// testOutsideLongName: a kind whose table name is as long as a schema allows has every
+// outside-write trigger. PostgreSQL cuts a name at 63 bytes, and the triggers' names (the
+// table's and a suffix) became one another: each replaced the one before, and an outside
+// insert failed while an update went unlogged.
+func testOutsideLongName(t *testing.T, open OutsideOpener) {
+	kind := store.Kind("k" + strings.Repeat("x", 46))
+	reg, err := store.ParseRegistry("long.yaml", []byte("kinds:\n  "+string(kind)+":\n    fields:\n      - {name: n, type: string, owner: editor, rule: scalar}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, exec, actor := openOutsideWith(t, open, store.Options{Registry: reg})
+	table := string(kind) + "s"
+	if err := exec("INSERT INTO " + table + " (n, updated_at, updated_by) VALUES ('outside', " + outsideRow + ")"); err != nil {
+		t.Fatalf("outside insert: %v", err)
+	}
+	recs, err := st.FindRecords(t.Context(), store.Filter{Kind: kind})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records after the outside insert: %v, %v", recs, err)
+	}
+	id := recs[0].ID
+	if err := exec(fmt.Sprintf("UPDATE %s SET n = 'changed' WHERE id = %d", table, id)); err != nil {
+		t.Fatalf("outside update: %v", err)
+	}
+	hs, err := st.FindHistory(t.Context(), kind, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 2 || hs[0].Actor != actor || hs[0].Snapshot["n"] != "changed" {
+		t.Fatalf("history after an outside insert and update: %+v, want 2 versions by %s", hs, actor)
+	}
+}
