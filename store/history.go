@@ -230,6 +230,9 @@ func (r *Registry) applyRow(kind Kind, cur Values, chain int64, h HistoryRow) (V
 	}
 	next := cur.Clone()
 	for name, x := range d.Set {
+		if retired(name) {
+			continue // a field a schema change dropped or retyped (RetiredName), as DecodeSnapshot
+		}
 		f, err := r.Field(kind, name)
 		if err != nil {
 			return nil, err
@@ -239,6 +242,9 @@ func (r *Registry) applyRow(kind Kind, cur Values, chain int64, h HistoryRow) (V
 		}
 	}
 	for name, p := range d.Patch {
+		if retired(name) {
+			continue
+		}
 		base, ok := cur[name].(string)
 		if !ok {
 			return nil, fmt.Errorf("patch of %s, which holds no text", name)

@@ -1,6 +1,9 @@
 package store
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Writes by other programs. A kind's table is a real table that other programs may query and
 // write (sqlite3, psql, a script). tandem sees their writes through triggers that each store
@@ -52,6 +55,8 @@ type OutsideTable struct {
 	// among them) that point to it: what a store whose database does not hold other
 	// programs to its foreign keys (SQLite) checks itself.
 	Refs, Referrers []OutsideRef
+	// Tree is true of a tree kind: an outside write of its parent_id must make no cycle.
+	Tree bool
 }
 
 // OutsideRef is a ref field as the outside-write triggers see it: the field, the kind and
@@ -85,7 +90,7 @@ func (r *Registry) OutsideTables(table func(Kind) (string, error)) ([]OutsideTab
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, OutsideTable{Kind: k, Table: t, Fields: r.Fields(k), Refold: r.RefoldFields(k)})
+		out = append(out, OutsideTable{Kind: k, Table: t, Fields: r.Fields(k), Refold: r.RefoldFields(k), Tree: r.Tree(k)})
 		for _, f := range r.Fields(k) {
 			if f.Type != TypeRef {
 				continue
@@ -126,3 +131,9 @@ func (r *Registry) RefoldFields(kind Kind) []string {
 // writes again after an outside write: the unique keys and the folded search text
 // (ExtraColumns), which only Go computes.
 func (r *Registry) RefoldColumns(kind Kind, vals Values) []Column { return r.ExtraColumns(kind, vals) }
+
+// OutsideCycleMessage is what the outside-write triggers say when another program's write
+// of a tree kind's parent_id would put a record under itself.
+func OutsideCycleMessage(kind Kind) string {
+	return fmt.Sprintf("tandem: %s.%s would make a cycle (a record under itself or under one of its own descendants)", kind, ParentField)
+}

@@ -451,6 +451,9 @@ type LostValue struct {
 // passes them over.
 func RetiredName(name string, v int64) string { return name + "~v" + strconv.FormatInt(v, 10) }
 
+// retired is true of a name RetiredName made.
+func retired(name string) bool { return strings.Contains(name, "~v") }
+
 // AffectedText says what a destructive change's count counts: "12 records hold a value".
 func AffectedText(op ChangeOp, n int64) string {
 	unit, many, one := "record", "", ""

@@ -45,7 +45,7 @@ func CheckMoveDepth(id, parent int64, up, down []int64) error {
 	return nil
 }
 
-// CheckNewChild decides whether a new document may be created under parent; up is as for
+// CheckNewChild decides whether a new record of a tree kind may be created under parent; up is as for
 // CheckMoveCycle.
 func CheckNewChild(parent int64, up []int64) error {
 	if len(up) == 0 {
@@ -54,7 +54,7 @@ func CheckNewChild(parent int64, up []int64) error {
 	if depth := len(up) + 1; depth > MaxDepth {
 		path := slices.Clone(up)
 		slices.Reverse(path)
-		return Errorf(EINVALID, "a document under %d would be %d levels deep (max %d): %s → new",
+		return Errorf(EINVALID, "a record under %d would be %d levels deep (max %d): %s → new",
 			parent, depth, MaxDepth, treePath(path))
 	}
 	return nil

@@ -50,3 +50,13 @@ func TestCheckNewChild(t *testing.T) {
 		t.Fatal("missing parent: want ENOTFOUND")
 	}
 }
+
+// TestCheckNewChild_AnyKind: a create too deep is refused in words that fit any tree kind
+// (an area, say), not a document's.
+func TestCheckNewChild_AnyKind(t *testing.T) {
+	up := []int64{8, 7, 6, 5, 4, 3, 2, 1}
+	err := CheckNewChild(8, up)
+	if want := "a record under 8 would be 9 levels deep (max 8): 1 → 2 → 3 → 4 → 5 → 6 → 7 → 8 → new"; err == nil || err.Error() != want {
+		t.Fatalf("CheckNewChild = %v, want %q", err, want)
+	}
+}

@@ -33,7 +33,7 @@ func (r *Registry) Unfit(e *OutboxEntry) []string {
 		}
 		slices.Sort(names)
 	}
-	var out []string
+	var out, fit []string
 	for _, name := range names {
 		f, err := r.Field(e.Kind, name)
 		if err != nil {
@@ -42,7 +42,16 @@ func (r *Registry) Unfit(e *OutboxEntry) []string {
 		}
 		if err := f.Check(e.After[name]); err != nil {
 			out = append(out, fmt.Sprintf("%s.%s: %v", e.Kind, name, strings.TrimPrefix(err.Error(), name+": ")))
+			continue
 		}
+		if name != ParentField {
+			fit = append(fit, fmt.Sprintf("%s %s", name, shortValue(e.After[name])))
+		}
+	}
+	if len(out) > 0 && len(fit) > 0 {
+		// The change is kept or dropped whole: what still fits goes with it when it is dropped.
+		out = append(out, fmt.Sprintf("the same change also sets %s (these fit the schema; dropping the change drops them too)",
+			strings.Join(fit, ", ")))
 	}
 	return out
 }

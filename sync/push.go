@@ -699,6 +699,16 @@ func (s *syncer) findSKU(ctx context.Context, sku string) (*store.Record, error)
 	return nil, nil
 }
 
+// sameValues is true when got holds every value of want.
+func sameValues(got, want store.Values) bool {
+	for name, v := range want {
+		if !store.Equal(got[name], v) {
+			return false
+		}
+	}
+	return true
+}
+
 // findOwnCreate looks on the source for the record entry e created in a sync that died
 // before it could record so: same natural key (sku, title), same values, and a first history
 // version made by e's author from a working copy with e's edit time.
@@ -713,12 +723,33 @@ func (s *syncer) findOwnCreate(ctx context.Context, e *store.OutboxEntry, vals s
 		}
 		cands = []*store.Record{r}
 	default:
-		title, _ := vals[s.reg.TitleField(e.Kind)].(string)
-		recs, err := s.src.FindRecords(ctx, store.Filter{Kind: e.Kind, Search: title})
-		if err != nil {
-			return nil, fmt.Errorf("sync: look up %q: %w", title, err)
+		titleField := s.reg.TitleField(e.Kind)
+		title, _ := vals[titleField].(string)
+		if f, err := s.reg.Field(e.Kind, titleField); err == nil && f.Search {
+			recs, err := s.src.FindRecords(ctx, store.Filter{Kind: e.Kind, Search: title})
+			if err != nil {
+				return nil, fmt.Errorf("sync: look up %q: %w", title, err)
+			}
+			cands = recs
+			break
 		}
-		cands = recs
+		// A title no search looks in (a kind with no searched field refuses a search): the
+		// records whose fields hold the create's values, read a page at a time.
+		for after := int64(0); ; {
+			recs, err := s.src.FindRecords(ctx, store.Filter{Kind: e.Kind, AfterID: after, Limit: 500})
+			if err != nil {
+				return nil, fmt.Errorf("sync: look up %q: %w", title, err)
+			}
+			for _, r := range recs {
+				if sameValues(r.Fields, vals) {
+					cands = append(cands, r)
+				}
+			}
+			if len(recs) < 500 {
+				break
+			}
+			after = recs[len(recs)-1].ID
+		}
 	}
 	who := entryActor(e).HistoryName()
 	for _, r := range cands {

@@ -234,3 +234,41 @@ func TestCLI_SchemaShowReparses(t *testing.T) {
 		t.Errorf("the shown schema made another schema:\nshown:\n%s\nmade from it:\n%s", show, again)
 	}
 }
+
+// TestCLI_SchemaRetypeKeepsHistory: after a destructive change of a field's type, history
+// keeps the old values under the field's retired name, and the record's history still
+// reads: history (both forms) and get --version of a version whose delta wrote the field.
+// A delta naming the retired field made every one of them fail.
+func TestCLI_SchemaRetypeKeepsHistory(t *testing.T) {
+	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			if b.name == "sqlite" {
+				dsn = filepath.Join(t.TempDir(), "parts.db")
+			}
+			mustTandem(t, dsn, "init", "--schema", parts)
+			mustTandem(t, dsn, "create", "supplier", "code=ACME", "name=Acme")
+			mustTandem(t, dsn, "set", "supplier", "1", "rating=5", "notes=one\ntwo", "--expect-version", "1")
+			mustTandem(t, dsn, "set", "supplier", "1", "notes=one\nthree", "--expect-version", "2")
+			shown := mustTandem(t, dsn, "schema", "show")
+			retyped := regexp.MustCompile(`(?m)^      - \{name: rating,.*$`).ReplaceAllString(shown, "      - {name: rating, type: text, owner: shared, rule: scalar}")
+			retyped = regexp.MustCompile(`(?m)^      - \{name: notes,.*$`).ReplaceAllString(retyped, "      - {name: notes, type: string, owner: editor, rule: scalar}")
+			file := filepath.Join(t.TempDir(), "retype.yaml")
+			if err := os.WriteFile(file, []byte(retyped), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mustTandem(t, dsn, "schema", "apply", file, "--allow-destructive", "--export", filepath.Join(t.TempDir(), "lost.jsonl"))
+			mustTandem(t, dsn, "history", "supplier", "1")
+			mustTandem(t, dsn, "history", "supplier", "1", "--json")
+			for _, v := range []string{"1", "2", "3"} {
+				if out := mustTandem(t, dsn, "get", "supplier", "1", "--version", v); !strings.Contains(out, "Acme") {
+					t.Errorf("get --version %s: %q", v, out)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,5 +202,65 @@ func TestCLI_SyncSourceDeletes(t *testing.T) {
 	// Finding 10: a create in a copy says its id is local.
 	if out := mustTandem(t, train, "create", "product", "sku=LOC-1", "name=local"); !strings.Contains(out, "a local id") {
 		t.Errorf("create in a working copy says %q", out)
+	}
+}
+
+// TestCLI_SyncCreateOfUnsearchedKind: a record created in a working copy of a kind none of
+// whose fields is searched (parts.yaml's area) reaches the source. sync looked for the
+// create on the source by searching its title, which such a kind refuses: every sync
+// stopped there, for good.
+func TestCLI_SyncCreateOfUnsearchedKind(t *testing.T) {
+	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, wc := filepath.Join(dir, "src.db"), filepath.Join(dir, "wc.db")
+	mustTandem(t, src, "init", "--schema", parts)
+	mustTandem(t, src, "create", "area", "name=Top")
+	mustTandem(t, src, "clone", src, wc)
+	mustTandem(t, wc, "create", "area", "name=Below", "parent_id=1")
+	mustTandem(t, wc, "create", "area", "name=Other")
+	mustTandem(t, wc, "sync")
+	var areas []record
+	if err := json.Unmarshal([]byte(mustTandem(t, src, "list", "areas", "--json")), &areas); err != nil {
+		t.Fatal(err)
+	}
+	if len(areas) != 3 || areas[1].Fields["name"] != "Below" || areas[1].Fields["parent_id"] != float64(1) || areas[2].Fields["name"] != "Other" {
+		t.Fatalf("source areas after the sync: %+v", areas)
+	}
+}
+
+// TestCLI_SyncUnfitNamesWhatFits: a pending save that no longer fits the source's schema
+// (one field dropped) and also sets a field that still fits says so, value included: the
+// save is dropped whole (sync --drop-unfit), and the message named only the dropped field,
+// so the other field's new value went with it unannounced.
+func TestCLI_SyncUnfitNamesWhatFits(t *testing.T) {
+	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, wc := filepath.Join(dir, "src.db"), filepath.Join(dir, "wc.db")
+	mustTandem(t, src, "init", "--schema", parts)
+	mustTandem(t, src, "create", "supplier", "code=A", "name=Acme", "notes=n1")
+	mustTandem(t, src, "clone", src, wc)
+	mustTandem(t, wc, "set", "supplier", "1", "notes=local", "name=Renamed here", "--expect-version", "1")
+	data, err := os.ReadFile(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := regexp.MustCompile(`(?m)^      - \{name: notes,.*\n`).ReplaceAllString(string(data), "")
+	file := filepath.Join(dir, "v2.yaml")
+	if err := os.WriteFile(file, []byte(dropped), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustTandem(t, src, "schema", "apply", file, "--allow-destructive", "--export", filepath.Join(dir, "lost.jsonl"))
+	r := tandem(t, wc, "sync")
+	if r.code != 3 || !strings.Contains(r.stdout+r.stderr, `"Renamed here"`) {
+		t.Fatalf("sync of an unfit save: exit %d, want 3 naming the value that still fits\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := tandem(t, wc, "status"); !strings.Contains(r.stdout, `"Renamed here"`) {
+		t.Fatalf("status of an unfit save does not name the value that still fits:\n%s%s", r.stdout, r.stderr)
 	}
 }

@@ -128,7 +128,8 @@ func (p *parentsFirst) emit(r *store.Record) error {
 }
 
 // finish writes the records still waiting: their parent is not in the export (a search left
-// it out, or it was deleted). Each goes out in id order, after any waiting parent.
+// it out, or it was deleted), or they are in a cycle. Each goes out in id order, after any
+// waiting parent.
 func (p *parentsFirst) finish() error {
 	if !p.tree || len(p.waiting) == 0 {
 		return nil
@@ -143,11 +144,34 @@ func (p *parentsFirst) finish() error {
 	for parent, rs := range p.waiting {
 		if !waitingIDs[parent] {
 			tops = append(tops, rs...)
+			delete(p.waiting, parent)
 		}
 	}
 	slices.SortFunc(tops, func(a, b *store.Record) int { return cmp.Compare(a.ID, b.ID) })
 	for _, r := range tops {
 		if err := p.emit(r); err != nil {
+			return err
+		}
+	}
+	// What still waits is in a cycle (another program's UPDATE of parent_id; no move makes
+	// one) or below one: each cycle goes out from its lowest id, so no record is left out.
+	for len(p.waiting) > 0 {
+		var first *store.Record
+		var parent int64
+		var at int
+		for par, rs := range p.waiting {
+			for i, r := range rs {
+				if first == nil || r.ID < first.ID {
+					first, parent, at = r, par, i
+				}
+			}
+		}
+		if rs := slices.Delete(p.waiting[parent], at, at+1); len(rs) > 0 {
+			p.waiting[parent] = rs
+		} else {
+			delete(p.waiting, parent)
+		}
+		if err := p.emit(first); err != nil {
 			return err
 		}
 	}

@@ -64,7 +64,9 @@ func outsideTriggers(changed string) []outsideTrigger {
 // installOutside runs them all.
 func OutsideTriggers(t store.OutsideTable, schema, channel string) []string {
 	tbl, kind := ident(t.Table), quoteText(string(t.Kind))
-	before, after := t.Table+"_outside_before", t.Table+"_outside_after"
+	// Names within 63 bytes (objName): PostgreSQL would cut a long table's trigger names
+	// to one name, each trigger replacing the one before.
+	before, after := objName(t.Table, "outside", "before"), objName(t.Table, "outside", "after")
 	var changed []string
 	for _, name := range t.FieldNames() {
 		changed = append(changed, "CASE WHEN OLD."+ident(name)+" IS DISTINCT FROM NEW."+ident(name)+" THEN "+quoteText(name)+" END")
@@ -85,6 +87,20 @@ func OutsideTriggers(t store.OutsideTable, schema, channel string) []string {
 		all = "ARRAY[" + strings.Join(q, ", ") + "]::text[]"
 		changedExpr = "array_remove(ARRAY[" + strings.Join(changed, ", ") + "]::text[], NULL)"
 	}
+	cycle := ""
+	if t.Tree {
+		// Under the lock of tandem's moves, so that two writers cannot each make half of a
+		// cycle; the query after it reads what was committed before the lock was granted.
+		p := ident(store.ParentField)
+		cycle = `
+		IF NEW.` + p + ` IS DISTINCT FROM OLD.` + p + ` AND NEW.` + p + ` IS NOT NULL THEN
+			PERFORM pg_advisory_xact_lock(` + strconv.FormatInt(lockKey(treeLockPurpose+schema), 10) + `);
+			IF NEW.id IN (WITH RECURSIVE up(id) AS (SELECT NEW.` + p + ` UNION SELECT t.` + p + ` FROM ` + tbl + ` t
+					JOIN up ON t.id = up.id WHERE t.` + p + ` IS NOT NULL) SELECT id FROM up) THEN
+				RAISE EXCEPTION '%', ` + quoteText(store.OutsideCycleMessage(t.Kind)) + `;
+			END IF;
+		END IF;`
+	}
 	fn := func(name, body string) string {
 		return `CREATE OR REPLACE FUNCTION ` + ident(name) + `() RETURNS trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = ` + ident(schema) + ` AS $tandem$
@@ -98,7 +114,7 @@ $tandem$`
 		IF NEW.version < OLD.version THEN
 			RAISE EXCEPTION 'tandem: a record''s version only rises; leave it to tandem';
 		END IF;
-		NEW.version := OLD.version + 1;
+		NEW.version := OLD.version + 1;`+cycle+`
 		NEW.updated_at := clock_timestamp();
 		IF NEW.updated_by IS NOT DISTINCT FROM OLD.updated_by THEN
 			NEW.updated_by := session_user;
@@ -137,12 +153,16 @@ BEGIN
 END`)
 	out := []string{beforeFn, afterFn}
 	for _, tr := range outsideTriggers(distinct(t.FieldNames())) {
-		name, fn, when := ident(t.Table+tr.suffix), ident(after), notTandem
+		name, fn, when := ident(objName(t.Table+tr.suffix)), ident(after), notTandem
 		if tr.before {
 			fn = ident(before)
 		}
 		if tr.when != "" {
 			when += " AND (" + tr.when + ")"
+		}
+		if cut := t.Table + tr.suffix; len(cut) > maxIdentifierLength {
+			// The name PostgreSQL cut it to before the names were kept within 63 bytes.
+			out = append(out, `DROP TRIGGER IF EXISTS `+ident(cut[:maxIdentifierLength])+` ON `+tbl)
 		}
 		out = append(out, `DROP TRIGGER IF EXISTS `+name+` ON `+tbl,
 			`CREATE TRIGGER `+name+` `+tr.timing+` ON `+tbl+` FOR EACH ROW WHEN (`+when+`) EXECUTE FUNCTION `+fn+`()`)

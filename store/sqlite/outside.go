@@ -17,13 +17,14 @@ import (
 //
 // tandem's own connection is told apart by a database it attaches: the write connection of
 // every tandem process (writeConn) attaches an empty in-memory database named writerMark,
-// which pragma_database_list shows to that connection alone. The update's trigger tests the
-// version and the time first (tandem's updates always raise the one and write the other in
-// its own form), so tandem's saves never read the mark; its creates and deletes read it (a
-// list of three attached databases), and nothing else. An outside update that raises the
-// version itself is taken as tandem's and logs nothing (it has told every stale save apart
-// already); one that changes no field (updated_by alone, or a field set to the value it has)
-// is no write.
+// which pragma_database_list shows to that connection alone. tandem's creates and deletes
+// read the mark (a list of three attached databases); its saves, whose version rises and
+// whose time is new and its own, end at the update trigger's cheaper tests (OutsideTriggers).
+// An outside update that raises the version itself while it changes a field (and keeps the
+// time, or writes one tandem does not) is still an outside write, logged at the next
+// version (as on PostgreSQL): taken for tandem's, it left a gap in history that the next
+// save's history version (only the fields it wrote) filled with the old values. One that
+// changes no field (updated_by alone, or a field set to the value it has) is no write.
 //
 // The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
 // another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
@@ -49,8 +50,10 @@ const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 // kind's table gets its own by the same call.
 //
 // An update is seen by one AFTER UPDATE trigger, whose condition is cheap and false for
-// every save of tandem's (the version rises, the time is formatTime's), so that a save runs
-// one trigger program that ends at once. The fields an outside update wrote are those whose
+// every save of tandem's (the version rises, the time is formatTime's and new), so that a
+// save runs one trigger program that ends at once; an update that keeps the version or the
+// time (an outside one that raises the version itself too) reads the mark. The fields an
+// outside update wrote are those whose
 // value it changed (OLD against NEW, as on PostgreSQL); the trigger names every field's old
 // value, which SQLite loads for every update of the table, tandem's too, next to the new
 // row it loads anyway. The snapshot of a row, the longest text, is written once, in the
@@ -114,11 +117,12 @@ func OutsideTriggers(t store.OutsideTable) []string {
 			q[i] = quoteText(f)
 		}
 		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.id FROM history h, json_each(h.fields) f\n\t\t" +
-			"WHERE NEW.version IS OLD.version AND h.kind = " + kind + " AND h.record_id = NEW.id AND h.version = " + next +
+			"WHERE h.kind = " + kind + " AND h.record_id = NEW.id AND h.version = " + next +
 			" AND f.value IN (" + strings.Join(q, ", ") + ");\n\t"
 	}
 	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER UPDATE ON `+tbl+`
-	WHEN (NEW.version IS OLD.version OR NEW.version IS NULL OR NEW.version < OLD.version OR NOT (`+quickTime("NEW.updated_at")+`)) AND `+notTandem+` BEGIN
+	WHEN (NEW.version IS OLD.version OR NEW.version IS NULL OR NEW.version < OLD.version OR NEW.updated_at IS OLD.updated_at
+		OR NOT (`+quickTime("NEW.updated_at")+`)) AND `+notTandem+` BEGIN
 	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem')
 		WHERE NEW.version IS NULL OR NEW.version < OLD.version;
 	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem')
@@ -126,11 +130,11 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	`+strings.Join(append(changeChecks, refID...), "\n\t")+`
 	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, NEW.id, `+next+`, `+actor+`, `+outsideNow+`, f, (SELECT snapshot FROM `+view+` WHERE id = NEW.id), ''
-		FROM (SELECT `+written+` AS f) WHERE NEW.version IS OLD.version AND f <> '[]';
-	`+strings.Replace(change("saved", next), "WHERE ", "WHERE NEW.version IS OLD.version AND ", 1)+`
+		FROM (SELECT `+written+` AS f) WHERE f <> '[]';
+	`+change("saved", next)+`
 	`+refold+`UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
 		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END
-		WHERE id = NEW.id AND NEW.version IS OLD.version AND `+logged+`;
+		WHERE id = NEW.id AND `+logged+`;
 END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
@@ -143,7 +147,30 @@ END`)
 		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
 	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
 END`)
-	return append(out, refUpdateTriggers(t)...)
+	return append(append(out, refUpdateTriggers(t)...), cycleTriggers(t)...)
+}
+
+// cycleTriggers returns the triggers that refuse another program's write of a tree kind's
+// parent_id that would make a cycle: the record named as the parent, or one of its
+// ancestors, is the record itself. A move of tandem's checks this under the tree lock;
+// another program's write takes the database's write lock, which serializes it with every
+// move.
+func cycleTriggers(t store.OutsideTable) []string {
+	if !t.Tree {
+		return nil
+	}
+	tbl, col := quoteIdent(t.Table), quoteIdent(store.ParentField)
+	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
+	raise := "SELECT RAISE(ABORT, " + quoteText(store.OutsideCycleMessage(t.Kind)) + ") WHERE NEW.id IN (" +
+		"WITH RECURSIVE up(id) AS (SELECT NEW." + col + " UNION SELECT p." + col + " FROM " + tbl + " p JOIN up ON p.id = up.id " +
+		"WHERE p." + col + " IS NOT NULL) SELECT id FROM up);"
+	return []string{`CREATE TRIGGER ` + name("cycle_insert") + ` BEFORE INSERT ON ` + tbl + `
+	WHEN NEW.` + col + ` IS NOT NULL AND NEW.` + col + ` IS NEW.id AND ` + notTandem + ` BEGIN
+	` + raise + `
+END`, `CREATE TRIGGER ` + name("cycle_update") + ` BEFORE UPDATE OF ` + col + ` ON ` + tbl + `
+	WHEN NEW.` + col + ` IS NOT NULL AND NEW.` + col + ` IS NOT OLD.` + col + ` AND ` + notTandem + ` BEGIN
+	` + raise + `
+END`}
 }
 
 // refChecks and refUpdateTriggers hold other programs to t's refs as the foreign keys of

@@ -181,3 +181,60 @@ func testOutsideOffSchema(t *testing.T, open OutsideOpener) {
 	mustSave(t, st, ctx, kindSupplier, zen.ID, store.Update{BaseVersion: z.Version, Set: store.Values{"code": "ZEN", "name": "Zenith"}})
 	mustSave(t, st, ctx, kindSupplier, twin.ID, store.Update{BaseVersion: twin.Version, Set: store.Values{"code": "TWIN"}})
 }
+
+// testOutsideTreeCycle: another program may not move a tree kind's record under itself or
+// under one of its own descendants, which no move of tandem's makes: a cycle is a tree no
+// list, export or move of the kind can walk (an export wrote none of its records).
+func testOutsideTreeCycle(t *testing.T, open OutsideOpener) {
+	st, exec := outsideParts(t, open)
+	top := mustArea(t, st, "Top", nil)
+	mid := mustArea(t, st, "Mid", &top.ID)
+	low := mustArea(t, st, "Low", &mid.ID)
+	other := mustArea(t, st, "Other", nil)
+	start := mustLastChangeID(t, st)
+	requireRefused(t, exec, fmt.Sprintf("UPDATE areas SET parent_id = %d WHERE id = %d", low.ID, top.ID), "cycle")
+	requireRefused(t, exec, fmt.Sprintf("UPDATE areas SET parent_id = %d WHERE id = %d", mid.ID, mid.ID), "")
+	requireRefused(t, exec, fmt.Sprintf("INSERT INTO areas (id, name, parent_id, updated_at, updated_by) VALUES (%d, 'Self', %[1]d, %s)", other.ID+10, outsideRow), "")
+	if got := mustFind(t, st, kindArea, top.ID); got.Version != top.Version || got.Fields[store.ParentField] != nil {
+		t.Fatalf("area after the refused writes: version %d, parent %v; want %d, none", got.Version, got.Fields[store.ParentField], top.Version)
+	}
+	if cs := mustChanges(t, st, start); len(cs) != 0 {
+		t.Fatalf("refused outside writes logged changes: %+v", cs)
+	}
+	// A move that makes no cycle goes through.
+	if err := exec(fmt.Sprintf("UPDATE areas SET parent_id = %d WHERE id = %d", other.ID, mid.ID)); err != nil {
+		t.Fatalf("outside move under an unrelated area: %v", err)
+	}
+}
+
+// testOutsideLongName: a kind whose table name is as long as a schema allows has every
+// outside-write trigger. PostgreSQL cuts a name at 63 bytes, and the triggers' names (the
+// table's and a suffix) became one another: each replaced the one before, and an outside
+// insert failed while an update went unlogged.
+func testOutsideLongName(t *testing.T, open OutsideOpener) {
+	kind := store.Kind("k" + strings.Repeat("x", 46))
+	reg, err := store.ParseRegistry("long.yaml", []byte("kinds:\n  "+string(kind)+":\n    fields:\n      - {name: n, type: string, owner: editor, rule: scalar}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, exec, actor := openOutsideWith(t, open, store.Options{Registry: reg})
+	table := string(kind) + "s"
+	if err := exec("INSERT INTO " + table + " (n, updated_at, updated_by) VALUES ('outside', " + outsideRow + ")"); err != nil {
+		t.Fatalf("outside insert: %v", err)
+	}
+	recs, err := st.FindRecords(t.Context(), store.Filter{Kind: kind})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records after the outside insert: %v, %v", recs, err)
+	}
+	id := recs[0].ID
+	if err := exec(fmt.Sprintf("UPDATE %s SET n = 'changed' WHERE id = %d", table, id)); err != nil {
+		t.Fatalf("outside update: %v", err)
+	}
+	hs, err := st.FindHistory(t.Context(), kind, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 2 || hs[0].Actor != actor || hs[0].Snapshot["n"] != "changed" {
+		t.Fatalf("history after an outside insert and update: %+v, want 2 versions by %s", hs, actor)
+	}
+}
