@@ -10,7 +10,8 @@
 // one (openEditorMsg, backMsg, askDeleteMsg) or common.send, which the root routes as soon
 // as the sender's Update returns (statusMsg, reloadListMsg, closeHelpMsg, openScreenMsg).
 // Answers that concern several screens (changeMsg, tickMsg, deletedMsg, restoredMsg, the
-// size) are broadcast; each screen takes its part, and the one the root names reports.
+// size, a working copy's conflicts: copyConflictsMsg) are broadcast; each screen takes its
+// part, and the one the root names reports.
 package tui
 
 import (
@@ -544,7 +545,12 @@ func (a *App) onNavigate(msg tea.Msg) (tea.Cmd, bool) {
 	case closeScreenMsg:
 		a.close(msg.id)
 		a.screen = scrList
+		if _, ok := a.screens[msg.to]; ok {
+			a.screen = msg.to
+		}
 		return nil, true
+	case copyConflictsMsg:
+		return a.broadcast(msg), true
 	case backMsg:
 		return a.back(msg), true
 	case askDeleteMsg:
@@ -576,6 +582,9 @@ func (a *App) openEditor(msg openEditorMsg) tea.Cmd {
 	}
 	a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease, msg.revert)
 	a.editorOf = msg.from
+	if a.wc.active() {
+		a.c.send(a.wc.conflictsMsg()) // the new editor hears whether its record has one
+	}
 	return a.open(scrEditor, a.editor)
 }
 

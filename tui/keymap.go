@@ -45,6 +45,7 @@ type KeyMap struct {
 	UndoEdit     key.Binding // the focused field's last edit
 	RedoEdit     key.Binding
 	MoveDoc      key.Binding // a record of a tree: pick a new parent; a reference field: pick its record
+	OpenConflict key.Binding // a working copy: open the conflict a sync left on the record
 	// ArrowUp and ArrowDown move in a picker where letters are typed text (the ref picker).
 	ArrowUp   key.Binding
 	ArrowDown key.Binding
@@ -126,6 +127,7 @@ func DefaultKeyMap() KeyMap {
 		UndoEdit:     b([]string{"ctrl+z"}, "ctrl+z", "undo"),
 		RedoEdit:     b([]string{"ctrl+y"}, "ctrl+y", "redo"),
 		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", moveHelp),
+		OpenConflict: b([]string{"ctrl+g"}, "ctrl+g", "open conflict"),
 		ArrowUp:      b([]string{"up"}, "↑", "up"),
 		ArrowDown:    b([]string{"down"}, "↓", "down"),
 
@@ -199,6 +201,17 @@ func (k KeyMap) CopyDeleteKeys(mine bool) []key.Binding {
 	return append(out, pair(k.PickTheirs, k.PickTheirs, k.PickTheirs.Help().Key, "theirs: keep it"), k.Back, k.Help)
 }
 
+// CopyCreateKeys are the keys of a working copy's refused create (workcopy_conflicts.go);
+// field says the refusal names a field, which takes a new value or is tried again.
+func (k KeyMap) CopyCreateKeys(field bool) []key.Binding {
+	out := make([]key.Binding, 0, 5)
+	if field {
+		out = append(out, pair(k.EditValue, k.EditValue, k.EditValue.Help().Key, "new value"),
+			pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "try again"))
+	}
+	return append(out, pair(k.Delete, k.Delete, k.Delete.Help().Key, "drop it"), k.Back, k.Help)
+}
+
 // HistoryKeys are the history screen's keys.
 func (k KeyMap) HistoryKeys() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Revert, k.SwitchTab, k.Restore, k.Back}
@@ -249,7 +262,7 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 		},
 		{
 			{helpEditor, []key.Binding{k.Save, k.NextField, k.PrevField, pair(k.Inc, k.Dec, "+/-", "counter ±1"),
-				pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor}},
+				pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.OpenConflict}},
 			{helpMerge, []key.Binding{move, pair(pair(k.PickMine, k.PickTheirs, "", ""), k.PickBase, "1/2/3", "mine/theirs/base"), k.PickBoth,
 				k.EditValue, pair(k.NextHunk, k.PrevHunk, "n/p", "next/prev hunk"), pair(k.AllMine, k.AllTheirs, "M/T", "all mine/theirs"),
 				pair(k.Words, k.Words, "w", "word-level merge"), k.Undo, k.Save}},

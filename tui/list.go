@@ -40,7 +40,9 @@ type listModel struct {
 	cursor, offset int
 
 	leases map[store.Kind]map[int64]store.Lease
-	status statusLine
+	// conflicted marks the records a working copy's sync left a conflict on (! in the row).
+	conflicted map[recKey]store.CopyConflict
+	status     statusLine
 
 	// titles are the titles of the records the loaded rows' reference columns name.
 	titles map[refKey]string
@@ -348,6 +350,9 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		return l.onChange(msg.c)
 	case insertRowMsg:
 		l.insertRow(msg.rec)
+		return nil
+	case copyConflictsMsg:
+		l.conflicted = msg.byRec
 		return nil
 	case tea.KeyPressMsg:
 		return l.onKey(msg)
@@ -747,10 +752,14 @@ func (l *listModel) rowView(i int, lay listLayout, lk lockCell) string {
 	_, sample := sampleColumns(c.reg, l.kind)
 	line := fmt.Sprintf("%6d %s %s", r.ID, title, columnCells(lay.cols, r, l.titles, sample)) +
 		lay.tail("v"+strconv.FormatInt(r.Version, 10), writerName(r.UpdatedBy))
+	mark := " "
+	if _, ok := l.conflicted[recKey{r.Kind, r.ID}]; ok {
+		mark = "!" // a working copy's conflict: its editor opens it
+	}
 	if i == l.cursor {
-		line = "▸ " + line
+		line = "▸" + mark + line
 	} else {
-		line = "  " + line
+		line = " " + mark + line
 	}
 	text := lk.text
 	if lay.shortLock {

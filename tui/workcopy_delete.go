@@ -20,10 +20,14 @@ import (
 // through tsync.ResolveDelete, as `tandem resolve KIND ID mine|theirs` does.
 
 // conflictScreen is the screen that answers conflict cf: the delete screen for a local
-// delete's conflict, the merge view for the rest.
+// delete's conflict, the refused create's screen for a create the source refused
+// (workcopy_conflicts.go), the merge view for the rest.
 func (w *workCopy) conflictScreen(cf store.CopyConflict) screen {
-	if cf.Op == store.CopyDelete {
+	switch {
+	case cf.Op == store.CopyDelete:
 		return &copyDelete{w: w, cf: cf}
+	case cf.Op == store.CopyCreate && !cf.Lost():
+		return newCopyCreate(w, cf)
 	}
 	return w.mergeScreen(cf)
 }
