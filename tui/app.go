@@ -85,6 +85,8 @@ type Options struct {
 	Editor string
 	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
 	OpenSource func(ctx context.Context) (store.Store, error)
+	// KeyFile is the key map file (keyfile.go); empty means DefaultKeyFile(), "-" none.
+	KeyFile string
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
 	// database clock.
 	Now func() time.Time
@@ -190,11 +192,14 @@ type common struct {
 	user   string
 	styles Styles
 	keys   KeyMap
-	help   help.Model
-	width  int
-	height int
-	skew   time.Duration // database clock minus local clock, learnt from FindLeases
-	drafts *draftStore
+	// baseKeys are the keys before the schema named its kinds in them: the defaults with
+	// the key map file's rebindings.
+	baseKeys KeyMap
+	help     help.Model
+	width    int
+	height   int
+	skew     time.Duration // database clock minus local clock, learnt from FindLeases
+	drafts   *draftStore
 	// presence is who has which record open in an editor (presence.go).
 	presence *presenceState
 	// seen holds the items of set fields (categories, tags) in the records the list loaded,
@@ -336,6 +341,10 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.KeyFile == "" {
+		opts.KeyFile = DefaultKeyFile()
+	}
+	base, kerr := LoadKeyMap(strings.TrimPrefix(opts.KeyFile, "-"))
 	c := &common{
 		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
 		st:       s,
@@ -343,7 +352,8 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		opts:     opts,
 		user:     opts.User,
 		styles:   NewStyles(),
-		keys:     schemaKeys(DefaultKeyMap(), s.Registry()),
+		baseKeys: base,
+		keys:     schemaKeys(base, s.Registry()),
 		help:     help.New(),
 		width:    80,
 		height:   24,
@@ -352,6 +362,9 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		presence: newPresenceState(),
 	}
 	l := newList(c)
+	if kerr != nil {
+		l.status.warn(kerr.Error()) // the defaults are in use
+	}
 	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}, wc: newWorkCopy(c), winW: 80, winH: 24}, nil
 }
 
