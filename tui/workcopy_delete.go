@@ -144,11 +144,13 @@ func (s *copyDelete) View() string {
 		picks = "theirs"
 	}
 	line(st.Dim.Render, fmt.Sprintf("%-4s decide later: it stays (or tandem resolve %s %d %s)", k.Back.Help().Key, cf.Kind, cf.ID, picks))
-	// The status line and the footer at the bottom, as on the other screens.
-	for n := strings.Count(b.String(), "\n"); n < c.height-2; n++ {
+	// The status line (wrapped when long) and the footer at the bottom, as on the other
+	// screens.
+	status := c.statusLines(s.status, safe.Line(s.status.text))
+	for n := strings.Count(b.String(), "\n"); n < c.height-1-len(status); n++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(s.status.style(st).Render(c.clip(safe.Line(s.status.text))))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(k.CopyDeleteKeys(s.deletedHere())))
 	return b.String()
