@@ -665,7 +665,16 @@ func (l *listModel) View() string {
 	default:
 		pos += " · by " + l.sortName()
 	}
-	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
+	// On a narrow terminal the user goes first, then the program's name: the tabs, the
+	// position and the order stay.
+	title := st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos)
+	if ansi.StringWidth(title) > c.width {
+		title = st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(pos)
+	}
+	if ansi.StringWidth(title) > c.width {
+		title = tabs + " " + st.Dim.Render(pos)
+	}
+	b.WriteString(title)
 	b.WriteByte('\n')
 
 	// The kind's short fields where there is room for them beside the title.
