@@ -68,7 +68,7 @@ func (e *editorModel) View() string {
 	yes, no := c.keys.Yes.Keys()[0], c.keys.No.Keys()[0] // the questions' keys as bound
 	switch e.mode {
 	case modeConfirmLeave:
-		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  "+yes+" discard · "+no+" keep editing")))
+		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  " + yes + " discard · " + no + " keep editing")))
 	case modeOfferDraft:
 		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  "+yes+" restore · "+no+" discard",
 			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
