@@ -70,12 +70,12 @@ func (e *editorModel) View() string {
 	case modeConfirmLeave:
 		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  " + yes + " discard · " + no + " keep editing")))
 	case modeOfferDraft:
-		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  "+yes+" restore · "+no+" discard",
-			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  %s restore · %s discard",
+			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, yes, no)
 		if e.offered.legacy {
 			// Made before drafts noted their store: it may belong to another one.
-			offer = fmt.Sprintf("Old draft from %s (v%d), store unknown: check it.  "+yes+" restore · "+no+" discard",
-				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+			offer = fmt.Sprintf("Old draft from %s (v%d), store unknown: check it.  %s restore · %s discard",
+				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, yes, no)
 		}
 		b.WriteString(st.Warn.Render(c.clip(offer)))
 	default:
