@@ -10,7 +10,8 @@
 // one (openEditorMsg, backMsg, askDeleteMsg) or common.send, which the root routes as soon
 // as the sender's Update returns (statusMsg, reloadListMsg, closeHelpMsg, openScreenMsg).
 // Answers that concern several screens (changeMsg, tickMsg, deletedMsg, restoredMsg, the
-// size) are broadcast; each screen takes its part, and the one the root names reports.
+// size, a working copy's conflicts: copyConflictsMsg) are broadcast; each screen takes its
+// part, and the one the root names reports.
 package tui
 
 import (
@@ -86,6 +87,8 @@ type Options struct {
 	OpenSource func(ctx context.Context) (store.Store, error)
 	// Live is the background sync of a --local copy (live.go); nil otherwise.
 	Live LiveSync
+	// KeyFile is the key map file (keyfile.go); empty means DefaultKeyFile(), "-" none.
+	KeyFile string
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
 	// database clock.
 	Now func() time.Time
@@ -191,11 +194,14 @@ type common struct {
 	user   string
 	styles Styles
 	keys   KeyMap
-	help   help.Model
-	width  int
-	height int
-	skew   time.Duration // database clock minus local clock, learnt from FindLeases
-	drafts *draftStore
+	// baseKeys are the keys before the schema named its kinds in them: the defaults with
+	// the key map file's rebindings.
+	baseKeys KeyMap
+	help     help.Model
+	width    int
+	height   int
+	skew     time.Duration // database clock minus local clock, learnt from FindLeases
+	drafts   *draftStore
 	// presence is who has which record open in an editor (presence.go).
 	presence *presenceState
 	// seen holds the items of set fields (categories, tags) in the records the list loaded,
@@ -337,6 +343,10 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.KeyFile == "" {
+		opts.KeyFile = DefaultKeyFile()
+	}
+	base, kerr := LoadKeyMap(strings.TrimPrefix(opts.KeyFile, "-"))
 	c := &common{
 		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
 		st:       s,
@@ -344,7 +354,8 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		opts:     opts,
 		user:     opts.User,
 		styles:   NewStyles(),
-		keys:     schemaKeys(DefaultKeyMap(), s.Registry()),
+		baseKeys: base,
+		keys:     schemaKeys(base, s.Registry()),
 		help:     help.New(),
 		width:    80,
 		height:   24,
@@ -353,6 +364,9 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		presence: newPresenceState(),
 	}
 	l := newList(c)
+	if kerr != nil {
+		l.status.warn(kerr.Error()) // the defaults are in use
+	}
 	return &App{c: c, list: l, screens: map[screenID]screen{scrList: l}, wc: newWorkCopy(c), winW: 80, winH: 24}, nil
 }
 
@@ -552,7 +566,12 @@ func (a *App) onNavigate(msg tea.Msg) (tea.Cmd, bool) {
 	case closeScreenMsg:
 		a.close(msg.id)
 		a.screen = scrList
+		if _, ok := a.screens[msg.to]; ok {
+			a.screen = msg.to
+		}
 		return nil, true
+	case copyConflictsMsg:
+		return a.broadcast(msg), true
 	case backMsg:
 		return a.back(msg), true
 	case askDeleteMsg:
@@ -584,6 +603,9 @@ func (a *App) openEditor(msg openEditorMsg) tea.Cmd {
 	}
 	a.editor = newEditor(a.c, msg.kind, msg.id, msg.lease, msg.revert)
 	a.editorOf = msg.from
+	if a.wc.active() {
+		a.c.send(a.wc.conflictsMsg()) // the new editor hears whether its record has one
+	}
 	return a.open(scrEditor, a.editor)
 }
 

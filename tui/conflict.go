@@ -140,28 +140,28 @@ func (m *conflictModel) View() string {
 	if collided {
 		line("")
 	}
-	line(st.Focused.Render("r") + "  reload theirs (your edits are kept as a draft)")
+	line(st.Focused.Render(c.keys.Reload.Help().Key) + "  reload theirs (your edits are kept as a draft)")
 	// Retry is offered only where it can apply: a save of relative changes only, which
 	// meets this dialog once the automatic retries gave up. A save with an absolute change
 	// would overwrite theirs, so it is not offered (a says why if pressed).
 	if cs.retryable(c.reg) == "" {
-		line(st.Focused.Render("a") + "  retry: apply " + deltaText(m.c.reg, cs.ce.Kind, cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
+		line(st.Focused.Render(c.keys.Retry.Help().Key) + "  retry: apply " + deltaText(m.c.reg, cs.ce.Kind, cs.deltas) + " to v" + itoa(cs.ce.Current.Version))
 	}
-	line(st.Focused.Render("m") + "  merge field by field")
-	line(st.Focused.Render("esc") + " back to editing")
+	line(st.Focused.Render(c.keys.Merge.Help().Key) + "  merge field by field")
+	line(st.Focused.Render(c.keys.Back.Help().Key) + " back to editing")
 
 	box := st.Dialog.Width(w).Render(strings.TrimRight(b.String(), "\n"))
 	title := st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · conflict", cs.ce.Kind, cs.ce.ID))
 	body := lipgloss.JoinVertical(lipgloss.Left, title, "", box)
-	n := strings.Count(body, "\n") + 1
-	n = strings.Count(body, "\n") + 1
-	if n < c.height-2 {
-		body += strings.Repeat("\n", c.height-2-n)
+	// A status that wraps takes its extra lines from the space above it.
+	status := c.statusLines(m.status, safe.Line(m.status.text))
+	if n := strings.Count(body, "\n") + 1; n < c.height-1-len(status) {
+		body += strings.Repeat("\n", c.height-1-len(status)-n)
 	}
 	retry := c.keys.Retry
 	retry.SetEnabled(cs.retryable(c.reg) == "") // the footer shows only what works
 	keys := []key.Binding{c.keys.Reload, retry, c.keys.Merge, c.keys.Back}
-	return body + "\n" + m.status.style(st).Render(c.clip(m.status.text)) + "\n" + c.footer(keys)
+	return body + "\n" + strings.Join(status, "\n") + "\n" + c.footer(keys)
 }
 
 // plural says n things: "1 conflicting hunk", "2 conflicting hunks".

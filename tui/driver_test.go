@@ -28,7 +28,15 @@ func updating() bool {
 
 func TestMain(m *testing.M) {
 	time.Local = time.UTC // golden files show clock times
-	os.Exit(m.Run())
+	// No key map file of the machine's user reaches the tests.
+	cfg, err := os.MkdirTemp("", "tandem-tui-config")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", cfg)
+	code := m.Run()
+	os.RemoveAll(cfg)
+	os.Exit(code)
 }
 
 // t0 is the fixed time of every test clock.

@@ -59,6 +59,8 @@ type editorModel struct {
 	others   []store.Change // saves by others after the base version (the live banner)
 	revert   *revertTo      // opened to revert to an old version: its values go into the form once loaded
 	created  *store.Record  // the record this editor created, for the list's cursor
+	// copyConflict is the conflict a working copy's sync left on the record (its banner).
+	copyConflict *store.CopyConflict
 	// schemaWait is a new schema the form waits to be rebuilt under (schema_reload.go).
 	schemaWait *editorSchemaMsg
 
@@ -433,6 +435,9 @@ func (e *editorModel) fromOthers(msg tea.Msg) (tea.Cmd, bool) {
 		return e.onDeletedHere(msg), true
 	case copyCheckMsg:
 		return e.checkInCopy(), true
+	case copyConflictsMsg:
+		e.onCopyConflicts(msg)
+		return nil, true
 	case copyGoneMsg:
 		return e.goneFromCopy(), true
 	case livePushedMsg:
@@ -557,6 +562,9 @@ func (e *editorModel) onChange(ch store.Change) tea.Cmd {
 
 // banner is the live line: "bob saved v8 (price, stock); you are editing v7".
 func (e *editorModel) banner() string {
+	if bn := e.copyBanner(); bn != "" {
+		return bn
+	}
 	if e.rec == nil {
 		return ""
 	}
@@ -724,6 +732,8 @@ func (e *editorModel) onCommandKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return e.restoreKept(), true
 	case key.Matches(msg, k.ExtEditor):
 		return e.externalEdit(), true
+	case key.Matches(msg, k.OpenConflict):
+		return e.openCopyConflict(), true
 	case key.Matches(msg, k.MoveDoc):
 		if e.pickableRef() != nil {
 			return e.startRefPick(), true

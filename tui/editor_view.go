@@ -65,16 +65,17 @@ func (e *editorModel) View() string {
 	for _, l := range e.formLines(max(c.height-5-(len(status)-1), 1)) {
 		b.WriteString(l + "\n")
 	}
+	yes, no := c.keys.Yes.Keys()[0], c.keys.No.Keys()[0] // the questions' keys as bound
 	switch e.mode {
 	case modeConfirmLeave:
-		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  y discard · n keep editing")))
+		b.WriteString(st.Warn.Render(c.clip("Discard your unsaved changes?  " + yes + " discard · " + no + " keep editing")))
 	case modeOfferDraft:
-		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  y restore · n discard",
-			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+		offer := fmt.Sprintf("Unsaved edits from %s (on v%d) were found.  %s restore · %s discard",
+			e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, yes, no)
 		if e.offered.legacy {
 			// Made before drafts noted their store: it may belong to another one.
-			offer = fmt.Sprintf("Old draft from %s (v%d), store unknown: check it.  y restore · n discard",
-				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion)
+			offer = fmt.Sprintf("Old draft from %s (v%d), store unknown: check it.  %s restore · %s discard",
+				e.offered.Saved.Local().Format("15:04:05"), e.offered.BaseVersion, yes, no)
 		}
 		b.WriteString(st.Warn.Render(c.clip(offer)))
 	default:

@@ -45,6 +45,7 @@ type KeyMap struct {
 	UndoEdit     key.Binding // the focused field's last edit
 	RedoEdit     key.Binding
 	MoveDoc      key.Binding // a record of a tree: pick a new parent; a reference field: pick its record
+	OpenConflict key.Binding // a working copy: open the conflict a sync left on the record
 	// ArrowUp and ArrowDown move in a picker where letters are typed text (the ref picker).
 	ArrowUp   key.Binding
 	ArrowDown key.Binding
@@ -80,6 +81,10 @@ type KeyMap struct {
 	DeleteInEditor key.Binding // editor, also while typing
 	Subtree        key.Binding // the delete confirmation of a document
 	Restore        key.Binding // history (a deleted record), list (the last delete)
+
+	// custom says a key map file rebound some keys: the help then names keys from the
+	// bindings instead of its short hand-made labels (keyfile.go).
+	custom bool
 }
 
 // moveHelp is what ctrl+o does in the editor of a tree kind's record.
@@ -126,6 +131,7 @@ func DefaultKeyMap() KeyMap {
 		UndoEdit:     b([]string{"ctrl+z"}, "ctrl+z", "undo"),
 		RedoEdit:     b([]string{"ctrl+y"}, "ctrl+y", "redo"),
 		MoveDoc:      b([]string{"ctrl+o"}, "ctrl+o", moveHelp),
+		OpenConflict: b([]string{"ctrl+g"}, "ctrl+g", "open conflict"),
 		ArrowUp:      b([]string{"up"}, "↑", "up"),
 		ArrowDown:    b([]string{"down"}, "↓", "down"),
 
@@ -170,12 +176,12 @@ func (k KeyMap) EditorKeys() []key.Binding {
 
 // MoveKeys are the move picker's keys.
 func (k KeyMap) MoveKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, pair(k.Confirm, k.Confirm, "enter", "move here"), k.Back}
+	return []key.Binding{k.Up, k.Down, k.pair(k.Confirm, k.Confirm, "enter", "move here"), k.Back}
 }
 
 // RefPickKeys are the reference picker's keys.
 func (k KeyMap) RefPickKeys() []key.Binding {
-	return []key.Binding{pair(k.ArrowUp, k.ArrowDown, "↑/↓", "choose"), pair(k.Confirm, k.Confirm, "enter", "pick"), k.Back}
+	return []key.Binding{k.pair(k.ArrowUp, k.ArrowDown, "↑/↓", "choose"), k.pair(k.Confirm, k.Confirm, "enter", "pick"), k.Back}
 }
 
 // ConflictKeys are the conflict dialog's keys.
@@ -194,9 +200,20 @@ func (k KeyMap) MergeKeys() []key.Binding {
 func (k KeyMap) CopyDeleteKeys(mine bool) []key.Binding {
 	out := make([]key.Binding, 0, 4)
 	if mine {
-		out = append(out, pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "mine: delete there too"))
+		out = append(out, k.pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "mine: delete there too"))
 	}
-	return append(out, pair(k.PickTheirs, k.PickTheirs, k.PickTheirs.Help().Key, "theirs: keep it"), k.Back, k.Help)
+	return append(out, k.pair(k.PickTheirs, k.PickTheirs, k.PickTheirs.Help().Key, "theirs: keep it"), k.Back, k.Help)
+}
+
+// CopyCreateKeys are the keys of a working copy's refused create (workcopy_conflicts.go);
+// field says the refusal names a field, which takes a new value or is tried again.
+func (k KeyMap) CopyCreateKeys(field bool) []key.Binding {
+	out := make([]key.Binding, 0, 5)
+	if field {
+		out = append(out, k.pair(k.EditValue, k.EditValue, k.EditValue.Help().Key, "new value"),
+			k.pair(k.PickMine, k.PickMine, k.PickMine.Help().Key, "try again"))
+	}
+	return append(out, k.pair(k.Delete, k.Delete, k.Delete.Help().Key, "drop it"), k.Back, k.Help)
 }
 
 // HistoryKeys are the history screen's keys.
@@ -220,6 +237,15 @@ func pair(a, b key.Binding, keys, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
 }
 
+// pair is pair with the label keys while the keys are tandem's, and the keys as bound
+// when a key map file rebound some ("]/[" for a rebound k/j).
+func (k KeyMap) pair(a, b key.Binding, keys, desc string) key.Binding {
+	if k.custom && keys != "" {
+		keys = keyLabel(append(a.Keys(), b.Keys()...))
+	}
+	return pair(a, b, keys, desc)
+}
+
 // Titles of the help screen's groups. helpEverywhere holds the keys every screen shares, so
 // the other groups need not repeat them.
 const (
@@ -238,28 +264,28 @@ const (
 // three columns fit 80x24 (tested): keys that belong together share a line, and help-only
 // descriptions are shorter than the footers' where a column would be too wide.
 func (k KeyMap) helpGroups() [][]helpGroup {
-	move := pair(k.Up, k.Down, "k/j ↑/↓", "move")
-	page := pair(k.PageUp, k.PageDown, "pgup/dn", "page up/down")
+	move := k.pair(k.Up, k.Down, "k/j ↑/↓", "move")
+	page := k.pair(k.PageUp, k.PageDown, "pgup/dn", "page up/down")
 	return [][]helpGroup{
 		{
-			{helpList, []key.Binding{pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
-				pair(k.SortNext, k.SortReverse, "s/o", "sort col/reverse"), k.Fold, pair(k.History, k.Locks, "h/L", "history/locks"),
-				pair(k.Sync, k.Sync, "S", "sync work copy"), k.Delete, pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
-			{helpHistory, []key.Binding{move, page, pair(k.Top, k.Bottom, "g/G", "newest/oldest"), k.Revert, k.SwitchTab, k.Restore}},
+			{helpList, []key.Binding{k.pair(k.Open, k.OpenLease, "enter/e", "edit / with lease"), k.New, k.Filter, k.SwitchKind,
+				k.pair(k.SortNext, k.SortReverse, "s/o", "sort col/reverse"), k.Fold, k.pair(k.History, k.Locks, "h/L", "history/locks"),
+				k.pair(k.Sync, k.Sync, "S", "sync work copy"), k.Delete, k.pair(k.Restore, k.Restore, "R", "undo a delete"), move, page, k.Quit}},
+			{helpHistory, []key.Binding{move, page, k.pair(k.Top, k.Bottom, "g/G", "newest/oldest"), k.Revert, k.SwitchTab, k.Restore}},
 		},
 		{
-			{helpEditor, []key.Binding{k.Save, k.NextField, k.PrevField, pair(k.Inc, k.Dec, "+/-", "counter ±1"),
-				pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor}},
-			{helpMerge, []key.Binding{move, pair(pair(k.PickMine, k.PickTheirs, "", ""), k.PickBase, "1/2/3", "mine/theirs/base"), k.PickBoth,
-				k.EditValue, pair(k.NextHunk, k.PrevHunk, "n/p", "next/prev hunk"), pair(k.AllMine, k.AllTheirs, "M/T", "all mine/theirs"),
-				pair(k.Words, k.Words, "w", "word-level merge"), k.Undo, k.Save}},
+			{helpEditor, []key.Binding{k.Save, k.NextField, k.PrevField, k.pair(k.Inc, k.Dec, "+/-", "counter ±1"),
+				k.pair(k.UndoEdit, k.RedoEdit, "ctrl+z/y", "undo/redo"), k.MoveDoc, k.ExtEditor, k.RestoreDraft, k.DeleteInEditor, k.OpenConflict}},
+			{helpMerge, []key.Binding{move, k.pair(k.pair(k.PickMine, k.PickTheirs, "1/2", ""), k.PickBase, "1/2/3", "mine/theirs/base"), k.PickBoth,
+				k.EditValue, k.pair(k.NextHunk, k.PrevHunk, "n/p", "next/prev hunk"), k.pair(k.AllMine, k.AllTheirs, "M/T", "all mine/theirs"),
+				k.pair(k.Words, k.Words, "w", "word-level merge"), k.Undo, k.Save}},
 		},
 		{
-			{helpEverywhere, []key.Binding{pair(k.Help, k.HelpAnywhere, "?/f1", "help"), k.Back, k.ForceQuit}},
+			{helpEverywhere, []key.Binding{k.pair(k.Help, k.HelpAnywhere, "?/f1", "help"), k.Back, k.ForceQuit}},
 			{helpConflict, []key.Binding{k.Reload, k.Retry, k.Merge}},
-			{helpLocks, []key.Binding{move, pair(k.Open, k.Open, "enter", "open record")}},
-			{helpMove, []key.Binding{move, page, pair(k.Confirm, k.Confirm, "enter", "move here")}},
-			{helpQuestions, []key.Binding{pair(k.Yes, k.No, "y/n", "yes/no"), pair(k.Subtree, k.Subtree, "s", "delete subtree")}},
+			{helpLocks, []key.Binding{move, k.pair(k.Open, k.Open, "enter", "open record")}},
+			{helpMove, []key.Binding{move, page, k.pair(k.Confirm, k.Confirm, "enter", "move here")}},
+			{helpQuestions, []key.Binding{k.pair(k.Yes, k.No, "y/n", "yes/no"), k.pair(k.Subtree, k.Subtree, "s", "delete subtree")}},
 		},
 	}
 }

@@ -40,7 +40,9 @@ type listModel struct {
 	cursor, offset int
 
 	leases map[store.Kind]map[int64]store.Lease
-	status statusLine
+	// conflicted marks the records a working copy's sync left a conflict on (! in the row).
+	conflicted map[recKey]store.CopyConflict
+	status     statusLine
 
 	// titles are the titles of the records the loaded rows' reference columns name.
 	titles map[refKey]string
@@ -348,6 +350,9 @@ func (l *listModel) Update(msg tea.Msg) tea.Cmd {
 		return l.onChange(msg.c)
 	case insertRowMsg:
 		l.insertRow(msg.rec)
+		return nil
+	case copyConflictsMsg:
+		l.conflicted = msg.byRec
 		return nil
 	case tea.KeyPressMsg:
 		return l.onKey(msg)
@@ -660,7 +665,16 @@ func (l *listModel) View() string {
 	default:
 		pos += " · by " + l.sortName()
 	}
-	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
+	// On a narrow terminal the user goes first, then the program's name: the tabs, the
+	// position and the order stay.
+	title := st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos)
+	if ansi.StringWidth(title) > c.width {
+		title = st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(pos)
+	}
+	if ansi.StringWidth(title) > c.width {
+		title = tabs + " " + st.Dim.Render(pos)
+	}
+	b.WriteString(title)
 	b.WriteByte('\n')
 
 	// The kind's short fields where there is room for them beside the title.
@@ -747,10 +761,14 @@ func (l *listModel) rowView(i int, lay listLayout, lk lockCell) string {
 	_, sample := sampleColumns(c.reg, l.kind)
 	line := fmt.Sprintf("%6d %s %s", r.ID, title, columnCells(lay.cols, r, l.titles, sample)) +
 		lay.tail("v"+strconv.FormatInt(r.Version, 10), writerName(r.UpdatedBy))
+	mark := " "
+	if _, ok := l.conflicted[recKey{r.Kind, r.ID}]; ok {
+		mark = "!" // a working copy's conflict: its editor opens it
+	}
 	if i == l.cursor {
-		line = "▸ " + line
+		line = "▸" + mark + line
 	} else {
-		line = "  " + line
+		line = " " + mark + line
 	}
 	text := lk.text
 	if lay.shortLock {

@@ -535,7 +535,9 @@ func (m *mergeModel) View() string {
 	if len(same) > 0 {
 		used++
 	}
-	room := max(c.height-used-2, 1)
+	// A status that wraps takes its extra lines from the detail.
+	status := c.statusLines(m.status, safe.Line(m.status.text))
+	room := max(c.height-used-1-len(status), 1)
 	detail := m.detail()
 	if len(detail) > room {
 		detail = detail[:room]
@@ -546,7 +548,7 @@ func (m *mergeModel) View() string {
 	for i := len(detail); i < room; i++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(m.status.style(st).Render(c.clip(safe.Line(m.status.text))))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(c.keys.MergeKeys()))
 	return b.String()

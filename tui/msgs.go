@@ -111,8 +111,28 @@ type openScreenMsg struct {
 	s  screen
 }
 
-// closeScreenMsg asks the root to close screen id and show the list.
-type closeScreenMsg struct{ id screenID }
+// closeScreenMsg asks the root to close screen id and show screen to (the list unless
+// named): a working copy's conflict opened from the editor returns there.
+type closeScreenMsg struct{ id, to screenID }
+
+// recKey names one record.
+type recKey struct {
+	kind store.Kind
+	id   int64
+}
+
+// copyConflictsMsg tells every screen the working copy's open conflicts, by record: sent
+// whenever a read of the copy finds them changed (this TUI's sync, or another process's,
+// such as tandem sync on the command line). The list marks their rows, the editor of one
+// shows a banner.
+type copyConflictsMsg struct{ byRec map[recKey]store.CopyConflict }
+
+// openCopyConflictMsg asks the working copy's part to open the conflict of record key, from
+// screen from (where leaving it returns).
+type openCopyConflictMsg struct {
+	key  recKey
+	from screenID
+}
 
 // copyCheckMsg asks the editor to find out whether its record is still in the working copy
 // after a sync, which removes what the source deleted without feed entries.

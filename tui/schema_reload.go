@@ -64,7 +64,7 @@ func (a *App) onSchemaReloaded(msg schemaReloadedMsg) tea.Cmd {
 		return nil // nothing new, or an answer overtaken by a newer one
 	}
 	a.c.reg = msg.reg
-	a.c.keys = schemaKeys(DefaultKeyMap(), msg.reg)
+	a.c.keys = schemaKeys(a.c.baseKeys, msg.reg)
 	note := fmt.Sprintf("the schema changed (version %d)", msg.reg.Version())
 	cmds := []tea.Cmd{a.list.onSchema(note)}
 	if e := a.editor; e != nil {

@@ -64,6 +64,10 @@ type workCopy struct {
 	failed   string
 	failedAt time.Time
 	live     liveSeen // what the TUI showed of a --local copy's syncer (live.go)
+	// told is the conflicts the screens were last told of (copyConflictsMsg), by record;
+	// back is the screen a conflict opened from the editor returns to.
+	told map[recKey]store.CopyConflict
+	back screenID
 }
 
 // reloadMark is what of a copy's state moves when a sync applies the source's records:
@@ -130,7 +134,8 @@ func (w *workCopy) update(msg tea.Msg) (tea.Cmd, bool) {
 		return w.onSynced(msg), true
 	case copyResolvedMsg:
 		w.reloaded = true
-		w.c.send(closeScreenMsg{id: scrCopyMerge})
+		w.c.send(closeScreenMsg{id: scrCopyMerge, to: w.back})
+		w.back = scrList
 		switch {
 		case msg.err != nil:
 			w.tell(func(s *statusLine) { s.fail("resolve", msg.err) })
@@ -142,9 +147,14 @@ func (w *workCopy) update(msg tea.Msg) (tea.Cmd, bool) {
 		w.c.send(reloadListMsg{})
 		return w.load(), true
 	case copyMergeClosedMsg:
-		w.c.send(closeScreenMsg{id: scrCopyMerge})
-		w.tell(func(s *statusLine) { s.info("the conflict stays in the copy; S syncs and opens it again") })
+		w.c.send(closeScreenMsg{id: scrCopyMerge, to: w.back})
+		w.back = scrList
+		w.tell(func(s *statusLine) {
+			s.info(fmt.Sprintf("the conflict stays in the copy; its row is marked !, and %s in its editor opens it again", w.c.keys.OpenConflict.Help().Key))
+		})
 		return nil, true
+	case openCopyConflictMsg:
+		return w.openConflict(msg), true
 	}
 	return nil, false
 }
@@ -168,6 +178,7 @@ func (w *workCopy) onState(msg copyStateMsg) tea.Cmd {
 	}
 	first, old := w.state == nil, w.state
 	w.state, w.conflicts = msg.state, msg.conflicts
+	w.noteConflicts(first)
 	if w.failed != "" && msg.state.SyncedAt.After(w.failedAt) {
 		var line statusLine
 		line.info(fmt.Sprintf("another sync of this copy ended at %s; S syncs again",
@@ -214,8 +225,9 @@ func (w *workCopy) onSynced(msg copySyncedMsg) tea.Cmd {
 	case len(msg.rep.Conflicts) > 0:
 		c := msg.rep.Conflicts[0]
 		w.tell(func(s *statusLine) {
-			s.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), tsync.Describe(&c)))
+			s.warn(fmt.Sprintf("%s: %s", plural(len(msg.rep.Conflicts), "conflict", "conflicts"), conflictSentence(&c)))
 		})
+		w.back = scrList
 		w.c.send(openScreenMsg{id: scrCopyMerge, s: w.conflictScreen(c)})
 	case len(msg.rep.Waits) > 0:
 		wt := msg.rep.Waits[0]

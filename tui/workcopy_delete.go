@@ -20,10 +20,14 @@ import (
 // through tsync.ResolveDelete, as `tandem resolve KIND ID mine|theirs` does.
 
 // conflictScreen is the screen that answers conflict cf: the delete screen for a local
-// delete's conflict, the merge view for the rest.
+// delete's conflict, the refused create's screen for a create the source refused
+// (workcopy_conflicts.go), the merge view for the rest.
 func (w *workCopy) conflictScreen(cf store.CopyConflict) screen {
-	if cf.Op == store.CopyDelete {
+	switch {
+	case cf.Op == store.CopyDelete:
 		return &copyDelete{w: w, cf: cf}
+	case cf.Op == store.CopyCreate && !cf.Lost():
+		return newCopyCreate(w, cf)
 	}
 	return w.mergeScreen(cf)
 }
@@ -140,11 +144,13 @@ func (s *copyDelete) View() string {
 		picks = "theirs"
 	}
 	line(st.Dim.Render, fmt.Sprintf("%-4s decide later: it stays (or tandem resolve %s %d %s)", k.Back.Help().Key, cf.Kind, cf.ID, picks))
-	// The status line and the footer at the bottom, as on the other screens.
-	for n := strings.Count(b.String(), "\n"); n < c.height-2; n++ {
+	// The status line (wrapped when long) and the footer at the bottom, as on the other
+	// screens.
+	status := c.statusLines(s.status, safe.Line(s.status.text))
+	for n := strings.Count(b.String(), "\n"); n < c.height-1-len(status); n++ {
 		b.WriteByte('\n')
 	}
-	b.WriteString(s.status.style(st).Render(c.clip(safe.Line(s.status.text))))
+	b.WriteString(strings.Join(status, "\n"))
 	b.WriteByte('\n')
 	b.WriteString(c.footer(k.CopyDeleteKeys(s.deletedHere())))
 	return b.String()
