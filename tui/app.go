@@ -82,6 +82,15 @@ type Options struct {
 	Width, Height int
 	// Editor is the external editor command for ctrl+e; empty means $VISUAL, $EDITOR, vi.
 	Editor string
+	// NoEditor, when set, is why ctrl+e runs no external editor (a session of tandem serve:
+	// an editor on the server would be a shell there); ctrl+e shows it.
+	NoEditor string
+	// ProgramOptions are added to the program's own (a served session: its input, output,
+	// environment, colour profile and window size).
+	ProgramOptions []tea.ProgramOption
+	// Started, when set, is given the program before it runs (a served session sends it
+	// its window changes).
+	Started func(p *tea.Program)
 	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
 	OpenSource func(ctx context.Context) (store.Store, error)
 	// Now is the local clock; nil means time.Now. Lease times shown are corrected to the
@@ -151,7 +160,12 @@ func Run(ctx context.Context, s store.Store, opts Options) error {
 	case app.c.opts.ColorProfile != colorprofile.Unknown:
 		popts = append(popts, tea.WithColorProfile(app.c.opts.ColorProfile))
 	}
-	_, err = tea.NewProgram(app, popts...).Run()
+	popts = append(popts, app.c.opts.ProgramOptions...)
+	p := tea.NewProgram(app, popts...)
+	if app.c.opts.Started != nil {
+		app.c.opts.Started(p)
+	}
+	_, err = p.Run()
 	// A program stopped by a signal or a closed terminal never ran the quit key's steps:
 	// do them now, before the store closes, so that nobody waits for a lease's expiry.
 	serr := app.shutdown()

@@ -871,6 +871,10 @@ func (e *editorModel) externalEdit() tea.Cmd {
 	if e.readOnly != "" || e.fields[e.focus].readOnly != "" {
 		return nil
 	}
+	if why := e.c.opts.NoEditor; why != "" {
+		e.status.warn(why)
+		return nil
+	}
 	idx := e.focus
 	f, err := os.CreateTemp("", "tandem-*.txt")
 	if err != nil {

@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// newKey makes an ed25519 key for an SSH client in a test.
+func newKey(t *testing.T) gossh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// authorized is the authorized_keys line of k.
+func authorized(k gossh.PublicKey) string {
+	return strings.TrimSpace(string(gossh.MarshalAuthorizedKey(k)))
+}
+
+// usersYAML is a users file for name → (role, key line).
+func usersYAML(users ...[3]string) string {
+	var b strings.Builder
+	b.WriteString("users:\n")
+	for _, u := range users {
+		fmt.Fprintf(&b, "  - name: %s\n    role: %s\n    keys:\n      - %s\n", u[0], u[1], u[2])
+	}
+	return b.String()
+}
+
+// servedProc is a running tandem serve.
+type servedProc struct {
+	*lineProc
+	addr string
+}
+
+// startServe runs tandem serve on dsn with the users file at users, on a free port, and
+// waits until it listens.
+func startServe(t *testing.T, dsn, users string) *servedProc {
+	t.Helper()
+	p := startLines(t, dsn, "serve", "--users", users, "--listen", "127.0.0.1:0")
+	for {
+		l := p.next(t, 30*time.Second)
+		if addr, ok := strings.CutPrefix(l, "tandem serve: listening on "); ok {
+			addr, _, _ = strings.Cut(addr, " ")
+			return &servedProc{lineProc: p, addr: addr}
+		}
+	}
+}
+
+// sshClient connects to addr with key.
+func sshClient(addr string, key gossh.Signer) (*gossh.Client, error) {
+	return gossh.Dial("tcp", addr, &gossh.ClientConfig{
+		User:            "whoever",
+		Auth:            []gossh.AuthMethod{gossh.PublicKeys(key)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
+		Timeout:         10 * time.Second,
+	})
+}
+
+// sshRun runs command in a session without a terminal and returns what it did.
+func sshRun(t *testing.T, addr string, key gossh.Signer, command string) result {
+	t.Helper()
+	c, err := sshClient(addr, key)
+	if err != nil {
+		t.Fatalf("ssh %s: %v", command, err)
+	}
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out, errb bytes.Buffer
+	sess.Stdout, sess.Stderr = &out, &errb
+	err = sess.Run(command)
+	code := 0
+	var ee *gossh.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitStatus()
+	} else if err != nil {
+		t.Fatalf("ssh %s: %v", command, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// TestServe_IdentityAndCommands: a key not in the users file is refused; a known key runs
+// CLI commands as its user (exit codes as the SSH exit status), writes history under the
+// user's name, cannot change it with --user, and cannot reach the server's files.
+func TestServe_IdentityAndCommands(t *testing.T) {
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "team.db")
+	madeStoreAt(t, dsn, "seed")
+	alice, stranger := newKey(t), newKey(t)
+	users := writeFile(t, "users.yaml", usersYAML([3]string{"alice", "editor", authorized(alice.PublicKey())}))
+	srv := startServe(t, dsn, users)
+	if fi, err := os.Stat(filepath.Join(filepath.Dir(users), "tandem_host_ed25519")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("host key: %v, %v; want a file of mode 0600", fi, err)
+	}
+
+	if c, err := sshClient(srv.addr, stranger); err == nil {
+		c.Close()
+		t.Fatal("a key not in the users file was let in")
+	}
+
+	r := sshRun(t, srv.addr, alice, "list product --json")
+	wantExit(t, "list over ssh", r, 0)
+	var recs []record
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 60 {
+		t.Fatalf("list --json over ssh: %d records, %v\n%s", len(recs), err, r.stdout)
+	}
+
+	wantExit(t, "set over ssh", sshRun(t, srv.addr, alice, "set product 1 price=12.50 --expect-version 1"), 0)
+	got := mustGet(t, dsn, "product", 1)
+	if got.UpdatedBy != "alice" || got.Version != 2 {
+		t.Fatalf("after alice's set over ssh: by %q v%d; want alice v2", got.UpdatedBy, got.Version)
+	}
+	wantExit(t, "a stale set", sshRun(t, srv.addr, alice, "set product 1 price=13 --expect-version 1"), 3)
+	wantExit(t, "get of a missing record", sshRun(t, srv.addr, alice, "get product 999999"), 5)
+
+	wantExit(t, "--user in a session", sshRun(t, srv.addr, alice, "--user mallory set product 2 price=1 --expect-version 1"),
+		2, "--user cannot be given over SSH", "you are alice")
+	wantExit(t, "--db in a session", sshRun(t, srv.addr, alice, "list product --db /etc/other.db"), 2, "--db cannot be given")
+	wantExit(t, "a server file into a field", sshRun(t, srv.addr, alice, "set product 2 description=@/etc/passwd --expect-version 1"),
+		2, "no file of the server is read")
+	wantExit(t, "import of a server file", sshRun(t, srv.addr, alice, "import /etc/passwd"), 2, "stdin only")
+	wantExit(t, "export to a server file", sshRun(t, srv.addr, alice, "export product -o /tmp/x.csv"), 2, "stdout only")
+	wantExit(t, "clone", sshRun(t, srv.addr, alice, "clone "+dsn+" /tmp/copy.db"), 2, "not served over SSH")
+	if v := mustGet(t, dsn, "product", 2).Version; v != 1 {
+		t.Fatalf("product 2 is v%d after refused writes; want v1", v)
+	}
+	r = sshRun(t, srv.addr, alice, "")
+	wantExit(t, "a session without a terminal or command", r, 2, "no terminal")
+}
+
+// TestServe_BadUsersFile: a users file with a mistake stops serve from starting, with the
+// file and line in the message.
+func TestServe_BadUsersFile(t *testing.T) {
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "team.db")
+	madeStoreAt(t, dsn, "seed")
+	k := authorized(newKey(t).PublicKey())
+	for _, tc := range []struct{ name, file, want string }{
+		{"role", "users:\n  - name: alice\n    role: boss\n    keys: [" + k + "]\n", "users.yaml:3: role \"boss\""},
+		{"key", "users:\n  - name: alice\n    role: editor\n    keys:\n      - ssh-ed25519 nonsense\n", "users.yaml:5: key of \"alice\""},
+		{"escape in name", "users:\n  - name: \"al\\e[31mice\"\n    role: editor\n    keys: [" + k + "]\n", "users.yaml:2: name: holds control characters"},
+		{"one key, two people", "users:\n  - {name: a, role: editor, keys: [" + k + "]}\n  - {name: b, role: viewer, keys: [" + k + "]}\n", "users.yaml:3: key SHA256:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			users := writeFile(t, "users.yaml", tc.file)
+			r := tandem(t, dsn, "serve", "--users", users, "--listen", "127.0.0.1:0")
+			wantExit(t, "serve with a bad users file", r, 2, tc.want)
+		})
+	}
+}
+
+// TestServe_ReloadAndStop: with sessions open, a users file that drops bob ends bob's
+// session with a message and leaves alice's; a bad edit keeps the old file; SIGTERM ends
+// alice's session with a message and the server within its bounded wait.
+func TestServe_ReloadAndStop(t *testing.T) {
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "team.db")
+	madeStoreAt(t, dsn, "seed")
+	alice, bob := newKey(t), newKey(t)
+	aliceLine := [3]string{"alice", "editor", authorized(alice.PublicKey())}
+	users := writeFile(t, "users.yaml", usersYAML(aliceLine, [3]string{"bob", "editor", authorized(bob.PublicKey())}))
+	srv := startServe(t, dsn, users)
+
+	type tuiSession struct {
+		stderr *syncBuf
+		done   chan error
+	}
+	open := func(key gossh.Signer) tuiSession {
+		c, err := sshClient(srv.addr, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		sess, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+			t.Fatal(err)
+		}
+		out := new(syncBuf)
+		ts := tuiSession{stderr: new(syncBuf), done: make(chan error, 1)}
+		sess.Stdout, sess.Stderr = out, ts.stderr
+		stdin, _ := sess.StdinPipe()
+		t.Cleanup(func() { stdin.Close() })
+		if err := sess.Shell(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { ts.done <- sess.Wait() }()
+		deadline := time.Now().Add(15 * time.Second)
+		for !strings.Contains(out.String(), "products") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no TUI in the session: %q", out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return ts
+	}
+	as, bs := open(alice), open(bob)
+
+	if err := os.WriteFile(users, []byte(usersYAML(aliceLine)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-bs.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("bob's session went on after bob was removed from the users file")
+	}
+	if !strings.Contains(bs.stderr.String(), "your access to this server was removed") {
+		t.Fatalf("bob's session ended without saying why: %q", bs.stderr.String())
+	}
+	select {
+	case err := <-as.done:
+		t.Fatalf("alice's session ended when bob was removed: %v", err)
+	default:
+	}
+	if c, err := sshClient(srv.addr, bob); err == nil {
+		c.Close()
+		t.Fatal("bob's key still let in after the reload")
+	}
+
+	// A bad edit is refused and the old file stays: alice can still connect.
+	if err := os.WriteFile(users, []byte("users:\n  - name: alice\n    role: boss\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(srv.stderr.String(), "users.yaml:3: role") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no message for a bad users file; stderr: %s", srv.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wantExit(t, "alice after a bad edit", sshRun(t, srv.addr, alice, "get product 1"), 0)
+
+	if code := srv.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("serve exited %d on SIGTERM; stderr: %s", code, srv.stderr)
+	}
+	select {
+	case <-as.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("alice's session went on after the server stopped")
+	}
+	if !strings.Contains(as.stderr.String(), "the server is stopping") {
+		t.Fatalf("alice's session ended without saying why: %q", as.stderr.String())
+	}
+}
