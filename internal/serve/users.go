@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	gossh "golang.org/x/crypto/ssh"
 	"go.yaml.in/yaml/v3"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // Role is what a user of the server may do: read (viewer), write as an editor (editor), or
