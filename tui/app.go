@@ -52,6 +52,9 @@ type Options struct {
 	User string
 	// Role is the writer's role; empty means editor.
 	Role store.Role
+	// ReadOnly, when set, says the user may read but not write, and why ("role viewer"):
+	// every field shows read-only from the start, and the store refuses any write.
+	ReadOnly string
 	// Lease makes every open take a lease (--lease), as if opened with `e`.
 	Lease bool
 	// LeaseOnEdit defers the lease to the first edit (--lease-on-edit): a record opened with
@@ -350,7 +353,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 		return nil, err
 	}
 	c := &common{
-		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
+		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role, ReadOnly: opts.ReadOnly}),
 		st:       s,
 		reg:      s.Registry(),
 		opts:     opts,
@@ -762,4 +765,13 @@ func fitScreen(body string, width, height int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// readOnlyNote is what the list's header says after the user's name when they may only
+// read: " (read only)", else nothing.
+func (c *common) readOnlyNote() string {
+	if c.opts.ReadOnly == "" {
+		return ""
+	}
+	return " (read only)"
 }

@@ -225,6 +225,11 @@ func (e *editorModel) typing() bool {
 // buildForm makes the inputs from the registry and fills them from rec (nil: a new record).
 func (e *editorModel) buildForm(rec *store.Record) {
 	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
+	if why := e.c.opts.ReadOnly; why != "" {
+		for _, fi := range e.fields {
+			fi.readOnly = "you may read only (" + why + ")"
+		}
+	}
 	e.fill(rec)
 	if rec != nil {
 		e.c.noteItems([]*store.Record{rec})

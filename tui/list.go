@@ -660,7 +660,7 @@ func (l *listModel) View() string {
 	default:
 		pos += " · by " + l.sortName()
 	}
-	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos))
+	b.WriteString(st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+c.readOnlyNote()+" · "+pos))
 	b.WriteByte('\n')
 
 	// The kind's short fields where there is room for them beside the title.

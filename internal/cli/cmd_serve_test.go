@@ -267,3 +267,66 @@ func TestServe_ReloadAndStop(t *testing.T) {
 		t.Fatalf("alice's session ended without saying why: %q", as.stderr.String())
 	}
 }
+
+// TestServe_Viewer: a viewer's session reads, and every write of theirs is refused by the
+// store (exit 6, naming what the role allows), over the CLI and in the TUI, which says read
+// only before anyone types.
+func TestServe_Viewer(t *testing.T) {
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "team.db")
+	madeStoreAt(t, dsn, "seed")
+	vic := newKey(t)
+	users := writeFile(t, "users.yaml", usersYAML([3]string{"vic", "viewer", authorized(vic.PublicKey())}))
+	srv := startServe(t, dsn, users)
+
+	wantExit(t, "a viewer's get", sshRun(t, srv.addr, vic, "get product 1 --json"), 0)
+	for _, cmd := range []string{
+		"set product 1 price=1 --expect-version 1",
+		"adjust product 1 stock +1",
+		"create product sku=V-1 name=n price=1",
+		"delete product 1 --expect-version 1",
+		"lease acquire product 1",
+	} {
+		wantExit(t, cmd, sshRun(t, srv.addr, vic, cmd), 6, `"vic" may read but not write (role viewer: reads records, writes none)`)
+	}
+	if got := mustGet(t, dsn, "product", 1); got.Version != 1 {
+		t.Fatalf("product 1 is v%d after a viewer's writes; want v1", got.Version)
+	}
+	if n := countRecords(t, dsn, "product"); n != 60 {
+		t.Fatalf("%d products after a viewer's create; want 60", n)
+	}
+
+	c, err := sshClient(srv.addr, vic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	out := new(syncBuf)
+	sess.Stdout = out
+	stdin, _ := sess.StdinPipe()
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	waitOut := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the viewer's TUI never showed %q", want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitOut("vic (read only)")
+	fmt.Fprint(stdin, "\r")
+	waitOut("product 1 · v1")
+	waitOut("vic · read only")
+	stdin.Close()
+}

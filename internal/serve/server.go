@@ -305,8 +305,13 @@ func (s *Server) run(sess ssh.Session) int {
 }
 
 // Actor is who a user of the server writes as.
+// A viewer reads only: the store refuses every write of theirs.
 func Actor(u *User) store.Actor {
-	return store.Actor{Name: u.Name, Role: store.RoleEditor}
+	a := store.Actor{Name: u.Name, Role: store.RoleEditor}
+	if u.Role == RoleViewer {
+		a.ReadOnly = "role viewer: reads records, writes none"
+	}
+	return a
 }
 
 // runTUI runs the TUI in a session with a terminal, its size following the client's window.
@@ -319,6 +324,7 @@ func (s *Server) runTUI(ctx context.Context, sess ssh.Session, u *User) int {
 	opts := s.cfg.TUI
 	opts.User = u.Name
 	opts.Role = Actor(u).Role
+	opts.ReadOnly = Actor(u).ReadOnly
 	opts.NoEditor = "no external editor over SSH: it would run on the server; edit the text here"
 	opts.ProgramOptions = bubbletea.MakeOptions(sess)
 	opts.Started = func(p *tea.Program) {
