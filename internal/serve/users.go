@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/tandem-editor/tandem/internal/safe"
 )
 
 // Role is what a user of the server may do: read (viewer), write as an editor (editor), or
@@ -197,8 +198,8 @@ func containsKey(keys []string, k string) bool {
 }
 
 // checkName refuses a user name that cannot stand in history and on a terminal: empty, too
-// long, not UTF-8, or with control characters (an escape sequence in a name would be
-// written to every session that shows it).
+// long, not UTF-8, or with characters that change what a terminal shows (an escape
+// sequence or a bidirectional override in a name would reach every session that shows it).
 func checkName(s string) error {
 	switch {
 	case strings.TrimSpace(s) == "":
@@ -207,8 +208,8 @@ func checkName(s string) error {
 		return fmt.Errorf("not valid UTF-8")
 	case utf8.RuneCountInString(s) > 200:
 		return fmt.Errorf("longer than 200 characters")
-	case strings.ContainsFunc(s, unicode.IsControl):
-		return fmt.Errorf("holds control characters")
+	case strings.ContainsFunc(s, safe.Unsafe):
+		return fmt.Errorf("holds control characters (escape sequences, bidirectional overrides)")
 	}
 	return nil
 }
