@@ -31,6 +31,9 @@ from the users file (name, role, authorized_keys lines), and that name is theirs
 history, leases and presence: --user cannot change it in a session. Unknown keys are
 refused; there is no password login, no shell, no port or agent forwarding.
 
+A viewer reads only: the store refuses each of their writes (exit 6), and their editor
+shows every field read-only; an editor writes as --user does; admin is an editor for now.
+
 "ssh -p 2222 HOST" opens the editor; "ssh -p 2222 HOST list product --json" runs that
 command as the user and exits with its exit code. Commands that read or write files of
 the server (import FILE, export -o, field=@path, clone, sync, worker …) are refused.
