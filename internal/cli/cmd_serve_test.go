@@ -270,7 +270,7 @@ func TestServe_ReloadAndStop(t *testing.T) {
 
 // TestServe_Viewer: a viewer's session reads, and every write of theirs is refused by the
 // store (exit 6, naming what the role allows), over the CLI and in the TUI, which says read
-// only before anyone types.
+// only in its list before anyone types.
 func TestServe_Viewer(t *testing.T) {
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "team.db")
@@ -324,9 +324,8 @@ func TestServe_Viewer(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// The editor's read-only header is checked in a real terminal (TestE2E_ServeOverOpenSSH):
+	// a frame drawn over another is written in pieces.
 	waitOut("vic (read only)")
-	fmt.Fprint(stdin, "\r")
-	waitOut("product 1 · v1")
-	waitOut("vic · read only")
 	stdin.Close()
 }

@@ -12,7 +12,7 @@ import (
 // TestE2E_ServeOverOpenSSH: tandem serve, and OpenSSH's ssh in two real terminals with keys
 // made by ssh-keygen. Each person gets the TUI under the name their key proves; bob's list
 // says alice is editing the record she opened; her save appears in bob's list, and the
-// record and its history name alice.
+// record and its history name alice. A viewer's TUI says read only before anyone types.
 func TestE2E_ServeOverOpenSSH(t *testing.T) {
 	for _, tool := range []string{"ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -25,13 +25,17 @@ func TestE2E_ServeOverOpenSSH(t *testing.T) {
 	madeStoreAt(t, dsn, "seed")
 	keys := map[string]string{}
 	var lines [][3]string
-	for _, who := range []string{"alice", "bob"} {
+	for _, who := range []string{"alice", "bob", "vic"} {
 		key := filepath.Join(dir, who)
 		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", who, "-f", key).CombinedOutput(); err != nil {
 			t.Fatalf("ssh-keygen: %v\n%s", err, out)
 		}
 		keys[who] = key
-		lines = append(lines, [3]string{who, "editor", strings.TrimSpace(readFile(t, key+".pub"))})
+		role := "editor"
+		if who == "vic" {
+			role = "viewer"
+		}
+		lines = append(lines, [3]string{who, role, strings.TrimSpace(readFile(t, key+".pub"))})
 	}
 	users := writeFile(t, "users.yaml", usersYAML(lines...))
 	srv := startServe(t, dsn, users)
@@ -82,4 +86,10 @@ func TestE2E_ServeOverOpenSSH(t *testing.T) {
 	if h := mustTandem(t, dsn, "history", "product", "1", "--json"); !strings.Contains(h, `"actor": "alice"`) {
 		t.Fatalf("history does not name alice:\n%s", h)
 	}
+
+	// vic, a viewer, sees read only in the list and the editor before typing anything.
+	tm.start("vic", login("vic"))
+	tm.waitFor("vic", "vic (read only)", "1 of 60")
+	tm.keys("vic", "Enter")
+	tm.waitFor("vic", "product 1 · v2", "vic · read only")
 }
