@@ -79,6 +79,12 @@ func sshClient(addr string, key gossh.Signer) (*gossh.Client, error) {
 // sshRun runs command in a session without a terminal and returns what it did.
 func sshRun(t *testing.T, addr string, key gossh.Signer, command string) result {
 	t.Helper()
+	return sshRunIn(t, addr, key, command, "")
+}
+
+// sshRunIn is sshRun with stdin.
+func sshRunIn(t *testing.T, addr string, key gossh.Signer, command, stdin string) result {
+	t.Helper()
 	c, err := sshClient(addr, key)
 	if err != nil {
 		t.Fatalf("ssh %s: %v", command, err)
@@ -91,6 +97,7 @@ func sshRun(t *testing.T, addr string, key gossh.Signer, command string) result 
 	defer sess.Close()
 	var out, errb bytes.Buffer
 	sess.Stdout, sess.Stderr = &out, &errb
+	sess.Stdin = strings.NewReader(stdin)
 	err = sess.Run(command)
 	code := 0
 	var ee *gossh.ExitError
@@ -289,6 +296,11 @@ func TestServe_Viewer(t *testing.T) {
 	} {
 		wantExit(t, cmd, sshRun(t, srv.addr, vic, cmd), 6, `"vic" may read but not write (role viewer: reads records, writes none)`)
 	}
+	export := sshRun(t, srv.addr, vic, "export product --format csv")
+	wantExit(t, "a viewer's export", export, 0)
+	edited := strings.Replace(export.stdout, "product,1,1,", "product,1,1,X", 1)
+	wantExit(t, "a viewer's import", sshRunIn(t, srv.addr, vic, "import - --format csv", edited), 6, `import: "vic" may read but not write`)
+	wantExit(t, "a viewer's dry run", sshRunIn(t, srv.addr, vic, "import - --format csv --dry-run", edited), 0)
 	if got := mustGet(t, dsn, "product", 1); got.Version != 1 {
 		t.Fatalf("product 1 is v%d after a viewer's writes; want v1", got.Version)
 	}
