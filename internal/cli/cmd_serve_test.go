@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,6 +194,7 @@ func TestServe_ReloadAndStop(t *testing.T) {
 
 	type tuiSession struct {
 		stderr *syncBuf
+		stdin  io.WriteCloser
 		done   chan error
 	}
 	open := func(key gossh.Signer) tuiSession {
@@ -213,6 +215,7 @@ func TestServe_ReloadAndStop(t *testing.T) {
 		sess.Stdout, sess.Stderr = out, ts.stderr
 		stdin, _ := sess.StdinPipe()
 		t.Cleanup(func() { stdin.Close() })
+		ts.stdin = stdin
 		if err := sess.Shell(); err != nil {
 			t.Fatal(err)
 		}
@@ -262,6 +265,19 @@ func TestServe_ReloadAndStop(t *testing.T) {
 	}
 	wantExit(t, "alice after a bad edit", sshRun(t, srv.addr, alice, "get product 1"), 0)
 
+	// alice opens product 1 with a lease (e); SIGTERM must release it, not leave it to
+	// its TTL.
+	fmt.Fprint(as.stdin, "e")
+	deadline = time.Now().Add(15 * time.Second)
+	for ls := mustLocks(t, dsn); len(ls) == 0 || ls[0].State == "released"; ls = mustLocks(t, dsn) {
+		if time.Now().After(deadline) {
+			t.Fatal("alice's e took no lease")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if l := mustLocks(t, dsn)[0]; l.Holder != "alice" {
+		t.Fatalf("the lease is held by %q; want alice", l.Holder)
+	}
 	if code := srv.stop(t, syscall.SIGTERM); code != 0 {
 		t.Fatalf("serve exited %d on SIGTERM; stderr: %s", code, srv.stderr)
 	}
@@ -272,6 +288,11 @@ func TestServe_ReloadAndStop(t *testing.T) {
 	}
 	if !strings.Contains(as.stderr.String(), "the server is stopping") {
 		t.Fatalf("alice's session ended without saying why: %q", as.stderr.String())
+	}
+	for _, l := range mustLocks(t, dsn) {
+		if l.State != "released" {
+			t.Fatalf("a lease left %s after SIGTERM, not released: %+v", l.State, l)
+		}
 	}
 }
 
