@@ -155,13 +155,19 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { errc <- s.srv.Serve(s.ln) }()
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
+	said := "" // the last reload error logged: a file gone for a while is said once
 	for {
 		select {
 		case err := <-errc:
 			return fmt.Errorf("serve: %w", err)
 		case <-tick.C:
-			if err := s.reloadIfChanged(); err != nil {
+			err := s.reloadIfChanged()
+			if err != nil && err.Error() != said {
 				s.cfg.Log.Error("users file not reloaded; the old one stays", "err", err.Error())
+			}
+			said = ""
+			if err != nil {
+				said = err.Error()
 			}
 		case <-ctx.Done():
 			return s.stop()
