@@ -58,7 +58,7 @@ func CheckApply(ctx context.Context, next *Registry) (Actor, error) {
 	if err != nil {
 		actor = Actor{Name: "tandem", Role: RoleSystem}
 	}
-	return actor, nil
+	return actor, actor.CheckWrite("the schema change")
 }
 
 // RunApply makes next the store's schema as o asks (see SchemaApplier), by actor at at,

@@ -36,6 +36,9 @@ type Actor struct {
 	// EditedAt: history says "resolved" then, not "edited", since the values are the
 	// answer's (some may be the source's), not the offline edit's.
 	Resolved bool
+	// ReadOnly, when not empty, says the actor may read but write nothing, and why (a team
+	// server's "role viewer"): every write refuses it with EFORBIDDEN (see WriterFrom).
+	ReadOnly string
 }
 
 // HistoryName is the actor as a history version names it: the name, and for a replayed
@@ -53,6 +56,29 @@ func (a Actor) HistoryName() string {
 		verb = ", resolved "
 	}
 	return a.Name + " (" + a.Via + verb + a.EditedAt.UTC().Format(time.RFC3339) + ")"
+}
+
+// WriterFrom is ActorFrom for a write: it also refuses an actor who may only read
+// (Actor.ReadOnly) with EFORBIDDEN, saying what was refused and why; nothing is written.
+// what names the write ("save product 3", "lease document 7").
+func WriterFrom(ctx context.Context, what string) (Actor, error) {
+	a, err := ActorFrom(ctx)
+	if err != nil {
+		return Actor{}, err
+	}
+	if err := a.CheckWrite(what); err != nil {
+		return Actor{}, err
+	}
+	return a, nil
+}
+
+// CheckWrite refuses any write by an actor who may only read, EFORBIDDEN; nil otherwise.
+func (a Actor) CheckWrite(what string) error {
+	if a.ReadOnly == "" {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "%s: %s may read but not write (%s); nothing was written",
+		what, Quote(a.Name), a.ReadOnly)
 }
 
 type ctxKey int

@@ -121,7 +121,7 @@ func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
 // CheckRestore validates a restore of kind before any SQL runs: a known kind, and the actor
 // in ctx, returned, an editor.
 func (r *Registry) CheckRestore(ctx context.Context, kind Kind) (Actor, error) {
-	actor, err := ActorFrom(ctx)
+	actor, err := WriterFrom(ctx, fmt.Sprintf("the restore of a %s", kind))
 	if err != nil {
 		return Actor{}, err
 	}

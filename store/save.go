@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -324,7 +325,7 @@ type Column struct {
 // sku checked (CheckSKU) and its key, the folded columns, and what the logs record. Every
 // store calls it first, so they refuse and write exactly the same things.
 func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts []CreateOptions) (*CreatePlan, error) {
-	actor, err := ActorFrom(ctx)
+	actor, err := WriterFrom(ctx, fmt.Sprintf("the create of a %s", kind))
 	if err != nil {
 		return nil, err
 	}

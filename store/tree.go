@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,7 +102,7 @@ type MovePlan struct {
 // PlanMove checks a move for the actor in ctx before any store touches it: the move itself
 // (Move.Check) and the actor's right to write parent_id (EFORBIDDEN otherwise).
 func (r *Registry) PlanMove(ctx context.Context, kind Kind, m Move) (*MovePlan, error) {
-	actor, err := ActorFrom(ctx)
+	actor, err := WriterFrom(ctx, fmt.Sprintf("the move of a %s", kind))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math"
 )
 
@@ -40,7 +41,7 @@ type UpdateRequest struct {
 // known kind, CheckUpdate) and returns it as a store runs it. EINVALID, EFORBIDDEN
 // (*OwnershipError) as CheckUpdate says; an error when ctx has no actor.
 func (r *Registry) NewUpdateRequest(ctx context.Context, kind Kind, id int64, u Update) (*UpdateRequest, error) {
-	actor, err := ActorFrom(ctx)
+	actor, err := WriterFrom(ctx, fmt.Sprintf("the save of %s %d", kind, id))
 	if err != nil {
 		return nil, err
 	}

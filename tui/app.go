@@ -53,6 +53,9 @@ type Options struct {
 	User string
 	// Role is the writer's role; empty means editor.
 	Role store.Role
+	// ReadOnly, when set, says the user may read but not write, and why ("role viewer"):
+	// every field shows read-only from the start, and the store refuses any write.
+	ReadOnly string
 	// Lease makes every open take a lease (--lease), as if opened with `e`.
 	Lease bool
 	// LeaseOnEdit defers the lease to the first edit (--lease-on-edit): a record opened with
@@ -83,6 +86,15 @@ type Options struct {
 	Width, Height int
 	// Editor is the external editor command for ctrl+e; empty means $VISUAL, $EDITOR, vi.
 	Editor string
+	// NoEditor, when set, is why ctrl+e runs no external editor (a session of tandem serve:
+	// an editor on the server would be a shell there); ctrl+e shows it.
+	NoEditor string
+	// ProgramOptions are added to the program's own (a served session: its input, output,
+	// environment, colour profile and window size).
+	ProgramOptions []tea.ProgramOption
+	// Started, when set, is given the program before it runs (a served session sends it
+	// its window changes).
+	Started func(p *tea.Program)
 	// OpenSource opens the source of a working copy for S (sync); nil when there is none.
 	OpenSource func(ctx context.Context) (store.Store, error)
 	// Live is the background sync of a --local copy (live.go); nil otherwise.
@@ -156,7 +168,12 @@ func Run(ctx context.Context, s store.Store, opts Options) error {
 	case app.c.opts.ColorProfile != colorprofile.Unknown:
 		popts = append(popts, tea.WithColorProfile(app.c.opts.ColorProfile))
 	}
-	_, err = tea.NewProgram(app, popts...).Run()
+	popts = append(popts, app.c.opts.ProgramOptions...)
+	p := tea.NewProgram(app, popts...)
+	if app.c.opts.Started != nil {
+		app.c.opts.Started(p)
+	}
+	_, err = p.Run()
 	// A program stopped by a signal or a closed terminal never ran the quit key's steps:
 	// do them now, before the store closes, so that nobody waits for a lease's expiry.
 	serr := app.shutdown()
@@ -348,7 +365,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 	}
 	base, kerr := LoadKeyMap(strings.TrimPrefix(opts.KeyFile, "-"))
 	c := &common{
-		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role}),
+		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role, ReadOnly: opts.ReadOnly}),
 		st:       s,
 		reg:      s.Registry(),
 		opts:     opts,
@@ -778,4 +795,13 @@ func fitScreen(body string, width, height int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// readOnlyNote is what the list's header says after the user's name when they may only
+// read: " (read only)", else nothing.
+func (c *common) readOnlyNote() string {
+	if c.opts.ReadOnly == "" {
+		return ""
+	}
+	return " (read only)"
 }

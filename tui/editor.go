@@ -227,6 +227,11 @@ func (e *editorModel) typing() bool {
 // buildForm makes the inputs from the registry and fills them from rec (nil: a new record).
 func (e *editorModel) buildForm(rec *store.Record) {
 	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
+	if why := e.c.opts.ReadOnly; why != "" {
+		for _, fi := range e.fields {
+			fi.readOnly = "you may read only (" + why + ")"
+		}
+	}
 	e.fill(rec)
 	if rec != nil {
 		e.c.noteItems([]*store.Record{rec})
@@ -882,6 +887,10 @@ func (e *editorModel) leave(status string) tea.Cmd {
 
 func (e *editorModel) externalEdit() tea.Cmd {
 	if e.readOnly != "" || e.fields[e.focus].readOnly != "" {
+		return nil
+	}
+	if why := e.c.opts.NoEditor; why != "" {
+		e.status.warn(why)
 		return nil
 	}
 	idx := e.focus

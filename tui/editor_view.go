@@ -46,6 +46,9 @@ func (e *editorModel) View() string {
 	case e.leaseOnEdit:
 		mode = "lease on edit"
 	}
+	if c.opts.ReadOnly != "" {
+		mode = "read only"
+	}
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))
 	b.WriteByte('\n')
 	b.WriteString(c.clip(e.lockLine() + e.presenceLine()))

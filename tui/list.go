@@ -667,7 +667,7 @@ func (l *listModel) View() string {
 	}
 	// On a narrow terminal the user goes first, then the program's name: the tabs, the
 	// position and the order stay.
-	title := st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+" · "+pos)
+	title := st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(safe.Line(c.user)+c.readOnlyNote()+" · "+pos)
 	if ansi.StringWidth(title) > c.width {
 		title = st.Title.Render("tandem") + " " + tabs + "  " + st.Dim.Render(pos)
 	}

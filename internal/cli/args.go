@@ -106,7 +106,10 @@ func (a *app) parseRecordRef(ctx context.Context, kind, id string) (store.Kind, 
 // well be "@home"). But when that text is @ followed by the name of a file that exists, the
 // caller most likely meant to read the file into a field that cannot take one, and saving
 // the literal "@notes.txt" would go unnoticed: that is refused (EINVALID, nothing written).
-func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (store.Values, error) {
+//
+// files false (a session of tandem serve, whose files are the server's) reads no file and
+// looks at none: field=@path is refused for a text field and is the text itself for others.
+func parseAssignments(reg *store.Registry, kind store.Kind, args []string, files bool) (store.Values, error) {
 	vals := store.Values{}
 	for _, arg := range args {
 		if !utf8.ValidString(arg) {
@@ -124,7 +127,9 @@ func parseAssignments(reg *store.Registry, kind store.Kind, args []string) (stor
 		if _, dup := vals[name]; dup {
 			return nil, usagef("%s is given twice", name)
 		}
-		if path, at := strings.CutPrefix(raw, "@"); at && (path != "" || f.Type == store.TypeText) {
+		if path, at := strings.CutPrefix(raw, "@"); at && !files && f.Type == store.TypeText {
+			return nil, usagef("%s=@%s: over SSH no file of the server is read; give the text itself (%s=\"…\") or import it from stdin", name, path, name)
+		} else if at && files && (path != "" || f.Type == store.TypeText) {
 			if f.Type == store.TypeText {
 				b, err := readLimited(path, f.MaxBytes)
 				if err != nil {

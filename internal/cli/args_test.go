@@ -21,7 +21,7 @@ func TestParseAssignments_At(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := store.DefaultRegistry()
-	vals, err := parseAssignments(reg, store.KindProduct, []string{"description=@n.txt", "name=@home", "sku=@"})
+	vals, err := parseAssignments(reg, store.KindProduct, []string{"description=@n.txt", "name=@home", "sku=@"}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestParseAssignments_At(t *testing.T) {
 		t.Errorf("values %q", vals)
 	}
 	for _, arg := range []string{"name=@n.txt", "categories=@n.txt", "availability=@" + filepath.Join(".", "n.txt")} {
-		_, err := parseAssignments(reg, store.KindProduct, []string{arg})
+		_, err := parseAssignments(reg, store.KindProduct, []string{arg}, true)
 		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "is a file, but only a text field reads its value from a file") {
 			t.Errorf("%s: err %v, want a usage error saying only text fields read files", arg, err)
 		}

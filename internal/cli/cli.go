@@ -80,6 +80,7 @@ func commands(a *app) []*cobra.Command {
 		newResolveCmd(a),
 		newSchemaCmd(a),
 		newCopiesCmd(a),
+		newServeCmd(a),
 	}
 }
 
@@ -91,13 +92,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// write system call per 64 KiB, not one per line.
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	a := &app{args: args, stdin: stdin, stdout: out, stderr: stderr, out: out, stdoutTTY: isTerminal(stdout)}
+	return a.run(ctx, args, stderr)
+}
+
+// run executes the command line args on a and returns the exit code.
+func (a *app) run(ctx context.Context, args []string, stderr io.Writer) int {
+	out := a.out
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil && cmd != root {
 		a.localPush(ctx) // --local: what the command changed goes to the source, or waits
 	}
-	if a.st != nil {
+	if a.st != nil && a.served == nil {
 		if cerr := a.st.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close store: %w", cerr)
 		}
@@ -243,6 +250,10 @@ type app struct {
 	localFlagDef *pflag.Flag     // its definition (Changed: given on the command line)
 	localDone    bool            // resolveLocal ran
 	local        *localState     // set when --local made --db name the local copy (local.go)
+	// served is the user a session of tandem serve proved to be, nil outside a session:
+	// the store is the server's, and the command may not change who writes or read
+	// the server's files (see cmd_serve.go).
+	served *store.Actor
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -269,6 +280,9 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			a.started = true
+			if a.served != nil {
+				return a.checkServed(cmd)
+			}
 			// Checked for every command, not only where a write needs the role: a read
 			// that accepted "--as sytem" would let a script's typo pass until its first
 			// write.
@@ -428,6 +442,9 @@ func (a *app) storeRegistry(ctx context.Context) (*store.Registry, error) {
 
 // actor returns ctx carrying the writer given by --user and --as.
 func (a *app) actor(ctx context.Context) (context.Context, error) {
+	if a.served != nil {
+		return store.WithActor(ctx, *a.served), nil
+	}
 	role, err := store.ParseRole(a.as)
 	if err != nil {
 		return nil, usageErr(err)

@@ -40,7 +40,7 @@ Creating a document under a leased one needs that lease's token, --parent-lease
 			if err != nil {
 				return err
 			}
-			vals, err := parseAssignments(st.Registry(), kind, args[1:])
+			vals, err := parseAssignments(st.Registry(), kind, args[1:], a.served == nil)
 			if err != nil {
 				return err
 			}

@@ -115,6 +115,13 @@ A file refused as a whole exits 2.`,
 			if err != nil {
 				return err
 			}
+			// One refusal for a reader's import, not one per row: the store refuses each of
+			// their writes anyway (a dry run writes nothing and may run).
+			if act, aerr := store.ActorFrom(ctx); aerr == nil && !dryRun {
+				if err := act.CheckWrite("import"); err != nil {
+					return err
+				}
+			}
 			var in io.Reader = a.stdin
 			if path != "-" {
 				file, err := os.Open(path)

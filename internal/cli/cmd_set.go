@@ -45,7 +45,7 @@ refused (exit 2). --lease presents your lease token when the record is leased
 				return err
 			}
 			ctx, kind, id, reg := w.ctx, w.kind, w.id, w.reg
-			vals, err := parseAssignments(reg, kind, args[2:])
+			vals, err := parseAssignments(reg, kind, args[2:], a.served == nil)
 			if err != nil {
 				return err
 			}

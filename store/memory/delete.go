@@ -14,7 +14,7 @@ import (
 // tombstone in history and an EventDeleted change per record removed. See store.Records for
 // the order of the checks and the errors.
 func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d store.Delete) (*store.DeleteResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.WriterFrom(ctx, fmt.Sprintf("the delete of %s %d", kind, id))
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (l *lease) public() store.Lease {
 // holds the scope, EINVALID for an unknown group or a TTL out of range, ENOTFOUND for a
 // missing record.
 func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.Lease, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.WriterFrom(ctx, "a lease")
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ func (db *DB) lostLease(ctx context.Context, q querier, hash string, kind store.
 // AcquireLease grants a lease to the actor, taking over an expired or released one with a
 // higher fencing number. See store.Leases for the error codes.
 func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Lease, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.WriterFrom(ctx, "a lease")
 	if err != nil {
 		return nil, err
 	}

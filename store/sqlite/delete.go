@@ -12,7 +12,7 @@ import (
 // IMMEDIATE transaction, leaving a tombstone in history and a deleted change per record. See
 // store.Records for the order of the checks and the errors, store/delete.go for the rules.
 func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d store.Delete) (*store.DeleteResult, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.WriterFrom(ctx, fmt.Sprintf("the delete of %s %d", kind, id))
 	if err != nil {
 		return nil, err
 	}

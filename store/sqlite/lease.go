@@ -145,7 +145,7 @@ func (db *DB) checkLeases(ctx context.Context, tx *tx, kind store.Kind, id int64
 
 // AcquireLease grants a lease to the actor, taking over an expired or released one.
 func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Lease, error) {
-	actor, err := store.ActorFrom(ctx)
+	actor, err := store.WriterFrom(ctx, "a lease")
 	if err != nil {
 		return nil, err
 	}

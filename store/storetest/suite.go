@@ -54,6 +54,7 @@ func contract() []suiteTest {
 		{"StreamRecords", testStream},
 		{"UpdateRecord", testUpdateRecord},
 		{"UpdateRecord_Ownership", testOwnership},
+		{"ReadOnlyActor", testReadOnlyActor},
 		{"UpdateRecord_Relative", testRelative},
 		{"UpdateRecord_RelativeSystem", testRelativeSystemSave},
 		{"UpdateRecord_Idempotency", testUpdateIdempotency},

@@ -1,0 +1,215 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/tandem-editor/tandem/internal/safe"
+)
+
+// Role is what a user of the server may do: read (viewer), write as an editor (editor), or
+// that and more (admin).
+type Role string
+
+// The roles a users file may give.
+const (
+	RoleViewer Role = "viewer"
+	RoleEditor Role = "editor"
+	RoleAdmin  Role = "admin"
+)
+
+// User is one person of the users file: the name history, leases and presence show, the
+// role, and the public keys that prove who they are.
+type User struct {
+	Name string
+	Role Role
+	// Keys are the user's public keys, in wire format (ssh.PublicKey.Marshal), as strings.
+	Keys []string
+}
+
+// Users is the parsed users file: who may connect, by key.
+type Users struct {
+	byKey  map[string]*User // by the key's wire format
+	byName map[string]*User
+}
+
+// Lookup returns the user whose key k is, or nil.
+func (u *Users) Lookup(k gossh.PublicKey) *User {
+	if u == nil {
+		return nil
+	}
+	return u.byKey[string(k.Marshal())]
+}
+
+// Has reports whether the user name still holds the key k with the role role: a session
+// whose answer turns false after a reload ends.
+func (u *Users) Has(name string, role Role, k gossh.PublicKey) bool {
+	got := u.Lookup(k)
+	return got != nil && got.Name == name && got.Role == role
+}
+
+// Len is the number of users.
+func (u *Users) Len() int { return len(u.byName) }
+
+// LoadUsers reads and checks the users file at path. Its form:
+//
+//	users:
+//	  - name: alice
+//	    role: editor          # viewer, editor or admin
+//	    keys:
+//	      - ssh-ed25519 AAAA... alice@laptop
+//
+// Any error names the file and line; nothing is half loaded.
+func LoadUsers(path string) (*Users, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("users file: %w", err)
+	}
+	return parseUsers(path, data)
+}
+
+// fileError is an error at a line of the users file.
+func fileError(path string, line int, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...))
+}
+
+func parseUsers(path string, data []byte) (*Users, error) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		// yaml's messages say "line N: …".
+		return nil, fmt.Errorf("%s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:1: want a mapping with users: a list of {name, role, keys}", path)
+	}
+	root := doc.Content[0]
+	var list *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value != "users" {
+			return nil, fileError(path, k.Line, "unknown key %q (want users)", k.Value)
+		}
+		list = v
+	}
+	if list == nil {
+		return nil, fileError(path, root.Line, "no users: list the people who may connect")
+	}
+	if list.Kind != yaml.SequenceNode {
+		return nil, fileError(path, list.Line, "users: want a list of {name, role, keys}")
+	}
+	us := &Users{byKey: map[string]*User{}, byName: map[string]*User{}}
+	for _, n := range list.Content {
+		u, err := parseUser(path, n, us)
+		if err != nil {
+			return nil, err
+		}
+		us.byName[u.Name] = u
+	}
+	return us, nil
+}
+
+func parseUser(path string, n *yaml.Node, us *Users) (*User, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, fileError(path, n.Line, "a user is a mapping with name, role and keys")
+	}
+	u := &User{}
+	var keys *yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			return nil, fileError(path, k.Line, "%s is given twice", k.Value)
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "name":
+			if v.Kind != yaml.ScalarNode {
+				return nil, fileError(path, v.Line, "name: want text")
+			}
+			if err := checkName(v.Value); err != nil {
+				return nil, fileError(path, v.Line, "name: %v", err)
+			}
+			if us.byName[v.Value] != nil {
+				return nil, fileError(path, v.Line, "name %q is given to two users", v.Value)
+			}
+			u.Name = v.Value
+		case "role":
+			switch r := Role(v.Value); r {
+			case RoleViewer, RoleEditor, RoleAdmin:
+				u.Role = r
+			default:
+				return nil, fileError(path, v.Line, "role %q: want viewer, editor or admin", v.Value)
+			}
+		case "keys":
+			if v.Kind != yaml.SequenceNode {
+				return nil, fileError(path, v.Line, "keys: want a list of authorized_keys lines")
+			}
+			keys = v
+		default:
+			return nil, fileError(path, k.Line, "unknown key %q (want name, role, keys)", k.Value)
+		}
+	}
+	if u.Name == "" {
+		return nil, fileError(path, n.Line, "a user without a name")
+	}
+	if u.Role == "" {
+		return nil, fileError(path, n.Line, "user %q has no role (viewer, editor or admin)", u.Name)
+	}
+	if keys == nil || len(keys.Content) == 0 {
+		return nil, fileError(path, n.Line, "user %q has no keys", u.Name)
+	}
+	for _, kn := range keys.Content {
+		if kn.Kind != yaml.ScalarNode {
+			return nil, fileError(path, kn.Line, "a key is one authorized_keys line")
+		}
+		pk, _, _, _, err := gossh.ParseAuthorizedKey([]byte(kn.Value))
+		if err != nil {
+			return nil, fileError(path, kn.Line, "key of %q: %v", u.Name, err)
+		}
+		wire := string(pk.Marshal())
+		if other := us.byKey[wire]; other != nil || containsKey(u.Keys, wire) {
+			owner := u.Name
+			if other != nil {
+				owner = other.Name
+			}
+			return nil, fileError(path, kn.Line, "key %s is given twice (to %q): a key proves one person", gossh.FingerprintSHA256(pk), owner)
+		}
+		u.Keys = append(u.Keys, wire)
+	}
+	for _, k := range u.Keys {
+		us.byKey[k] = u
+	}
+	return u, nil
+}
+
+func containsKey(keys []string, k string) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// checkName refuses a user name that cannot stand in history and on a terminal: empty, too
+// long, not UTF-8, or with characters that change what a terminal shows (an escape
+// sequence or a bidirectional override in a name would reach every session that shows it).
+func checkName(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return fmt.Errorf("empty")
+	case !utf8.ValidString(s):
+		return fmt.Errorf("not valid UTF-8")
+	case utf8.RuneCountInString(s) > 200:
+		return fmt.Errorf("longer than 200 characters")
+	case strings.ContainsFunc(s, safe.Unsafe):
+		return fmt.Errorf("holds control characters (escape sequences, bidirectional overrides)")
+	}
+	return nil
+}
