@@ -35,6 +35,18 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary the tests built (30 MB a run in the temporary directory).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binDir is the directory of the binary mustBinary built, "" before.
+var binDir string
+
 // mustBinary builds tandem once for every test in this package.
 func mustBinary(t *testing.T) string {
 	t.Helper()
@@ -44,6 +56,7 @@ func mustBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binary = filepath.Join(dir, "tandem")
 		out, err := exec.Command("go", "build", "-o", binary, "github.com/tandem-editor/tandem").CombinedOutput()
 		if err != nil {
