@@ -91,3 +91,19 @@ func TestClient_ServerGone(t *testing.T) {
 		t.Fatalf("call after the server went: %v, want unavailable", err)
 	}
 }
+
+// A reader's stream writes no idempotency key either: those are writes too.
+func TestServe_ReaderWritesNoKey(t *testing.T) {
+	st := memory.New(store.Options{})
+	c := served(t, st, remote.Options{Actor: &store.Actor{Name: "vic", Role: store.RoleEditor, ReadOnly: "role viewer"}})
+	ctx := store.WithActor(context.Background(), store.Actor{Name: "vic"})
+	if _, err := c.ClaimKey(ctx, "import", "k1", "h", time.Minute); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("a reader's key claim: %v, want forbidden", err)
+	}
+	if _, err := c.PurgeKeys(ctx); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("a reader's purge: %v, want forbidden", err)
+	}
+	if _, err := st.FindKey(context.Background(), "import", "k1"); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("the key after a refused claim: %v, want not found", err)
+	}
+}

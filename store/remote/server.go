@@ -147,6 +147,21 @@ func handle[A, R any](fn func(context.Context, store.Store, A) (R, error)) handl
 	}
 }
 
+// writing is handle for a call that writes outside the record writes (which check their
+// actor themselves): an actor who may only read is refused it (EFORBIDDEN); a call
+// without an actor (the store's keys need none) goes ahead.
+func writing[A, R any](what string, fn func(context.Context, store.Store, A) (R, error)) handler {
+	return handle(func(ctx context.Context, st store.Store, a A) (R, error) {
+		if a, err := store.ActorFrom(ctx); err == nil {
+			if err := a.CheckWrite(what); err != nil {
+				var zero R
+				return zero, err
+			}
+		}
+		return fn(ctx, st, a)
+	})
+}
+
 // done adapts a call that returns only an error.
 func done(err error) (bool, error) { return err == nil, err }
 
@@ -203,19 +218,19 @@ var handlers = map[string]handler{
 	"FindOpsPage": handle(func(ctx context.Context, st store.Store, a historyArgs) ([]store.Change, error) {
 		return st.FindOpsPage(ctx, a.Kind, a.ID, a.Q)
 	}),
-	"ClaimKey": handle(func(ctx context.Context, st store.Store, a keyArgs) (*store.Claim, error) {
+	"ClaimKey": writing("claim an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (*store.Claim, error) {
 		return st.ClaimKey(ctx, a.Scope, a.Key, a.Hash, a.TTL)
 	}),
-	"CompleteKey": handle(func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
+	"CompleteKey": writing("complete an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
 		return done(st.CompleteKey(ctx, a.Scope, a.Key, a.Result, a.TTL))
 	}),
-	"FailKey": handle(func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
+	"FailKey": writing("fail an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
 		return done(st.FailKey(ctx, a.Scope, a.Key))
 	}),
 	"FindKey": handle(func(ctx context.Context, st store.Store, a keyArgs) (*store.KeyRecord, error) {
 		return st.FindKey(ctx, a.Scope, a.Key)
 	}),
-	"PurgeKeys": handle(func(ctx context.Context, st store.Store, _ noArgs) (int, error) {
+	"PurgeKeys": writing("purge idempotency keys", func(ctx context.Context, st store.Store, _ noArgs) (int, error) {
 		return st.PurgeKeys(ctx)
 	}),
 	"AcquireLease": handle(func(ctx context.Context, st store.Store, r store.LeaseRequest) (*store.Lease, error) {
