@@ -24,7 +24,6 @@ type Client struct {
 	migr int
 
 	wmu sync.Mutex // one request written at a time
-	enc *gob.Encoder
 
 	mu      sync.Mutex
 	reg     *store.Registry
@@ -45,16 +44,15 @@ var errClosed = &store.Error{Code: store.EUNAVAILABLE, Message: "the connection 
 // the server answers, EINVALID when the server refuses the client (its message says why)
 // or speaks another protocol version.
 func Dial(ctx context.Context, conn io.ReadWriteCloser) (*Client, error) {
-	c := &Client{conn: conn, enc: gob.NewEncoder(conn), pending: map[uint64]chan response{}, done: make(chan struct{})}
-	dec := gob.NewDecoder(conn)
+	c := &Client{conn: conn, pending: map[uint64]chan response{}, done: make(chan struct{})}
 	var w welcome
 	greeted := make(chan error, 1)
 	go func() {
-		if err := c.enc.Encode(hello{Version: protocolVersion}); err != nil {
+		if err := writeFrame(conn, hello{Version: protocolVersion}); err != nil {
 			greeted <- err
 			return
 		}
-		greeted <- dec.Decode(&w)
+		greeted <- readFrame(conn, maxResponse, &w)
 	}()
 	select {
 	case err := <-greeted:
@@ -80,7 +78,7 @@ func Dial(ctx context.Context, conn io.ReadWriteCloser) (*Client, error) {
 		return nil, err
 	}
 	c.reg, c.id, c.user, c.migr = reg, w.StoreID, w.User, w.Migrations
-	go c.read(dec)
+	go c.read()
 	return c, nil
 }
 
@@ -102,11 +100,11 @@ func (c *Client) User() string { return c.user }
 
 // read delivers each response to its call until the stream ends, then fails the calls
 // still waiting.
-func (c *Client) read(dec *gob.Decoder) {
+func (c *Client) read() {
 	var err error
 	for {
 		var r response
-		if err = dec.Decode(&r); err != nil {
+		if err = readFrame(c.conn, maxResponse, &r); err != nil {
 			break
 		}
 		c.mu.Lock()
@@ -154,7 +152,7 @@ func (c *Client) roundTrip(ctx context.Context, req request) (response, error) {
 	c.pending[req.ID] = ch
 	c.mu.Unlock()
 	c.wmu.Lock()
-	err := c.enc.Encode(req)
+	err := writeFrame(c.conn, req)
 	c.wmu.Unlock()
 	if err != nil {
 		c.fail(unavailable("send to the store's server", err))

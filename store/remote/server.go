@@ -20,17 +20,17 @@ type Options struct {
 	// in another role. Nil takes each call's actor as the client sent it: for a stream
 	// that is trusted as a whole (tests).
 	Actor *store.Actor
-	// MaxInFlight bounds the calls served at once; zero means 8. Further requests wait
-	// unread, so a client that sends without reading cannot grow the server's memory.
+	// MaxInFlight bounds the calls served at once; zero means 4. Further requests wait
+	// unread, so a client that sends without reading cannot grow the server's memory
+	// past that many requests (each at most 32 MiB) and their answers.
 	MaxInFlight int
 }
 
 // Serve answers the calls of a Client at the other end of conn from st, until the stream
 // ends (nil) or fails (its error). It returns once every call it started has answered.
 func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) error {
-	dec, enc := gob.NewDecoder(conn), gob.NewEncoder(conn)
 	var h hello
-	if err := dec.Decode(&h); err != nil {
+	if err := readFrame(conn, maxRequest, &h); err != nil {
 		return fmt.Errorf("read the client's hello: %w", err)
 	}
 	w := welcome{Version: protocolVersion, StoreID: st.StoreID()}
@@ -46,12 +46,12 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 			w.User = o.Actor.Name
 		}
 	}
-	if err := enc.Encode(w); err != nil || w.Err != "" {
+	if err := writeFrame(conn, w); err != nil || w.Err != "" {
 		return err
 	}
 	limit := o.MaxInFlight
 	if limit <= 0 {
-		limit = 8
+		limit = 4
 	}
 	var (
 		wmu   sync.Mutex
@@ -61,9 +61,9 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 	defer calls.Wait()
 	for {
 		var req request
-		if err := dec.Decode(&req); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil
+		if err := readFrame(conn, maxRequest, &req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil // the client ended the stream between requests
 			}
 			return fmt.Errorf("read a request: %w", err)
 		}
@@ -79,7 +79,7 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 			resp := answer(o.callContext(ctx, req), st, req)
 			wmu.Lock()
 			defer wmu.Unlock()
-			_ = enc.Encode(resp) // a failed write ends the stream, which the loop notices
+			_ = writeFrame(conn, resp) // a failed write ends the stream, which the loop notices
 		}()
 	}
 }

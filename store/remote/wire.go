@@ -4,13 +4,18 @@
 // copy cloned through a team server syncs through it this way, with no database
 // credentials on the laptop and the server's permissions on every write.
 //
-// The protocol is gob over the stream: a hello each way, then requests and responses that
-// carry an id, so calls from many goroutines travel at once and answer out of order.
+// The protocol is frames of gob over the stream (writeFrame): a hello each way, then
+// requests and responses that carry an id, so calls from many goroutines travel at once
+// and answer out of order.
 package remote
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
@@ -109,4 +114,46 @@ func (w *wireError) err() error {
 		return w.Ownership
 	}
 	return &store.Error{Code: w.Code, Message: w.Message, Ways: w.Ways}
+}
+
+// Frame limits. Every message travels as a frame: its length (4 bytes, big-endian), then
+// its gob encoding. A server reads no request over maxRequest (a record's largest value is
+// 16 MiB), so a client cannot make it hold more than MaxInFlight such frames.
+const (
+	maxRequest  = 32 << 20
+	maxResponse = 1 << 30
+)
+
+// writeFrame sends v as one frame.
+func writeFrame(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	buf.Write(make([]byte, 4))
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return err
+	}
+	b := buf.Bytes()
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	_, err := w.Write(b)
+	return err
+}
+
+// readFrame reads one frame of at most max bytes into v. io.EOF when the stream ended
+// between frames.
+func readFrame(r io.Reader, max int, v any) error {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if int64(n) > int64(max) {
+		return fmt.Errorf("a message of %d bytes, over the limit of %d", n, max)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return io.ErrUnexpectedEOF
+	}
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
+		return fmt.Errorf("a malformed message: %v", err)
+	}
+	return nil
 }
