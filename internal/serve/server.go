@@ -293,10 +293,14 @@ func (s *Server) run(sess ssh.Session) int {
 	cmd := sess.Command()
 	log := s.cfg.Log.With("user", u.Name, "addr", sess.RemoteAddr().String(), "key", gossh.FingerprintSHA256(key))
 	var code int
-	if len(cmd) == 0 {
+	switch {
+	case len(cmd) == 0:
 		log.Info("session", "what", "tui")
 		code = s.runTUI(actx, sess, u)
-	} else {
+	case len(cmd) == 1 && cmd[0] == StoreCommand:
+		log.Info("session", "what", "store")
+		code = s.serveStore(actx, sess, u)
+	default:
 		log.Info("session", "what", "command", "command", cmd[0])
 		code = s.cfg.Command(actx, cmd, sess, sess, sess.Stderr())
 	}
