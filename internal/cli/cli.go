@@ -381,8 +381,27 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.takeServedUser(st); err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.st = st
 	return st, nil
+}
+
+// takeServedUser makes the user a team server proved by key (a store reached through
+// ssh://) the user of this run: the server writes as them whatever the client says, so the
+// TUI and messages say so too. A --user that names someone else is refused.
+func (a *app) takeServedUser(st store.Store) error {
+	r, ok := st.(interface{ User() string })
+	if !ok || r.User() == "" || a.user == r.User() {
+		return nil
+	}
+	if a.user != defaultUser() {
+		return usagef("--user %s: through a team server you are %s (your key says so)", safe.Line(a.user), safe.Line(r.User()))
+	}
+	a.user = r.User()
+	return nil
 }
 
 // createStore opens the store named by --db like store, creating it first when it is a

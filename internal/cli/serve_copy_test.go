@@ -77,6 +77,12 @@ func TestServe_CopyThroughServer(t *testing.T) {
 		t.Errorf("product 3 is v%d on the server after a viewer's push; want v%d", v, before)
 	}
 
+	wantExit(t, "--user naming another through the server", viaSSH(t, aliceKey, "--db", url, "--user", "mallory", "list", "product"),
+		2, "you are alice")
+	wantExit(t, "a direct command through the server", viaSSH(t, aliceKey, "--db", url, "set", "product", "4", "price=5", "--expect-version", "1"), 0)
+	if got := mustGet(t, dsn, "product", 4); got.UpdatedBy != "alice" {
+		t.Errorf("product 4 set through --db ssh://: by %q, want alice", got.UpdatedBy)
+	}
 	wantExit(t, "a password in the address", viaSSH(t, aliceKey, "--db", "ssh://alice:secret@"+srv.addr, "list", "product"), 2, "takes no password")
 	wantExit(t, "a path in the address", viaSSH(t, aliceKey, "clone", url+"/other.db", filepath.Join(dir, "x.db")), 2, "serves one store")
 	wantExit(t, "init through the server", viaSSH(t, aliceKey, "--db", url, "init"), 2, "made where the server runs")
