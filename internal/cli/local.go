@@ -285,6 +285,28 @@ func (a *app) localPush(ctx context.Context) {
 	fmt.Fprintln(a.stderr, msg)
 }
 
+// leaseStore returns the store leases are taken on, and what closes what it opened: with
+// --local the source, since leases hold where the others edit (a copy has none), or
+// EUNAVAILABLE when it does not answer within localPushWait; else the store.
+func (a *app) leaseStore(ctx context.Context) (store.Store, func(), error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.local == nil {
+		return st, func() {}, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, localPushWait)
+	src, err := openStore(octx, a.local.source, store.Options{Registry: st.Registry()})
+	cancel()
+	if err != nil {
+		return nil, nil, store.Errorf(store.EUNAVAILABLE, "--local: a lease is taken on the source, where the others edit, and %s does not answer (%v); "+
+			"try again once it answers, or change the record without a lease: the local copy takes the change and the sync merges it",
+			safe.Line(dsnWhere(a.local.source)), err)
+	}
+	return src, func() { _ = src.Close() }, nil
+}
+
 // liveSyncer returns the background syncer of the --local copy wc.
 func (a *app) liveSyncer(wc store.WorkingCopy) *live.Syncer {
 	source, reg := a.local.source, wc.Registry()
