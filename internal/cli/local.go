@@ -253,9 +253,16 @@ func (a *app) localPush(ctx context.Context) {
 	if err != nil || st.Pending == 0 {
 		return
 	}
-	unlock, err := a.lockSync()
-	if err != nil {
+	unlock, ok, err := a.waitSyncLock(ctx, localPushWait)
+	switch {
+	case err != nil:
 		fmt.Fprintf(a.stderr, "tandem: saved locally; %s pending: %v\n", plural(st.Pending, "change"), err)
+		return
+	case !ok:
+		// Another tandem of this copy (a TUI with --local, sync --follow) syncs it: its
+		// rounds read the copy's outbox, this change included.
+		fmt.Fprintf(a.stderr, "tandem: saved locally; %s pending, pushed by the other tandem syncing this copy\n",
+			plural(st.Pending, "change"))
 		return
 	}
 	defer unlock()
@@ -305,6 +312,25 @@ func (a *app) leaseStore(ctx context.Context) (store.Store, func(), error) {
 			safe.Line(dsnWhere(a.local.source)), err)
 	}
 	return src, func() { _ = src.Close() }, nil
+}
+
+// waitSyncLock takes the sync lock of the copy --db names, waiting up to wait while another
+// process holds it (a TUI's background syncer holds it for a round at a time); ok false when
+// it still held it then.
+func (a *app) waitSyncLock(ctx context.Context, wait time.Duration) (unlock func(), ok bool, err error) {
+	path := a.syncLockPath()
+	deadline := time.Now().Add(wait)
+	for {
+		unlock, ok, err := lockFile(path, "sync")
+		if err != nil || ok || time.Now().After(deadline) {
+			return unlock, ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // liveSyncer returns the background syncer of the --local copy wc.
