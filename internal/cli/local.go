@@ -36,6 +36,28 @@ const localPushWait = 3 * time.Second
 type localState struct {
 	source string
 	before int64
+	// tokens are the leases on the source the command was given (--lease), by record: the
+	// push presents them, the copy (which has no leases) never sees them.
+	tokens map[localRecord]string
+}
+
+// localRecord names a record of the copy.
+type localRecord struct {
+	kind store.Kind
+	id   int64
+}
+
+// localLease is the lease token a write to the store presents for kind id, given token
+// (--lease): with --local none, and the push presents token on the source instead.
+func (a *app) localLease(kind store.Kind, id int64, token string) string {
+	if a.local == nil || token == "" {
+		return token
+	}
+	if a.local.tokens == nil {
+		a.local.tokens = map[localRecord]string{}
+	}
+	a.local.tokens[localRecord{kind, id}] = token
+	return ""
 }
 
 // copiesDir is where --local keeps its copies: $XDG_DATA_HOME/tandem/copies, by default
@@ -276,7 +298,10 @@ func (a *app) localPush(ctx context.Context) {
 	}
 	defer src.Close()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	rep, err := tsync.Sync(sctx, src, wc)
+	tokens := a.local.tokens
+	rep, err := tsync.SyncWith(sctx, src, wc, tsync.Options{LeaseToken: func(kind store.Kind, id int64) string {
+		return tokens[localRecord{kind, id}]
+	}})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "tandem: saved locally; the push stopped: %v (what is pending goes out with the next tandem --local)\n", err)

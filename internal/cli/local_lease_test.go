@@ -7,7 +7,8 @@ import (
 
 // TestLocal_LeaseOnSource: with --local, tandem lease works on the source, where the others
 // edit (the copy has no leases): a lease taken holds the source's record against bob, and
-// its release frees it. With the connection cut, acquire says why it cannot and what to do.
+// its release frees it; a save given its token (--lease) goes to the copy without it and
+// is pushed with it. With the connection cut, acquire says why it cannot and what to do.
 func TestLocal_LeaseOnSource(t *testing.T) {
 	e := newLocalEnv(t, 5)
 	wantExit(t, "the first --local run clones", e.run(t, "list", "products"), 0)
@@ -20,6 +21,12 @@ func TestLocal_LeaseOnSource(t *testing.T) {
 	}
 	wantExit(t, "bob's save on the source while alice holds the lease",
 		tandem(t, e.direct, "--user", "bob", "set", "product", "3", "name=Bob's", "--expect-version", "1"), 4, "alice")
+	// Her save with the token goes to the copy, and its push presents the token on the source.
+	wantExit(t, "alice's save with her lease", e.run(t, "--user", "alice", "set", "product", "3", "name=Alice's",
+		"--expect-version", "1", "--lease", l.Token), 0, "pushed to the source (1 change)")
+	if got := field(t, e.direct, 3, "name"); got != "Alice's" {
+		t.Fatalf("name on the source %v, want alice's save", got)
+	}
 
 	e.proxy.Cut()
 	wantExit(t, "lease acquire with the source cut", e.run(t, "--user", "alice", "lease", "acquire", "product", "4"), 1,
@@ -27,5 +34,5 @@ func TestLocal_LeaseOnSource(t *testing.T) {
 	e.proxy.Restore()
 
 	wantExit(t, "lease release with --local", e.run(t, "--user", "alice", "lease", "release", l.Token), 0, "released")
-	mustTandem(t, e.direct, "--user", "bob", "set", "product", "3", "name=Bob's", "--expect-version", "1")
+	mustTandem(t, e.direct, "--user", "bob", "set", "product", "3", "name=Bob's", "--expect-version", "2")
 }
