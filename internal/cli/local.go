@@ -315,6 +315,10 @@ func (a *app) localPush(ctx context.Context) {
 		msg += fmt.Sprintf("; %s still pending", plural(rep.Pending, "change"))
 	}
 	fmt.Fprintln(a.stderr, msg)
+	for _, wt := range rep.Waits {
+		fmt.Fprintf(a.stderr, "tandem: waiting: %s %d is leased by %s on the source until %s; the change goes out once the lease ends\n",
+			wt.Kind, wt.ID, safe.Line(wt.Holder), wt.Until.Local().Format("15:04:05"))
+	}
 }
 
 // leaseStore returns the store leases are taken on, and what closes what it opened: with

@@ -8,7 +8,7 @@ import (
 // TestLocal_LeaseOnSource: with --local, tandem lease works on the source, where the others
 // edit (the copy has no leases): a lease taken holds the source's record against bob, and
 // its release frees it; a save given its token (--lease) goes to the copy without it and
-// is pushed with it. With the connection cut, acquire says why it cannot and what to do.
+// is pushed with it; a change to a record bob leased waits, saying so. With the connection cut, acquire says why it cannot and what to do.
 func TestLocal_LeaseOnSource(t *testing.T) {
 	e := newLocalEnv(t, 5)
 	wantExit(t, "the first --local run clones", e.run(t, "list", "products"), 0)
@@ -27,6 +27,11 @@ func TestLocal_LeaseOnSource(t *testing.T) {
 	if got := field(t, e.direct, 3, "name"); got != "Alice's" {
 		t.Fatalf("name on the source %v, want alice's save", got)
 	}
+
+	// A record bob leased on the source: alice's change waits in the copy, and she is told.
+	mustTandem(t, e.direct, "--user", "bob", "lease", "acquire", "product", "5", "--ttl", "5m")
+	wantExit(t, "alice's save of a record bob leased", e.run(t, "--user", "alice", "set", "product", "5", "name=Alice's",
+		"--expect-version", "1"), 0, "1 change still pending", "product 5 is leased by bob on the source")
 
 	e.proxy.Cut()
 	wantExit(t, "lease acquire with the source cut", e.run(t, "--user", "alice", "lease", "acquire", "product", "4"), 1,
