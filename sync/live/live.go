@@ -36,6 +36,12 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait before reconnecting after a failure (defaults
 	// 250 ms and 15 s); the wait doubles with each failure in a row.
 	MinBackoff, MaxBackoff time.Duration
+	// Gap is the least time between the end of a round and the start of the next one that a
+	// local save asks for (default 20 ms): a save made while the syncer is idle is pushed at
+	// once, and a burst of saves goes out in a few rounds instead of one round per save, each
+	// of which writes to the copy (acknowledgements, the pull of the source's echo) while
+	// the person saves there. The source's changes are pulled without it.
+	Gap time.Duration
 	// Notify, when set, is called (from the syncer's goroutine) after the status changed.
 	Notify func()
 	// Now is the clock (default time.Now).
@@ -109,6 +115,9 @@ func New(wc store.WorkingCopy, o Options) *Syncer {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Gap == 0 {
+		o.Gap = 20 * time.Millisecond
 	}
 	return &Syncer{wc: wc, opts: o, kick: make(chan struct{}, 1), done: make(chan struct{}), tokens: map[recordRef]string{}}
 }
@@ -234,22 +243,40 @@ func (s *Syncer) Run(ctx context.Context) {
 			// A safety net: a change the feed did not tell of is picked up within this.
 			retry = time.After(10 * time.Second)
 		}
-		if !s.wait(ctx, local, &remote, retry) {
+		ended := time.Now()
+		due, saved := s.wait(ctx, local, &remote, retry)
+		if !due || saved && !sleep(ctx, s.opts.Gap-time.Since(ended)) {
 			return
 		}
 	}
 }
 
-// wait blocks until a round is due; false when ctx ended.
-func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-chan store.Change, retry <-chan time.Time) bool {
+// sleep waits d (nothing when d <= 0); false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// wait blocks until a round is due (due false: ctx ended); saved says a local save made it
+// due, rather than the source's feed or the retry timer.
+func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-chan store.Change, retry <-chan time.Time) (due, saved bool) {
 	for {
 		select {
 		case <-ctx.Done():
-			return false
+			return false, false
 		case <-s.kick:
-			return true
+			return true, true
 		case <-retry:
-			return true
+			return true, false
 		case c, ok := <-local:
 			if !ok {
 				local = nil
@@ -258,12 +285,12 @@ func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-
 			if c.Event == store.EventPulled {
 				continue // the syncer's own pull, not a local save
 			}
-			return true
+			return true, true
 		case _, ok := <-*remote:
 			if !ok {
 				*remote = nil
 			}
-			return true
+			return true, false
 		}
 	}
 }
