@@ -437,7 +437,7 @@ func (s *syncer) pushSave(ctx context.Context, e *store.OutboxEntry) outcome {
 		}
 	}
 	if len(add) > 0 {
-		res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{Add: add, IdempotencyKey: e.Key + ":add"})
+		res, err := s.update(ctx, e, store.Update{Add: add, IdempotencyKey: e.Key + ":add"})
 		if err != nil {
 			return s.refused(ctx, e, err)
 		}
@@ -472,7 +472,7 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 	// No key: the version check makes a re-sent absolute save harmless. Sent again after a
 	// crash, it meets its own write as a conflict, and the merge below finds nothing left
 	// to write. (A key would cost a row on the source for every save.)
-	res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: e.BaseVersion, Set: set})
+	res, err := s.update(ctx, e, store.Update{BaseVersion: e.BaseVersion, Set: set})
 	if err == nil {
 		return outcome{rec: res.Record, rebase: !res.Replayed && !res.Unchanged}
 	}
@@ -496,7 +496,7 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 		if len(changes) == 0 {
 			return theirs, nil
 		}
-		res, err := s.src.UpdateRecord(ctx, e.Kind, e.ID, store.Update{BaseVersion: theirs.Version, Set: changes})
+		res, err := s.update(ctx, e, store.Update{BaseVersion: theirs.Version, Set: changes})
 		if err != nil {
 			return nil, err
 		}
@@ -533,7 +533,10 @@ func (s *syncer) pushAbsolute(ctx context.Context, e *store.OutboxEntry, set sto
 // (a document with children the copy did not have) is a conflict with its reason: a subtree
 // is never deleted on the source without a person seeing it.
 func (s *syncer) pushDelete(ctx context.Context, e *store.OutboxEntry) outcome {
-	_, err := s.src.DeleteRecord(ctx, e.Kind, e.ID, store.Delete{ExpectVersion: e.BaseVersion, IdempotencyKey: e.Key})
+	err := withLease(s.leaseToken(e), func(token string) error {
+		_, err := s.src.DeleteRecord(ctx, e.Kind, e.ID, store.Delete{ExpectVersion: e.BaseVersion, IdempotencyKey: e.Key, LeaseToken: token})
+		return err
+	})
 	var ce *store.ConflictError
 	switch {
 	case err == nil:
@@ -775,4 +778,34 @@ func (s *syncer) findOwnCreate(ctx context.Context, e *store.OutboxEntry, vals s
 		}
 	}
 	return nil, nil
+}
+
+// update saves u of e's record on the source, presenting the person's lease on it, if any
+// (Options.LeaseToken).
+func (s *syncer) update(ctx context.Context, e *store.OutboxEntry, u store.Update) (res *store.UpdateResult, err error) {
+	err = withLease(s.leaseToken(e), func(token string) error {
+		u.LeaseToken = token
+		res, err = s.src.UpdateRecord(ctx, e.Kind, e.ID, u)
+		return err
+	})
+	return res, err
+}
+
+// leaseToken is the token of the person's lease on e's record ("" when none).
+func (s *syncer) leaseToken(e *store.OutboxEntry) string {
+	if s.opts.LeaseToken == nil || e.Op == store.CopyCreate {
+		return ""
+	}
+	return s.opts.LeaseToken(e.Kind, e.ID)
+}
+
+// withLease runs write with token; when the source says the token is no longer valid, it
+// runs write again without one, as a change made without a lease.
+func withLease(token string, write func(token string) error) error {
+	err := write(token)
+	var le *store.LeaseError
+	if token != "" && errors.As(err, &le) && le.Lost {
+		return write("")
+	}
+	return err
 }

@@ -154,6 +154,21 @@ func takeSchema(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Sc
 // stays done. Another store than the copy's source, and a source that went back in time (a
 // *RewoundError), are refused (EINVALID) before anything moves.
 func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, error) {
+	return SyncWith(ctx, src, wc, Options{})
+}
+
+// Options are what SyncWith takes besides the two stores.
+type Options struct {
+	// LeaseToken, when set, returns the token of a lease that the person of the copy holds
+	// on the source's record kind id ("" when none). The push presents it with the record's
+	// saves and deletes, so that their own lease does not hold their changes back; a token
+	// the source no longer honours (the lease expired or was released) is dropped and the
+	// change sent as any other.
+	LeaseToken func(kind store.Kind, id int64) string
+}
+
+// SyncWith is Sync with options.
+func SyncWith(ctx context.Context, src store.Store, wc store.WorkingCopy, o Options) (*Report, error) {
 	st, err := wc.CopyState(ctx)
 	if err != nil {
 		return nil, err
@@ -173,7 +188,7 @@ func Sync(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report, 
 			return nil, err
 		}
 	}
-	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{Schema: taken}}
+	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{Schema: taken}, opts: o}
 	for round := 0; round < maxRounds; round++ {
 		start := time.Now()
 		pulled, err := s.pull(ctx, st)
@@ -401,10 +416,11 @@ func Repush(ctx context.Context, src store.Store, wc store.WorkingCopy) (*Report
 }
 
 type syncer struct {
-	src store.Store
-	wc  store.WorkingCopy
-	reg *store.Registry
-	rep *Report
+	src  store.Store
+	wc   store.WorkingCopy
+	reg  *store.Registry
+	rep  *Report
+	opts Options
 }
 
 // order returns the copy's kinds in the order a pull writes them: tree kinds first (a

@@ -503,6 +503,8 @@ func (a *App) onAnswer(msg tea.Msg) (tea.Cmd, bool) {
 			return tea.Batch(cmd, a.deliver(scrList, statusMsg{to: scrList, line: pushedLine(msg)})), true
 		}
 		return cmd, true
+	case liveLeaseMsg:
+		return a.deliver(scrEditor, msg), true
 	case historyMsg:
 		return a.deliver(scrHistory, msg), true
 	case locksMsg:

@@ -368,9 +368,7 @@ func (e *editorModel) deleteKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	}
 	a := deleteAsk{kind: e.kind, id: e.id, version: e.rec.Version, title: e.c.reg.TitleOf(e.rec), tree: e.c.reg.Tree(e.kind), from: scrEditor}
-	if e.held != nil {
-		a.token = e.held.Token()
-	}
+	a.token = e.c.saveToken(e.held)
 	return askDelete(a), true
 }
 

@@ -52,7 +52,7 @@ var t0 = time.Date(2026, 12, 1, 10, 5, 0, 0, time.UTC)
 // are background work that settle does not wait for; their messages are applied whenever
 // they come, by a later settle or waitFor.
 type driver struct {
-	t    *testing.T
+	t    testing.TB
 	app  *App
 	msgs chan tea.Msg
 	quit bool
@@ -108,7 +108,7 @@ func mustSeed(t *testing.T, s store.Store, n int) {
 }
 
 // newDriver starts an App for user on s at 80x24.
-func newDriver(t *testing.T, s store.Store, user string, mod ...func(*Options)) *driver {
+func newDriver(t testing.TB, s store.Store, user string, mod ...func(*Options)) *driver {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -358,7 +358,7 @@ func (d *driver) golden(name string) {
 	mustGolden(d.t, name, d.screen())
 }
 
-func mustGolden(t *testing.T, name, got string) {
+func mustGolden(t testing.TB, name, got string) {
 	t.Helper()
 	// Trailing spaces are invisible and editor-hostile in golden files.
 	lines := strings.Split(got, "\n")

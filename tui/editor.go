@@ -193,7 +193,7 @@ func (e *editorModel) Init() tea.Cmd {
 			return recordLoadedMsg{ed: e, err: err}
 		}
 		sent := c.opts.Now()
-		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id})
+		ls, now, err := c.findLeases(store.LeaseFilter{Kind: kind, RecordID: id})
 		if err != nil {
 			return recordLoadedMsg{ed: e, err: err}
 		}
@@ -448,6 +448,8 @@ func (e *editorModel) fromOthers(msg tea.Msg) (tea.Cmd, bool) {
 	case livePushedMsg:
 		e.onPushed(msg)
 		return nil, true
+	case liveLeaseMsg:
+		return e.onLiveLease(msg), true
 	}
 	return nil, false
 }
@@ -997,9 +999,7 @@ func (e *editorModel) save() tea.Cmd {
 		// promises, not one more try with a token the store will refuse.
 		drop = e.editorLease.lose(e.c, e.held.Status().Err)
 	}
-	if e.held != nil {
-		u.LeaseToken = e.held.Token()
-	}
+	u.LeaseToken = c.saveToken(e.held)
 	e.saving = true
 	e.sent = e.snapshot()
 	e.status.info("saving…")

@@ -64,8 +64,13 @@ func (e *editorModel) acquireCmd() tea.Cmd {
 	e.leaseStop = cancel
 	e.acquiring = true
 	return func() tea.Msg {
-		h, err := locks.Acquire(ctx, c.st, store.LeaseRequest{Kind: kind, RecordID: id, Group: store.GroupEditor,
+		leases, err := c.leaseStore()
+		if err != nil {
+			return leaseAcquiredMsg{ed: e, err: err}
+		}
+		h, err := locks.Acquire(ctx, leases, store.LeaseRequest{Kind: kind, RecordID: id, Group: store.GroupEditor,
 			TTL: c.opts.LeaseTTL}, locks.Options{TTL: c.opts.LeaseTTL})
+		c.presentLease(h)
 		return leaseAcquiredMsg{ed: e, held: h, err: err}
 	}
 }
@@ -104,6 +109,10 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 			e.focusCmd()
 			return tea.Batch(keep, again)
 		}
+		if isOfflineLease(msg.err) {
+			e.status.warn(e.c.offlineLeaseText())
+			return again
+		}
 		e.status.fail("take the lease", msg.err)
 		return again
 	}
@@ -126,7 +135,7 @@ func (e *editorModel) checkLeasesCmd() tea.Cmd {
 	c, kind, id, seq := e.c, e.kind, e.id, e.leaseSeq
 	return func() tea.Msg {
 		sent := c.opts.Now()
-		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
+		ls, now, err := c.findLeases(store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
 		return editorLeasesMsg{ed: e, seq: seq, leases: ls, dbNow: now, sent: sent, err: err}
 	}
 }
@@ -264,6 +273,7 @@ func releaseCmd(c *common, h *locks.Held, stop context.CancelFunc) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
 		defer cancel()
 		err := h.Release(ctx)
+		c.withdrawLease(h)
 		if stop != nil {
 			stop()
 		}

@@ -145,10 +145,7 @@ func (e *editorModel) onMoveKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		p.moving = true
 		e.status.info("moving…")
-		m := store.Move{Parent: parent}
-		if e.held != nil {
-			m.LeaseToken = e.held.Token()
-		}
+		m := store.Move{Parent: parent, LeaseToken: e.c.saveToken(e.held)}
 		c, kind, id := e.c, e.kind, e.id
 		return tea.Batch(e.spin.Tick, func() tea.Msg {
 			res, err := c.st.MoveRecord(c.ctx, kind, id, m)

@@ -231,7 +231,7 @@ func (l *listModel) loadLeases() tea.Cmd {
 func findLeases(c *common, kind store.Kind, id int64) tea.Cmd {
 	return func() tea.Msg {
 		sent := c.opts.Now()
-		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
+		ls, now, err := c.findLeases(store.LeaseFilter{Kind: kind, RecordID: id, Expired: 10 * time.Minute})
 		return leasesMsg{kind: kind, leases: ls, dbNow: now, sent: sent, err: err}
 	}
 }

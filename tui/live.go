@@ -1,10 +1,16 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/locks"
+	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/sync/live"
 )
 
@@ -20,6 +26,14 @@ type LiveSync interface {
 	Status() live.Status
 	// Kick asks for a sync soon; it never blocks.
 	Kick()
+	// LeaseSource returns the source, where leases are taken, renewed and read (a copy has
+	// none); an error at once while the source does not answer.
+	LeaseSource(ctx context.Context) (store.Store, error)
+	// Present makes the syncer's pushes of kind id present token, the person's lease on the
+	// source's record, until Withdraw.
+	Present(kind store.Kind, id int64, token string)
+	// Withdraw ends Present of token on kind id.
+	Withdraw(kind store.Kind, id int64, token string)
 }
 
 // livePoll is how often the header re-reads the syncer's status ("synced 2 s ago").
@@ -89,6 +103,9 @@ func (w *workCopy) livePolled() {
 		// outbox): a round soon. Offline, its backoff decides.
 		w.c.opts.Live.Kick()
 	}
+	// The open editor follows the leases on the source, and loses its own when the source
+	// stops answering.
+	w.c.send(liveLeaseMsg{online: s.Online})
 	if s.PushSeq != w.live.pushSeq {
 		w.live.pushSeq = s.PushSeq
 		if len(s.LastPushed) > 0 {
@@ -142,4 +159,118 @@ func (w *workCopy) pollEvery() time.Duration {
 		return livePoll
 	}
 	return copyPoll
+}
+
+// Leases with --local live on the source: the editor takes them there (its heartbeat renews
+// them there), reads others' leases there (a record leased on the source is read-only in the
+// copy too), saves to the copy without the token and has the syncer present it when it
+// pushes the record. Offline, no lease can be taken, and a held one is shown lost.
+
+// liveLeaseWait bounds a read of the source's leases, so that opening a record never waits
+// on a source that stopped answering before the syncer noticed.
+const liveLeaseWait = 2 * time.Second
+
+// offlineLeaseError is the refusal of a lease while the source of a --local copy does not
+// answer.
+type offlineLeaseError struct{ err error }
+
+func (e *offlineLeaseError) Error() string { return e.err.Error() }
+func (e *offlineLeaseError) Unwrap() error { return e.err }
+
+// leaseStore is where leases are taken: the source of a --local copy (an *offlineLeaseError
+// while it does not answer), else the store.
+func (c *common) leaseStore() (store.Leases, error) {
+	if c.opts.Live == nil {
+		return c.st, nil
+	}
+	src, err := c.opts.Live.LeaseSource(c.ctx)
+	if err != nil {
+		return nil, &offlineLeaseError{err}
+	}
+	return src, nil
+}
+
+// findLeases reads leases where they are: on the source of a --local copy, within
+// liveLeaseWait (while it does not answer, the copy's, which has none), else in the store.
+func (c *common) findLeases(f store.LeaseFilter) ([]store.Lease, time.Time, error) {
+	if c.opts.Live == nil {
+		return c.st.FindLeases(c.ctx, f)
+	}
+	if src, err := c.opts.Live.LeaseSource(c.ctx); err == nil {
+		ctx, cancel := context.WithTimeout(c.ctx, liveLeaseWait)
+		defer cancel()
+		if ls, now, err := src.FindLeases(ctx, f); err == nil {
+			return ls, now, nil
+		}
+	}
+	return c.st.FindLeases(c.ctx, f)
+}
+
+// saveToken is the token a write to the store presents for h ("" for none): none on a
+// --local copy, whose syncer presents it on the source (presentLease).
+func (c *common) saveToken(h *locks.Held) string {
+	if h == nil || c.opts.Live != nil {
+		return ""
+	}
+	return h.Token()
+}
+
+// presentLease has the syncer of a --local copy present h when it pushes h's record.
+func (c *common) presentLease(h *locks.Held) {
+	if c.opts.Live != nil && h != nil {
+		l := h.Lease()
+		c.opts.Live.Present(l.Kind, l.RecordID, l.Token)
+	}
+}
+
+// withdrawLease ends presentLease of h.
+func (c *common) withdrawLease(h *locks.Held) {
+	if c.opts.Live != nil && h != nil {
+		l := h.Lease()
+		c.opts.Live.Withdraw(l.Kind, l.RecordID, l.Token)
+	}
+}
+
+// offlineLeaseText is what the editor says when a lease was asked for offline.
+func (c *common) offlineLeaseText() string {
+	return fmt.Sprintf("no lease: leases are taken on the server, which does not answer now — edit without one "+
+		"(your save goes to the copy and merges when it syncs), or leave and press %s again once online",
+		c.keys.OpenLease.Help().Key)
+}
+
+// isOfflineLease reports whether err refused a lease because the source does not answer.
+func isOfflineLease(err error) bool {
+	var oe *offlineLeaseError
+	return errors.As(err, &oe)
+}
+
+// liveLeaseMsg is the editor's poll of the source's leases, with the syncer's connection.
+type liveLeaseMsg struct{ online bool }
+
+// onLiveLease reads the record's leases on the source again (someone may have taken one),
+// or, offline, shows the editor's own lease lost: its renewals cannot reach the source.
+func (e *editorModel) onLiveLease(msg liveLeaseMsg) tea.Cmd {
+	if !msg.online {
+		if e.held != nil {
+			e.disconnect()
+			e.status.warn(e.lostWarning())
+		}
+		return nil
+	}
+	if e.rec == nil || e.id == 0 || e.leaseAsking || e.acquiring {
+		return nil
+	}
+	return e.checkLeasesCmd()
+}
+
+// disconnect forgets a lease whose renewals cannot reach the source. Its heartbeat is
+// stopped, which gives it back in the background should the source answer in time; else it
+// expires there. The syncer keeps presenting its token: a push while it still holds goes
+// through, and one after it ended goes without it (sync.Options.LeaseToken).
+func (l *editorLease) disconnect() {
+	l.leaseLost = "the connection to the server was lost"
+	if l.leaseStop != nil {
+		l.leaseStop()
+	}
+	l.held = nil
 }

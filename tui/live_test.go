@@ -32,6 +32,10 @@ func (f *fakeLive) Kick() {
 	f.mu.Unlock()
 }
 
+func (f *fakeLive) LeaseSource(context.Context) (store.Store, error) { return nil, live.ErrOffline }
+func (f *fakeLive) Present(store.Kind, int64, string)                {}
+func (f *fakeLive) Withdraw(store.Kind, int64, string)               {}
+
 func (f *fakeLive) set(s live.Status) {
 	f.mu.Lock()
 	f.s = s

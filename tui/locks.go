@@ -42,7 +42,7 @@ func (m *locksModel) Init() tea.Cmd {
 	c := m.c
 	return func() tea.Msg {
 		sent := c.opts.Now()
-		ls, now, err := c.st.FindLeases(c.ctx, store.LeaseFilter{Expired: 10 * time.Minute})
+		ls, now, err := c.findLeases(store.LeaseFilter{Expired: 10 * time.Minute})
 		return locksMsg{m: m, leases: ls, dbNow: now, sent: sent, err: err}
 	}
 }

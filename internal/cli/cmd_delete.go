@@ -63,6 +63,10 @@ then tandem restore cancels it.`,
 				return err
 			}
 			d := store.Delete{ExpectVersion: expect, LeaseToken: leaseTk, Subtree: subtree, IdempotencyKey: key}
+			if _, err := a.store(ctx); err != nil {
+				return err
+			}
+			d.LeaseToken = a.localLease(kind, id, d.LeaseToken)
 			if err := reg.CheckDelete(kind, actor, d); err != nil {
 				return err
 			}

@@ -94,10 +94,11 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
 				return err
 			}
 			req := store.LeaseRequest{Kind: kind, RecordID: id, Group: group, TTL: ttl}
-			st, err := a.store(ctx)
+			st, done, err := a.leaseStore(ctx)
 			if err != nil {
 				return err
 			}
+			defer done()
 			if err := st.Registry().CheckLeaseRequest(req); err != nil {
 				return usageErr(err)
 			}
@@ -165,10 +166,11 @@ extended (exit 4); an unknown token is exit 5.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.store(ctx)
+			st, done, err := a.leaseStore(ctx)
 			if err != nil {
 				return err
 			}
+			defer done()
 			l, err := st.ExtendLease(ctx, args[0], ttl)
 			if err != nil {
 				return err
@@ -199,10 +201,11 @@ token is exit 5.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.store(ctx)
+			st, done, err := a.leaseStore(ctx)
 			if err != nil {
 				return err
 			}
+			defer done()
 			rel, err := st.ReleaseLease(ctx, args[0])
 			if err != nil {
 				return err

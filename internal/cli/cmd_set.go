@@ -79,6 +79,7 @@ func (a *app) save(ctx context.Context, reg *store.Registry, kind store.Kind, id
 	if err != nil {
 		return err
 	}
+	u.LeaseToken = a.localLease(kind, id, u.LeaseToken)
 	res, err := st.UpdateRecord(ctx, kind, id, u)
 	if err != nil {
 		return err

@@ -36,6 +36,28 @@ const localPushWait = 3 * time.Second
 type localState struct {
 	source string
 	before int64
+	// tokens are the leases on the source the command was given (--lease), by record: the
+	// push presents them, the copy (which has no leases) never sees them.
+	tokens map[localRecord]string
+}
+
+// localRecord names a record of the copy.
+type localRecord struct {
+	kind store.Kind
+	id   int64
+}
+
+// localLease is the lease token a write to the store presents for kind id, given token
+// (--lease): with --local none, and the push presents token on the source instead.
+func (a *app) localLease(kind store.Kind, id int64, token string) string {
+	if a.local == nil || token == "" {
+		return token
+	}
+	if a.local.tokens == nil {
+		a.local.tokens = map[localRecord]string{}
+	}
+	a.local.tokens[localRecord{kind, id}] = token
+	return ""
 }
 
 // copiesDir is where --local keeps its copies: $XDG_DATA_HOME/tandem/copies, by default
@@ -253,9 +275,16 @@ func (a *app) localPush(ctx context.Context) {
 	if err != nil || st.Pending == 0 {
 		return
 	}
-	unlock, err := a.lockSync()
-	if err != nil {
+	unlock, ok, err := a.waitSyncLock(ctx, localPushWait)
+	switch {
+	case err != nil:
 		fmt.Fprintf(a.stderr, "tandem: saved locally; %s pending: %v\n", plural(st.Pending, "change"), err)
+		return
+	case !ok:
+		// Another tandem of this copy (a TUI with --local, sync --follow) syncs it: its
+		// rounds read the copy's outbox, this change included.
+		fmt.Fprintf(a.stderr, "tandem: saved locally; %s pending, pushed by the other tandem syncing this copy\n",
+			plural(st.Pending, "change"))
 		return
 	}
 	defer unlock()
@@ -269,7 +298,10 @@ func (a *app) localPush(ctx context.Context) {
 	}
 	defer src.Close()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	rep, err := tsync.Sync(sctx, src, wc)
+	tokens := a.local.tokens
+	rep, err := tsync.SyncWith(sctx, src, wc, tsync.Options{LeaseToken: func(kind store.Kind, id int64) string {
+		return tokens[localRecord{kind, id}]
+	}})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "tandem: saved locally; the push stopped: %v (what is pending goes out with the next tandem --local)\n", err)
@@ -283,6 +315,51 @@ func (a *app) localPush(ctx context.Context) {
 		msg += fmt.Sprintf("; %s still pending", plural(rep.Pending, "change"))
 	}
 	fmt.Fprintln(a.stderr, msg)
+	for _, wt := range rep.Waits {
+		fmt.Fprintf(a.stderr, "tandem: waiting: %s %d is leased by %s on the source until %s; the change goes out once the lease ends\n",
+			wt.Kind, wt.ID, safe.Line(wt.Holder), wt.Until.Local().Format("15:04:05"))
+	}
+}
+
+// leaseStore returns the store leases are taken on, and what closes what it opened: with
+// --local the source, since leases hold where the others edit (a copy has none), or
+// EUNAVAILABLE when it does not answer within localPushWait; else the store.
+func (a *app) leaseStore(ctx context.Context) (store.Store, func(), error) {
+	st, err := a.store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.local == nil {
+		return st, func() {}, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, localPushWait)
+	src, err := openStore(octx, a.local.source, store.Options{Registry: st.Registry()})
+	cancel()
+	if err != nil {
+		return nil, nil, store.Errorf(store.EUNAVAILABLE, "--local: a lease is taken on the source, where the others edit, and %s does not answer (%v); "+
+			"try again once it answers, or change the record without a lease: the local copy takes the change and the sync merges it",
+			safe.Line(dsnWhere(a.local.source)), err)
+	}
+	return src, func() { _ = src.Close() }, nil
+}
+
+// waitSyncLock takes the sync lock of the copy --db names, waiting up to wait while another
+// process holds it (a TUI's background syncer holds it for a round at a time); ok false when
+// it still held it then.
+func (a *app) waitSyncLock(ctx context.Context, wait time.Duration) (unlock func(), ok bool, err error) {
+	path := a.syncLockPath()
+	deadline := time.Now().Add(wait)
+	for {
+		unlock, ok, err := lockFile(path, "sync")
+		if err != nil || ok || time.Now().After(deadline) {
+			return unlock, ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // liveSyncer returns the background syncer of the --local copy wc.

@@ -36,6 +36,12 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait before reconnecting after a failure (defaults
 	// 250 ms and 15 s); the wait doubles with each failure in a row.
 	MinBackoff, MaxBackoff time.Duration
+	// Gap is the least time between the end of a round and the start of the next one that a
+	// local save asks for (default 20 ms): a save made while the syncer is idle is pushed at
+	// once, and a burst of saves goes out in a few rounds instead of one round per save, each
+	// of which writes to the copy (acknowledgements, the pull of the source's echo) while
+	// the person saves there. The source's changes are pulled without it.
+	Gap time.Duration
 	// Notify, when set, is called (from the syncer's goroutine) after the status changed.
 	Notify func()
 	// Now is the clock (default time.Now).
@@ -77,7 +83,21 @@ type Syncer struct {
 	status Status
 	src    store.Store
 	done   chan struct{}
+
+	leaseMu  gosync.Mutex
+	leaseSrc store.Store          // LeaseSource's store, opened at its first call
+	ended    bool                 // Run is returning: LeaseSource opens nothing more
+	tokens   map[recordRef]string // the person's leases on the source (Present)
 }
+
+// recordRef names a record.
+type recordRef struct {
+	kind store.Kind
+	id   int64
+}
+
+// ErrOffline is LeaseSource's answer while the source does not answer.
+var ErrOffline = errors.New("the source does not answer")
 
 // New returns the syncer of wc; Run starts it.
 func New(wc store.WorkingCopy, o Options) *Syncer {
@@ -96,7 +116,62 @@ func New(wc store.WorkingCopy, o Options) *Syncer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Syncer{wc: wc, opts: o, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	if o.Gap == 0 {
+		o.Gap = 20 * time.Millisecond
+	}
+	return &Syncer{wc: wc, opts: o, kick: make(chan struct{}, 1), done: make(chan struct{}), tokens: map[recordRef]string{}}
+}
+
+// LeaseSource returns the source for taking, renewing, releasing and reading leases, which
+// live there and not in the copy. It is opened once and kept apart from the rounds' (a round
+// that fails closes its own; a held lease's renewals go on through this one as soon as the
+// source answers again), and closed when Run returns. While the last round did not reach
+// the source it answers ErrOffline at once, without waiting on the network.
+func (s *Syncer) LeaseSource(ctx context.Context) (store.Store, error) {
+	if st := s.Status(); !st.Online {
+		if st.Err != "" {
+			return nil, fmt.Errorf("%w (%s)", ErrOffline, st.Err)
+		}
+		return nil, ErrOffline
+	}
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	if s.ended {
+		return nil, ErrOffline
+	}
+	if s.leaseSrc != nil {
+		return s.leaseSrc, nil
+	}
+	src, err := s.opts.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOffline, err)
+	}
+	s.leaseSrc = src
+	return src, nil
+}
+
+// Present makes the pushes of kind id present token, the person's lease on the source's
+// record (sync.Options.LeaseToken), until Withdraw.
+func (s *Syncer) Present(kind store.Kind, id int64, token string) {
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	s.tokens[recordRef{kind, id}] = token
+}
+
+// Withdraw ends Present of token on kind id (another token presented since stays).
+func (s *Syncer) Withdraw(kind store.Kind, id int64, token string) {
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	if r := (recordRef{kind, id}); s.tokens[r] == token {
+		delete(s.tokens, r)
+	}
+}
+
+// leaseToken is the token presented for kind id ("" when none).
+func (s *Syncer) leaseToken(kind store.Kind, id int64) string {
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	return s.tokens[recordRef{kind, id}]
 }
 
 // Status returns the syncer's status now.
@@ -125,6 +200,7 @@ func (s *Syncer) Done() <-chan struct{} { return s.done }
 func (s *Syncer) Run(ctx context.Context) {
 	defer close(s.done)
 	defer s.closeSource()
+	defer s.closeLeaseSource()
 	local, err := s.wc.Subscribe(ctx, lastID(ctx, s.wc))
 	if err != nil {
 		local = nil // the periodic retries still push
@@ -167,22 +243,40 @@ func (s *Syncer) Run(ctx context.Context) {
 			// A safety net: a change the feed did not tell of is picked up within this.
 			retry = time.After(10 * time.Second)
 		}
-		if !s.wait(ctx, local, &remote, retry) {
+		ended := time.Now()
+		due, saved := s.wait(ctx, local, &remote, retry)
+		if !due || saved && !sleep(ctx, s.opts.Gap-time.Since(ended)) {
 			return
 		}
 	}
 }
 
-// wait blocks until a round is due; false when ctx ended.
-func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-chan store.Change, retry <-chan time.Time) bool {
+// sleep waits d (nothing when d <= 0); false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// wait blocks until a round is due (due false: ctx ended); saved says a local save made it
+// due, rather than the source's feed or the retry timer.
+func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-chan store.Change, retry <-chan time.Time) (due, saved bool) {
 	for {
 		select {
 		case <-ctx.Done():
-			return false
+			return false, false
 		case <-s.kick:
-			return true
+			return true, true
 		case <-retry:
-			return true
+			return true, false
 		case c, ok := <-local:
 			if !ok {
 				local = nil
@@ -191,12 +285,12 @@ func (s *Syncer) wait(ctx context.Context, local <-chan store.Change, remote *<-
 			if c.Event == store.EventPulled {
 				continue // the syncer's own pull, not a local save
 			}
-			return true
+			return true, true
 		case _, ok := <-*remote:
 			if !ok {
 				*remote = nil
 			}
-			return true
+			return true, false
 		}
 	}
 }
@@ -247,7 +341,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 		}
 	})
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
-	rep, err := tsync.Sync(rctx, src, s.wc)
+	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken})
 	cancel()
 	slow.Stop()
 	slowMu.Lock()
@@ -346,6 +440,16 @@ func (s *Syncer) source() store.Store {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.src
+}
+
+func (s *Syncer) closeLeaseSource() {
+	s.leaseMu.Lock()
+	src := s.leaseSrc
+	s.leaseSrc, s.ended = nil, true
+	s.leaseMu.Unlock()
+	if src != nil {
+		_ = src.Close()
+	}
 }
 
 func (s *Syncer) closeSource() {
