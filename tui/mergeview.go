@@ -142,7 +142,8 @@ type mergeDoneMsg struct {
 	cancel bool
 }
 
-// mergeModel is the merge view over cs.rm.
+// mergeModel is the merge view over cs.rm: a component of the editor (a save's conflict)
+// and of a working copy's merge screen (workcopy.go).
 type mergeModel struct {
 	c       *common
 	cs      *conflictState
@@ -182,9 +183,17 @@ func (m *mergeModel) layout() {
 	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rows)-9, 3))
 }
 
-// Update handles the merge keys: an edit in progress takes them all, a word-level proposal
-// shown takes enter, then the view's own keys, then the current field's.
+// typing reports whether keys go into a value being edited.
+func (m *mergeModel) typing() bool { return m.editing }
+
+// Update handles the window's size and the merge keys: an edit in progress takes them all,
+// a word-level proposal shown takes enter, then the view's own keys, then the current
+// field's. The view answers its opener with a mergeDoneMsg.
 func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(tea.WindowSizeMsg); ok {
+		m.layout()
+		return nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok || len(m.rm.Fields) == 0 {
 		return nil

@@ -412,9 +412,6 @@ func (s *copyMerge) Init() tea.Cmd { return nil }
 func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 	done, ok := msg.(mergeDoneMsg)
 	if !ok {
-		if _, sized := msg.(tea.WindowSizeMsg); sized {
-			s.m.layout()
-		}
 		return s.m.Update(msg)
 	}
 	if done.cancel {
@@ -431,4 +428,4 @@ func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 // View draws the merge view.
 func (s *copyMerge) View() string { return s.m.View() }
 
-func (s *copyMerge) typing() bool { return s.m.editing }
+func (s *copyMerge) typing() bool { return s.m.typing() }
