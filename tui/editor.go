@@ -1100,52 +1100,66 @@ func onTopOf(base, next int64, writes []store.Change) string {
 	return span + " by " + strings.Join(who, ", ")
 }
 
+// onSaved takes the answer to a save: the saved record into the form, or what the error
+// calls for.
 func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	e.saving = false
-	if msg.err == nil {
-		rec := msg.created
-		if msg.res != nil {
-			rec = msg.res.Record
-		}
-		first := e.rec == nil
-		if first {
-			// The draft of a new record was kept under id 0.
-			e.id = 0
-		}
-		cmd := e.savedDraftCmd()
-		e.id, e.rec = rec.ID, rec
-		typed := e.typedSince(e.sent)
-		e.fill(rec)
-		for i, t := range typed {
-			// Keys typed while the save was on its way stay: they are the next edit.
-			e.fields[i].setText(t.text)
-			e.fields[i].delta = t.delta
-			e.draftDirty = true
-		}
-		e.sent = nil
-		e.closeDialogs()
-		note := fmt.Sprintf("saved v%d", rec.Version)
-		base, writes := msg.u.BaseVersion, msg.between
-		if e.retryOn != nil {
-			base, writes = e.retryBase, e.retryOn
-		}
-		switch {
-		case first:
-			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
-			e.created = rec
-		default:
-			note = e.c.liveSavedNote(note)
-		case rec.Version > base+1 && msg.u.Relative():
-			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
-				onTopOf(base, rec.Version, writes), rec.Version)
-		}
-		if e.mergedNote != "" {
-			note = e.mergedNote + "; " + note
-		}
-		e.mergedNote, e.retryOn = "", nil
-		e.status.ok(note)
-		return tea.Batch(cmd, e.focusCmd())
+	if msg.err != nil {
+		return e.onSaveFailed(msg)
 	}
+	return e.onSavedOK(msg)
+}
+
+// onSavedOK puts the saved record into the form, keeping what was typed meanwhile, and
+// says what the save did.
+func (e *editorModel) onSavedOK(msg savedMsg) tea.Cmd {
+	rec := msg.created
+	if msg.res != nil {
+		rec = msg.res.Record
+	}
+	first := e.rec == nil
+	if first {
+		// The draft of a new record was kept under id 0.
+		e.id = 0
+	}
+	cmd := e.savedDraftCmd()
+	e.id, e.rec = rec.ID, rec
+	typed := e.typedSince(e.sent)
+	e.fill(rec)
+	for i, t := range typed {
+		// Keys typed while the save was on its way stay: they are the next edit.
+		e.fields[i].setText(t.text)
+		e.fields[i].delta = t.delta
+		e.draftDirty = true
+	}
+	e.sent = nil
+	e.closeDialogs()
+	note := fmt.Sprintf("saved v%d", rec.Version)
+	base, writes := msg.u.BaseVersion, msg.between
+	if e.retryOn != nil {
+		base, writes = e.retryBase, e.retryOn
+	}
+	switch {
+	case first:
+		note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
+		e.created = rec
+	default:
+		note = e.c.liveSavedNote(note)
+	case rec.Version > base+1 && msg.u.Relative():
+		note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
+			onTopOf(base, rec.Version, writes), rec.Version)
+	}
+	if e.mergedNote != "" {
+		note = e.mergedNote + "; " + note
+	}
+	e.mergedNote, e.retryOn = "", nil
+	e.status.ok(note)
+	return tea.Batch(cmd, e.focusCmd())
+}
+
+// onSaveFailed handles a save the store refused: a newer version goes to the conflict
+// policy, a lease to the lease's part; the edits are kept in the draft.
+func (e *editorModel) onSaveFailed(msg savedMsg) tea.Cmd {
 	var ce *store.ConflictError
 	if errors.As(msg.err, &ce) {
 		return e.onConflict(ce, msg.u)

@@ -450,25 +450,13 @@ func nextOpenHunk(t *merge.Resolution, cur int) int {
 	return cur
 }
 
+// updateEditing gives a key to the value being edited: back ends a text's edit, confirm
+// takes a one-line value.
 func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
-	name := fm.Field.Name
 	if fm.Text != nil {
-		if !key.Matches(k, m.c.keys.Back) {
-			return m.body.Update(k)
-		}
-		m.editing = false
-		m.body.Blur()
-		text := m.body.Value()
-		if hasMarkers(text) {
-			m.status.warn(fm.Field.Label + " still has conflict markers: not taken")
-			return nil
-		}
-		if v, ok := fm.Value(); ok && store.Equal(v, text) {
-			return nil
-		}
-		m.resolved(m.rm.ResolveValue(name, text))
-		return nil
+		return m.updateEditingText(k, fm)
 	}
+	name := fm.Field.Name
 	switch {
 	case key.Matches(k, m.c.keys.Confirm):
 		v, err := fm.Field.Parse(m.line.Value())
@@ -491,6 +479,26 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 	var cmd tea.Cmd
 	m.line, cmd = m.line.Update(k)
 	return cmd
+}
+
+// updateEditingText gives a key to the text being edited; back takes the text unless it
+// still has conflict markers.
+func (m *mergeModel) updateEditingText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
+	if !key.Matches(k, m.c.keys.Back) {
+		return m.body.Update(k)
+	}
+	m.editing = false
+	m.body.Blur()
+	text := m.body.Value()
+	if hasMarkers(text) {
+		m.status.warn(fm.Field.Label + " still has conflict markers: not taken")
+		return nil
+	}
+	if v, ok := fm.Value(); ok && store.Equal(v, text) {
+		return nil
+	}
+	m.resolved(m.rm.ResolveValue(fm.Field.Name, text))
+	return nil
 }
 
 // nextConflict moves the cursor to the next unresolved field, if any.
