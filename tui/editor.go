@@ -1168,7 +1168,7 @@ func (e *editorModel) onSaveFailed(msg savedMsg) tea.Cmd {
 	if errors.As(msg.err, &le) {
 		if le.Lost {
 			cmd := e.editorLease.lose(e.c, msg.err)
-			e.status.warn(e.lostWarning())
+			e.status.warn(e.lostWarning(e.c.keys))
 			return cmd
 		}
 		l := le.Lease

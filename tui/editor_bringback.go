@@ -86,7 +86,7 @@ func (e *editorModel) bringBack(d *draft, what string) tea.Cmd {
 	if len(merged) > 0 {
 		note += "; merged with their changes: " + strings.Join(merged, ", ")
 	}
-	e.status.ok(note + "; ctrl+s saves them")
+	e.status.ok(note + "; " + keyName(e.c.keys.Save) + " saves them")
 	return e.writeDraftCmd()
 }
 

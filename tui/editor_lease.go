@@ -220,7 +220,7 @@ func (e *editorModel) onUnlocked(msg unlockedMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if e.dirty() {
-		e.status.ok(e.status.text + "; your edits are kept — ctrl+s saves them")
+		e.status.ok(e.status.text + "; your edits are kept — " + keyName(e.c.keys.Save) + " saves them")
 	} else {
 		e.rec = msg.rec
 		e.fill(msg.rec)
@@ -299,9 +299,10 @@ func (l *editorLease) lose(c *common, err error) tea.Cmd {
 	return cmd
 }
 
-// lostWarning is what the status line says once the lease is lost.
-func (l *editorLease) lostWarning() string {
-	return "lease lost: " + l.leaseLost + " — your edits are kept; ctrl+s saves without the lease"
+// lostWarning is what the status line says once the lease is lost, naming the save key of
+// keys.
+func (l *editorLease) lostWarning(keys KeyMap) string {
+	return "lease lost: " + l.leaseLost + " — your edits are kept; " + keyName(keys.Save) + " saves without the lease"
 }
 
 // lockLine is the editor's lock indicator.
@@ -344,7 +345,7 @@ func (e *editorModel) onLeaseMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		// The heartbeat that said so has stopped: nothing is left to give back.
 		e.leaseLost, e.held = leaseLostReason(msg.err), nil
-		e.status.warn(e.lostWarning())
+		e.status.warn(e.lostWarning(e.c.keys))
 		return nil, true
 	case editorLeasesMsg:
 		return e.onLeases(msg), true

@@ -108,10 +108,10 @@ func (l *listModel) toggleFold() {
 	table := safe.Line(tabName(l.c.reg, l.kind))
 	switch {
 	case !l.tree():
-		l.status.info(l.foldsWhat() + table + " sort with s (o reverses)")
+		l.status.info(l.foldsWhat() + table + " sort with " + keyName(l.c.keys.SortNext) + " (" + keyName(l.c.keys.SortReverse) + " reverses)")
 		return
 	case l.search != "":
-		l.status.info("a filtered list is flat: esc clears the filter")
+		l.status.info("a filtered list is flat: " + keyName(l.c.keys.Back) + " clears the filter")
 		return
 	case r == nil || l.kids[r.ID] == 0:
 		l.status.info("nothing to fold: no " + table + " under this one")

@@ -59,7 +59,7 @@ func (w *workCopy) noteConflicts(first bool) {
 	if len(fresh) > 0 && !first && !w.syncing && !w.reloaded { // not this TUI's own sync, which says them itself
 		w.tell(func(s *statusLine) {
 			s.warn(fmt.Sprintf("a sync left %s: %s. Its row is marked !; open it and press %s",
-				plural(len(fresh), "conflict", "conflicts"), conflictSentence(&fresh[0]), w.c.keys.OpenConflict.Help().Key))
+				plural(len(fresh), "conflict", "conflicts"), conflictSentence(&fresh[0]), keyName(w.c.keys.OpenConflict)))
 		})
 	}
 }
