@@ -27,8 +27,7 @@ const (
 	modeEdit                    // the form
 	modeConfirmLeave            // esc with unsaved changes: discard?
 	modeOfferDraft              // a draft from an earlier session exists
-	modeDialog                  // a component over the form: the conflict dialog or the merge view
-	modeTheirChanges            // after a reload: what they changed
+	modeDialog                  // a component over the form: the conflict dialog, the merge view, their changes
 	modeMove                    // the tree picker for a record's new parent (a tree kind)
 	modeRefPick                 // the picker of a reference field's record
 )
@@ -91,10 +90,11 @@ type editorSaving struct {
 func (s *editorSaving) asked() { s.autoSaves, s.mergedNote = 0, "" }
 
 // editorDialogs are the screens the editor opens over its form. The conflict dialog
-// (conflict.go) and the merge view (mergeview.go) are components: each owns its keys, view,
-// size and footer, and answers the editor only by messages (conflictChoiceMsg,
-// mergeDoneMsg); shown is the one up while the editor's mode is modeDialog. The move and
-// reference pickers are modes of the editor's own (editor_move.go, editor_ref.go).
+// (conflict.go), the merge view (mergeview.go) and their changes after a reload
+// (theirchanges.go) are components: each owns its keys, view, size and footer, and answers
+// the editor only by messages (conflictChoiceMsg, mergeDoneMsg, theirChangesDoneMsg); shown
+// is the one up while the editor's mode is modeDialog. The move and reference pickers are
+// modes of the editor's own (editor_move.go, editor_ref.go).
 type editorDialogs struct {
 	conflict *conflictModel // kept while the merge view is up: esc there returns to it
 	merge    *mergeModel
@@ -446,6 +446,8 @@ func (e *editorModel) onSavingMsg(msg tea.Msg) (tea.Cmd, bool) {
 		return e.onConflictChoice(msg), true
 	case mergeDoneMsg:
 		return e.onMergeDone(msg), true
+	case theirChangesDoneMsg:
+		return e.onTheirChangesDone(msg), true
 	}
 	return nil, false
 }
@@ -700,14 +702,6 @@ func (e *editorModel) onModeKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.onMoveKey(msg)
 	case modeRefPick:
 		return e.onRefKey(msg)
-	case modeTheirChanges:
-		switch {
-		case key.Matches(msg, k.RestoreDraft):
-			e.mode = modeEdit
-			return e.restoreKept()
-		case key.Matches(msg, k.Back), key.Matches(msg, k.Open):
-			e.mode = modeEdit
-		}
 	}
 	return nil
 }

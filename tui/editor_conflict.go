@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tandem-editor/tandem/merge"
@@ -97,15 +96,17 @@ func (e *editorModel) reloadTheirs(cs *conflictState) tea.Cmd {
 	restore := keyName(e.c.keys.RestoreDraft)
 	kept := cs.mineText
 	e.kept = &kept
-	e.theirLines = changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
-	e.theirLines = append(e.theirLines, "", "your edits, kept as a draft ("+restore+" brings them back):")
+	lines := changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
+	lines = append(lines, "", "your edits, kept as a draft ("+restore+" brings them back):")
 	for _, l := range changeLines(e.c.reg, e.kind, cs.base.Fields, cs.mine) {
-		e.theirLines = append(e.theirLines, "  "+l)
+		lines = append(lines, "  "+l)
 	}
 	e.rec = cs.ce.Current
 	e.fill(cs.ce.Current)
-	e.mode = modeTheirChanges
 	e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: %s brings them back", cs.who(), cs.ce.Current.Version, restore))
+	e.showDialog(&theirChangesModel{c: e.c, lines: lines, status: e.status,
+		title: fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version),
+		intro: fmt.Sprintf("what %s changed since v%d:", cs.who(), cs.base.Version)})
 	return tea.Batch(e.focusCmd(), e.saveDraftCmd(kept))
 }
 
@@ -134,6 +135,16 @@ func (e *editorModel) retry(cs *conflictState, asked bool) tea.Cmd {
 	return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
 }
 
+// onTheirChangesDone goes back to the form with their version, bringing my kept edits back
+// if asked.
+func (e *editorModel) onTheirChangesDone(msg theirChangesDoneMsg) tea.Cmd {
+	e.mode, e.shown = modeEdit, nil
+	if msg.restore {
+		return e.restoreKept()
+	}
+	return nil
+}
+
 // onMergeDone saves the merge view's result, or returns to the conflict dialog.
 func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 	if msg.cancel {
@@ -150,29 +161,4 @@ func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 	e.autoSaves = 0
 	e.mergedNote = fmt.Sprintf("merged with %s's v%d", cs.who(), cs.ce.Current.Version)
 	return e.save()
-}
-
-func (e *editorModel) theirChangesView() string {
-	c, st := e.c, e.c.styles
-	var b strings.Builder
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version)))
-	b.WriteString("\n" + st.Theirs.Render(fmt.Sprintf("what %s changed since v%d:", e.conflicted.who(), e.conflicted.base.Version)) + "\n")
-	n := 2
-	for _, l := range e.theirLines {
-		if n >= c.height-3 {
-			b.WriteString(st.Dim.Render("  …") + "\n")
-			break
-		}
-		b.WriteString(c.clip(l) + "\n")
-		n++
-	}
-	for ; n < c.height-2; n++ {
-		b.WriteByte('\n')
-	}
-	b.WriteString(e.status.style(st).Render(c.clip(e.status.text)))
-	b.WriteByte('\n')
-	back := c.keys.Back
-	back.SetHelp(back.Help().Key, "edit their version")
-	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, back}))
-	return b.String()
 }

@@ -21,8 +21,6 @@ func (e *editorModel) View() string {
 	switch e.mode {
 	case modeDialog:
 		return e.shown.View()
-	case modeTheirChanges:
-		return e.theirChangesView()
 	case modeMove:
 		return e.moveView()
 	case modeRefPick:
