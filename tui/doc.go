@@ -56,7 +56,7 @@
 //	workCopy ──▶ root             openScreenMsg, closeScreenMsg, layoutMsg
 //	copy screens ──▶ workCopy     copyMergeClosedMsg, copyResolvedMsg
 //	editor ──▶ workCopy           openCopyConflictMsg
-//	root ──▶ every screen          tea.WindowSizeMsg, tickMsg, changeMsg (the feed)
+//	root ──▶ every screen         tea.WindowSizeMsg, tickMsg, changeMsg (the feed)
 //
 // Answers to a command (recordLoadedMsg, savedMsg, pageMsg, historyMsg, locksMsg, …) go back
 // to the component that asked; an editor's answers carry the editor, so a late one for an
