@@ -115,3 +115,19 @@ func TestKeyLabels_MergeHunks(t *testing.T) {
 	mustShow(t, "a word-level merge shown", press("w"), []string{"enter takes it, esc puts it away"}, nil)
 	mustShow(t, "a word-level merge taken", press("enter"), []string{"(U undoes it)"}, []string{"u undoes"})
 }
+
+// TestKeyLabels_ListHints: the list's hints about sorting and folding name the keys as
+// bound.
+func TestKeyLabels_ListHints(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 2)
+	d := newDriver(t, s, "alice", withKeys(t, "sort_next: z\nsort_reverse: O\nfold: F\n"))
+	d.key("O") // the id order cannot be reversed: the hint names the sort key
+	mustShow(t, "the list", d.screen(), []string{"z sorts by a column"}, []string{"s sorts"})
+	d.key("z")
+	d.waitFor("by name ▲")
+	d.key("tab")
+	d.waitUntil("the documents tab", func() bool { return d.app.list.kind == store.KindDocument })
+	d.key("z") // a tree is not sorted: the hint names the fold key
+	mustShow(t, "the documents", d.screen(), []string{"F folds and unfolds"}, []string{"f folds"})
+}
