@@ -1162,7 +1162,7 @@ func (e *editorModel) onSaveFailed(msg savedMsg) tea.Cmd {
 	if errors.As(msg.err, &le) {
 		if le.Lost {
 			cmd := e.editorLease.lose(e.c, msg.err)
-			e.status.warn(e.lostWarning(e.c.keys))
+			e.status.warn(e.lostWarning())
 			return cmd
 		}
 		l := le.Lease

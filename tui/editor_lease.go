@@ -299,10 +299,10 @@ func (l *editorLease) lose(c *common, err error) tea.Cmd {
 	return cmd
 }
 
-// lostWarning is what the status line says once the lease is lost, naming the save key of
-// keys.
-func (l *editorLease) lostWarning(keys KeyMap) string {
-	return "lease lost: " + l.leaseLost + " — your edits are kept; " + keyName(keys.Save) + " saves without the lease"
+// lostWarning is what the status line says once the lease is lost, naming the save key as
+// bound.
+func (e *editorModel) lostWarning() string {
+	return "lease lost: " + e.leaseLost + " — your edits are kept; " + keyName(e.c.keys.Save) + " saves without the lease"
 }
 
 // lockLine is the editor's lock indicator.
@@ -345,7 +345,7 @@ func (e *editorModel) onLeaseMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		// The heartbeat that said so has stopped: nothing is left to give back.
 		e.leaseLost, e.held = leaseLostReason(msg.err), nil
-		e.status.warn(e.lostWarning(e.c.keys))
+		e.status.warn(e.lostWarning())
 		return nil, true
 	case editorLeasesMsg:
 		return e.onLeases(msg), true
