@@ -64,6 +64,9 @@ func (e *editorModel) showConflict() {
 // e.conflicted. The dialog offers retry only where it can apply and says why not itself.
 func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 	cs := e.conflicted
+	if cs == nil {
+		return nil // a late answer (a key pressed twice): the conflict is decided
+	}
 	if cs.broughtBack && msg.choice == choiceReload {
 		// The form already is their version (with what was typed since): reloading it
 		// would drop that typing. The edits stay kept for ctrl+r, as esc leaves them.
@@ -153,6 +156,9 @@ func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 		return nil
 	}
 	cs := e.conflicted
+	if cs == nil {
+		return nil // a late answer (a key pressed twice): the conflict is decided
+	}
 	if cs.broughtBack {
 		e.kept = nil // the edits are in the form now: ctrl+r would bring them back twice
 	}
