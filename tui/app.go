@@ -1,17 +1,3 @@
-// Package tui is tandem's terminal user interface: the record list, the editor with its
-// conflict dialog and three-way merge view, history, the locks overview and help. It talks to
-// the database only through store.Store, and only inside tea.Cmds; the live change feed
-// arrives as messages from a command that waits on the feed channel and is re-armed.
-//
-// The root (App, app.go) routes: it owns the window size, the feed, the tick and the global
-// keys, keeps the open screens by id (list, editor, history, locks, a working copy's
-// conflict) and two overlays (help, the delete confirmation). Each screen and overlay owns
-// its Update, View and keys; they talk to each other only by messages: commands that return
-// one (openEditorMsg, backMsg, askDeleteMsg) or common.send, which the root routes as soon
-// as the sender's Update returns (statusMsg, reloadListMsg, closeHelpMsg, openScreenMsg).
-// Answers that concern several screens (changeMsg, tickMsg, deletedMsg, restoredMsg, the
-// size, a working copy's conflicts: copyConflictsMsg) are broadcast; each screen takes its
-// part, and the one the root names reports.
 package tui
 
 import (

@@ -73,7 +73,8 @@ type conflictChoiceMsg struct {
 	asked  bool
 }
 
-// conflictModel is the conflict dialog.
+// conflictModel is the conflict dialog: it shows cs and answers with a conflictChoiceMsg;
+// it draws to the window's size as it is when drawn.
 type conflictModel struct {
 	c      *common
 	cs     *conflictState
@@ -82,7 +83,8 @@ type conflictModel struct {
 
 func newConflict(c *common, cs *conflictState) *conflictModel { return &conflictModel{c: c, cs: cs} }
 
-// Update maps r, a, m and esc to a choice.
+// Update maps reload, retry, merge and back to a choice; retry, where it cannot apply, is
+// refused with the reason.
 func (m *conflictModel) Update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
@@ -94,6 +96,10 @@ func (m *conflictModel) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(k, keys.Reload):
 		ch = choiceReload
 	case key.Matches(k, keys.Retry):
+		if why := m.cs.retryable(m.c.reg); why != "" {
+			m.status.warn("retry is not available: " + why)
+			return nil
+		}
 		ch = choiceRetry
 	case key.Matches(k, keys.Merge):
 		ch = choiceMerge
@@ -158,11 +164,19 @@ func (m *conflictModel) View() string {
 	if n := strings.Count(body, "\n") + 1; n < c.height-1-len(status) {
 		body += strings.Repeat("\n", c.height-1-len(status)-n)
 	}
-	retry := c.keys.Retry
-	retry.SetEnabled(cs.retryable(c.reg) == "") // the footer shows only what works
-	keys := []key.Binding{c.keys.Reload, retry, c.keys.Merge, c.keys.Back}
-	return body + "\n" + strings.Join(status, "\n") + "\n" + c.footer(keys)
+	return body + "\n" + strings.Join(status, "\n") + "\n" + c.footer(m.keys())
 }
+
+// keys are the dialog's footer: the choices that can apply.
+func (m *conflictModel) keys() []key.Binding {
+	k := m.c.keys
+	retry := k.Retry
+	retry.SetEnabled(m.cs.retryable(m.c.reg) == "") // the footer shows only what works
+	return []key.Binding{k.Reload, retry, k.Merge, k.Back}
+}
+
+// typing is false: the dialog has no text field.
+func (m *conflictModel) typing() bool { return false }
 
 // plural says n things: "1 conflicting hunk", "2 conflicting hunks".
 func plural(n int, one, many string) string {

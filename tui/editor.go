@@ -27,9 +27,7 @@ const (
 	modeEdit                    // the form
 	modeConfirmLeave            // esc with unsaved changes: discard?
 	modeOfferDraft              // a draft from an earlier session exists
-	modeConflict                // the conflict dialog
-	modeMerge                   // the merge view
-	modeTheirChanges            // after a reload: what they changed
+	modeDialog                  // a component over the form: the conflict dialog, the merge view, their changes
 	modeMove                    // the tree picker for a record's new parent (a tree kind)
 	modeRefPick                 // the picker of a reference field's record
 )
@@ -82,19 +80,62 @@ type editorSaving struct {
 	// they were made on, for "applied your stock -3 on top of bob's v5 → v6".
 	retryOn   []store.Change
 	retryBase int64
+	// conflicted is the conflict the policy is deciding (editor_conflict.go): what the
+	// dialog and the merge view show, and what their answers apply to.
+	conflicted *conflictState
 }
 
 // asked starts the count of a save the person asked for (ctrl+s): the saves it makes on
 // its own (merge, retry) are bounded from here, and nothing merged before is said of it.
 func (s *editorSaving) asked() { s.autoSaves, s.mergedNote = 0, "" }
 
-// editorDialogs are the screens the editor opens over its form: each one is a model of its
-// own with its own keys and view; the editor's mode says which is up.
+// editorDialogs are the screens the editor opens over its form. The conflict dialog
+// (conflict.go), the merge view (mergeview.go) and their changes after a reload
+// (theirchanges.go) are components: each owns its keys, view, size and footer, and answers
+// the editor only by messages (conflictChoiceMsg, mergeDoneMsg, theirChangesDoneMsg); shown
+// is the one up while the editor's mode is modeDialog. The move and reference pickers are
+// modes of the editor's own (editor_move.go, editor_ref.go).
 type editorDialogs struct {
-	conflict *conflictModel
+	conflict *conflictModel // kept while the merge view is up: esc there returns to it
 	merge    *mergeModel
+	shown    editorDialog
 	picker   *movePicker
 	refPick  *refPicker
+}
+
+// editorDialog is a component the editor shows over its form.
+type editorDialog interface {
+	// Update takes the keys while the dialog is up, and every tea.WindowSizeMsg.
+	Update(tea.Msg) tea.Cmd
+	View() string
+	// typing reports whether keys go into a text field of the dialog.
+	typing() bool
+}
+
+var (
+	_ editorDialog = (*conflictModel)(nil)
+	_ editorDialog = (*mergeModel)(nil)
+)
+
+// resize gives the window's new size to the dialogs that are open.
+func (d *editorDialogs) resize(msg tea.WindowSizeMsg) {
+	if d.conflict != nil {
+		d.conflict.Update(msg)
+	}
+	if d.merge != nil {
+		d.merge.Update(msg)
+	}
+}
+
+// showDialog puts dl over the form.
+func (e *editorModel) showDialog(dl editorDialog) {
+	e.shown, e.mode = dl, modeDialog
+}
+
+// closeDialogs takes the conflict dialog and the merge view down: the conflict is decided.
+func (e *editorModel) closeDialogs() {
+	e.conflict, e.merge, e.shown, e.conflicted = nil, nil, nil, nil
+	e.mode = modeEdit
 }
 
 // Editor messages; each carries the editor that asked, so a late answer to a closed editor
@@ -216,8 +257,8 @@ func (e *editorModel) typing() bool {
 			return false
 		}
 		return e.fields[e.focus].readOnly == ""
-	case modeMerge:
-		return e.merge != nil && e.merge.editing
+	case modeDialog:
+		return e.shown.typing()
 	case modeRefPick:
 		return true // the picker's query takes text
 	}
@@ -365,9 +406,7 @@ func (e *editorModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		e.layout()
-		if e.merge != nil {
-			e.merge.layout()
-		}
+		e.editorDialogs.resize(msg)
 		return nil
 	case recordLoadedMsg:
 		return e.onLoaded(msg)
@@ -407,6 +446,8 @@ func (e *editorModel) onSavingMsg(msg tea.Msg) (tea.Cmd, bool) {
 		return e.onConflictChoice(msg), true
 	case mergeDoneMsg:
 		return e.onMergeDone(msg), true
+	case theirChangesDoneMsg:
+		return e.onTheirChangesDone(msg), true
 	}
 	return nil, false
 }
@@ -657,22 +698,12 @@ func (e *editorModel) onModeKey(msg tea.KeyPressMsg) tea.Cmd {
 		return e.onConfirmLeaveKey(msg)
 	case modeOfferDraft:
 		return e.onOfferDraftKey(msg)
-	case modeConflict:
-		return e.conflict.Update(msg)
-	case modeMerge:
-		return e.merge.Update(msg)
+	case modeDialog:
+		return e.shown.Update(msg)
 	case modeMove:
 		return e.onMoveKey(msg)
 	case modeRefPick:
 		return e.onRefKey(msg)
-	case modeTheirChanges:
-		switch {
-		case key.Matches(msg, k.RestoreDraft):
-			e.mode = modeEdit
-			return e.restoreKept()
-		case key.Matches(msg, k.Back), key.Matches(msg, k.Open):
-			e.mode = modeEdit
-		}
 	}
 	return nil
 }
@@ -1063,53 +1094,66 @@ func onTopOf(base, next int64, writes []store.Change) string {
 	return span + " by " + strings.Join(who, ", ")
 }
 
+// onSaved takes the answer to a save: the saved record into the form, or what the error
+// calls for.
 func (e *editorModel) onSaved(msg savedMsg) tea.Cmd {
 	e.saving = false
-	if msg.err == nil {
-		rec := msg.created
-		if msg.res != nil {
-			rec = msg.res.Record
-		}
-		first := e.rec == nil
-		if first {
-			// The draft of a new record was kept under id 0.
-			e.id = 0
-		}
-		cmd := e.savedDraftCmd()
-		e.id, e.rec = rec.ID, rec
-		typed := e.typedSince(e.sent)
-		e.fill(rec)
-		for i, t := range typed {
-			// Keys typed while the save was on its way stay: they are the next edit.
-			e.fields[i].setText(t.text)
-			e.fields[i].delta = t.delta
-			e.draftDirty = true
-		}
-		e.sent = nil
-		e.mode = modeEdit
-		e.conflict, e.merge = nil, nil
-		note := fmt.Sprintf("saved v%d", rec.Version)
-		base, writes := msg.u.BaseVersion, msg.between
-		if e.retryOn != nil {
-			base, writes = e.retryBase, e.retryOn
-		}
-		switch {
-		case first:
-			note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
-			e.created = rec
-		default:
-			note = e.c.liveSavedNote(note)
-		case rec.Version > base+1 && msg.u.Relative():
-			note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
-				onTopOf(base, rec.Version, writes), rec.Version)
-		}
-		if e.mergedNote != "" {
-			note = e.mergedNote + "; " + note
-		}
-		e.mergedNote, e.retryOn = "", nil
-		e.status.ok(note)
-		return tea.Batch(cmd, e.focusCmd())
+	if msg.err != nil {
+		return e.onSaveFailed(msg)
 	}
+	return e.onSavedOK(msg)
+}
+
+// onSavedOK puts the saved record into the form, keeping what was typed meanwhile, and
+// says what the save did.
+func (e *editorModel) onSavedOK(msg savedMsg) tea.Cmd {
+	rec := msg.created
+	if msg.res != nil {
+		rec = msg.res.Record
+	}
+	first := e.rec == nil
+	if first {
+		// The draft of a new record was kept under id 0.
+		e.id = 0
+	}
+	cmd := e.savedDraftCmd()
+	e.id, e.rec = rec.ID, rec
+	typed := e.typedSince(e.sent)
+	e.fill(rec)
+	for i, t := range typed {
+		// Keys typed while the save was on its way stay: they are the next edit.
+		e.fields[i].setText(t.text)
+		e.fields[i].delta = t.delta
+		e.draftDirty = true
+	}
+	e.sent = nil
+	e.closeDialogs()
+	note := fmt.Sprintf("saved v%d", rec.Version)
+	base, writes := msg.u.BaseVersion, msg.between
+	if e.retryOn != nil {
+		base, writes = e.retryBase, e.retryOn
+	}
+	switch {
+	case first:
+		note = fmt.Sprintf("created %s %d", rec.Kind, rec.ID)
+		e.created = rec
+	default:
+		note = e.c.liveSavedNote(note)
+	case rec.Version > base+1 && msg.u.Relative():
+		note = fmt.Sprintf("applied your %s on top of %s → v%d", deltaText(e.c.reg, e.kind, msg.u.Add),
+			onTopOf(base, rec.Version, writes), rec.Version)
+	}
+	if e.mergedNote != "" {
+		note = e.mergedNote + "; " + note
+	}
+	e.mergedNote, e.retryOn = "", nil
+	e.status.ok(note)
+	return tea.Batch(cmd, e.focusCmd())
+}
+
+// onSaveFailed handles a save the store refused: a newer version goes to the conflict
+// policy, a lease to the lease's part; the edits are kept in the draft.
+func (e *editorModel) onSaveFailed(msg savedMsg) tea.Cmd {
 	var ce *store.ConflictError
 	if errors.As(msg.err, &ce) {
 		return e.onConflict(ce, msg.u)

@@ -86,7 +86,7 @@ func (e *editorModel) bringBack(d *draft, what string) tea.Cmd {
 	if len(merged) > 0 {
 		note += "; merged with their changes: " + strings.Join(merged, ", ")
 	}
-	e.status.ok(note + "; ctrl+s saves them")
+	e.status.ok(note + "; " + keyName(e.c.keys.Save) + " saves them")
 	return e.writeDraftCmd()
 }
 
@@ -138,11 +138,11 @@ func (e *editorModel) bringBackMerge(d *draft, rm *merge.RecordResult, base, min
 		broughtBack: true,
 	}
 	e.kept = d // until the merge is saved, ctrl+r (or r in the dialog) still has it
-	e.conflict = newConflict(e.c, cs)
+	e.conflicted, e.conflict = cs, nil
 	e.merge = newMergeView(e.c, cs)
-	e.mode = modeMerge
-	e.status.warn(fmt.Sprintf("your edits and v%d both changed %s: pick in the merge view, ctrl+s saves",
-		e.rec.Version, strings.Join(conflictFields(rm), ", ")))
+	e.showDialog(e.merge)
+	e.status.warn(fmt.Sprintf("your edits and v%d both changed %s: pick in the merge view, %s saves",
+		e.rec.Version, strings.Join(conflictFields(rm), ", "), keyName(e.c.keys.Save)))
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tandem-editor/tandem/merge"
@@ -24,10 +23,10 @@ import (
 func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cmd {
 	rm := merge.Records(e.c.reg, e.kind, e.rec.Fields, e.values(), ce.Current.Fields)
 	cs := &conflictState{ce: ce, u: u, rm: rm, base: e.rec, mine: e.values(), deltas: e.deltas(), mineText: e.draftToKeep()}
+	e.conflicted, e.conflict = cs, nil
 	if u.Relative() && e.autoSaves < resave.MaxRounds && e.c.opts.OnConflict != OnConflictReload {
 		// Relative changes are operations: re-applying them on the fresh record is always
 		// right (seed 001), so they are retried without asking, a bounded number of times.
-		e.conflict = newConflict(e.c, cs)
 		return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
 	}
 	if resave.Decide(rm, e.autoSaves) == resave.SaveMerge {
@@ -38,7 +37,6 @@ func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cm
 		e.rebase(ce.Current, vals, cs.deltas)
 		return e.save()
 	}
-	e.conflict = newConflict(e.c, cs)
 	switch e.c.opts.OnConflict {
 	case OnConflictReload:
 		return e.onConflictChoice(conflictChoiceMsg{choice: choiceReload})
@@ -49,12 +47,26 @@ func (e *editorModel) onConflict(ce *store.ConflictError, u store.Update) tea.Cm
 			return e.onConflictChoice(conflictChoiceMsg{choice: choiceRetry})
 		}
 	}
-	e.mode = modeConflict
+	e.showConflict()
 	return e.writeDraftCmd()
 }
 
+// showConflict puts the conflict dialog on e.conflicted over the form: the one already
+// open (back from the merge view), or a new one.
+func (e *editorModel) showConflict() {
+	if e.conflict == nil {
+		e.conflict = newConflict(e.c, e.conflicted)
+	}
+	e.showDialog(e.conflict)
+}
+
+// onConflictChoice applies the answer of the conflict dialog (or of the policy) to
+// e.conflicted. The dialog offers retry only where it can apply and says why not itself.
 func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
-	cs := e.conflict.cs
+	cs := e.conflicted
+	if cs == nil {
+		return nil // a late answer (a key pressed twice): the conflict is decided
+	}
 	if cs.broughtBack && msg.choice == choiceReload {
 		// The form already is their version (with what was typed since): reloading it
 		// would drop that typing. The edits stay kept for ctrl+r, as esc leaves them.
@@ -64,63 +76,89 @@ func (e *editorModel) onConflictChoice(msg conflictChoiceMsg) tea.Cmd {
 	case choiceBack:
 		e.mode = modeEdit
 		if cs.broughtBack {
-			e.status.warn("your edits were not brought back: ctrl+r brings them back")
+			e.status.warn("your edits were not brought back: " + keyName(e.c.keys.RestoreDraft) + " brings them back")
 			return e.focusCmd()
 		}
-		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; ctrl+s to try again", cs.who(), cs.ce.Current.Version))
+		e.status.warn(fmt.Sprintf("not saved: %s saved v%d; %s to try again", cs.who(), cs.ce.Current.Version, keyName(e.c.keys.Save)))
 		return e.focusCmd()
 	case choiceReload:
-		kept := cs.mineText
-		e.kept = &kept
-		e.theirLines = changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
-		e.theirLines = append(e.theirLines, "", "your edits, kept as a draft (ctrl+r brings them back):")
-		for _, l := range changeLines(e.c.reg, e.kind, cs.base.Fields, cs.mine) {
-			e.theirLines = append(e.theirLines, "  "+l)
-		}
-		e.rec = cs.ce.Current
-		e.fill(cs.ce.Current)
-		e.mode = modeTheirChanges
-		e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: ctrl+r brings them back", cs.who(), cs.ce.Current.Version))
-		return tea.Batch(e.focusCmd(), e.saveDraftCmd(kept))
+		return e.reloadTheirs(cs)
 	case choiceRetry:
-		if why := cs.retryable(e.c.reg); why != "" {
-			e.conflict.status.warn("retry is not available: " + why)
-			return nil
-		}
-		if msg.asked {
-			// The dialog offered "apply … to vN": the person's a is that attempt, not one
-			// more of the automatic ones that gave up.
-			e.autoSaves = 0
-		}
-		if e.autoSaves >= resave.MaxRounds {
-			e.mode = modeConflict
-			e.status.warn("gave up retrying after several collisions")
-			return nil
-		}
-		e.autoSaves++
-		e.rebase(cs.ce.Current, cs.ce.Current.Fields, cs.deltas)
-		e.mode = modeEdit
-		e.retryBase, e.retryOn = cs.base.Version, cs.ce.Since
-		if len(e.retryOn) == 0 { // the change log was pruned: at least the last writer is known
-			e.retryOn = []store.Change{{Version: cs.ce.Current.Version, Actor: cs.ce.Current.UpdatedBy}}
-		}
-		backoff := time.Duration(10+rand.IntN(90)) * time.Millisecond
-		save := e.save()
-		return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
+		return e.retry(cs, msg.asked)
 	case choiceMerge:
 		e.merge = newMergeView(e.c, cs)
-		e.mode = modeMerge
+		e.showDialog(e.merge)
 		return nil
 	}
 	return nil
 }
 
-func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
-	if msg.cancel {
-		e.mode = modeConflict
+// reloadTheirs puts their version into the form and keeps my edits as a draft, showing
+// what they changed.
+func (e *editorModel) reloadTheirs(cs *conflictState) tea.Cmd {
+	restore := keyName(e.c.keys.RestoreDraft)
+	kept := cs.mineText
+	e.kept = &kept
+	lines := changeLines(e.c.reg, e.kind, cs.base.Fields, cs.ce.Current.Fields)
+	lines = append(lines, "", "your edits, kept as a draft ("+restore+" brings them back):")
+	for _, l := range changeLines(e.c.reg, e.kind, cs.base.Fields, cs.mine) {
+		lines = append(lines, "  "+l)
+	}
+	e.rec = cs.ce.Current
+	e.fill(cs.ce.Current)
+	e.status.ok(fmt.Sprintf("reloaded %s's v%d; your edits are kept as a draft: %s brings them back", cs.who(), cs.ce.Current.Version, restore))
+	e.showDialog(&theirChangesModel{c: e.c, lines: lines, status: e.status,
+		title: fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version),
+		intro: fmt.Sprintf("what %s changed since v%d:", cs.who(), cs.base.Version)})
+	return tea.Batch(e.focusCmd(), e.saveDraftCmd(kept))
+}
+
+// retry re-applies my relative changes on the current version, after a short random pause
+// so that two writers retrying at once part; asked says the person pressed it.
+func (e *editorModel) retry(cs *conflictState, asked bool) tea.Cmd {
+	if asked {
+		// The dialog offered "apply … to vN": the person's a is that attempt, not one
+		// more of the automatic ones that gave up.
+		e.autoSaves = 0
+	}
+	if e.autoSaves >= resave.MaxRounds {
+		e.showConflict()
+		e.status.warn("gave up retrying after several collisions")
 		return nil
 	}
-	cs := e.conflict.cs
+	e.autoSaves++
+	e.rebase(cs.ce.Current, cs.ce.Current.Fields, cs.deltas)
+	e.mode = modeEdit
+	e.retryBase, e.retryOn = cs.base.Version, cs.ce.Since
+	if len(e.retryOn) == 0 { // the change log was pruned: at least the last writer is known
+		e.retryOn = []store.Change{{Version: cs.ce.Current.Version, Actor: cs.ce.Current.UpdatedBy}}
+	}
+	backoff := time.Duration(10+rand.IntN(90)) * time.Millisecond
+	save := e.save()
+	return tea.Sequence(tea.Tick(backoff, func(time.Time) tea.Msg { return nil }), save)
+}
+
+// onTheirChangesDone goes back to the form with their version, bringing my kept edits back
+// if asked.
+func (e *editorModel) onTheirChangesDone(msg theirChangesDoneMsg) tea.Cmd {
+	e.mode, e.shown = modeEdit, nil
+	if msg.restore {
+		return e.restoreKept()
+	}
+	return nil
+}
+
+// onMergeDone saves the merge view's result, or returns to the conflict dialog.
+func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
+	if msg.cancel {
+		e.merge = nil
+		e.showConflict()
+		return nil
+	}
+	cs := e.conflicted
+	if cs == nil {
+		return nil // a late answer (a key pressed twice): the conflict is decided
+	}
 	if cs.broughtBack {
 		e.kept = nil // the edits are in the form now: ctrl+r would bring them back twice
 	}
@@ -129,29 +167,4 @@ func (e *editorModel) onMergeDone(msg mergeDoneMsg) tea.Cmd {
 	e.autoSaves = 0
 	e.mergedNote = fmt.Sprintf("merged with %s's v%d", cs.who(), cs.ce.Current.Version)
 	return e.save()
-}
-
-func (e *editorModel) theirChangesView() string {
-	c, st := e.c, e.c.styles
-	var b strings.Builder
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("%s %d · their changes, now v%d", e.kind, e.id, e.rec.Version)))
-	b.WriteString("\n" + st.Theirs.Render(fmt.Sprintf("what %s changed since v%d:", e.conflict.cs.who(), e.conflict.cs.base.Version)) + "\n")
-	n := 2
-	for _, l := range e.theirLines {
-		if n >= c.height-3 {
-			b.WriteString(st.Dim.Render("  …") + "\n")
-			break
-		}
-		b.WriteString(c.clip(l) + "\n")
-		n++
-	}
-	for ; n < c.height-2; n++ {
-		b.WriteByte('\n')
-	}
-	b.WriteString(e.status.style(st).Render(c.clip(e.status.text)))
-	b.WriteByte('\n')
-	back := c.keys.Back
-	back.SetHelp(back.Help().Key, "edit their version")
-	b.WriteString(c.footer([]key.Binding{c.keys.RestoreDraft, back}))
-	return b.String()
 }

@@ -14,9 +14,8 @@ import (
 // editorDrafts is the editor's part of drafts: the draft offered on open, the edits a
 // reload kept, and when the form was last written.
 type editorDrafts struct {
-	offered    *draft // modeOfferDraft: the draft found on open
-	kept       *draft // after a reload: my version, to bring back with ctrl+r
-	theirLines []string
+	offered *draft // modeOfferDraft: the draft found on open
+	kept    *draft // after a reload: my version, to bring back with ctrl+r
 
 	// extBack is the text $EDITOR gave back, from when it exits until Update takes it: a
 	// program ended (SIGTERM, SIGHUP) while the editor ran never takes it, and shutdown

@@ -229,7 +229,7 @@ func (e *editorModel) onUnlocked(msg unlockedMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if e.dirty() {
-		e.status.ok(e.status.text + "; your edits are kept — ctrl+s saves them")
+		e.status.ok(e.status.text + "; your edits are kept — " + keyName(e.c.keys.Save) + " saves them")
 	} else {
 		e.rec = msg.rec
 		e.fill(msg.rec)
@@ -309,9 +309,10 @@ func (l *editorLease) lose(c *common, err error) tea.Cmd {
 	return cmd
 }
 
-// lostWarning is what the status line says once the lease is lost.
-func (l *editorLease) lostWarning() string {
-	return "lease lost: " + l.leaseLost + " — your edits are kept; ctrl+s saves without the lease"
+// lostWarning is what the status line says once the lease is lost, naming the save key as
+// bound.
+func (e *editorModel) lostWarning() string {
+	return "lease lost: " + e.leaseLost + " — your edits are kept; " + keyName(e.c.keys.Save) + " saves without the lease"
 }
 
 // lockLine is the editor's lock indicator.

@@ -198,7 +198,7 @@ func (e *editorModel) onMoved(msg movedMsg) tea.Cmd {
 		e.rebase(rec, e.values(), e.deltas())
 		e.status.ok(fmt.Sprintf("moved under %s → v%d; your edits are kept", where, rec.Version))
 	default:
-		e.status.ok(fmt.Sprintf("moved under %s → v%d; others saved meanwhile: ctrl+s merges your edits", where, rec.Version))
+		e.status.ok(fmt.Sprintf("moved under %s → v%d; others saved meanwhile: %s merges your edits", where, rec.Version, keyName(e.c.keys.Save)))
 	}
 	e.titles = map[refKey]string{} // the parent's title is asked for again
 	return e.focusCmd()

@@ -200,7 +200,7 @@ func (e *editorModel) pickRef(r *store.Record) tea.Cmd {
 		e.fieldChanged()
 	}
 	e.focus = p.field
-	e.status.info(fi.f.Label + ": " + what + " — ctrl+s saves")
+	e.status.info(fi.f.Label + ": " + what + " — " + keyName(e.c.keys.Save) + " saves")
 	return e.focusCmd()
 }
 

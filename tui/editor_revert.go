@@ -34,7 +34,7 @@ func (e *editorModel) applyRevert() {
 	if len(kept) > 0 {
 		head += " (not reverted: " + strings.Join(kept, ", ") + ")"
 	}
-	note := fmt.Sprintf("%s: check the form, ctrl+s saves it as a new version on v%d", head, e.rec.Version)
+	note := fmt.Sprintf("%s: check the form, %s saves it as a new version on v%d", head, keyName(e.c.keys.Save), e.rec.Version)
 	if !e.changed() {
 		note = fmt.Sprintf("v%d holds the same values as v%d for the fields you can write", v.Version, e.rec.Version)
 	}

@@ -19,12 +19,8 @@ import (
 // View draws the editor, or the dialog or merge view over it.
 func (e *editorModel) View() string {
 	switch e.mode {
-	case modeConflict:
-		return e.conflict.View()
-	case modeMerge:
-		return e.merge.View()
-	case modeTheirChanges:
-		return e.theirChangesView()
+	case modeDialog:
+		return e.shown.View()
 	case modeMove:
 		return e.moveView()
 	case modeRefPick:

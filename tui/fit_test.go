@@ -114,6 +114,7 @@ func TestList_ColumnsGiveWayByPriority(t *testing.T) {
 	}{
 		{140, true, true, len(name)},
 		{80, true, false, 24},
+		{62, false, false, 24}, // the version would leave 24 cells: 23 characters and "…"
 		{60, false, false, 24},
 	} {
 		d.apply(tea.WindowSizeMsg{Width: tc.width, Height: 15})

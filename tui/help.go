@@ -85,7 +85,9 @@ func (m *helpModel) View() string {
 	if scrolls {
 		out = append(out, c.styles.Header.Render(helpMarker(c.keys, top, window, len(lines))))
 	}
-	out = append(out, c.styles.Footer.Render("?, f1 or esc: close help · f1 opens help also while typing in a field"))
+	k := c.keys
+	out = append(out, c.styles.Footer.Render(fmt.Sprintf("%s, %s or %s: close help · %s opens help also while typing in a field",
+		keyName(k.Help), keyName(k.HelpAnywhere), keyName(k.Back), keyName(k.HelpAnywhere))))
 	return strings.Join(out, "\n")
 }
 

@@ -289,3 +289,12 @@ func (k KeyMap) helpGroups() [][]helpGroup {
 		},
 	}
 }
+
+// keyName is the key b is pressed with, as bound (a key map file may rebind it): what a
+// message or a banner tells the person to press.
+func keyName(b key.Binding) string {
+	if ks := b.Keys(); len(ks) > 0 {
+		return keyLabel(ks[:1])
+	}
+	return b.Help().Key
+}

@@ -33,9 +33,13 @@ const (
 	lockWidth   = 22
 )
 
-// minTitleKeep is the narrowest title the version and writer columns give way for: at 60
-// columns the writer and then the version go before the title is cut below it.
-const minTitleKeep = 24
+// minTitleKeep is the characters of a title the version and writer columns give way for:
+// at 60 columns the writer and then the version go before a title is cut below it. A cut
+// title ends in "…", so its column is a cell wider (minTitleCells).
+const (
+	minTitleKeep  = 24
+	minTitleCells = minTitleKeep + 1
+)
 
 // listLayout is how the list's lines are cut at a width: the short columns beside the
 // title, the title's width, whether the version and the writer show, and whether the lock
@@ -48,19 +52,19 @@ type listLayout struct {
 }
 
 // layout cuts the list's lines for width, with lockW the widest lock cell to show whole
-// and shortW the widest holder's name alone. The title keeps minTitleKeep cells by dropping
+// and shortW the widest holder's name alone. The title keeps minTitleKeep characters by dropping
 // first the writer, then the version, then the lock's "since 10:05": a holder's name is
 // never cut. Short columns take only what is left beyond a title of minTitleWidth.
 func (l *listModel) layout(width, lockW, shortW int) listLayout {
 	lay := listLayout{ver: true, writer: true}
 	rest := width - 2 - 7 - 1 - max(lockW, lockWidth) // the cursor mark, the id, the space after the title
-	if rest < minTitleKeep && shortW < max(lockW, lockWidth) {
+	if rest < minTitleCells && shortW < max(lockW, lockWidth) {
 		lay.shortLock = true
 		rest = width - 2 - 7 - 1 - max(shortW, len("lock"))
 	}
-	if rest-verWidth-writerWidth < minTitleKeep {
+	if rest-verWidth-writerWidth < minTitleCells {
 		lay.writer = false
-		lay.ver = rest-verWidth >= minTitleKeep
+		lay.ver = rest-verWidth >= minTitleCells
 	}
 	titleW := rest
 	if lay.ver {

@@ -31,12 +31,12 @@ func (l *listModel) listSorts() []string {
 // the current one around, and loads the first page in the new order.
 func (l *listModel) cycleSort(reverse bool) tea.Cmd {
 	if l.tree() {
-		l.status.info(safe.Line(tabName(l.c.reg, l.kind)) + " are listed as a tree: f folds and unfolds the selected one")
+		l.status.info(safe.Line(tabName(l.c.reg, l.kind)) + " are listed as a tree: " + keyName(l.c.keys.Fold) + " folds and unfolds the selected one")
 		return nil
 	}
 	switch {
 	case reverse && l.sort == "":
-		l.status.info("the id order has no other direction; s sorts by a column")
+		l.status.info("the id order has no other direction; " + keyName(l.c.keys.SortNext) + " sorts by a column")
 		return nil
 	case reverse:
 		l.desc = !l.desc
@@ -108,10 +108,10 @@ func (l *listModel) toggleFold() {
 	table := safe.Line(tabName(l.c.reg, l.kind))
 	switch {
 	case !l.tree():
-		l.status.info(l.foldsWhat() + table + " sort with s (o reverses)")
+		l.status.info(l.foldsWhat() + table + " sort with " + keyName(l.c.keys.SortNext) + " (" + keyName(l.c.keys.SortReverse) + " reverses)")
 		return
 	case l.search != "":
-		l.status.info("a filtered list is flat: esc clears the filter")
+		l.status.info("a filtered list is flat: " + keyName(l.c.keys.Back) + " clears the filter")
 		return
 	case r == nil || l.kids[r.ID] == 0:
 		l.status.info("nothing to fold: no " + table + " under this one")
@@ -131,7 +131,7 @@ func (l *listModel) toggleFold() {
 	}
 }
 
-// foldsWhat says which tabs f folds: "f folds documents; " ("" for a schema without a tree).
+// foldsWhat says which tabs the fold key folds: "f folds documents; " ("" for a schema without a tree).
 func (l *listModel) foldsWhat() string {
 	var trees []string
 	for _, k := range l.c.reg.Kinds() {
@@ -142,7 +142,7 @@ func (l *listModel) foldsWhat() string {
 	if len(trees) == 0 {
 		return ""
 	}
-	return "f folds " + strings.Join(trees, ", ") + "; "
+	return keyName(l.c.keys.Fold) + " folds " + strings.Join(trees, ", ") + "; "
 }
 
 // foldMark is the mark before a record of a tree with children: [+] folded, [-] open.

@@ -114,8 +114,8 @@ func (w *workCopy) livePolled() {
 	}
 	if s.Conflicts > w.live.conflicts {
 		w.tell(func(l *statusLine) {
-			l.warn(fmt.Sprintf("%s in the copy: a push met someone else's change; S opens the merge view",
-				plural(s.Conflicts, "conflict", "conflicts")))
+			l.warn(fmt.Sprintf("%s in the copy: a push met someone else's change; %s opens the merge view",
+				plural(s.Conflicts, "conflict", "conflicts"), keyName(w.c.keys.Sync)))
 		})
 	}
 	w.live.conflicts = s.Conflicts

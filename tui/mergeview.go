@@ -142,7 +142,8 @@ type mergeDoneMsg struct {
 	cancel bool
 }
 
-// mergeModel is the merge view over cs.rm.
+// mergeModel is the merge view over cs.rm: a component of the editor (a save's conflict)
+// and of a working copy's merge screen (workcopy.go).
 type mergeModel struct {
 	c       *common
 	cs      *conflictState
@@ -182,9 +183,17 @@ func (m *mergeModel) layout() {
 	m.body.SetSize(max(m.c.width-4, 10), max(m.c.height-len(m.rows)-9, 3))
 }
 
-// Update handles the merge keys: an edit in progress takes them all, a word-level proposal
-// shown takes enter, then the view's own keys, then the current field's.
+// typing reports whether keys go into a value being edited.
+func (m *mergeModel) typing() bool { return m.editing }
+
+// Update handles the window's size and the merge keys: an edit in progress takes them all,
+// a word-level proposal shown takes enter, then the view's own keys, then the current
+// field's. The view answers its opener with a mergeDoneMsg.
 func (m *mergeModel) Update(msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(tea.WindowSizeMsg); ok {
+		m.layout()
+		return nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok || len(m.rm.Fields) == 0 {
 		return nil
@@ -215,7 +224,7 @@ func (m *mergeModel) onProposalKey(k tea.KeyPressMsg, fm *merge.FieldMerge) (tea
 			m.status.fail("merge", err)
 			return nil, true
 		}
-		m.status.info(fmt.Sprintf("%s hunk %d: word-level merge taken (u undoes it)", fm.Field.Label, m.hunk[m.cursor]+1))
+		m.status.info(fmt.Sprintf("%s hunk %d: word-level merge taken (%s undoes it)", fm.Field.Label, m.hunk[m.cursor]+1, keyName(keys.Undo)))
 		m.afterHunk(fm.Text, m.hunk[m.cursor])
 		return nil, true
 	}
@@ -229,7 +238,7 @@ func (m *mergeModel) onViewKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch {
 	case key.Matches(k, keys.Save):
 		if n := m.rm.Conflicts(); n > 0 {
-			m.status.warn(plural(n, "conflict", "conflicts") + " left: pick 1 mine, 2 theirs, 3 base, or enter to edit")
+			m.status.warn(plural(n, "conflict", "conflicts") + " left: pick " + m.pickKeys() + ", or " + keyName(keys.EditValue) + " to edit")
 			return nil, true
 		}
 		vals, err := m.rm.Values()
@@ -303,7 +312,7 @@ func (m *mergeModel) onFieldKey(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd
 	case key.Matches(k, keys.PickBoth), key.Matches(k, keys.NextHunk), key.Matches(k, keys.PrevHunk),
 		key.Matches(k, keys.AllMine), key.Matches(k, keys.AllTheirs), key.Matches(k, keys.Words):
 		// The footer offers these for text fields; a field of one value has no hunks.
-		m.status.info(k.String() + " works only in text fields: " + fm.Field.Label + " takes 1 mine, 2 theirs, 3 base or enter")
+		m.status.info(k.String() + " works only in text fields: " + fm.Field.Label + " takes " + m.pickKeys() + " or " + keyName(keys.EditValue))
 	}
 	return nil
 }
@@ -323,7 +332,7 @@ func (m *mergeModel) override(fm *merge.FieldMerge, k tea.KeyPressMsg) {
 		m.status.fail("merge", err)
 		return
 	}
-	m.status.info(fmt.Sprintf("%s: %s taken (u undoes it)", fm.Field.Label, pickName(p)))
+	m.status.info(fmt.Sprintf("%s: %s taken (%s undoes it)", fm.Field.Label, pickName(p), keyName(keys.Undo)))
 }
 
 // startEditing opens field fm's value for editing: a text with its conflict markers, one
@@ -441,25 +450,13 @@ func nextOpenHunk(t *merge.Resolution, cur int) int {
 	return cur
 }
 
+// updateEditing gives a key to the value being edited: back ends a text's edit, confirm
+// takes a one-line value.
 func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
-	name := fm.Field.Name
 	if fm.Text != nil {
-		if !key.Matches(k, m.c.keys.Back) {
-			return m.body.Update(k)
-		}
-		m.editing = false
-		m.body.Blur()
-		text := m.body.Value()
-		if hasMarkers(text) {
-			m.status.warn(fm.Field.Label + " still has conflict markers: not taken")
-			return nil
-		}
-		if v, ok := fm.Value(); ok && store.Equal(v, text) {
-			return nil
-		}
-		m.resolved(m.rm.ResolveValue(name, text))
-		return nil
+		return m.updateEditingText(k, fm)
 	}
+	name := fm.Field.Name
 	switch {
 	case key.Matches(k, m.c.keys.Confirm):
 		v, err := fm.Field.Parse(m.line.Value())
@@ -482,6 +479,26 @@ func (m *mergeModel) updateEditing(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.
 	var cmd tea.Cmd
 	m.line, cmd = m.line.Update(k)
 	return cmd
+}
+
+// updateEditingText gives a key to the text being edited; back takes the text unless it
+// still has conflict markers.
+func (m *mergeModel) updateEditingText(k tea.KeyPressMsg, fm *merge.FieldMerge) tea.Cmd {
+	if !key.Matches(k, m.c.keys.Back) {
+		return m.body.Update(k)
+	}
+	m.editing = false
+	m.body.Blur()
+	text := m.body.Value()
+	if hasMarkers(text) {
+		m.status.warn(fm.Field.Label + " still has conflict markers: not taken")
+		return nil
+	}
+	if v, ok := fm.Value(); ok && store.Equal(v, text) {
+		return nil
+	}
+	m.resolved(m.rm.ResolveValue(fm.Field.Name, text))
+	return nil
 }
 
 // nextConflict moves the cursor to the next unresolved field, if any.
@@ -508,7 +525,7 @@ func (m *mergeModel) View() string {
 	left := m.rm.Conflicts()
 	counter := fmt.Sprintf("%d of %s left", left, plural(total, "conflict", "conflicts"))
 	if left == 0 {
-		b.WriteString(st.OK.Render(counter + " — ctrl+s saves"))
+		b.WriteString(st.OK.Render(counter + " — " + keyName(c.keys.Save) + " saves"))
 	} else {
 		b.WriteString(st.Conflict.Render(counter))
 	}
@@ -597,7 +614,7 @@ func (m *mergeModel) row(i, valW int) string {
 
 // detail is the lower pane for the selected field.
 func (m *mergeModel) detail() []string {
-	st := m.c.styles
+	st, keys := m.c.styles, m.c.keys
 	if len(m.rm.Fields) == 0 {
 		return nil
 	}
@@ -605,10 +622,10 @@ func (m *mergeModel) detail() []string {
 	f := fm.Field
 	if m.editing {
 		if fm.Text != nil {
-			return append([]string{"editing " + f.Label + " (esc when done; with conflict markers left in it is not taken):"},
+			return append([]string{"editing " + f.Label + " (" + keyName(keys.Back) + " when done; with conflict markers left in it is not taken):"},
 				strings.Split(m.body.View(), "\n")...)
 		}
-		return []string{"editing " + f.Label + " (enter keeps, esc cancels):", "  " + m.line.View()}
+		return []string{"editing " + f.Label + " (" + keyName(keys.Confirm) + " keeps, " + keyName(keys.Back) + " cancels):", "  " + m.line.View()}
 	}
 	switch {
 	case f.Type == store.TypeText && fm.Resolved():
@@ -622,10 +639,10 @@ func (m *mergeModel) detail() []string {
 		v := shortAll(f, max(m.c.width-12, 16), fm.Mine, fm.Theirs, fm.Base)
 		return []string{
 			f.Label + " changed on both sides:",
-			"  " + st.Focused.Render("1") + " " + st.Mine.Render("mine   "+v[0]),
-			"  " + st.Focused.Render("2") + " " + st.Theirs.Render("theirs "+v[1]),
-			"  " + st.Focused.Render("3") + " " + st.Base.Render("base   "+v[2]),
-			"  " + st.Dim.Render("enter: type a value"),
+			"  " + st.Focused.Render(keyName(keys.PickMine)) + " " + st.Mine.Render("mine   "+v[0]),
+			"  " + st.Focused.Render(keyName(keys.PickTheirs)) + " " + st.Theirs.Render("theirs "+v[1]),
+			"  " + st.Focused.Render(keyName(keys.PickBase)) + " " + st.Base.Render("base   "+v[2]),
+			"  " + st.Dim.Render(keyName(keys.EditValue)+": type a value"),
 		}
 	}
 	cur := m.hunk[m.cursor]
@@ -637,11 +654,12 @@ func (m *mergeModel) detail() []string {
 	if c, _ := fm.Text.Choice(cur); c.Pick != merge.PickNone {
 		state = "picked " + pickName(c.Pick)
 	}
-	out := []string{fmt.Sprintf("%s · hunk %d of %d (base line %d) · %s · 1 mine 2 theirs 3 base b both",
-		f.Label, cur+1, fm.Text.Hunks(), ch.BaseStart+1, state)}
+	out := []string{fmt.Sprintf("%s · hunk %d of %d (base line %d) · %s · %s mine %s theirs %s base %s both",
+		f.Label, cur+1, fm.Text.Hunks(), ch.BaseStart+1, state,
+		keyName(keys.PickMine), keyName(keys.PickTheirs), keyName(keys.PickBase), keyName(keys.PickBoth))}
 	if m.words != nil {
-		out = append(out, fmt.Sprintf("word-level merge (%s, %s) · %s takes it, esc puts it away:",
-			st.Mine.Render("●[mine]"), st.Theirs.Render("◆[theirs]"), m.c.keys.Confirm.Help().Key))
+		out = append(out, fmt.Sprintf("word-level merge (%s, %s) · %s takes it, %s puts it away:",
+			st.Mine.Render("●[mine]"), st.Theirs.Render("◆[theirs]"), keyName(keys.Confirm), keyName(keys.Back)))
 		return append(out, wordLines(st, m.words, max(m.c.width-2, 10))...)
 	}
 	out = append(out, st.Mine.Render("mine vs base:"))
@@ -653,6 +671,12 @@ func (m *mergeModel) detail() []string {
 		out = append(out, "  "+diffStyle(st, d))
 	}
 	return out
+}
+
+// pickKeys names the keys that pick a side, as bound: "1 mine, 2 theirs, 3 base".
+func (m *mergeModel) pickKeys() string {
+	k := m.c.keys
+	return fmt.Sprintf("%s mine, %s theirs, %s base", keyName(k.PickMine), keyName(k.PickTheirs), keyName(k.PickBase))
 }
 
 // pickName says a pick the way the merge view's keys do.

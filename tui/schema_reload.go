@@ -54,11 +54,8 @@ func (a *App) onSchemaChange(ch store.Change) tea.Cmd {
 // read its record again under it.
 func (a *App) onSchemaReloaded(msg schemaReloadedMsg) tea.Cmd {
 	if msg.err != nil {
-		a.list.status.fail("reload the schema", msg.err)
-		if a.editor != nil {
-			a.editor.status.fail("reload the schema", msg.err)
-		}
-		return nil
+		failed := errMsg{op: "reload the schema", err: msg.err}
+		return tea.Batch(a.deliver(scrList, failed), a.deliver(scrEditor, failed))
 	}
 	if msg.reg == nil || msg.reg == a.c.reg || msg.reg.Version() < a.c.reg.Version() {
 		return nil // nothing new, or an answer overtaken by a newer one

@@ -142,7 +142,9 @@ func (w *workCopy) update(msg tea.Msg) (tea.Cmd, bool) {
 		case msg.note != "":
 			w.tell(func(s *statusLine) { s.ok(msg.note) })
 		default:
-			w.tell(func(s *statusLine) { s.ok(fmt.Sprintf("resolved %s %d; S sends it to the source", msg.kind, msg.id)) })
+			w.tell(func(s *statusLine) {
+				s.ok(fmt.Sprintf("resolved %s %d; %s sends it to the source", msg.kind, msg.id, keyName(w.c.keys.Sync)))
+			})
 		}
 		w.c.send(reloadListMsg{})
 		return w.load(), true
@@ -181,8 +183,8 @@ func (w *workCopy) onState(msg copyStateMsg) tea.Cmd {
 	w.noteConflicts(first)
 	if w.failed != "" && msg.state.SyncedAt.After(w.failedAt) {
 		var line statusLine
-		line.info(fmt.Sprintf("another sync of this copy ended at %s; S syncs again",
-			msg.state.SyncedAt.Local().Format("15:04:05")))
+		line.info(fmt.Sprintf("another sync of this copy ended at %s; %s syncs again",
+			msg.state.SyncedAt.Local().Format("15:04:05"), keyName(w.c.keys.Sync)))
 		w.c.send(statusMsg{to: scrList, line: line, only: w.failed})
 		w.failed = ""
 	}
@@ -412,9 +414,6 @@ func (s *copyMerge) Init() tea.Cmd { return nil }
 func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 	done, ok := msg.(mergeDoneMsg)
 	if !ok {
-		if _, sized := msg.(tea.WindowSizeMsg); sized {
-			s.m.layout()
-		}
 		return s.m.Update(msg)
 	}
 	if done.cancel {
@@ -431,4 +430,4 @@ func (s *copyMerge) Update(msg tea.Msg) tea.Cmd {
 // View draws the merge view.
 func (s *copyMerge) View() string { return s.m.View() }
 
-func (s *copyMerge) typing() bool { return s.m.editing }
+func (s *copyMerge) typing() bool { return s.m.typing() }

@@ -59,7 +59,7 @@ func (w *workCopy) noteConflicts(first bool) {
 	if len(fresh) > 0 && !first && !w.syncing && !w.reloaded { // not this TUI's own sync, which says them itself
 		w.tell(func(s *statusLine) {
 			s.warn(fmt.Sprintf("a sync left %s: %s. Its row is marked !; open it and press %s",
-				plural(len(fresh), "conflict", "conflicts"), conflictSentence(&fresh[0]), w.c.keys.OpenConflict.Help().Key))
+				plural(len(fresh), "conflict", "conflicts"), conflictSentence(&fresh[0]), keyName(w.c.keys.OpenConflict)))
 		})
 	}
 }
@@ -150,7 +150,6 @@ func (s *copyCreate) typing() bool { return s.input != nil }
 
 // Update takes enter (a new value), 1 (as it is), d (drop it) and esc.
 func (s *copyCreate) Update(msg tea.Msg) tea.Cmd {
-	k := s.w.c.keys
 	switch msg := msg.(type) {
 	case copyDeleteFailedMsg:
 		s.busy = false
@@ -163,33 +162,41 @@ func (s *copyCreate) Update(msg tea.Msg) tea.Cmd {
 			return cmd
 		}
 	case tea.KeyPressMsg:
-		switch {
-		case s.input != nil && key.Matches(msg, k.Back):
-			s.input = nil
-			return nil
-		case s.input != nil && key.Matches(msg, k.Confirm):
-			v := s.input.Value()
-			s.input = nil
-			return s.answer(tsync.Picks{s.field: v}, fmt.Sprintf("%s %d: %s set to %s; S sends it to the source", s.cf.Kind, s.cf.ID, s.field, safe.Line(v)))
-		case s.input != nil:
-			in, cmd := s.input.Update(msg)
-			s.input = &in
-			return cmd
-		case key.Matches(msg, k.Back):
-			return func() tea.Msg { return copyMergeClosedMsg{} }
-		case s.busy:
-			return nil
-		case s.field != "" && key.Matches(msg, k.EditValue):
-			in := newLineField()
-			in.SetValue(fmt.Sprint(s.cf.Mine[s.field]))
-			in.Focus()
-			s.input = &in
-			return nil
-		case s.field != "" && key.Matches(msg, k.PickMine):
-			return s.answer(tsync.Picks{s.field: "mine"}, fmt.Sprintf("%s %d: S tries the create again as it is", s.cf.Kind, s.cf.ID))
-		case key.Matches(msg, k.Delete):
-			return s.drop()
-		}
+		return s.onKey(msg)
+	}
+	return nil
+}
+
+// onKey handles a key: the new value being typed takes them all; else the ways out.
+func (s *copyCreate) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := s.w.c.keys
+	sync := keyName(k.Sync)
+	switch {
+	case s.input != nil && key.Matches(msg, k.Back):
+		s.input = nil
+		return nil
+	case s.input != nil && key.Matches(msg, k.Confirm):
+		v := s.input.Value()
+		s.input = nil
+		return s.answer(tsync.Picks{s.field: v}, fmt.Sprintf("%s %d: %s set to %s; %s sends it to the source", s.cf.Kind, s.cf.ID, s.field, safe.Line(v), sync))
+	case s.input != nil:
+		in, cmd := s.input.Update(msg)
+		s.input = &in
+		return cmd
+	case key.Matches(msg, k.Back):
+		return func() tea.Msg { return copyMergeClosedMsg{} }
+	case s.busy:
+		return nil
+	case s.field != "" && key.Matches(msg, k.EditValue):
+		in := newLineField()
+		in.SetValue(fmt.Sprint(s.cf.Mine[s.field]))
+		in.Focus()
+		s.input = &in
+		return nil
+	case s.field != "" && key.Matches(msg, k.PickMine):
+		return s.answer(tsync.Picks{s.field: "mine"}, fmt.Sprintf("%s %d: %s tries the create again as it is", s.cf.Kind, s.cf.ID, sync))
+	case key.Matches(msg, k.Delete):
+		return s.drop()
 	}
 	return nil
 }

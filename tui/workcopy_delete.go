@@ -87,13 +87,14 @@ func (s *copyDelete) answer(pick string) tea.Cmd {
 	s.busy = true
 	s.status.info("resolving…")
 	c, wc, cf := s.w.c, s.w.wc, s.cf
+	sync := keyName(c.keys.Sync) // read here: the command runs off the program's loop
 	return func() tea.Msg {
 		if err := tsync.ResolveDelete(c.ctx, wc, cf.Kind, cf.ID, pick); err != nil {
 			return copyDeleteFailedMsg{err: err}
 		}
-		note := fmt.Sprintf("%s %d: S deletes it on the source too (if still at v%d there)", cf.Kind, cf.ID, cf.TheirsVersion)
+		note := fmt.Sprintf("%s %d: %s deletes it on the source too (if still at v%d there)", cf.Kind, cf.ID, sync, cf.TheirsVersion)
 		if pick == "theirs" {
-			note = fmt.Sprintf("%s %d: delete dropped; S brings the source's record back", cf.Kind, cf.ID)
+			note = fmt.Sprintf("%s %d: delete dropped; %s brings the source's record back", cf.Kind, cf.ID, sync)
 		}
 		return copyResolvedMsg{kind: cf.Kind, id: cf.ID, note: note}
 	}
