@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
@@ -353,4 +355,74 @@ func TestDocs_ParseBlocks(t *testing.T) {
 	if blocks[2].lang != "yaml" || blocks[2].marker != "" {
 		t.Errorf("third block = %+v", blocks[2])
 	}
+}
+
+// linkRe matches a markdown link's target that is not a web address.
+var linkRe = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocs_LinksResolve: every relative link of README.md, BENCHMARKS.md and docs/ (the
+// generated reference too) names a file that exists and, with a #fragment, a heading of it.
+func TestDocs_LinksResolve(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files := append(docsFiles(t), filepath.Join(root, "BENCHMARKS.md"))
+	ref, err := filepath.Glob(filepath.Join(root, "docs", "cli", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range append(files, ref...) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range linkRe.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, frag, _ := strings.Cut(target, "#")
+			linked := file
+			if path != "" {
+				linked = filepath.Join(filepath.Dir(file), path)
+			}
+			if _, err := os.Stat(linked); err != nil {
+				t.Errorf("%s links to %s, which does not exist", file, target)
+				continue
+			}
+			if frag != "" && !slices.Contains(headingSlugs(t, linked), frag) {
+				t.Errorf("%s links to %s, which has no heading #%s", file, path, frag)
+			}
+		}
+	}
+}
+
+// headingSlugs returns the anchors GitHub gives the headings of a markdown file (code
+// blocks left out).
+func headingSlugs(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slugs []string
+	code := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "```") {
+			code = !code
+		}
+		title := strings.TrimLeft(line, "#")
+		if code || title == line || !strings.HasPrefix(title, " ") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(title)) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slugs = append(slugs, b.String())
+	}
+	return slugs
 }
