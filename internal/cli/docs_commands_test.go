@@ -426,3 +426,15 @@ func headingSlugs(t *testing.T, path string) []string {
 	}
 	return slugs
 }
+
+// TestDocs_ReadmeIsShort: the README stays what a newcomer reads in five minutes (issue 26:
+// under about 300 lines); detail belongs in a guide under docs/.
+func TestDocs_ReadmeIsShort(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > 300 {
+		t.Errorf("README.md has %d lines, over 300: move the detail into a guide under docs/ and link it", n)
+	}
+}
