@@ -1,6 +1,6 @@
 // Command tandem is a terminal editor for records that several people and programs change at
 // the same time. Run without a subcommand it opens the TUI; its subcommands are the
-// non-interactive CLI that scripts, workers and tests use. See README.md for the contract.
+// non-interactive CLI that scripts, workers and tests use. See docs/commands.md for the contract.
 //
 // The command line lives in internal/cli; this file only connects it to the process: the
 // arguments, the standard streams, the signals that cancel work, and the exit code.

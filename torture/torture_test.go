@@ -21,7 +21,7 @@ import (
 
 // runLength is how long the torture runs here, and how often a writer is killed: a few
 // seconds in a plain `go test`, longer under TANDEM_LONG_TESTS=1 (CI). The long run for a
-// release is `tandem torture --duration 10m` (README).
+// release is `tandem torture --duration 10m` (docs/testing.md).
 func runLength() (duration, killEvery time.Duration) {
 	if v := os.Getenv("TANDEM_LONG_TESTS"); v != "" && v != "0" {
 		return 8 * time.Second, 1500 * time.Millisecond

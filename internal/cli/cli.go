@@ -1,6 +1,6 @@
 // Package cli is tandem's command line: the TUI's launcher and the non-interactive commands
 // that scripts, workers and tests use. The tandem binary's main.go only calls Run. See
-// README.md for the contract.
+// docs/commands.md for the contract.
 //
 // This file holds the wiring only: global flags, the DSN → store opener, the error → exit
 // code mapping and the list of subcommands. Each subcommand lives in its own cmd_<name>.go
@@ -39,7 +39,7 @@ const defaultDB = "./tandem.db"
 // -ldflags "-X github.com/tandem-editor/tandem/internal/cli.version=v1.2.3".
 var version = ""
 
-// Exit codes: the CLI contract (README "Exit codes"). Only exitCode maps errors to them.
+// Exit codes: the CLI contract (docs/commands.md, "Exit codes"). Only exitCode maps errors to them.
 const (
 	exitOK        = 0 // success
 	exitFailure   = 1 // unexpected failure, busy or unreachable database

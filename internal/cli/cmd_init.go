@@ -34,7 +34,7 @@ makes) is no store yet: init makes the store in it, and --sample fills it. It pr
 the store id, the store's identity that drafts are kept under.
 
 --schema FILE makes the store with the schema of FILE (kinds: NAME: {table, title,
-tree, fields}; see tandem schema show and the README's "Your own records"): its kinds
+tree, fields}; see tandem schema show and docs/own-records.md): its kinds
 are what every other command takes as KIND. The store keeps the schema, as version 1;
 without --schema a store has the sample schema (products and documents). Init with
 --schema on a store that exists checks FILE against the store's schema: one with other

@@ -32,7 +32,7 @@ func newSeedCmd(a *app) *cobra.Command {
 		Short: "Fill the store with sample products and documents",
 		Long: `Seed fills the store with sample data: a product catalogue (60 products by default,
 with names, SKUs, categories, prices, stock and availability; product 42 is the brass
-desk lamp of the README's two-terminal demo) and a small team handbook of documents
+desk lamp of the two-terminal demo, docs/demo.md) and a small team handbook of documents
 three levels deep. The data is the same on every run.
 
 Seed creates the store when --db names a SQLite file that does not exist (mode 0600),

@@ -116,7 +116,7 @@ file or its directory), and nothing moved.`,
 			}
 			var rw *tsync.RewoundError
 			if errors.As(err, &rw) {
-				return fmt.Errorf("sync refused: %w.\nWays on (README, \"Offline work\"):\n"+
+				return fmt.Errorf("sync refused: %w.\nWays on (docs/offline.md, \"A source restored from a backup\"):\n"+
 					"- tandem sync --repush: put this copy's values to the source again as changes; your edits on values the source "+
 					"still has are pushed, every other difference waits as a conflict with your value kept (tandem status, tandem resolve)\n"+
 					"- or clone the source afresh (tandem clone %s NEW-FILE) and keep this file to copy your work from", err, safe.Line(source))

@@ -125,7 +125,7 @@ func waitChange(t *testing.T, w *lineProc, match func(feedLineJSON) bool) feedLi
 			}
 		case <-deadline:
 			t.Fatalf("the change never reached the watcher: nothing within %s, a failure bound far past the "+
-				"latency the README quotes (BenchmarkWatch_Latency measures that); stderr: %s", feedBound, w.stderr)
+				"latency docs/postgres.md quotes (BenchmarkWatch_Latency measures that); stderr: %s", feedBound, w.stderr)
 		}
 	}
 }
@@ -166,7 +166,7 @@ func TestWatch_FromPastTheEnd(t *testing.T) {
 	}
 }
 
-// BenchmarkWatch_Latency measures what the README promises of the live feed: how long a
+// BenchmarkWatch_Latency measures what docs/postgres.md promises of the live feed: how long a
 // change takes to reach a running "watch --json" process after the process that made it
 // (an adjust) has exited, its transaction committed. It reports the mean (ms/change) and the
 // worst (max-ms) of b.N changes, on SQLite and, with TANDEM_TEST_POSTGRES, on PostgreSQL:

@@ -113,7 +113,7 @@ func TestE2E_SignalReleasesLease(t *testing.T) {
 	}
 }
 
-// TestE2E_BringBackKeepsTheirWork is the README's two-terminal demo with the roles turned
+// TestE2E_BringBackKeepsTheirWork is the two-terminal demo (docs/demo.md) with the roles turned
 // round, then the other ways edits come back. Bob changes product 42's price; alice saves a
 // new description and price (v2); bob brings his edits back: after reload (r, then ctrl+r),
 // as the draft a crash left, or as the draft kept when alice took the lease (with part of

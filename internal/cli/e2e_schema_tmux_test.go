@@ -10,25 +10,21 @@ import (
 	"time"
 )
 
-// readmeSchema returns the schema file the README's "Your own records" section shows: the
-// first yaml block after its heading, so this test follows what the README tells people.
-func readmeSchema(t *testing.T) string {
+// guideSchema returns the schema file the guide docs/own-records.md shows: its first yaml
+// block, so this test follows what the guide tells people.
+func guideSchema(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "own-records.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(data), "\n## Your own records\n")
+	_, block, ok := strings.Cut(string(data), "```yaml\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Your own records" section`)
-	}
-	_, block, ok := strings.Cut(sec, "```yaml\n")
-	if !ok {
-		t.Fatal(`README.md's "Your own records" shows no yaml block`)
+		t.Fatal("docs/own-records.md shows no yaml block")
 	}
 	block, _, ok = strings.Cut(block, "```")
 	if !ok {
-		t.Fatal(`README.md's "Your own records" yaml block does not end`)
+		t.Fatal("docs/own-records.md's yaml block does not end")
 	}
 	return block
 }
@@ -63,9 +59,9 @@ func (s *tmuxServer) waitScreen(name, what string, ok func(string) bool) string 
 	}
 }
 
-// TestE2E_OwnRecords drives the README's "Your own records" in real terminals: the
-// README's schema file, `init --schema`, the TUI opened on it by alice and bob; both edit
-// the same supplier, alice's save gets the conflict dialog and is resolved in the merge
+// TestE2E_OwnRecords drives the guide "Your own records" (docs/own-records.md) in real
+// terminals: the guide's schema file, `init --schema`, the TUI opened on it by alice and
+// bob; both edit the same supplier, alice's save gets the conflict dialog and is resolved in the merge
 // view; alice picks a part's supplier with the reference picker and moves an area in the
 // tree; then `schema apply` adds a field and a kind while bob's TUI is open on a supplier
 // with unsaved edits, and his TUI shows them without a restart.
@@ -86,7 +82,7 @@ func TestE2E_OwnRecords(t *testing.T) {
 func ownRecords(t *testing.T, dir, dsn string) {
 	tm := newTmuxServer(t)
 	schema := filepath.Join(dir, "parts.yaml")
-	yaml := readmeSchema(t)
+	yaml := guideSchema(t)
 	if err := os.WriteFile(schema, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +198,7 @@ func ownRecords(t *testing.T, dir, dsn string) {
 	tm.text("bob", "Acme Tooling AG")
 	notes := "      - {name: notes,  type: text,   owner: editor, rule: text, search: true}\n"
 	if !strings.Contains(yaml, notes) {
-		t.Fatalf("the README's schema has no line %q", notes)
+		t.Fatalf("the guide's schema has no line %q", notes)
 	}
 	next := strings.Replace(yaml, notes, notes+"      - {name: country, type: string, owner: editor, rule: scalar, default: NL}\n", 1) +
 		"  warehouse:\n    title: city\n    fields:\n      - {name: city, type: string, owner: editor, rule: scalar, required: true}\n"

@@ -88,7 +88,7 @@ func (s *tmuxServer) waitFor(name string, wants ...string) string {
 	}
 }
 
-// TestE2E_TwoTerminalDemo drives the README's two-terminal demo in real terminals: alice and
+// TestE2E_TwoTerminalDemo drives the two-terminal demo (docs/demo.md) in real terminals: alice and
 // bob open product 42; bob saves a new price; alice, still on version 1, changes the
 // description and the price, saves, sees the conflict dialog, merges (keeping her price)
 // and saves. The record in the store is then checked with `tandem get --json`.

@@ -444,6 +444,6 @@ func mustLocks(t *testing.T, dsn string) []lockRow {
 
 // feedBound is how long a test waits for a change to reach a watcher before it fails: a
 // change that has not arrived by then is taken for lost. It is no latency promise (the
-// README's "within a second" is measured by BenchmarkWatch_Latency), only a bound generous
+// demo's "within a second" is measured by BenchmarkWatch_Latency), only a bound generous
 // enough that a loaded CI machine does not fail a change that is merely slow.
 const feedBound = 5 * time.Second

@@ -471,7 +471,7 @@ func TestCLI_KeyValueDSN_Postgres(t *testing.T) {
 	}
 }
 
-// TestCLI_InitPostgres: init on PostgreSQL speaks as on SQLite (README's walkthrough "is the
+// TestCLI_InitPostgres: init on PostgreSQL speaks as on SQLite (the offline walkthrough "is the
 // same with a postgres:// DSN"): "created" when it installs tandem's tables, with the sample
 // data under --sample, and "already holds a tandem store" after; --sample on a store with
 // no records fills it and says so.

@@ -15,7 +15,7 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// jsonRecord is the CLI's JSON form of a record (the README's contract).
+// jsonRecord is the CLI's JSON form of a record (docs/commands.md's contract).
 type jsonRecord struct {
 	Kind      store.Kind     `json:"kind"`
 	ID        int64          `json:"id"`

@@ -55,7 +55,7 @@ func TestCLI_EveryCommandAcceptsJSON(t *testing.T) {
 }
 
 // TestCLI_EveryCommandHasAnExample walks the command tree: every command's --help shows
-// an example (README: every command has one), and each example runs that command. Hidden
+// an example (docs/commands.md: every command has one), and each example runs that command. Hidden
 // commands (the worker processes of bench and torture) are not for people.
 func TestCLI_EveryCommandHasAnExample(t *testing.T) {
 	var walk func(c *cobra.Command)

@@ -1,6 +1,6 @@
 // Package sample generates tandem's sample data: a product catalogue and a small document
 // tree (a team handbook) with real prose. The data is deterministic: the same arguments give
-// the same records, so the README's demo (product 42) and tests can rely on it.
+// the same records, so the two-terminal demo (docs/demo.md, product 42) and tests can rely on it.
 package sample
 
 import (
@@ -20,7 +20,7 @@ type Product struct {
 	Availability string // in_stock, backorder or discontinued
 }
 
-// DemoIndex is the index in Products(n, 0) of the README's two-terminal demo record: on a
+// DemoIndex is the index in Products(n, 0) of the two-terminal demo's record (docs/demo.md): on a
 // fresh store it becomes product 42.
 const DemoIndex = 41
 

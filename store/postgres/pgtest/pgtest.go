@@ -27,9 +27,9 @@ func ServerDSN(t testing.TB) string {
 	dsn := os.Getenv(Env)
 	if dsn == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set but CI=true: the PostgreSQL tests must run in CI; see README 'Shared server'", Env)
+			t.Fatalf("%s is not set but CI=true: the PostgreSQL tests must run in CI; see docs/testing.md", Env)
 		}
-		t.Skipf("%s not set; see README 'Shared server'", Env)
+		t.Skipf("%s not set; see docs/testing.md", Env)
 	}
 	return dsn
 }
