@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -80,6 +81,13 @@ func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
 			Quote(req.Group), req.Kind, strings.Join(r.Groups(req.Kind), ", "))
 	}
 	return CheckLeaseTTL(req.TTL)
+}
+
+// CheckLeaseAccess refuses (EFORBIDDEN) a lease req by actor on a record their
+// permissions do not let them write, path reading where it sits inside the lease's
+// transaction (see Actor.CheckPlace).
+func CheckLeaseAccess(actor Actor, req LeaseRequest, path PathReader) error {
+	return actor.CheckPlace(fmt.Sprintf("a lease on %s %d", req.Kind, req.RecordID), req.Kind, req.RecordID, path)
 }
 
 // NewLeaseToken returns a new lease token: 32 random bytes, hex. Only its holder ever sees

@@ -76,6 +76,11 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 	if _, err := db.find(req.Kind, req.RecordID); err != nil {
 		return nil, err
 	}
+	if err := store.CheckLeaseAccess(actor, req, store.AncestorsFunc(func(id int64) ([]int64, error) {
+		return db.ancestors(req.Kind, id), nil
+	})); err != nil {
+		return nil, err
+	}
 	now := db.dbNow()
 	scope := leaseScope{req.Kind, req.RecordID, req.Group}
 	old, ok := db.leases[scope]

@@ -188,6 +188,11 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 		if !exists {
 			return store.Errorf(store.ENOTFOUND, "%s %d not found", r.Kind, r.RecordID)
 		}
+		if err := store.CheckLeaseAccess(actor, r, store.AncestorsFunc(func(id int64) ([]int64, error) {
+			return db.placedAncestors(ctx, tx, t, id)
+		})); err != nil {
+			return err
+		}
 		var now time.Time
 		old, err := scanLease(tx.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
 			WHERE kind = $1 AND record_id = $2 AND grp = $3 FOR UPDATE`, string(r.Kind), r.RecordID, r.Group), &now)

@@ -169,6 +169,11 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 		} else if err != nil {
 			return err
 		}
+		if err := store.CheckLeaseAccess(actor, r, store.AncestorsFunc(func(id int64) ([]int64, error) {
+			return ancestors(ctx, tx, t, id)
+		})); err != nil {
+			return err
+		}
 		now, err := tx.clock(ctx)
 		if err != nil {
 			return err
