@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // schemaChange loads FILE and the store's applier: what schema diff and schema apply share.
 func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store.SchemaApplier, *store.Registry, error) {
-	next, err := store.LoadRegistry(path)
+	next, err := a.loadSchema(path)
 	if err != nil {
 		return nil, nil, nil, usageErr(err)
 	}
@@ -28,6 +29,18 @@ func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store
 	}
 	ap, _ := st.(store.SchemaApplier)
 	return st, ap, next, nil
+}
+
+// loadSchema reads the schema file at path, or stdin for "-".
+func (a *app) loadSchema(path string) (*store.Registry, error) {
+	if path != "-" {
+		return store.LoadRegistry(path)
+	}
+	data, err := io.ReadAll(a.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read schema from stdin: %w", err)
+	}
+	return store.ParseRegistry("stdin", data)
 }
 
 // jsonApply is schema diff's and schema apply's --json output.

@@ -106,7 +106,7 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 var servedCommands = map[string]bool{
 	"list": true, "get": true, "create": true, "set": true, "adjust": true, "history": true,
 	"move": true, "delete": true, "restore": true, "lease": true, "locks": true, "watch": true,
-	"export": true, "import": true, "schema show": true, "help": true,
+	"export": true, "import": true, "schema show": true, "schema diff": true, "schema apply": true, "help": true,
 }
 
 // runServed runs a CLI command for a session of tandem serve: on the server's store st
@@ -144,6 +144,12 @@ func (a *app) checkServed(cmd *cobra.Command) error {
 	if top == "import" && cmd.Flags().NArg() > 0 && cmd.Flags().Arg(0) != "-" {
 		return usagef("import over SSH reads stdin only: ssh HOST import - < %s", safe.Line(cmd.Flags().Arg(0)))
 	}
+	if (path == "schema apply" || path == "schema diff") && cmd.Flags().Arg(0) != "-" {
+		return usagef("%s over SSH reads the schema from stdin only: ssh HOST %s - < %s", path, path, safe.Line(cmd.Flags().Arg(0)))
+	}
+	if f := cmd.Flags().Lookup("allow-destructive"); path == "schema apply" && f.Changed {
+		return usagef("--allow-destructive cannot be given over SSH: it writes the dropped values to a file on the server; apply it there")
+	}
 	if f := cmd.Flags().Lookup("output"); top == "export" && f != nil && f.Changed && f.Value.String() != "-" {
 		return usagef("export over SSH writes to stdout only: ssh HOST export KIND > %s", safe.Line(f.Value.String()))
 	}
@@ -152,5 +158,5 @@ func (a *app) checkServed(cmd *cobra.Command) error {
 
 // servedList names the commands a session may run.
 func servedList() string {
-	return "list, get, create, set, adjust, history, move, delete, restore, lease, locks, watch, export, import -, schema show"
+	return "list, get, create, set, adjust, history, move, delete, restore, lease, locks, watch, export, import -, schema show, schema diff -, schema apply -"
 }
