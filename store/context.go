@@ -78,11 +78,7 @@ func WriterFrom(ctx context.Context, what string) (Actor, error) {
 // CheckWrite refuses any write by an actor who may only read (ReadOnly, or Perms of a
 // viewer), EFORBIDDEN; nil otherwise.
 func (a Actor) CheckWrite(what string) error {
-	if a.ReadOnly != "" {
-		return Errorf(EFORBIDDEN, "%s: %s may read but not write (%s); nothing was written",
-			what, Quote(a.Name), a.ReadOnly)
-	}
-	if a.Perms != nil && a.Perms.Access == AccessViewer {
+	if a.ReadOnly != "" || (a.Perms != nil && a.Perms.Access == AccessViewer) {
 		return a.forbidden(what)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -142,8 +143,12 @@ type AncestorsFunc func(id int64) ([]int64, error)
 // Ancestors calls f.
 func (f AncestorsFunc) Ancestors(id int64) ([]int64, error) { return f(id) }
 
-// forbidden is the error of a write of what that a's permissions refuse.
+// forbidden is the error of a write of what that a may not make: one who may only read
+// (ReadOnly) is told why, anyone else what their permissions allow.
 func (a Actor) forbidden(what string) error {
+	if a.ReadOnly != "" {
+		return Errorf(EFORBIDDEN, "%s: %s may read but not write (%s); nothing was written", what, Quote(a.Name), a.ReadOnly)
+	}
 	return Errorf(EFORBIDDEN, "%s: %s; nothing was written", what, a.Perms.Allows(a.Name))
 }
 
@@ -194,4 +199,13 @@ func (a Actor) CheckAdmin(what string) error {
 		return nil
 	}
 	return Errorf(EFORBIDDEN, "%s: only an admin may do that, and %s; nothing was written", what, a.Perms.Allows(a.Name))
+}
+
+// RoleStore is a store whose database knows who is connected: a PostgreSQL server proves
+// the role (session_user) by its own authentication, so history written under it is not a
+// name anyone may type.
+type RoleStore interface {
+	// SessionUser returns the database role the store is connected as. EUNAVAILABLE when
+	// the database cannot be reached.
+	SessionUser(ctx context.Context) (string, error)
 }

@@ -149,7 +149,8 @@ within a narrowed limit); a value it refuses, or a write to a kind with a field 
 dropped, writes nothing and is refused (exit 2) with a message to open the store again.
 tandem opened afterwards runs the new schema. Two applies never interleave: of two at once,
 the one that runs second is refused (exit 3; exit 2 when its file lacks what the first
-added) or finds nothing to do.`,
+added) or finds nothing to do. FILE - reads the schema from stdin (the only way over SSH,
+where only an admin may apply).`,
 		Example: `  tandem schema apply schema.yaml --dry-run
   tandem schema apply schema.yaml
   tandem schema apply schema.yaml --allow-destructive --export lost.jsonl`,
