@@ -331,6 +331,7 @@ func (s *Server) runTUI(ctx context.Context, sess ssh.Session, u *User) int {
 	opts.User = u.Name
 	opts.Role = Actor(u).Role
 	opts.ReadOnly = Actor(u).ReadOnly
+	opts.Perms = u.Permissions()
 	opts.NoEditor = "no external editor over SSH: it would run on the server; edit the text here"
 	opts.ProgramOptions = bubbletea.MakeOptions(sess)
 	opts.Started = func(p *tea.Program) {
