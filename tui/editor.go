@@ -52,10 +52,10 @@ type editorModel struct {
 	focus  int
 	edited bool // something in the form changed since the record was opened
 
-	readOnly string // why the whole record is read-only ("held by alice since 10:05")
+	readOnly string  // why the whole record is read-only ("held by alice since 10:05")
 	path     []int64 // the record's path, when the user's permissions depend on it (recordPath)
-	deleted  bool   // someone deleted the record while it was open (delete.go)
-	gone     bool   // a sync removed the record from the working copy (workcopy.go)
+	deleted  bool    // someone deleted the record while it was open (delete.go)
+	gone     bool    // a sync removed the record from the working copy (workcopy.go)
 	status   statusLine
 	others   []store.Change // saves by others after the base version (the live banner)
 	revert   *revertTo      // opened to revert to an old version: its values go into the form once loaded
