@@ -177,11 +177,13 @@ func exitCode(err error) int {
 
 // importExit is the exit of an import whose rows were reported: 0 when every row landed,
 // else the exit code of the outcome that decides (exchange.Summary.ExitOutcome): invalid 2,
-// leased 4, conflict 3. Kept here, beside exitCode, so that exit codes are mapped in one file.
+// forbidden 6, leased 4, conflict 3. Kept here, beside exitCode, so that exit codes are mapped in one file.
 func importExit(sum exchange.Summary) error {
 	switch sum.ExitOutcome() {
 	case exchange.Invalid:
 		return &exitCodeError{code: exitUsage, msg: "import: " + rows(sum[exchange.Invalid]) + " invalid"}
+	case exchange.Forbidden:
+		return &exitCodeError{code: exitForbidden, msg: "import: " + rows(sum[exchange.Forbidden]) + " your permissions do not let you write"}
 	case exchange.Leased:
 		return &exitCodeError{code: exitLease, msg: "import: " + rows(sum[exchange.Leased]) + " held by someone else's lease"}
 	case exchange.Conflict:

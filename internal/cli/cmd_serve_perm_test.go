@@ -8,7 +8,8 @@ import (
 )
 
 // TestServe_Permissions: the users file limits editors to kinds and to subtrees, and keeps
-// schema changes to admins; the store refuses each write outside them over SSH (exit 6,
+// schema changes to admins; the store refuses each write outside them over SSH (a save, an
+// import, a move; exit 6,
 // naming what the role allows) and writes nothing, and allows each write inside them.
 func TestServe_Permissions(t *testing.T) {
 	dir := t.TempDir()
@@ -40,8 +41,16 @@ func TestServe_Permissions(t *testing.T) {
 		wantExit(t, "pat's save of a product", sshRun(t, srv.addr, pat, "set product 1 price=1 --expect-version 1"), 0)
 		wantExit(t, "pat's save of a document", sshRun(t, srv.addr, pat, fmt.Sprintf("set document %d title=x --expect-version 1", b.ID)),
 			6, `the save of document`, `editor "pat" may write product records`, "nothing was written")
+		export := sshRun(t, srv.addr, pat, "export document --format csv")
+		wantExit(t, "pat's export of documents", export, 0)
+		row := fmt.Sprintf("document,%d,1,,B,", b.ID)
+		if !strings.Contains(export.stdout, row) {
+			t.Fatalf("export has no row %q:\n%s", row, export.stdout)
+		}
+		edited := strings.Replace(export.stdout, row, fmt.Sprintf("document,%d,1,,B edited,", b.ID), 1)
+		wantExit(t, "pat's import of documents", sshRunIn(t, srv.addr, pat, "import - --format csv", edited), 6, `editor "pat" may write product records`)
 		if got := mustGet(t, dsn, "document", b.ID); got.Version != 1 {
-			t.Fatalf("document %d is v%d after pat's refused save; want v1", b.ID, got.Version)
+			t.Fatalf("document %d is v%d after pat's refused save and import; want v1", b.ID, got.Version)
 		}
 	})
 	t.Run("subtree", func(t *testing.T) {
