@@ -31,8 +31,12 @@ from the users file (name, role, authorized_keys lines), and that name is theirs
 history, leases and presence: --user cannot change it in a session. Unknown keys are
 refused; there is no password login, no shell, no port or agent forwarding.
 
-A viewer reads only: the store refuses each of their writes (exit 6), and their editor
-shows every field read-only; an editor writes as --user does; admin is an editor for now.
+A viewer reads only; an editor writes records (editor and shared fields); an admin also
+changes the schema (schema apply - over SSH) and restores others' deletes. A user's
+kinds: [..] and subtrees: {KIND: [ID, ..]} limit which records they may write (a tree
+kind's subtree: the record and everything below it). The store refuses every write
+outside them (exit 6, saying what the user may write), and the editor shows such
+records read-only before anyone types.
 
 "ssh -p 2222 HOST" opens the editor; "ssh -p 2222 HOST list product --json" runs that
 command as the user and exits with its exit code. Commands that read or write files of
