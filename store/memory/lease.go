@@ -150,6 +150,27 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 	return &store.LeaseRelease{Lease: l.public()}, nil
 }
 
+// BreakLease ends another's live lease on group of kind id (store.LeaseBreaker).
+func (db *DB) BreakLease(ctx context.Context, kind store.Kind, id int64, group string) (*store.LeaseRelease, error) {
+	actor, err := store.CheckBreakLease(ctx, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.begin(ctx, "BreakLease"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	now := db.dbNow()
+	l, ok := db.leases[leaseScope{kind, id, group}]
+	if !ok || !l.Live(now) {
+		return nil, store.NoLiveLease(kind, id, group)
+	}
+	l.Released, l.ExpiresAt = true, now
+	db.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: kind, RecordID: id,
+		Actor: actor.Name, Role: actor.Role, Group: group, Fence: l.Fence, At: now})
+	return &store.LeaseRelease{Lease: l.public()}, nil
+}
+
 // FindLeases returns the live leases matching flt, and those that ended within flt.Expired,
 // without tokens, ordered by kind, record and group, with the database clock's now.
 func (db *DB) FindLeases(ctx context.Context, flt store.LeaseFilter) ([]store.Lease, time.Time, error) {

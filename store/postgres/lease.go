@@ -335,6 +335,38 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 	return out, nil
 }
 
+// BreakLease ends another's live lease on group of kind id (store.LeaseBreaker).
+func (db *DB) BreakLease(ctx context.Context, kind store.Kind, id int64, group string) (*store.LeaseRelease, error) {
+	actor, err := store.CheckBreakLease(ctx, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	var out *store.LeaseRelease
+	err = db.inTx(ctx, "break lease", true, func(tx pgx.Tx) error {
+		var now time.Time
+		l, err := scanLease(tx.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
+			WHERE kind = $1 AND record_id = $2 AND grp = $3 FOR UPDATE`, string(kind), id, group), &now)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !l.Live(now)) {
+			return store.NoLiveLease(kind, id, group)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE leases SET released_at = clock_timestamp(), expires_at = least(expires_at, clock_timestamp())
+			WHERE token_hash = $1`, l.hash); err != nil {
+			return err
+		}
+		out = &store.LeaseRelease{Lease: l.public()}
+		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseReleased, Kind: kind, RecordID: id,
+			Actor: actor.Name, Role: actor.Role, Group: group, Fence: l.Fence, At: db.txNow()})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FindLeases returns live leases, and those that ended within f.Expired, without their
 // tokens, with the database clock's now.
 func (db *DB) FindLeases(ctx context.Context, f store.LeaseFilter) ([]store.Lease, time.Time, error) {

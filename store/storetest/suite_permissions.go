@@ -187,8 +187,8 @@ func testPermissionsSubtree(t *testing.T, open Opener) {
 }
 
 // testPermissionsAdmin: only an admin (or an actor without permissions) restores another's
-// delete and changes the schema; an editor is refused both with EFORBIDDEN and nothing
-// changes.
+// delete, ends another's lease and changes the schema; an editor is refused each with
+// EFORBIDDEN and nothing changes.
 func testPermissionsAdmin(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	p := mustCreateProduct(t, s, "PA-1")
@@ -203,6 +203,7 @@ func testPermissionsAdmin(t *testing.T, open Opener) {
 	if _, err := s.RestoreRecord(actx(t, actAdmin), store.KindProduct, p.ID, store.Restore{}); err != nil {
 		t.Errorf("an admin's restore of alice's delete: %v", err)
 	}
+	testBreakLease(t, s)
 	ap, ok := s.(store.SchemaApplier)
 	if !ok {
 		return
@@ -214,4 +215,33 @@ func testPermissionsAdmin(t *testing.T, open Opener) {
 	}
 	_, err = ap.ApplySchema(actx(t, actProducts), s.Registry(), store.ApplyOptions{})
 	wantForbidden(t, "a limited editor's schema change", err, "only an admin")
+}
+
+// testBreakLease: an editor may not end alice's lease (EFORBIDDEN, the lease stays); an
+// admin may, and alice's token is then no longer valid; with no live lease left, ENOTFOUND.
+func testBreakLease(t *testing.T, s store.Store) {
+	t.Helper()
+	lb, ok := s.(store.LeaseBreaker)
+	if !ok {
+		t.Fatal("the store cannot break leases (store.LeaseBreaker)")
+	}
+	p := mustCreateProduct(t, s, "PA-2")
+	l, err := s.AcquireLease(actx(t, actAlice), store.LeaseRequest{Kind: store.KindProduct, RecordID: p.ID, Group: "editor", TTL: store.MinLeaseTTL * 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lb.BreakLease(actx(t, actEditor), store.KindProduct, p.ID, "editor")
+	wantForbidden(t, "an editor's release of alice's lease", err, "only an admin may do that")
+	if _, err := s.ExtendLease(actx(t, actAlice), l.Token, store.MinLeaseTTL*60); err != nil {
+		t.Fatalf("alice's lease after a refused break: %v", err)
+	}
+	if _, err := lb.BreakLease(actx(t, actAdmin), store.KindProduct, p.ID, "editor"); err != nil {
+		t.Fatalf("an admin's release of alice's lease: %v", err)
+	}
+	if _, err := s.ExtendLease(actx(t, actAlice), l.Token, store.MinLeaseTTL*60); store.ErrorCode(err) != store.ELEASE {
+		t.Errorf("alice's extend after her lease was broken: %v, want ELEASE", err)
+	}
+	if _, err := lb.BreakLease(actx(t, actAdmin), store.KindProduct, p.ID, "editor"); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("a break with no live lease: %v, want ENOTFOUND", err)
+	}
 }
