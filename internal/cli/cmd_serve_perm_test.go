@@ -8,9 +8,9 @@ import (
 )
 
 // TestServe_Permissions: the users file limits editors to kinds and to subtrees, and keeps
-// schema changes to admins; the store refuses each write outside them over SSH (a save, an
-// import, a move; exit 6,
-// naming what the role allows) and writes nothing, and allows each write inside them.
+// schema changes and ending others' leases to admins; the store refuses each write outside
+// them over SSH (a save, an import, a move, a lease break, a schema apply; exit 6, naming
+// what the role allows) and writes nothing, and allows each write inside them.
 func TestServe_Permissions(t *testing.T) {
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "team.db")
@@ -66,6 +66,14 @@ func TestServe_Permissions(t *testing.T) {
 			t.Fatalf("document %d after sue's refused moves: v%d under %v; want v2 under %d", a1.ID, got.Version, got.Fields["parent_id"], a.ID)
 		}
 		wantExit(t, "sue's save of a product", sshRun(t, srv.addr, sue, "adjust product 2 stock +1"), 6, allows)
+	})
+	t.Run("lease break", func(t *testing.T) {
+		r := sshRun(t, srv.addr, pat, "lease acquire product 3")
+		wantExit(t, "pat's lease", r, 0)
+		wantExit(t, "eddie's break of pat's lease", sshRun(t, srv.addr, eddie, "lease break product 3"), 6, "only an admin may do that")
+		wantExit(t, "pat's lease after a refused break", sshRun(t, srv.addr, ada, "set product 3 price=2 --expect-version 1"), 4, "pat")
+		wantExit(t, "ada's break of pat's lease", sshRun(t, srv.addr, ada, "lease break product 3"), 0, `ended pat's lease on product 3 (editor)`)
+		wantExit(t, "ada's save after the break", sshRun(t, srv.addr, ada, "set product 3 price=2 --expect-version 1"), 0)
 	})
 	t.Run("schema", func(t *testing.T) {
 		show := sshRun(t, srv.addr, eddie, "schema show")
