@@ -49,7 +49,8 @@ type ApplySteps interface {
 
 // CheckApply validates a schema change to next before a store starts it, and returns the
 // actor in ctx (the system actor "tandem" when ctx has none). EINVALID for a field registry
-// of the form before schemas.
+// of the form before schemas; EFORBIDDEN for an actor who may not change the schema (not
+// an admin, CheckAdmin).
 func CheckApply(ctx context.Context, next *Registry) (Actor, error) {
 	if next == nil || next.Legacy() {
 		return Actor{}, Errorf(EINVALID, "apply schema: want a schema with kinds: (a field registry of the older form changes no tables)")
@@ -58,7 +59,10 @@ func CheckApply(ctx context.Context, next *Registry) (Actor, error) {
 	if err != nil {
 		actor = Actor{Name: "tandem", Role: RoleSystem}
 	}
-	return actor, actor.CheckWrite("the schema change")
+	if err := actor.CheckWrite("the schema change"); err != nil {
+		return actor, err
+	}
+	return actor, actor.CheckAdmin("the schema change")
 }
 
 // RunApply makes next the store's schema as o asks (see SchemaApplier), by actor at at,

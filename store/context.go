@@ -39,6 +39,9 @@ type Actor struct {
 	// ReadOnly, when not empty, says the actor may read but write nothing, and why (a team
 	// server's "role viewer"): every write refuses it with EFORBIDDEN (see WriterFrom).
 	ReadOnly string
+	// Perms, when set, are what the actor may write (a team server's user); nil: whatever
+	// Role allows. Every write sequence checks them (see Permissions).
+	Perms *Permissions
 }
 
 // HistoryName is the actor as a history version names it: the name, and for a replayed
@@ -72,13 +75,13 @@ func WriterFrom(ctx context.Context, what string) (Actor, error) {
 	return a, nil
 }
 
-// CheckWrite refuses any write by an actor who may only read, EFORBIDDEN; nil otherwise.
+// CheckWrite refuses any write by an actor who may only read (ReadOnly, or Perms of a
+// viewer), EFORBIDDEN; nil otherwise.
 func (a Actor) CheckWrite(what string) error {
-	if a.ReadOnly == "" {
-		return nil
+	if a.ReadOnly != "" || (a.Perms != nil && a.Perms.Access == AccessViewer) {
+		return a.forbidden(what)
 	}
-	return Errorf(EFORBIDDEN, "%s: %s may read but not write (%s); nothing was written",
-		what, Quote(a.Name), a.ReadOnly)
+	return nil
 }
 
 type ctxKey int

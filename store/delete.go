@@ -97,13 +97,19 @@ func IsRecordEvent(e Event) bool {
 // RecordEvents lists the events IsRecordEvent accepts, for the stores' SQL.
 var RecordEvents = []Event{EventCreated, EventSaved, EventMoved, EventDeleted, EventRestored}
 
-// CheckDelete validates a delete before any SQL runs: a known kind, an editor, the version
-// it was made from, a well-formed key.
+// deleteWhat names a delete of a kind in messages.
+func deleteWhat(kind Kind) string { return fmt.Sprintf("the delete of a %s", kind) }
+
+// CheckDelete validates a delete before any SQL runs: a known kind, an editor who may write
+// it, the version it was made from, a well-formed key.
 func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
 	if _, ok := r.kinds[kind]; !ok {
 		return r.unknownKind(kind)
 	}
 	if err := CheckDeleter(kind, actor); err != nil {
+		return err
+	}
+	if err := actor.CheckKind(deleteWhat(kind), kind); err != nil {
 		return err
 	}
 	if d.ExpectVersion <= 0 {
@@ -119,7 +125,7 @@ func (r *Registry) CheckDelete(kind Kind, actor Actor, d Delete) error {
 }
 
 // CheckRestore validates a restore of kind before any SQL runs: a known kind, and the actor
-// in ctx, returned, an editor.
+// in ctx, returned, an editor who may write it.
 func (r *Registry) CheckRestore(ctx context.Context, kind Kind) (Actor, error) {
 	actor, err := WriterFrom(ctx, fmt.Sprintf("the restore of a %s", kind))
 	if err != nil {
@@ -127,6 +133,9 @@ func (r *Registry) CheckRestore(ctx context.Context, kind Kind) (Actor, error) {
 	}
 	if _, ok := r.kinds[kind]; !ok {
 		return Actor{}, r.unknownKind(kind)
+	}
+	if err := actor.CheckKind(fmt.Sprintf("the restore of a %s", kind), kind); err != nil {
+		return Actor{}, err
 	}
 	return actor, CheckDeleter(kind, actor)
 }
@@ -232,12 +241,15 @@ type RestorePlan struct {
 	Extra []Column
 }
 
-// PlanRestore decides a restore of kind id from newest, the record's newest history row
-// (nil when it has none), given whether the record exists now and, for a document, whether
-// the parent the tombstone names still does (parentExists is asked only then). ENOTFOUND
-// when there is nothing to restore from; EINVALID when the record exists or its newest
-// history version is not a tombstone (it was restored and saved since).
-func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *HistoryRow, parentExists func(int64) (bool, error)) (*RestorePlan, error) {
+// PlanRestore decides a restore of kind id by actor from newest, the record's newest history
+// row (nil when it has none), given whether the record exists now and, for a document,
+// whether the parent the tombstone names still does (parentExists is asked only then).
+// ENOTFOUND when there is nothing to restore from; EINVALID when the record exists or its
+// newest history version is not a tombstone (it was restored and saved since); EFORBIDDEN
+// when actor's permissions do not let them restore another's delete (CheckRestorer), or a
+// record at the root of a kind they may write only in subtrees. A restore under a parent
+// is checked by CheckParent.
+func (r *Registry) PlanRestore(kind Kind, id int64, actor Actor, exists bool, newest *HistoryRow, parentExists func(int64) (bool, error)) (*RestorePlan, error) {
 	if _, ok := r.kinds[kind]; !ok {
 		return nil, r.unknownKind(kind)
 	}
@@ -246,6 +258,9 @@ func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *History
 	}
 	if newest == nil || newest.Event != EventDeleted || !newest.IsSnapshot() {
 		return nil, Errorf(ENOTFOUND, "%s %d not found, and history keeps no delete of it to restore", kind, id)
+	}
+	if err := CheckRestorer(kind, id, actor, newest.Actor); err != nil {
+		return nil, err
 	}
 	vals, err := r.DecodeSnapshot(kind, newest.Snapshot)
 	if err != nil {
@@ -267,8 +282,20 @@ func (r *Registry) PlanRestore(kind Kind, id int64, exists bool, newest *History
 			p.Note = fmt.Sprintf("its parent, %s %d, no longer exists: restored at the root (restore %s %d first to put it back under it, then move it)", kind, parent, kind, parent)
 		}
 	}
+	if p.Parent == 0 && actor.LimitsPlace(kind) && !actor.Perms.AllowsPath(kind, []int64{id}) {
+		return nil, actor.forbidden(fmt.Sprintf("the restore of %s %d at the root", kind, id))
+	}
 	p.Extra = r.ExtraColumns(kind, p.Values)
 	return p, nil
+}
+
+// CheckRestorer refuses (EFORBIDDEN) a restore of kind id by actor of a delete made by
+// deletedBy (its tombstone's history name) unless actor made it or is an admin.
+func CheckRestorer(kind Kind, id int64, actor Actor, deletedBy string) error {
+	if deletedBy == actor.Name || strings.HasPrefix(deletedBy, actor.Name+" (") {
+		return nil
+	}
+	return actor.CheckAdmin(fmt.Sprintf("the restore of %s %d, deleted by %s", kind, id, Quote(deletedBy)))
 }
 
 // RestoredRecord returns the record a restore plan inserts.
@@ -311,6 +338,8 @@ type DeleteSteps interface {
 	// CheckLeases refuses (ELEASE) a write of groups of record id while a live lease on one
 	// of them is held by another token than token.
 	CheckLeases(id int64, groups []string, token string) error
+	// Ancestors reads where the record deleted sits, for the actor's permissions.
+	PathReader
 	// Descendants maps every document below id to its parent; asked only of documents.
 	Descendants(id int64) (map[int64]int64, error)
 	// Referrers returns up to limit records (kind and id, ordered by kind then id) whose field
@@ -327,13 +356,17 @@ type DeleteSteps interface {
 // the record, checks the leases on every group, decides the delete (PlanDelete; a stale
 // version is a *ConflictError), checks the leases of the documents below it, then removes
 // the records in DeleteOrder, each with its tombstone (NewTombstone, by actor at at). Every
-// store calls it, so they check, refuse and remove in the same order.
-func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at time.Time, s DeleteSteps) (*DeleteResult, error) {
+// store calls it, so they check, refuse and remove in the same order. EFORBIDDEN for a
+// record outside the subtrees actor may write.
+func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor Actor, at time.Time, s DeleteSteps) (*DeleteResult, error) {
 	cur, err := s.Find(id)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.checkFresh(kind, id, s, func(n *Registry) error { return r.checkRefsIn(n, kind) }); err != nil {
+		return nil, err
+	}
+	if err := actor.CheckPlace(fmt.Sprintf("the delete of %s %d", kind, id), kind, id, s); err != nil {
 		return nil, err
 	}
 	groups := r.DeleteGroups(kind)
@@ -377,7 +410,7 @@ func (r *Registry) RunDelete(kind Kind, id int64, d Delete, actor string, at tim
 				return nil, err
 			}
 		}
-		tomb, err := r.NewTombstone(rec, actor, at)
+		tomb, err := r.NewTombstone(rec, actor.HistoryName(), at)
 		if err != nil {
 			return nil, err
 		}

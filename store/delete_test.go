@@ -54,22 +54,22 @@ func TestPlanRestore(t *testing.T) {
 	}
 	gone := func(int64) (bool, error) { return false, nil }
 	there := func(int64) (bool, error) { return true, nil }
-	p, err := reg.PlanRestore(KindDocument, 9, false, &tomb, there)
+	p, err := reg.PlanRestore(KindDocument, 9, Actor{Name: "alice"}, false, &tomb, there)
 	if err != nil || p.Version != 6 || p.Parent != 2 || p.Note != "" || p.Values["title"] != "T" {
 		t.Errorf("restore under an existing parent = %+v, %v", p, err)
 	}
-	p, err = reg.PlanRestore(KindDocument, 9, false, &tomb, gone)
+	p, err = reg.PlanRestore(KindDocument, 9, Actor{Name: "alice"}, false, &tomb, gone)
 	if err != nil || p.Parent != 0 || p.Values["parent_id"] != nil || p.Note == "" {
 		t.Errorf("restore with the parent gone = %+v, %v; want the root and a note", p, err)
 	}
-	if _, err := reg.PlanRestore(KindDocument, 9, true, &tomb, there); ErrorCode(err) != EINVALID {
+	if _, err := reg.PlanRestore(KindDocument, 9, Actor{Name: "alice"}, true, &tomb, there); ErrorCode(err) != EINVALID {
 		t.Errorf("restore of a record that exists: %v, want EINVALID", err)
 	}
 	saved := HistoryRow{Version: 4, Snapshot: tomb.Snapshot}
-	if _, err := reg.PlanRestore(KindDocument, 9, false, &saved, there); ErrorCode(err) != ENOTFOUND {
+	if _, err := reg.PlanRestore(KindDocument, 9, Actor{Name: "alice"}, false, &saved, there); ErrorCode(err) != ENOTFOUND {
 		t.Errorf("restore without a tombstone: %v, want ENOTFOUND", err)
 	}
-	if _, err := reg.PlanRestore(KindDocument, 9, false, nil, there); ErrorCode(err) != ENOTFOUND {
+	if _, err := reg.PlanRestore(KindDocument, 9, Actor{Name: "alice"}, false, nil, there); ErrorCode(err) != ENOTFOUND {
 		t.Errorf("restore of a record with no history: %v, want ENOTFOUND", err)
 	}
 }

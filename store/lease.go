@@ -1,9 +1,11 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -80,6 +82,13 @@ func (r *Registry) CheckLeaseRequest(req LeaseRequest) error {
 			Quote(req.Group), req.Kind, strings.Join(r.Groups(req.Kind), ", "))
 	}
 	return CheckLeaseTTL(req.TTL)
+}
+
+// CheckLeaseAccess refuses (EFORBIDDEN) a lease req by actor on a record their
+// permissions do not let them write, path reading where it sits inside the lease's
+// transaction (see Actor.CheckPlace).
+func CheckLeaseAccess(actor Actor, req LeaseRequest, path PathReader) error {
+	return actor.CheckPlace(fmt.Sprintf("a lease on %s %d", req.Kind, req.RecordID), req.Kind, req.RecordID, path)
 }
 
 // NewLeaseToken returns a new lease token: 32 random bytes, hex. Only its holder ever sees
@@ -183,4 +192,32 @@ func CheckWriteLeases(kind Kind, id int64, token string, w WriteLeases) error {
 	l := *blocker
 	l.Token = ""
 	return &LeaseError{Lease: l, Now: w.Now}
+}
+
+// LeaseBreaker is a store that ends another's live lease: an admin's force-release.
+type LeaseBreaker interface {
+	// BreakLease ends the live lease on group of record id of kind, whoever holds it, for
+	// the actor in ctx (CheckBreakLease: EFORBIDDEN for anyone but an admin). ENOTFOUND when
+	// no live lease holds that group. Its holder's token stops being valid at once: their
+	// next save, extend or heartbeat learns the lease is gone.
+	BreakLease(ctx context.Context, kind Kind, id int64, group string) (*LeaseRelease, error)
+}
+
+// CheckBreakLease returns the actor in ctx when they may break others' leases on kind
+// (an admin, or an actor without permissions), EFORBIDDEN otherwise.
+func CheckBreakLease(ctx context.Context, kind Kind, id int64) (Actor, error) {
+	what := fmt.Sprintf("the release of another's lease on %s %d", kind, id)
+	a, err := WriterFrom(ctx, what)
+	if err != nil {
+		return Actor{}, err
+	}
+	if err := a.CheckKind(what, kind); err != nil {
+		return Actor{}, err
+	}
+	return a, a.CheckAdmin(what)
+}
+
+// NoLiveLease is the error of a BreakLease that finds no live lease to end.
+func NoLiveLease(kind Kind, id int64, group string) error {
+	return Errorf(ENOTFOUND, "no live lease holds %s of %s %d", Quote(group), kind, id)
 }

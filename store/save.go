@@ -320,12 +320,16 @@ type Column struct {
 	Value string
 }
 
+// createWhat names a create of kind in messages.
+func createWhat(kind Kind) string { return fmt.Sprintf("the create of a %s", kind) }
+
 // PlanCreate decides what a create of kind with vals writes, for the actor in ctx: the
 // values checked and completed (CheckCreate), the parent and its token (CreateParent), the
+// actor's permissions (a kind they may write, not at the root of a kind limited to subtrees), the
 // sku checked (CheckSKU) and its key, the folded columns, and what the logs record. Every
 // store calls it first, so they refuse and write exactly the same things.
 func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts []CreateOptions) (*CreatePlan, error) {
-	actor, err := WriterFrom(ctx, fmt.Sprintf("the create of a %s", kind))
+	actor, err := WriterFrom(ctx, createWhat(kind))
 	if err != nil {
 		return nil, err
 	}
@@ -344,6 +348,12 @@ func (r *Registry) PlanCreate(ctx context.Context, kind Kind, vals Values, opts 
 	}
 	if p.Parent, p.ParentToken, err = r.CreateParent(kind, full, opts); err != nil {
 		return nil, err
+	}
+	if err := actor.CheckKind(createWhat(kind), kind); err != nil {
+		return nil, err
+	}
+	if p.Parent == 0 && actor.LimitsPlace(kind) { // at the root: outside every subtree
+		return nil, actor.forbidden(createWhat(kind))
 	}
 	if p.Unique, err = r.uniqueValues(kind, full); err != nil {
 		return nil, err
@@ -423,7 +433,7 @@ func (r *Registry) RunCreate(p *CreatePlan, s CreateSteps) (*Record, error) {
 		return nil, err
 	}
 	if p.Parent != 0 {
-		if err := r.CheckParent(s, p.Kind, p.Parent, p.ParentToken); err != nil {
+		if err := r.CheckParent(s, p.Actor, p.Kind, p.Parent, p.ParentToken); err != nil {
 			return nil, err
 		}
 	}

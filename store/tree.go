@@ -122,6 +122,9 @@ func (r *Registry) PlanMove(ctx context.Context, kind Kind, m Move) (*MovePlan, 
 	if !f.Writable(actor.Role) {
 		return nil, &OwnershipError{Kind: kind, Field: f.Name, Owner: f.Owner, Role: actor.Role}
 	}
+	if err := actor.CheckKind(fmt.Sprintf("the move of a %s", kind), kind); err != nil {
+		return nil, err
+	}
 	return &MovePlan{Actor: actor, Kind: kind, Field: f.Name, Group: r.TreeGroup(kind), Keep: KeepsHistory(ctx, actor)}, nil
 }
 
@@ -163,18 +166,24 @@ type ParentSteps interface {
 	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
 	// one of them is held by another token than token.
 	CheckLeases(id int64, groups []string, token string) error
+	// Ancestors reads where the parent sits, for the actor's permissions.
+	PathReader
 }
 
 // CheckParent checks that a new document may go under parent, token being the lease token
 // presented for it: it takes the tree lock, checks the parent exists and is not at the
-// deepest level, then checks the lease on the parent's tree group (under the lock, so no
-// move puts the parent deeper in between; a depth that refuses the write is said before a
-// lease whose end would not let it through). Creates and restores call it.
-func (r *Registry) CheckParent(s ParentSteps, kind Kind, parent int64, token string) error {
+// deepest level, that actor may write below it (CheckPlace), then checks the lease on the
+// parent's tree group (under the lock, so no move puts the parent deeper in between; a
+// depth that refuses the write is said before a lease whose end would not let it through).
+// Creates and restores call it.
+func (r *Registry) CheckParent(s ParentSteps, actor Actor, kind Kind, parent int64, token string) error {
 	if err := s.LockTree(); err != nil {
 		return err
 	}
 	if err := s.CheckNewChild(parent); err != nil {
+		return err
+	}
+	if err := actor.CheckPlace(fmt.Sprintf("a new %s under %s %d", kind, kind, parent), kind, parent, s); err != nil {
 		return err
 	}
 	return s.CheckLeases(parent, []string{r.TreeGroup(kind)}, token)
@@ -192,6 +201,9 @@ type MoveSteps interface {
 	// CheckLeases refuses (ELEASE) a write of groups of document id while a live lease on
 	// one of them is held by another token than token.
 	CheckLeases(id int64, groups []string, token string) error
+	// Ancestors reads where the moved record and its new parent sit, for the actor's
+	// permissions.
+	PathReader
 	// CheckMove refuses moving id under parent: ENOTFOUND for a missing parent, EINVALID
 	// for a cycle or a tree deeper than MaxDepth (CheckMoveCycle, CheckMoveDepth).
 	CheckMove(id, parent int64) error
@@ -200,9 +212,28 @@ type MoveSteps interface {
 	Write(p *MovePlan, id int64, parent any) (*Record, error)
 }
 
+// checkMovePlaces refuses (EFORBIDDEN) a move of cur as m asks unless p's actor may write
+// both where it is (below its old parent) and where it goes (below the new parent).
+func checkMovePlaces(p *MovePlan, cur *Record, m Move, s PathReader) error {
+	what := fmt.Sprintf("the move of %s %d", p.Kind, cur.ID)
+	if !p.Actor.LimitsPlace(p.Kind) {
+		return p.Actor.CheckKind(what, p.Kind)
+	}
+	old, _ := cur.Fields[ParentField].(int64)
+	if err := p.Actor.CheckPlace(what+" out of where it is", p.Kind, old, s); err != nil {
+		return err
+	}
+	var to int64
+	if m.Parent != nil {
+		to = *m.Parent
+	}
+	return p.Actor.CheckPlace(what+" to where it would go", p.Kind, to, s)
+}
+
 // RunMove moves document id as m asks, p being the plan PlanMove made: under the tree lock,
-// it reads the document, checks the leases (m.LeaseChecks), writes nothing when the document
-// is there already (Unchanged), else checks for a cycle and the depth and writes the move.
+// it reads the document, checks the actor may write where it is and where it goes
+// (checkMovePlaces), checks the leases (m.LeaseChecks), writes nothing when the document is
+// there already (Unchanged), else checks for a cycle and the depth and writes the move.
 // Every store calls it, so they check and refuse in the same order.
 func (r *Registry) RunMove(id int64, m Move, p *MovePlan, s MoveSteps) (*UpdateResult, error) {
 	if err := s.LockTree(); err != nil {
@@ -213,6 +244,9 @@ func (r *Registry) RunMove(id int64, m Move, p *MovePlan, s MoveSteps) (*UpdateR
 		return nil, err
 	}
 	if err := r.checkFresh(p.Kind, id, s, nil); err != nil {
+		return nil, err
+	}
+	if err := checkMovePlaces(p, cur, m, s); err != nil {
 		return nil, err
 	}
 	for _, c := range m.LeaseChecks(id) {

@@ -37,16 +37,23 @@ type UpdateRequest struct {
 	OneStatement bool
 }
 
+// saveWhat names a save of kind id in messages.
+func saveWhat(kind Kind, id int64) string { return fmt.Sprintf("the save of %s %d", kind, id) }
+
 // NewUpdateRequest checks the save u of kind id by the actor in ctx before any SQL runs (a
-// known kind, CheckUpdate) and returns it as a store runs it. EINVALID, EFORBIDDEN
-// (*OwnershipError) as CheckUpdate says; an error when ctx has no actor.
+// known kind the actor may write, CheckUpdate) and returns it as a store runs it. EINVALID,
+// EFORBIDDEN (*OwnershipError, or the actor's permissions) as CheckUpdate says; an error
+// when ctx has no actor.
 func (r *Registry) NewUpdateRequest(ctx context.Context, kind Kind, id int64, u Update) (*UpdateRequest, error) {
-	actor, err := WriterFrom(ctx, fmt.Sprintf("the save of %s %d", kind, id))
+	actor, err := WriterFrom(ctx, saveWhat(kind, id))
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := r.kinds[kind]; !ok {
 		return nil, r.unknownKind(kind)
+	}
+	if err := actor.CheckKind(saveWhat(kind, id), kind); err != nil {
+		return nil, err
 	}
 	if err := r.CheckUpdate(kind, actor.Role, u); err != nil {
 		return nil, err
@@ -56,7 +63,8 @@ func (r *Registry) NewUpdateRequest(ctx context.Context, kind Kind, id int64, u 
 	if u.IdempotencyKey != "" {
 		p.Hash = RequestHash(kind, id, u)
 	}
-	p.OneStatement = !p.Keep && u.Relative() && u.BaseVersion == 0 && u.LeaseToken == ""
+	// Where a record sits is read inside the sequence's transaction: no one-statement save.
+	p.OneStatement = !p.Keep && u.Relative() && u.BaseVersion == 0 && u.LeaseToken == "" && !actor.LimitsPlace(kind)
 	for _, d := range u.Add {
 		if d == 0 || d == math.MinInt64 {
 			p.OneStatement = false
@@ -89,6 +97,8 @@ type UpdateRead struct {
 type UpdateSteps interface {
 	// CheckUnique and RecordExists are CheckSave's reads, for the record saved.
 	SaveChecks
+	// Ancestors reads where the record saved sits, for the actor's permissions.
+	PathReader
 	// Read reads what PlanUpdate needs of the record p saves (its version and the fields p
 	// names), locked against other writers until the transaction ends.
 	Read(p *UpdateRequest) (UpdateRead, error)
@@ -127,7 +137,8 @@ type RelativeSaver interface {
 }
 
 // RunUpdate runs the save p with a store's steps s, inside its transaction. ECONFLICT
-// (*ConflictError), ENOTFOUND, EINVALID, ELEASE as Records.UpdateRecord says.
+// (*ConflictError), ENOTFOUND, EINVALID, ELEASE as Records.UpdateRecord says; EFORBIDDEN
+// for a record outside the subtrees the actor may write.
 func (r *Registry) RunUpdate(p *UpdateRequest, s UpdateSteps) (*UpdateResult, error) {
 	if rs, ok := s.(RelativeSaver); ok && p.OneStatement {
 		if res, err := rs.SaveRelative(p); err != nil || res != nil {
@@ -157,6 +168,9 @@ func (r *Registry) RunUpdate(p *UpdateRequest, s UpdateSteps) (*UpdateResult, er
 	cur := read.Current
 	if cur == nil {
 		return nil, Errorf(ENOTFOUND, "%s %d not found", p.Kind, p.ID)
+	}
+	if err := p.Actor.CheckPlace(saveWhat(p.Kind, p.ID), p.Kind, p.ID, s); err != nil {
+		return nil, err
 	}
 	// A client opened before a schema change: the store's schema decides too.
 	if err := r.checkAgainst(p.Kind, p.ID, read.Schema, s, func(n *Registry) error { return checkUpdateIn(n, p) }); err != nil {

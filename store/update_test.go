@@ -38,6 +38,10 @@ func (f *fakeUpdateSteps) Find(id int64) (*Record, error) {
 	f.call("Find")
 	return &Record{Kind: KindProduct, ID: id, Version: 5}, nil
 }
+func (f *fakeUpdateSteps) Ancestors(id int64) ([]int64, error) {
+	f.call("Ancestors")
+	return []int64{id}, nil
+}
 func (f *fakeUpdateSteps) CheckLeases(id int64, groups []string, token string) error {
 	f.call("CheckLeases")
 	return f.leaseErr

@@ -42,6 +42,9 @@ type Options struct {
 	// ReadOnly, when set, says the user may read but not write, and why ("role viewer"):
 	// every field shows read-only from the start, and the store refuses any write.
 	ReadOnly string
+	// Perms, when set, are what the user may write (a team server's user): records they may
+	// not write show read-only from the start, and the store refuses their writes.
+	Perms *store.Permissions
 	// Lease makes every open take a lease (--lease), as if opened with `e`.
 	Lease bool
 	// LeaseOnEdit defers the lease to the first edit (--lease-on-edit): a record opened with
@@ -351,7 +354,7 @@ func New(ctx context.Context, s store.Store, opts Options) (*App, error) {
 	}
 	base, kerr := LoadKeyMap(strings.TrimPrefix(opts.KeyFile, "-"))
 	c := &common{
-		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role, ReadOnly: opts.ReadOnly}),
+		ctx:      store.WithActor(ctx, store.Actor{Name: opts.User, Role: opts.Role, ReadOnly: opts.ReadOnly, Perms: opts.Perms}),
 		st:       s,
 		reg:      s.Registry(),
 		opts:     opts,

@@ -50,9 +50,10 @@ type editorModel struct {
 	focus  int
 	edited bool // something in the form changed since the record was opened
 
-	readOnly string // why the whole record is read-only ("held by alice since 10:05")
-	deleted  bool   // someone deleted the record while it was open (delete.go)
-	gone     bool   // a sync removed the record from the working copy (workcopy.go)
+	readOnly string  // why the whole record is read-only ("held by alice since 10:05")
+	path     []int64 // the record's path, when the user's permissions depend on it (recordPath)
+	deleted  bool    // someone deleted the record while it was open (delete.go)
+	gone     bool    // a sync removed the record from the working copy (workcopy.go)
 	status   statusLine
 	others   []store.Change // saves by others after the base version (the live banner)
 	revert   *revertTo      // opened to revert to an old version: its values go into the form once loaded
@@ -144,6 +145,7 @@ type (
 	recordLoadedMsg struct {
 		ed     *editorModel
 		rec    *store.Record
+		path   []int64 // rec's path, when the user's permissions depend on it (recordPath)
 		leases []store.Lease
 		dbNow  time.Time
 		sent   time.Time // the local clock when the lease query started
@@ -233,6 +235,10 @@ func (e *editorModel) Init() tea.Cmd {
 		} else if rec, err = c.st.FindRecord(c.ctx, kind, id); err != nil {
 			return recordLoadedMsg{ed: e, err: err}
 		}
+		path, err := recordPath(c.ctx, c, rec)
+		if err != nil {
+			return recordLoadedMsg{ed: e, err: err}
+		}
 		sent := c.opts.Now()
 		ls, now, err := c.findLeases(store.LeaseFilter{Kind: kind, RecordID: id})
 		if err != nil {
@@ -244,7 +250,7 @@ func (e *editorModel) Init() tea.Cmd {
 			// old version into the form, so no draft is offered over it.
 			d = nil
 		}
-		return recordLoadedMsg{ed: e, rec: rec, leases: ls, dbNow: now, sent: sent, draft: d}
+		return recordLoadedMsg{ed: e, rec: rec, path: path, leases: ls, dbNow: now, sent: sent, draft: d}
 	}
 }
 
@@ -268,9 +274,9 @@ func (e *editorModel) typing() bool {
 // buildForm makes the inputs from the registry and fills them from rec (nil: a new record).
 func (e *editorModel) buildForm(rec *store.Record) {
 	e.form = newForm(e.c.reg, e.kind, e.c.opts.Role)
-	if why := e.c.opts.ReadOnly; why != "" {
+	if why := e.c.writeDenied(e.kind, e.path); why != "" {
 		for _, fi := range e.fields {
-			fi.readOnly = "you may read only (" + why + ")"
+			fi.readOnly = why
 		}
 	}
 	e.fill(rec)
@@ -539,7 +545,7 @@ func (e *editorModel) onLoaded(msg recordLoadedMsg) tea.Cmd {
 		return nil
 	}
 	e.c.learnClock(msg.dbNow, msg.sent)
-	e.rec = msg.rec
+	e.rec, e.path = msg.rec, msg.path
 	e.buildForm(msg.rec)
 	e.mode = modeEdit
 	e.otherLease = othersLease(msg.leases, e.c.user, nil, msg.dbNow)

@@ -42,7 +42,7 @@ func (e *editorModel) View() string {
 	case e.leaseOnEdit:
 		mode = "lease on edit"
 	}
-	if c.opts.ReadOnly != "" {
+	if c.writeDenied(e.kind, e.path) != "" {
 		mode = "read only"
 	}
 	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(what) + "  " + st.Dim.Render(safe.Line(c.user)+" · "+mode))

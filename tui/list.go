@@ -685,8 +685,9 @@ func (l *listModel) View() string {
 	end := min(off+n, len(l.rows))
 	now := c.dbNow()
 	locks, lockW, shortW := make([]lockCell, end-off), 0, 0
+	byID := l.rowsByID()
 	for i := off; i < end; i++ {
-		lc := l.lockCell(l.rows[i], now)
+		lc := l.lockCell(l.rows[i], now, byID)
 		locks[i-off] = lc
 		lockW, shortW = max(lockW, ansi.StringWidth(lc.text)), max(shortW, ansi.StringWidth(lc.short))
 	}
@@ -723,9 +724,13 @@ type lockCell struct {
 	presence string
 }
 
-// lockCell says who holds record r at now on the database clock.
-func (l *listModel) lockCell(r *store.Record, now time.Time) lockCell {
+// lockCell says who holds record r at now on the database clock, or "read only" for a free
+// record the user may not write (byID: rowsByID).
+func (l *listModel) lockCell(r *store.Record, now time.Time, byID map[int64]*store.Record) lockCell {
 	lc := lockCell{text: "free", short: "free", presence: l.presenceNote(r.ID)}
+	if l.c.opts.ReadOnly == "" && l.rowDenied(r, byID) != "" {
+		lc.text, lc.short = "read only", "read only"
+	}
 	if ls, ok := l.leases[l.kind][r.ID]; ok && ls.Live(now) {
 		// A lease that ended, released or expired, leaves the record free: what happened
 		// to the lease is the locks screen's to say.

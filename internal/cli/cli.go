@@ -177,11 +177,13 @@ func exitCode(err error) int {
 
 // importExit is the exit of an import whose rows were reported: 0 when every row landed,
 // else the exit code of the outcome that decides (exchange.Summary.ExitOutcome): invalid 2,
-// leased 4, conflict 3. Kept here, beside exitCode, so that exit codes are mapped in one file.
+// forbidden 6, leased 4, conflict 3. Kept here, beside exitCode, so that exit codes are mapped in one file.
 func importExit(sum exchange.Summary) error {
 	switch sum.ExitOutcome() {
 	case exchange.Invalid:
 		return &exitCodeError{code: exitUsage, msg: "import: " + rows(sum[exchange.Invalid]) + " invalid"}
+	case exchange.Forbidden:
+		return &exitCodeError{code: exitForbidden, msg: "import: " + rows(sum[exchange.Forbidden]) + " your permissions do not let you write"}
 	case exchange.Leased:
 		return &exitCodeError{code: exitLease, msg: "import: " + rows(sum[exchange.Leased]) + " held by someone else's lease"}
 	case exchange.Conflict:
@@ -248,6 +250,8 @@ type app struct {
 	st           store.Store     // opened by store()
 	localFlag    bool            // --local
 	localFlagDef *pflag.Flag     // its definition (Changed: given on the command line)
+	userFromDB   bool            // --user-from-db
+	userFlagDef  *pflag.Flag     // --user's definition (Changed: given on the command line)
 	localDone    bool            // resolveLocal ran
 	local        *localState     // set when --local made --db name the local copy (local.go)
 	// served is the user a session of tandem serve proved to be, nil outside a session:
@@ -324,6 +328,9 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	pf.BoolVar(&a.localFlag, "local", false,
 		"work on a local copy of the --db store that syncs itself (kept in $XDG_DATA_HOME/tandem/copies; config: local: true)")
 	a.localFlagDef = pf.Lookup("local")
+	pf.BoolVar(&a.userFromDB, "user-from-db", false,
+		"on PostgreSQL, you are the database role you connect as (session_user), not --user (config: identity: database)")
+	a.userFlagDef = pf.Lookup("user")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)
@@ -467,6 +474,9 @@ func (a *app) actor(ctx context.Context) (context.Context, error) {
 	role, err := store.ParseRole(a.as)
 	if err != nil {
 		return nil, usageErr(err)
+	}
+	if err := a.userFromRole(ctx); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(a.user) == "" {
 		return nil, usagef("no user: set --user, $TANDEM_USER or $USER")

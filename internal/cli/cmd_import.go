@@ -244,7 +244,7 @@ func printImport(w io.Writer, rep *exchange.Report, p importPrint) error {
 	}
 	var parts []string
 	for _, o := range []exchange.Outcome{exchange.Created, exchange.Updated, exchange.Unchanged,
-		exchange.NotWritten, exchange.Conflict, exchange.Leased, exchange.Invalid} {
+		exchange.NotWritten, exchange.Conflict, exchange.Leased, exchange.Forbidden, exchange.Invalid} {
 		if sum[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", sum[o], o))
 		}

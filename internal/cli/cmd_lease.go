@@ -49,12 +49,12 @@ the database clock. The token is printed once, by acquire; keep it secret.`,
 		Example: `  tandem lease acquire product 42 --ttl 5m     # prints the lease, its "token" included
   tandem lease extend "$token" --ttl 5m
   tandem lease release "$token"`,
-		Args: exactArgs(0, "a subcommand (acquire, extend, release)"),
+		Args: exactArgs(0, "a subcommand (acquire, extend, release, break)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("lease needs a subcommand: acquire, extend or release")
+			return usagef("lease needs a subcommand: acquire, extend, release or break")
 		},
 	}
-	cmd.AddCommand(newLeaseAcquireCmd(a), newLeaseExtendCmd(a), newLeaseReleaseCmd(a))
+	cmd.AddCommand(newLeaseAcquireCmd(a), newLeaseExtendCmd(a), newLeaseReleaseCmd(a), newLeaseBreakCmd(a))
 	return cmd
 }
 
@@ -236,4 +236,45 @@ token is exit 5.`,
 // nothing, so that every command that prints accepts --json.
 func acceptJSON(cmd *cobra.Command) {
 	cmd.Flags().Bool("json", false, "accepted for uniformity: the output is JSON already")
+}
+
+func newLeaseBreakCmd(a *app) *cobra.Command {
+	var group string
+	cmd := &cobra.Command{
+		Use:   "break KIND ID [--group G]",
+		Short: "End someone else's live lease on a record's field group (an admin's act on a team server)",
+		Long: `Break ends the live lease on one field group of a record (editor by default), whoever
+holds it: the holder's token stops being valid at once, so their next save or renewal
+learns the lease is gone. On a team server only an admin may (others: exit 6); no live
+lease on that group is exit 5.`,
+		Example: `  tandem lease break product 42
+  ssh -p 2222 HOST lease break document 7 --group editor`,
+		Args: exactArgs(2, "KIND ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, err := a.actor(cmd.Context())
+			if err != nil {
+				return err
+			}
+			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			st, err := a.store(ctx)
+			if err != nil {
+				return err
+			}
+			lb, ok := st.(store.LeaseBreaker)
+			if !ok {
+				return usagef("this store cannot end another's lease")
+			}
+			rel, err := lb.BreakLease(ctx, kind, id, group)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "ended %s's lease on %s %d (%s)\n", safe.Line(rel.Lease.Holder), kind, id, safe.Line(group))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&group, "group", store.GroupEditor, "the field group whose lease to end")
+	return cmd
 }

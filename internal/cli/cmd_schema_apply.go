@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // schemaChange loads FILE and the store's applier: what schema diff and schema apply share.
 func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store.SchemaApplier, *store.Registry, error) {
-	next, err := store.LoadRegistry(path)
+	next, err := a.loadSchema(path)
 	if err != nil {
 		return nil, nil, nil, usageErr(err)
 	}
@@ -28,6 +29,18 @@ func (a *app) schemaChange(ctx context.Context, path string) (store.Store, store
 	}
 	ap, _ := st.(store.SchemaApplier)
 	return st, ap, next, nil
+}
+
+// loadSchema reads the schema file at path, or stdin for "-".
+func (a *app) loadSchema(path string) (*store.Registry, error) {
+	if path != "-" {
+		return store.LoadRegistry(path)
+	}
+	data, err := io.ReadAll(a.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read schema from stdin: %w", err)
+	}
+	return store.ParseRegistry("stdin", data)
 }
 
 // jsonApply is schema diff's and schema apply's --json output.
@@ -136,7 +149,8 @@ within a narrowed limit); a value it refuses, or a write to a kind with a field 
 dropped, writes nothing and is refused (exit 2) with a message to open the store again.
 tandem opened afterwards runs the new schema. Two applies never interleave: of two at once,
 the one that runs second is refused (exit 3; exit 2 when its file lacks what the first
-added) or finds nothing to do.`,
+added) or finds nothing to do. FILE - reads the schema from stdin (the only way over SSH,
+where only an admin may apply).`,
 		Example: `  tandem schema apply schema.yaml --dry-run
   tandem schema apply schema.yaml
   tandem schema apply schema.yaml --allow-destructive --export lost.jsonl`,

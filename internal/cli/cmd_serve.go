@@ -31,8 +31,12 @@ from the users file (name, role, authorized_keys lines), and that name is theirs
 history, leases and presence: --user cannot change it in a session. Unknown keys are
 refused; there is no password login, no shell, no port or agent forwarding.
 
-A viewer reads only: the store refuses each of their writes (exit 6), and their editor
-shows every field read-only; an editor writes as --user does; admin is an editor for now.
+A viewer reads only; an editor writes records (editor and shared fields); an admin also
+changes the schema (schema apply - over SSH) and restores others' deletes. A user's
+kinds: [..] and subtrees: {KIND: [ID, ..]} limit which records they may write (a tree
+kind's subtree: the record and everything below it). The store refuses every write
+outside them (exit 6, saying what the user may write), and the editor shows such
+records read-only before anyone types.
 
 "ssh -p 2222 HOST" opens the editor; "ssh -p 2222 HOST list product --json" runs that
 command as the user and exits with its exit code. Commands that read or write files of
@@ -109,7 +113,7 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 var servedCommands = map[string]bool{
 	"list": true, "get": true, "create": true, "set": true, "adjust": true, "history": true,
 	"move": true, "delete": true, "restore": true, "lease": true, "locks": true, "watch": true,
-	"export": true, "import": true, "schema show": true, "help": true,
+	"export": true, "import": true, "schema show": true, "schema diff": true, "schema apply": true, "help": true,
 }
 
 // runServed runs a CLI command for a session of tandem serve: on the server's store st
@@ -129,7 +133,7 @@ func runServed(ctx context.Context, dsn string, st store.Store, args []string, s
 // checkServed refuses, in a session of tandem serve, what would change who writes or
 // which store, or touch the server's files.
 func (a *app) checkServed(cmd *cobra.Command) error {
-	for _, name := range []string{"db", "user", "as", "fields", "create", "local"} {
+	for _, name := range []string{"db", "user", "user-from-db", "as", "fields", "create", "local"} {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			return usagef("--%s cannot be given over SSH: you are %s (your key says so), on the server's store",
 				name, a.served.Name)
@@ -147,6 +151,12 @@ func (a *app) checkServed(cmd *cobra.Command) error {
 	if top == "import" && cmd.Flags().NArg() > 0 && cmd.Flags().Arg(0) != "-" {
 		return usagef("import over SSH reads stdin only: ssh HOST import - < %s", safe.Line(cmd.Flags().Arg(0)))
 	}
+	if (path == "schema apply" || path == "schema diff") && cmd.Flags().Arg(0) != "-" {
+		return usagef("%s over SSH reads the schema from stdin only: ssh HOST %s - < %s", path, path, safe.Line(cmd.Flags().Arg(0)))
+	}
+	if f := cmd.Flags().Lookup("allow-destructive"); path == "schema apply" && f.Changed {
+		return usagef("--allow-destructive cannot be given over SSH: it writes the dropped values to a file on the server; apply it there")
+	}
 	if f := cmd.Flags().Lookup("output"); top == "export" && f != nil && f.Changed && f.Value.String() != "-" {
 		return usagef("export over SSH writes to stdout only: ssh HOST export KIND > %s", safe.Line(f.Value.String()))
 	}
@@ -155,5 +165,5 @@ func (a *app) checkServed(cmd *cobra.Command) error {
 
 // servedList names the commands a session may run.
 func servedList() string {
-	return "list, get, create, set, adjust, history, move, delete, restore, lease, locks, watch, export, import -, schema show"
+	return "list, get, create, set, adjust, history, move, delete, restore, lease, locks, watch, export, import -, schema show, schema diff -, schema apply -"
 }

@@ -77,6 +77,9 @@ func copiesDir() (string, error) {
 // ~/.config/tandem/config.yaml); every key is optional.
 type userConfig struct {
 	Local bool `yaml:"local"` // as --local on every run
+	// Identity "database" is --user-from-db on every run against PostgreSQL; "" (or
+	// "flag") takes --user.
+	Identity string `yaml:"identity"`
 }
 
 // readUserConfig reads the user's config file; a missing file is the zero config.
@@ -100,6 +103,9 @@ func readUserConfig() (userConfig, error) {
 	}
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		return c, usagef("%s: %v", path, err)
+	}
+	if c.Identity != "" && c.Identity != identityDatabase && c.Identity != "flag" {
+		return c, usagef("%s: identity: %s (want database or flag)", path, safe.Line(c.Identity))
 	}
 	return c, nil
 }

@@ -28,6 +28,7 @@ const (
 	Conflict  Outcome = "conflict"  // the row was edited from an older version; nothing written
 	Leased    Outcome = "leased"    // someone's lease holds the record; nothing written
 	Invalid   Outcome = "invalid"   // bad values, a field the role may not write...; nothing written
+	Forbidden Outcome = "forbidden" // the user's permissions do not let them write the record; nothing written
 	// NotWritten is a row that would have landed, held back because an --all-or-nothing
 	// import wrote nothing (other rows would not land, or the file changed).
 	NotWritten Outcome = "not-written"
@@ -794,6 +795,8 @@ func (im *Importer) refused(res Result, err error) (Result, error) {
 		res.Outcome, res.Holder, res.Message = Leased, le.Lease.Holder, err.Error()+"; nothing written"
 	case store.ErrorCode(err) == store.ECONFLICT:
 		res.Outcome, res.Message = Conflict, err.Error()
+	case store.ErrorCode(err) == store.EFORBIDDEN && !errors.As(err, new(*store.OwnershipError)):
+		res.Outcome, res.Message = Forbidden, err.Error()
 	case store.ErrorCode(err) == store.EINVALID, store.ErrorCode(err) == store.EFORBIDDEN, store.ErrorCode(err) == store.ENOTFOUND:
 		res.Outcome, res.Message = Invalid, err.Error()
 	default:
@@ -817,9 +820,9 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 type Summary map[Outcome]int
 
 // ExitOutcome returns the outcome that decides an import's exit code: invalid rows first
-// (2), then leased (4), then conflicts (3); "" when every row landed (0).
+// (2), then forbidden (6), leased (4), conflicts (3); "" when every row landed (0).
 func (s Summary) ExitOutcome() Outcome {
-	for _, o := range []Outcome{Invalid, Leased, Conflict} {
+	for _, o := range []Outcome{Invalid, Forbidden, Leased, Conflict} {
 		if s[o] > 0 {
 			return o
 		}

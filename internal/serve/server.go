@@ -69,7 +69,7 @@ type Server struct {
 // session is one open SSH session, ended by cancel when its user goes away.
 type session struct {
 	user   string
-	role   Role
+	grant  string // User.Grant: a change ends the session
 	key    gossh.PublicKey
 	cancel context.CancelCauseFunc
 }
@@ -104,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("users file: %w", err)
 	}
-	users, err := parseUsers(cfg.Users, data)
+	users, err := parseUsers(cfg.Users, data, cfg.Store.Registry())
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func (s *Server) reloadIfChanged() error {
 }
 
 func (s *Server) reload(data []byte) error {
-	users, err := parseUsers(s.cfg.Users, data)
+	users, err := parseUsers(s.cfg.Users, data, s.cfg.Store.Registry())
 	if err != nil {
 		s.mu.Lock()
 		s.stamp = data // said once, not every poll
@@ -232,7 +232,7 @@ func (s *Server) reload(data []byte) error {
 	s.users, s.stamp = users, data
 	ended := 0
 	for se := range s.sessions {
-		if !users.Has(se.user, se.role, se.key) {
+		if !users.Has(se.user, se.grant, se.key) {
 			se.cancel(errRemoved)
 			ended++
 		}
@@ -280,7 +280,7 @@ func (s *Server) run(sess ssh.Session) int {
 	}
 	ctx, cancel := context.WithCancelCause(sess.Context())
 	defer cancel(nil)
-	se := &session{user: u.Name, role: u.Role, key: key, cancel: cancel}
+	se := &session{user: u.Name, grant: u.Grant(), key: key, cancel: cancel}
 	s.mu.Lock()
 	s.sessions[se] = struct{}{}
 	s.mu.Unlock()
@@ -314,10 +314,10 @@ func (s *Server) run(sess ssh.Session) int {
 	return code
 }
 
-// Actor is who a user of the server writes as.
-// A viewer reads only: the store refuses every write of theirs.
+// Actor is who a user of the server writes as, with the user's permissions, which the store
+// checks on every write. A viewer reads only: the store refuses every write of theirs.
 func Actor(u *User) store.Actor {
-	a := store.Actor{Name: u.Name, Role: store.RoleEditor}
+	a := store.Actor{Name: u.Name, Role: store.RoleEditor, Perms: u.Permissions()}
 	if u.Role == RoleViewer {
 		a.ReadOnly = "role viewer: reads records, writes none"
 	}
@@ -335,6 +335,7 @@ func (s *Server) runTUI(ctx context.Context, sess ssh.Session, u *User) int {
 	opts.User = u.Name
 	opts.Role = Actor(u).Role
 	opts.ReadOnly = Actor(u).ReadOnly
+	opts.Perms = u.Permissions()
 	opts.NoEditor = "no external editor over SSH: it would run on the server; edit the text here"
 	opts.ProgramOptions = bubbletea.MakeOptions(sess)
 	opts.Started = func(p *tea.Program) {

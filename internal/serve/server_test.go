@@ -178,7 +178,8 @@ func TestServer_InProcess(t *testing.T) {
 	close(block)
 }
 
-// TestLoadUsers_Errors: each mistake in a users file is named with its line.
+// TestLoadUsers_Errors: each mistake in a users file is named with its line (an unknown
+// kind in a user's limits with the user's name).
 func TestLoadUsers_Errors(t *testing.T) {
 	k := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(testKey(t).PublicKey())))
 	for _, tc := range []struct{ file, want string }{
@@ -189,8 +190,13 @@ func TestLoadUsers_Errors(t *testing.T) {
 		{"users:\n  - name: \"a\\u202eb\"\n    role: editor\n    keys: [" + k + "]\n", "u.yaml:2: name: holds control characters"},
 		{"users:\n  - name: Zoë\n    role: admin\n    keys: [" + k + "]\n", ""},
 		{"users: [\n", "u.yaml: line"},
+		{"users:\n  - name: a\n    role: editor\n    kinds: [product, part]\n    keys: [" + k + "]\n", "u.yaml:2: user \"a\": unknown kind \"part\" (kinds: product, document)"},
+		{"users:\n  - name: a\n    role: editor\n    subtrees: {product: [1]}\n    keys: [" + k + "]\n", "u.yaml:2: user \"a\": subtrees of product: product records are not a tree"},
+		{"users:\n  - name: a\n    role: editor\n    subtrees: {document: []}\n    keys: [" + k + "]\n", "name the records at the top"},
+		{"users:\n  - name: a\n    role: editor\n    subtrees: {document: [x]}\n    keys: [" + k + "]\n", "u.yaml:4: subtrees: want a mapping"},
+		{"users:\n  - name: a\n    role: editor\n    kinds: [product]\n    subtrees: {document: [3, 7]}\n    keys: [" + k + "]\n", ""},
 	} {
-		_, err := parseUsers("u.yaml", []byte(tc.file))
+		_, err := parseUsers("u.yaml", []byte(tc.file), store.DefaultRegistry())
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%q: %v; want it accepted", tc.file, err)

@@ -11,6 +11,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
 )
 
 // Role is what a user of the server may do: read (viewer), write as an editor (editor), or
@@ -31,7 +32,20 @@ type User struct {
 	Role Role
 	// Keys are the user's public keys, in wire format (ssh.PublicKey.Marshal), as strings.
 	Keys []string
+	// Kinds and Subtrees limit what the user may write (see store.Permissions); empty: no
+	// limit.
+	Kinds    []store.Kind
+	Subtrees map[store.Kind][]int64
 }
+
+// Permissions are what the user may write, as the store checks them.
+func (u *User) Permissions() *store.Permissions {
+	return &store.Permissions{Access: store.Access(u.Role), Kinds: u.Kinds, Subtrees: u.Subtrees}
+}
+
+// Grant says, in one string, everything that decides what the user may do: a session
+// whose user's grant changes on a reload ends.
+func (u *User) Grant() string { return u.Permissions().Allows(u.Name) }
 
 // Users is the parsed users file: who may connect, by key.
 type Users struct {
@@ -47,11 +61,11 @@ func (u *Users) Lookup(k gossh.PublicKey) *User {
 	return u.byKey[string(k.Marshal())]
 }
 
-// Has reports whether the user name still holds the key k with the role role: a session
-// whose answer turns false after a reload ends.
-func (u *Users) Has(name string, role Role, k gossh.PublicKey) bool {
+// Has reports whether the user name still holds the key k with the grant grant (User.Grant:
+// role and limits): a session whose answer turns false after a reload ends.
+func (u *Users) Has(name, grant string, k gossh.PublicKey) bool {
 	got := u.Lookup(k)
-	return got != nil && got.Name == name && got.Role == role
+	return got != nil && got.Name == name && got.Grant() == grant
 }
 
 // Len is the number of users.
@@ -64,14 +78,18 @@ func (u *Users) Len() int { return len(u.byName) }
 //	    role: editor          # viewer, editor or admin
 //	    keys:
 //	      - ssh-ed25519 AAAA... alice@laptop
+//	    kinds: [part, supplier]   # optional: the only kinds alice may write
+//	    subtrees:                 # optional: tree kinds only at these records and below
+//	      area: [12, 40]
 //
-// Any error names the file and line; nothing is half loaded.
-func LoadUsers(path string) (*Users, error) {
+// Kinds and subtrees are checked against reg, the store's schema (nil: not checked). Any
+// error names the file and line; nothing is half loaded.
+func LoadUsers(path string, reg *store.Registry) (*Users, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("users file: %w", err)
 	}
-	return parseUsers(path, data)
+	return parseUsers(path, data, reg)
 }
 
 // fileError is an error at a line of the users file.
@@ -79,7 +97,7 @@ func fileError(path string, line int, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...))
 }
 
-func parseUsers(path string, data []byte) (*Users, error) {
+func parseUsers(path string, data []byte, reg *store.Registry) (*Users, error) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		// yaml's messages say "line N: …".
@@ -105,7 +123,7 @@ func parseUsers(path string, data []byte) (*Users, error) {
 	}
 	us := &Users{byKey: map[string]*User{}, byName: map[string]*User{}}
 	for _, n := range list.Content {
-		u, err := parseUser(path, n, us)
+		u, err := parseUser(path, n, us, reg)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +132,7 @@ func parseUsers(path string, data []byte) (*Users, error) {
 	return us, nil
 }
 
-func parseUser(path string, n *yaml.Node, us *Users) (*User, error) {
+func parseUser(path string, n *yaml.Node, us *Users, reg *store.Registry) (*User, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fileError(path, n.Line, "a user is a mapping with name, role and keys")
 	}
@@ -151,8 +169,20 @@ func parseUser(path string, n *yaml.Node, us *Users) (*User, error) {
 				return nil, fileError(path, v.Line, "keys: want a list of authorized_keys lines")
 			}
 			keys = v
+		case "kinds":
+			var kinds []string
+			if err := v.Decode(&kinds); err != nil {
+				return nil, fileError(path, v.Line, "kinds: want a list of kind names")
+			}
+			for _, kind := range kinds {
+				u.Kinds = append(u.Kinds, store.Kind(kind))
+			}
+		case "subtrees":
+			if err := v.Decode(&u.Subtrees); err != nil {
+				return nil, fileError(path, v.Line, "subtrees: want a mapping of a tree kind to a list of record ids ({area: [12, 40]})")
+			}
 		default:
-			return nil, fileError(path, k.Line, "unknown key %q (want name, role, keys)", k.Value)
+			return nil, fileError(path, k.Line, "unknown key %q (want name, role, keys, kinds, subtrees)", k.Value)
 		}
 	}
 	if u.Name == "" {
@@ -160,6 +190,9 @@ func parseUser(path string, n *yaml.Node, us *Users) (*User, error) {
 	}
 	if u.Role == "" {
 		return nil, fileError(path, n.Line, "user %q has no role (viewer, editor or admin)", u.Name)
+	}
+	if err := checkLimits(u, reg); err != nil {
+		return nil, fileError(path, n.Line, "%v", err)
 	}
 	if keys == nil || len(keys.Content) == 0 {
 		return nil, fileError(path, n.Line, "user %q has no keys", u.Name)
@@ -186,6 +219,43 @@ func parseUser(path string, n *yaml.Node, us *Users) (*User, error) {
 		us.byKey[k] = u
 	}
 	return u, nil
+}
+
+// checkLimits refuses limits of u that name a kind reg does not have, subtrees of a kind
+// that is not a tree, or a subtree without roots; reg nil checks only the last.
+func checkLimits(u *User, reg *store.Registry) error {
+	known := func(k store.Kind) error {
+		if reg != nil && !reg.Has(k) {
+			return fmt.Errorf("user %q: unknown kind %s (kinds: %s)", u.Name, store.Quote(safe.Line(string(k))), kindList(reg))
+		}
+		return nil
+	}
+	for _, k := range u.Kinds {
+		if err := known(k); err != nil {
+			return err
+		}
+	}
+	for k, roots := range u.Subtrees {
+		if err := known(k); err != nil {
+			return err
+		}
+		if reg != nil && !reg.Tree(k) {
+			return fmt.Errorf("user %q: subtrees of %s: %s records are not a tree", u.Name, k, k)
+		}
+		if len(roots) == 0 {
+			return fmt.Errorf("user %q: subtrees of %s: name the records at the top of each", u.Name, k)
+		}
+	}
+	return nil
+}
+
+// kindList names reg's kinds, for a message.
+func kindList(reg *store.Registry) string {
+	var names []string
+	for _, k := range reg.Kinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
 }
 
 func containsKey(keys []string, k string) bool {

@@ -41,7 +41,7 @@ func (db *DB) DeleteRecord(ctx context.Context, kind store.Kind, id int64, d sto
 	if db.wc != nil {
 		undo = db.snapshot() // a working copy's delete can be refused after a record went (queueDelete)
 	}
-	res, err := db.Registry().RunDelete(kind, id, d, actor.HistoryName(), db.stamp(), deleteSteps{db, kind, actor, now})
+	res, err := db.Registry().RunDelete(kind, id, d, actor, db.stamp(), deleteSteps{db, kind, actor, now})
 	if err != nil {
 		undo()
 		return nil, err
@@ -63,6 +63,8 @@ type deleteSteps struct {
 }
 
 func (s deleteSteps) Find(id int64) (*store.Record, error) { return s.db.find(s.kind, id) }
+
+func (s deleteSteps) Ancestors(id int64) ([]int64, error) { return s.db.ancestors(s.kind, id), nil }
 
 func (s deleteSteps) CheckLeases(id int64, groups []string, token string) error {
 	return s.db.checkLeases(s.kind, id, groups, token, s.now)
@@ -135,7 +137,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 	if err != nil {
 		return nil, err
 	}
-	plan, err := db.Registry().PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
+	plan, err := db.Registry().PlanRestore(kind, id, actor, exists, newest, func(p int64) (bool, error) {
 		_, ok := db.records[kind][p]
 		return ok, nil
 	})
@@ -149,7 +151,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 		return nil, store.RestoreUnderDeleted(id, was[store.ParentField])
 	}
 	if plan.Parent != 0 {
-		if err := db.Registry().CheckParent(parentSteps{db, kind, db.dbNow()}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
+		if err := db.Registry().CheckParent(parentSteps{db, kind, db.dbNow()}, actor, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 			return nil, err
 		}
 	}

@@ -43,6 +43,8 @@ func (s moveSteps) LockTree() error { return nil }
 
 func (s moveSteps) Find(id int64) (*store.Record, error) { return s.db.find(s.kind, id) }
 
+func (s moveSteps) Ancestors(id int64) ([]int64, error) { return s.db.ancestors(s.kind, id), nil }
+
 func (s moveSteps) CheckLeases(id int64, groups []string, token string) error {
 	return s.db.checkLeases(s.kind, id, groups, token, s.now)
 }

@@ -76,6 +76,11 @@ func (db *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (*store.
 	if _, err := db.find(req.Kind, req.RecordID); err != nil {
 		return nil, err
 	}
+	if err := store.CheckLeaseAccess(actor, req, store.AncestorsFunc(func(id int64) ([]int64, error) {
+		return db.ancestors(req.Kind, id), nil
+	})); err != nil {
+		return nil, err
+	}
 	now := db.dbNow()
 	scope := leaseScope{req.Kind, req.RecordID, req.Group}
 	old, ok := db.leases[scope]
@@ -142,6 +147,27 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 	l.Released, l.ExpiresAt = true, now
 	db.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,
 		Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: now})
+	return &store.LeaseRelease{Lease: l.public()}, nil
+}
+
+// BreakLease ends another's live lease on group of kind id (store.LeaseBreaker).
+func (db *DB) BreakLease(ctx context.Context, kind store.Kind, id int64, group string) (*store.LeaseRelease, error) {
+	actor, err := store.CheckBreakLease(ctx, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.begin(ctx, "BreakLease"); err != nil {
+		return nil, err
+	}
+	defer db.mu.Unlock()
+	now := db.dbNow()
+	l, ok := db.leases[leaseScope{kind, id, group}]
+	if !ok || !l.Live(now) {
+		return nil, store.NoLiveLease(kind, id, group)
+	}
+	l.Released, l.ExpiresAt = true, now
+	db.appendChange(store.Change{Event: store.EventLeaseReleased, Kind: kind, RecordID: id,
+		Actor: actor.Name, Role: actor.Role, Group: group, Fence: l.Fence, At: now})
 	return &store.LeaseRelease{Lease: l.public()}, nil
 }
 

@@ -138,6 +138,8 @@ func (s parentSteps) LockTree() error { return nil }
 
 func (s parentSteps) CheckNewChild(parent int64) error { return s.db.checkNewChild(s.kind, parent) }
 
+func (s parentSteps) Ancestors(id int64) ([]int64, error) { return s.db.ancestors(s.kind, id), nil }
+
 func (s parentSteps) CheckLeases(id int64, groups []string, token string) error {
 	return s.db.checkLeases(s.kind, id, groups, token, s.now)
 }
@@ -403,6 +405,8 @@ type saveChecks struct {
 	kind store.Kind
 	id   int64 // the record saved, whose own value of a unique field is no clash
 }
+
+func (s saveChecks) Ancestors(id int64) ([]int64, error) { return s.db.ancestors(s.kind, id), nil }
 
 func (s saveChecks) CheckUnique(field, value string) error {
 	return s.db.checkUnique(s.kind, s.id, field, value)

@@ -211,6 +211,18 @@ func (db *DB) init(ctx context.Context, given *store.Registry) error {
 // StoreID returns the store's random id from store_meta (see store.Meta).
 func (db *DB) StoreID() string { return db.storeID }
 
+// SessionUser returns the role the store's connections authenticated as (session_user),
+// which a SET ROLE does not change (store.RoleStore).
+func (db *DB) SessionUser(ctx context.Context) (string, error) {
+	var name string
+	if err := db.pool.QueryRow(ctx, "SELECT session_user").Scan(&name); err != nil {
+		return "", db.mapErr("read the database role", err)
+	}
+	return name, nil
+}
+
+var _ store.RoleStore = (*DB)(nil)
+
 // Registry returns the store's schema (at its version in the store), or the field registry
 // of the form before schemas it was opened with.
 func (db *DB) Registry() *store.Registry { return db.regState.Load().reg }

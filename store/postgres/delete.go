@@ -65,7 +65,7 @@ func (db *DB) deleteTx(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64
 			return nil, err
 		}
 	}
-	res, err := db.Registry().RunDelete(kind, id, d, actor.HistoryName(), now, deleteSteps{db, ctx, tx, kind, t, actor, now})
+	res, err := db.Registry().RunDelete(kind, id, d, actor, now, deleteSteps{db, ctx, tx, kind, t, actor, now})
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +87,10 @@ type deleteSteps struct {
 	table string
 	actor store.Actor
 	now   time.Time
+}
+
+func (s deleteSteps) Ancestors(id int64) ([]int64, error) {
+	return s.db.placedAncestors(s.ctx, s.tx, s.table, id)
 }
 
 func (s deleteSteps) Find(id int64) (*store.Record, error) {
@@ -214,7 +218,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				break
 			}
 		}
-		plan, err := db.Registry().PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
+		plan, err := db.Registry().PlanRestore(kind, id, actor, exists, newest, func(p int64) (bool, error) {
 			var ok bool
 			err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = $1)", p).Scan(&ok)
 			return ok, err
@@ -223,7 +227,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 			return err
 		}
 		if plan.Parent != 0 {
-			if err := db.Registry().CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
+			if err := db.Registry().CheckParent(parentSteps{ctx, db, tx, kind}, actor, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}

@@ -28,6 +28,26 @@ func (db *DB) lockTree(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
+// placedAncestors returns record id of the tree table (quoted) and its ancestors, for a
+// write's permission check (store.PathReader), holding the tree lock shared until the
+// transaction ends: no move (which holds it exclusively) changes where the record sits
+// before the write commits. A transaction that holds it exclusively already gets it at once.
+func (db *DB) placedAncestors(ctx context.Context, tx pgx.Tx, table string, id int64) ([]int64, error) {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared($1)", db.treeKey); err != nil {
+		return nil, err
+	}
+	return ancestors(ctx, tx, table, id)
+}
+
+// placedAncestorsOf is placedAncestors of a tree kind.
+func (db *DB) placedAncestorsOf(ctx context.Context, tx pgx.Tx, kind store.Kind, id int64) ([]int64, error) {
+	t, err := db.table(kind)
+	if err != nil {
+		return nil, err
+	}
+	return db.placedAncestors(ctx, tx, t, id)
+}
+
 // ancestors returns id and its ancestors in table (a tree kind's, quoted), nearest first
 // (id, its parent, ..., the root); empty when id does not exist.
 func ancestors(ctx context.Context, q querier, table string, id int64) ([]int64, error) {
@@ -129,6 +149,10 @@ type moveSteps struct {
 
 // LockTree takes the tree lock (see the top of this file).
 func (s moveSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
+
+func (s moveSteps) Ancestors(id int64) ([]int64, error) {
+	return s.db.placedAncestors(s.ctx, s.tx, s.table, id)
+}
 
 func (s moveSteps) Find(id int64) (*store.Record, error) {
 	return s.db.findRecord(s.ctx, s.tx, s.kind, id, true)

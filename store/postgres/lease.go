@@ -188,6 +188,11 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 		if !exists {
 			return store.Errorf(store.ENOTFOUND, "%s %d not found", r.Kind, r.RecordID)
 		}
+		if err := store.CheckLeaseAccess(actor, r, store.AncestorsFunc(func(id int64) ([]int64, error) {
+			return db.placedAncestors(ctx, tx, t, id)
+		})); err != nil {
+			return err
+		}
 		var now time.Time
 		old, err := scanLease(tx.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
 			WHERE kind = $1 AND record_id = $2 AND grp = $3 FOR UPDATE`, string(r.Kind), r.RecordID, r.Group), &now)
@@ -322,6 +327,38 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 		}
 		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseReleased, Kind: l.Kind, RecordID: l.RecordID,
 			Actor: l.Holder, Group: l.Group, Fence: l.Fence, At: db.txNow()})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// BreakLease ends another's live lease on group of kind id (store.LeaseBreaker).
+func (db *DB) BreakLease(ctx context.Context, kind store.Kind, id int64, group string) (*store.LeaseRelease, error) {
+	actor, err := store.CheckBreakLease(ctx, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	var out *store.LeaseRelease
+	err = db.inTx(ctx, "break lease", true, func(tx pgx.Tx) error {
+		var now time.Time
+		l, err := scanLease(tx.QueryRow(ctx, "SELECT "+leaseColumns+`, clock_timestamp() FROM leases
+			WHERE kind = $1 AND record_id = $2 AND grp = $3 FOR UPDATE`, string(kind), id, group), &now)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !l.Live(now)) {
+			return store.NoLiveLease(kind, id, group)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE leases SET released_at = clock_timestamp(), expires_at = least(expires_at, clock_timestamp())
+			WHERE token_hash = $1`, l.hash); err != nil {
+			return err
+		}
+		out = &store.LeaseRelease{Lease: l.public()}
+		_, err = db.insertChange(ctx, tx, store.Change{Event: store.EventLeaseReleased, Kind: kind, RecordID: id,
+			Actor: actor.Name, Role: actor.Role, Group: group, Fence: l.Fence, At: db.txNow()})
 		return err
 	})
 	if err != nil {

@@ -335,6 +335,10 @@ type parentSteps struct {
 // concurrent move can change before this write commits.
 func (s parentSteps) LockTree() error { return s.db.lockTree(s.ctx, s.tx) }
 
+func (s parentSteps) Ancestors(id int64) ([]int64, error) {
+	return s.db.placedAncestorsOf(s.ctx, s.tx, s.kind, id)
+}
+
 func (s parentSteps) CheckNewChild(parent int64) error {
 	return s.db.checkNewChild(s.ctx, s.tx, s.kind, parent)
 }
@@ -1098,6 +1102,10 @@ type saveChecks struct {
 	tx   pgx.Tx
 	kind store.Kind
 	id   int64 // the record saved, whose own value of a unique field is no clash
+}
+
+func (s saveChecks) Ancestors(id int64) ([]int64, error) {
+	return s.db.placedAncestorsOf(s.ctx, s.tx, s.kind, id)
 }
 
 func (s saveChecks) CheckUnique(field, value string) error {

@@ -52,7 +52,7 @@ func (db *DB) deleteTx(ctx context.Context, tx *tx, kind store.Kind, id int64, d
 	if err != nil {
 		return nil, fmt.Errorf("read working copy: %w", err)
 	}
-	res, err := db.Registry().RunDelete(kind, id, d, actor.HistoryName(), tx.now, deleteSteps{db, ctx, tx, kind, t, actor, onCopy})
+	res, err := db.Registry().RunDelete(kind, id, d, actor, tx.now, deleteSteps{db, ctx, tx, kind, t, actor, onCopy})
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +75,8 @@ type deleteSteps struct {
 	// onCopy says the store is a working copy: each record removed is queued in the outbox.
 	onCopy bool
 }
+
+func (s deleteSteps) Ancestors(id int64) ([]int64, error) { return ancestors(s.ctx, s.tx, s.table, id) }
 
 func (s deleteSteps) Find(id int64) (*store.Record, error) {
 	return s.db.findRecord(s.ctx, s.tx, s.kind, id)
@@ -197,7 +199,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				return err
 			}
 		}
-		plan, err := db.Registry().PlanRestore(kind, id, exists, newest, func(p int64) (bool, error) {
+		plan, err := db.Registry().PlanRestore(kind, id, actor, exists, newest, func(p int64) (bool, error) {
 			var ok bool
 			err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE id = ?)", p).Scan(&ok)
 			return ok, err
@@ -213,7 +215,7 @@ func (db *DB) RestoreRecord(ctx context.Context, kind store.Kind, id int64, rq s
 				id, was["parent_id"], was["parent_id"], id)
 		}
 		if plan.Parent != 0 {
-			if err := db.Registry().CheckParent(parentSteps{ctx, db, tx, kind}, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
+			if err := db.Registry().CheckParent(parentSteps{ctx, db, tx, kind}, actor, kind, plan.Parent, rq.ParentLeaseToken); err != nil {
 				return err
 			}
 		}

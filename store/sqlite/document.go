@@ -48,6 +48,8 @@ type moveSteps struct {
 
 func (s moveSteps) LockTree() error { return nil }
 
+func (s moveSteps) Ancestors(id int64) ([]int64, error) { return ancestors(s.ctx, s.tx, s.table, id) }
+
 func (s moveSteps) Find(id int64) (*store.Record, error) {
 	return s.db.findRecord(s.ctx, s.tx, s.kind, id)
 }
@@ -104,6 +106,16 @@ func (db *DB) checkNewChild(ctx context.Context, tx *tx, kind store.Kind, parent
 
 // maxWalk bounds the recursive queries, so a damaged tree cannot make them loop forever.
 const maxWalk = 64
+
+// ancestorsOf returns record id of the tree kind and its ancestors (see ancestors), for a
+// write's permission check (store.PathReader).
+func (db *DB) ancestorsOf(ctx context.Context, q querier, kind store.Kind, id int64) ([]int64, error) {
+	t, err := db.table(kind)
+	if err != nil {
+		return nil, err
+	}
+	return ancestors(ctx, q, t, id)
+}
 
 // ancestors returns id and its ancestors in the tree table t (quoted), nearest first (id,
 // its parent, ..., the root); empty when id does not exist.

@@ -169,6 +169,11 @@ func (db *DB) AcquireLease(ctx context.Context, r store.LeaseRequest) (*store.Le
 		} else if err != nil {
 			return err
 		}
+		if err := store.CheckLeaseAccess(actor, r, store.AncestorsFunc(func(id int64) ([]int64, error) {
+			return ancestors(ctx, tx, t, id)
+		})); err != nil {
+			return err
+		}
 		now, err := tx.clock(ctx)
 		if err != nil {
 			return err
@@ -288,6 +293,38 @@ func (db *DB) ReleaseLease(ctx context.Context, token string) (*store.LeaseRelea
 	})
 	if err != nil {
 		return nil, mapErr("release lease", err)
+	}
+	return out, nil
+}
+
+// BreakLease ends another's live lease on group of kind id (store.LeaseBreaker).
+func (db *DB) BreakLease(ctx context.Context, kind store.Kind, id int64, group string) (*store.LeaseRelease, error) {
+	actor, err := store.CheckBreakLease(ctx, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	var out *store.LeaseRelease
+	err = db.inTx(ctx, "break lease", func(tx *tx) error {
+		cur, err := findLease(ctx, tx, kind, id, group)
+		if err != nil {
+			return err
+		}
+		now, err := tx.clock(ctx)
+		if err != nil {
+			return err
+		}
+		if cur == nil || !cur.Live(now) {
+			return store.NoLiveLease(kind, id, group)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE leases SET released = 1, expires_at = ? WHERE kind = ? AND record_id = ? AND grp = ? AND fence = ?`,
+			formatTime(now), string(kind), id, group, cur.Fence); err != nil {
+			return err
+		}
+		out = &store.LeaseRelease{Lease: cur.Lease}
+		return logLease(ctx, tx, store.EventLeaseReleased, cur.Lease, actor.Name, actor.Role)
+	})
+	if err != nil {
+		return nil, mapErr("break lease", err)
 	}
 	return out, nil
 }

@@ -205,6 +205,10 @@ type parentSteps struct {
 
 func (s parentSteps) LockTree() error { return nil }
 
+func (s parentSteps) Ancestors(id int64) ([]int64, error) {
+	return s.db.ancestorsOf(s.ctx, s.tx, s.kind, id)
+}
+
 func (s parentSteps) CheckNewChild(parent int64) error {
 	return s.db.checkNewChild(s.ctx, s.tx, s.kind, parent)
 }
@@ -946,6 +950,10 @@ type saveChecks struct {
 	tx   *tx
 	kind store.Kind
 	id   int64 // the record saved, whose own value of a unique field is no clash
+}
+
+func (s saveChecks) Ancestors(id int64) ([]int64, error) {
+	return s.db.ancestorsOf(s.ctx, s.tx, s.kind, id)
 }
 
 func (s saveChecks) CheckUnique(field, value string) error {
