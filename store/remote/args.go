@@ -78,3 +78,9 @@ type schemaResult struct {
 	YAML    []byte
 	Version int64
 }
+
+type breakArgs struct {
+	Kind  store.Kind
+	ID    int64
+	Group string
+}

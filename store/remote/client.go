@@ -381,6 +381,11 @@ func (c *Client) ReleaseLease(ctx context.Context, token string) (*store.LeaseRe
 	return call[*store.LeaseRelease](ctx, c, "ReleaseLease", tokenArgs{Token: token})
 }
 
+// BreakLease ends another's lease, for an admin (see store.LeaseBreaker).
+func (c *Client) BreakLease(ctx context.Context, kind store.Kind, id int64, group string) (*store.LeaseRelease, error) {
+	return call[*store.LeaseRelease](ctx, c, "BreakLease", breakArgs{Kind: kind, ID: id, Group: group})
+}
+
 // FindLeases returns the live leases f matches and the store's clock (see store.Leases).
 func (c *Client) FindLeases(ctx context.Context, f store.LeaseFilter) ([]store.Lease, time.Time, error) {
 	r, err := call[leasesResult](ctx, c, "FindLeases", f)
@@ -458,4 +463,5 @@ func (c *Client) FindPresence(ctx context.Context, f store.PresenceFilter) ([]st
 var (
 	_ store.Store          = (*Client)(nil)
 	_ store.SchemaReloader = (*Client)(nil)
+	_ store.LeaseBreaker   = (*Client)(nil)
 )

@@ -242,6 +242,13 @@ var handlers = map[string]handler{
 	"ReleaseLease": handle(func(ctx context.Context, st store.Store, a tokenArgs) (*store.LeaseRelease, error) {
 		return st.ReleaseLease(ctx, a.Token)
 	}),
+	"BreakLease": handle(func(ctx context.Context, st store.Store, a breakArgs) (*store.LeaseRelease, error) {
+		b, ok := st.(store.LeaseBreaker)
+		if !ok {
+			return nil, store.Errorf(store.EINVALID, "the server's store cannot break leases")
+		}
+		return b.BreakLease(ctx, a.Kind, a.ID, a.Group)
+	}),
 	"FindLeases": handle(func(ctx context.Context, st store.Store, f store.LeaseFilter) (leasesResult, error) {
 		ls, now, err := st.FindLeases(ctx, f)
 		return leasesResult{Leases: ls, Now: now}, err
