@@ -9,11 +9,11 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// A clone leaves its search indexes to be built later. Building the four FTS5 trigram
-// indexes of 100,000 products is most of a clone's CPU (about 0.8 s of 1.8 s), and nothing
-// needs them to find the right records: every searched field's folded text is in its side
-// table (foldTable) from the load on, and a search without the index scans those tables
-// with instr(), the exact substring test the index answers (lookupCondition with indexed
+// A clone leaves its search indexes to be built later. Building the FTS5 trigram index of
+// 100,000 products' four searched fields is most of a clone's CPU (about 0.8 s of 1.8 s),
+// and nothing needs it to find the right records: every searched field's folded text is in
+// its kind's side table (foldTable) from the load on, and a search without the index scans
+// it with instr(), the exact substring test the index answers (lookupCondition with indexed
 // false). So LoadCopy writes the side tables, leaves each FTS5 table empty and without the
 // triggers that keep it current, and records that in search_pending (migration
 // search_pending), in the same transaction as the rows. Until the index is built:
