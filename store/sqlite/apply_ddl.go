@@ -21,6 +21,12 @@ import (
 // table's runs if its object is missing, and the search rows of each field searched anew
 // are written from the records there are.
 func applyChanges(ctx context.Context, t *tx, d *store.SchemaDiff, v int64, actor store.Actor) error {
+	// A clone's index left to be built is empty and has no triggers; KindDDL below would
+	// make them, and they would tell the empty index to delete rows it never held (FTS5
+	// then reads its index as damaged). Built first, the index follows the change's writes.
+	if _, err := buildSearch(ctx, t); err != nil {
+		return err
+	}
 	cur, next := d.From, d.To
 	for _, k := range next.Kinds() {
 		if !cur.Has(k) || !kindChanged(d, k) {
