@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
@@ -11,12 +14,19 @@ import (
 
 // applyChanges changes, in t, the tables of the kinds d.From and d.To share into what
 // KindDDL makes for d.To (new kinds are made after it by createKindTables): per kind, the
-// indexes and search tables named after a field that is renamed, the sort indexes d.To no
-// longer wants and the search triggers are dropped; renamed columns are renamed (store.RunApply
-// renames their history keys); new columns are added with their defaults; then every statement of
-// KindDDL but the table's runs if its object is missing, and a search table it made is
-// filled from the records there are.
+// indexes named after a field that is renamed and the sort indexes d.To no longer wants are
+// dropped, and so are the search rows of a field dropped or retyped; renamed columns are
+// renamed, and their search slots follow them (store.RunApply renames their history keys);
+// new columns are added with their defaults; then every statement of KindDDL but the
+// table's runs if its object is missing, and the search rows of each field searched anew
+// are written from the records there are.
 func applyChanges(ctx context.Context, t *tx, d *store.SchemaDiff, v int64, actor store.Actor) error {
+	// A clone's index left to be built is empty and has no triggers; KindDDL below would
+	// make them, and they would tell the empty index to delete rows it never held (FTS5
+	// then reads its index as damaged). Built first, the index follows the change's writes.
+	if _, err := buildSearch(ctx, t); err != nil {
+		return err
+	}
 	cur, next := d.From, d.To
 	for _, k := range next.Kinds() {
 		if !cur.Has(k) || !kindChanged(d, k) {
@@ -64,19 +74,11 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 		}
 	}
 	// What is named after fields: dropped when its field is renamed or no longer wants it.
-	drops := []string{
-		"DROP TRIGGER IF EXISTS " + q(tbl+"_search_delete"),
-		"DROP TRIGGER IF EXISTS " + q(tbl+"_search_id"),
-	}
+	// A field no longer searched keeps its search rows and slot: a handle opened before the
+	// change still writes them. They are emptied and filled again if the field is searched
+	// again.
+	var drops []string
 	wantFold := next.FoldedFields(k)
-	for _, name := range cur.FoldedFields(k) {
-		// A field no longer searched keeps its search table: a handle opened before the
-		// change still writes it. It is emptied and filled again if the field is searched
-		// again.
-		if _, ok := renamed[name]; ok {
-			drops = append(drops, "DROP TABLE IF EXISTS "+q(tbl+"_"+name+"_fts"), "DROP TABLE IF EXISTS "+q(tbl+"_"+name+"_search"))
-		}
-	}
 	var wantSort []string
 	for _, f := range next.SortFields(k) {
 		wantSort = append(wantSort, f.Name)
@@ -115,6 +117,10 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 		if err := exec("ALTER TABLE " + q(tbl) + " RENAME COLUMN " + q(c.From) + " TO " + q(c.Field)); err != nil {
 			return err
 		}
+		// The search rows keep their slot, under the field's new name.
+		if err := exec("UPDATE "+slotsTable+" SET field = ? WHERE tbl = ? AND field = ?", c.Field, tbl, c.From); err != nil {
+			return err
+		}
 		if f.Unique {
 			if err := exec("ALTER TABLE " + q(tbl) + " RENAME COLUMN " + q(store.UniqueKeyColumn(c.From)) + " TO " + q(store.UniqueKeyColumn(c.Field))); err != nil {
 				return err
@@ -137,10 +143,10 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 		if c.Op == store.OpRetypeField {
 			retyped = append(retyped, name)
 		}
-		stmts := []string{
-			"DROP TABLE IF EXISTS " + q(tbl+"_"+name+"_fts"), "DROP TABLE IF EXISTS " + q(tbl+"_"+name+"_search"),
-			"DROP INDEX IF EXISTS " + q(tbl+"_"+name+"_id"),
+		if err := dropSearchRows(ctx, t, tbl, name, c.Op == store.OpDropField); err != nil {
+			return err
 		}
+		stmts := []string{"DROP INDEX IF EXISTS " + q(tbl+"_"+name+"_id")}
 		if f.Unique {
 			stmts = append(stmts, "DROP INDEX IF EXISTS "+q(tbl+"_"+store.UniqueKeyColumn(name)+"_unique"),
 				"ALTER TABLE "+q(tbl)+" DROP COLUMN "+q(store.UniqueKeyColumn(name)))
@@ -192,7 +198,7 @@ func applyKind(ctx context.Context, t *tx, d *store.SchemaDiff, k store.Kind, v 
 		}
 	}
 	for _, name := range fill {
-		if err := exec("DELETE FROM " + q(tbl+"_"+name+"_search")); err != nil {
+		if err := dropSearchRows(ctx, t, tbl, name, false); err != nil {
 			return err
 		}
 		if err := fillSearchTable(ctx, t, next, k, name); err != nil {
@@ -257,6 +263,29 @@ func rewriteValues(ctx context.Context, t *tx, next *store.Registry, c store.Sch
 			if err := writeFolds(ctx, t, next, c.Kind, w.id, map[string]string{store.FoldColumn(f.Name): store.FoldValue(zero)}); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// dropSearchRows deletes the search rows of field name of table tbl, and its slot when
+// slotToo (the field is gone), in t. A table with no search tables has none to delete.
+func dropSearchRows(ctx context.Context, t *tx, tbl, name string, slotToo bool) error {
+	var slot sql.NullInt64
+	err := t.QueryRowContext(ctx, "SELECT slot FROM "+slotsTable+" WHERE tbl = ? AND field = ?", tbl, name).Scan(&slot)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the search slot of %s: %w", name, err)
+	}
+	del := "DELETE FROM " + quoteIdent(tbl+"_search") + " WHERE (key & " + strconv.Itoa(slotMask) + ") = ?"
+	if _, err := t.ExecContext(ctx, del, slot.Int64); err != nil {
+		return fmt.Errorf("delete the search text of %s: %w", name, err)
+	}
+	if slotToo {
+		if _, err := t.ExecContext(ctx, "DELETE FROM "+slotsTable+" WHERE tbl = ? AND field = ?", tbl, name); err != nil {
+			return fmt.Errorf("free the search slot of %s: %w", name, err)
 		}
 	}
 	return nil

@@ -183,7 +183,7 @@ func TestApplySchema_AdditiveWhileSaving(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	for _, idx := range []string{"parts_weight_id", "suppliers_rating_id", "parts_bin_ref", "bins_code_search", "suppliers_code_fts"} {
+	for _, idx := range []string{"parts_weight_id", "suppliers_rating_id", "parts_bin_ref", "bins_search", "suppliers_fts"} {
 		var n int
 		if err := raw.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = ?", idx).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%s: %d, %v; want it made", idx, n, err)

@@ -42,14 +42,17 @@ func fileSize(t *testing.T, path string) int64 {
 }
 
 // TestHistory_TitleEditsOfALargeDocument makes 100 title edits of a document with a 1 MB
-// body: the file must grow by less than 2 MB (issue 11), that is by what changed, not by the
+// body: the file must grow by less than 3 MB (issue 11), that is by what changed, not by the
 // body (a full snapshot per save added the body a hundred times: 100 MiB), and every version
 // must read back byte-identical. The size is measured with the store closed, which
 // checkpoints the WAL into the file. An UPDATE rewrites the whole row, which holds the body
 // (1 MiB), so the file grows by about one such row (1 MiB: the old copy on the free list)
-// whatever the number of edits; the body's folded copy for search lives in its side table
-// (migration search_side_tables), which a title edit does not touch. With the fold in the
-// row, the growth was 2 MiB (2,097,152 bytes).
+// whatever the number of edits; the body's folded copy for search lives in its side row
+// (migration search_side_tables), which a title edit does not touch. The kind's one search
+// index (migration search_per_kind) holds the body's trigrams beside the title's, and
+// FTS5's merging of the title edits' segments rewrites them once: about 1.1 MB more, the
+// same after 100 edits as after 300 (2,199,552 bytes in all). With the fold in the row, the
+// growth was 2 MiB a hundred edits.
 func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a size or query-plan test with no goroutines: the race step (-short) leaves it to the plain run")
@@ -89,8 +92,8 @@ func TestHistory_TitleEditsOfALargeDocument(t *testing.T) {
 	}
 	after := fileSize(t, path)
 	t.Logf("100 title edits of a %d-byte document: %d bytes before, %d after (+%d)", len(body), before, after, after-before)
-	if grew := after - before; grew >= 2_000_000 {
-		t.Errorf("the database grew by %d bytes, want under 2,000,000", grew)
+	if grew := after - before; grew >= 3_000_000 {
+		t.Errorf("the database grew by %d bytes, want under 3,000,000", grew)
 	}
 
 	db, err = sqlite.Open(ctx, path, store.Options{})

@@ -114,7 +114,7 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}
-				if err := afterMigration(ctx, t.Tx, m.name); err != nil {
+				if err := afterMigration(ctx, t.Tx, m.name, tables); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -93,19 +94,7 @@ func TestOpen_MigrateFoldsToSideTables(t *testing.T) {
 			t.Errorf("%s still has %d fold columns (%v)", tbl, n, err)
 		}
 	}
-	for kind, want := range map[store.Kind]int{store.KindProduct: 4, store.KindDocument: 3} {
-		for _, name := range store.DefaultRegistry().FoldedFields(kind) {
-			side := string(kind) + "s_" + name + "_search"
-			var n int
-			if err := check.QueryRow("SELECT count(*) FROM " + side).Scan(&n); err != nil || n != want {
-				t.Errorf("%s has %d rows (%v), want %d: one per record tandem wrote", side, n, err, want)
-			}
-			fts := string(kind) + "s_" + name + "_fts"
-			if _, err := check.Exec("INSERT INTO " + fts + " (" + fts + ", rank) VALUES ('integrity-check', 1)"); err != nil {
-				t.Errorf("%s after the migration: %v", fts, err)
-			}
-		}
-	}
+	mustSearchRows(t, check, map[store.Kind]int{store.KindProduct: 4, store.KindDocument: 3})
 
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
 	find := func(kind store.Kind, q string) []int64 {
@@ -138,5 +127,131 @@ func TestOpen_MigrateFoldsToSideTables(t *testing.T) {
 	}
 	if got := find(store.KindDocument, "notiz"); !slices.Equal(got, []int64{3}) {
 		t.Errorf("title search after a title edit = %v, want [3]", got)
+	}
+}
+
+// TestOpen_MigrateSearchPerKind opens a database at schema version 16, whose searched
+// fields each have a side table of folds and an FTS5 index of their own, as tandem wrote
+// them: migration 0017 moves every fold into its kind's one search table, builds the kind's
+// index and drops the fields' tables and triggers, so search finds what it found, pages by
+// id as before, and follows saves and deletes from then on.
+func TestOpen_MigrateSearchPerKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v16.db")
+	const at = "2026-01-01T00:00:00.000Z"
+	var stmts [][]any
+	record := func(kind store.Kind, id int64, vals store.Values) {
+		tbl := string(kind) + "s"
+		for _, f := range store.DefaultRegistry().Fields(kind) {
+			if _, ok := vals[f.Name]; !ok && f.Type == store.TypeSet {
+				vals[f.Name] = []string{} // tandem wrote every searched field's fold
+			}
+		}
+		cols, marks, args := []string{"id", "updated_at", "updated_by"}, []string{"?", "?", "'old'"}, []any{id, at}
+		for _, f := range store.DefaultRegistry().Fields(kind) {
+			v, ok := vals[f.Name]
+			if !ok {
+				continue
+			}
+			if items, ok := v.([]string); ok {
+				b, _ := json.Marshal(items)
+				v = string(b)
+			}
+			cols, marks, args = append(cols, f.Name), append(marks, "?"), append(args, v)
+		}
+		if kind == store.KindProduct {
+			cols, marks, args = append(cols, "sku_key"), append(marks, "?"), append(args, store.SKUKey(vals["sku"].(string)))
+		}
+		stmts = append(stmts, append([]any{"INSERT INTO " + tbl + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"}, args...))
+		for col, fold := range store.DefaultRegistry().Folds(kind, vals) {
+			side := tbl + "_" + strings.TrimSuffix(col, "_fold") + "_search"
+			stmts = append(stmts, []any{"INSERT INTO " + side + " (id, fold) VALUES (?, ?)", id, fold})
+		}
+	}
+	record(store.KindProduct, 1, store.Values{"sku": "STRASSE-1", "name": "Ёлка", "description": ""})
+	record(store.KindProduct, 2, store.Values{"sku": "X-2", "name": "Straße", "description": ""})
+	record(store.KindProduct, 3, store.Values{"sku": "Y-3", "name": "plain", "description": ""})
+	record(store.KindProduct, 4, store.Values{"sku": "T-4", "name": "text", "description": "Ein Tisch aus STRASSBURG, lang beschrieben.",
+		"categories": []string{"GARTEN", "Küche"}})
+	record(store.KindDocument, 1, store.Values{"title": "İzmir", "body": ""})
+	record(store.KindDocument, 2, store.Values{"title": "Ankara", "body": ""})
+	record(store.KindDocument, 3, store.Values{"title": "Notes", "body": "Line one\nΣΟΦΊΑ in the second line", "tags": []string{"Sécurité"}})
+	mustVersion(t, path, 16, stmts...)
+
+	db := mustOpen(t, path)
+	if got, want := db.SchemaVersion(), sqlite.LatestSchemaVersion(); got != want {
+		t.Fatalf("schema version = %d, want %d", got, want)
+	}
+	storetest.CheckMigratedSearch(t, db)
+	check, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	mustSearchRows(t, check, map[store.Kind]int{store.KindProduct: 4, store.KindDocument: 3})
+	var left int
+	if err := check.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name GLOB 'products_*_search*' OR name GLOB 'products_*_fts*'
+		OR name GLOB 'documents_*_search*' OR name GLOB 'documents_*_fts*'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d search objects of single fields are left (%v), want none", left, err)
+	}
+
+	find := func(f store.Filter) []int64 {
+		t.Helper()
+		rs, err := db.FindRecords(t.Context(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{}
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	// "ß" is in the sku of 1, the name of 2 and the description of 4: pages of one.
+	for _, tc := range []struct {
+		after int64
+		want  []int64
+	}{{0, []int64{1}}, {1, []int64{2}}, {2, []int64{4}}, {4, []int64{}}} {
+		for _, q := range []string{"ß", "straß"} { // a scan and an index lookup
+			if got := find(store.Filter{Kind: store.KindProduct, Search: q, AfterID: tc.after, Limit: 1}); !slices.Equal(got, tc.want) {
+				t.Errorf("search %q after %d, a page of 1 = %v, want %v", q, tc.after, got, tc.want)
+			}
+		}
+	}
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	if _, err := db.UpdateRecord(ctx, store.KindDocument, 3, store.Update{BaseVersion: 1, Set: store.Values{"title": "Notizen"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(store.Filter{Kind: store.KindDocument, Search: "notiz"}); !slices.Equal(got, []int64{3}) {
+		t.Errorf("title search after a title edit = %v, want [3]", got)
+	}
+	if got := find(store.Filter{Kind: store.KindDocument, Search: "σοφία in"}); !slices.Equal(got, []int64{3}) {
+		t.Errorf("body search after a title edit = %v, want [3]", got)
+	}
+	if _, err := db.DeleteRecord(ctx, store.KindProduct, 2, store.Delete{ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(store.Filter{Kind: store.KindProduct, Search: "ß"}); !slices.Equal(got, []int64{1, 4}) {
+		t.Errorf("search after a delete = %v, want [1 4]", got)
+	}
+	mustSearchRows(t, check, map[store.Kind]int{store.KindDocument: 3})
+}
+
+// mustSearchRows checks that the search table of each kind of the sample in want has want
+// rows of each of its folded fields, and that its FTS5 index agrees with it.
+func mustSearchRows(t *testing.T, check *sql.DB, want map[store.Kind]int) {
+	t.Helper()
+	for kind, want := range want {
+		tbl := string(kind) + "s"
+		for _, name := range store.DefaultRegistry().FoldedFields(kind) {
+			var n int
+			if err := check.QueryRow(`SELECT count(*) FROM `+tbl+`_search s JOIN search_slots l ON l.tbl = ? AND l.field = ?
+				AND (s.key & 1023) = l.slot`, tbl, name).Scan(&n); err != nil || n != want {
+				t.Errorf("%s.%s has %d search rows (%v), want %d: one per record tandem wrote", tbl, name, n, err, want)
+			}
+		}
+		fts := tbl + "_fts"
+		if _, err := check.Exec("INSERT INTO " + fts + " (" + fts + ", rank) VALUES ('integrity-check', 1)"); err != nil {
+			t.Errorf("%s after the migration: %v", fts, err)
+		}
 	}
 }

@@ -891,12 +891,15 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // afterMigration runs the part of the migration named name that SQL cannot do, in the
-// migration's transaction. It goes by the name, not the number, so that renumbering the
-// migrations keeps it attached to its script.
-func afterMigration(ctx context.Context, tx *sql.Tx, name string) error {
+// migration's transaction; recorded is the schema the store keeps (the sample's until it
+// keeps one). It goes by the name, not the number, so that renumbering the migrations keeps
+// it attached to its script.
+func afterMigration(ctx context.Context, tx *sql.Tx, name string, recorded *store.Registry) error {
 	switch {
 	case strings.HasSuffix(name, "_sku_key.sql"):
 		return fillSKUKeys(ctx, tx)
+	case strings.HasSuffix(name, "_search_per_kind.sql"):
+		return mergeSearchTables(ctx, tx, recorded)
 	case store.AddsFoldedColumns(name):
 		return afterSearchMigration(ctx, tx, name)
 	}

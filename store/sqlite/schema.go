@@ -249,12 +249,9 @@ func checkColumns(ctx context.Context, tx *sql.Tx, reg *store.Registry, kind sto
 // INTEGER cents for money, a JSON array for a set, UTC text for a time, an INTEGER id for a
 // ref, which references its target's table), the version and who and when wrote it
 // last; a key column under a UNIQUE index for each unique field; an index per ref field and
-// one on (field, id) per sortable field (Registry.SortFields); and per folded field
-// (Registry.FoldedFields) a side table of folds with its FTS5 trigram index and the
-// triggers that keep both current (migrations search_side_tables and search_pending). The
-// index keeps no sizes of its rows (columnsize = 0: a search matches, it never ranks), one
-// table fewer per folded field for every connection to parse.
-// Names come only from reg, quoted.
+// one on (field, id) per sortable field (Registry.SortFields); and, when it has folded
+// fields (Registry.FoldedFields), its search tables (searchDDL). Names come only from reg,
+// quoted.
 func KindDDL(reg *store.Registry, kind store.Kind) []string {
 	def := reg.Def(kind)
 	if def == nil {
@@ -286,31 +283,47 @@ func KindDDL(reg *store.Registry, kind store.Kind) []string {
 	for _, f := range reg.SortFields(kind) {
 		out = append(out, "CREATE INDEX "+q(t+"_"+f.Name+"_id")+" ON "+q(t)+" ("+q(f.Name)+", id)")
 	}
-	folded := reg.FoldedFields(kind)
+	tables, triggers := searchDDL(t, reg.FoldedFields(kind))
+	return append(append(out, tables...), triggers...)
+}
+
+// searchDDL returns the statements that make the search tables of table t whose folded
+// fields are folded (none: no statement): tables makes the side table of folds and its FTS5
+// trigram index (search.go) and gives each folded field a slot (search_slots: the smallest
+// free one, kept when the field has one already); triggers makes what keeps them current:
+// the index follows its side table, and a record's side rows go with it (whoever deletes
+// it, whatever the connection's foreign_keys setting) and follow a change of its id. The
+// index keeps no sizes of its rows (columnsize = 0: a search matches, it never ranks), one
+// table fewer for every connection to parse.
+func searchDDL(t string, folded []string) (tables, triggers []string) {
+	if len(folded) == 0 {
+		return nil, nil
+	}
+	q := quoteIdent
+	side, fts := t+"_search", t+"_fts"
+	tables = []string{
+		"CREATE TABLE " + q(side) + " (key INTEGER PRIMARY KEY, fold TEXT NOT NULL)",
+		"CREATE VIRTUAL TABLE " + q(fts) + " USING fts5(fold, content = " + sqlString(side) + ", content_rowid = 'key', columnsize = 0, tokenize = 'trigram case_sensitive 1')",
+	}
 	for _, name := range folded {
-		side, fts := t+"_"+name+"_search", t+"_"+name+"_fts"
-		out = append(out,
-			"CREATE TABLE "+q(side)+" (id INTEGER PRIMARY KEY, fold TEXT NOT NULL)",
-			"CREATE VIRTUAL TABLE "+q(fts)+" USING fts5(fold, content = "+sqlString(side)+", content_rowid = 'id', columnsize = 0, tokenize = 'trigram case_sensitive 1')",
-			"CREATE TRIGGER "+q(fts+"_insert")+" AFTER INSERT ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" (rowid, fold) VALUES (new.id, new.fold);\nEND",
-			"CREATE TRIGGER "+q(fts+"_delete")+" AFTER DELETE ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" ("+q(fts)+", rowid, fold) VALUES ('delete', old.id, old.fold);\nEND",
-			"CREATE TRIGGER "+q(fts+"_update")+" AFTER UPDATE ON "+q(side)+" BEGIN\n    INSERT INTO "+q(fts)+" ("+q(fts)+", rowid, fold) VALUES ('delete', old.id, old.fold);\n"+
-				"    INSERT INTO "+q(fts)+" (rowid, fold) VALUES (new.id, new.fold);\nEND",
-		)
+		// Literals, not parameters: the statements are DDL's companions, run as text.
+		tbl := sqlString(t)
+		tables = append(tables, "INSERT OR IGNORE INTO "+slotsTable+" (tbl, field, slot)\n"+
+			"SELECT "+tbl+", "+sqlString(name)+", min(s.slot + 1) FROM (SELECT -1 AS slot UNION ALL SELECT slot FROM "+slotsTable+" WHERE tbl = "+tbl+") s\n"+
+			"WHERE NOT EXISTS (SELECT 1 FROM "+slotsTable+" o WHERE o.tbl = "+tbl+" AND o.slot = s.slot + 1)")
 	}
-	if len(folded) > 0 {
-		var del, move strings.Builder
-		for _, name := range folded {
-			side := q(t + "_" + name + "_search")
-			del.WriteString("    DELETE FROM " + side + " WHERE id = old.id;\n")
-			move.WriteString("    UPDATE " + side + " SET id = new.id WHERE id = old.id;\n")
-		}
-		out = append(out,
-			"CREATE TRIGGER "+q(t+"_search_delete")+" AFTER DELETE ON "+q(t)+" BEGIN\n"+del.String()+"END",
-			"CREATE TRIGGER "+q(t+"_search_id")+" AFTER UPDATE OF id ON "+q(t)+" WHEN old.id IS NOT new.id BEGIN\n"+move.String()+"END",
-		)
+	first, last := "old.id << "+strconv.Itoa(slotBits), "(old.id << "+strconv.Itoa(slotBits)+") | "+strconv.Itoa(slotMask)
+	rows := "key BETWEEN " + first + " AND " + last
+	triggers = []string{
+		"CREATE TRIGGER " + q(fts+"_insert") + " AFTER INSERT ON " + q(side) + " BEGIN\n    INSERT INTO " + q(fts) + " (rowid, fold) VALUES (new.key, new.fold);\nEND",
+		"CREATE TRIGGER " + q(fts+"_delete") + " AFTER DELETE ON " + q(side) + " BEGIN\n    INSERT INTO " + q(fts) + " (" + q(fts) + ", rowid, fold) VALUES ('delete', old.key, old.fold);\nEND",
+		"CREATE TRIGGER " + q(fts+"_update") + " AFTER UPDATE ON " + q(side) + " BEGIN\n    INSERT INTO " + q(fts) + " (" + q(fts) + ", rowid, fold) VALUES ('delete', old.key, old.fold);\n" +
+			"    INSERT INTO " + q(fts) + " (rowid, fold) VALUES (new.key, new.fold);\nEND",
+		"CREATE TRIGGER " + q(t+"_search_delete") + " AFTER DELETE ON " + q(t) + " BEGIN\n    DELETE FROM " + q(side) + " WHERE " + rows + ";\nEND",
+		"CREATE TRIGGER " + q(t+"_search_id") + " AFTER UPDATE OF id ON " + q(t) + " WHEN old.id IS NOT new.id BEGIN\n" +
+			"    UPDATE " + q(side) + " SET key = (new.id << " + strconv.Itoa(slotBits) + ") | (key & " + strconv.Itoa(slotMask) + ") WHERE " + rows + ";\nEND",
 	}
-	return out
+	return tables, triggers
 }
 
 // columnType returns the column definition of field f of kind after its name: its SQL type,

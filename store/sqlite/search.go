@@ -3,48 +3,100 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tandem-editor/tandem/store"
 )
 
-// searchTable returns the FTS5 table that indexes the folded text of kind's field in reg
-// (migration search_side_tables: its external content is the field's foldTable), not quoted.
-func searchTable(reg *store.Registry, kind store.Kind, field string) (string, error) {
+// A kind's search text lives in two objects, whatever the number of its searched fields:
+// a side table (foldTable) with one row per record and folded field, and its FTS5 trigram
+// index (searchTable). A row's key is the record's id shifted left by slotBits, or'ed
+// with the field's slot (search_slots, migration 0017): keys sort as ids do, so a lookup
+// in key order delivers ids in order, and a record's rows are one range of keys. A kind of
+// 40 fields with 10 searched has two search tables, not twenty: what every connection
+// parses when it opens the file grows with the kinds, not with their searched fields.
+
+// slotBits is the width of a field's slot in a search row's key: room for more slots
+// than a kind has fields (store.MaxFieldsPerKind).
+const slotBits = 10
+
+// slotMask keeps the slot of a search row's key.
+const slotMask = 1<<slotBits - 1
+
+// slotsTable maps each folded field of each kind's table to its slot in the kind's search
+// keys (migration 0017).
+const slotsTable = "search_slots"
+
+// searchTable returns the FTS5 table that indexes the folded text of kind's fields in reg
+// (its external content is the kind's foldTable), not quoted.
+func searchTable(reg *store.Registry, kind store.Kind) (string, error) {
 	t, err := reg.Table(kind)
 	if err != nil {
 		return "", err
 	}
-	return t + "_" + field + "_fts", nil
+	return t + "_fts", nil
 }
 
 // foldTable returns the side table that holds the folded text (store.FoldValue) of kind's
-// field, one row (id, fold) per record (migration search_side_tables). The fold lives there,
-// not in the record's row, because SQLite rewrites a whole row on every UPDATE: a title edit
-// would rewrite the body's fold with it. The name is not quoted.
-func foldTable(reg *store.Registry, kind store.Kind, field string) (string, error) {
+// folded fields, one row (key, fold) per record and field. The fold lives there, not in
+// the record's row, because SQLite rewrites a whole row on every UPDATE: a title edit would
+// rewrite the body's fold with it. The name is not quoted.
+func foldTable(reg *store.Registry, kind store.Kind) (string, error) {
 	t, err := reg.Table(kind)
 	if err != nil {
 		return "", err
 	}
-	return t + "_" + field + "_search", nil
+	return t + "_search", nil
 }
+
+// searchSlot returns the slot of field of the kind whose table is table in its search keys.
+func searchSlot(ctx context.Context, q rowQueryer, table, field string) (int64, error) {
+	var slot int64
+	err := q.QueryRowContext(ctx, "SELECT slot FROM "+slotsTable+" WHERE tbl = ? AND field = ?", table, field).Scan(&slot)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, store.Errorf(store.EINTERNAL, "%s.%s has no search slot; the store's search tables are damaged", table, field)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the search slot of %s.%s: %w", table, field, err)
+	}
+	return slot, nil
+}
+
+// searchKey is the key of record id's search row for the field in slot.
+func searchKey(id, slot int64) int64 { return id<<slotBits | slot }
+
+// slotsOf returns the SQL expression, and its arguments, of the slots of table's fields in
+// fields: what a lookup keeps of the kind's search rows.
+func slotsOf(table string, fields []*store.Field) (string, []any) {
+	args := []any{table}
+	for _, f := range fields {
+		args = append(args, f.Name)
+	}
+	return "(SELECT slot FROM " + slotsTable + " WHERE tbl = ? AND field IN (" + placeholders(len(fields)) + "))", args
+}
+
+// placeholders returns n comma-separated parameters.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // searchCondition returns the WHERE condition, and its arguments, that finds the records of
 // f.Kind matching f.Search in the registry's searched fields (store/search.go decides the
 // fields and the folding).
 //
-// A query of a trigram or more is looked up in the FTS5 trigram index of each searched field
-// (searchTable). A phrase of trigrams matches where they follow each other, that is exactly
-// where the folded query is a substring of the folded text (the indexed text is folded
-// already and compared as it is), so the index's answer is the answer. A shorter query,
-// which a trigram index cannot answer, is instr() on every row of each searched field's
-// side table (foldTable): an exact substring test with no wildcards.
+// A query of a trigram or more is looked up in the kind's FTS5 trigram index (searchTable).
+// A phrase of trigrams matches where they follow each other, that is exactly where the
+// folded query is a substring of the folded text (the indexed text is folded already and
+// compared as it is), so the index's answer is the answer. A shorter query, which a trigram
+// index cannot answer, is instr() on every row of the kind's side table (foldTable): an
+// exact substring test with no wildcards. Either keeps the rows of the searched fields'
+// slots alone: a field no longer searched may keep its rows.
 //
-// Each lookup delivers ids in order and, when the filter pages by id (AfterID, Limit)
-// without naming ids or sorting by a field, stops after the page: a word in every record costs a page of index
-// reads, not 100,000, and a short query common enough to fill the page stops early.
+// The lookup delivers keys, so ids, in order and, when the filter pages by id (AfterID,
+// Limit) without naming ids or sorting by a field, stops after the page: a word in every
+// record costs a page of index reads, not 100,000, and a short query common enough to fill
+// the page stops early.
 func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 	q := store.SearchFold(f.Search)
 	indexed, err := db.searchIndexed(db.ctx, f.Kind) // a fresh clone's may wait to be built
@@ -55,50 +107,55 @@ func (db *DB) searchCondition(f store.Filter) (string, []any, error) {
 }
 
 // lookupCondition is searchCondition for the folded query q, looked up in the trigram
-// indexes when indexed, else by instr() on the side tables' rows.
+// index when indexed, else by instr() on the side table's rows.
 func (db *DB) lookupCondition(f store.Filter, q string, indexed bool) (string, []any, error) {
-	fields := db.Registry().SearchFields(f.Kind)
+	reg := db.Registry()
+	fields := reg.SearchFields(f.Kind)
 	if len(fields) == 0 {
 		return "0", nil, nil // a registry that searches no field finds nothing
 	}
+	t, err := reg.Table(f.Kind)
+	if err != nil {
+		return "", nil, err
+	}
 	var (
-		conds []string
-		args  []any
+		lookup, key string // key: the lookup's column of search keys
+		args        []any
 	)
+	if indexed {
+		st, err := searchTable(reg, f.Kind)
+		if err != nil {
+			return "", nil, err
+		}
+		st = quoteIdent(st)
+		lookup, key = "SELECT rowid FROM "+st+" WHERE "+st+" MATCH ?", "rowid"
+		args = append(args, ftsPhrase(q))
+	} else {
+		ft, err := foldTable(reg, f.Kind)
+		if err != nil {
+			return "", nil, err
+		}
+		lookup, key = "SELECT key FROM "+quoteIdent(ft)+" WHERE instr(fold, ?) > 0", "key"
+		args = append(args, q)
+	}
+	slots, slotArgs := slotsOf(t, fields)
+	lookup += " AND (" + key + " & " + strconv.Itoa(slotMask) + ") IN " + slots
+	args = append(args, slotArgs...)
 	// Only a listing in id order pages by id: a sorted one's page is the first by its sort
 	// field, which may be any of the matches.
-	page := len(f.IDs) == 0 && f.Sort == ""
-	for _, sf := range fields {
-		var lookup, id string
-		if indexed {
-			st, err := searchTable(db.Registry(), f.Kind, sf.Name)
-			if err != nil {
-				return "", nil, err
-			}
-			st = quoteIdent(st)
-			lookup, id = "SELECT rowid FROM "+st+" WHERE "+st+" MATCH ?", "rowid"
-			args = append(args, ftsPhrase(q))
-		} else {
-			ft, err := foldTable(db.Registry(), f.Kind, sf.Name)
-			if err != nil {
-				return "", nil, err
-			}
-			ft = quoteIdent(ft)
-			lookup, id = "SELECT id FROM "+ft+" WHERE instr(fold, ?) > 0", "id"
-			args = append(args, q)
+	if page := len(f.IDs) == 0 && f.Sort == ""; page {
+		if f.AfterID > 0 {
+			lookup += " AND " + key + " > ?"
+			args = append(args, searchKey(f.AfterID, slotMask))
 		}
-		if page && f.AfterID > 0 {
-			lookup += " AND " + id + " > ?"
-			args = append(args, f.AfterID)
+		if f.Limit > 0 {
+			// A record has a row per searched field at most: its first Limit ids are
+			// among the first Limit times as many rows.
+			lookup += " ORDER BY " + key + " LIMIT ?"
+			args = append(args, f.Limit*len(fields))
 		}
-		if page && f.Limit > 0 {
-			// The first Limit ids of the union are among the first Limit of each lookup.
-			lookup += " ORDER BY " + id + " LIMIT ?"
-			args = append(args, f.Limit)
-		}
-		conds = append(conds, "SELECT "+id+" FROM ("+lookup+")")
 	}
-	return "id IN (" + strings.Join(conds, " UNION ") + ")", args, nil
+	return "id IN (SELECT " + key + " >> " + strconv.Itoa(slotBits) + " FROM (" + lookup + "))", args, nil
 }
 
 // ftsPhrase returns the folded query q as an FTS5 phrase: in double quotes it goes to the
@@ -107,23 +164,24 @@ func ftsPhrase(q string) string { return `"` + strings.ReplaceAll(q, `"`, `""`) 
 
 // scanShare is the share of the rows (1/scanShare) from which streamSearchCondition reads a
 // search by scanning the table rather than through the trigram index. The index costs per
-// match (each of the phrase's trigrams' entries, and the union of the searched fields' ids),
-// the scan per row (instr() on each side table's fold, read in order, and the union of the
-// ids). Measured with the folds in the record's row, for a 12-character query over 100,000
-// products: 1.1 µs a match against 0.4 to 0.9 µs a row, so the two met between a third and
-// four fifths of the rows matching. A quarter keeps the scan to where it is no dearer than
-// the index with the probe added.
+// match (each of the phrase's trigrams' entries), the scan per row (instr() on each fold,
+// read in order). Measured with the folds in the record's row, for a 12-character query
+// over 100,000 products: 1.1 µs a match against 0.4 to 0.9 µs a row, so the two met between
+// a third and four fifths of the rows matching. A quarter keeps the scan to where it is no
+// dearer than the index with the probe added.
 var scanShare int64 = 4
 
 // streamSearchCondition is searchCondition for a stream of every match of f (no Limit):
-// when the query matches at least 1/scanShare of the rows above f.AfterID, the instr() scan
-// of the side tables (lookupCondition), which finds the same records, else the trigram
+// when the query matches at least 1/scanShare of the records above f.AfterID, the instr()
+// scan of the side table (lookupCondition), which finds the same records, else the trigram
 // index. It probes the index for that many matches at most (LIMIT), so the probe of a query
-// that matches most rows stops early and that of a rare one costs what its lookup costs. A record matching in
-// two fields counts twice: the choice leans to the scan, and either finds the same records.
+// that matches most rows stops early and that of a rare one costs what its lookup costs. A
+// record matching in two fields counts twice: the choice leans to the scan, and either finds
+// the same records.
 func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string, []any, error) {
 	folded := store.SearchFold(f.Search)
-	fields := db.Registry().SearchFields(f.Kind)
+	reg := db.Registry()
+	fields := reg.SearchFields(f.Kind)
 	if len(fields) == 0 || !store.IndexedQuery(folded) {
 		return db.searchCondition(f)
 	}
@@ -133,35 +191,31 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 		}
 		return db.lookupCondition(f, folded, false)
 	}
-	t, err := db.table(f.Kind)
+	t, err := reg.Table(f.Kind)
 	if err != nil {
 		return "", nil, err
 	}
 	var top sql.NullInt64
-	if err := db.read.QueryRowContext(ctx, "SELECT max(id) FROM "+t).Scan(&top); err != nil {
+	if err := db.read.QueryRowContext(ctx, "SELECT max(id) FROM "+quoteIdent(t)).Scan(&top); err != nil {
 		return "", nil, err
 	}
-	need := (top.Int64 - f.AfterID) / scanShare
-	if need < 1 {
-		need = 1
+	need := max((top.Int64-f.AfterID)/scanShare, 1)
+	st, err := searchTable(reg, f.Kind)
+	if err != nil {
+		return "", nil, err
 	}
-	phrase := ftsPhrase(folded)
-	found := int64(0)
-	for _, sf := range fields {
-		st, err := searchTable(db.Registry(), f.Kind, sf.Name)
-		if err != nil {
-			return "", nil, err
-		}
-		st = quoteIdent(st)
-		var n int64
-		probe := "SELECT count(*) FROM (SELECT 1 FROM " + st + " WHERE " + st + " MATCH ? AND rowid > ? LIMIT ?)"
-		if err := db.read.QueryRowContext(ctx, probe, phrase, f.AfterID, need-found).Scan(&n); err != nil {
-			return "", nil, err
-		}
-		if found += n; found >= need {
-			// The scan: every row of each side table above AfterID, instr() on its fold.
-			return db.lookupCondition(f, folded, false)
-		}
+	st = quoteIdent(st)
+	slots, slotArgs := slotsOf(t, fields)
+	probe := "SELECT count(*) FROM (SELECT 1 FROM " + st + " WHERE " + st + " MATCH ? AND rowid > ? AND (rowid & " +
+		strconv.Itoa(slotMask) + ") IN " + slots + " LIMIT ?)"
+	args := append(append([]any{ftsPhrase(folded), searchKey(f.AfterID, slotMask)}, slotArgs...), need)
+	var found int64
+	if err := db.read.QueryRowContext(ctx, probe, args...).Scan(&found); err != nil {
+		return "", nil, err
+	}
+	if found >= need {
+		// The scan: every row of the side table above AfterID, instr() on its fold.
+		return db.lookupCondition(f, folded, false)
 	}
 	return db.searchCondition(f)
 }
@@ -170,59 +224,59 @@ func (db *DB) streamSearchCondition(ctx context.Context, f store.Filter) (string
 // prepares its statements once.
 type execer interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
 
-// foldUpsert returns the statement that writes n rows (id, fold) into the side table ft: a
-// record's row is replaced, unless it holds that fold already (then its index is not
-// touched).
+// foldUpsert returns the statement that writes n rows (key, fold) into the side table ft: a
+// row is replaced, unless it holds that fold already (then its index is not touched).
 func foldUpsert(ft string, n int) string {
-	return "INSERT INTO " + quoteIdent(ft) + " (id, fold) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
-		" ON CONFLICT (id) DO UPDATE SET fold = excluded.fold WHERE fold IS NOT excluded.fold"
+	return "INSERT INTO " + quoteIdent(ft) + " (key, fold) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
+		" ON CONFLICT (key) DO UPDATE SET fold = excluded.fold WHERE fold IS NOT excluded.fold"
 }
 
-// writeFolds writes the folds of record id of kind into their side tables (foldTable), in
-// the caller's write transaction: folds maps a folded column (store.FoldColumn) to its value,
+// writeFolds writes the folds of record id of kind into its side table (foldTable), in the
+// caller's write transaction: folds maps a folded column (store.FoldColumn) to its value,
 // as store.Folds, SavePlan.Folds and store.ExtraColumns give them. Only the fields in folds
 // are written, so a save writes the folds of the fields it changes and no other: a title
-// edit leaves the body's fold, and its index, alone. Each table's FTS5 index follows through
-// its triggers. reg is the schema the folds are of.
+// edit leaves the body's fold, and its index entries, alone. The FTS5 index follows through
+// the side table's triggers. reg is the schema the folds are of.
 func writeFolds(ctx context.Context, q execer, reg *store.Registry, kind store.Kind, id int64, folds map[string]string) error {
-	for _, name := range reg.FoldedFields(kind) {
-		v, ok := folds[store.FoldColumn(name)]
-		if !ok {
-			continue
-		}
-		ft, err := foldTable(reg, kind, name)
-		if err != nil {
-			return err
-		}
-		if _, err := q.ExecContext(ctx, foldUpsert(ft, 1), id, v); err != nil {
-			return fmt.Errorf("write the search text of %s %d (%s): %w", kind, id, name, err)
-		}
-	}
-	return nil
+	return writeFoldsBulk(ctx, q, reg, kind, []int64{id}, []map[string]string{folds})
 }
 
 // writeFoldsBulk writes, as writeFolds does, the folds of many records of kind: folds[i] is
-// record ids[i]'s. One statement per side table, for a bulk write of records (a clone).
+// record ids[i]'s. One statement per folded field, for a bulk write of records (a clone).
 func writeFoldsBulk(ctx context.Context, q execer, reg *store.Registry, kind store.Kind, ids []int64, folds []map[string]string) error {
 	if len(ids) != len(folds) {
 		return fmt.Errorf("write search text: %d ids for %d records' folds", len(ids), len(folds))
 	}
+	var t, ft string
 	for _, name := range reg.FoldedFields(kind) {
 		col := store.FoldColumn(name)
-		args := make([]any, 0, 2*len(ids))
-		for i, id := range ids {
+		var args []any
+		for i := range ids {
 			if v, ok := folds[i][col]; ok {
-				args = append(args, id, v)
+				args = append(args, ids[i], v)
 			}
 		}
 		if len(args) == 0 {
 			continue
 		}
-		ft, err := foldTable(reg, kind, name)
+		if ft == "" {
+			var err error
+			if t, err = reg.Table(kind); err != nil {
+				return err
+			}
+			if ft, err = foldTable(reg, kind); err != nil {
+				return err
+			}
+		}
+		slot, err := searchSlot(ctx, q, t, name)
 		if err != nil {
 			return err
+		}
+		for i := 0; i < len(args); i += 2 {
+			args[i] = searchKey(args[i].(int64), slot)
 		}
 		if _, err := q.ExecContext(ctx, foldUpsert(ft, len(args)/2), args...); err != nil {
 			return fmt.Errorf("write the search text of %d %ss (%s): %w", len(args)/2, kind, name, err)

@@ -33,8 +33,8 @@ func BenchmarkListSearch(b *testing.B) {
 }
 
 // seedSearchProducts inserts products in one transaction with what a store's create
-// writes: the row with its sku key, and each searched field's fold in its side table; the
-// search indexes follow through their triggers.
+// writes: the row with its sku key, and each searched field's fold in the kind's side
+// table under the field's slot; the search index follows through its triggers.
 func seedSearchProducts(b *testing.B, path string, vals []store.Values) {
 	b.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
@@ -52,11 +52,15 @@ func seedSearchProducts(b *testing.B, path string, vals []store.Values) {
 		b.Fatal(err)
 	}
 	folded := store.DefaultRegistry().FoldedFields(store.KindProduct)
-	side := make([]*sql.Stmt, len(folded))
+	slots := make([]int64, len(folded))
 	for i, name := range folded {
-		if side[i], err = tx.Prepare("INSERT INTO products_" + name + "_search (id, fold) VALUES (?, ?)"); err != nil {
+		if err := tx.QueryRow("SELECT slot FROM search_slots WHERE tbl = 'products' AND field = ?", name).Scan(&slots[i]); err != nil {
 			b.Fatal(err)
 		}
+	}
+	side, err := tx.Prepare("INSERT INTO products_search (key, fold) VALUES (? << 10 | ?, ?)")
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, v := range vals {
 		cats, _ := json.Marshal(v["categories"])
@@ -66,7 +70,7 @@ func seedSearchProducts(b *testing.B, path string, vals []store.Values) {
 		}
 		f := store.DefaultRegistry().Folds(store.KindProduct, v)
 		for i, name := range folded {
-			if _, err := side[i].Exec(id, f[store.FoldColumn(name)]); err != nil {
+			if _, err := side.Exec(id, slots[i], f[store.FoldColumn(name)]); err != nil {
 				b.Fatal(err)
 			}
 		}

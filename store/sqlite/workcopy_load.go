@@ -71,12 +71,12 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 		if err := checkLoadable(c, db.path, kind, t); err != nil {
 			return err
 		}
-		// The tables the load writes rows into: the record's and the side tables of its
+		// The tables the load writes rows into: the record's and the side table of its
 		// search folds (foldTable), so that their triggers and indexes are taken out and
-		// their FTS5 indexes rebuilt.
+		// their FTS5 index rebuilt.
 		tables := []string{t}
-		for _, name := range reg.FoldedFields(kind) {
-			ft, err := foldTable(reg, kind, name)
+		if len(reg.FoldedFields(kind)) > 0 {
+			ft, err := foldTable(reg, kind)
 			if err != nil {
 				return err
 			}
@@ -192,13 +192,23 @@ var errLoadStopped = errors.New("load working copy: the load stopped")
 func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.Kind, read func(put func(*store.Record) error) error) error {
 	reg := db.Registry()
 	folded := reg.FoldedFields(kind)
-	foldTables := make([]string, len(folded))
+	ft, err := foldTable(reg, kind)
+	if err != nil {
+		return err
+	}
+	slots := make([]int64, len(folded)) // each folded field's slot in the search keys
 	for i, name := range folded {
-		ft, err := foldTable(reg, kind, name)
-		if err != nil {
-			return err
+		found := false
+		err := bc.query("SELECT slot FROM "+slotsTable+" WHERE tbl = ? AND field = ?", []any{t, name}, func(r []any) error {
+			slots[i], found = r[0].(int64)
+			return nil
+		})
+		if err == nil && !found {
+			err = store.Errorf(store.EINTERNAL, "no search slot; the store's search tables are damaged")
 		}
-		foldTables[i] = ft
+		if err != nil {
+			return fmt.Errorf("read the search slot of %s.%s: %w", t, name, err)
+		}
 	}
 	chunks := make(chan loadChunk, 4)
 	// spare hands the written chunks' buffers back to the encoder, which fills them again:
@@ -264,7 +274,7 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 			}
 			for i, name := range folded {
 				if v, ok := r.Fields[name]; ok {
-					c.folds[i] = append(c.folds[i], intValue(r.ID), textValue(store.FoldValue(v)))
+					c.folds[i] = append(c.folds[i], intValue(searchKey(r.ID, slots[i])), textValue(store.FoldValue(v)))
 				}
 			}
 			c.base = append(c.base, textValue(string(kind)), intValue(r.ID), intValue(r.Version))
@@ -288,10 +298,7 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 	}()
 	// The statements' text, made once per size: every chunk but the last has loadRows
 	// records.
-	rowsSQL, baseSQL, foldSQL := map[int]string{}, map[int]string{}, make([]map[int]string, len(folded))
-	for i := range foldSQL {
-		foldSQL[i] = map[int]string{}
-	}
+	rowsSQL, baseSQL, foldSQL := map[int]string{}, map[int]string{}, map[int]string{}
 	// rest writes what a chunk holds beside its rows (its search folds and base versions),
 	// then hands its buffers back to the encoder.
 	rest := func(c loadChunk) error {
@@ -300,10 +307,10 @@ func (db *DB) loadRows(ctx context.Context, bc *bulkConn, t string, kind store.K
 			if n == 0 {
 				continue
 			}
-			q, ok := foldSQL[i][n]
+			q, ok := foldSQL[n]
 			if !ok {
-				q = foldUpsert(foldTables[i], n)
-				foldSQL[i][n] = q
+				q = foldUpsert(ft, n)
+				foldSQL[n] = q
 			}
 			if err := bc.queryValues(q, args, nil); err != nil {
 				return fmt.Errorf("write the search text of %d %ss (%s): %w", n, kind, folded[i], err)

@@ -193,7 +193,8 @@ func TestDB_LoadCopyAsApplySource(t *testing.T) {
 	}
 	pending := schemaOf(t, loadedPath)
 	for name, ddl := range before {
-		if _, ok := pending[name]; !ok && !(strings.Contains(ddl, "CREATE TRIGGER products_") && strings.Contains(ddl, "_fts")) {
+		ddl = strings.ReplaceAll(ddl, `"`, "")
+		if _, ok := pending[name]; !ok && !(strings.Contains(ddl, "CREATE TRIGGER products_fts_") && strings.Contains(ddl, "ON products_search")) {
 			t.Errorf("the load took out %s, which is not a trigger of a products search index", name)
 		}
 	}
@@ -202,8 +203,8 @@ func TestDB_LoadCopyAsApplySource(t *testing.T) {
 			t.Errorf("the load made %s", name)
 		}
 	}
-	if len(pending) != len(before)-12 {
-		t.Errorf("the load left %d schema objects, want the %d before without 4 search indexes' 3 triggers each", len(pending), len(before))
+	if len(pending) != len(before)-3 {
+		t.Errorf("the load left %d schema objects, want the %d before without the search index's 3 triggers", len(pending), len(before))
 	}
 	mustSameSearches(t, "search index not built", loaded, applied, loadSearches)
 	r := recs[10]

@@ -9,11 +9,11 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// A clone leaves its search indexes to be built later. Building the four FTS5 trigram
-// indexes of 100,000 products is most of a clone's CPU (about 0.8 s of 1.8 s), and nothing
-// needs them to find the right records: every searched field's folded text is in its side
-// table (foldTable) from the load on, and a search without the index scans those tables
-// with instr(), the exact substring test the index answers (lookupCondition with indexed
+// A clone leaves its search indexes to be built later. Building the FTS5 trigram index of
+// 100,000 products' four searched fields is most of a clone's CPU (about 0.8 s of 1.8 s),
+// and nothing needs it to find the right records: every searched field's folded text is in
+// its kind's side table (foldTable) from the load on, and a search without the index scans
+// it with instr(), the exact substring test the index answers (lookupCondition with indexed
 // false). So LoadCopy writes the side tables, leaves each FTS5 table empty and without the
 // triggers that keep it current, and records that in search_pending (migration
 // search_pending), in the same transaction as the rows. Until the index is built:
@@ -102,58 +102,65 @@ func (db *DB) BuildSearchIndex(ctx context.Context) (bool, error) {
 	}
 	built := false
 	err := db.inTx(ctx, "build the search index", func(t *tx) error {
-		built = false
-		pending, err := searchPending(ctx, t.Tx, "")
-		if err != nil || !pending {
-			return err
-		}
-		rows, err := t.Tx.QueryContext(ctx, `SELECT fts, triggers FROM search_pending ORDER BY fts`)
-		if err != nil {
-			return fmt.Errorf("read the search index's state: %w", err)
-		}
-		type index struct {
-			fts      string
-			triggers []string
-		}
-		var todo []index
-		for rows.Next() {
-			var ix index
-			var triggers string
-			if err := rows.Scan(&ix.fts, &triggers); err != nil {
-				rows.Close()
-				return fmt.Errorf("read the search index's state: %w", err)
-			}
-			if err := json.Unmarshal([]byte(triggers), &ix.triggers); err != nil {
-				rows.Close()
-				return fmt.Errorf("read the search index's state (%s): %w", ix.fts, err)
-			}
-			todo = append(todo, ix)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read the search index's state: %w", err)
-		}
-		for _, ix := range todo {
-			if err := rebuildFTS(ctx, t.Tx, ix.fts); err != nil {
-				return err
-			}
-			for _, q := range ix.triggers {
-				if _, err := t.Tx.ExecContext(ctx, q); err != nil {
-					return fmt.Errorf("build search index %s: make its trigger: %w", ix.fts, err)
-				}
-			}
-		}
-		if _, err := t.Tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
-			return fmt.Errorf("build the search index: %w", err)
-		}
-		built = true
-		return nil
+		var err error
+		built, err = buildSearch(ctx, t)
+		return err
 	})
 	if err != nil {
 		return false, err
 	}
 	db.searchBuilt.Store(true)
 	return built, nil
+}
+
+// buildSearch is BuildSearchIndex in the write transaction t: it builds every index left
+// to be built and reports whether there was one. A schema change runs it first, so that
+// it never writes a search table whose index is left empty (its triggers are made again).
+func buildSearch(ctx context.Context, t *tx) (bool, error) {
+	pending, err := searchPending(ctx, t.Tx, "")
+	if err != nil || !pending {
+		return false, err
+	}
+	rows, err := t.Tx.QueryContext(ctx, `SELECT fts, triggers FROM search_pending ORDER BY fts`)
+	if err != nil {
+		return false, fmt.Errorf("read the search index's state: %w", err)
+	}
+	type index struct {
+		fts      string
+		triggers []string
+	}
+	var todo []index
+	for rows.Next() {
+		var ix index
+		var triggers string
+		if err := rows.Scan(&ix.fts, &triggers); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("read the search index's state: %w", err)
+		}
+		if err := json.Unmarshal([]byte(triggers), &ix.triggers); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("read the search index's state (%s): %w", ix.fts, err)
+		}
+		todo = append(todo, ix)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read the search index's state: %w", err)
+	}
+	for _, ix := range todo {
+		if err := rebuildFTS(ctx, t.Tx, ix.fts); err != nil {
+			return false, err
+		}
+		for _, q := range ix.triggers {
+			if _, err := t.Tx.ExecContext(ctx, q); err != nil {
+				return false, fmt.Errorf("build search index %s: make its trigger: %w", ix.fts, err)
+			}
+		}
+	}
+	if _, err := t.Tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
+		return false, fmt.Errorf("build the search index: %w", err)
+	}
+	return true, nil
 }
 
 // rebuildFTS fills the FTS5 table name from its content, inside tx. FTS5 writes its pending
