@@ -33,17 +33,7 @@ func (db *DB) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*sto
 		return nil, store.Errorf(store.EINVALID, "create records: not in a write batch")
 	}
 	reg := db.Registry()
-	plans := make([]*store.CreatePlan, 0, len(recs))
-	for _, r := range recs {
-		if r.Options.ID != 0 {
-			break
-		}
-		p, err := reg.PlanCreate(ctx, r.Kind, r.Values, []store.CreateOptions{r.Options})
-		if err != nil || p.Parent != 0 {
-			break
-		}
-		plans = append(plans, p)
-	}
+	plans := reg.PlanBulk(ctx, recs)
 	if len(plans) == 0 {
 		return nil, nil
 	}
@@ -55,7 +45,7 @@ func (db *DB) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*sto
 			return err
 		}
 		for len(plans) > 0 {
-			run := sameKind(plans)
+			run := store.SameKind(plans)
 			n, err := db.bulkChecked(ctx, t, reg, run)
 			if err != nil {
 				return err
@@ -76,15 +66,6 @@ func (db *DB) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*sto
 		return nil, mapErr("create records", err)
 	}
 	return created, nil
-}
-
-// sameKind returns the leading plans of the kind of the first.
-func sameKind(plans []*store.CreatePlan) []*store.CreatePlan {
-	n := 1
-	for n < len(plans) && plans[n].Kind == plans[0].Kind {
-		n++
-	}
-	return plans[:n]
 }
 
 // bulkAllowed reports whether a bulk create may run in t: not in a working copy (whose
@@ -142,7 +123,7 @@ func (db *DB) keysFree(ctx context.Context, t *tx, plans []*store.CreatePlan) (i
 	if err != nil {
 		return 0, fmt.Errorf("read idempotency keys: %w", err)
 	}
-	return firstTaken(plans, held, func(p *store.CreatePlan) (string, bool) { return p.Key, p.Key != "" }), nil
+	return store.FirstTaken(plans, held, store.KeyOf), nil
 }
 
 // uniqueFree returns how many of the leading plans have a value of the unique field whose
@@ -161,52 +142,27 @@ func (db *DB) uniqueFree(ctx context.Context, t *tx, field string, plans []*stor
 	if err != nil {
 		return 0, fmt.Errorf("read unique %s: %w", field, err)
 	}
-	return firstTaken(plans, held, func(p *store.CreatePlan) (string, bool) { return store.SKUKey(p.Unique[field]), true }), nil
+	return store.FirstTaken(plans, held, store.UniqueKeyOf(field)), nil
 }
 
 // refsExist returns how many of the leading plans have refs (a tree's parent aside) to
 // records that exist, as Registry.CheckRefs asks.
 func (db *DB) refsExist(ctx context.Context, t *tx, reg *store.Registry, plans []*store.CreatePlan) (int, error) {
-	targets := map[store.Kind][]any{}
-	for _, p := range plans {
-		_ = reg.CheckRefs(p.Kind, p.Values, func(k store.Kind, id int64) (bool, error) {
-			targets[k] = append(targets[k], id)
-			return true, nil
-		})
-	}
 	found := map[store.Kind]map[int64]bool{}
-	for k, ids := range targets {
+	for k, ids := range reg.RefTargets(plans) {
 		tbl, err := db.table(k)
 		if err != nil {
 			return 0, err
 		}
-		if found[k], err = presentAmong[int64](ctx, t, "SELECT id FROM "+tbl+" WHERE id IN ", nil, ids); err != nil {
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		if found[k], err = presentAmong[int64](ctx, t, "SELECT id FROM "+tbl+" WHERE id IN ", nil, args); err != nil {
 			return 0, fmt.Errorf("read %ss: %w", k, err)
 		}
 	}
-	for i, p := range plans {
-		if reg.CheckRefs(p.Kind, p.Values, func(k store.Kind, id int64) (bool, error) { return found[k][id], nil }) != nil {
-			return i, nil
-		}
-	}
-	return len(plans), nil
-}
-
-// firstTaken returns the index of the first plan whose value (of). when it has one, is in
-// held or is an earlier plan's; len(plans) when there is none.
-func firstTaken(plans []*store.CreatePlan, held map[string]bool, of func(*store.CreatePlan) (string, bool)) int {
-	seen := make(map[string]bool, len(plans))
-	for i, p := range plans {
-		v, ok := of(p)
-		if !ok {
-			continue
-		}
-		if held[v] || seen[v] {
-			return i
-		}
-		seen[v] = true
-	}
-	return len(plans)
+	return reg.FirstMissingRef(plans, found), nil
 }
 
 // presentAmong returns which of vals the query finds: query ends with "IN ", the list of
