@@ -21,6 +21,13 @@ import (
 // the report, and the progress, once their batch has committed. A store that can
 // (store.KeyLister) is asked once per chunk of rows which of their idempotency keys it
 // holds; only those rows' keys are read one by one.
+//
+// Rows that make new records (no id, a key the store did not hold) go to a store that can
+// (store.BulkCreator) many at once (createAll): each planned as Apply plans it, the valid
+// ones created by the store's set-based path, and a row the store leaves out (a check
+// refused it, or it needs reads of its own: a parent) created or refused by CreateRecord in
+// its place among them, so the records, their ids, history versions and changes come in
+// the file's order, as row by row.
 
 // DefaultBatchRows is how many rows at most one transaction of an import holds: enough that
 // a commit's cost is shared by many rows, few enough that other writers wait well under a
