@@ -55,10 +55,10 @@ func (db *DB) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*sto
 				return err
 			}
 			created = append(created, recs...)
-			if n < len(run) {
-				return nil
+			if len(recs) < len(run) {
+				return nil // the rest are CreateRecord's, from the first not created
 			}
-			plans = plans[n:]
+			plans = plans[len(run):]
 		}
 		return nil
 	})
