@@ -31,6 +31,9 @@ type ImportConfig struct {
 	Args []string
 	// LoadOnly runs the load comparison (Load) alone: no relative writes, no exports.
 	LoadOnly bool
+	// Other, when set, is a second store (PostgreSQL beside SQLite) on which the load
+	// comparison runs too, in the same run, after the first's: its figures are OtherLoad.
+	Other *ImportConfig
 }
 
 // ImportResult is one run's figures, all from the same store and rows.
@@ -38,6 +41,8 @@ type ImportResult struct {
 	Rows int `json:"rows"`
 	// Load compares tandem's import with the database's own load of the same file.
 	Load *LoadFigures `json:"load"`
+	// OtherLoad is the load comparison on ImportConfig.Other's store, when there is one.
+	OtherLoad *LoadFigures `json:"other_load,omitempty"`
 	// Create is the import of Rows new products (by an editor: each keeps a history version).
 	Create time.Duration `json:"create_ns"`
 	// Relative is the same rows written one by one by tandem's relative path (stock += 1 with
@@ -81,6 +86,18 @@ func Import(ctx context.Context, cfg ImportConfig) (*ImportResult, error) {
 	}
 	if res.Load, err = Load(ctx, cfg, run+"L"); err != nil {
 		return nil, err
+	}
+	if o := cfg.Other; o != nil {
+		st, err := o.Open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Close(); err != nil {
+			return nil, err
+		}
+		if res.OtherLoad, err = Load(ctx, *o, run+"P"); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.LoadOnly {
 		return res, nil
@@ -307,23 +324,32 @@ func psqlDSN(dsn string) (string, []string) {
 	return u.String(), []string{"PGOPTIONS=-c search_path=" + sp}
 }
 
+// writeLoad writes a load comparison's figures for people.
+func writeLoad(w io.Writer, l *LoadFigures) error {
+	rate := func(d time.Duration) float64 { return float64(l.Rows) / max(d.Seconds(), 1e-9) }
+	mb := func(b int64) float64 { return float64(b) / (1 << 20) }
+	_, err := fmt.Fprintf(w, `import of %d products against the database's own load (%s), each a process, once
+
+  %-22s %10s  (%.0f rows/s)
+  tandem import, new     %10s  (%.0f rows/s; %.0f MB resident; %s CPU)
+    ratio to native      %10.2fx
+  %-22s %10s  (the update file: id, version and the fields)
+  tandem import, update  %10s  (%.0f rows/s; %d changed, the rest unchanged; %.0f MB resident; %s CPU)
+    ratio to native      %10.2fx
+
+`, l.Rows, l.Tool, l.Tool, round(l.Native), rate(l.Native), round(l.Create), rate(l.Create), mb(l.CreateRSS), round(l.CreateCPU), l.CreateRatio,
+		l.Tool, round(l.NativeUpdate), round(l.Update), rate(l.Update), l.Changed, mb(l.UpdateRSS), round(l.UpdateCPU), l.UpdateRatio)
+	return err
+}
+
 // WriteImport writes an import benchmark's figures for people.
 func WriteImport(w io.Writer, r *ImportResult) error {
 	per := func(d time.Duration) string { return round(d / time.Duration(max(r.Rows, 1))) }
-	if l := r.Load; l != nil {
-		rate := func(d time.Duration) float64 { return float64(l.Rows) / max(d.Seconds(), 1e-9) }
-		mb := func(b int64) float64 { return float64(b) / (1 << 20) }
-		if _, err := fmt.Fprintf(w, `import of %d products against the database's own load (%s), each a process, once
-
-  %-22s %10s  (%.0f rows/s)
-  tandem import, new     %10s  (%.0f rows/s; %.0f MB resident)
-    ratio to native      %10.2fx
-  %-22s %10s  (the update file: id, version and the fields)
-  tandem import, update  %10s  (%.0f rows/s; %d changed, the rest unchanged; %.0f MB resident)
-    ratio to native      %10.2fx
-
-`, l.Rows, l.Tool, l.Tool, round(l.Native), rate(l.Native), round(l.Create), rate(l.Create), mb(l.CreateRSS), l.CreateRatio,
-			l.Tool, round(l.NativeUpdate), round(l.Update), rate(l.Update), l.Changed, mb(l.UpdateRSS), l.UpdateRatio); err != nil {
+	for _, l := range []*LoadFigures{r.Load, r.OtherLoad} {
+		if l == nil {
+			continue
+		}
+		if err := writeLoad(w, l); err != nil {
 			return err
 		}
 	}

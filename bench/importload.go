@@ -30,15 +30,18 @@ type LoadFigures struct {
 	NativeUpdate time.Duration `json:"native_update_ns"`
 	// Create is `tandem import` of the new rows (each one created, with its history version,
 	// change and key), CreateRatio Create / Native, CreateRSS the import's peak resident
-	// memory in bytes.
+	// memory in bytes, CreateCPU its processor time (user and system): on a loaded machine
+	// the wall time says more about the others than about the import.
 	Create      time.Duration `json:"create_ns"`
 	CreateRatio float64       `json:"create_ratio"`
 	CreateRSS   int64         `json:"create_rss_bytes"`
+	CreateCPU   time.Duration `json:"create_cpu_ns"`
 	// Update is `tandem import` of every row again, Changed of them (one in ten) with a new
 	// price, the rest as the store holds them (unchanged), each version-checked and keyed.
 	Update      time.Duration `json:"update_ns"`
 	UpdateRatio float64       `json:"update_ratio"` // Update / NativeUpdate
 	UpdateRSS   int64         `json:"update_rss_bytes"`
+	UpdateCPU   time.Duration `json:"update_cpu_ns"`
 	Changed     int           `json:"changed"`
 }
 
@@ -59,7 +62,7 @@ func Load(ctx context.Context, cfg ImportConfig, run string) (*LoadFigures, erro
 	if fig.Native, fig.Tool, err = nativeLoad(ctx, cfg, newRows, run+"_new", []string{"kind", "sku", "name", "price", "stock"}); err != nil {
 		return nil, err
 	}
-	if fig.Create, fig.CreateRSS, err = tandemImport(ctx, cfg, newRows, run+"-load-create"); err != nil {
+	if fig.Create, fig.CreateRSS, fig.CreateCPU, err = tandemImport(ctx, cfg, newRows, run+"-load-create"); err != nil {
 		return nil, err
 	}
 	fig.CreateRatio = float64(fig.Create) / float64(fig.Native)
@@ -79,7 +82,7 @@ func Load(ctx context.Context, cfg ImportConfig, run string) (*LoadFigures, erro
 	if fig.NativeUpdate, _, err = nativeLoad(ctx, cfg, update, run+"_upd", cols); err != nil {
 		return nil, err
 	}
-	if fig.Update, fig.UpdateRSS, err = tandemImport(ctx, cfg, update, run+"-load-update"); err != nil {
+	if fig.Update, fig.UpdateRSS, fig.UpdateCPU, err = tandemImport(ctx, cfg, update, run+"-load-update"); err != nil {
 		return nil, err
 	}
 	fig.UpdateRatio = float64(fig.Update) / float64(fig.NativeUpdate)
@@ -150,15 +153,14 @@ func changeOneInTen(in, out string) ([]string, int, error) {
 	return head, changed, err
 }
 
-// tandemImport runs `tandem import path` as a process of its own and returns its wall time
-// and peak resident memory. Every row must land (exit 0).
-func tandemImport(ctx context.Context, cfg ImportConfig, path, prefix string) (time.Duration, int64, error) {
+// tandemImport runs `tandem import path` as a process of its own and returns its wall time,
+// peak resident memory and processor time (user and system). Every row must land (exit 0).
+func tandemImport(ctx context.Context, cfg ImportConfig, path, prefix string) (wall time.Duration, rss int64, cpu time.Duration, err error) {
 	cmd := exec.CommandContext(ctx, cfg.Exe, slices.Concat(cfg.Args, []string{"import", path, "--key-prefix", prefix})...)
-	d, err := runTimed(cmd, "tandem import")
-	if err != nil {
-		return 0, 0, err
+	if wall, err = runTimed(cmd, "tandem import"); err != nil {
+		return 0, 0, 0, err
 	}
-	return d, maxRSS(cmd), nil
+	return wall, maxRSS(cmd), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // nativeLoad loads the CSV file at path (with a header line of cols) with the database's

@@ -29,3 +29,27 @@ type Batcher interface {
 type KeyLister interface {
 	ListKeys(ctx context.Context, scope string, keys []string) (map[string]bool, error)
 }
+
+// NewRecord is one record of a bulk create (BulkCreator): what CreateRecord takes.
+type NewRecord struct {
+	Kind    Kind
+	Values  Values
+	Options CreateOptions
+}
+
+// BulkCreator is a store that creates many new records at once in a batch (Batcher): their
+// checks made set-wise (a statement for all their unique values, refs and idempotency keys)
+// and their rows, history versions, changes and keys written many to a statement, with the
+// result CreateRecord would give each, one after the other.
+//
+// CreateRecords creates the leading records of recs, in order, as far as its set-based
+// checks let it, and returns them (n = len(created)). recs[n], when n < len(recs), is one it
+// did not create: one a check refuses (a unique value taken, a missing ref), or one it
+// leaves to CreateRecord (an id asked for, a parent, a key the store holds, a schema newer
+// than the client's, a working copy): the caller creates it with CreateRecord, which gives
+// its record or its refusal in the usual words, and then asks for the rest. EINVALID
+// when ctx carries no batch of the store; other errors are the store's write errors, and
+// nothing of the call stays then.
+type BulkCreator interface {
+	CreateRecords(ctx context.Context, recs []NewRecord) ([]*Record, error)
+}

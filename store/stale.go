@@ -173,3 +173,18 @@ func (c *SchemaCache) Get(v int64, load func() (*Registry, error)) (*Registry, e
 	c.p.Store(n)
 	return n, nil
 }
+
+// StoreSchemaNewer reports whether the schema the store keeps now (read through s, in a
+// write's transaction) is newer than r's: a bulk create (BulkCreator) then leaves its
+// records to CreateRecord, whose checks decide them against the store's schema. Errors are
+// the read's.
+func (r *Registry) StoreSchemaNewer(s SchemaReader) (bool, error) {
+	if r.version == 0 {
+		return false, nil
+	}
+	v, err := s.SchemaVersion()
+	if err != nil {
+		return false, fmt.Errorf("read the store's schema version: %w", err)
+	}
+	return v > r.version, nil
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +57,29 @@ func TestCLI_BenchImport(t *testing.T) {
 				t.Errorf("export times %d, %d, ratio %g: want all above 0", got.Kind.Tandem, got.Kind.Native, got.Kind.Ratio)
 			}
 		})
+	}
+}
+
+// TestCLI_BenchImportBothStores: bench import with --postgres runs the load comparison on
+// the SQLite store and then on the PostgreSQL one, in one run, and prints both: sqlite3
+// .import and psql \copy against tandem import, with the imports' memory and processor time.
+func TestCLI_BenchImportBothStores(t *testing.T) {
+	bs := backends(t)
+	if len(bs) < 2 {
+		t.Skip("needs PostgreSQL (TANDEM_TEST_POSTGRES)")
+	}
+	for _, tool := range []string{"sqlite3", "psql"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on $PATH", tool)
+		}
+	}
+	out := mustTandem(t, bs[0].dsn(t), "bench", "import", "--rows", "10", "--load-only", "--postgres", bs[1].dsn(t))
+	for _, want := range []string{"(sqlite3 .import)", `(psql \copy)`} {
+		if !strings.Contains(out, "import of 10 products against the database's own load "+want) {
+			t.Errorf("no load comparison %s in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "MB resident; "); n != 4 {
+		t.Errorf("%d imports with their memory and processor time, want 4 (new and update on each store)\n%s", n, out)
 	}
 }

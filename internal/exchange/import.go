@@ -220,26 +220,10 @@ func replayedAs(res Result, kr store.KeyResult, cur *store.Record) Result {
 
 // create applies a row that makes a new record.
 func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, actor store.Actor, key string, opt store.CreateOptions) (Result, error) {
-	if cs, err := im.copyState(ctx); err != nil {
+	res, vals, ok, err := im.planCreate(ctx, res, row, actor, opt)
+	if err != nil || !ok {
 		return res, err
-	} else if cs != nil {
-		if err := store.CheckCopyCreate(cs, row.Kind, opt.ID); err != nil {
-			return im.invalid(res, err), nil
-		}
 	}
-	vals, skipped := im.writable(row.Kind, actor.Role, row.Set, nil)
-	if _, err := im.reg.CheckCreate(row.Kind, actor.Role, vals); err != nil {
-		return im.invalid(res, err), nil
-	}
-	res.Fields = slices.Sorted(func(yield func(string) bool) {
-		for k := range vals {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
-	res.LeftAlone = skipped
 	if im.opt.DryRun {
 		// What the store's create would refuse, given the rows before (which a dry run did
 		// not write), in the order of its checks (Registry.RunCreate): a unique value (a
@@ -274,6 +258,33 @@ func (im *Importer) create(ctx context.Context, res Result, pos int, row *Row, a
 		return res, nil
 	}
 	r, err := im.st.CreateRecord(ctx, row.Kind, vals, opt)
+	return im.createdAs(res, r, err)
+}
+
+// planCreate decides what a row that makes a new record writes, before the store is asked:
+// the values the actor's role may write, checked (CheckCreate), and the report of the row
+// as created. ok is false when the row is invalid (res says why) and nothing is to be
+// written.
+func (im *Importer) planCreate(ctx context.Context, res Result, row *Row, actor store.Actor, opt store.CreateOptions) (_ Result, vals store.Values, ok bool, _ error) {
+	if cs, err := im.copyState(ctx); err != nil {
+		return res, nil, false, err
+	} else if cs != nil {
+		if err := store.CheckCopyCreate(cs, row.Kind, opt.ID); err != nil {
+			return im.invalid(res, err), nil, false, nil
+		}
+	}
+	vals, skipped := im.writable(row.Kind, actor.Role, row.Set, nil)
+	if _, err := im.reg.CheckCreate(row.Kind, actor.Role, vals); err != nil {
+		return im.invalid(res, err), nil, false, nil
+	}
+	res.Fields = slices.Sorted(mapKeys(vals))
+	res.Outcome, res.Message = Created, strings.TrimSpace(defaultsNote(im.reg, row)+" "+skippedNote(skipped, actor.Role))
+	res.LeftAlone = skipped
+	return res, vals, true, nil
+}
+
+// createdAs reports a create the store answered with r or err.
+func (im *Importer) createdAs(res Result, r *store.Record, err error) (Result, error) {
 	if err != nil {
 		return im.refused(res, err)
 	}

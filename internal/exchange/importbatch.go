@@ -21,6 +21,13 @@ import (
 // the report, and the progress, once their batch has committed. A store that can
 // (store.KeyLister) is asked once per chunk of rows which of their idempotency keys it
 // holds; only those rows' keys are read one by one.
+//
+// Rows that make new records (no id, a key the store did not hold) go to a store that can
+// (store.BulkCreator) many at once (createAll): each planned as Apply plans it, the valid
+// ones created by the store's set-based path, and a row the store leaves out (a check
+// refused it, or it needs reads of its own: a parent) created or refused by CreateRecord in
+// its place among them, so the records, their ids, history versions and changes come in
+// the file's order, as row by row.
 
 // DefaultBatchRows is how many rows at most one transaction of an import holds: enough that
 // a commit's cost is shared by many rows, few enough that other writers wait well under a
@@ -141,6 +148,18 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 				if end > start && time.Since(began) > maxBatchTime {
 					return nil // others have waited long enough: the rest in the next batch
 				}
+				if run := im.newRecords(bctx, rows[end:]); len(run) > 0 {
+					rs, err := im.createAll(bctx, run)
+					if err != nil {
+						return err
+					}
+					results = append(results, rs...)
+					for _, r := range rs {
+						written[recordOf{r.Kind, r.ID}] = true
+					}
+					end += len(run) - 1
+					continue
+				}
 				r, err := im.Apply(bctx, pr.pos, pr.row)
 				if err != nil {
 					return fmt.Errorf("line %d: %w", pr.row.Line, err)
@@ -223,4 +242,76 @@ func (im *Importer) listKeys(ctx context.Context, rows []posRow) error {
 		}
 	}
 	return nil
+}
+
+// newRecords returns the leading rows that make new records a store that creates in bulk
+// (store.BulkCreator) may take at once: rows without an id whose keys the store did not
+// hold when their chunk began (listKeys), outside a dry run. None when the store cannot.
+func (im *Importer) newRecords(ctx context.Context, rows []posRow) []posRow {
+	if _, ok := im.st.(store.BulkCreator); !ok || im.opt.DryRun {
+		return nil
+	}
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil
+	}
+	n := 0
+	for n < len(rows) {
+		row := rows[n].row
+		if row.Err != nil || row.ID != 0 || !im.absent[im.Key(actor.Role, rows[n].pos, row)] {
+			break
+		}
+		n++
+	}
+	return rows[:n]
+}
+
+// createAll applies rows that make new records (newRecords) as Apply would one by one, in
+// order: each row planned (planCreate), the valid ones created by the store in bulk
+// (store.BulkCreator), and each the store leaves to a create of its own (one its checks
+// refuse) created, or refused, with CreateRecord, in its place among them.
+func (im *Importer) createAll(ctx context.Context, rows []posRow) ([]Result, error) {
+	actor, err := store.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(rows))
+	var (
+		recs []store.NewRecord
+		of   []int // of[k] is the row of recs[k]
+	)
+	for i, pr := range rows {
+		res := Result{Row: pr.row.Pos, Line: pr.row.Line, Kind: pr.row.Kind}
+		opt := store.CreateOptions{IdempotencyKey: im.Key(actor.Role, pr.pos, pr.row)}
+		res, vals, ok, err := im.planCreate(ctx, res, pr.row, actor, opt)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", pr.row.Line, err)
+		}
+		results[i] = res
+		if ok {
+			recs, of = append(recs, store.NewRecord{Kind: pr.row.Kind, Values: vals, Options: opt}), append(of, i)
+		}
+	}
+	bc := im.st.(store.BulkCreator)
+	for len(recs) > 0 {
+		created, err := bc.CreateRecords(ctx, recs)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", rows[of[0]].row.Line, err)
+		}
+		for k, r := range created {
+			if results[of[k]], err = im.createdAs(results[of[k]], r, nil); err != nil {
+				return nil, err
+			}
+		}
+		n := len(created)
+		if n == len(recs) {
+			break
+		}
+		r, err := im.st.CreateRecord(ctx, recs[n].Kind, recs[n].Values, recs[n].Options)
+		if results[of[n]], err = im.createdAs(results[of[n]], r, err); err != nil {
+			return nil, fmt.Errorf("line %d: %w", rows[of[n]].row.Line, err)
+		}
+		recs, of = recs[n+1:], of[n+1:]
+	}
+	return results, nil
 }

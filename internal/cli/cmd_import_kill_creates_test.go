@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tandem-editor/tandem/internal/exchange"
+)
+
+// importNew is n new products without an id: a first import, which the stores create in
+// bulk (store.BulkCreator).
+func importNew(n int) string {
+	var b strings.Builder
+	b.WriteString("kind,sku,name,price,stock,categories\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "product,NEW-%d,New %d,%d.25,%d,\"a,b\"\n", i, i, i%1000, i%50)
+	}
+	return b.String()
+}
+
+// TestCLI_ImportKilledCreates: a first import of new products (the bulk create path),
+// SIGKILLed at random points, then run again to its end: every row applied once (each
+// product once, as one uninterrupted import leaves them), and the last run's report says
+// which rows the killed runs had applied ("imported before") and creates the others. 5,000
+// rows and 3 kills in a plain go test; 200,000 rows and 20 kills under TANDEM_LONG_TESTS.
+func TestCLI_ImportKilledCreates(t *testing.T) {
+	n, kills := 5000, 3
+	if longTests() {
+		n, kills = 200000, 20
+	}
+	file := writeFile(t, "new.csv", importNew(n))
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			want := be.dsn(t)
+			mustTandem(t, want, "import", file)
+			wantState := productState(t, want)
+
+			got := be.dsn(t)
+			rng := testRand(t)
+			// Kills land at random points up to window after the start: a run that
+			// finished before its kill narrows the window to most of its length; until a
+			// kill has landed after the first rows committed, a kill that found none
+			// committed widens it.
+			window, killed, midway := 2*time.Second, 0, false
+			for i := 0; killed < kills && i < 10*kills; i++ {
+				cmd := tandemCmd(got, "import", file)
+				start := time.Now()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Duration(rng.Int64N(int64(window))) + time.Millisecond)
+				if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+					t.Fatal(err)
+				}
+				if err := cmd.Wait(); err == nil {
+					window = max(time.Since(start)*3/4, 2*time.Millisecond)
+					continue
+				}
+				killed++
+				if !midway {
+					switch c := len(productState(t, got)); {
+					case c == 0:
+						window = min(window*2, time.Minute)
+					case c == n:
+						got = be.dsn(t) // every row landed before the kill: again, earlier
+						window = max(window/2, 2*time.Millisecond)
+						killed--
+					default:
+						midway = true
+					}
+				}
+			}
+			if killed < kills || !midway {
+				t.Fatalf("%d runs killed before they finished (want %d), one halfway: %v", killed, kills, midway)
+			}
+			r := tandem(t, got, "import", file, "--json", "--all")
+			if r.code != 0 {
+				t.Fatalf("re-run after %d kills: exit %d\n%s\n%s", killed, r.code, r.stdout, r.stderr)
+			}
+			var rep struct {
+				Rows []exchange.Result `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("re-run report: %v\n%s", err, r.stdout)
+			}
+			before, created := 0, 0
+			for _, row := range rep.Rows {
+				switch {
+				case row.Outcome == exchange.Unchanged && strings.HasPrefix(row.Message, "imported before"):
+					before++
+				case row.Outcome == exchange.Created:
+					created++
+				default:
+					t.Errorf("re-run row %d: %s %s", row.Row, row.Outcome, row.Message)
+				}
+			}
+			if before == 0 || before+created != n {
+				t.Errorf("re-run: %d rows imported before, %d created; want some before and %d in all", before, created, n)
+			}
+			if g := productState(t, got); !mapsEqual(wantState, g) {
+				for k, v := range wantState {
+					if g[k] != v {
+						t.Errorf("after %d kills, %s: got %s, want %s", killed, k, g[k], v)
+						break
+					}
+				}
+				t.Fatalf("after %d kills and a re-run: %d products, want %d", killed, len(g), len(wantState))
+			}
+			t.Logf("%d runs killed, then finished: %d rows imported before, %d created by the re-run", killed, before, created)
+		})
+	}
+}
