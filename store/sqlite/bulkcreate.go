@@ -194,9 +194,6 @@ func presentAmong[T comparable](ctx context.Context, q querier, query string, le
 	return found, nil
 }
 
-// placeholders returns n question marks, comma separated.
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
-
 // rowsOf returns n groups of k placeholders each, for a multi-row VALUES.
 func rowsOf(n, k int) string {
 	one := "(" + placeholders(k) + ")"
