@@ -21,7 +21,8 @@ import (
 )
 
 func newServeCmd(a *app) *cobra.Command {
-	var listen, users, hostKey string
+	var listen, users, hostKey, draftDir, logFormat string
+	limits := serve.DefaultLimits
 	cmd := &cobra.Command{
 		Use:   "serve --users FILE [--listen ADDR] [--host-key FILE]",
 		Short: "Serve the store over SSH to the people of a users file: the editor, and the CLI for scripts",
@@ -29,7 +30,7 @@ func newServeCmd(a *app) *cobra.Command {
 store --db names, with no database credentials of their own. Each is known by their key
 from the users file (name, role, authorized_keys lines), and that name is theirs in
 history, leases and presence: --user cannot change it in a session. Unknown keys are
-refused; there is no password login, no shell, no port or agent forwarding.
+refused; there is no password login, no shell, no port, agent or X11 forwarding.
 
 A viewer reads only: the store refuses each of their writes (exit 6), and their editor
 shows every field read-only; an editor writes as --user does; admin is an editor for now.
@@ -43,7 +44,16 @@ sessions of a user removed from it end with a message. A bad file is refused: se
 not start, or keeps the old one. The host key is made on first start (ed25519, mode 0600,
 default: tandem_host_ed25519 beside the users file) and its fingerprint printed.
 SIGTERM or Ctrl-C tells every session, keeps their drafts, releases their leases and
-waits at most 10 seconds. A log line per connection and session goes to stderr.
+waits at most 10 seconds.
+
+Limits (each refused or ended with a message to the client): --max-sessions in all and
+--max-sessions-per-user open at once; an editor session with no input for --idle ends,
+and so does one that sends more than --max-input bytes in one line or paste; an address
+that offers --auth-per-minute unknown keys in a minute is refused for the rest of it.
+
+A log line (log/slog, text or --log-format json) goes to stderr per connection (user, key
+fingerprint, address, outcome, duration), per session and per write (user, key, kind, id,
+outcome); never a field's value.
 
 Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 		Example: `  tandem serve --db postgres://tandem@db/tandem --users users.yaml
@@ -64,18 +74,23 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 			if err != nil {
 				return err
 			}
-			opts := tui.Options{StoreID: st.StoreID(), OnConflict: tui.OnConflictAsk}
+			opts := tui.Options{StoreID: st.StoreID(), OnConflict: tui.OnConflictAsk, DraftDir: draftDir}
+			logger, err := serveLogger(a.stderr, logFormat)
+			if err != nil {
+				return err
+			}
 			srv, err := serve.New(serve.Config{
 				Listen:  listen,
 				HostKey: hostKey,
 				Users:   users,
 				Store:   st,
 				TUI:     opts,
-				Command: func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+				Command: func(ctx context.Context, st store.Store, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					return runServed(ctx, a.dsn, st, args, stdin, stdout, stderr)
 				},
-				Log: slog.New(slog.NewTextHandler(a.stderr, nil)),
-				Out: flushing{a},
+				Limits: limits,
+				Log:    logger,
+				Out:    flushing{a},
 			})
 			if err != nil {
 				return usageErr(err)
@@ -97,8 +112,26 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 	fl.StringVar(&listen, "listen", "127.0.0.1:2222", "address to listen on for SSH")
 	fl.StringVar(&users, "users", "", "the users file: name, role (viewer, editor, admin) and keys of each person")
 	fl.StringVar(&hostKey, "host-key", "", "the server's private key, made when missing (default: tandem_host_ed25519 beside --users)")
+	fl.StringVar(&draftDir, "draft-dir", "", "where sessions' unsaved edits are kept (default: tandem/drafts in the server's cache directory)")
+	fl.IntVar(&limits.Sessions, "max-sessions", limits.Sessions, "sessions open at once, all users together")
+	fl.IntVar(&limits.PerUser, "max-sessions-per-user", limits.PerUser, "sessions one user may have open at once")
+	fl.DurationVar(&limits.Idle, "idle", limits.Idle, "an editor session with no input for this long ends (its edits kept as a draft)")
+	fl.IntVar(&limits.AuthPerMinute, "auth-per-minute", limits.AuthPerMinute, "unknown keys an address may offer in a minute before it is refused for the rest of it")
+	fl.IntVar(&limits.Input, "max-input", limits.Input, "bytes an editor session may send in one line or paste")
+	fl.StringVar(&logFormat, "log-format", "text", "the log's format on stderr: text or json")
 	fl.Bool("json", false, "accepted for uniformity: serve prints no result")
 	return cmd
+}
+
+// serveLogger is serve's log on w, in format text or json.
+func serveLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, usagef("--log-format %s: want text or json", safe.Line(format))
 }
 
 // servedCommands are the commands a session of tandem serve may run: those that read and
