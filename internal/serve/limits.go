@@ -192,16 +192,17 @@ func (c filteredChannel) Accept() (gossh.Channel, <-chan *gossh.Request, error) 
 // that resizes thousands of times a second gets one redraw per interval.
 const resizeEvery = 50 * time.Millisecond
 
-// followWindow sends the client's window sizes to p until ctx ends or windows closes,
-// keeping only the newest size of those that come within resizeEvery of the last one sent.
-func followWindow(ctx context.Context, p *tea.Program, windows <-chan ssh.Window) {
+// followWindow sends the client's window sizes to the program (with send) until ctx ends
+// or windows closes, keeping only the newest size of those that come within resizeEvery of
+// the last one sent.
+func followWindow(ctx context.Context, send func(tea.Msg), windows <-chan ssh.Window) {
 	var (
 		pending *ssh.Window
 		fire    <-chan time.Time
 		last    time.Time
 	)
-	send := func(w ssh.Window) {
-		p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+	resize := func(w ssh.Window) {
+		send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
 		last = time.Now()
 	}
 	for {
@@ -220,10 +221,10 @@ func followWindow(ctx context.Context, p *tea.Program, windows <-chan ssh.Window
 				pending, fire = &w, time.After(wait)
 				continue
 			}
-			send(w)
+			resize(w)
 		case <-fire:
 			fire = nil
-			send(*pending)
+			resize(*pending)
 			pending = nil
 		}
 	}

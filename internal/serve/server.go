@@ -348,7 +348,7 @@ func (s *Server) runTUI(ctx context.Context, end context.CancelCauseFunc, st sto
 	input := newInputGuard(sess, s.cfg.Limits.Input, end)
 	go input.endWhenIdle(ctx, s.cfg.Limits.Idle)
 	opts.ProgramOptions = append(bubbletea.MakeOptions(sess), tea.WithInput(input))
-	opts.Started = func(p *tea.Program) { go followWindow(ctx, p, windows) }
+	opts.Started = func(p *tea.Program) { go followWindow(ctx, p.Send, windows) }
 	if err := tui.Run(ctx, st, opts); err != nil {
 		fmt.Fprintf(sess.Stderr(), "tandem: %s\n", safe.Text(err.Error()))
 		return 1
