@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ import (
 func newServeCmd(a *app) *cobra.Command {
 	var listen, users, hostKey, draftDir, logFormat string
 	limits := serve.DefaultLimits
+	stopWait := 10 * time.Second
 	cmd := &cobra.Command{
 		Use:   "serve --users FILE [--listen ADDR] [--host-key FILE]",
 		Short: "Serve the store over SSH to the people of a users file: the editor, and the CLI for scripts",
@@ -43,8 +45,8 @@ The users file is read again when it changes or on SIGHUP, without dropping sess
 sessions of a user removed from it end with a message. A bad file is refused: serve does
 not start, or keeps the old one. The host key is made on first start (ed25519, mode 0600,
 default: tandem_host_ed25519 beside the users file) and its fingerprint printed.
-SIGTERM or Ctrl-C tells every session, keeps their drafts, releases their leases and
-waits at most 10 seconds.
+SIGTERM or Ctrl-C tells every session ("the server is stopping"), keeps their drafts,
+releases their leases, waits at most --stop-wait for them to end and exits 0.
 
 Limits (each refused or ended with a message to the client): --max-sessions in all and
 --max-sessions-per-user open at once; an editor session with no input for --idle ends,
@@ -65,6 +67,9 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 			}
 			if hostKey == "" {
 				hostKey = filepath.Join(filepath.Dir(users), "tandem_host_ed25519")
+			}
+			if err := limits.Check(); err != nil {
+				return usageErr(err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -88,9 +93,10 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 				Command: func(ctx context.Context, st store.Store, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					return runServed(ctx, a.dsn, st, args, stdin, stdout, stderr)
 				},
-				Limits: limits,
-				Log:    logger,
-				Out:    flushing{a},
+				Limits:   limits,
+				StopWait: stopWait,
+				Log:      logger,
+				Out:      flushing{a},
 			})
 			if err != nil {
 				return usageErr(err)
@@ -118,6 +124,7 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 	fl.DurationVar(&limits.Idle, "idle", limits.Idle, "an editor session with no input for this long ends (its edits kept as a draft)")
 	fl.IntVar(&limits.AuthPerMinute, "auth-per-minute", limits.AuthPerMinute, "unknown keys an address may offer in a minute before it is refused for the rest of it")
 	fl.IntVar(&limits.Input, "max-input", limits.Input, "bytes an editor session may send in one line or paste")
+	fl.DurationVar(&stopWait, "stop-wait", stopWait, "on SIGTERM, how long to wait for sessions to end before closing them")
 	fl.StringVar(&logFormat, "log-format", "text", "the log's format on stderr: text or json")
 	fl.Bool("json", false, "accepted for uniformity: serve prints no result")
 	return cmd

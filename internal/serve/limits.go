@@ -33,6 +33,23 @@ type Limits struct {
 // DefaultLimits are the limits a server has when none are given.
 var DefaultLimits = Limits{Sessions: 100, PerUser: 8, Idle: 30 * time.Minute, AuthPerMinute: 20, Input: 256 << 10}
 
+// Check refuses a limit below zero (zero means its default): it would refuse
+// everyone. The error names the limit.
+func (l Limits) Check() error {
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"sessions", l.Sessions < 0}, {"sessions per user", l.PerUser < 0}, {"idle time", l.Idle < 0},
+		{"refused keys per minute", l.AuthPerMinute < 0}, {"input size", l.Input < 0},
+	} {
+		if c.bad {
+			return fmt.Errorf("the limit of %s is below zero", c.name)
+		}
+	}
+	return nil
+}
+
 // withDefaults returns l with its zero members set to their defaults.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
