@@ -303,13 +303,14 @@ func (s *benchSession) send(keys string) time.Time {
 	return at
 }
 
-// wait waits up to 10 seconds for output holding want since the last send; it returns
-// when that output came.
-func (s *benchSession) wait(want string) (time.Time, error) {
+// wait waits up to 10 seconds for output holding one of want since the last send; it
+// returns when that output came. The terminal is sent only the cells that change, so a
+// screen is known by any of a few of its texts.
+func (s *benchSession) wait(want ...string) (time.Time, error) {
 	deadline := time.After(10 * time.Second)
 	for {
 		s.mu.Lock()
-		ok := bytes.Contains(s.out, []byte(want))
+		ok := slices.ContainsFunc(want, func(w string) bool { return bytes.Contains(s.out, []byte(w)) })
 		s.mu.Unlock()
 		if ok {
 			return time.Now(), nil
@@ -317,10 +318,16 @@ func (s *benchSession) wait(want string) (time.Time, error) {
 		select {
 		case <-s.wake:
 		case <-deadline:
-			return time.Time{}, fmt.Errorf("session %d: no %q", s.i, want)
+			s.mu.Lock()
+			tail := s.out[max(0, len(s.out)-400):]
+			s.mu.Unlock()
+			return time.Time{}, fmt.Errorf("session %d: none of %q in %q", s.i, want, tail)
 		}
 	}
 }
+
+// listShown are texts of the list's screen.
+var listShown = []string{"products", "by id", " of "}
 
 // run is one session's work: its cursor to its product, then per round a dwell at the
 // list, the product opened, a new name typed a key at a time, saved, and back to the list.
@@ -330,7 +337,7 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 		saves  []benchSave
 		failed []error
 	)
-	if _, err := s.wait("products"); err != nil {
+	if _, err := s.wait(listShown...); err != nil {
 		return nil, []error{err}
 	}
 	s.send(strings.Repeat("j", s.i))
@@ -348,7 +355,7 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 			saves = append(saves, *sv)
 		}
 		s.send("\x1b") // back to the list
-		if _, err := s.wait("products"); err != nil {
+		if _, err := s.wait(listShown...); err != nil {
 			failed = append(failed, err)
 		}
 		s.mu.Lock()
@@ -364,7 +371,7 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 // edit opens the session's product, types round r's name and saves it.
 func (s *benchSession) edit(cfg BenchConfig, r int) (*benchSave, error) {
 	s.send("\r")
-	if _, err := s.wait(" · v"); err != nil {
+	if _, err := s.wait(" · v"); err != nil { // the version shows once the record is read
 		return nil, err
 	}
 	s.send("\t")
