@@ -314,7 +314,7 @@ Exit codes: 0 ok, 1 unexpected failure, 2 bad input or usage, 3 version conflict
 	addTUIFlags(root, &a.tui)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.dsn, "db", "",
-		"store: a SQLite file path, a postgres:// DSN or a libpq key=value string (default $TANDEM_DB, then "+defaultDB+")")
+		"store: a SQLite file path, a postgres:// DSN, a libpq key=value string, or a team server as ssh://[user@]host[:port] (default $TANDEM_DB, then "+defaultDB+")")
 	pf.BoolVar(&a.create, "create", false,
 		"create the store named by --db when it is a SQLite file that does not exist (empty; mode 0600)")
 	pf.StringVar(&a.user, "user", defaultUser(),
@@ -381,8 +381,27 @@ func (a *app) store(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.takeServedUser(st); err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.st = st
 	return st, nil
+}
+
+// takeServedUser makes the user a team server proved by key (a store reached through
+// ssh://) the user of this run: the server writes as them whatever the client says, so the
+// TUI and messages say so too. A --user that names someone else is refused.
+func (a *app) takeServedUser(st store.Store) error {
+	r, ok := st.(interface{ User() string })
+	if !ok || r.User() == "" || a.user == r.User() {
+		return nil
+	}
+	if a.user != defaultUser() {
+		return usagef("--user %s: through a team server you are %s (your key says so)", safe.Line(a.user), safe.Line(r.User()))
+	}
+	a.user = r.User()
+	return nil
 }
 
 // createStore opens the store named by --db like store, creating it first when it is a
@@ -473,6 +492,15 @@ var libpqKeyword = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|port|dbname|user
 // postgres:// or postgresql:// URL, or a libpq key=value connection string (a word that
 // starts with one of libpq's keywords and "=", such as "host=db dbname=tandem").
 func isPostgresDSN(dsn string) bool {
+	return isPostgresURL(dsn)
+}
+
+// isFileDSN reports whether dsn names a SQLite file: neither a PostgreSQL server nor a team
+// server (ssh://).
+func isFileDSN(dsn string) bool { return !isPostgresDSN(dsn) && !isSSHDSN(dsn) }
+
+// isPostgresURL is isPostgresDSN's test.
+func isPostgresURL(dsn string) bool {
 	l := strings.ToLower(strings.TrimSpace(dsn))
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://") || libpqKeyword.MatchString(dsn)
 }
@@ -494,6 +522,10 @@ func checkDSNAs(label, dsn string) error {
 		if strings.Count(rest, "@") > 1 {
 			return store.Errorf(store.EINVALID, "%s: the postgres:// DSN has more than one '@' before its query; write an '@' in the user name or password as %%40", label)
 		}
+	}
+	if isSSHDSN(dsn) {
+		_, err := parseSSHDSN(label, dsn)
+		return err
 	}
 	if !isPostgresDSN(dsn) && strings.Contains(strings.ToLower(dsn), "password=") {
 		// Never a file whose name holds a password.
@@ -528,9 +560,12 @@ func openOrCreate(ctx context.Context, dsn string, opts store.Options, create bo
 		created bool
 		err     error
 	)
-	if isPostgresDSN(dsn) {
+	switch {
+	case isSSHDSN(dsn):
+		st, err = openRemote(ctx, dsn)
+	case isPostgresDSN(dsn):
 		st, err = openPostgres(ctx, dsn, opts)
-	} else {
+	default:
 		st, created, err = openSQLite(ctx, dsn, opts, create, fill)
 	}
 	if err != nil {
@@ -613,8 +648,11 @@ func (a *app) printVersion(ctx context.Context) error {
 		Error         string `json:"error,omitempty"`
 	}
 	backend := "sqlite"
-	if isPostgresDSN(a.dsn) {
+	switch {
+	case isPostgresDSN(a.dsn):
 		backend = "postgres"
+	case isSSHDSN(a.dsn):
+		backend = "ssh"
 	}
 	latest := schemaVersions()
 	v := struct {
@@ -645,6 +683,11 @@ func (a *app) printVersion(ctx context.Context) error {
 	fmt.Fprintln(a.stdout, versionString())
 	if v.Store.Error != "" {
 		_, err := fmt.Fprintf(a.stdout, "store %s: not opened: %s\n", safe.Line(v.Store.DB), safe.Line(v.Store.Error))
+		return err
+	}
+	if isSSHDSN(a.dsn) {
+		// The server's tandem migrates its store; this one only speaks to it.
+		_, err = fmt.Fprintf(a.stdout, "store %s: a team server's store at schema version %d\n", safe.Line(v.Store.DB), v.Store.SchemaVersion)
 		return err
 	}
 	state := "up to date"

@@ -28,14 +28,19 @@ func newCloneCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "clone SOURCE FILE",
 		Short: "Make FILE an offline working copy of SOURCE",
-		Long: `Clone copies the records of SOURCE (a postgres:// DSN or a tandem SQLite file) into
-FILE, a new SQLite store that works with no server: every command and the TUI use it
+		Long: `Clone copies the records of SOURCE (a postgres:// DSN, a tandem SQLite file, or a team
+server as ssh://[user@]host[:port]) into FILE, a new SQLite store that works with no server: every command and the TUI use it
 with --db FILE, and tandem sync brings the edits back. The copy runs the source's
 schema, whatever its kinds, at the source's schema version; a sync takes the source's
 schema changes before its records. The copy remembers the source's store id and where
 it was found (without a password: give it with PGPASSWORD or a .pgpass file when
 syncing, or type it when sync asks in a terminal), and for each record its base version
 and values.
+
+Through a team server (tandem serve), the clone and every sync log in with your SSH key
+(the ssh command, or the one in TANDEM_SSH, with your ~/.ssh/config and agent): the
+copy needs no database credentials, and its edits reach the store as the user your key
+proves, under that user's role.
 
 SOURCE must not be a working copy itself (a copy of a copy would never see the changes
 the middle copy pulls): clone the store it came from.
@@ -52,6 +57,7 @@ that opens FILE with write access, which builds it (about 1.5 s of CPU per 100,0
 products); until then a search reads the folded text row by row and finds the same
 records.`,
 		Example: `  tandem clone postgres://alice@db.example/tandem catalogue.db
+  tandem clone ssh://tandem.example:2222 catalogue.db
   tandem clone team.db handbook.db --kind document --subtree 12`,
 		Args: exactArgs(2, "SOURCE FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,7 +67,7 @@ records.`,
 			if subtree != 0 && kind != "" && kind != string(store.KindDocument) {
 				return usagef("--subtree selects documents; it cannot go with --kind %s", safe.Line(kind))
 			}
-			if !isPostgresDSN(source) {
+			if isFileDSN(source) {
 				// SQLite takes a file named like the source's -journal for a crashed
 				// write's hot journal and deletes it at the next open of the source (the
 				// copy's own first sync): a copy there, its offline edits with it, would
@@ -267,6 +273,9 @@ func removeLeftovers(dir, name string, own bool) {
 // the password in PGPASSWORD, the password file or on the terminal), a SQLite path made
 // absolute. No password is ever written to disk.
 func sourceLocation(dsn string) (string, error) {
+	if isSSHDSN(dsn) {
+		return strings.TrimSpace(dsn), nil // no password: parseSSHDSN refuses one
+	}
 	if !isPostgresDSN(dsn) {
 		return filepath.Abs(dsn)
 	}

@@ -88,7 +88,7 @@ and escape sequences in the data are shown as visible escapes like \x1b.`,
 				// A file is written beside the target and renamed at the end, so a failed
 				// export never leaves half a file under the name asked for (createOutput).
 				db := ""
-				if !isPostgresDSN(a.dsn) {
+				if isFileDSN(a.dsn) {
 					db = a.dsn
 				}
 				if err := refuseStoreFile(out, db); err != nil {

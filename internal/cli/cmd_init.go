@@ -46,6 +46,9 @@ a schema change.`,
   tandem --db 'postgres://alice@db.example/tandem' init`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if isSSHDSN(a.dsn) {
+				return usagef("a team server's store is made where the server runs (tandem --db DSN init there); init makes no store through ssh://")
+			}
 			ctx, err := a.actor(cmd.Context())
 			if err != nil {
 				return err

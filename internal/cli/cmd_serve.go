@@ -40,6 +40,9 @@ shows every field read-only; an editor writes as --user does; admin is an editor
 "ssh -p 2222 HOST" opens the editor; "ssh -p 2222 HOST list product --json" runs that
 command as the user and exits with its exit code. Commands that read or write files of
 the server (import FILE, export -o, field=@path, clone, sync, worker …) are refused.
+A laptop works offline on a copy cloned through the server ("tandem clone
+ssh://HOST:2222 FILE"): the clone and each sync log in with the person's key and write
+as that user, under that user's role.
 
 The users file is read again when it changes or on SIGHUP, without dropping sessions; the
 sessions of a user removed from it end with a message. A bad file is refused: serve does

@@ -249,7 +249,7 @@ func (a *app) openSource(ctx context.Context, source string, st *store.CopyState
 	if err := checkDSNAs("--source", source); err != nil {
 		return nil, err
 	}
-	if !isPostgresDSN(source) {
+	if isFileDSN(source) {
 		if _, err := os.Stat(source); errors.Is(err, fs.ErrNotExist) {
 			// Not "tandem seed creates one": a new store would be another store, which
 			// this copy refuses. The source moved, or its disk is not there.

@@ -322,7 +322,7 @@ func (a *app) resolveLocal(ctx context.Context) error {
 			return err
 		}
 		// The config's local: true is for servers: a SQLite file is local already.
-		on = c.Local && isPostgresDSN(a.dsn)
+		on = c.Local && !isFileDSN(a.dsn)
 	}
 	if !on {
 		return nil

@@ -145,7 +145,7 @@ func refuseStoreFile(path, db string) error {
 // from (its source, as the copy keeps it): an export of the copy written there would
 // replace the shared store the copy syncs with. A PostgreSQL source refuses nothing.
 func refuseSourceFile(path, source string) error {
-	if isPostgresDSN(source) {
+	if !isFileDSN(source) {
 		return nil
 	}
 	return refuseFileOf(path, source, "the store this working copy was cloned from and syncs with")

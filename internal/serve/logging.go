@@ -146,6 +146,15 @@ func (l *loggedStore) ReloadSchema(ctx context.Context) (*store.Registry, error)
 	return sr.ReloadSchema(ctx)
 }
 
+// SchemaVersion is the migration version of the store underneath (0 when it does not say):
+// a remote store's client is told it.
+func (l *loggedStore) SchemaVersion() int {
+	if m, ok := l.Store.(interface{ SchemaVersion() int }); ok {
+		return m.SchemaVersion()
+	}
+	return 0
+}
+
 // connLog is what the line logged when a connection closes says: who (once a key is
 // accepted), from where, how it ended and how long it lasted.
 type connLog struct {

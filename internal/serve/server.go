@@ -304,10 +304,14 @@ func (s *Server) run(sess ssh.Session) int {
 	st := withWriteLog(s.cfg.Store, log)
 	start := time.Now()
 	var code int
-	if len(cmd) == 0 {
+	switch {
+	case len(cmd) == 0:
 		log.Info("session", "what", "tui")
 		code = s.runTUI(actx, cancel, st, sess, u)
-	} else {
+	case len(cmd) == 1 && cmd[0] == StoreCommand:
+		log.Info("session", "what", "store")
+		code = s.serveStore(actx, st, sess, u)
+	default:
 		log.Info("session", "what", "command", "command", cmd[0])
 		code = s.cfg.Command(actx, st, cmd, sess, sess, sess.Stderr())
 	}

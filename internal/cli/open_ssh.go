@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tandem-editor/tandem/internal/serve"
+	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/remote"
+)
+
+// A store reached through a team server: ssh://[user@]host[:port][/]. tandem runs the
+// OpenSSH client (ssh, or the command in TANDEM_SSH, as git does with GIT_SSH_COMMAND), so
+// the person's keys, agent, known_hosts and ~/.ssh/config apply as they do for any ssh;
+// the server runs its store service in that session, as the user the key proves.
+
+// sshCommandEnv names the environment variable that replaces the ssh command.
+const sshCommandEnv = "TANDEM_SSH"
+
+// isSSHDSN reports whether dsn names a store behind a team server.
+func isSSHDSN(dsn string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(dsn)), "ssh://")
+}
+
+// sshTarget is where an ssh:// DSN points.
+type sshTarget struct {
+	user, host, port string
+}
+
+// parseSSHDSN reads an ssh:// DSN. EINVALID for a password in it (keys only), a path
+// (the server serves one store), or no host.
+func parseSSHDSN(label, dsn string) (sshTarget, error) {
+	u, err := url.Parse(strings.TrimSpace(dsn))
+	if err != nil {
+		return sshTarget{}, store.Errorf(store.EINVALID, "%s: not an ssh:// address (ssh://[user@]host[:port])", label)
+	}
+	if _, has := u.User.Password(); has {
+		return sshTarget{}, store.Errorf(store.EINVALID, "%s: an ssh:// address takes no password: the team server knows people by their SSH keys", label)
+	}
+	if u.Hostname() == "" || strings.HasPrefix(u.Hostname(), "-") {
+		return sshTarget{}, store.Errorf(store.EINVALID, "%s: the ssh:// address names no host (ssh://[user@]host[:port])", label)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return sshTarget{}, store.Errorf(store.EINVALID, "%s: an ssh:// address is ssh://[user@]host[:port]: a team server serves one store", label)
+	}
+	return sshTarget{user: u.User.Username(), host: u.Hostname(), port: u.Port()}, nil
+}
+
+// sshArgs is the ssh command line that runs the store service on t.
+func (t sshTarget) sshArgs() []string {
+	cmd := strings.Fields(envOr(sshCommandEnv, "ssh"))
+	cmd = append(cmd, "-T", "-o", "ConnectTimeout=15")
+	if t.port != "" {
+		cmd = append(cmd, "-p", t.port)
+	}
+	if t.user != "" {
+		cmd = append(cmd, "-l", t.user)
+	}
+	return append(cmd, "--", t.host, serve.StoreCommand)
+}
+
+// openRemote opens the store behind a team server. EUNAVAILABLE with what ssh said when
+// the server cannot be reached or refuses the key.
+func openRemote(ctx context.Context, dsn string) (store.Store, error) {
+	t, err := parseSSHDSN("--db", dsn)
+	if err != nil {
+		return nil, err
+	}
+	args := t.sshArgs()
+	cmd := exec.Command(args[0], args[1:]...)
+	stderr := &capped{max: 4 << 10}
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, store.Errorf(store.EUNAVAILABLE, "%s: start %s: %v (set %s to the ssh command to use)", t.host, args[0], err, sshCommandEnv)
+	}
+	conn := &sshConn{cmd: cmd, in: in, out: out}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := remote.Dial(dctx, conn)
+	if err != nil {
+		said := strings.TrimSpace(stderr.String())
+		if said == "" {
+			return nil, fmt.Errorf("team server %s: %w", t.host, err)
+		}
+		return nil, &store.Error{Code: store.ErrorCode(err), Message: fmt.Sprintf("team server %s: %s", t.host, said), Err: err}
+	}
+	return c, nil
+}
+
+// sshConn is the ssh process's standard input and output as one stream; Close ends the
+// session and waits for the process (a bounded while, then kills it).
+type sshConn struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  io.ReadCloser
+	once sync.Once
+}
+
+func (c *sshConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
+func (c *sshConn) Write(p []byte) (int, error) { return c.in.Write(p) }
+
+func (c *sshConn) Close() error {
+	c.once.Do(func() {
+		c.in.Close()
+		done := make(chan error, 1)
+		go func() { done <- c.cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-done
+		}
+	})
+	return nil
+}
+
+// capped keeps the first max bytes written to it (what ssh says on failure).
+type capped struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
