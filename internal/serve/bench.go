@@ -371,7 +371,7 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 // edit opens the session's product, types round r's name and saves it.
 func (s *benchSession) edit(cfg BenchConfig, r int) (*benchSave, error) {
 	s.send("\r")
-	if _, err := s.wait(" · v"); err != nil { // the version shows once the record is read
+	if _, err := s.wait("· v"); err != nil { // the version shows once the record is read
 		return nil, err
 	}
 	s.send("\t")
