@@ -303,6 +303,22 @@ func (s *benchSession) send(keys string) time.Time {
 	return at
 }
 
+// settle waits until the session's output has been quiet for quiet, at most for most.
+func (s *benchSession) settle(quiet, most time.Duration) {
+	for end := time.Now().Add(most); time.Now().Before(end); {
+		s.mu.Lock()
+		n := len(s.out)
+		s.mu.Unlock()
+		time.Sleep(quiet)
+		s.mu.Lock()
+		same := len(s.out) == n
+		s.mu.Unlock()
+		if same {
+			return
+		}
+	}
+}
+
 // wait waits up to 10 seconds for output holding one of want since the last send; it
 // returns when that output came. The terminal is sent only the cells that change, so a
 // screen is known by any of a few of its texts.
@@ -340,7 +356,10 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 	if _, err := s.wait(listShown...); err != nil {
 		return nil, []error{err}
 	}
+	// The list moves its cursor to the session's product before the rounds start: a key
+	// sent meanwhile would open another product.
 	s.send(strings.Repeat("j", s.i))
+	s.settle(time.Second, time.Minute)
 	s.atList = append(s.atList, span{from: time.Now()})
 	for r := range cfg.Rounds {
 		time.Sleep(cfg.Dwell/2 + time.Duration(mrand.Int64N(int64(cfg.Dwell/2)+1)))
