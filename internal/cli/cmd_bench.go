@@ -31,7 +31,7 @@ against short ones. BENCHMARKS.md has the numbers and what they mean.`,
   tandem bench merge --sizes 1000,10000`,
 	}
 	cmd.AddCommand(newBenchContentionCmd(a), newBenchMergeCmd(a), newBenchEditorCmd(a), newBenchWriterCmd(a), newBenchSyncCmd(a))
-	cmd.AddCommand(newBenchImportCmd(a))
+	cmd.AddCommand(newBenchImportCmd(a), newBenchServeCmd(a))
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,9 @@ import (
 )
 
 func newServeCmd(a *app) *cobra.Command {
-	var listen, users, hostKey string
+	var listen, users, hostKey, draftDir, logFormat string
+	limits := serve.DefaultLimits
+	stopWait := 10 * time.Second
 	cmd := &cobra.Command{
 		Use:   "serve --users FILE [--listen ADDR] [--host-key FILE]",
 		Short: "Serve the store over SSH to the people of a users file: the editor, and the CLI for scripts",
@@ -29,7 +32,7 @@ func newServeCmd(a *app) *cobra.Command {
 store --db names, with no database credentials of their own. Each is known by their key
 from the users file (name, role, authorized_keys lines), and that name is theirs in
 history, leases and presence: --user cannot change it in a session. Unknown keys are
-refused; there is no password login, no shell, no port or agent forwarding.
+refused; there is no password login, no shell, no port, agent or X11 forwarding.
 
 A viewer reads only; an editor writes records (editor and shared fields); an admin also
 changes the schema (schema apply - over SSH) and restores others' deletes. A user's
@@ -49,8 +52,17 @@ The users file is read again when it changes or on SIGHUP, without dropping sess
 sessions of a user removed from it end with a message. A bad file is refused: serve does
 not start, or keeps the old one. The host key is made on first start (ed25519, mode 0600,
 default: tandem_host_ed25519 beside the users file) and its fingerprint printed.
-SIGTERM or Ctrl-C tells every session, keeps their drafts, releases their leases and
-waits at most 10 seconds. A log line per connection and session goes to stderr.
+SIGTERM or Ctrl-C tells every session ("the server is stopping"), keeps their drafts,
+releases their leases, waits at most --stop-wait for them to end and exits 0.
+
+Limits (each refused or ended with a message to the client): --max-sessions in all and
+--max-sessions-per-user open at once; an editor session with no input for --idle ends,
+and so does one that sends more than --max-input bytes in one line or paste; an address
+that offers --auth-per-minute unknown keys in a minute is refused for the rest of it.
+
+A log line (log/slog, text or --log-format json) goes to stderr per connection (user, key
+fingerprint, address, outcome, duration), per session and per write (user, key, kind, id,
+outcome); never a field's value.
 
 Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 		Example: `  tandem serve --db postgres://tandem@db/tandem --users users.yaml
@@ -63,6 +75,9 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 			if hostKey == "" {
 				hostKey = filepath.Join(filepath.Dir(users), "tandem_host_ed25519")
 			}
+			if err := limits.Check(); err != nil {
+				return usageErr(err)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// The server's own writes (none today) are the operator's: a session
@@ -71,18 +86,24 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 			if err != nil {
 				return err
 			}
-			opts := tui.Options{StoreID: st.StoreID(), OnConflict: tui.OnConflictAsk}
+			opts := tui.Options{StoreID: st.StoreID(), OnConflict: tui.OnConflictAsk, DraftDir: draftDir}
+			logger, err := serveLogger(a.stderr, logFormat)
+			if err != nil {
+				return err
+			}
 			srv, err := serve.New(serve.Config{
 				Listen:  listen,
 				HostKey: hostKey,
 				Users:   users,
 				Store:   st,
 				TUI:     opts,
-				Command: func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+				Command: func(ctx context.Context, st store.Store, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					return runServed(ctx, a.dsn, st, args, stdin, stdout, stderr)
 				},
-				Log: slog.New(slog.NewTextHandler(a.stderr, nil)),
-				Out: flushing{a},
+				Limits:   limits,
+				StopWait: stopWait,
+				Log:      logger,
+				Out:      flushing{a},
 			})
 			if err != nil {
 				return usageErr(err)
@@ -104,8 +125,27 @@ Exit codes: 0 stopped, 1 the server failed, 2 bad users file or flags.`,
 	fl.StringVar(&listen, "listen", "127.0.0.1:2222", "address to listen on for SSH")
 	fl.StringVar(&users, "users", "", "the users file: name, role (viewer, editor, admin) and keys of each person")
 	fl.StringVar(&hostKey, "host-key", "", "the server's private key, made when missing (default: tandem_host_ed25519 beside --users)")
+	fl.StringVar(&draftDir, "draft-dir", "", "where sessions' unsaved edits are kept (default: tandem/drafts in the server's cache directory)")
+	fl.IntVar(&limits.Sessions, "max-sessions", limits.Sessions, "sessions open at once, all users together")
+	fl.IntVar(&limits.PerUser, "max-sessions-per-user", limits.PerUser, "sessions one user may have open at once")
+	fl.DurationVar(&limits.Idle, "idle", limits.Idle, "an editor session with no input for this long ends (its edits kept as a draft)")
+	fl.IntVar(&limits.AuthPerMinute, "auth-per-minute", limits.AuthPerMinute, "unknown keys an address may offer in a minute before it is refused for the rest of it")
+	fl.IntVar(&limits.Input, "max-input", limits.Input, "bytes an editor session may send in one line or paste")
+	fl.DurationVar(&stopWait, "stop-wait", stopWait, "on SIGTERM, how long to wait for sessions to end before closing them")
+	fl.StringVar(&logFormat, "log-format", "text", "the log's format on stderr: text or json")
 	fl.Bool("json", false, "accepted for uniformity: serve prints no result")
 	return cmd
+}
+
+// serveLogger is serve's log on w, in format text or json.
+func serveLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, usagef("--log-format %s: want text or json", safe.Line(format))
 }
 
 // servedCommands are the commands a session of tandem serve may run: those that read and

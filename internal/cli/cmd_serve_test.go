@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,11 +52,11 @@ type servedProc struct {
 	addr string
 }
 
-// startServe runs tandem serve on dsn with the users file at users, on a free port, and
-// waits until it listens.
-func startServe(t *testing.T, dsn, users string) *servedProc {
+// startServe runs tandem serve on dsn with the users file at users and the flags extra, on
+// a free port, and waits until it listens.
+func startServe(t *testing.T, dsn, users string, extra ...string) *servedProc {
 	t.Helper()
-	p := startLines(t, dsn, "serve", "--users", users, "--listen", "127.0.0.1:0")
+	p := startLines(t, dsn, append([]string{"serve", "--users", users, "--listen", "127.0.0.1:0"}, extra...)...)
 	for {
 		l := p.next(t, 30*time.Second)
 		if addr, ok := strings.CutPrefix(l, "tandem serve: listening on "); ok {
@@ -194,44 +193,7 @@ func TestServe_ReloadAndStop(t *testing.T) {
 	users := writeFile(t, "users.yaml", usersYAML(aliceLine, [3]string{"bob", "editor", authorized(bob.PublicKey())}))
 	srv := startServe(t, dsn, users)
 
-	type tuiSession struct {
-		stderr *syncBuf
-		stdin  io.WriteCloser
-		done   chan error
-	}
-	open := func(key gossh.Signer) tuiSession {
-		c, err := sshClient(srv.addr, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		sess, err := c.NewSession()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
-			t.Fatal(err)
-		}
-		out := new(syncBuf)
-		ts := tuiSession{stderr: new(syncBuf), done: make(chan error, 1)}
-		sess.Stdout, sess.Stderr = out, ts.stderr
-		stdin, _ := sess.StdinPipe()
-		t.Cleanup(func() { stdin.Close() })
-		ts.stdin = stdin
-		if err := sess.Shell(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { ts.done <- sess.Wait() }()
-		deadline := time.Now().Add(15 * time.Second)
-		for !strings.Contains(out.String(), "products") {
-			if time.Now().After(deadline) {
-				t.Fatalf("no TUI in the session: %q", out.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		return ts
-	}
-	as, bs := open(alice), open(bob)
+	as, bs := openServedTUI(t, srv.addr, alice, false), openServedTUI(t, srv.addr, bob, false)
 
 	if err := os.WriteFile(users, []byte(usersYAML(aliceLine)), 0o600); err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func TestServer_LimitsReload(t *testing.T) {
 	srv, err := New(Config{
 		Listen: "127.0.0.1:0", HostKey: filepath.Join(dir, "host"), Users: users,
 		Store: memory.New(store.Options{}),
-		Command: func(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) int {
+		Command: func(ctx context.Context, _ store.Store, args []string, _ io.Reader, stdout, _ io.Writer) int {
 			a, err := store.ActorFrom(ctx)
 			if err != nil || a.Perms == nil {
 				return 1

@@ -40,10 +40,12 @@ type Config struct {
 	// TUI is the base of every session's TUI options: User, Role, the streams and the
 	// window size are set per session.
 	TUI tui.Options
-	// Command runs a CLI command (args without the program name) with the actor in ctx and
-	// returns its exit status.
-	Command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
-	// Log gets a line per connection, session and reload; nil discards them.
+	// Command runs a CLI command (args without the program name) on st, the session's view
+	// of Store, with the actor in ctx and returns its exit status.
+	Command func(ctx context.Context, st store.Store, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	// Limits bound sessions, idle time, refused keys and input; zero members are defaults.
+	Limits Limits
+	// Log gets a line per connection, session, write and reload; nil discards them.
 	Log *slog.Logger
 	// Out gets what the operator reads at start: the host key's fingerprint, the address.
 	Out io.Writer
@@ -55,9 +57,10 @@ type Config struct {
 
 // Server is a running team server.
 type Server struct {
-	cfg Config
-	srv *ssh.Server
-	ln  net.Listener
+	cfg       Config
+	srv       *ssh.Server
+	ln        net.Listener
+	authLimit *authLimiter
 
 	mu       sync.Mutex
 	users    *Users
@@ -74,15 +77,12 @@ type session struct {
 	cancel context.CancelCauseFunc
 }
 
-// Why a session ends before its user ends it.
-var (
-	errRemoved  = errors.New("your access to this server was removed or changed; the session ends (unsaved edits are kept as a draft)")
-	errStopping = errors.New("the server is stopping; the session ends (unsaved edits are kept as a draft)")
-)
-
 type ctxKey int
 
-const userKey ctxKey = iota
+const (
+	userKey ctxKey = iota // the *User a connection's key proved
+	connKey               // the connection's *connLog
+)
 
 // New loads the users file and the host key (making it on first start) and listens; Serve
 // then accepts sessions. Errors name the file and line at fault.
@@ -99,7 +99,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Poll == 0 {
 		cfg.Poll = time.Second
 	}
-	s := &Server{cfg: cfg, sessions: map[*session]struct{}{}}
+	cfg.Limits = cfg.Limits.withDefaults()
+	s := &Server{cfg: cfg, sessions: map[*session]struct{}{}, authLimit: newAuthLimiter(cfg.Limits.AuthPerMinute)}
 	data, err := os.ReadFile(cfg.Users)
 	if err != nil {
 		return nil, fmt.Errorf("users file: %w", err)
@@ -123,13 +124,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("ssh server: %w", err)
 	}
 	// No password or keyboard-interactive login, no port forwarding (nil callbacks refuse
-	// it), no subsystems (sftp): only sessions, which run tandem and nothing else.
+	// it), no subsystems (sftp), no agent or X11 forwarding: only sessions, which run
+	// tandem and nothing else.
 	srv.PasswordHandler = nil
 	srv.KeyboardInteractiveHandler = nil
 	srv.HandshakeTimeout = 30 * time.Second
-	srv.ConnectionFailedCallback = func(c net.Conn, err error) {
-		s.cfg.Log.Info("connection refused", "addr", c.RemoteAddr().String(), "reason", err.Error())
-	}
+	srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": refuseForwarding(ssh.DefaultSessionHandler)}
+	srv.ConnCallback = s.logConnections
 	s.srv = srv
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -243,16 +244,21 @@ func (s *Server) reload(data []byte) error {
 
 // auth accepts a key of a user in the users file and refuses every other.
 func (s *Server) auth(ctx ssh.Context, key ssh.PublicKey) bool {
+	c := connOf(ctx)
+	if s.authLimit.Blocked(ctx.RemoteAddr()) {
+		c.refused("too many refused keys from this address this minute", key)
+		return false
+	}
 	s.mu.Lock()
 	u := s.users.Lookup(key)
 	s.mu.Unlock()
-	fp := gossh.FingerprintSHA256(key)
 	if u == nil {
-		s.cfg.Log.Info("key refused", "addr", ctx.RemoteAddr().String(), "key", fp)
+		s.authLimit.Refused(ctx.RemoteAddr())
+		c.refused("unknown key", key)
 		return false
 	}
 	ctx.SetValue(userKey, u)
-	s.cfg.Log.Info("key accepted", "user", u.Name, "role", string(u.Role), "addr", ctx.RemoteAddr().String(), "key", fp)
+	c.accepted(u.Name, key)
 	return true
 }
 
@@ -281,9 +287,12 @@ func (s *Server) run(sess ssh.Session) int {
 	ctx, cancel := context.WithCancelCause(sess.Context())
 	defer cancel(nil)
 	se := &session{user: u.Name, grant: u.Grant(), key: key, cancel: cancel}
-	s.mu.Lock()
-	s.sessions[se] = struct{}{}
-	s.mu.Unlock()
+	if err := s.admit(se); err != nil {
+		fmt.Fprintf(sess.Stderr(), "tandem: %s\n", err)
+		s.cfg.Log.Info("session refused", "user", u.Name, "addr", sess.RemoteAddr().String(), "reason", err.Error())
+		return 1
+	}
+	connOf(sess.Context()).sessionOpened()
 	defer func() {
 		s.mu.Lock()
 		delete(s.sessions, se)
@@ -292,25 +301,28 @@ func (s *Server) run(sess ssh.Session) int {
 	actx := store.WithActor(ctx, Actor(u))
 	cmd := sess.Command()
 	log := s.cfg.Log.With("user", u.Name, "addr", sess.RemoteAddr().String(), "key", gossh.FingerprintSHA256(key))
+	st := withWriteLog(s.cfg.Store, log)
+	start := time.Now()
 	var code int
 	switch {
 	case len(cmd) == 0:
 		log.Info("session", "what", "tui")
-		code = s.runTUI(actx, sess, u)
+		code = s.runTUI(actx, cancel, st, sess, u)
 	case len(cmd) == 1 && cmd[0] == StoreCommand:
 		log.Info("session", "what", "store")
-		code = s.serveStore(actx, sess, u)
+		code = s.serveStore(actx, st, sess, u)
 	default:
 		log.Info("session", "what", "command", "command", cmd[0])
-		code = s.cfg.Command(actx, cmd, sess, sess, sess.Stderr())
+		code = s.cfg.Command(actx, st, cmd, sess, sess, sess.Stderr())
 	}
-	if why := context.Cause(ctx); why != nil && ctx.Err() != nil && (errors.Is(why, errRemoved) || errors.Is(why, errStopping)) {
+	var why endError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &why) {
 		fmt.Fprintf(sess.Stderr(), "\ntandem: %s\n", why)
 		if code == 0 {
 			code = 1
 		}
 	}
-	log.Info("session ended", "exit", code)
+	log.Info("session ended", "exit", code, "duration", time.Since(start).Round(time.Millisecond).String())
 	return code
 }
 
@@ -324,8 +336,9 @@ func Actor(u *User) store.Actor {
 	return a
 }
 
-// runTUI runs the TUI in a session with a terminal, its size following the client's window.
-func (s *Server) runTUI(ctx context.Context, sess ssh.Session, u *User) int {
+// runTUI runs the TUI on st in a session with a terminal, its size following the client's
+// window; end ends the session early (idle, oversized input).
+func (s *Server) runTUI(ctx context.Context, end context.CancelCauseFunc, st store.Store, sess ssh.Session, u *User) int {
 	_, windows, ok := sess.Pty()
 	if !ok {
 		fmt.Fprintln(sess.Stderr(), "tandem: no terminal: connect with ssh -t for the editor, or give a command (ssh HOST list product --json)")
@@ -337,23 +350,11 @@ func (s *Server) runTUI(ctx context.Context, sess ssh.Session, u *User) int {
 	opts.ReadOnly = Actor(u).ReadOnly
 	opts.Perms = u.Permissions()
 	opts.NoEditor = "no external editor over SSH: it would run on the server; edit the text here"
-	opts.ProgramOptions = bubbletea.MakeOptions(sess)
-	opts.Started = func(p *tea.Program) {
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case w, ok := <-windows:
-					if !ok {
-						return
-					}
-					p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
-				}
-			}
-		}()
-	}
-	if err := tui.Run(ctx, s.cfg.Store, opts); err != nil {
+	input := newInputGuard(sess, s.cfg.Limits.Input, end)
+	go input.endWhenIdle(ctx, s.cfg.Limits.Idle)
+	opts.ProgramOptions = append(bubbletea.MakeOptions(sess), tea.WithInput(input))
+	opts.Started = func(p *tea.Program) { go followWindow(ctx, p.Send, windows) }
+	if err := tui.Run(ctx, st, opts); err != nil {
 		fmt.Fprintf(sess.Stderr(), "tandem: %s\n", safe.Text(err.Error()))
 		return 1
 	}

@@ -67,7 +67,7 @@ func TestServer_InProcess(t *testing.T) {
 	srv, err := New(Config{
 		Listen: "127.0.0.1:0", HostKey: filepath.Join(dir, "host"), Users: users,
 		Store: memory.New(store.Options{}),
-		Command: func(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) int {
+		Command: func(ctx context.Context, _ store.Store, args []string, _ io.Reader, stdout, _ io.Writer) int {
 			a, err := store.ActorFrom(ctx)
 			if err != nil {
 				return 1
@@ -179,7 +179,9 @@ func TestServer_InProcess(t *testing.T) {
 }
 
 // TestLoadUsers_Errors: each mistake in a users file is named with its line (an unknown
-// kind in a user's limits with the user's name).
+// kind in a user's limits with the user's name); a name that would reach every session's
+// terminal with an escape sequence (ESC, the 8-bit CSI, BEL, a bidirectional override) is
+// refused before it can.
 func TestLoadUsers_Errors(t *testing.T) {
 	k := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(testKey(t).PublicKey())))
 	for _, tc := range []struct{ file, want string }{
@@ -188,6 +190,8 @@ func TestLoadUsers_Errors(t *testing.T) {
 		{"users:\n  - name: a\n    role: editor\n    keys: [" + k + "]\n  - name: a\n    role: viewer\n    keys: [x]\n", "u.yaml:5: name \"a\" is given to two users"},
 		{"users:\n  - name: a\n    rights: all\n", "u.yaml:3: unknown key \"rights\""},
 		{"users:\n  - name: \"a\\u202eb\"\n    role: editor\n    keys: [" + k + "]\n", "u.yaml:2: name: holds control characters"},
+		{"users:\n  - name: \"a\\u009b31mb\"\n    role: editor\n    keys: [" + k + "]\n", "u.yaml:2: name: holds control characters"},
+		{"users:\n  - name: \"a\\x1b]0;title\\x07\"\n    role: editor\n    keys: [" + k + "]\n", "u.yaml:2: name: holds control characters"},
 		{"users:\n  - name: Zoë\n    role: admin\n    keys: [" + k + "]\n", ""},
 		{"users: [\n", "u.yaml: line"},
 		{"users:\n  - name: a\n    role: editor\n    kinds: [product, part]\n    keys: [" + k + "]\n", "u.yaml:2: user \"a\": unknown kind \"part\" (kinds: product, document)"},

@@ -7,6 +7,7 @@ import (
 	"charm.land/ssh"
 
 	"github.com/tandem-editor/tandem/internal/safe"
+	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/remote"
 )
 
@@ -15,14 +16,15 @@ import (
 // of such a copy use. Every call writes as the session's user, under the user's role.
 const StoreCommand = "store-protocol"
 
-// serveStore answers a remote store's calls in a session without a terminal.
-func (s *Server) serveStore(ctx context.Context, sess ssh.Session, u *User) int {
+// serveStore answers a remote store's calls on st (the session's logged store) in a
+// session without a terminal.
+func (s *Server) serveStore(ctx context.Context, st store.Store, sess ssh.Session, u *User) int {
 	if _, _, ok := sess.Pty(); ok {
 		fmt.Fprintln(sess.Stderr(), "tandem: the store protocol needs a session without a terminal (ssh -T)")
 		return 2
 	}
 	a := Actor(u)
-	if err := remote.Serve(ctx, s.cfg.Store, sess, remote.Options{Actor: &a}); err != nil && ctx.Err() == nil {
+	if err := remote.Serve(ctx, st, sess, remote.Options{Actor: &a}); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(sess.Stderr(), "tandem: %s\n", safe.Text(err.Error()))
 		return 1
 	}
