@@ -41,9 +41,12 @@ type UpdateRequest struct {
 // known kind, CheckUpdate) and returns it as a store runs it. EINVALID, EFORBIDDEN
 // (*OwnershipError) as CheckUpdate says; an error when ctx has no actor.
 func (r *Registry) NewUpdateRequest(ctx context.Context, kind Kind, id int64, u Update) (*UpdateRequest, error) {
-	actor, err := WriterFrom(ctx, fmt.Sprintf("the save of %s %d", kind, id))
+	actor, err := ActorFrom(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if actor.ReadOnly != "" { // the message is made only for the refusal
+		return nil, actor.CheckWrite(fmt.Sprintf("the save of %s %d", kind, id))
 	}
 	if _, ok := r.kinds[kind]; !ok {
 		return nil, r.unknownKind(kind)
