@@ -61,6 +61,12 @@ func DefaultRegistry() *Registry {
 	return r
 }
 
+// SampleRegistry returns the sample schema as DefaultRegistry does, parsed once per
+// process and shared: for the stores' own use (their sample tables, the schema of a store
+// until its own is read), which never change a registry. Callers that might change what it
+// holds take DefaultRegistry's copy.
+var SampleRegistry = sync.OnceValue(DefaultRegistry)
+
 // MaxRegistryBytes bounds a schema file: a file of any size would otherwise be read whole
 // into memory (a path like /dev/zero never ends).
 const MaxRegistryBytes = 1 << 20

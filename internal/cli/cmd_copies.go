@@ -93,7 +93,7 @@ run on that source clones it afresh.`,
 		Args: exactArgs(1, "ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
-			if !storeIDPattern.MatchString(id) {
+			if !fileStoreID(id) {
 				return usagef("%s is not a copy id (tandem copies lists them)", safe.Line(id))
 			}
 			dir, err := copiesDir()

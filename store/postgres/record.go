@@ -33,7 +33,7 @@ func (st *schemaState) table(kind store.Kind) (string, error) {
 // migratedSchema is the schema of the tables migrations 0001 to 0011 create (products and
 // documents): the Go parts of those migrations fill columns of these tables, whatever schema
 // the store records afterwards.
-var migratedSchema = store.DefaultRegistry()
+var migratedSchema = store.SampleRegistry()
 
 // ident quotes a column name taken from the registry.
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }

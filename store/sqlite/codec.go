@@ -26,7 +26,7 @@ func sampleTable(kind store.Kind) (string, error) { return sampleSchema.Table(ki
 
 // sampleSchema is the sample schema: what working copies (workcopy*.go) and the numbered
 // migrations of the sample tables know.
-var sampleSchema = store.DefaultRegistry()
+var sampleSchema = store.SampleRegistry()
 
 // quoteIdent quotes a table or column name from the schema for SQL ("name"), so that a
 // name that is an SQL keyword (a field named order) is still a name.

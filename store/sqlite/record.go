@@ -502,7 +502,6 @@ func (db *DB) newRelativeSave(p *store.UpdateRequest) *relativeSave {
 // else, so it is made once per shape (relQueries).
 func (db *DB) relativeQuery(reg *store.Registry, kind store.Kind, t string, names []string, add map[string]int64, groups int, keyed bool) string {
 	var k strings.Builder
-	fmt.Fprintf(&k, "%p", reg) // the select list is of one schema (a schema change swaps it)
 	k.WriteString(string(kind))
 	for _, n := range names {
 		k.WriteByte(0)
@@ -516,7 +515,8 @@ func (db *DB) relativeQuery(reg *store.Registry, kind store.Kind, t string, name
 	if keyed {
 		k.WriteString("k")
 	}
-	key := k.String()
+	// The select list is of one schema (a schema change swaps it).
+	key := relShape{reg, k.String()}
 	if q, ok := db.relQueries.Load(key); ok {
 		return q.(string)
 	}
@@ -548,6 +548,13 @@ func (db *DB) relativeQuery(reg *store.Registry, kind store.Kind, t string, name
 	q.WriteString(" RETURNING " + db.selectList(reg, kind))
 	db.relQueries.Store(key, q.String())
 	return q.String()
+}
+
+// relShape is the key of a relative save's UPDATE in relQueries: the schema its select
+// list is of, and the kind, fields, signs, groups and key that shape its text.
+type relShape struct {
+	reg   *store.Registry
+	shape string
 }
 
 // run runs the save in tx. It returns nil, nil when the UPDATE matched nothing, having
