@@ -163,7 +163,7 @@ func (db *DB) WriteBatch(ctx context.Context, fn func(context.Context) error) er
 		case redo && !savepoints:
 			continue
 		case err == nil:
-			db.commits.Broadcast()
+			db.committed()
 			return nil
 		case fnErr != nil && errors.Is(err, fnErr):
 			return err // the caller's own error, or a store error it passed on

@@ -51,7 +51,8 @@ type DB struct {
 	schemaMade bool
 	owner      string // distinguishes this process's idempotency claims from another's
 
-	commits wake.Signal // wakes this process's subscribers after each commit
+	commits wake.Signal // wakes this process's subscribers after each commit (committed)
+	dirty   atomic.Bool // a commit since the last background checkpoint (checkpoint.go)
 	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
 	wdsn    string      // how the file's write connection is opened (writeConn)
 	closed  atomic.Bool // Close has let go of writer
@@ -366,6 +367,9 @@ func open(ctx context.Context, file, name string, opts store.Options, cfg OpenCo
 		}
 		err = db.migrate(ctx, allowInit)
 		if err == nil {
+			if mode == accessRW && !db.scratch {
+				db.startCheckpoints()
+			}
 			return db, nil
 		}
 		db.Close()
@@ -423,8 +427,14 @@ func openPools(file, name string, opts store.Options, mode access, why string, s
 		// every later connection and open.
 		dsn += "&_pragma=page_size(" + strconv.Itoa(pageSize) + ")"
 	}
+	wdsn := dsn + "&_txlock=immediate"
+	if mode == accessRW && !scratch {
+		// The background checkpoints (checkpoint.go) keep the WAL short; a save runs one
+		// itself only past this many pages, a backstop.
+		wdsn += "&_pragma=wal_autocheckpoint(" + strconv.Itoa(backstopPages) + ")"
+	}
 	var err error
-	if db.write, err = sql.Open("sqlite", dsn+"&_txlock=immediate"); err != nil {
+	if db.write, err = sql.Open("sqlite", wdsn); err != nil {
 		db.cancel()
 		return nil, store.Errorf(store.EUNAVAILABLE, "open database %s: %v", name, err)
 	}
@@ -434,7 +444,7 @@ func openPools(file, name string, opts store.Options, mode access, why string, s
 	db.feed, _ = sql.Open("sqlite", dsn)
 	db.feed.SetMaxIdleConns(0)
 	db.owner = randomHex(8)
-	db.wdsn = dsn + "&_txlock=immediate"
+	db.wdsn = wdsn
 	db.writer = writerOf(file)
 	db.writer.acquire()
 	return db, nil
@@ -520,7 +530,7 @@ func (db *DB) inTx(ctx context.Context, what string, fn func(*tx) error) error {
 		start := time.Now()
 		err := db.tryWrite(ctx, fn)
 		if err == nil {
-			db.commits.Broadcast()
+			db.committed()
 			return nil
 		}
 		if isReadOnly(err) {

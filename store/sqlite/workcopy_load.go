@@ -96,7 +96,7 @@ func (db *DB) LoadCopy(ctx context.Context, kind store.Kind, read func(put func(
 	})
 	if err == nil {
 		db.searchBuilt.Store(false)
-		db.commits.Broadcast()
+		db.committed()
 	}
 	return mapErr("load working copy", err)
 }
