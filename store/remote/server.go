@@ -27,7 +27,8 @@ type Options struct {
 }
 
 // Serve answers the calls of a Client at the other end of conn from st, until the stream
-// ends (nil) or fails (its error). It returns once every call it started has answered.
+// ends (nil), fails (its error) or ctx ends (ctx's error). It returns once every call it
+// started has answered; the caller closes conn.
 func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) error {
 	var h hello
 	if err := readFrame(conn, maxRequest, &h); err != nil {
@@ -59,16 +60,21 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 		slots = make(chan struct{}, limit)
 	)
 	defer calls.Wait()
+	reqs, readErr := readRequests(ctx, conn)
 	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		var req request
-		if err := readFrame(conn, maxRequest, &req); err != nil {
+		select {
+		case req = <-reqs:
+		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
 				return nil // the client ended the stream between requests
 			}
 			return fmt.Errorf("read a request: %w", err)
-		}
-		select {
-		case slots <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -82,6 +88,29 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 			_ = writeFrame(conn, resp) // a failed write ends the stream, which the loop notices
 		}()
 	}
+}
+
+// readRequests reads requests from conn, one at a time as they are taken, until the stream
+// fails (its error on the second channel) or ctx ends: so Serve ends when ctx does (a user
+// removed from a team server) though the client sends nothing. The reading goroutine
+// itself ends when conn is closed.
+func readRequests(ctx context.Context, conn io.Reader) (<-chan request, <-chan error) {
+	reqs, failed := make(chan request), make(chan error, 1)
+	go func() {
+		for {
+			var req request
+			if err := readFrame(conn, maxRequest, &req); err != nil {
+				failed <- err
+				return
+			}
+			select {
+			case reqs <- req:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return reqs, failed
 }
 
 // callContext is ctx with the actor and history scope a call runs with.
