@@ -37,8 +37,9 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 	w := welcome{Version: protocolVersion, StoreID: st.StoreID()}
 	if h.Version != protocolVersion {
 		w.Err = fmt.Sprintf("this server speaks protocol version %d, the client %d: use the same tandem release on both ends", protocolVersion, h.Version)
+	} else if reg, err := currentSchema(ctx, st); err != nil {
+		w.Err = fmt.Sprintf("the store's schema: %v", err)
 	} else {
-		reg := st.Registry()
 		w.Schema, w.SchemaVersion = reg.YAML(), reg.Version()
 		if m, ok := st.(interface{ SchemaVersion() int }); ok {
 			w.Migrations = m.SchemaVersion()
@@ -131,6 +132,15 @@ func (o Options) callContext(ctx context.Context, req request) context.Context {
 	return ctx
 }
 
+// currentSchema is the schema st holds now: reloaded where st can (another process may
+// have applied a newer one since st opened), so a client is never handed an old one.
+func currentSchema(ctx context.Context, st store.Store) (*store.Registry, error) {
+	if r, ok := st.(store.SchemaReloader); ok {
+		return r.ReloadSchema(ctx)
+	}
+	return st.Registry(), nil
+}
+
 // answer runs one call on st.
 func answer(ctx context.Context, st store.Store, req request) (resp response) {
 	resp.ID = req.ID
@@ -196,12 +206,9 @@ func done(err error) (bool, error) { return err == nil, err }
 
 var handlers = map[string]handler{
 	"Schema": handle(func(ctx context.Context, st store.Store, _ noArgs) (schemaResult, error) {
-		reg := st.Registry()
-		if r, ok := st.(store.SchemaReloader); ok {
-			var err error
-			if reg, err = r.ReloadSchema(ctx); err != nil {
-				return schemaResult{}, err
-			}
+		reg, err := currentSchema(ctx, st)
+		if err != nil {
+			return schemaResult{}, err
 		}
 		return schemaResult{YAML: reg.YAML(), Version: reg.Version()}, nil
 	}),
