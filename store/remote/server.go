@@ -201,6 +201,19 @@ func writing[A, R any](what string, fn func(context.Context, store.Store, A) (R,
 	})
 }
 
+// keyOf is writing for a call on an idempotency key: besides, the keys of the system's
+// jobs are refused (EFORBIDDEN) to an actor other than the system, since a job's key is
+// guessable and claiming it keeps the workers from the record.
+func keyOf[R any](what string, fn func(context.Context, store.Store, keyArgs) (R, error)) handler {
+	return writing(what, func(ctx context.Context, st store.Store, a keyArgs) (R, error) {
+		if who, err := store.ActorFrom(ctx); err == nil && a.Scope == store.ScopeJob && who.Role != store.RoleSystem {
+			var zero R
+			return zero, store.Errorf(store.EFORBIDDEN, "%s: %s is not the system: the keys of jobs are the workers'", what, store.Quote(who.Name))
+		}
+		return fn(ctx, st, a)
+	})
+}
+
 // done adapts a call that returns only an error.
 func done(err error) (bool, error) { return err == nil, err }
 
@@ -254,13 +267,13 @@ var handlers = map[string]handler{
 	"FindOpsPage": handle(func(ctx context.Context, st store.Store, a historyArgs) ([]store.Change, error) {
 		return st.FindOpsPage(ctx, a.Kind, a.ID, a.Q)
 	}),
-	"ClaimKey": writing("claim an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (*store.Claim, error) {
+	"ClaimKey": keyOf("claim an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (*store.Claim, error) {
 		return st.ClaimKey(ctx, a.Scope, a.Key, a.Hash, a.TTL)
 	}),
-	"CompleteKey": writing("complete an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
+	"CompleteKey": keyOf("complete an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
 		return done(st.CompleteKey(ctx, a.Scope, a.Key, a.Result, a.TTL))
 	}),
-	"FailKey": writing("fail an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
+	"FailKey": keyOf("fail an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
 		return done(st.FailKey(ctx, a.Scope, a.Key))
 	}),
 	"FindKey": handle(func(ctx context.Context, st store.Store, a keyArgs) (*store.KeyRecord, error) {
