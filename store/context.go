@@ -108,6 +108,12 @@ func ActorFrom(ctx context.Context) (Actor, error) {
 	return a, nil
 }
 
+// ActorName is the name of ctx's actor, "" when it has none.
+func ActorName(ctx context.Context) string {
+	a, _ := ctx.Value(actorKey).(Actor)
+	return a.Name
+}
+
 // WithoutHistory returns a context in which editor writes add an operation-log entry instead
 // of a history version (seed 000's scoped version guard). The scope is the context: it ends
 // where the context is no longer used, nests, and never affects a concurrent writer.

@@ -39,10 +39,12 @@ type Presences interface {
 	// Announce records that the actor's editor session has the record open until now + TTL
 	// (database clock), or refreshes it; Since stays while the session stays on the same
 	// record. A session holds one record: announcing another replaces it. It never waits for
-	// a lease or another writer's record. EINVALID for a bad request (CheckPresence).
+	// a lease or another writer's record. A session belongs to the user who announced it
+	// (its id is listed to everyone): another user's announce of it changes nothing.
+	// EINVALID for a bad request (CheckPresence).
 	Announce(ctx context.Context, r PresenceRequest) error
-	// Leave removes a session's presence (a closed editor). Leaving an unknown or expired
-	// session is not an error.
+	// Leave removes a session's presence (a closed editor); with an actor, only the actor's
+	// own session. Leaving an unknown, expired or another user's session is not an error.
 	Leave(ctx context.Context, session string) error
 	// FindPresence returns the live (unexpired) presences f selects, by record, then oldest
 	// first. EINVALID for an unknown kind.

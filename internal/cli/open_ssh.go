@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -55,7 +56,10 @@ func parseSSHDSN(label, dsn string) (sshTarget, error) {
 
 // sshArgs is the ssh command line that runs the store service on t.
 func (t sshTarget) sshArgs() []string {
-	cmd := strings.Fields(envOr(sshCommandEnv, "ssh"))
+	cmd := strings.Fields(os.Getenv(sshCommandEnv))
+	if len(cmd) == 0 {
+		cmd = []string{"ssh"} // unset or blank
+	}
 	cmd = append(cmd, "-T", "-o", "ConnectTimeout=15")
 	if t.port != "" {
 		cmd = append(cmd, "-p", t.port)

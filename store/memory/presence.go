@@ -32,7 +32,11 @@ func (db *DB) Announce(ctx context.Context, r store.PresenceRequest) error {
 		}
 	}
 	p := store.Presence{Kind: r.Kind, RecordID: r.RecordID, Session: r.Session, User: actor.Name, Since: now, ExpiresAt: now.Add(r.TTL)}
-	if old, ok := db.presence[r.Session]; ok && old.Kind == r.Kind && old.RecordID == r.RecordID {
+	old, ok := db.presence[r.Session]
+	if ok && old.User != actor.Name {
+		return nil // another user's session
+	}
+	if ok && old.Kind == r.Kind && old.RecordID == r.RecordID {
 		p.Since = old.Since
 	}
 	db.presence[r.Session] = p
@@ -45,8 +49,17 @@ func (db *DB) Leave(ctx context.Context, session string) error {
 		return err
 	}
 	defer db.mu.Unlock()
-	delete(db.presence, session)
+	if p, ok := db.presence[session]; ok && leaves(ctx, p.User) {
+		delete(db.presence, session)
+	}
 	return nil
+}
+
+// leaves reports whether the actor of ctx may remove a session of holder: its own, or any
+// without an actor.
+func leaves(ctx context.Context, holder string) bool {
+	name := store.ActorName(ctx)
+	return name == "" || name == holder
 }
 
 // FindPresence returns the live presences f selects, by record, then oldest first.

@@ -32,16 +32,18 @@ func (db *DB) Announce(ctx context.Context, r store.PresenceRequest) error {
 				since = CASE WHEN presence.kind = excluded.kind AND presence.record_id = excluded.record_id
 					THEN presence.since ELSE excluded.since END,
 				kind = excluded.kind, record_id = excluded.record_id, holder = excluded.holder,
-				expires_at = excluded.expires_at`,
+				expires_at = excluded.expires_at
+			WHERE presence.holder = excluded.holder`,
 			r.Session, string(r.Kind), r.RecordID, actor.Name, r.TTL.Microseconds())
 		return err
 	})
 }
 
-// Leave removes a session's presence.
+// Leave removes a session's presence: the actor's own, or any without an actor.
 func (db *DB) Leave(ctx context.Context, session string) error {
+	holder := store.ActorName(ctx)
 	return db.inTx(ctx, "leave", true, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `DELETE FROM presence WHERE session = $1`, session)
+		_, err := tx.Exec(ctx, `DELETE FROM presence WHERE session = $1 AND ($2 = '' OR holder = $2)`, session, holder)
 		return err
 	})
 }

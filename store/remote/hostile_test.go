@@ -1,9 +1,12 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"io"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +59,25 @@ func TestServe_HostileFrames(t *testing.T) {
 				t.Fatal("serve still running after a hostile frame")
 			}
 		})
+	}
+}
+
+// A frame that announces the largest request and then sends a few bytes makes the reader
+// hold what came, not what was announced: sessions that each announce 32 MiB and send
+// nothing cannot make the server allocate 32 MiB apiece.
+func TestReadFrame_AllocatesWhatArrives(t *testing.T) {
+	var head [4]byte
+	binary.BigEndian.PutUint32(head[:], maxRequest)
+	in := io.MultiReader(bytes.NewReader(head[:]), strings.NewReader("0123456789"))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var req request
+	err := readFrame(in, maxRequest, &req)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a cut frame was read")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("reading a cut frame allocated %d bytes for the 10 that came", grew)
 	}
 }

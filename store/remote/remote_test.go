@@ -107,3 +107,27 @@ func TestServe_ReaderWritesNoKey(t *testing.T) {
 		t.Errorf("the key after a refused claim: %v, want not found", err)
 	}
 }
+
+// A team server's user is never the system: the keys of the system's jobs (guessable from
+// the task, record and version) are refused to the stream, so no editor can claim,
+// complete or fail a job and keep a worker from a record. Other scopes go ahead.
+func TestServe_EditorTouchesNoJobKey(t *testing.T) {
+	st := memory.New(store.Options{})
+	c := served(t, st, remote.Options{Actor: &store.Actor{Name: "eve", Role: store.RoleEditor}})
+	ctx := context.Background()
+	if _, err := c.ClaimKey(ctx, store.ScopeJob, "wordcount/document/1/1", "h", time.Hour); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("an editor's claim of a job key: %v, want forbidden", err)
+	}
+	if err := c.CompleteKey(ctx, store.ScopeJob, "wordcount/document/1/2", []byte("x"), time.Hour); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("an editor's completion of a job key: %v, want forbidden", err)
+	}
+	if err := c.FailKey(ctx, store.ScopeJob, "wordcount/document/1/3"); store.ErrorCode(err) != store.EFORBIDDEN {
+		t.Errorf("an editor's failing of a job key: %v, want forbidden", err)
+	}
+	if _, err := st.FindKey(ctx, store.ScopeJob, "wordcount/document/1/1"); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Errorf("the job key after a refused claim: %v, want not found", err)
+	}
+	if _, err := c.ClaimKey(ctx, "copy-create", "k1", "h", time.Minute); err != nil {
+		t.Errorf("an editor's claim of a copy's create key: %v", err)
+	}
+}

@@ -27,7 +27,8 @@ type Options struct {
 }
 
 // Serve answers the calls of a Client at the other end of conn from st, until the stream
-// ends (nil) or fails (its error). It returns once every call it started has answered.
+// ends (nil), fails (its error) or ctx ends (ctx's error). It returns once every call it
+// started has answered; the caller closes conn.
 func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) error {
 	var h hello
 	if err := readFrame(conn, maxRequest, &h); err != nil {
@@ -36,8 +37,9 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 	w := welcome{Version: protocolVersion, StoreID: st.StoreID()}
 	if h.Version != protocolVersion {
 		w.Err = fmt.Sprintf("this server speaks protocol version %d, the client %d: use the same tandem release on both ends", protocolVersion, h.Version)
+	} else if reg, err := currentSchema(ctx, st); err != nil {
+		w.Err = fmt.Sprintf("the store's schema: %v", err)
 	} else {
-		reg := st.Registry()
 		w.Schema, w.SchemaVersion = reg.YAML(), reg.Version()
 		if m, ok := st.(interface{ SchemaVersion() int }); ok {
 			w.Migrations = m.SchemaVersion()
@@ -59,16 +61,21 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 		slots = make(chan struct{}, limit)
 	)
 	defer calls.Wait()
+	reqs, readErr := readRequests(ctx, conn)
 	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		var req request
-		if err := readFrame(conn, maxRequest, &req); err != nil {
+		select {
+		case req = <-reqs:
+		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
 				return nil // the client ended the stream between requests
 			}
 			return fmt.Errorf("read a request: %w", err)
-		}
-		select {
-		case slots <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -82,6 +89,29 @@ func Serve(ctx context.Context, st store.Store, conn io.ReadWriter, o Options) e
 			_ = writeFrame(conn, resp) // a failed write ends the stream, which the loop notices
 		}()
 	}
+}
+
+// readRequests reads requests from conn, one at a time as they are taken, until the stream
+// fails (its error on the second channel) or ctx ends: so Serve ends when ctx does (a user
+// removed from a team server) though the client sends nothing. The reading goroutine
+// itself ends when conn is closed.
+func readRequests(ctx context.Context, conn io.Reader) (<-chan request, <-chan error) {
+	reqs, failed := make(chan request), make(chan error, 1)
+	go func() {
+		for {
+			var req request
+			if err := readFrame(conn, maxRequest, &req); err != nil {
+				failed <- err
+				return
+			}
+			select {
+			case reqs <- req:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return reqs, failed
 }
 
 // callContext is ctx with the actor and history scope a call runs with.
@@ -100,6 +130,15 @@ func (o Options) callContext(ctx context.Context, req request) context.Context {
 		ctx = store.WithoutHistory(ctx)
 	}
 	return ctx
+}
+
+// currentSchema is the schema st holds now: reloaded where st can (another process may
+// have applied a newer one since st opened), so a client is never handed an old one.
+func currentSchema(ctx context.Context, st store.Store) (*store.Registry, error) {
+	if r, ok := st.(store.SchemaReloader); ok {
+		return r.ReloadSchema(ctx)
+	}
+	return st.Registry(), nil
 }
 
 // answer runs one call on st.
@@ -162,17 +201,27 @@ func writing[A, R any](what string, fn func(context.Context, store.Store, A) (R,
 	})
 }
 
+// keyOf is writing for a call on an idempotency key: besides, the keys of the system's
+// jobs are refused (EFORBIDDEN) to an actor other than the system, since a job's key is
+// guessable and claiming it keeps the workers from the record.
+func keyOf[R any](what string, fn func(context.Context, store.Store, keyArgs) (R, error)) handler {
+	return writing(what, func(ctx context.Context, st store.Store, a keyArgs) (R, error) {
+		if who, err := store.ActorFrom(ctx); err == nil && a.Scope == store.ScopeJob && who.Role != store.RoleSystem {
+			var zero R
+			return zero, store.Errorf(store.EFORBIDDEN, "%s: %s is not the system: the keys of jobs are the workers'", what, store.Quote(who.Name))
+		}
+		return fn(ctx, st, a)
+	})
+}
+
 // done adapts a call that returns only an error.
 func done(err error) (bool, error) { return err == nil, err }
 
 var handlers = map[string]handler{
 	"Schema": handle(func(ctx context.Context, st store.Store, _ noArgs) (schemaResult, error) {
-		reg := st.Registry()
-		if r, ok := st.(store.SchemaReloader); ok {
-			var err error
-			if reg, err = r.ReloadSchema(ctx); err != nil {
-				return schemaResult{}, err
-			}
+		reg, err := currentSchema(ctx, st)
+		if err != nil {
+			return schemaResult{}, err
 		}
 		return schemaResult{YAML: reg.YAML(), Version: reg.Version()}, nil
 	}),
@@ -218,13 +267,13 @@ var handlers = map[string]handler{
 	"FindOpsPage": handle(func(ctx context.Context, st store.Store, a historyArgs) ([]store.Change, error) {
 		return st.FindOpsPage(ctx, a.Kind, a.ID, a.Q)
 	}),
-	"ClaimKey": writing("claim an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (*store.Claim, error) {
+	"ClaimKey": keyOf("claim an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (*store.Claim, error) {
 		return st.ClaimKey(ctx, a.Scope, a.Key, a.Hash, a.TTL)
 	}),
-	"CompleteKey": writing("complete an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
+	"CompleteKey": keyOf("complete an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
 		return done(st.CompleteKey(ctx, a.Scope, a.Key, a.Result, a.TTL))
 	}),
-	"FailKey": writing("fail an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
+	"FailKey": keyOf("fail an idempotency key", func(ctx context.Context, st store.Store, a keyArgs) (bool, error) {
 		return done(st.FailKey(ctx, a.Scope, a.Key))
 	}),
 	"FindKey": handle(func(ctx context.Context, st store.Store, a keyArgs) (*store.KeyRecord, error) {

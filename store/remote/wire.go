@@ -148,11 +148,14 @@ func readFrame(r io.Reader, max int, v any) error {
 	if int64(n) > int64(max) {
 		return fmt.Errorf("a message of %d bytes, over the limit of %d", n, max)
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
+	// The body grows with what arrives, not with what the head announced: a peer that
+	// announces a large frame and sends little holds little.
+	var body bytes.Buffer
+	body.Grow(min(int(n), 64<<10))
+	if got, err := io.Copy(&body, io.LimitReader(r, int64(n))); err != nil || got != int64(n) {
 		return io.ErrUnexpectedEOF
 	}
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
+	if err := gob.NewDecoder(&body).Decode(v); err != nil {
 		return fmt.Errorf("a malformed message: %v", err)
 	}
 	return nil

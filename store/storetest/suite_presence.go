@@ -86,6 +86,30 @@ func testPresence(t *testing.T, open Opener) {
 			t.Errorf("presence wrote changes %+v", cs)
 		}
 	})
+	t.Run("OthersSession", func(t *testing.T) {
+		// Session ids are listed to everyone (FindPresence), so a session belongs to the
+		// user who announced it: another user's Leave or Announce of it changes nothing.
+		s := fresh(t, open)
+		p1 := mustCreateProduct(t, s, "PRE-O1")
+		p2 := mustCreateProduct(t, s, "PRE-O2")
+		mustAnnounce(t, s, actBob, store.KindProduct, p1.ID, "s-bob", time.Minute)
+		if err := s.Leave(actx(t, actAlice), "s-bob"); err != nil {
+			t.Fatalf("alice leaves bob's session: %v, want nil (nothing to leave)", err)
+		}
+		mustAnnounce(t, s, actAlice, store.KindProduct, p2.ID, "s-bob", time.Minute)
+		if got := presentUsers(mustPresence(t, s, store.PresenceFilter{Kind: store.KindProduct})); len(got) != 1 || got[0] != "bob@s-bob" {
+			t.Fatalf("presence = %v after alice's Leave and Announce of bob's session, want bob's alone", got)
+		}
+		if ps := mustPresence(t, s, store.PresenceFilter{Kind: store.KindProduct, RecordID: p1.ID}); len(ps) != 1 {
+			t.Fatalf("bob's session moved off product %d: %v", p1.ID, presentUsers(ps))
+		}
+		if err := s.Leave(actx(t, actBob), "s-bob"); err != nil {
+			t.Fatal(err)
+		}
+		if got := mustPresence(t, s, store.PresenceFilter{Kind: store.KindProduct}); len(got) != 0 {
+			t.Fatalf("presence = %v after bob left, want none", presentUsers(got))
+		}
+	})
 	t.Run("Expires", func(t *testing.T) {
 		s := fresh(t, open)
 		p := mustCreateProduct(t, s, "PRE-1")
