@@ -83,7 +83,7 @@ func parseKeyMap(data []byte) (KeyMap, error) {
 		node := raw[name]
 		idx, ok := fields[name]
 		if !ok {
-			return DefaultKeyMap(), fmt.Errorf("line %d: unknown action %q (the actions are listed in the README, \"Keys\")", node.Line, name)
+			return DefaultKeyMap(), fmt.Errorf("line %d: unknown action %q (docs/tui.md, \"Your own keys\", lists the actions)", node.Line, name)
 		}
 		var keys []string
 		if node.Kind == yaml.SequenceNode {

@@ -4,7 +4,7 @@ import "charm.land/bubbles/v2/key"
 
 // KeyMap is every key binding of the TUI. It drives key matching, the footer of each screen
 // and the help screen, so the three never disagree. The keys are a contract (issue 6): tests
-// and the README rely on them.
+// and docs/tui.md rely on them.
 type KeyMap struct {
 	// Global. Help (?) works wherever ? is not typed text; HelpAnywhere (f1) works
 	// everywhere, also while typing into a field.

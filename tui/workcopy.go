@@ -311,7 +311,7 @@ func waysOn(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w. Ways on: quit and run tandem sync --repush (your values go to the source again as changes), "+
-		"or clone the source afresh (README, \"Offline work\")", err)
+		"or clone the source afresh (docs/offline.md, \"A source restored from a backup\")", err)
 }
 
 // header is the working copy's line above every screen.
