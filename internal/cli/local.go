@@ -161,7 +161,7 @@ func (a *app) useLocal(ctx context.Context) error {
 		}
 		path = filepath.Join(dir, id+".db")
 		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
-			if err := a.cloneLocal(ctx, src, source, loc, path, reg); err != nil {
+			if err := a.cloneLocal(ctx, src, source, loc, path); err != nil {
 				return err
 			}
 		}
@@ -191,16 +191,13 @@ func (a *app) useLocal(ctx context.Context) error {
 }
 
 // cloneLocal clones src into path, the local copy, saying so on stderr.
-func (a *app) cloneLocal(ctx context.Context, src store.Store, source, loc, path string, reg *store.Registry) error {
-	if err := src.Registry().CheckOverlay(store.DefaultRegistry()); err != nil {
-		return usagef("--local: working copies hold the sample schema's products and documents; %s has schema version %d (%s)",
-			safe.Line(dsnWhere(source)), src.Registry().Version(), kindList(src.Registry()))
-	}
+func (a *app) cloneLocal(ctx context.Context, src store.Store, source, loc, path string) error {
 	fmt.Fprintf(a.stderr, "tandem: making a local copy of %s (first use of --local)\n", safe.Line(dsnWhere(source)))
 	o := tsync.CloneOptions{Source: loc, Progress: func(done, total int) {
 		fmt.Fprintf(a.stderr, "\rcloning: %d of %d records", done, total)
 	}}
-	_, err := cloneInto(ctx, src, path, reg, o)
+	// The copy runs the source's schema, whatever its kinds (as tandem clone's does).
+	_, err := cloneInto(ctx, src, path, src.Registry(), o)
 	fmt.Fprintln(a.stderr)
 	if err != nil {
 		return fmt.Errorf("--local: clone: %w", err)
