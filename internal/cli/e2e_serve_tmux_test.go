@@ -12,7 +12,9 @@ import (
 // TestE2E_ServeOverOpenSSH: tandem serve, and OpenSSH's ssh in two real terminals with keys
 // made by ssh-keygen. Each person gets the TUI under the name their key proves; bob's list
 // says alice is editing the record she opened; her save appears in bob's list, and the
-// record and its history name alice. A viewer's TUI says read only before anyone types.
+// record and its history name alice. Two sessions' saves of one record meet the conflict
+// dialog and merge; a lease taken in one session makes the record read-only in the other.
+// A viewer's TUI says read only before anyone types.
 func TestE2E_ServeOverOpenSSH(t *testing.T) {
 	for _, tool := range []string{"ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -86,6 +88,47 @@ func TestE2E_ServeOverOpenSSH(t *testing.T) {
 	if h := mustTandem(t, dsn, "history", "product", "1", "--json"); !strings.Contains(h, `"actor": "alice"`) {
 		t.Fatalf("history does not name alice:\n%s", h)
 	}
+
+	// Two sessions on one record collide and merge as two terminals do: alice saves
+	// product 2's price first; bob, still on v1, meets the dialog and the merge view.
+	tm.keys("alice", "Escape")
+	tm.waitFor("alice", "[ products ]")
+	tm.keys("alice", "Down", "Enter")
+	tm.waitFor("alice", "product 2 · v1")
+	tm.keys("bob", "Down", "Enter")
+	tm.waitFor("bob", "product 2 · v1")
+	editPrice := func(who, price string) {
+		t.Helper()
+		tm.keys(who, "Tab", "Tab", "Tab", "Tab")
+		tm.waitFor(who, "▸ price")
+		tm.keys(who, "C-u")
+		tm.text(who, price)
+		tm.keys(who, "C-s")
+	}
+	editPrice("alice", "55.00")
+	tm.waitFor("alice", "saved v2")
+	editPrice("bob", "66.00")
+	tm.waitFor("bob", "alice saved v2; you edited v1", "m  merge field by field")
+	tm.keys("bob", "m")
+	tm.waitFor("bob", "1 of 1 conflict left")
+	tm.keys("bob", "1")
+	tm.waitFor("bob", "0 of 1 conflict left")
+	tm.keys("bob", "C-s")
+	tm.waitFor("bob", "merged with alice's v2; saved v3")
+	if got := mustGet(t, dsn, "product", 2); got.Version != 3 || got.UpdatedBy != "bob" || got.Fields["price"] != "66.00" {
+		t.Fatalf("product 2 after the merge over ssh: v%d by %q, price %v; want v3 by bob, 66.00", got.Version, got.UpdatedBy, got.Fields["price"])
+	}
+
+	// A lease alice takes in her session makes the record read-only in bob's, within a
+	// second or so: the lock column names her, and his editor says she holds it.
+	tm.keys("alice", "Escape")
+	tm.waitFor("alice", "[ products ]")
+	tm.keys("alice", "Down", "e")
+	tm.waitFor("alice", "product 3 · v1")
+	tm.keys("bob", "Escape")
+	tm.waitFor("bob", "[ products ]")
+	tm.keys("bob", "Down", "Enter")
+	tm.waitFor("bob", "product 3 · v1", "held by alice")
 
 	// vic, a viewer, sees read only in the list and the editor before typing anything.
 	tm.start("vic", login("vic"))
