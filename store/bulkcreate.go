@@ -32,6 +32,26 @@ func SameKind(plans []*CreatePlan) []*CreatePlan {
 	return plans[:n]
 }
 
+// CreateInRuns creates plans a run of one kind at a time with create, which returns the
+// records it made of a run's leading plans, in order; it stops after a run not made whole
+// (the rest are CreateRecord's, from the first not created) and returns every record made.
+func CreateInRuns(plans []*CreatePlan, create func(run []*CreatePlan) ([]*Record, error)) ([]*Record, error) {
+	var created []*Record
+	for len(plans) > 0 {
+		run := SameKind(plans)
+		recs, err := create(run)
+		if err != nil {
+			return nil, err
+		}
+		created = append(created, recs...)
+		if len(recs) < len(run) {
+			break
+		}
+		plans = plans[len(run):]
+	}
+	return created, nil
+}
+
 // FirstTaken returns the index of the first plan whose value (of, when it has one) is in
 // held or is an earlier plan's; len(plans) when there is none. A bulk create's check of
 // keys and of unique values.

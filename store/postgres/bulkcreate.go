@@ -42,23 +42,14 @@ func (db *DB) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*sto
 		if err != nil || newer {
 			return err
 		}
-		for len(plans) > 0 {
-			run := store.SameKind(plans)
+		created, err = store.CreateInRuns(plans, func(run []*store.CreatePlan) ([]*store.Record, error) {
 			n, err := db.bulkChecked(ctx, tx, st.reg, run)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			recs, err := db.bulkInsert(ctx, tx, st, run[:n])
-			if err != nil {
-				return err
-			}
-			created = append(created, recs...)
-			if len(recs) < len(run) {
-				return nil // the rest are CreateRecord's, from the first not created
-			}
-			plans = plans[len(run):]
-		}
-		return nil
+			return db.bulkInsert(ctx, tx, st, run[:n])
+		})
+		return err
 	})
 	if err != nil {
 		return nil, db.mapErr("create records", err)

@@ -44,23 +44,14 @@ func (db *DB) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*sto
 		if err != nil || !ok {
 			return err
 		}
-		for len(plans) > 0 {
-			run := store.SameKind(plans)
+		created, err = store.CreateInRuns(plans, func(run []*store.CreatePlan) ([]*store.Record, error) {
 			n, err := db.bulkChecked(ctx, t, reg, run)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			recs, err := db.bulkInsert(ctx, t, reg, run[:n])
-			if err != nil {
-				return err
-			}
-			created = append(created, recs...)
-			if len(recs) < len(run) {
-				return nil // the rest are CreateRecord's, from the first not created
-			}
-			plans = plans[len(run):]
-		}
-		return nil
+			return db.bulkInsert(ctx, t, reg, run[:n])
+		})
+		return err
 	})
 	if err != nil {
 		return nil, mapErr("create records", err)
