@@ -230,8 +230,11 @@ func (e *editorModel) refPickView() string {
 	if e.id != 0 {
 		of = fmt.Sprintf("%s %d", e.kind, e.id)
 	}
-	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(fmt.Sprintf("pick %s for %s", p.to, fi.f.Label)) + "  " +
-		st.Dim.Render(of))
+	title := fmt.Sprintf("pick a %s", p.to)
+	if fi.f.Label != string(p.to) {
+		title += " for " + fi.f.Label // a field named otherwise than its kind: "pick a supplier for maker"
+	}
+	b.WriteString(st.Title.Render("tandem") + " " + st.Header.Render(title) + "  " + st.Dim.Render(of))
 	b.WriteByte('\n')
 	b.WriteString(p.query.View())
 	b.WriteByte('\n')

@@ -203,7 +203,7 @@ func TestSchema_PickSupplierForPart(t *testing.T) {
 		t.Errorf("the footer does not offer the picker:\n%s", d.screen())
 	}
 	d.key("ctrl+o")
-	d.waitFor("pick supplier for supplier")
+	d.waitFor("pick a supplier  ")
 	d.waitFor("2 · Bolt Brothers")
 	d.typeText("bolt")
 	d.waitUntil("only Bolt Brothers listed", func() bool {
@@ -240,7 +240,7 @@ func TestSchema_PickSupplierForPart(t *testing.T) {
 	// esc leaves the field as it was.
 	focusField(t, d, "supplier")
 	d.key("ctrl+o")
-	d.waitFor("pick supplier for supplier")
+	d.waitFor("pick a supplier  ")
 	d.key("esc")
 	d.waitFor("nothing picked")
 	if got := d.app.editor.fields[1].text(); got != "2" {
@@ -380,7 +380,7 @@ func TestSchema_CreateSupplierAndPartWithPickedSupplier(t *testing.T) {
 	d.typeText("Spring")
 	focusField(t, d, "supplier")
 	d.key("ctrl+o")
-	d.waitFor("pick supplier for supplier  new part")
+	d.waitFor("pick a supplier  new part")
 	d.typeText("zen")
 	d.waitUntil("Zenith Parts selected", func() bool { return strings.Contains(selectedLine(d.screen()), "1 · Zenith Parts") })
 	d.key("enter")
