@@ -239,7 +239,10 @@ func acceptJSON(cmd *cobra.Command) {
 }
 
 func newLeaseBreakCmd(a *app) *cobra.Command {
-	var group string
+	var (
+		group  string
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "break KIND ID [--group G]",
 		Short: "End someone else's live lease on a record's field group (an admin's act on a team server)",
@@ -248,7 +251,7 @@ holds it: the holder's token stops being valid at once, so their next save or re
 learns the lease is gone. On a team server only an admin may (others: exit 6); no live
 lease on that group is exit 5.`,
 		Example: `  tandem lease break product 42
-  ssh -p 2222 HOST lease break document 7 --group editor`,
+  tandem lease break document 7 --group editor --json   # over ssh: ssh -p 2222 HOST lease break …`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, err := a.actor(cmd.Context())
@@ -271,10 +274,19 @@ lease on that group is exit 5.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(a.stdout, struct {
+					Kind   store.Kind `json:"kind"`
+					ID     int64      `json:"id"`
+					Group  string     `json:"group"`
+					Holder string     `json:"holder"`
+				}{kind, id, group, rel.Lease.Holder})
+			}
 			fmt.Fprintf(a.stdout, "ended %s's lease on %s %d (%s)\n", safe.Line(rel.Lease.Holder), kind, id, safe.Line(group))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&group, "group", store.GroupEditor, "the field group whose lease to end")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"kind", "id", "group", "holder"} of the lease ended`)
 	return cmd
 }

@@ -34,6 +34,7 @@ func TestE2E_LocalLeases(t *testing.T) {
 	open(7, "Enter")
 	tm.waitFor("alice", "read-only: held by bob")
 	tm.keys("alice", "Escape")
+	tm.waitFor("alice", "[ products ]") // else the next key follows ESC as alt+/
 
 	open(8, "e")
 	tm.waitFor("alice", "lease taken", "lease: you")

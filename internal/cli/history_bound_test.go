@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -96,21 +97,21 @@ func TestHistory_BoundedMemory(t *testing.T) {
 // stdout and its peak resident memory in bytes.
 func runMeasured(t *testing.T, dsn string, args ...string) ([]byte, int64) {
 	t.Helper()
-	cmd := tandemCmd(dsn, args...)
+	cmd, rss := measuredCmd(t, dsn, args...)
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("tandem %v: %v\n%s", args, err, errb.String())
 	}
-	return out, maxRSS(t, cmd)
+	return out, maxRSS(t, cmd, rss)
 }
 
 // runCounting runs tandem --json, counting the versions it prints as they stream by (its
 // output is too large to keep), and returns that count and its peak resident memory.
 func runCounting(t *testing.T, dsn string, args ...string) (int, int64) {
 	t.Helper()
-	cmd := tandemCmd(dsn, args...)
+	cmd, rss := measuredCmd(t, dsn, args...)
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	stdout, err := cmd.StdoutPipe()
@@ -124,7 +125,7 @@ func runCounting(t *testing.T, dsn string, args ...string) (int, int64) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("tandem %v: %v\n%s", args, err, errb.String())
 	}
-	return n, maxRSS(t, cmd)
+	return n, maxRSS(t, cmd, rss)
 }
 
 // countVersions counts the entries of "versions" in history --json's layout (an entry's
@@ -153,9 +154,39 @@ func countVersions(t *testing.T, r io.Reader) int {
 	return n
 }
 
-// maxRSS returns the peak resident memory of the ended process cmd, in bytes.
-func maxRSS(t *testing.T, cmd *exec.Cmd) int64 {
+// measuredCmd is tandemCmd run under GNU time, which writes the process's peak resident
+// memory to the file it returns ("" without /usr/bin/time). A child this test process
+// starts itself reports at least this process's own peak: Linux keeps the peak of the
+// address space an exec replaces, and Go starts children sharing its own (vfork), whose
+// peak earlier tests in the package may have raised. time's child is a fork of time.
+func measuredCmd(t *testing.T, dsn string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd := tandemCmd(dsn, args...)
+	gnuTime, err := exec.LookPath("/usr/bin/time")
+	if err != nil {
+		return cmd, ""
+	}
+	rss := filepath.Join(t.TempDir(), "rss")
+	cmd.Args = append([]string{gnuTime, "-q", "-f", "%M", "-o", rss}, cmd.Args...)
+	cmd.Path = gnuTime
+	return cmd, rss
+}
+
+// maxRSS returns the peak resident memory of the ended process cmd, in bytes: as GNU time
+// wrote it to rss, or as the system reports it when rss is "".
+func maxRSS(t *testing.T, cmd *exec.Cmd, rss string) int64 {
+	t.Helper()
+	if rss != "" {
+		b, err := os.ReadFile(rss)
+		if err != nil {
+			t.Fatalf("peak memory from time: %v", err)
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatalf("peak memory from time: %q: %v", b, err)
+		}
+		return kb << 10
+	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
 		t.Skip("this system reports no resource usage of a child process")
