@@ -48,7 +48,9 @@ func TestCLI_ImportKilledCreates(t *testing.T) {
 			// committed widens it.
 			window, killed, midway := 2*time.Second, 0, false
 			for i := 0; killed < kills && i < 10*kills; i++ {
-				cmd := tandemCmd(got, "import", file)
+				// Small batches: many commits to land a kill between, however fast the
+				// bulk path makes a run (5,000 rows in well under a second when quiet).
+				cmd := tandemCmd(got, "import", file, "--batch", "50")
 				start := time.Now()
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

@@ -24,6 +24,9 @@ func TestE2E_ImportBesideTUIAndAdjust(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("no tmux")
 	}
+	if !longTests() {
+		t.Skip("half a minute of processes beside a TUI; it runs with TANDEM_LONG_TESTS=1 (CI)")
+	}
 	const n = 30
 	dsn := newSQLiteStore(t)
 	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(n))) // product i: stock i, v1
