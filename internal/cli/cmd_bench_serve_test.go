@@ -10,6 +10,9 @@ import (
 // server and the real editor: every save is confirmed and none lost, and keystrokes and
 // sightings are measured.
 func TestBenchServe_Runs(t *testing.T) {
+	if !longTests() {
+		t.Skip("a quarter minute of SSH sessions; it runs with TANDEM_LONG_TESTS=1 (CI)")
+	}
 	r := tandem(t, "", "bench", "serve", "--sessions", "2", "--rounds", "2", "--dwell", "300ms", "--think", "10ms", "--json")
 	wantExit(t, "bench serve", r, 0)
 	var got struct {
