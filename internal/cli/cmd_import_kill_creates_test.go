@@ -29,9 +29,11 @@ func importNew(n int) string {
 // which rows the killed runs had applied ("imported before") and creates the others. 5,000
 // rows and 3 kills in a plain go test; 200,000 rows and 20 kills under TANDEM_LONG_TESTS.
 func TestCLI_ImportKilledCreates(t *testing.T) {
-	n, kills := 5000, 3
+	// Small batches in the short run: many commits to land a kill between, however fast
+	// the bulk path makes a run (5,000 rows in well under a second when quiet).
+	n, kills, batch := 5000, 3, "50"
 	if longTests() {
-		n, kills = 200000, 20
+		n, kills, batch = 200000, 20, "1000"
 	}
 	file := writeFile(t, "new.csv", importNew(n))
 	for _, be := range backends(t) {
@@ -48,9 +50,7 @@ func TestCLI_ImportKilledCreates(t *testing.T) {
 			// committed widens it.
 			window, killed, midway := 2*time.Second, 0, false
 			for i := 0; killed < kills && i < 10*kills; i++ {
-				// Small batches: many commits to land a kill between, however fast the
-				// bulk path makes a run (5,000 rows in well under a second when quiet).
-				cmd := tandemCmd(got, "import", file, "--batch", "50")
+				cmd := tandemCmd(got, "import", file, "--batch", batch)
 				start := time.Now()
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
