@@ -98,6 +98,21 @@ func (a *app) parseRecordRef(ctx context.Context, kind, id string) (store.Kind, 
 	return k, n, nil
 }
 
+// actorRecord is the start of the commands that act on one record as the caller: the
+// context carrying the actor (app.actor) and the KIND ID of args[0] and args[1]
+// (parseRecordRef). Its errors are theirs.
+func (a *app) actorRecord(cmd *cobra.Command, args []string) (context.Context, store.Kind, int64, error) {
+	ctx, err := a.actor(cmd.Context())
+	if err != nil {
+		return nil, "", 0, err
+	}
+	kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return ctx, kind, id, nil
+}
+
 // parseAssignments parses field=value arguments with the registry's field types. A text
 // field given as field=@path reads its value from the file at path (@- for stdin is not
 // offered: the CLI is for scripts that have files).

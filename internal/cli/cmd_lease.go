@@ -85,11 +85,7 @@ database unreachable until the lease expired), hold exits 4 saying why.`,
 			if err := store.CheckLeaseTTL(ttl); err != nil {
 				return usageErr(err)
 			}
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+			ctx, kind, id, err := a.actorRecord(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -254,11 +250,7 @@ lease on that group is exit 5.`,
   tandem lease break document 7 --group editor --json   # over ssh: ssh -p 2222 HOST lease break …`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+			ctx, kind, id, err := a.actorRecord(cmd, args)
 			if err != nil {
 				return err
 			}

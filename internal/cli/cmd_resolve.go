@@ -50,11 +50,7 @@ delete the subtree again, seeing all of it.`,
 			if err := validUTF8(args); err != nil {
 				return err
 			}
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+			ctx, kind, id, err := a.actorRecord(cmd, args)
 			if err != nil {
 				return err
 			}

@@ -37,11 +37,7 @@ and only of that.`,
   tandem restore document 2 --subtree`,
 		Args: exactArgs(2, "KIND ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, err := a.actor(cmd.Context())
-			if err != nil {
-				return err
-			}
-			kind, id, err := a.parseRecordRef(ctx, args[0], args[1])
+			ctx, kind, id, err := a.actorRecord(cmd, args)
 			if err != nil {
 				return err
 			}

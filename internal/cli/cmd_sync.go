@@ -80,7 +80,7 @@ file or its directory), and nothing moved.`,
 			if follow {
 				return a.followSync(ctx, source, repush, asJSON) // cmd_sync_follow.go
 			}
-			wc, st, unlock, err := a.copyToSync(ctx)
+			wc, st, unlock, err := a.copyToSync(ctx, 0)
 			if err != nil {
 				return err
 			}
@@ -165,10 +165,16 @@ file or its directory), and nothing moved.`,
 	return cmd
 }
 
+// tuiSyncWait bounds how long the TUI's S waits for another sync of its copy to end: a
+// --local TUI's background syncer holds the sync lock for a round at a time, and the person
+// who pressed S wants the sync, not a refusal because a round was running.
+const tuiSyncWait = 15 * time.Second
+
 // copySource opens the source of the working copy named by --db, where the copy remembers
-// it (the TUI's S). EINVALID when the store is not a working copy.
+// it (the TUI's S), waiting up to tuiSyncWait for another sync of the copy to end.
+// EINVALID when the store is not a working copy.
 func (a *app) copySource(ctx context.Context) (store.Store, error) {
-	_, st, unlock, err := a.copyToSync(ctx)
+	_, st, unlock, err := a.copyToSync(ctx, tuiSyncWait)
 	if err != nil {
 		return nil, err
 	}
@@ -181,11 +187,12 @@ func (a *app) copySource(ctx context.Context) (store.Store, error) {
 }
 
 // copyToSync opens the working copy --db names for a sync (the sync command's, the TUI's):
-// it returns the copy, its state and the unlock of its sync lock (lockSync). A copy that
+// it returns the copy, its state and the unlock of its sync lock (lockSync; waiting up to
+// wait while another sync holds it, refused at once when wait is 0). A copy that
 // cannot be written (its file or its directory) is refused (exit 2) before the lock and
 // before anything moves: a sync writes what it pulls into the copy and marks there what it
 // pushed, and a push it could not mark would be pushed again by the next sync.
-func (a *app) copyToSync(ctx context.Context) (store.WorkingCopy, *store.CopyState, func(), error) {
+func (a *app) copyToSync(ctx context.Context, wait time.Duration) (store.WorkingCopy, *store.CopyState, func(), error) {
 	wc, st, err := a.workingCopy(ctx)
 	if err != nil {
 		return nil, nil, nil, err
@@ -193,6 +200,15 @@ func (a *app) copyToSync(ctx context.Context) (store.WorkingCopy, *store.CopySta
 	if ro, ok := wc.(interface{ ReadOnly() string }); ok && ro.ReadOnly() != "" {
 		return nil, nil, nil, usagef("%s is read-only (%s): a sync writes the source's changes into the copy and marks there what it pushed; "+
 			"nothing was pulled or pushed: make it writable, then sync again", safe.Line(a.dsn), ro.ReadOnly())
+	}
+	if wait > 0 {
+		unlock, ok, err := a.waitSyncLock(ctx, wait)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			return wc, st, unlock, nil
+		}
 	}
 	unlock, err := a.lockSync()
 	if err != nil {

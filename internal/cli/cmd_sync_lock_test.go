@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -111,4 +113,47 @@ func TestCLI_SyncLockFollowsSymlinks(t *testing.T) {
 	if out := mustTandem(t, team, "get", "product", "42", "--json"); !strings.Contains(out, `"version": 1`) {
 		t.Fatalf("the refused sync pushed: %s", out)
 	}
+}
+
+// TestCLI_TUISyncWaitsForAnotherRound: the TUI's S on a copy whose sync lock another sync
+// holds (a --local TUI's background syncer, mid-round) waits for it to end and then syncs,
+// where the sync command refuses at once.
+func TestCLI_TUISyncWaitsForAnotherRound(t *testing.T) {
+	dir := t.TempDir()
+	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
+	madeStoreAt(t, team, "init", "--sample")
+	mustTandem(t, team, "clone", team, train)
+
+	unlock, ok, err := lockFile(filepath.Join(dir, ".train.db.sync.lock"), "sync")
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the other round, still running when S is pressed
+		close(released)
+		unlock()
+	}()
+	a := &app{dsn: train, stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	defer func() {
+		if a.st != nil {
+			a.st.Close()
+		}
+	}()
+	src, err := a.copySource(context.Background())
+	if err != nil {
+		t.Fatalf("S while another round holds the copy: %v", err)
+	}
+	select {
+	case <-released:
+	default:
+		t.Fatal("S took the sync lock while the other round still held it")
+	}
+	// S holds the lock now: a sync command meanwhile is refused, and once S's sync ends the
+	// lock is free again.
+	wantExit(t, "sync while S syncs", tandem(t, train, "sync"), 2, "another tandem sync of")
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustTandem(t, train, "sync")
 }
