@@ -62,7 +62,10 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	tbl, kind := quoteIdent(t.Table), quoteText(string(t.Kind))
 	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
 	view := name("row")
-	all := quoteText(jsonNames(t.FieldNames()))
+	all := "'[]'"
+	if len(t.Fields) > 0 {
+		all = "(SELECT fields FROM " + valuesWritten + " WHERE created)"
+	}
 	actor := quoteText(store.OutsideActor)
 	role := quoteText(string(store.RoleOutside))
 	// The change of a history version just written, at version v of the record.
@@ -87,7 +90,7 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, `+all+`, snapshot, '' FROM `+view+` WHERE id = NEW.id;
 	`+change("created", "(SELECT version FROM "+tbl+" WHERE id = NEW.id)")+`
-	`+queue+`END`)
+	`+queue+clearValues(t, false)+`END`)
 
 	// The update. A version only rises: an outside update that sets it lower (or to NULL)
 	// would let a save that read the record before it, and expects that older version, pass
@@ -98,7 +101,7 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	// when a field changed; what follows reads it rather than test every field again.
 	written := "'[]'"
 	if len(t.Fields) > 0 {
-		written = "(SELECT fields FROM " + valuesWritten + ")"
+		written = "(SELECT fields FROM " + valuesWritten + " WHERE NOT created)"
 	}
 	next := "OLD.version + 1"
 	logged := "EXISTS (SELECT 1 FROM history WHERE kind = " + kind + " AND record_id = NEW.id AND version = " + next + ")"
@@ -127,8 +130,7 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	`+refold+`UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
 		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END
 		WHERE id = NEW.id AND `+logged+`;
-	DELETE FROM `+valuesTable+`;
-END`)
+	`+clearValues(t, true)+`END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
@@ -184,13 +186,33 @@ func refChecks(t store.OutsideTable) (insert, idChange, del []refusal) {
 		missing := "NOT EXISTS (SELECT 1 FROM " + quoteIdent(r.ToTable) + " WHERE id = " + col + ")"
 		insert = append(insert, refusal{col + " IS NOT NULL AND " + missing, refMissing(r)})
 	}
+	// One check per referring table, of all its fields that refer to t: a table with
+	// several refs to the kind would otherwise have a check of its own for each, parsed by
+	// every connection.
+	var order []string
+	byTable := map[string][]store.OutsideRef{}
 	for _, r := range t.Referrers {
-		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(r.Table) + " WHERE " + quoteIdent(r.Field) + " = OLD.id"
-		if r.SameTable {
+		if _, ok := byTable[r.Table]; !ok {
+			order = append(order, r.Table)
+		}
+		byTable[r.Table] = append(byTable[r.Table], r)
+	}
+	for _, tbl := range order {
+		rs := byTable[tbl]
+		cols, names := make([]string, len(rs)), make([]string, len(rs))
+		for i, r := range rs {
+			cols[i], names[i] = quoteIdent(r.Field), r.Field
+		}
+		where := quoteIdent(rs[0].Field) + " = OLD.id"
+		if len(rs) > 1 {
+			where = "OLD.id IN (" + strings.Join(cols, ", ") + ")"
+		}
+		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(tbl) + " WHERE " + where
+		if rs[0].SameTable {
 			referred += " AND id IS NOT OLD.id"
 		}
 		referred += ")"
-		msg := fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", r.Kind, r.To, r.Field)
+		msg := fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", rs[0].Kind, rs[0].To, strings.Join(names, ", "))
 		del = append(del, refusal{referred, msg})
 		idChange = append(idChange, refusal{"NEW.id IS NOT OLD.id AND " + referred, msg})
 	}
@@ -267,18 +289,32 @@ const (
 )
 
 // checkValues is the statement of t's insert trigger (or update trigger, when update) that
-// puts the row's fields (and the old ones) in valuesTable, which checks them; the insert
-// trigger empties it again at once, the update trigger once it has read valuesWritten.
+// puts the row's fields (and the old ones) in valuesTable, which checks them; the trigger
+// empties it again once it has read valuesWritten (clearValues).
 func checkValues(t store.OutsideTable, update bool) string {
 	if len(t.Fields) == 0 {
 		return ""
 	}
 	if !update {
 		return "INSERT INTO " + valuesTable + " (kind, codes, vals) VALUES (" + quoteText(string(t.Kind)) + ", " +
-			quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ");\n\tDELETE FROM " + valuesTable + ";"
+			quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ");"
 	}
 	return "INSERT INTO " + valuesTable + " (kind, codes, vals, old) VALUES (" + quoteText(string(t.Kind)) + ", " +
 		quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ", " + fieldValues(t, "OLD") + ");"
+}
+
+// clearValues is the last statement of a trigger that began with checkValues (of the
+// update trigger when update): the row lives only while the trigger runs. The insert
+// trigger's own update of the row may fire the update trigger in the middle of it, so each
+// deletes its own row alone.
+func clearValues(t store.OutsideTable, update bool) string {
+	if len(t.Fields) == 0 {
+		return ""
+	}
+	if update {
+		return "DELETE FROM " + valuesTable + " WHERE old IS NOT NULL;\n"
+	}
+	return "DELETE FROM " + valuesTable + " WHERE old IS NULL;\n"
 }
 
 // typeCodes is a JSON object of the type code of each field of t that has one, which
@@ -381,15 +417,6 @@ func sqlJSONObject(args []string) string {
 		out = "json_patch(" + out + ", " + p + ")"
 	}
 	return out
-}
-
-// jsonNames is names as a JSON array.
-func jsonNames(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return "[" + strings.Join(q, ",") + "]"
 }
 
 func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }

@@ -7,7 +7,7 @@
 -- of the schema's text. Now a kind's trigger puts the row's fields as JSON in
 -- outside_values (with each field's type code, and the old fields of an update), whose
 -- trigger below refuses the first value that its field's column cannot hold as tandem reads
--- it, with the same message as before, and whose view lists the fields an update changed.
+-- it, with the same message as before, and whose view lists the fields written.
 -- The row lives only while the kind's trigger runs, in the other program's transaction.
 --
 -- RAISE takes a fixed text only, so the refusal that names the field is json_extract's
@@ -39,7 +39,10 @@ CREATE TRIGGER IF NOT EXISTS outside_values_check BEFORE INSERT ON outside_value
         END;
 END;
 
+-- The fields written, in name order: an update's that changed, an insert's all. An insert's
+-- trigger may fire the update trigger (its own update of updated_at), whose row is then there
+-- beside the insert's: created tells them apart.
 CREATE VIEW IF NOT EXISTS outside_values_written AS
-    SELECT v.kind, (SELECT json_group_array(key) FROM (SELECT n.key FROM json_each(v.vals) n JOIN json_each(v.old) o ON o.key = n.key
-        WHERE n.type IS NOT o.type OR n.value IS NOT o.value ORDER BY n.key)) AS fields
+    SELECT v.kind, v.old IS NULL AS created, (SELECT json_group_array(key) FROM (SELECT n.key FROM json_each(v.vals) n LEFT JOIN json_each(v.old) o ON o.key = n.key
+        WHERE v.old IS NULL OR n.type IS NOT o.type OR n.value IS NOT o.value ORDER BY n.key)) AS fields
     FROM outside_values v;
