@@ -28,12 +28,14 @@ import (
 //
 // The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
 // another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
-// let through: a value of the wrong type (badValue) and a ref to nothing or a delete of a
-// record others refer to (refChecks, refUpdateTriggers).
+// let through: a value of the wrong type (checkValues) and a ref to nothing or a delete of
+// a record others refer to (refChecks, refUpdateTriggers).
 //
 // Every trigger of a table is parsed by every connection that opens the file, tandem's and
-// other programs' alike, so a table has as few as can do the work: a schema of 50 kinds of
-// 40 fields had 2,000 triggers of one field each, and opening it took 0.35 s.
+// other programs' alike, so a table has as few as can do the work, and what every kind's
+// do alike is written once (outside_values, migration 0019): a schema of 50 kinds of 40
+// fields had 2,000 triggers of one field each, and opening it took 0.35 s; then three
+// triggers a kind with a statement per field, 1.4 MB of SQL; now half of that.
 
 // writerMark is the name of the database tandem's write connection attaches.
 const writerMark = store.SQLiteWriterMark
@@ -54,15 +56,18 @@ const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 // save runs one trigger program that ends at once; an update that keeps the version or the
 // time (an outside one that raises the version itself too) reads the mark. The fields an
 // outside update wrote are those whose
-// value it changed (OLD against NEW, as on PostgreSQL); the trigger names every field's old
-// value, which SQLite loads for every update of the table, tandem's too, next to the new
+// value it changed (OLD against NEW, as on PostgreSQL: outside_values_written); the
+// trigger names every field's old value, which SQLite loads for every update of the table, tandem's too, next to the new
 // row it loads anyway. The snapshot of a row, the longest text, is written once, in the
 // view, which the triggers read.
 func OutsideTriggers(t store.OutsideTable) []string {
 	tbl, kind := quoteIdent(t.Table), quoteText(string(t.Kind))
 	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
 	view := name("row")
-	all := quoteText(jsonNames(t.FieldNames()))
+	all := "'[]'"
+	if len(t.Fields) > 0 {
+		all = "(SELECT fields FROM " + valuesWritten + " WHERE created)"
+	}
 	actor := quoteText(store.OutsideActor)
 	role := quoteText(string(store.RoleOutside))
 	// The change of a history version just written, at version v of the record.
@@ -77,21 +82,17 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	if len(t.Refold) > 0 {
 		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
 	}
-	var checks, changeChecks []string
-	for _, f := range t.Fields {
-		checks = append(checks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name), ""))
-		changeChecks = append(changeChecks, badValue(t.Kind, f, "NEW."+quoteIdent(f.Name), "OLD."+quoteIdent(f.Name)+" IS NOT NEW."+quoteIdent(f.Name)))
-	}
 	refIns, refID, refDel := refChecks(t)
 	out = append(out, `CREATE TRIGGER `+name("insert")+` AFTER INSERT ON `+tbl+` WHEN `+notTandem+` BEGIN
-	`+strings.Join(append(checks, refIns...), "\n\t")+`
+	`+checkValues(t, false)+`
+	`+refuse(refIns)+`
 	UPDATE `+tbl+` SET updated_at = `+outsideNow+` WHERE id = NEW.id AND NOT `+tandemTime("NEW.updated_at")+`;
 	UPDATE `+tbl+` SET version = (SELECT max(version) + 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id)
 		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id AND version >= NEW.version);
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, `+all+`, snapshot, '' FROM `+view+` WHERE id = NEW.id;
 	`+change("created", "(SELECT version FROM "+tbl+" WHERE id = NEW.id)")+`
-	`+queue+`END`)
+	`+queue+clearValues(t, false)+`END`)
 
 	// The update. A version only rises: an outside update that sets it lower (or to NULL)
 	// would let a save that read the record before it, and expects that older version, pass
@@ -100,13 +101,9 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	// are refused; tandem never writes either, so the mark is read only for such an update.
 	// The written fields are listed in name order. The history version is written first,
 	// when a field changed; what follows reads it rather than test every field again.
-	var changed []string
-	for _, f := range t.FieldNames() {
-		changed = append(changed, quoteText(f), "OLD."+quoteIdent(f)+" IS NOT NEW."+quoteIdent(f))
-	}
 	written := "'[]'"
-	if len(changed) > 0 {
-		written = "(SELECT json_group_array(key) FROM json_each(" + sqlJSONObject(changed) + ") WHERE value)"
+	if len(t.Fields) > 0 {
+		written = "(SELECT fields FROM " + valuesWritten + " WHERE NOT created)"
 	}
 	next := "OLD.version + 1"
 	logged := "EXISTS (SELECT 1 FROM history WHERE kind = " + kind + " AND record_id = NEW.id AND version = " + next + ")"
@@ -123,11 +120,11 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER UPDATE ON `+tbl+`
 	WHEN (NEW.version IS OLD.version OR NEW.version IS NULL OR NEW.version < OLD.version OR NEW.updated_at IS OLD.updated_at
 		OR NOT (`+quickTime("NEW.updated_at")+`)) AND `+notTandem+` BEGIN
-	SELECT RAISE(ABORT, 'tandem: a record''s version only rises; set it higher or leave it to tandem')
-		WHERE NEW.version IS NULL OR NEW.version < OLD.version;
-	SELECT RAISE(ABORT, 'tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem')
-		WHERE NEW.updated_at IS NOT OLD.updated_at AND NOT `+tandemTime("NEW.updated_at")+`;
-	`+strings.Join(append(changeChecks, refID...), "\n\t")+`
+	`+refuse(append([]refusal{
+		{"NEW.version IS NULL OR NEW.version < OLD.version", "tandem: a record's version only rises; set it higher or leave it to tandem"},
+		{"NEW.updated_at IS NOT OLD.updated_at AND NOT " + tandemTime("NEW.updated_at"), "tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem"},
+	}, refID...))+`
+	`+checkValues(t, true)+`
 	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, NEW.id, `+next+`, `+actor+`, `+outsideNow+`, f, (SELECT snapshot FROM `+view+` WHERE id = NEW.id), ''
 		FROM (SELECT `+written+` AS f) WHERE f <> '[]';
@@ -135,12 +132,12 @@ func OutsideTriggers(t store.OutsideTable) []string {
 	`+refold+`UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
 		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END
 		WHERE id = NEW.id AND `+logged+`;
-END`)
+	`+clearValues(t, true)+`END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
-	`+strings.Join(refDel, "\n\t")+`
+	`+refuse(refDel)+`
 	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
 		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', snapshot, 'deleted' FROM `+view+` WHERE id = OLD.id;
 	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
@@ -185,23 +182,68 @@ END`}
 // trigger of its own (refUpdateTriggers), which fires whatever the version does and tests
 // the mark last: tandem's own writes keep to the refs already (foreign keys, its delete's
 // referrer check), so for them an index lookup ends the test.
-func refChecks(t store.OutsideTable) (insert, idChange, del []string) {
+func refChecks(t store.OutsideTable) (insert, idChange, del []refusal) {
 	for _, r := range t.Refs {
 		col := "NEW." + quoteIdent(r.Field)
 		missing := "NOT EXISTS (SELECT 1 FROM " + quoteIdent(r.ToTable) + " WHERE id = " + col + ")"
-		insert = append(insert, "SELECT RAISE(ABORT, "+quoteText(refMissing(r))+") WHERE "+col+" IS NOT NULL AND "+missing+";")
+		insert = append(insert, refusal{col + " IS NOT NULL AND " + missing, refMissing(r)})
 	}
+	// One check per referring table, of all its fields that refer to t: a table with
+	// several refs to the kind would otherwise have a check of its own for each, parsed by
+	// every connection.
+	var order []string
+	byTable := map[string][]store.OutsideRef{}
 	for _, r := range t.Referrers {
-		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(r.Table) + " WHERE " + quoteIdent(r.Field) + " = OLD.id"
-		if r.SameTable {
+		if _, ok := byTable[r.Table]; !ok {
+			order = append(order, r.Table)
+		}
+		byTable[r.Table] = append(byTable[r.Table], r)
+	}
+	for _, tbl := range order {
+		rs := byTable[tbl]
+		cols, names := make([]string, len(rs)), make([]string, len(rs))
+		for i, r := range rs {
+			cols[i], names[i] = quoteIdent(r.Field), r.Field
+		}
+		where := quoteIdent(rs[0].Field) + " = OLD.id"
+		if len(rs) > 1 {
+			where = "OLD.id IN (" + strings.Join(cols, ", ") + ")"
+		}
+		referred := "EXISTS (SELECT 1 FROM " + quoteIdent(tbl) + " WHERE " + where
+		if rs[0].SameTable {
 			referred += " AND id IS NOT OLD.id"
 		}
 		referred += ")"
-		raise := "SELECT RAISE(ABORT, " + quoteText(fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", r.Kind, r.To, r.Field)) + ")"
-		del = append(del, raise+" WHERE "+referred+";")
-		idChange = append(idChange, raise+" WHERE NEW.id IS NOT OLD.id AND "+referred+";")
+		msg := fmt.Sprintf("tandem: records of %s refer to this %s (%s); delete them or point them elsewhere first", rs[0].Kind, rs[0].To, strings.Join(names, ", "))
+		del = append(del, refusal{referred, msg})
+		idChange = append(idChange, refusal{"NEW.id IS NOT OLD.id AND " + referred, msg})
 	}
 	return insert, idChange, del
+}
+
+// refusal is a condition under which a trigger refuses another program's write, and the
+// message it refuses with.
+type refusal struct{ cond, msg string }
+
+// refuse is one statement that refuses (RAISE) with the message of the first of rs whose
+// condition holds, "" for none. One CASE, not a statement per refusal: every connection
+// parses every trigger, and a statement costs more to parse and to hold than a branch.
+func refuse(rs []refusal) string {
+	var b strings.Builder
+	for _, r := range rs {
+		if r.cond == "" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("SELECT CASE")
+		}
+		b.WriteString("\n\t\tWHEN " + r.cond + " THEN RAISE(ABORT, " + quoteText(r.msg) + ")")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteString(" END;")
+	return b.String()
 }
 
 // refMissing is the refusal of a ref to nothing.
@@ -229,39 +271,104 @@ END`)
 	return out
 }
 
-// badValue is a statement that refuses (RAISE) v, the value another program writes to f,
-// when f's column cannot hold it as tandem reads it: the column types PostgreSQL enforces
-// (text, a whole number, a time, a list of strings), which SQLite's columns do not. A
-// value of the right type that the schema refuses (an enum value not in the list, a text
-// over its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a save
-// that writes the field must bring it within the schema. NOT NULL columns refuse a NULL.
+// The values another program writes are checked, and an update's written fields found, by
+// SQL that every kind shares (migration 0019_outside_values): a kind's trigger puts the
+// row's fields, as JSON, in valuesTable, whose trigger valuesCheck refuses the first value
+// that the field's column cannot hold as tandem reads it, and whose view valuesWritten
+// lists the fields an update changed. The column types PostgreSQL enforces (text, a whole
+// number, a time, a list of strings) are checked, which SQLite's columns do not; a value
+// of the right type that the schema refuses (an enum value not in the list, a text over
+// its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a save that
+// writes the field must bring it within the schema. NOT NULL columns refuse a NULL. An
+// update is held to this for the fields it changed.
 //
-// guard, when not empty, is a condition the refusal also needs (the field changed).
-func badValue(kind store.Kind, f *store.Field, v, guard string) string {
-	var cond, want string
-	switch f.Type {
-	case store.TypeString, store.TypeText, store.TypeEnum:
-		cond, want = "typeof("+v+") <> 'text'", "text"
-	case store.TypeInt:
-		cond, want = "typeof("+v+") <> 'integer'", "a whole number"
-	case store.TypeMoney:
-		cond, want = "typeof("+v+") <> 'integer' OR "+v+" < 0", "a whole number of cents, not negative"
-	case store.TypeRef:
-		cond, want = "typeof("+v+") NOT IN ('integer', 'null')", "a record id or NULL"
-	case store.TypeTime:
-		cond, want = v+" IS NOT NULL AND NOT "+tandemTime(v), "NULL or a time like 2006-01-02T15:04:05Z"
-	case store.TypeSet:
-		cond = "CASE WHEN typeof(" + v + ") = 'text' AND json_valid(" + v + ") AND json_type(" + v + ") = 'array'" +
-			" THEN EXISTS (SELECT 1 FROM json_each(" + v + ") WHERE type <> 'text') ELSE 1 END"
-		want = `a JSON array of strings like ["a","b"]`
-	default:
+// Every connection parses every trigger: the checks of two statements per field of every
+// kind in the kinds' own triggers were most of a wide schema's text (issue 24: a schema of
+// 50 kinds of 40 fields opens in under 100 ms), and what is shared is parsed once.
+const (
+	valuesTable   = "outside_values"
+	valuesWritten = "outside_values_written"
+)
+
+// checkValues is the statement of t's insert trigger (or update trigger, when update) that
+// puts the row's fields (and the old ones) in valuesTable, which checks them; the trigger
+// empties it again once it has read valuesWritten (clearValues).
+func checkValues(t store.OutsideTable, update bool) string {
+	if len(t.Fields) == 0 {
 		return ""
 	}
-	msg := fmt.Sprintf("tandem: %s.%s must be %s", kind, f.Name, want)
-	if guard != "" {
-		cond = guard + " AND (" + cond + ")"
+	if !update {
+		return "INSERT INTO " + valuesTable + " (kind, codes, vals) VALUES (" + quoteText(string(t.Kind)) + ", " +
+			quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ");"
 	}
-	return "SELECT RAISE(ABORT, " + quoteText(msg) + ") WHERE " + cond + ";"
+	return "INSERT INTO " + valuesTable + " (kind, codes, vals, old) VALUES (" + quoteText(string(t.Kind)) + ", " +
+		quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ", " + fieldValues(t, "OLD") + ");"
+}
+
+// clearValues is the last statement of a trigger that began with checkValues (of the
+// update trigger when update): the row lives only while the trigger runs. The insert
+// trigger's own update of the row may fire the update trigger in the middle of it, so each
+// deletes its own row alone.
+func clearValues(t store.OutsideTable, update bool) string {
+	if len(t.Fields) == 0 {
+		return ""
+	}
+	if update {
+		return "DELETE FROM " + valuesTable + " WHERE old IS NOT NULL;\n"
+	}
+	return "DELETE FROM " + valuesTable + " WHERE old IS NULL;\n"
+}
+
+// typeCodes is a JSON object of the type code of each field of t that has one, which
+// valuesCheck reads: s text, i a whole number, m money (cents, not negative), r a ref
+// (a whole number or NULL), t a time or NULL, a set (a JSON array of strings).
+func typeCodes(t store.OutsideTable) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for _, f := range t.Fields {
+		var code string
+		switch f.Type {
+		case store.TypeString, store.TypeText, store.TypeEnum:
+			code = "s"
+		case store.TypeInt:
+			code = "i"
+		case store.TypeMoney:
+			code = "m"
+		case store.TypeRef:
+			code = "r"
+		case store.TypeTime:
+			code = "t"
+		case store.TypeSet:
+			code = "a"
+		default:
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.Quote(f.Name) + ":" + strconv.Quote(code))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// fieldValues is a JSON object of the fields of t's row row (NEW or OLD) as they are, in
+// name order: json_object of at most 50 fields, which takes only so many arguments, and
+// of more the object put together from such pieces (not json_patch, which drops a NULL).
+func fieldValues(t store.OutsideTable, row string) string {
+	names := t.FieldNames()
+	var objs []string
+	for i := 0; i < len(names); i += 50 {
+		var args []string
+		for _, n := range names[i:min(i+50, len(names))] {
+			args = append(args, quoteText(n), row+"."+quoteIdent(n))
+		}
+		objs = append(objs, "json_object("+strings.Join(args, ", ")+")")
+	}
+	if len(objs) == 1 {
+		return objs[0]
+	}
+	return "(SELECT json_group_object(j.key, j.value) FROM json_each(json_array(" + strings.Join(objs, ", ") + ")) p, json_each(p.value) j)"
 }
 
 // quickTime is an SQL condition that is true of every time tandem writes (formatTime's
@@ -312,15 +419,6 @@ func sqlJSONObject(args []string) string {
 		out = "json_patch(" + out + ", " + p + ")"
 	}
 	return out
-}
-
-// jsonNames is names as a JSON array.
-func jsonNames(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return "[" + strings.Join(q, ",") + "]"
 }
 
 func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }

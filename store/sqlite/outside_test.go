@@ -247,3 +247,57 @@ END`)
 		t.Fatalf("tandem's save after the upgrade: %+v, %v; want version %d by alice", res, err, rec2.Version+1)
 	}
 }
+
+// TestDB_OutsideWideKind: on a kind of more fields than one json_object takes (60), another
+// program's insert is logged with every field, its update with the fields it changed (a
+// NULL time given a value, a ref set back to NULL among them), and a value of the wrong
+// type in a field past the fiftieth is refused naming that field (issue 24: the checks are
+// shared, outside_values).
+func TestDB_OutsideWideKind(t *testing.T) {
+	cli, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skip("no sqlite3 command to write the store as another program")
+	}
+	reg, err := store.ParseRegistry("wide.yaml", []byte(wideSchema(1, 60)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tandem.db")
+	db, err := sqlite.Open(t.Context(), path, store.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sqlite3 := func(sql string) (string, error) {
+		out, err := exec.Command(cli, "-bail", "-cmd", ".timeout 10000", path, sql).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	must := func(sql string) string {
+		t.Helper()
+		out, err := sqlite3(sql)
+		if err != nil {
+			t.Fatalf("sqlite3 %q: %v\n%s", sql, err, out)
+		}
+		return out
+	}
+	must(`INSERT INTO kind00s (field00, field55, updated_at, updated_by) VALUES ('a', NULL, '2026-01-01T00:00:00.000Z', 'script')`)
+	id := must(`SELECT id FROM kind00s`)
+	must(`UPDATE kind00s SET field55 = ` + id + ` WHERE id = ` + id)
+	must(`UPDATE kind00s SET field54 = '2026-01-02T00:00:00Z', field55 = NULL, field58 = 9 WHERE id = ` + id)
+	out := must(`SELECT json_array_length(fields) FROM history WHERE kind = 'kind00' AND version = 1; ` +
+		`SELECT fields FROM history WHERE kind = 'kind00' ORDER BY version DESC LIMIT 1; SELECT count(*) FROM outside_values`)
+	if want := "60\n[\"field54\",\"field55\",\"field58\"]\n0"; out != want {
+		t.Fatalf("history of the outside writes (fields created, fields of the last update, rows left):\n%s\nwant\n%s", out, want)
+	}
+	out, err = sqlite3(`UPDATE kind00s SET field58 = 'many' WHERE id = ` + id)
+	if err == nil || !strings.Contains(out, "kind00.field58 must be a whole number") {
+		t.Fatalf("an outside update of a whole-number field to text: %v %s; want it refused naming kind00.field58", err, out)
+	}
+	rec, err := db.FindRecord(t.Context(), "kind00", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Version != 3 || rec.Fields["field58"] != int64(9) {
+		t.Fatalf("the record after the outside writes: version %d, field58 %v; want 3, 9", rec.Version, rec.Fields["field58"])
+	}
+}
