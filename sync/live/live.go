@@ -303,6 +303,19 @@ func (s *Syncer) backoff(failures int) time.Duration {
 	return min(d, s.opts.MaxBackoff)
 }
 
+// backgrounder is a copy whose writes can be marked as the syncer's, to give way to the
+// person's saves in the same copy (sqlite.DB.InBackground).
+type backgrounder interface {
+	InBackground(ctx context.Context) context.Context
+}
+
+// ackBatch and applyBatch bound how much of a round's work one write to the copy does
+// (sync.Options): a save made meanwhile waits for at most one such write.
+const (
+	ackBatch   = 8
+	applyBatch = 8
+)
+
 // round runs one sync; it reports whether the source was reached.
 func (s *Syncer) round(ctx context.Context) bool {
 	if s.opts.Lock != nil {
@@ -341,7 +354,11 @@ func (s *Syncer) round(ctx context.Context) bool {
 		}
 	})
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
-	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken})
+	if b, ok := s.wc.(backgrounder); ok {
+		// The round's writes to the copy give way to the person's saves there.
+		rctx = b.InBackground(rctx)
+	}
+	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken, AckBatch: ackBatch, ApplyBatch: applyBatch})
 	cancel()
 	slow.Stop()
 	slowMu.Lock()
