@@ -33,7 +33,7 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 	// Acknowledgements are written while the next entry travels to the source: the copy
 	// and the source work at the same time. A create and a conflict wait for the writes
 	// before them, since they change what later entries refer to.
-	acks := startAcker(ctx, s.wc)
+	acks := startAcker(ctx, s.wc, s.opts.AckBatch)
 	defer func() {
 		if aerr := acks.wait(); err == nil {
 			err = aerr
@@ -273,6 +273,7 @@ func repoint(vals store.Values, from, to int64) {
 type acker struct {
 	ctx  context.Context
 	wc   store.WorkingCopy
+	max  int // the most acknowledgements in one local transaction
 	ch   chan ackReq
 	done chan error
 }
@@ -283,15 +284,22 @@ type ackReq struct {
 	rebase bool
 }
 
-func startAcker(ctx context.Context, wc store.WorkingCopy) *acker {
-	a := &acker{ctx: ctx, wc: wc, ch: make(chan ackReq, 64), done: make(chan error, 1)}
+// defaultAckBatch is the most acknowledgements written in one local transaction when
+// Options.AckBatch is 0.
+const defaultAckBatch = 64
+
+func startAcker(ctx context.Context, wc store.WorkingCopy, max int) *acker {
+	if max <= 0 {
+		max = defaultAckBatch
+	}
+	a := &acker{ctx: ctx, wc: wc, max: max, ch: make(chan ackReq, defaultAckBatch), done: make(chan error, 1)}
 	go func() {
 		var err error
 		for r := range a.ch {
 			// What queued up meanwhile goes in the same local transaction.
 			batch := []store.Ack{{Seq: r.seq, Record: r.rec, Rebase: r.rebase}}
 		more:
-			for len(batch) < cap(a.ch) {
+			for len(batch) < a.max {
 				select {
 				case r2, ok := <-a.ch:
 					if !ok {
@@ -319,7 +327,7 @@ func (a *acker) ack(seq int64, rec *store.Record, rebase bool) {
 // flush waits until every queued acknowledgement is written and starts over.
 func (a *acker) flush() error {
 	err := a.wait()
-	*a = *startAcker(a.ctx, a.wc)
+	*a = *startAcker(a.ctx, a.wc, a.max)
 	return err
 }
 

@@ -165,6 +165,13 @@ type Options struct {
 	// the source no longer honours (the lease expired or was released) is dropped and the
 	// change sent as any other.
 	LeaseToken func(kind store.Kind, id int64) string
+	// AckBatch is the most acknowledgements of pushed changes written to the copy in one
+	// local transaction (0: 64), and ApplyBatch the most of the source's records a pull
+	// writes in one (0: a page of the source's change feed, up to 2000). Smaller ones keep
+	// each write to the copy short, for a copy a person saves in at the same time (the
+	// background sync); larger ones take fewer commits. A pull's position moves with the
+	// last write of each page, so a pull stopped between two writes reads the page again.
+	AckBatch, ApplyBatch int
 }
 
 // SyncWith is Sync with options.
@@ -529,8 +536,8 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		if len(gone) > 0 {
 			at = store.FeedPoint{}
 		}
-		if err := s.wc.ApplySource(ctx, recs, at); err != nil {
-			return n, fmt.Errorf("sync: %w", err)
+		if err := s.apply(ctx, recs, at); err != nil {
+			return n, err
 		}
 		var kinds []store.Kind
 		for i := len(order) - 1; i >= 0; i-- {
@@ -558,6 +565,23 @@ func (s *syncer) pull(ctx context.Context, st *store.CopyState) (int, error) {
 		}
 		s.rep.Pulled += taken
 	}
+}
+
+// apply writes recs, a page's records as the source has them, to the copy, moving its
+// position to at (none: zero) with the last of them: in writes of Options.ApplyBatch
+// records, in order (what a record refers to comes before it). Records written before the
+// position moves are read and written again by the next pull if this one stops: they are
+// the source's, so that writes them as they are.
+func (s *syncer) apply(ctx context.Context, recs []*store.Record, at store.FeedPoint) error {
+	for n := s.opts.ApplyBatch; n > 0 && len(recs) > n; recs = recs[n:] {
+		if err := s.wc.ApplySource(ctx, recs[:n], store.FeedPoint{}); err != nil {
+			return fmt.Errorf("sync: %w", err)
+		}
+	}
+	if err := s.wc.ApplySource(ctx, recs, at); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
 }
 
 // taken counts the records of recs that ApplySource wrote: those it held back (Stale) are

@@ -37,6 +37,10 @@ type editorLease struct {
 	leaseAsking bool // a lease check is on its way
 	acquiring   bool // our AcquireLease is on its way: lease answers wait for it
 	recheck     bool // a lease answer came while acquiring: ask again afterwards
+	// offlineHeld is our lease of a --local copy, set aside when the connection to the
+	// source was lost (disconnect): it is taken again once the source answers (live.go).
+	offlineHeld *locks.Held
+	retaking    bool // the AcquireLease on its way takes back offlineHeld's lease
 }
 
 // othersLease returns the live lease someone else (or this user in another terminal: any
@@ -88,6 +92,11 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 		e.recheck = false
 		again = e.checkLeasesCmd()
 	}
+	retaking := e.retaking
+	e.retaking = false
+	if retaking && !isOfflineLease(msg.err) {
+		e.offlineHeld = nil // taken back, or lost for good: said below
+	}
 	if msg.err != nil {
 		var le *store.LeaseError
 		if errors.As(msg.err, &le) && !le.Lost {
@@ -101,7 +110,10 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 			}
 			e.leaseLocked = true
 			e.readOnly = heldText(l)
-			if keep != nil {
+			if retaking {
+				e.leaseLost = ""
+				e.status.warn("your lease was lost while offline: read-only, " + e.readOnly)
+			} else if keep != nil {
 				e.status.warn("read-only: " + e.readOnly + " — your edit is kept as a draft")
 			} else {
 				e.status.warn("read-only: " + e.readOnly)
@@ -110,6 +122,11 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 			return tea.Batch(keep, again)
 		}
 		if isOfflineLease(msg.err) {
+			if retaking {
+				// Offline again before it was taken back: at the next connection.
+				e.status.warn(e.lostWarning())
+				return again
+			}
 			e.status.warn(e.c.offlineLeaseText())
 			return again
 		}
@@ -118,7 +135,11 @@ func (e *editorModel) onLeaseAcquired(msg leaseAcquiredMsg) tea.Cmd {
 	}
 	e.held = msg.held
 	e.leaseLost = ""
-	e.status.ok("lease taken: others see this record read-only until you leave")
+	if retaking {
+		e.status.ok("lease taken again: the server answers again; others see this record read-only until you leave")
+	} else {
+		e.status.ok("lease taken: others see this record read-only until you leave")
+	}
 	return tea.Batch(waitLost(e, msg.held), again)
 }
 

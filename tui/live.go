@@ -253,14 +253,40 @@ func (e *editorModel) onLiveLease(msg liveLeaseMsg) tea.Cmd {
 	if !msg.online {
 		if e.held != nil {
 			e.disconnect()
-			e.status.warn(e.lostWarning())
+			e.status.warn(e.lostWarning() + "; the lease is taken again once the server answers")
 		}
 		return nil
 	}
 	if e.rec == nil || e.id == 0 || e.leaseAsking || e.acquiring {
 		return nil
 	}
+	if e.offlineHeld != nil && !e.left {
+		// The lease was ours when the connection went: take it back (or say who has it).
+		e.retaking = true
+		return e.retakeCmd(e.offlineHeld)
+	}
 	return e.checkLeasesCmd()
+}
+
+// retakeCmd takes the lease of old, ours until the connection to the source was lost,
+// again: old's token is given back first (its heartbeat stopped offline, so it may still
+// hold there until it expires, and the same person's live lease would refuse the new one),
+// then the lease is taken as at open. Someone else's lease taken meanwhile refuses it, and
+// the editor turns read-only as for any lease of someone else.
+func (e *editorModel) retakeCmd(old *locks.Held) tea.Cmd {
+	acquire := e.acquireCmd()
+	c := e.c
+	return func() tea.Msg {
+		if leases, err := c.leaseStore(); err == nil {
+			ctx, cancel := context.WithTimeout(c.ctx, liveLeaseWait)
+			// Already ended is not an error; a failure leaves it to expire, and the
+			// acquisition below says so.
+			_, _ = leases.ReleaseLease(ctx, old.Token())
+			cancel()
+		}
+		c.withdrawLease(old)
+		return acquire()
+	}
 }
 
 // disconnect forgets a lease whose renewals cannot reach the source. Its heartbeat is
@@ -272,5 +298,6 @@ func (l *editorLease) disconnect() {
 	if l.leaseStop != nil {
 		l.leaseStop()
 	}
+	l.offlineHeld = l.held
 	l.held = nil
 }

@@ -13,11 +13,13 @@ import (
 	"github.com/tandem-editor/tandem/sync/live"
 )
 
-// fakeLive is a LiveSync whose status the test sets.
+// fakeLive is a LiveSync whose status the test sets. Its lease source, when set, answers
+// only while the status says online.
 type fakeLive struct {
-	mu    gosync.Mutex
-	s     live.Status
-	kicks int
+	mu     gosync.Mutex
+	s      live.Status
+	kicks  int
+	leases store.Store
 }
 
 func (f *fakeLive) Status() live.Status {
@@ -32,9 +34,16 @@ func (f *fakeLive) Kick() {
 	f.mu.Unlock()
 }
 
-func (f *fakeLive) LeaseSource(context.Context) (store.Store, error) { return nil, live.ErrOffline }
-func (f *fakeLive) Present(store.Kind, int64, string)                {}
-func (f *fakeLive) Withdraw(store.Kind, int64, string)               {}
+func (f *fakeLive) LeaseSource(context.Context) (store.Store, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.leases == nil || !f.s.Online {
+		return nil, live.ErrOffline
+	}
+	return gatedLeases{f.leases, f}, nil
+}
+func (f *fakeLive) Present(store.Kind, int64, string)  {}
+func (f *fakeLive) Withdraw(store.Kind, int64, string) {}
 
 func (f *fakeLive) set(s live.Status) {
 	f.mu.Lock()

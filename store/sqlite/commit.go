@@ -70,10 +70,11 @@ type writeJob struct {
 	bare func(context.Context, *sql.Conn) error
 	// alone, when set, runs fn in a group of its own: a batch (batch.go), which must run
 	// once and must not be rolled back with another's failure.
-	alone bool
-	state atomic.Int32 // jobQueued, then jobRunning or jobAbandoned
-	lead  chan struct{}
-	done  chan error
+	alone  bool
+	state  atomic.Int32 // jobQueued, then jobRunning or jobAbandoned
+	queued time.Time    // when it was queued (priority.go)
+	lead   chan struct{}
+	done   chan error
 }
 
 const (
@@ -99,6 +100,7 @@ func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 // tryWriteJob queues j and waits for its answer (tryWrite).
 func (db *DB) tryWriteJob(ctx context.Context, j *writeJob) error {
 	w := db.writer
+	j.queued = time.Now()
 	w.mu.Lock()
 	w.queue = append(w.queue, j)
 	if !w.leading {
@@ -114,9 +116,9 @@ func (db *DB) tryWriteJob(ctx context.Context, j *writeJob) error {
 		case err := <-j.done:
 			return err
 		case <-j.lead:
+			// The leader's own transaction may not be in its group (a background write,
+			// priority.go): its answer, or the lead again, comes later.
 			db.lead(w)
-			// The leader's own transaction was in its group, so its answer is there.
-			return <-j.done
 		case <-ctx.Done():
 			if db.abandon(w, j) {
 				return ctx.Err()
@@ -167,19 +169,13 @@ func (db *DB) lead(w *fileWriter) {
 	// the group grows, and a commit is shared by more saves.
 	runtime.Gosched()
 	w.mu.Lock()
-	n := min(len(w.queue), maxGroup)
-	for i, j := range w.queue[:n] {
-		if j.bare != nil || j.alone {
-			n = max(i, 1)
-			break
-		}
-	}
-	group := w.queue[:n:n]
-	w.queue = w.queue[n:]
+	group, rest := nextGroup(w.queue, time.Now())
+	w.queue = rest
 	w.mu.Unlock()
 
-	db.runGroup(group)
-
+	if len(group) > 0 {
+		db.runGroup(group)
+	}
 	w.mu.Lock()
 	for len(w.queue) > 0 && w.queue[0].state.Load() == jobAbandoned {
 		w.queue = w.queue[1:]

@@ -84,6 +84,12 @@ type Syncer struct {
 	src    store.Store
 	done   chan struct{}
 
+	// While another sync of the copy holds its lock (another TUI on it), its pushes are
+	// told from the copy's outbox: lockedOut says the last round found the lock taken, and
+	// othersBefore is the outbox the round before read (nil: none read).
+	lockedOut    bool
+	othersBefore []store.OutboxEntry
+
 	leaseMu  gosync.Mutex
 	leaseSrc store.Store          // LeaseSource's store, opened at its first call
 	ended    bool                 // Run is returning: LeaseSource opens nothing more
@@ -239,6 +245,9 @@ func (s *Syncer) Run(ctx context.Context) {
 		var retry <-chan time.Time
 		if !ok {
 			retry = time.After(s.backoff(failures))
+		} else if s.lockedOut && s.Status().Pending > 0 {
+			// Another sync holds the copy: its pushes of the pending saves are told soon.
+			retry = time.After(lockedOutPoll)
 		} else {
 			// A safety net: a change the feed did not tell of is picked up within this.
 			retry = time.After(10 * time.Second)
@@ -303,17 +312,38 @@ func (s *Syncer) backoff(failures int) time.Duration {
 	return min(d, s.opts.MaxBackoff)
 }
 
+// backgrounder is a copy whose writes can be marked as the syncer's, to give way to the
+// person's saves in the same copy (sqlite.DB.InBackground).
+type backgrounder interface {
+	InBackground(ctx context.Context) context.Context
+}
+
+// lockedOutPoll is how often the outbox is read while another sync holds the copy and saves
+// are pending, to tell when that sync pushed them.
+const lockedOutPoll = 500 * time.Millisecond
+
+// ackBatch and applyBatch bound how much of a round's work one write to the copy does
+// (sync.Options): a save made meanwhile waits for at most one such write.
+const (
+	ackBatch   = 8
+	applyBatch = 8
+)
+
 // round runs one sync; it reports whether the source was reached.
 func (s *Syncer) round(ctx context.Context) bool {
 	if s.opts.Lock != nil {
 		unlock, ok, err := s.opts.Lock()
 		if err != nil || !ok {
-			// Another sync of the copy runs (tandem sync, another TUI): it does the work.
+			// Another sync of the copy runs (tandem sync, another TUI): it does the work,
+			// and its pushes of this copy's saves are told as this syncer's are.
+			s.lockedOut = true
+			s.othersPushed(ctx)
 			s.setLocal(ctx)
 			return true
 		}
 		defer unlock()
 	}
+	s.lockedOut, s.othersBefore = false, nil
 	src := s.source()
 	if src == nil {
 		octx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
@@ -341,7 +371,11 @@ func (s *Syncer) round(ctx context.Context) bool {
 		}
 	})
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RoundTimeout)
-	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken})
+	if b, ok := s.wc.(backgrounder); ok {
+		// The round's writes to the copy give way to the person's saves there.
+		rctx = b.InBackground(rctx)
+	}
+	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken, AckBatch: ackBatch, ApplyBatch: applyBatch})
 	cancel()
 	slow.Stop()
 	slowMu.Lock()
@@ -376,6 +410,26 @@ func (s *Syncer) round(ctx context.Context) bool {
 	return true
 }
 
+// othersPushed tells (PushSeq, LastPushed) the saves that another sync of the copy put on
+// the source since the last round: those of the outbox read then that are gone from it now.
+func (s *Syncer) othersPushed(ctx context.Context) {
+	before := s.othersBefore
+	now, err := s.wc.Outbox(ctx, 0)
+	if err != nil {
+		s.othersBefore = nil
+		return
+	}
+	s.othersBefore = now
+	pushed := s.pushedSince(ctx, before)
+	if len(pushed) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.status.PushSeq++
+	s.status.LastPushed = pushed
+	s.mu.Unlock()
+}
+
 // pushedSince returns the records of the outbox entries before that are no longer in the
 // outbox, with the version the copy now has of them (the source's, after the push).
 func (s *Syncer) pushedSince(ctx context.Context, before []store.OutboxEntry) []Pushed {
@@ -390,10 +444,17 @@ func (s *Syncer) pushedSince(ctx context.Context, before []store.OutboxEntry) []
 	for _, e := range after {
 		left[e.Seq] = true
 	}
+	// A push that met a collision left its entry for the conflict queue: not on the source.
+	conflicted := map[recordRef]bool{}
+	if cs, err := s.wc.Conflicts(ctx); err == nil {
+		for _, c := range cs {
+			conflicted[recordRef{c.Kind, c.ID}] = true
+		}
+	}
 	seen := map[Pushed]bool{}
 	var out []Pushed
 	for _, e := range before {
-		if left[e.Seq] || e.Op == store.CopyCreate || e.Op == store.CopyDelete {
+		if left[e.Seq] || e.Op == store.CopyCreate || e.Op == store.CopyDelete || conflicted[recordRef{e.Kind, e.ID}] {
 			continue
 		}
 		p := Pushed{Kind: e.Kind, ID: e.ID}

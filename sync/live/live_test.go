@@ -147,3 +147,58 @@ func TestSyncer_OfflineStatus(t *testing.T) {
 		return st.Started && !st.Online && !st.OfflineSince.IsZero() && st.Pending == 1 && st.Err != ""
 	})
 }
+
+// TestSyncer_TellsAnotherSyncsPush: two syncers on one copy (two TUIs), one of which finds
+// the copy's sync lock always taken by the other: a save made through the locked-out one,
+// and pushed by the other, is told by both as pushed, with the source's version.
+func TestSyncer_TellsAnotherSyncsPush(t *testing.T) {
+	dir := t.TempDir()
+	src := open(t, filepath.Join(dir, "source.db"))
+	r, err := src.CreateRecord(as("root"), store.KindProduct, store.Values{"sku": "LIV-1", "name": "lamp", "price": int64(1000), "stock": int64(50)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcA := open(t, filepath.Join(dir, "copy.db"))
+	if _, err := tsync.Clone(context.Background(), src, wcA, tsync.CloneOptions{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	wcB := open(t, filepath.Join(dir, "copy.db"))
+	opener := func(ctx context.Context) (store.Store, error) {
+		return sqlite.Open(ctx, filepath.Join(dir, "source.db"), store.Options{})
+	}
+	a := live.New(wcA, live.Options{Open: opener})
+	told := make(chan struct{}, 1)
+	b := live.New(wcB, live.Options{Open: opener, Lock: func() (func(), bool, error) { return nil, false, nil },
+		Notify: func() {
+			select {
+			case told <- struct{}{}:
+			default:
+			}
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go a.Run(ctx)
+	go b.Run(ctx)
+	defer func() { cancel(); <-a.Done(); <-b.Done() }()
+	waitFor(t, "online", func() bool { return a.Status().Online })
+	// b has read the copy's outbox before the save.
+	select {
+	case <-told:
+	case <-time.After(20 * time.Second):
+		t.Fatal("b's first round: not within 20 s")
+	}
+
+	if _, err := wcB.UpdateRecord(as("ann"), store.KindProduct, r.ID, store.Update{Add: map[string]int64{"stock": -1}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Kick()
+	waitFor(t, "the save on the source", func() bool {
+		got, err := src.FindRecord(context.Background(), store.KindProduct, r.ID)
+		return err == nil && got.Fields["stock"] == int64(49)
+	})
+	for name, s := range map[string]*live.Syncer{"a": a, "b": b} {
+		waitFor(t, name+" tells the push", func() bool {
+			st := s.Status()
+			return st.PushSeq > 0 && len(st.LastPushed) == 1 && st.LastPushed[0].ID == r.ID && st.LastPushed[0].Version == 2
+		})
+	}
+}
