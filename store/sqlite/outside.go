@@ -33,7 +33,7 @@ import (
 //
 // Every trigger of a table is parsed by every connection that opens the file, tandem's and
 // other programs' alike, so a table has as few as can do the work, and what every kind's
-// do alike is written once (outside_values, migration 0019): a schema of 50 kinds of 40
+// do alike is written once (outside_values, migration 0018): a schema of 50 kinds of 40
 // fields had 2,000 triggers of one field each, and opening it took 0.35 s; then three
 // triggers a kind with a statement per field, 1.4 MB of SQL; now half of that.
 
@@ -272,7 +272,7 @@ END`)
 }
 
 // The values another program writes are checked, and an update's written fields found, by
-// SQL that every kind shares (migration 0019_outside_values): a kind's trigger puts the
+// SQL that every kind shares (migration 0018_outside_values): a kind's trigger puts the
 // row's fields, as JSON, in valuesTable, whose trigger valuesCheck refuses the first value
 // that the field's column cannot hold as tandem reads it, and whose view valuesWritten
 // lists the fields an update changed. The column types PostgreSQL enforces (text, a whole
