@@ -55,3 +55,34 @@ func TestServed_HelpNamesNoServerDSN(t *testing.T) {
 		}
 	}
 }
+
+// brokenFeed is a store whose change feed ends at once and which, from then on, says why.
+type brokenFeed struct {
+	store.Store
+	ended bool
+}
+
+func (b *brokenFeed) Subscribe(ctx context.Context, after int64) (<-chan store.Change, error) {
+	ch := make(chan store.Change)
+	close(ch)
+	b.ended = true
+	return ch, nil
+}
+
+func (b *brokenFeed) LastChangeID(ctx context.Context) (int64, error) {
+	if b.ended {
+		return 0, store.Errorf(store.EUNAVAILABLE, "the connection to the store's server ended: EOF (tandem: your access to this server was removed)")
+	}
+	return b.Store.LastChangeID(ctx)
+}
+
+// A watch whose feed ends says why when the store can tell (a team server that ended the
+// session), not only that it ended.
+func TestWatch_FeedEndSaysWhy(t *testing.T) {
+	st := &brokenFeed{Store: memory.New(store.Options{})}
+	defer st.Close()
+	code, _, errs := servedRun(t, st, "watch")
+	if code == exitOK || !strings.Contains(errs, "your access to this server was removed") {
+		t.Errorf("watch on a feed that ended: exit %d, stderr %q; want why", code, errs)
+	}
+}
