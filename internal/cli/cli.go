@@ -358,7 +358,13 @@ func (a *app) kindsHelp(cmd *cobra.Command) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "\nKinds in the store %s: %s\n", safe.Text(redact(a.dsn)), safe.Text(kindList(st.Registry())))
+	where := "the store " + redact(a.dsn)
+	if a.served != nil {
+		// a.dsn is the server's TANDEM_DB or the default here, not what it serves; and
+		// where the server's database is is none of a session's business.
+		where = "the server's store"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nKinds in %s: %s\n", safe.Text(where), safe.Text(kindList(st.Registry())))
 }
 
 // store opens the store named by --db with the registry of --fields, once. A SQLite file

@@ -111,6 +111,20 @@ run on that source clones it afresh.`,
 				if c.err != nil {
 					return fmt.Errorf("copy %s cannot be read, nothing removed: %w", safe.Line(id), c.err)
 				}
+				// A tandem that has the copy open (an editor with --local, sync --follow)
+				// would go on writing its edits into the removed file, and lose them
+				// when it exits: its own sync rounds are kept out by the sync lock.
+				unlock, locked, err := lockFile((&app{dsn: c.path}).syncLockPath(), "sync")
+				if err != nil {
+					return err
+				}
+				if !locked {
+					return usagef("copy %s is syncing in another tandem: nothing removed; close it first", safe.Line(id))
+				}
+				defer unlock()
+				if pid := openedBy(c.path); pid != 0 {
+					return usagef("copy %s is open in another tandem (process %d): nothing removed; close it first", safe.Line(id), pid)
+				}
 				if c.state.Pending > 0 || c.state.Conflict > 0 {
 					return usagef("copy %s holds %s and %s: nothing removed; sync or resolve them first",
 						safe.Line(id), plural(c.state.Pending, "pending change"), plural(c.state.Conflict, "conflict"))

@@ -174,7 +174,8 @@ func runServed(ctx context.Context, dsn string, st store.Store, args []string, s
 // which store, or touch the server's files.
 func (a *app) checkServed(cmd *cobra.Command) error {
 	for _, name := range []string{"db", "user", "user-from-db", "as", "fields", "create", "local"} {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+		// The global flag, not a command's own of the same name (export --fields).
+		if f := cmd.Root().PersistentFlags().Lookup(name); f != nil && f.Changed {
 			return usagef("--%s cannot be given over SSH: you are %s (your key says so), on the server's store",
 				name, a.served.Name)
 		}

@@ -87,6 +87,11 @@ object per line.`,
 				}
 			}
 			if ctx.Err() == nil {
+				// The feed says no why: a store that lost its connection (a team server
+				// that ended the session, and said why) says it on the next call.
+				if _, err := st.LastChangeID(ctx); err != nil {
+					return store.Errorf(store.EUNAVAILABLE, "watch: the change feed ended unexpectedly: %v", err)
+				}
 				return store.Errorf(store.EUNAVAILABLE, "watch: the change feed ended unexpectedly")
 			}
 			return nil

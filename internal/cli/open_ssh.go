@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/internal/serve"
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/remote"
@@ -80,7 +81,10 @@ func openRemote(ctx context.Context, dsn string) (store.Store, error) {
 	args := t.sshArgs()
 	cmd := exec.Command(args[0], args[1:]...)
 	stderr := &capped{max: 4 << 10}
-	cmd.Stderr = stderr
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -92,7 +96,7 @@ func openRemote(ctx context.Context, dsn string) (store.Store, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, store.Errorf(store.EUNAVAILABLE, "%s: start %s: %v (set %s to the ssh command to use)", t.host, args[0], err, sshCommandEnv)
 	}
-	conn := &sshConn{cmd: cmd, in: in, out: out}
+	conn := newSSHConn(cmd, in, out, errPipe, stderr)
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c, err := remote.Dial(dctx, conn)
@@ -109,26 +113,63 @@ func openRemote(ctx context.Context, dsn string) (store.Store, error) {
 // sshConn is the ssh process's standard input and output as one stream; Close ends the
 // session and waits for the process (a bounded while, then kills it).
 type sshConn struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  io.ReadCloser
-	once sync.Once
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    io.ReadCloser
+	stderr *capped
+	said   chan struct{} // closed once ssh's stderr has ended (ssh exits, or Close)
+	once   sync.Once
 }
 
-func (c *sshConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
+// newSSHConn is the stream of cmd, started, with its stdin in and stdout out; what it
+// prints on errPipe is kept in stderr.
+func newSSHConn(cmd *exec.Cmd, in io.WriteCloser, out, errPipe io.ReadCloser, stderr *capped) *sshConn {
+	c := &sshConn{cmd: cmd, in: in, out: out, stderr: stderr, said: make(chan struct{})}
+	go func() {
+		_, _ = io.Copy(stderr, errPipe)
+		close(c.said)
+	}()
+	return c
+}
+
+// sshSaysWait bounds how long a read that failed waits for ssh to end, so that what the
+// server or ssh said on the way out can be told.
+const sshSaysWait = 2 * time.Second
+
+// Read reads the stream. When it ends, the error carries what ssh printed (the server's
+// "your access to this server was removed …", ssh's own "Connection reset"): without it
+// the person would read only that the connection ended.
+func (c *sshConn) Read(p []byte) (int, error) {
+	n, err := c.out.Read(p)
+	if err == nil {
+		return n, nil
+	}
+	select {
+	case <-c.said:
+	case <-time.After(sshSaysWait):
+	}
+	if said := strings.TrimSpace(c.stderr.String()); said != "" {
+		err = fmt.Errorf("%w (%s)", err, strings.ReplaceAll(safe.Text(said), "\n", "; "))
+	}
+	return n, err
+}
+
 func (c *sshConn) Write(p []byte) (int, error) { return c.in.Write(p) }
 
 func (c *sshConn) Close() error {
 	c.once.Do(func() {
 		c.in.Close()
-		done := make(chan error, 1)
-		go func() { done <- c.cmd.Wait() }()
+		// Wait closes the pipes: only once ssh has ended and its last words are read.
 		select {
-		case <-done:
+		case <-c.said:
 		case <-time.After(5 * time.Second):
 			_ = c.cmd.Process.Kill()
-			<-done
+			select { // a child of ssh (a ProxyCommand) may hold stderr open
+			case <-c.said:
+			case <-time.After(sshSaysWait):
+			}
 		}
+		_ = c.cmd.Wait()
 	})
 	return nil
 }

@@ -113,6 +113,10 @@ func parseUsers(path string, data []byte, reg *store.Registry) (*Users, error) {
 		if k.Value != "users" {
 			return nil, fileError(path, k.Line, "unknown key %q (want users)", k.Value)
 		}
+		if list != nil {
+			// YAML keeps the last of two: the people of the first list would go unnoticed.
+			return nil, fileError(path, k.Line, "users is given twice: make it one list")
+		}
 		list = v
 	}
 	if list == nil {
@@ -174,12 +178,20 @@ func parseUser(path string, n *yaml.Node, us *Users, reg *store.Registry) (*User
 			if err := v.Decode(&kinds); err != nil {
 				return nil, fileError(path, v.Line, "kinds: want a list of kind names")
 			}
+			if len(kinds) == 0 {
+				// No limit is written by leaving kinds out: an empty list reads as "none"
+				// but would give every kind.
+				return nil, fileError(path, v.Line, "kinds: an empty list limits nothing: name kinds, leave kinds out for all, or make the user a viewer")
+			}
 			for _, kind := range kinds {
 				u.Kinds = append(u.Kinds, store.Kind(kind))
 			}
 		case "subtrees":
 			if err := v.Decode(&u.Subtrees); err != nil {
 				return nil, fileError(path, v.Line, "subtrees: want a mapping of a tree kind to a list of record ids ({area: [12, 40]})")
+			}
+			if len(u.Subtrees) == 0 {
+				return nil, fileError(path, v.Line, "subtrees: an empty mapping limits nothing: name a tree kind and its records, or leave subtrees out")
 			}
 		default:
 			return nil, fileError(path, k.Line, "unknown key %q (want name, role, keys, kinds, subtrees)", k.Value)
@@ -201,9 +213,16 @@ func parseUser(path string, n *yaml.Node, us *Users, reg *store.Registry) (*User
 		if kn.Kind != yaml.ScalarNode {
 			return nil, fileError(path, kn.Line, "a key is one authorized_keys line")
 		}
-		pk, _, _, _, err := gossh.ParseAuthorizedKey([]byte(kn.Value))
+		pk, _, options, _, err := gossh.ParseAuthorizedKey([]byte(kn.Value))
 		if err != nil {
 			return nil, fileError(path, kn.Line, "key of %q: %v", u.Name, err)
+		}
+		if len(options) > 0 {
+			// from=, restrict, command=, expiry-time=, cert-authority: OpenSSH would
+			// apply them, tandem does not; a limit that is written but not kept is worse
+			// than none.
+			return nil, fileError(path, kn.Line, "key of %q: options (%s) are not applied here: give the key alone (type, key, comment); limit the user with role, kinds and subtrees",
+				u.Name, safe.Line(strings.Join(options, ",")))
 		}
 		wire := string(pk.Marshal())
 		if other := us.byKey[wire]; other != nil || containsKey(u.Keys, wire) {
@@ -267,13 +286,16 @@ func containsKey(keys []string, k string) bool {
 	return false
 }
 
-// checkName refuses a user name that cannot stand in history and on a terminal: empty, too
-// long, not UTF-8, or with characters that change what a terminal shows (an escape
-// sequence or a bidirectional override in a name would reach every session that shows it).
+// checkName refuses a user name that cannot stand in history and on a terminal: empty, with
+// spaces around it, too long, not UTF-8, or with characters that change what a terminal
+// shows (an escape sequence or a bidirectional override in a name would reach every session
+// that shows it).
 func checkName(s string) error {
 	switch {
 	case strings.TrimSpace(s) == "":
 		return fmt.Errorf("empty")
+	case strings.TrimSpace(s) != s:
+		return fmt.Errorf("spaces around it: %q and %q would read the same in history", s, strings.TrimSpace(s))
 	case !utf8.ValidString(s):
 		return fmt.Errorf("not valid UTF-8")
 	case utf8.RuneCountInString(s) > 200:

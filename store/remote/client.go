@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/tandem-editor/tandem/internal/safe"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -71,6 +75,12 @@ func Dial(ctx context.Context, conn io.ReadWriteCloser) (*Client, error) {
 	if w.Version != protocolVersion {
 		conn.Close()
 		return nil, store.Errorf(store.EINVALID, "the store's server speaks protocol version %d, this tandem %d: use the same tandem release on both ends", w.Version, protocolVersion)
+	}
+	if !utf8.ValidString(w.User) || len(w.User) > 1024 || strings.ContainsFunc(w.User, safe.Unsafe) {
+		// The name goes into history, the editor's header and messages: a server's
+		// escape sequences in it would reach this terminal and every reader's.
+		conn.Close()
+		return nil, store.Errorf(store.EINVALID, "the store's server names this client %s, not a user name", store.Quote(safe.Line(w.User[:min(len(w.User), 80)])))
 	}
 	reg, err := registryOf(w.Schema, w.SchemaVersion)
 	if err != nil {
@@ -200,6 +210,11 @@ func call[R any](ctx context.Context, c *Client, method string, args any) (R, er
 	var r result[R]
 	if err := gob.NewDecoder(bytes.NewReader(resp.Result)).Decode(&r); err != nil {
 		return zero, fmt.Errorf("remote %s: decode: %w", method, err)
+	}
+	if v := reflect.ValueOf(&r.V).Elem(); v.Kind() == reflect.Pointer && v.IsNil() {
+		// Every store call that returns a pointer returns a value or an error; a server
+		// that answers neither (broken, or not tandem) would crash the caller that reads it.
+		return zero, store.Errorf(store.EUNAVAILABLE, "the store's server answered %s with nothing", method)
 	}
 	return r.V, nil
 }

@@ -114,12 +114,23 @@ func readRequests(ctx context.Context, conn io.Reader) (<-chan request, <-chan e
 	return reqs, failed
 }
 
-// callContext is ctx with the actor and history scope a call runs with.
+// replayVia is the one Via a client may give a write (sync.Via: the replay of an offline
+// copy's edit). History shows Via beside the stream's user's name, so free text from the
+// client would let it write a provenance of its choosing ("alice (offline copy, edited …)
+// and bob (…") into every reader's history.
+const replayVia = "offline copy"
+
+// knownVia reports whether via is a Via a served stream keeps: none, or replayVia.
+func knownVia(via string) bool { return via == "" || via == replayVia }
+
+// callContext is ctx with the actor and history scope a call runs with. Of the call's own
+// actor only a known Via (knownVia) and its time are kept; any other Via is dropped with
+// them, so the write is history's plain "alice".
 func (o Options) callContext(ctx context.Context, req request) context.Context {
 	switch {
 	case o.Actor != nil:
 		a := *o.Actor
-		if req.Actor != nil {
+		if req.Actor != nil && knownVia(req.Actor.Via) {
 			a.Via, a.EditedAt, a.Resolved = req.Actor.Via, req.Actor.EditedAt, req.Actor.Resolved
 		}
 		ctx = store.WithActor(ctx, a)

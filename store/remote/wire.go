@@ -101,12 +101,13 @@ func toWire(err error) *wireError {
 }
 
 // err turns the wire form back into an error of the type the served store returned, or a
-// *store.Error with its code, message and ways.
+// *store.Error with its code, message and ways. A conflict without the current record
+// (which a store always sends, and whose message reads) comes back as that plain error.
 func (w *wireError) err() error {
 	switch {
 	case w == nil:
 		return nil
-	case w.Conflict != nil:
+	case w.Conflict != nil && w.Conflict.Current != nil:
 		return w.Conflict
 	case w.Lease != nil:
 		return w.Lease
