@@ -90,6 +90,9 @@ type Importer struct {
 	// absent are the keys of the rows being applied in batches that the store did not hold
 	// when their chunk began (listKeys): Apply does not look them up one by one.
 	absent map[string]bool
+	// loader is the store's load (store.BulkLoader) while rows are applied in batches:
+	// it creates new records outside the batches.
+	loader store.Loader
 }
 
 // NewImporter returns an Importer writing to st.

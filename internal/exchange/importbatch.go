@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -61,8 +62,19 @@ type recordOf struct {
 
 // applyBatches is apply's pass through b, batchRows rows read at a time: it reads them,
 // applies them (applyChunk), then reads the next.
-func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader, total int, progress func(int), rep *Report) error {
+func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader, total int, progress func(int), rep *Report) (err error) {
 	n := im.batchRows()
+	if bl, ok := im.st.(store.BulkLoader); ok && !im.opt.DryRun {
+		if im.loader, err = bl.OpenLoader(ctx); err != nil {
+			return err
+		}
+		if im.loader != nil {
+			defer func() {
+				err = errors.Join(err, im.loader.Close())
+				im.loader = nil
+			}()
+		}
+	}
 	rows := make([]posRow, 0, n)
 	for i := 0; ; {
 		rows = rows[:0]
@@ -130,6 +142,25 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 			start++
 			continue
 		}
+		if im.loader != nil {
+			// New records first go to the store's load, outside any batch: each of its
+			// calls is a transaction of its own.
+			if run := im.newRecords(ctx, rows[start:]); len(run) > 0 {
+				rs, err := im.createAll(ctx, run, im.loader, true)
+				if err != nil {
+					return err
+				}
+				for k, r := range rs {
+					if err := done(rows[start+k], r); err != nil {
+						return err
+					}
+				}
+				if len(rs) > 0 {
+					start += len(rs)
+					continue
+				}
+			}
+		}
 		end, runs := start, 0
 		err := b.WriteBatch(ctx, func(bctx context.Context) error {
 			if runs++; runs > 1 {
@@ -149,7 +180,7 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 					return nil // others have waited long enough: the rest in the next batch
 				}
 				if run := im.newRecords(bctx, rows[end:]); len(run) > 0 {
-					rs, err := im.createAll(bctx, run)
+					rs, err := im.createAll(bctx, run, im.st.(store.BulkCreator), false)
 					if err != nil {
 						return err
 					}
@@ -270,7 +301,12 @@ func (im *Importer) newRecords(ctx context.Context, rows []posRow) []posRow {
 // order: each row planned (planCreate), the valid ones created by the store in bulk
 // (store.BulkCreator), and each the store leaves to a create of its own (one its checks
 // refuse) created, or refused, with CreateRecord, in its place among them.
-func (im *Importer) createAll(ctx context.Context, rows []posRow) ([]Result, error) {
+//
+// bc is the store in a batch, or outside any batch (load) its Loader (im.loader), each of
+// whose calls commits on its own; when the Loader takes none of a call's records, createAll
+// returns the results of the rows before that one's row alone, the rest being the
+// batches' to apply.
+func (im *Importer) createAll(ctx context.Context, rows []posRow, bc store.BulkCreator, load bool) ([]Result, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -292,11 +328,16 @@ func (im *Importer) createAll(ctx context.Context, rows []posRow) ([]Result, err
 			recs, of = append(recs, store.NewRecord{Kind: pr.row.Kind, Values: vals, Options: opt}), append(of, i)
 		}
 	}
-	bc := im.st.(store.BulkCreator)
 	for len(recs) > 0 {
 		created, err := bc.CreateRecords(ctx, recs)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", rows[of[0]].row.Line, err)
+		}
+		if load && len(created) == 0 {
+			// The load took none (a check refused the first, or the kind is not the
+			// load's): the rows from that one on go to the batches, which create or
+			// refuse it as row by row would.
+			return results[:of[0]], nil
 		}
 		for k, r := range created {
 			if results[of[k]], err = im.createdAs(results[of[k]], r, nil); err != nil {
