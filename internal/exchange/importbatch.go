@@ -116,7 +116,10 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 	if err := im.listKeys(ctx, rows); err != nil {
 		return err
 	}
-	defer func() { im.absent = nil }()
+	if err := im.readRecords(ctx, rows); err != nil {
+		return err
+	}
+	defer func() { im.absent, im.read = nil, nil }()
 	done := func(pr posRow, r Result) error {
 		if err := rep.Add(r); err != nil {
 			return err
@@ -355,4 +358,42 @@ func (im *Importer) createAll(ctx context.Context, rows []posRow, bc store.BulkC
 		recs, of = recs[n+1:], of[n+1:]
 	}
 	return results, nil
+}
+
+// readRecords reads the records that rows with an id name, a query per kind, into im.read:
+// an update import's rows then cost the store a read per chunk, not one each, and a row
+// whose record already holds its values writes nothing. A row takes its record once
+// (findRecord): one that another row of the chunk may have written since is read again.
+func (im *Importer) readRecords(ctx context.Context, rows []posRow) error {
+	ids := map[store.Kind][]int64{}
+	for _, pr := range rows {
+		if pr.row.Err == nil && pr.row.ID != 0 {
+			ids[pr.row.Kind] = append(ids[pr.row.Kind], pr.row.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	im.read = make(map[recordOf]*store.Record, len(rows))
+	for kind, of := range ids {
+		recs, err := im.st.FindRecords(ctx, store.Filter{Kind: kind, IDs: of})
+		if err != nil {
+			return fmt.Errorf("read the %ss the rows name: %w", kind, err)
+		}
+		for _, r := range recs {
+			im.read[recordOf{r.Kind, r.ID}] = r
+		}
+	}
+	return nil
+}
+
+// findRecord returns the record, as its chunk read it (readRecords) the first time a row
+// asks, else as the store has it now.
+func (im *Importer) findRecord(ctx context.Context, kind store.Kind, id int64) (*store.Record, error) {
+	k := recordOf{kind, id}
+	if r, ok := im.read[k]; ok {
+		delete(im.read, k)
+		return r, nil
+	}
+	return im.st.FindRecord(ctx, kind, id)
 }
