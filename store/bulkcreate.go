@@ -101,3 +101,21 @@ func (r *Registry) FirstMissingRef(plans []*CreatePlan, found map[Kind]map[int64
 	}
 	return len(plans)
 }
+
+// BulkLoader is a store whose bulk creates may also run outside any batch, each call in a
+// transaction of its own on a connection made for loads (as a clone's load): the same
+// records, ids, history versions, changes, keys and search index as CreateRecords in a
+// batch, written set-wise instead of through the store's per-row triggers.
+type BulkLoader interface {
+	// OpenLoader returns a Loader, or nil (and no error) when the store cannot load now
+	// (read-only, a working copy): its creates then go through batches.
+	OpenLoader(ctx context.Context) (Loader, error)
+}
+
+// A Loader creates records as BulkCreator does, each call committed on its own (its ctx
+// carries no batch); a refused record (recs[len(created)]) is the caller's to create with
+// CreateRecord, as BulkCreator's. One goroutine at a time; Close lets it go.
+type Loader interface {
+	BulkCreator
+	Close() error
+}

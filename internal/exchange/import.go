@@ -90,6 +90,13 @@ type Importer struct {
 	// absent are the keys of the rows being applied in batches that the store did not hold
 	// when their chunk began (listKeys): Apply does not look them up one by one.
 	absent map[string]bool
+	// loader is the store's load (store.BulkLoader) while rows are applied in batches:
+	// it creates new records outside the batches.
+	loader store.Loader
+	// read are the records that the rows being applied in batches name, read at once when
+	// their chunk began (readRecords); a row's first read takes its record from here (and
+	// leaves it, so that a later read is the store's).
+	read map[recordOf]*store.Record
 }
 
 // NewImporter returns an Importer writing to st.
@@ -165,7 +172,7 @@ func (im *Importer) Apply(ctx context.Context, pos int, row *Row) (Result, error
 		return im.create(ctx, res, pos, row, actor, key, store.CreateOptions{IdempotencyKey: key})
 	}
 	for attempt := 0; ; attempt++ {
-		cur, err := im.st.FindRecord(ctx, row.Kind, row.ID)
+		cur, err := im.findRecord(ctx, row.Kind, row.ID)
 		if store.ErrorCode(err) == store.ENOTFOUND {
 			res, err := im.create(ctx, res, pos, row, actor, key, store.CreateOptions{ID: row.ID, IdempotencyKey: key})
 			if err == nil && res.Outcome == Created && row.Version > 1 {

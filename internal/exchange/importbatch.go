@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -61,8 +62,19 @@ type recordOf struct {
 
 // applyBatches is apply's pass through b, batchRows rows read at a time: it reads them,
 // applies them (applyChunk), then reads the next.
-func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader, total int, progress func(int), rep *Report) error {
+func (im *Importer) applyBatches(ctx context.Context, b store.Batcher, x *Reader, total int, progress func(int), rep *Report) (err error) {
 	n := im.batchRows()
+	if bl, ok := im.st.(store.BulkLoader); ok && !im.opt.DryRun {
+		if im.loader, err = bl.OpenLoader(ctx); err != nil {
+			return err
+		}
+		if im.loader != nil {
+			defer func() {
+				err = errors.Join(err, im.loader.Close())
+				im.loader = nil
+			}()
+		}
+	}
 	rows := make([]posRow, 0, n)
 	for i := 0; ; {
 		rows = rows[:0]
@@ -104,7 +116,10 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 	if err := im.listKeys(ctx, rows); err != nil {
 		return err
 	}
-	defer func() { im.absent = nil }()
+	if err := im.readRecords(ctx, rows); err != nil {
+		return err
+	}
+	defer func() { im.absent, im.read = nil, nil }()
 	done := func(pr posRow, r Result) error {
 		if err := rep.Add(r); err != nil {
 			return err
@@ -130,6 +145,25 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 			start++
 			continue
 		}
+		if im.loader != nil {
+			// New records first go to the store's load, outside any batch: each of its
+			// calls is a transaction of its own.
+			if run := im.newRecords(ctx, rows[start:]); len(run) > 0 {
+				rs, err := im.createAll(ctx, run, im.loader, true)
+				if err != nil {
+					return err
+				}
+				for k, r := range rs {
+					if err := done(rows[start+k], r); err != nil {
+						return err
+					}
+				}
+				if len(rs) > 0 {
+					start += len(rs)
+					continue
+				}
+			}
+		}
 		end, runs := start, 0
 		err := b.WriteBatch(ctx, func(bctx context.Context) error {
 			if runs++; runs > 1 {
@@ -149,7 +183,7 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 					return nil // others have waited long enough: the rest in the next batch
 				}
 				if run := im.newRecords(bctx, rows[end:]); len(run) > 0 {
-					rs, err := im.createAll(bctx, run)
+					rs, err := im.createAll(bctx, run, im.st.(store.BulkCreator), false)
 					if err != nil {
 						return err
 					}
@@ -270,7 +304,12 @@ func (im *Importer) newRecords(ctx context.Context, rows []posRow) []posRow {
 // order: each row planned (planCreate), the valid ones created by the store in bulk
 // (store.BulkCreator), and each the store leaves to a create of its own (one its checks
 // refuse) created, or refused, with CreateRecord, in its place among them.
-func (im *Importer) createAll(ctx context.Context, rows []posRow) ([]Result, error) {
+//
+// bc is the store in a batch, or outside any batch (load) its Loader (im.loader), each of
+// whose calls commits on its own; when the Loader takes none of a call's records, createAll
+// returns the results of the rows before that one's row alone, the rest being the
+// batches' to apply.
+func (im *Importer) createAll(ctx context.Context, rows []posRow, bc store.BulkCreator, load bool) ([]Result, error) {
 	actor, err := store.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -292,11 +331,16 @@ func (im *Importer) createAll(ctx context.Context, rows []posRow) ([]Result, err
 			recs, of = append(recs, store.NewRecord{Kind: pr.row.Kind, Values: vals, Options: opt}), append(of, i)
 		}
 	}
-	bc := im.st.(store.BulkCreator)
 	for len(recs) > 0 {
 		created, err := bc.CreateRecords(ctx, recs)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", rows[of[0]].row.Line, err)
+		}
+		if load && len(created) == 0 {
+			// The load took none (a check refused the first, or the kind is not the
+			// load's): the rows from that one on go to the batches, which create or
+			// refuse it as row by row would.
+			return results[:of[0]], nil
 		}
 		for k, r := range created {
 			if results[of[k]], err = im.createdAs(results[of[k]], r, nil); err != nil {
@@ -314,4 +358,42 @@ func (im *Importer) createAll(ctx context.Context, rows []posRow) ([]Result, err
 		recs, of = recs[n+1:], of[n+1:]
 	}
 	return results, nil
+}
+
+// readRecords reads the records that rows with an id name, a query per kind, into im.read:
+// an update import's rows then cost the store a read per chunk, not one each, and a row
+// whose record already holds its values writes nothing. A row takes its record once
+// (findRecord): one that another row of the chunk may have written since is read again.
+func (im *Importer) readRecords(ctx context.Context, rows []posRow) error {
+	ids := map[store.Kind][]int64{}
+	for _, pr := range rows {
+		if pr.row.Err == nil && pr.row.ID != 0 {
+			ids[pr.row.Kind] = append(ids[pr.row.Kind], pr.row.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	im.read = make(map[recordOf]*store.Record, len(rows))
+	for kind, of := range ids {
+		recs, err := im.st.FindRecords(ctx, store.Filter{Kind: kind, IDs: of})
+		if err != nil {
+			return fmt.Errorf("read the %ss the rows name: %w", kind, err)
+		}
+		for _, r := range recs {
+			im.read[recordOf{r.Kind, r.ID}] = r
+		}
+	}
+	return nil
+}
+
+// findRecord returns the record, as its chunk read it (readRecords) the first time a row
+// asks, else as the store has it now.
+func (im *Importer) findRecord(ctx context.Context, kind store.Kind, id int64) (*store.Record, error) {
+	k := recordOf{kind, id}
+	if r, ok := im.read[k]; ok {
+		delete(im.read, k)
+		return r, nil
+	}
+	return im.st.FindRecord(ctx, kind, id)
 }

@@ -340,6 +340,37 @@ func TestImport_BulkSameAsRowByRowSample(t *testing.T) {
 type bulkSpy struct {
 	store.Store
 	bulk int
+	// loaded counts those of bulk a Loader created.
+	loaded int
+	// load lets the store's Loader (store.BulkLoader) create records outside batches.
+	load bool
+}
+
+// OpenLoader opens the store's Loader, counted as the bulk creates are, when the spy loads
+// and the store can.
+func (s *bulkSpy) OpenLoader(ctx context.Context) (store.Loader, error) {
+	bl, ok := s.Store.(store.BulkLoader)
+	if !s.load || !ok {
+		return nil, nil
+	}
+	l, err := bl.OpenLoader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return &loaderSpy{Loader: l, spy: s}, nil
+}
+
+// loaderSpy counts the records a Loader created into its bulkSpy.
+type loaderSpy struct {
+	store.Loader
+	spy *bulkSpy
+}
+
+func (l *loaderSpy) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*store.Record, error) {
+	out, err := l.Loader.CreateRecords(ctx, recs)
+	l.spy.bulk += len(out)
+	l.spy.loaded += len(out)
+	return out, err
 }
 
 func (s *bulkSpy) WriteBatch(ctx context.Context, fn func(context.Context) error) error {
@@ -401,25 +432,31 @@ func TestImport_BulkCreatesSameAsRowByRow(t *testing.T) {
 	file := []byte(mixedFile(400))
 	for _, engine := range engines() {
 		t.Run(engine, func(t *testing.T) {
-			run := func(batch int) (report, state string, bulk int) {
-				spy := &bulkSpy{Store: partsStore(t, engine)}
+			run := func(batch int, load bool) (report, state string, bulk int) {
+				t.Helper()
+				spy := &bulkSpy{Store: partsStore(t, engine), load: load}
 				setUpParts(t, spy)
 				o := ImportOptions{KeyPrefix: "eq", BatchRows: batch}
 				res, _ := mustImport(t, as(t, alice), spy, file, JSONL, o)
 				again, _ := mustImport(t, as(t, alice), spy, file, JSONL, o)
+				if _, ok := spy.Store.(store.BulkLoader); ok && load && spy.loaded == 0 {
+					t.Errorf("batches of %d: the store's Loader created no record", batch)
+				}
 				return reportOf(res) + reportOf(again), storeState(t, spy), spy.bulk
 			}
-			wantReport, wantState, _ := run(1)
+			wantReport, wantState, _ := run(1, false)
 			for _, batch := range []int{0, 50} {
-				report, state, bulk := run(batch)
-				if report != wantReport {
-					t.Errorf("batches of %d: report\n%s\nwant (one row at a time)\n%s", batch, report, wantReport)
-				}
-				if state != wantState {
-					t.Errorf("batches of %d: store\n%s\nwant\n%s", batch, state, wantState)
-				}
-				if created := strings.Count(wantReport, "Outcome:created "); bulk < created*3/4 {
-					t.Errorf("batches of %d: %d of %d records created in bulk, want most", batch, bulk, created)
+				for _, load := range []bool{false, true} {
+					report, state, bulk := run(batch, load)
+					if report != wantReport {
+						t.Errorf("batches of %d, load %v: report\n%s\nwant (one row at a time)\n%s", batch, load, report, wantReport)
+					}
+					if state != wantState {
+						t.Errorf("batches of %d, load %v: store\n%s\nwant\n%s", batch, load, state, wantState)
+					}
+					if created := strings.Count(wantReport, "Outcome:created "); bulk < created*3/4 {
+						t.Errorf("batches of %d, load %v: %d of %d records created in bulk, want most", batch, load, bulk, created)
+					}
 				}
 			}
 		})

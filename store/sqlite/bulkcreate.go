@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 )
@@ -258,26 +259,9 @@ func (db *DB) nextID(ctx context.Context, t *tx, kind store.Kind) (int64, error)
 // insertRecords writes the records plans describe with ids first, first+1…, in one
 // statement, and returns them as the database holds them.
 func (db *DB) insertRecords(ctx context.Context, t *tx, reg *store.Registry, first int64, plans []*store.CreatePlan) ([]*store.Record, error) {
-	var (
-		q    string
-		args []any
-		cols int
-	)
-	at := formatTime(t.now)
-	for i, p := range plans {
-		stmt, a, _, err := db.insertStatement(reg, p.Kind, first+int64(i), p.Values, p.Extra)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			cols = len(a) + 3
-			head, _, _ := strings.Cut(stmt, " VALUES ")
-			_, ret, _ := strings.Cut(stmt, " RETURNING ")
-			q = head + " VALUES " + rowsOf(len(plans), cols) + " RETURNING " + ret
-			args = make([]any, 0, cols*len(plans))
-		}
-		args = append(args, a...)
-		args = append(args, int64(1), at, p.Actor.Name)
+	q, args, err := db.recordsInsert(reg, first, plans, t.now)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := t.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -304,11 +288,55 @@ func (db *DB) insertRecords(ctx context.Context, t *tx, reg *store.Registry, fir
 	return out, nil
 }
 
+// recordsInsert returns the INSERT … RETURNING, and its arguments, that writes the records
+// plans describe with ids first, first+1…, written at now.
+func (db *DB) recordsInsert(reg *store.Registry, first int64, plans []*store.CreatePlan, now time.Time) (q string, args []any, err error) {
+	at := formatTime(now)
+	for i, p := range plans {
+		stmt, a, _, err := db.insertStatement(reg, p.Kind, first+int64(i), p.Values, p.Extra)
+		if err != nil {
+			return "", nil, err
+		}
+		if i == 0 {
+			cols := len(a) + 3
+			head, _, _ := strings.Cut(stmt, " VALUES ")
+			_, ret, _ := strings.Cut(stmt, " RETURNING ")
+			q = head + " VALUES " + rowsOf(len(plans), cols) + " RETURNING " + ret
+			args = make([]any, 0, cols*len(plans))
+		}
+		args = append(args, a...)
+		args = append(args, int64(1), at, p.Actor.Name)
+	}
+	return q, args, nil
+}
+
 // insertLogs writes the history versions (editor creates that keep history) and the
 // EventCreated changes of recs, in order, as logWrite writes a create's.
 func (db *DB) insertLogs(ctx context.Context, t *tx, reg *store.Registry, recs []*store.Record, plans []*store.CreatePlan) error {
-	var hist, changes []any
-	at := formatTime(t.now)
+	hist, changes, err := logArgs(reg, recs, plans, t.now)
+	if err != nil {
+		return err
+	}
+	if err := execRows(ctx, t, historyInsert, 9, hist); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	if err := execRows(ctx, t, changesInsert, 10, changes); err != nil {
+		return fmt.Errorf("write change log: %w", err)
+	}
+	return nil
+}
+
+// The inserts (ending "VALUES ") of a bulk create's history versions, changes and keys.
+const (
+	historyInsert = "INSERT INTO history (kind, record_id, version, actor, at, fields, base, snapshot, delta) VALUES "
+	changesInsert = "INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at) VALUES "
+	keysInsert    = "INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at) VALUES "
+)
+
+// logArgs returns the values of the history rows (9 a row) and of the changes (10 a row)
+// that insertLogs writes for recs, made at now.
+func logArgs(reg *store.Registry, recs []*store.Record, plans []*store.CreatePlan, now time.Time) (hist, changes []any, err error) {
+	at := formatTime(now)
 	for i, r := range recs {
 		p := plans[i]
 		history := p.Keep && p.Actor.Role == store.RoleEditor
@@ -317,9 +345,9 @@ func (db *DB) insertLogs(ctx context.Context, t *tx, reg *store.Registry, recs [
 			fields = []string{}
 		}
 		if history {
-			h, err := reg.NewHistoryRow(r, p.Actor.HistoryName(), t.now, fields, store.HistoryTail{}, nil)
+			h, err := reg.NewHistoryRow(r, p.Actor.HistoryName(), now, fields, store.HistoryTail{}, nil)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			var base, snap, delta any
 			if h.IsSnapshot() {
@@ -332,13 +360,7 @@ func (db *DB) insertLogs(ctx context.Context, t *tx, reg *store.Registry, recs [
 		changes = append(changes, string(store.EventCreated), string(r.Kind), r.ID, r.Version, p.Actor.Name,
 			string(p.Actor.Role), jsonText(fields), jsonText(map[string]int64{}), history, at)
 	}
-	if err := execRows(ctx, t, "INSERT INTO history (kind, record_id, version, actor, at, fields, base, snapshot, delta) VALUES ", 9, hist); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	if err := execRows(ctx, t, "INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at) VALUES ", 10, changes); err != nil {
-		return fmt.Errorf("write change log: %w", err)
-	}
-	return nil
+	return hist, changes, nil
 }
 
 // completeKeys records the keys of plans as COMPLETED with the records created, as
@@ -348,6 +370,15 @@ func (db *DB) completeKeys(ctx context.Context, t *tx, recs []*store.Record, pla
 	if err != nil {
 		return err
 	}
+	if err := execRows(ctx, t, keysInsert, 8, keyArgs(recs, plans, now)); err != nil {
+		return fmt.Errorf("record idempotency keys: %w", err)
+	}
+	return nil
+}
+
+// keyArgs returns the values (8 a row) of the COMPLETED keys of plans that completeKeys
+// records, at now by the database's clock.
+func keyArgs(recs []*store.Record, plans []*store.CreatePlan, now time.Time) []any {
 	created, expires := formatTime(now), formatTime(now.Add(store.DefaultCompletedTTL))
 	var args []any
 	for i, p := range plans {
@@ -355,10 +386,7 @@ func (db *DB) completeKeys(ctx context.Context, t *tx, recs []*store.Record, pla
 			args = append(args, store.ScopeAPI, p.Key, "COMPLETED", p.Hash, store.CreatedResult(recs[i]).Encode(), p.Actor.Name, created, expires)
 		}
 	}
-	if err := execRows(ctx, t, "INSERT INTO idempotency (scope, key, status, request_hash, result, owner, created_at, expires_at) VALUES ", 8, args); err != nil {
-		return fmt.Errorf("record idempotency keys: %w", err)
-	}
-	return nil
+	return args
 }
 
 // execRows runs insert (ending "VALUES ") for the rows in args, k values a row, many rows
