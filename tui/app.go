@@ -81,6 +81,10 @@ type Options struct {
 	// ProgramOptions are added to the program's own (a served session: its input, output,
 	// environment, colour profile and window size).
 	ProgramOptions []tea.ProgramOption
+	// FeedLinger is how long the change feed waits after a change for more to draw with it
+	// (a team server sets it: every save reaches every session, and a session that draws
+	// ten saves at once draws once). Zero draws the changes that came as soon as they come.
+	FeedLinger time.Duration
 	// Started, when set, is given the program before it runs (a served session sends it
 	// its window changes).
 	Started func(p *tea.Program)
@@ -405,15 +409,24 @@ func (a *App) subscribe() tea.Cmd {
 }
 
 // waitChange waits for the next change on the feed, and takes with it those already waiting
-// behind it (up to maxChangeBatch): they come as one changesMsg, handled in one Update and
-// drawn once. The app re-arms it after each message.
-func waitChange(ch <-chan store.Change) tea.Cmd {
+// behind it and those that come within linger of it (up to maxChangeBatch): they come as
+// one changesMsg, handled in one Update and drawn once. The app re-arms it after each
+// message.
+func waitChange(ch <-chan store.Change, linger time.Duration) tea.Cmd {
 	return func() tea.Msg {
 		first, ok := <-ch
 		if !ok {
 			return feedClosedMsg{}
 		}
-		var more []store.Change
+		var (
+			more []store.Change
+			wait <-chan time.Time // nil: only what is already waiting
+		)
+		if linger > 0 {
+			t := time.NewTimer(linger)
+			defer t.Stop()
+			wait = t.C
+		}
 	drain:
 		for len(more) < maxChangeBatch-1 {
 			select {
@@ -422,7 +435,19 @@ func waitChange(ch <-chan store.Change) tea.Cmd {
 					break drain // the next wait reports the close
 				}
 				more = append(more, c)
+				continue
 			default:
+			}
+			if wait == nil {
+				break
+			}
+			select {
+			case c, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				more = append(more, c)
+			case <-wait:
 				break drain
 			}
 		}
@@ -550,7 +575,7 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		a.feedCh = msg.ch
 		a.cursor = max(a.cursor, msg.after)
-		return waitChange(msg.ch), true
+		return waitChange(msg.ch, a.c.opts.FeedLinger), true
 	case resubscribeMsg:
 		if a.c.ctx.Err() != nil {
 			return nil, true
@@ -568,7 +593,7 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		cmds := []tea.Cmd{a.broadcast(msg), a.onSchemaChange(msg.c)}
 		if a.feedCh != nil {
-			cmds = append(cmds, waitChange(a.feedCh))
+			cmds = append(cmds, waitChange(a.feedCh, a.c.opts.FeedLinger))
 		}
 		return tea.Batch(cmds...), true
 	case changesMsg:
@@ -605,7 +630,7 @@ func (a *App) onChanges(cs []store.Change) tea.Cmd {
 		cmds = append(cmds, a.onSchemaChange(c))
 	}
 	if a.feedCh != nil {
-		cmds = append(cmds, waitChange(a.feedCh))
+		cmds = append(cmds, waitChange(a.feedCh, a.c.opts.FeedLinger))
 	}
 	return tea.Batch(cmds...)
 }
