@@ -366,7 +366,9 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 		saves  []benchSave
 		failed []error
 	)
-	if _, err := s.wait(listShown...); err != nil {
+	// The list's position ("1 of 50") shows once its rows are loaded: a j before them
+	// would move nothing, and the session would edit another's product.
+	if _, err := s.waitText(" of "); err != nil {
 		return nil, []error{err}
 	}
 	// The list moves its cursor to the session's product before the rounds start: a key
