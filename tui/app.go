@@ -81,6 +81,10 @@ type Options struct {
 	// ProgramOptions are added to the program's own (a served session: its input, output,
 	// environment, colour profile and window size).
 	ProgramOptions []tea.ProgramOption
+	// FeedLinger is how long the change feed waits after a change for more to draw with it
+	// (a team server sets it: every save reaches every session, and a session that draws
+	// ten saves at once draws once). Zero draws the changes that came as soon as they come.
+	FeedLinger time.Duration
 	// Started, when set, is given the program before it runs (a served session sends it
 	// its window changes).
 	Started func(p *tea.Program)
@@ -215,6 +219,10 @@ type common struct {
 	seen   map[string]map[string]bool
 	search string // the list's search, which the editor marks in the record's text
 	marks  matchLineMemo
+	// footers, fits and rows keep what the View drew before (memo.go).
+	footers footerMemo
+	fits    fitMemo
+	rows    memo
 	// out holds the messages a component sent the others while it handled one; the root
 	// routes them as soon as that Update returns, in order (App.Update).
 	out []tea.Msg
@@ -271,8 +279,7 @@ func (c *common) learnClock(db, sent time.Time) { c.skew = db.Sub(sent) }
 
 // footer renders the key help for bindings on one line.
 func (c *common) footer(bindings []key.Binding) string {
-	c.help.SetWidth(c.width)
-	return c.help.ShortHelpView(bindings)
+	return c.footers.footer(c, bindings)
 }
 
 // clip cuts s to the screen width.
@@ -401,16 +408,58 @@ func (a *App) subscribe() tea.Cmd {
 	}
 }
 
-// waitChange waits for the next change on the feed; the app re-arms it after each one.
-func waitChange(ch <-chan store.Change) tea.Cmd {
+// waitChange waits for the next change on the feed, and takes with it those already waiting
+// behind it and those that come within linger of it (up to maxChangeBatch): they come as
+// one changesMsg, handled in one Update and drawn once. The app re-arms it after each
+// message.
+func waitChange(ch <-chan store.Change, linger time.Duration) tea.Cmd {
 	return func() tea.Msg {
-		ch2, ok := <-ch
+		first, ok := <-ch
 		if !ok {
 			return feedClosedMsg{}
 		}
-		return changeMsg{c: ch2}
+		var (
+			more []store.Change
+			wait <-chan time.Time // nil: only what is already waiting
+		)
+		if linger > 0 {
+			t := time.NewTimer(linger)
+			defer t.Stop()
+			wait = t.C
+		}
+	drain:
+		for len(more) < maxChangeBatch-1 {
+			select {
+			case c, ok := <-ch:
+				if !ok {
+					break drain // the next wait reports the close
+				}
+				more = append(more, c)
+				continue
+			default:
+			}
+			if wait == nil {
+				break
+			}
+			select {
+			case c, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				more = append(more, c)
+			case <-wait:
+				break drain
+			}
+		}
+		if len(more) == 0 {
+			return changeMsg{c: first}
+		}
+		return changesMsg{cs: append([]store.Change{first}, more...)}
 	}
 }
+
+// maxChangeBatch bounds the changes one changesMsg carries.
+const maxChangeBatch = 64
 
 // maxRouted bounds the messages the components may send each other while one message is
 // handled: a loop between two of them ends instead of hanging the program.
@@ -526,7 +575,7 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		a.feedCh = msg.ch
 		a.cursor = max(a.cursor, msg.after)
-		return waitChange(msg.ch), true
+		return waitChange(msg.ch, a.c.opts.FeedLinger), true
 	case resubscribeMsg:
 		if a.c.ctx.Err() != nil {
 			return nil, true
@@ -544,9 +593,11 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		cmds := []tea.Cmd{a.broadcast(msg), a.onSchemaChange(msg.c)}
 		if a.feedCh != nil {
-			cmds = append(cmds, waitChange(a.feedCh))
+			cmds = append(cmds, waitChange(a.feedCh, a.c.opts.FeedLinger))
 		}
 		return tea.Batch(cmds...), true
+	case changesMsg:
+		return a.onChanges(msg.cs), true
 	case tickMsg:
 		return tea.Batch(tick(), a.broadcast(msg)), true
 	case schemaReloadedMsg:
@@ -558,6 +609,30 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		return a.editor.applySchema(msg), true
 	}
 	return nil, false
+}
+
+// onChanges handles changes that came from the feed together: each screen hears each
+// change in order, as from one changeMsg each, but the list reads the records they touch
+// again in one query (listModel.onChanges), and the screen is drawn once for them all.
+func (a *App) onChanges(cs []store.Change) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, id := range screenOrder {
+		if l, ok := a.screens[id].(*listModel); ok {
+			cmds = append(cmds, l.onChanges(cs))
+			continue
+		}
+		for _, c := range cs {
+			cmds = append(cmds, a.deliver(id, changeMsg{c: c}))
+		}
+	}
+	for _, c := range cs {
+		a.cursor = max(a.cursor, c.ID)
+		cmds = append(cmds, a.onSchemaChange(c))
+	}
+	if a.feedCh != nil {
+		cmds = append(cmds, waitChange(a.feedCh, a.c.opts.FeedLinger))
+	}
+	return tea.Batch(cmds...)
 }
 
 // onNavigate opens and closes screens and overlays; done says msg was one of theirs.
@@ -765,13 +840,18 @@ func (a *App) Render() string {
 	default:
 		body = a.list.View()
 	}
-	return a.confirm.over(fitScreen(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines()))
+	return a.confirm.over(a.c.fits.fit(a.wc.decorate(body), a.c.width, a.c.height+a.wc.lines()))
 }
 
 // fitScreen cuts body to width×height so that no line wraps and nothing scrolls. Every
 // screen ends with its status line and its footer: on a screen too short for the rest,
 // those two stay and the middle is cut.
 func fitScreen(body string, width, height int) string {
+	return fitLines(body, width, height, func(l string) string { return fitLine(l, width) })
+}
+
+// fitLines is fitScreen with fit cutting each line to the width.
+func fitLines(body string, width, height int, fit func(string) string) string {
 	lines := strings.Split(body, "\n")
 	if height > 0 && len(lines) > height {
 		if height > 2 {
@@ -781,9 +861,7 @@ func fitScreen(body string, width, height int) string {
 		}
 	}
 	for i, l := range lines {
-		if ansi.StringWidth(l) > width {
-			lines[i] = ansi.Truncate(l, width, "…")
-		}
+		lines[i] = fit(l)
 	}
 	return strings.Join(lines, "\n")
 }

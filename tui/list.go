@@ -474,26 +474,50 @@ func leaseIndex(ls []store.Lease, now time.Time) map[int64]store.Lease {
 	return out
 }
 
-func (l *listModel) onChange(ch store.Change) tea.Cmd {
+func (l *listModel) onChange(ch store.Change) tea.Cmd { return l.onChanges([]store.Change{ch}) }
+
+// onChanges handles feed changes in order; the records they have read again are read in
+// one query.
+func (l *listModel) onChanges(cs []store.Change) tea.Cmd {
+	var (
+		cmds []tea.Cmd
+		ids  []int64
+	)
+	for _, ch := range cs {
+		cmd, id := l.changeStep(ch)
+		cmds = append(cmds, cmd)
+		if id != 0 && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 0 {
+		cmds = append(cmds, l.refresh(ids))
+	}
+	return tea.Batch(cmds...)
+}
+
+// changeStep handles one feed change: it returns what to do, or the id of a record to read
+// again.
+func (l *listModel) changeStep(ch store.Change) (tea.Cmd, int64) {
 	if ch.Kind != l.kind {
-		return nil
+		return nil, 0
 	}
 	switch ch.Event {
 	case store.EventLeaseGranted, store.EventLeaseReleased, store.EventLeaseExpired, store.EventLeaseRenewed:
-		return l.loadLeases()
+		return l.loadLeases(), 0
 	case store.EventDeleted, store.EventRestored:
-		return l.onDeleteEvent(ch)
+		return l.onDeleteEvent(ch), 0
 	case store.EventCreated, store.EventMoved, store.EventPulled:
 		// A pulled record may be new to the copy or under another parent.
 		if l.tree() {
-			return l.load()
+			return l.load(), 0
 		}
-		return l.refresh([]int64{ch.RecordID})
+		return nil, ch.RecordID
 	}
 	if l.indexOf(ch.RecordID) >= 0 {
-		return l.refresh([]int64{ch.RecordID})
+		return nil, ch.RecordID
 	}
-	return nil
+	return nil, 0
 }
 
 // onKey handles a key on the list: the filter's while it is typed, else moving, the
@@ -780,15 +804,16 @@ func (l *listModel) rowView(i int, lay listLayout, lk lockCell) string {
 		text = lk.short
 	}
 	text += lk.presence
+	rows := &c.rows
 	switch {
 	case i == l.cursor:
-		return st.Selected.Render(padRight(line+text, c.width))
+		return rows.styled('s', st.Selected, padRight(line+text, c.width))
 	case lk.held == heldByYou:
-		return st.Row.Render(line) + st.LockYou.Render(text)
+		return rows.styled('r', st.Row, line) + rows.styled('y', st.LockYou, text)
 	case lk.held == heldByOther:
-		return st.Row.Render(line) + st.LockOther.Render(text)
+		return rows.styled('r', st.Row, line) + rows.styled('o', st.LockOther, text)
 	}
-	return st.Row.Render(line) + st.Dim.Render(text)
+	return rows.styled('r', st.Row, line) + rows.styled('d', st.Dim, text)
 }
 
 // wideList is the width from which the product list shows price, stock and availability.

@@ -157,7 +157,7 @@ func openList(b *testing.B, ctx context.Context, s store.Store, opts Options) st
 }
 
 // openAppList is openList returning the App.
-func openAppList(b *testing.B, ctx context.Context, s store.Store, opts Options) *App {
+func openAppList(b testing.TB, ctx context.Context, s store.Store, opts Options) *App {
 	app, err := New(ctx, s, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -173,7 +173,7 @@ func openAppList(b *testing.B, ctx context.Context, s store.Store, opts Options)
 
 // runSync runs cmd and every command that follows from it in this goroutine, expanding
 // batches and feeding each message to the app, as a program would but without goroutines.
-func runSync(b *testing.B, app *App, cmd tea.Cmd) {
+func runSync(b testing.TB, app *App, cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}

@@ -27,6 +27,9 @@ type feedReadyMsg struct {
 // changeMsg is one entry of the live change feed.
 type changeMsg struct{ c store.Change }
 
+// changesMsg is entries of the feed that were waiting together, in order (waitChange).
+type changesMsg struct{ cs []store.Change }
+
 // feedClosedMsg says the feed channel closed (store unreachable); the app resubscribes.
 type feedClosedMsg struct{}
 

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/tandem-editor/tandem/store"
@@ -323,10 +324,22 @@ func (s *benchSession) settle(quiet, most time.Duration) {
 // returns when that output came. The terminal is sent only the cells that change, so a
 // screen is known by any of a few of its texts.
 func (s *benchSession) wait(want ...string) (time.Time, error) {
+	return s.waitIn(func(out []byte) []byte { return out }, want...)
+}
+
+// waitText is wait in the text of the output, its escape sequences left out: a key's echo
+// is its character drawn, not a letter that ends a sequence ("\x1b[K" is not a K).
+func (s *benchSession) waitText(want ...string) (time.Time, error) {
+	return s.waitIn(func(out []byte) []byte { return []byte(ansi.Strip(string(out))) }, want...)
+}
+
+// waitIn is wait looking in what text makes of the output.
+func (s *benchSession) waitIn(text func([]byte) []byte, want ...string) (time.Time, error) {
 	deadline := time.After(10 * time.Second)
 	for {
 		s.mu.Lock()
-		ok := slices.ContainsFunc(want, func(w string) bool { return bytes.Contains(s.out, []byte(w)) })
+		out := text(s.out)
+		ok := slices.ContainsFunc(want, func(w string) bool { return bytes.Contains(out, []byte(w)) })
 		s.mu.Unlock()
 		if ok {
 			return time.Now(), nil
@@ -353,7 +366,9 @@ func (s *benchSession) run(cfg BenchConfig) ([]benchSave, []error) {
 		saves  []benchSave
 		failed []error
 	)
-	if _, err := s.wait(listShown...); err != nil {
+	// The list's position ("1 of 50") shows once its rows are loaded: a j before them
+	// would move nothing, and the session would edit another's product.
+	if _, err := s.waitText(" of "); err != nil {
 		return nil, []error{err}
 	}
 	// The list moves its cursor to the session's product before the rounds start: a key
@@ -402,7 +417,7 @@ func (s *benchSession) edit(cfg BenchConfig, r int) (*benchSave, error) {
 	name := benchName(s.i, r)
 	for _, c := range name {
 		at := s.send(string(c))
-		got, err := s.wait(string(c))
+		got, err := s.waitText(string(c))
 		if err != nil {
 			return nil, err
 		}

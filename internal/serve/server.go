@@ -336,6 +336,11 @@ func Actor(u *User) store.Actor {
 	return a
 }
 
+// feedLinger is how long a session's change feed waits after a change for others to draw
+// with it: every save reaches every session, so a server of n sessions draws n screens a
+// save; with saves coming faster than this, a session draws several at once.
+const feedLinger = 100 * time.Millisecond
+
 // runTUI runs the TUI on st in a session with a terminal, its size following the client's
 // window; end ends the session early (idle, oversized input).
 func (s *Server) runTUI(ctx context.Context, end context.CancelCauseFunc, st store.Store, sess ssh.Session, u *User) int {
@@ -350,6 +355,7 @@ func (s *Server) runTUI(ctx context.Context, end context.CancelCauseFunc, st sto
 	opts.ReadOnly = Actor(u).ReadOnly
 	opts.Perms = u.Permissions()
 	opts.NoEditor = "no external editor over SSH: it would run on the server; edit the text here"
+	opts.FeedLinger = feedLinger
 	input := newInputGuard(sess, s.cfg.Limits.Input, end)
 	go input.endWhenIdle(ctx, s.cfg.Limits.Idle)
 	opts.ProgramOptions = append(bubbletea.MakeOptions(sess), tea.WithInput(input))
