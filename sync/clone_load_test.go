@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -31,28 +30,34 @@ func (c *cutStream) StreamRecords(ctx context.Context, f store.Filter, names []s
 	})
 }
 
-// fillProducts creates n products in src, eight writers at once.
-func fillProducts(t *testing.T, src store.Store, n int) {
+// fillProducts creates n products in src in one batch through the store's bulk create (what
+// a first import uses): these tests need a source of a few pages of products, not n saves,
+// which under the race detector took most of the sync package's time.
+func fillProducts(t *testing.T, src *sqlite.DB, n int) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += 8 {
-				if _, err := src.CreateRecord(as("filler"), store.KindProduct, store.Values{"sku": fmt.Sprintf("L-%05d", i),
-					"name": fmt.Sprintf("Leuchte %d", i), "categories": []string{"licht"}}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	recs := make([]store.NewRecord, n)
+	for i := range recs {
+		recs[i] = store.NewRecord{Kind: store.KindProduct, Values: store.Values{"sku": fmt.Sprintf("L-%05d", i),
+			"name": fmt.Sprintf("Leuchte %d", i), "categories": []string{"licht"}}}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	err := src.WriteBatch(as("filler"), func(ctx context.Context) error {
+		for rest := recs; len(rest) > 0; {
+			made, err := src.CreateRecords(ctx, rest)
+			if err != nil {
+				return err
+			}
+			rest = rest[len(made):]
+			if len(rest) > 0 { // one the bulk create leaves to CreateRecord
+				if _, err := src.CreateRecord(ctx, rest[0].Kind, rest[0].Values, rest[0].Options); err != nil {
+					return err
+				}
+				rest = rest[1:]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("fill %d products: %v", n, err)
 	}
 }
 
@@ -100,10 +105,7 @@ func TestClone_LoadAllOrNothing(t *testing.T) {
 // mustOpen opens a new, empty SQLite store.
 func mustOpen(t *testing.T, name string) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), name+".db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openNew(t, filepath.Join(t.TempDir(), name+".db"))
 	t.Cleanup(func() { db.Close() })
 	return db
 }

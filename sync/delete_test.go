@@ -131,10 +131,7 @@ func TestClone_SubtreeOfChild(t *testing.T) {
 			ctx := context.Background()
 			src := open(t)
 			f := seed(t, src)
-			wc, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			wc := openNew(t, filepath.Join(t.TempDir(), "wc.db"))
 			defer wc.Close()
 			if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Kinds: []store.Kind{store.KindDocument}, Subtree: f.x}); err != nil {
 				t.Fatalf("clone --subtree of document %d (under %d): %v", f.x, f.root, err)
@@ -220,12 +217,9 @@ func TestClone_OfWorkingCopyRefused(t *testing.T) {
 	src := sources["sqlite"](t)
 	seed(t, src)
 	wc := mustClone(t, src, "wc")
-	dst, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "copy2.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := openNew(t, filepath.Join(t.TempDir(), "copy2.db"))
 	defer dst.Close()
-	_, err = tsync.Clone(ctx, wc, dst, tsync.CloneOptions{})
+	_, err := tsync.Clone(ctx, wc, dst, tsync.CloneOptions{})
 	if store.ErrorCode(err) != store.EINVALID || !strings.Contains(err.Error(), "itself a working copy") {
 		t.Fatalf("clone of a working copy: %v, want a refusal", err)
 	}

@@ -21,10 +21,7 @@ import (
 var keySources = map[string]func(t *testing.T) (store.Store, func(t *testing.T)){
 	"sqlite": func(t *testing.T) (store.Store, func(t *testing.T)) {
 		path := filepath.Join(t.TempDir(), "source.db")
-		db, err := sqlite.Open(context.Background(), path, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := openNew(t, path)
 		t.Cleanup(func() { db.Close() })
 		return db, func(t *testing.T) {
 			raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
@@ -151,10 +148,7 @@ func TestSync_RestoredCopyResendsPush(t *testing.T) {
 			}
 			dir := t.TempDir()
 			path, backup := filepath.Join(dir, "copy.db"), filepath.Join(dir, "backup.db")
-			wc, err := sqlite.Open(context.Background(), path, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			wc := openNew(t, path)
 			if _, err := tsync.Clone(context.Background(), src, wc, tsync.CloneOptions{Source: "test source"}); err != nil {
 				t.Fatalf("clone: %v", err)
 			}

@@ -25,7 +25,7 @@ type rewindable struct {
 
 func newRewindable(t *testing.T) *rewindable {
 	r := &rewindable{t: t, path: filepath.Join(t.TempDir(), "source.db")}
-	r.open()
+	r.db = openNew(t, r.path)
 	t.Cleanup(func() { r.db.Close() })
 	return r
 }

@@ -19,10 +19,7 @@ import (
 // sources opens each kind of source store a working copy is tested against.
 var sources = map[string]func(t *testing.T) store.Store{
 	"sqlite": func(t *testing.T) store.Store {
-		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "source.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := openNew(t, filepath.Join(t.TempDir(), "source.db"))
 		t.Cleanup(func() { db.Close() })
 		return db
 	},
@@ -44,10 +41,7 @@ func as(name string) context.Context {
 // mustClone clones src into a new SQLite working copy.
 func mustClone(t *testing.T, src store.Store, name string) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), name+".db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openNew(t, filepath.Join(t.TempDir(), name+".db"))
 	t.Cleanup(func() { db.Close() })
 	if _, err := tsync.Clone(context.Background(), src, db, tsync.CloneOptions{Source: "test source"}); err != nil {
 		t.Fatalf("clone %s: %v", name, err)
@@ -415,10 +409,7 @@ func TestClone_Subtree(t *testing.T) {
 	ctx := context.Background()
 	src := sources["sqlite"](t)
 	f := seed(t, src)
-	wc, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wc.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wc := openNew(t, filepath.Join(t.TempDir(), "wc.db"))
 	defer wc.Close()
 	if _, err := tsync.Clone(ctx, src, wc, tsync.CloneOptions{Kinds: []store.Kind{store.KindDocument}, Subtree: f.root}); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // TestCLI_ExitCodes checks the exit code of every error class, that the message on stderr
 // starts with "tandem: ", and that a refused command changed nothing.
 func TestCLI_ExitCodes(t *testing.T) {
+	besideOthers(t)
 	dsn := newSQLiteStore(t)
 	dir := filepath.Dir(dsn)
 	p := mustCreate(t, dsn, "product", "sku=EXIT-1", "name=Exit codes", "price=5.00", "stock=10")
@@ -111,6 +112,7 @@ func TestCLI_ExitCodes(t *testing.T) {
 // TestCLI_UnknownRole: an --as that names no role is exit 2 for every command, reads and
 // the TUI as much as writes, before any store is opened or created.
 func TestCLI_UnknownRole(t *testing.T) {
+	besideOthers(t)
 	dsn := seededStore(t)
 	dir := t.TempDir()
 	for _, args := range [][]string{

@@ -13,6 +13,7 @@ import (
 // decrement landed. (250 each took 100 s of CI's quiet run per store, in process start-up: the
 // store's queueing shows in the first few dozen; torture and the contract suite go further.)
 func TestCLI_AdjustConcurrent(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -12,6 +12,7 @@ import (
 // and with the database's own tool, and both export the same rows: every product (those the
 // store held before and the run's), and the run's alone by search.
 func TestCLI_BenchImport(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			tool := map[string]string{"sqlite": "sqlite3", "postgres": "psql"}[b.name]

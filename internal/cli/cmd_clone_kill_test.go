@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +13,10 @@ import (
 	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
-// fillSQLiteSource makes a SQLite store at path holding n products, created by eight
-// writers at once (the store's group commit writes them in few transactions).
+// fillSQLiteSource makes a SQLite store at path holding n products, created in one batch
+// by the store's bulk create (what a first import uses), a few hundred to a statement: the
+// clone tests need a source of n products, not n saves (one save at a time took most of
+// TestCLI_CloneKilled's setup).
 func fillSQLiteSource(t *testing.T, path string, n int) {
 	t.Helper()
 	ctx := store.WithActor(context.Background(), store.Actor{Name: "filler", Role: store.RoleEditor})
@@ -24,26 +25,42 @@ func fillSQLiteSource(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	const writers = 8
-	errs := make(chan error, writers)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += writers {
-				if _, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": fmt.Sprintf("KILL-%05d", i),
-					"name": fmt.Sprintf("Lampe Nr. %d", i), "description": "eine Straßenlaterne", "categories": []string{"licht"}}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	recs := make([]store.NewRecord, n)
+	for i := range recs {
+		recs[i] = store.NewRecord{Kind: store.KindProduct, Values: store.Values{"sku": fmt.Sprintf("KILL-%05d", i),
+			"name": fmt.Sprintf("Lampe Nr. %d", i), "description": "eine Straßenlaterne", "categories": []string{"licht"}}}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	bulkCreate(t, ctx, db, recs)
+}
+
+// bulkCreate creates recs in db in one batch (store.Batcher) through the store's bulk
+// create (store.BulkCreator), and each record it leaves to CreateRecord with that, as the
+// actor of ctx; it fails the test when db has no bulk create or a record is refused.
+func bulkCreate(t *testing.T, ctx context.Context, db store.Store, recs []store.NewRecord) {
+	t.Helper()
+	batcher, ok1 := db.(store.Batcher)
+	bulk, ok2 := db.(store.BulkCreator)
+	if !ok1 || !ok2 {
+		t.Fatalf("%T creates no records in bulk", db)
+	}
+	err := batcher.WriteBatch(ctx, func(bctx context.Context) error {
+		for rest := recs; len(rest) > 0; {
+			made, err := bulk.CreateRecords(bctx, rest)
+			if err != nil {
+				return err
+			}
+			rest = rest[len(made):]
+			if len(rest) > 0 {
+				if _, err := db.CreateRecord(bctx, rest[0].Kind, rest[0].Values, rest[0].Options); err != nil {
+					return err
+				}
+				rest = rest[1:]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("bulk create of %d records: %v", len(recs), err)
 	}
 }
 
@@ -75,6 +92,7 @@ func copyProducts(t *testing.T, path string) (all, found int) {
 // the clone after the kills makes the whole copy, search included, and leaves nothing
 // else behind.
 func TestCLI_CloneKilled(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
 	const n = 4000

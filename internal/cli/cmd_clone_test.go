@@ -34,6 +34,7 @@ func TestSourceLocation(t *testing.T) {
 // TestCLI_CloneLeftovers: what a killed clone left next to FILE (its temporary database and
 // the file SQLite's create makes before it) is removed by the next clone, which succeeds.
 func TestCLI_CloneLeftovers(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, file := filepath.Join(dir, "team.db"), filepath.Join(dir, "k.db")
 	madeStoreAt(t, team, "init", "--sample")

@@ -9,6 +9,7 @@ import (
 // TestCLI_SKUsComparedNormalised: SKUs that differ only by case, surrounding spaces, width,
 // non-breaking or zero-width characters are one sku, on create and on set.
 func TestCLI_SKUsComparedNormalised(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

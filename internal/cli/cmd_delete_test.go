@@ -13,6 +13,7 @@ import (
 // PostgreSQL: each refusal has its exit code and deletes nothing; a delete leaves a tombstone
 // that history shows and restore brings back as the next version.
 func TestCLI_DeleteRestore(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -106,6 +107,7 @@ func TestCLI_DeleteRestore(t *testing.T) {
 // it (one wins, the others exit 2: it is back). The product ends at version 1 + 2 × rounds,
 // with a tombstone and a restore in history per round.
 func TestCLI_DeleteRestoreConcurrent(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

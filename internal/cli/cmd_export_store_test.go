@@ -13,6 +13,7 @@ import (
 // SQLite database is refused with exit 2, writes nothing and leaves the store as it was; a
 // file beside it is written as always.
 func TestCLI_ExportRefusesTheStoreItReads(t *testing.T) {
+	besideOthers(t)
 	dsn := newSQLiteStore(t)
 	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(3)))
 	want := mustTandem(t, dsn, "export", "products")

@@ -67,6 +67,7 @@ func TestCLI_ExportOutput(t *testing.T) {
 // unchanged (into a fresh store, and as "unchanged" into the same one); --raw-cells writes
 // and reads the cells as they are.
 func TestCLI_ExportSpreadsheetSafe(t *testing.T) {
+	besideOthers(t)
 	names := []string{`=HYPERLINK("http://x","y")`, `+cmd|' /C calc'!A0`, "-5", "@SUM(A1)", "'", "''=", "'=x", "plain"}
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 // body, system writes that keep no history) and checks that "get --version N --json" prints
 // every history version exactly as "get --json" printed the record right after that save.
 func TestGet_Version(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -19,6 +19,7 @@ import (
 // (+100: never what the adjusts made it, which a merge would take as the same change made
 // twice), plus every adjust that succeeded.
 func TestCLI_ImportBesideAdjust(t *testing.T) {
+	besideOthers(t)
 	n, adjusts := 60, 30
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ func importNew(n int) string {
 // which rows the killed runs had applied ("imported before") and creates the others. 5,000
 // rows and 3 kills in a plain go test; 200,000 rows and 20 kills under TANDEM_LONG_TESTS.
 func TestCLI_ImportKilledCreates(t *testing.T) {
+	besideOthers(t)
 	// Small batches in the short run: many commits to land a kill between, however fast
 	// the bulk path makes a run (5,000 rows in well under a second when quiet).
 	n, kills, batch := 5000, 3, "50"

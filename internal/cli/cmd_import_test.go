@@ -55,6 +55,7 @@ func productState(t *testing.T, dsn string) map[string]string {
 // its end, leaves the store as one uninterrupted import does: no row applied twice, none
 // lost (the idempotency key of each row, in the row's own transaction).
 func TestCLI_ImportKilled(t *testing.T) {
+	besideOthers(t)
 	n, kills := 100, 12
 	if longTests() {
 		n, kills = 300, 20
@@ -203,6 +204,7 @@ func mustReport(t *testing.T, r result) importReport {
 // TestCLI_ImportExitCodes: 0 when every row landed, 2 invalid, 4 leased, 3 conflict, with
 // the other rows landing; --dry-run and --all-or-nothing write nothing.
 func TestCLI_ImportExitCodes(t *testing.T) {
+	besideOthers(t)
 	dsn := newSQLiteStore(t)
 	mustTandem(t, dsn, "import", writeFile(t, "base.csv", importBase(5)))
 	mustTandem(t, dsn, "set", "product", "3", "name=Moved on", "--expect-version", "1")
@@ -369,6 +371,7 @@ func TestPrintImport_AsWholeReport(t *testing.T) {
 // (the file check, --all-or-nothing's check, the writes) through a temporary copy, and
 // lands as the same file does; a file refused as a whole on stdin writes nothing.
 func TestCLI_ImportFromPipe(t *testing.T) {
+	besideOthers(t)
 	dsn := newSQLiteStore(t)
 	data := importBase(3) + "product,,,,,,,\n" + "product,9,1,X-9,Nine,1.00,1,\n"
 	run := func(stdin string, args ...string) result {
@@ -426,6 +429,7 @@ func TestCLI_ImportBadInputs(t *testing.T) {
 // rows again, under another name or on stdin, must not merge the stock's delta of −7 in a
 // second time (4 → −3). Content changed at the same position applies.
 func TestCLI_ImportKeyIsContent(t *testing.T) {
+	besideOthers(t)
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			dsn := be.dsn(t)

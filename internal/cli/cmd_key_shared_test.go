@@ -12,6 +12,7 @@ import (
 // store, so when bob sends adjust, set or delete with a key alice used, the answer (text
 // and JSON) says that alice applied it and when, and nothing is applied twice.
 func TestCLI_KeyReplayNamesWhoApplied(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -12,6 +12,7 @@ import (
 // PostgreSQL for non-ASCII text, whatever case it was typed in (issue 11: "--search émile"
 // found a record on PostgreSQL and nothing on SQLite), also after a save changes a name.
 func TestCLI_ListSearchUnicode(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -43,6 +44,7 @@ func TestCLI_ListSearchUnicode(t *testing.T) {
 // categories (issue 13), on both stores alike, through each store's text index, and a save of
 // the description is found by its new words.
 func TestCLI_ListSearchText(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -91,6 +93,7 @@ func searchSKUs(t *testing.T, dsn, q string) []string {
 // character is refused (exit 2, naming the flag) by list and export, instead of being folded
 // into U+FFFD and finding a record that holds one.
 func TestCLI_SearchRefusesBadText(t *testing.T) {
+	besideOthers(t)
 	dsn := newSQLiteStore(t)
 	mustCreate(t, dsn, "product", "sku=R-1", "name=a\uFFFDb")
 	for _, q := range []string{"\xff", "a\x1b[2Jb", "x\ty"} {

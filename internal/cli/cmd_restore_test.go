@@ -12,6 +12,7 @@ import (
 // the document alone was restored. On a working copy each restore cancels the pending
 // delete of what it brings back, and only that, so the source loses nothing at the sync.
 func TestCLI_RestoreSubtree(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
 	madeStoreAt(t, team, "init", "--sample")

@@ -14,6 +14,7 @@ import (
 // kind the store does not have is refused naming the store's kinds; and a store's schema
 // is not replaced by another init --schema.
 func TestCLI_OwnSchema(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) { testOwnSchema(t, b) })
 	}
@@ -142,6 +143,7 @@ func testOwnSchema(t *testing.T, b backend) {
 // writes nothing, and with --allow-destructive applies it after writing the lost values to
 // the export file it names; the store then runs the new version.
 func TestCLI_SchemaApply(t *testing.T) {
+	besideOthers(t)
 	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +217,7 @@ func TestCLI_SchemaApply(t *testing.T) {
 // (backslashes, a quote) and whose label holds a backslash and a quote as a file that init --schema
 // makes the same schema from, and writes none of those characters raw.
 func TestCLI_SchemaShowReparses(t *testing.T) {
+	besideOthers(t)
 	schema := writeFile(t, "esc.yaml", `kinds:
   order:
     table: orders
@@ -240,6 +243,7 @@ func TestCLI_SchemaShowReparses(t *testing.T) {
 // reads: history (both forms) and get --version of a version whose delta wrote the field.
 // A delta naming the retired field made every one of them fail.
 func TestCLI_SchemaRetypeKeepsHistory(t *testing.T) {
+	besideOthers(t)
 	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 // TestCLI_Seed checks the sample data and that seed refuses a store that is not empty.
 func TestCLI_Seed(t *testing.T) {
+	besideOthers(t)
 	dsn := filepath.Join(t.TempDir(), "tandem.db")
 	mustTandem(t, dsn, "seed")
 	var products []record

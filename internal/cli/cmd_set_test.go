@@ -12,6 +12,7 @@ import (
 // versions in a row: exactly one wins each round, the others exit 3, and the record holds
 // the winner's value at version V+1.
 func TestCLI_SetConcurrent(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -19,6 +19,7 @@ import (
 // each either syncs or says another one runs, and the copy ends in sync with every change
 // on the source once.
 func TestCLI_SyncConcurrent(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
 	madeStoreAt(t, team, "init", "--sample")
@@ -92,6 +93,7 @@ func TestCLI_SyncConcurrent(t *testing.T) {
 // (exit 2), and the refusal does not advise removing the lock file (which would let two
 // syncs run).
 func TestCLI_SyncLockFollowsSymlinks(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, train, link := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db"), filepath.Join(dir, "link.db")
 	madeStoreAt(t, team, "init", "--sample")

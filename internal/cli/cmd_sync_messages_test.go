@@ -14,6 +14,7 @@ import (
 // the next sync continues; deleting a record created in the copy and never synced does not
 // promise a delete on the source.
 func TestCLI_SyncMessages(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, train, other := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db"), filepath.Join(dir, "other.db")
 	madeStoreAt(t, team, "init", "--sample")
@@ -64,6 +65,7 @@ func TestCLI_SyncMessages(t *testing.T) {
 // in the copy; a move under a document the source deleted names the parent as gone, not
 // the moved document (review 2, finding 6).
 func TestCLI_SyncCountsAfterResolve(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
 	madeStoreAt(t, team, "init", "--sample")

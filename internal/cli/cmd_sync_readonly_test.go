@@ -12,6 +12,7 @@ import (
 // directory, cannot be written: sync exits 2 saying so before it pushes, so the source does
 // not get a change the copy could not mark as pushed, and the copy is unchanged.
 func TestCLI_SyncReadOnlyCopy(t *testing.T) {
+	besideOthers(t)
 	for _, tc := range []struct{ name, why string }{
 		{"File", "the file is not writable"},
 		{"Directory", "its directory is not writable"},

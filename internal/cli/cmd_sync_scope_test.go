@@ -12,6 +12,7 @@ import (
 // an id the copy does not hold (the source's id space): otherwise the next sync makes
 // duplicates on the source. Rows of the cloned kind without an id still create.
 func TestCLI_PartialCopyRefusesOtherKinds(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, docs := filepath.Join(dir, "team.db"), filepath.Join(dir, "docs.db")
 	madeStoreAt(t, team, "init", "--sample")

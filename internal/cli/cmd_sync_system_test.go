@@ -14,6 +14,7 @@ import (
 // the same writes land, and the next sync brings them into the copy; an editor's adjust on
 // the copy still works and is pushed.
 func TestCLI_WorkingCopyRefusesSystemWrites(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			team := b.seeded(t)

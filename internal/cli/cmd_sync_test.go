@@ -12,6 +12,7 @@ import (
 
 // TestCLI_Sync walks the working-copy commands through each exit code of sync.
 func TestCLI_Sync(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	team, train := filepath.Join(dir, "team.db"), filepath.Join(dir, "train.db")
 	madeStoreAt(t, team, "init", "--sample")

@@ -183,6 +183,17 @@ func waitsBeside(t *testing.T) {
 	}
 }
 
+// besideOthers lets a test whose time goes to tandem processes, on stores of its own (files
+// in its own t.TempDir(), a PostgreSQL schema of its own from pgtest.DSN), run in parallel
+// with the other such tests, in every mode: at most -test.parallel at once (GOMAXPROCS,
+// two on the reference machine), after the sequential tests. Run one after the other they
+// left one of two cores idle while each waited on its one process at a time. Only for tests
+// with no deadline or lifetime of their own to meet (those are waitsBeside's), that change
+// no process-wide state (t.Setenv, the working directory) and that start no shared server.
+func besideOthers(t *testing.T) {
+	t.Parallel()
+}
+
 // tandemIn runs tandem in dir (its working directory) against the store dsn ("" leaves
 // TANDEM_DB unset, so tandem uses ./tandem.db), in a session of its own, so that a TUI finds
 // no terminal to take over.
