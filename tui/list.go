@@ -570,7 +570,9 @@ func (l *listModel) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 		l.filtering = false
 		l.filter.Blur()
 		l.search = strings.TrimSpace(l.filter.Value())
-		l.cursor, l.offset = 0, 0
+		// Until its first page comes the rows are the old search's: the header says
+		// loading rather than count them as the new one's.
+		l.cursor, l.offset, l.loaded = 0, 0, false
 		return l.load()
 	case key.Matches(msg, k.Back):
 		l.filtering = false
@@ -602,7 +604,7 @@ func (l *listModel) startFilter() tea.Cmd {
 func (l *listModel) clearSearch() tea.Cmd {
 	l.search = ""
 	l.filter.SetValue("")
-	l.cursor, l.offset = 0, 0
+	l.cursor, l.offset, l.loaded = 0, 0, false
 	return l.load()
 }
 

@@ -186,3 +186,28 @@ func TestList_PositionUsesThousands(t *testing.T) {
 		t.Fatalf("position not shown as 1,003 of 1,005:\n%s", scr)
 	}
 }
+
+// TestList_SearchLoadingNotCounted: between applying a search (or clearing it) and its
+// first page, the rows on screen are the old list's; the header says loading rather than
+// count them as the search's ("1 of 30 matching" over rows that do not match).
+func TestList_SearchLoadingNotCounted(t *testing.T) {
+	s := newFakeStore(t)
+	mustSeed(t, s, 30)
+	d := newDriver(t, s, "alice")
+	d.key("/")
+	d.typeText("Product 2")
+	d.apply(keyMsg("enter")) // the page is asked for, not yet applied
+	if scr := d.screen(); !strings.Contains(scr, `loading… matching "Product 2"`) || strings.Contains(scr, "of 30") {
+		t.Fatalf("before the search's page came:\n%s", scr)
+	}
+	d.settle()
+	d.waitFor(`1 of 11 matching "Product 2"`)
+
+	d.key("/")
+	d.apply(keyMsg("esc")) // clears the search
+	if scr := d.screen(); !strings.Contains(scr, "loading…") || strings.Contains(scr, "of 11") {
+		t.Fatalf("before the cleared list's page came:\n%s", scr)
+	}
+	d.settle()
+	d.waitFor("1 of 30")
+}
