@@ -76,42 +76,77 @@ func (db *DB) bulkAllowed(ctx context.Context, t *tx, reg *store.Registry, kind 
 }
 
 // bulkChecked returns how many of the leading plans (all of one kind) pass the checks a
-// create makes in its transaction, made set-wise: the key not held, each unique value free
-// in the table and among the plans before, each ref to an existing record. It is 0 when
-// the kind's unique keys wait to be refolded (checkUnique refolds them first).
+// create makes in its transaction, made set-wise in t (checkedPrefix).
 func (db *DB) bulkChecked(ctx context.Context, t *tx, reg *store.Registry, plans []*store.CreatePlan) (int, error) {
+	return db.checkedPrefix(txPresence{ctx, t}, reg, plans)
+}
+
+// presence answers the set-wise questions of a bulk create's checks on one connection: a
+// transaction of the store's (txPresence) or a load connection of its own (loadPresence).
+type presence interface {
+	// strings returns which of vals the query finds: query ends with "IN ", the list of
+	// values follows it, lead are the arguments before them.
+	strings(query string, lead, vals []any) (map[string]bool, error)
+	// ids is strings for a query of ids.
+	ids(query string, vals []any) (map[int64]bool, error)
+	// exists runs a SELECT EXISTS query.
+	exists(query string, args ...any) (bool, error)
+}
+
+// txPresence is presence in a transaction of the store's.
+type txPresence struct {
+	ctx context.Context
+	t   *tx
+}
+
+func (p txPresence) strings(query string, lead, vals []any) (map[string]bool, error) {
+	return presentAmong[string](p.ctx, p.t, query, lead, vals)
+}
+
+func (p txPresence) ids(query string, vals []any) (map[int64]bool, error) {
+	return presentAmong[int64](p.ctx, p.t, query, nil, vals)
+}
+
+func (p txPresence) exists(query string, args ...any) (bool, error) {
+	var ok bool
+	err := p.t.QueryRowContext(p.ctx, query, args...).Scan(&ok)
+	return ok, err
+}
+
+// checkedPrefix returns how many of the leading plans (all of one kind) pass the checks a
+// create makes in its transaction, asked of p set-wise: the key not held, each unique value
+// free in the table and among the plans before, each ref to an existing record. It is 0
+// when the kind's unique keys wait to be refolded (checkUnique refolds them first).
+func (db *DB) checkedPrefix(p presence, reg *store.Registry, plans []*store.CreatePlan) (int, error) {
 	kind := plans[0].Kind
-	n, err := db.keysFree(ctx, t, plans)
+	n, err := keysFree(p, plans)
 	if err != nil || n == 0 {
 		return n, err
 	}
 	if len(reg.UniqueFields(kind)) > 0 {
-		var queued bool
-		if err := t.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM outside_refold WHERE kind = ?)", string(kind)).Scan(&queued); err != nil {
+		queued, err := p.exists("SELECT EXISTS (SELECT 1 FROM outside_refold WHERE kind = ?)", string(kind))
+		if err != nil || queued {
 			return 0, err
-		}
-		if queued {
-			return 0, nil
 		}
 	}
 	for _, f := range reg.UniqueFields(kind) {
-		if n, err = db.uniqueFree(ctx, t, f.Name, plans[:n]); err != nil || n == 0 {
+		if n, err = db.uniqueFree(p, f.Name, plans[:n]); err != nil || n == 0 {
 			return n, err
 		}
 	}
-	return db.refsExist(ctx, t, reg, plans[:n])
+	return db.refsExist(p, reg, plans[:n])
 }
 
 // keysFree returns how many of the leading plans have a key the store does not hold (of
 // any status: a held one is CreateRecord's to replay or refuse) and no plan before has.
-func (db *DB) keysFree(ctx context.Context, t *tx, plans []*store.CreatePlan) (int, error) {
+func keysFree(p presence, plans []*store.CreatePlan) (int, error) {
 	keys := make([]any, 0, len(plans))
-	for _, p := range plans {
-		if p.Key != "" {
-			keys = append(keys, p.Key)
+	for _, pl := range plans {
+		if pl.Key != "" {
+			keys = append(keys, pl.Key)
 		}
 	}
-	held, err := presentAmong[string](ctx, t, "SELECT key FROM idempotency WHERE scope = ? AND key IN ", []any{store.ScopeAPI}, keys)
+	held, err := p.strings("SELECT key FROM idempotency WHERE scope = ? AND key IN ", []any{store.ScopeAPI}, keys)
 	if err != nil {
 		return 0, fmt.Errorf("read idempotency keys: %w", err)
 	}
@@ -120,17 +155,17 @@ func (db *DB) keysFree(ctx context.Context, t *tx, plans []*store.CreatePlan) (i
 
 // uniqueFree returns how many of the leading plans have a value of the unique field whose
 // key (store.SKUKey) no record of the kind and no plan before has.
-func (db *DB) uniqueFree(ctx context.Context, t *tx, field string, plans []*store.CreatePlan) (int, error) {
+func (db *DB) uniqueFree(p presence, field string, plans []*store.CreatePlan) (int, error) {
 	tbl, err := db.table(plans[0].Kind)
 	if err != nil {
 		return 0, err
 	}
 	col := quoteIdent(store.UniqueKeyColumn(field))
 	keys := make([]any, len(plans))
-	for i, p := range plans {
-		keys[i] = store.SKUKey(p.Unique[field])
+	for i, pl := range plans {
+		keys[i] = store.SKUKey(pl.Unique[field])
 	}
-	held, err := presentAmong[string](ctx, t, "SELECT "+col+" FROM "+tbl+" WHERE "+col+" IN ", nil, keys)
+	held, err := p.strings("SELECT "+col+" FROM "+tbl+" WHERE "+col+" IN ", nil, keys)
 	if err != nil {
 		return 0, fmt.Errorf("read unique %s: %w", field, err)
 	}
@@ -139,7 +174,7 @@ func (db *DB) uniqueFree(ctx context.Context, t *tx, field string, plans []*stor
 
 // refsExist returns how many of the leading plans have refs (a tree's parent aside) to
 // records that exist, as Registry.CheckRefs asks.
-func (db *DB) refsExist(ctx context.Context, t *tx, reg *store.Registry, plans []*store.CreatePlan) (int, error) {
+func (db *DB) refsExist(p presence, reg *store.Registry, plans []*store.CreatePlan) (int, error) {
 	found := map[store.Kind]map[int64]bool{}
 	for k, ids := range reg.RefTargets(plans) {
 		tbl, err := db.table(k)
@@ -150,7 +185,7 @@ func (db *DB) refsExist(ctx context.Context, t *tx, reg *store.Registry, plans [
 		for i, id := range ids {
 			args[i] = id
 		}
-		if found[k], err = presentAmong[int64](ctx, t, "SELECT id FROM "+tbl+" WHERE id IN ", nil, args); err != nil {
+		if found[k], err = p.ids("SELECT id FROM "+tbl+" WHERE id IN ", args); err != nil {
 			return 0, fmt.Errorf("read %ss: %w", k, err)
 		}
 	}

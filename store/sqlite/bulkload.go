@@ -199,68 +199,29 @@ func (l *loader) kindLoadable(reg *store.Registry, kind store.Kind) (bool, error
 }
 
 // checked returns how many of the leading plans (all of one kind) pass a create's checks,
-// as bulkChecked does in a batch.
+// as bulkChecked does in a batch (checkedPrefix), asked on the load connection.
 func (l *loader) checked(reg *store.Registry, plans []*store.CreatePlan) (int, error) {
-	kind := plans[0].Kind
-	keys := make([]any, 0, len(plans))
-	for _, p := range plans {
-		if p.Key != "" {
-			keys = append(keys, p.Key)
-		}
-	}
-	held, err := loadPresent[string](l.c, "SELECT key FROM idempotency WHERE scope = ? AND key IN ", []any{store.ScopeAPI}, keys)
-	if err != nil {
-		return 0, fmt.Errorf("read idempotency keys: %w", err)
-	}
-	n := store.FirstTaken(plans, held, store.KeyOf)
-	if n == 0 {
-		return 0, nil
-	}
-	tbl, err := l.db.table(kind)
-	if err != nil {
-		return 0, err
-	}
-	if len(reg.UniqueFields(kind)) > 0 {
-		var queued bool
-		if err := l.c.query("SELECT EXISTS (SELECT 1 FROM outside_refold WHERE kind = ?)", []any{string(kind)}, func(r []any) error {
-			queued = r[0] != int64(0)
-			return nil
-		}); err != nil {
-			return 0, err
-		}
-		if queued {
-			return 0, nil // checkUnique refolds them first
-		}
-	}
-	for _, f := range reg.UniqueFields(kind) {
-		col := quoteIdent(store.UniqueKeyColumn(f.Name))
-		vals := make([]any, n)
-		for i, p := range plans[:n] {
-			vals[i] = store.SKUKey(p.Unique[f.Name])
-		}
-		held, err := loadPresent[string](l.c, "SELECT "+col+" FROM "+tbl+" WHERE "+col+" IN ", nil, vals)
-		if err != nil {
-			return 0, fmt.Errorf("read unique %s: %w", f.Name, err)
-		}
-		if n = store.FirstTaken(plans[:n], held, store.UniqueKeyOf(f.Name)); n == 0 {
-			return 0, nil
-		}
-	}
-	found := map[store.Kind]map[int64]bool{}
-	for k, ids := range reg.RefTargets(plans[:n]) {
-		rt, err := l.db.table(k)
-		if err != nil {
-			return 0, err
-		}
-		args := make([]any, len(ids))
-		for i, id := range ids {
-			args[i] = id
-		}
-		if found[k], err = loadPresent[int64](l.c, "SELECT id FROM "+rt+" WHERE id IN ", nil, args); err != nil {
-			return 0, fmt.Errorf("read %ss: %w", k, err)
-		}
-	}
-	return reg.FirstMissingRef(plans[:n], found), nil
+	return l.db.checkedPrefix(loadPresence{l.c}, reg, plans)
+}
+
+// loadPresence is presence on a load connection.
+type loadPresence struct{ c *bulkConn }
+
+func (p loadPresence) strings(query string, lead, vals []any) (map[string]bool, error) {
+	return loadPresent[string](p.c, query, lead, vals)
+}
+
+func (p loadPresence) ids(query string, vals []any) (map[int64]bool, error) {
+	return loadPresent[int64](p.c, query, nil, vals)
+}
+
+func (p loadPresence) exists(query string, args ...any) (bool, error) {
+	var ok bool
+	err := p.c.query(query, args, func(r []any) error {
+		ok = r[0] != int64(0)
+		return nil
+	})
+	return ok, err
 }
 
 // loadPresent is presentAmong on a load connection.
