@@ -14,18 +14,25 @@ import (
 	"github.com/tandem-editor/tandem/store"
 )
 
-// BenchmarkView_ServeList is one frame of a team server's session at the list (bench
-// serve's terminal: 120x80, 50 products): the View after a message that changes nothing
-// (a tick, a feed change whose refresh is on its way), which every session draws for
-// every save anyone makes.
-func BenchmarkView_ServeList(b *testing.B) {
+// serveListApp opens the TUI at the list as bench serve's terminal has it (120x80, 50
+// products) on a fake store, for the benchmarks below.
+func serveListApp(b *testing.B) (*App, *keysetStore) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	b.Cleanup(cancel)
 	fake := benchStore(b, 50)
 	opts := Options{User: "alice", DraftDir: filepath.Join(b.TempDir(), "drafts"), Now: func() time.Time { return t0 }, Editor: "true"}
 	app := openAppList(b, ctx, fake, opts)
 	_, cmd := app.Update(tea.WindowSizeMsg{Width: 120, Height: 80})
 	runSync(b, app, cmd)
+	return app, fake
+}
+
+// BenchmarkView_ServeList is one frame of a team server's session at the list (bench
+// serve's terminal: 120x80, 50 products): the View after a message that changes nothing
+// (a tick, a feed change whose refresh is on its way), which every session draws for
+// every save anyone makes.
+func BenchmarkView_ServeList(b *testing.B) {
+	app, _ := serveListApp(b)
 	b.ReportAllocs()
 	defer cpuPerOp(b)()
 	for b.Loop() {
@@ -38,13 +45,7 @@ func BenchmarkView_ServeList(b *testing.B) {
 // at the list (120x80, 50 products): the feed's change, its View, the refresh of the row
 // and its View. A server pays it once per session for every save.
 func BenchmarkView_ServeSave(b *testing.B) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	fake := benchStore(b, 50)
-	opts := Options{User: "alice", DraftDir: filepath.Join(b.TempDir(), "drafts"), Now: func() time.Time { return t0 }, Editor: "true"}
-	app := openAppList(b, ctx, fake, opts)
-	_, cmd := app.Update(tea.WindowSizeMsg{Width: 120, Height: 80})
-	runSync(b, app, cmd)
+	app, fake := serveListApp(b)
 	b.ReportAllocs()
 	report := cpuPerOp(b)
 	n := int64(0)
