@@ -272,23 +272,31 @@ END`)
 }
 
 // The values another program writes are checked, and an update's written fields found, by
-// SQL that every kind shares (migration 0018_outside_values): a kind's trigger puts the
-// row's fields, as JSON, in valuesTable, whose trigger valuesCheck refuses the first value
-// that the field's column cannot hold as tandem reads it, and whose view valuesWritten
-// lists the fields an update changed. The column types PostgreSQL enforces (text, a whole
-// number, a time, a list of strings) are checked, which SQLite's columns do not; a value
-// of the right type that the schema refuses (an enum value not in the list, a text over
-// its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a save that
-// writes the field must bring it within the schema. NOT NULL columns refuse a NULL. An
-// update is held to this for the fields it changed.
+// SQL that every kind shares (migrations 0018_outside_values, 0020_outside_values_positional):
+// a kind's trigger puts the row's fields, as a JSON array in the order of their names, in
+// valuesTable, with the names and each one's type code, whose trigger valuesCheck refuses
+// the first value that the field's column cannot hold as tandem reads it, and whose view
+// valuesWritten lists the fields an update changed. The column types PostgreSQL enforces
+// (text, a whole number, a time, a list of strings) are checked, which SQLite's columns do
+// not; a value of the right type that the schema refuses (an enum value not in the list, a
+// text over its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a
+// save that writes the field must bring it within the schema. NOT NULL columns refuse a
+// NULL. An update is held to this for the fields it changed.
 //
 // Every connection parses every trigger: the checks of two statements per field of every
 // kind in the kinds' own triggers were most of a wide schema's text (issue 24: a schema of
-// 50 kinds of 40 fields opens in under 100 ms), and what is shared is parsed once.
+// 50 kinds of 40 fields opens in under 100 ms), and what is shared is parsed once. What
+// is left in a kind's trigger is what only it can say, each field as few times as it can:
+// the new values are read from the row (an AFTER trigger's row is NEW), a bare column each
+// rather than NEW."f" (three expressions to parse and keep) with its name beside it.
 const (
 	valuesTable   = "outside_values"
 	valuesWritten = "outside_values_written"
 )
+
+// maxArrayArgs is how many values one json_array of fieldValues takes; SQLite's functions
+// take at most 127 arguments unless it was built for more.
+const maxArrayArgs = 100
 
 // checkValues is the statement of t's insert trigger (or update trigger, when update) that
 // puts the row's fields (and the old ones) in valuesTable, which checks them; the trigger
@@ -297,12 +305,14 @@ func checkValues(t store.OutsideTable, update bool) string {
 	if len(t.Fields) == 0 {
 		return ""
 	}
-	if !update {
-		return "INSERT INTO " + valuesTable + " (kind, codes, vals) VALUES (" + quoteText(string(t.Kind)) + ", " +
-			quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ");"
+	names := t.FieldNames()
+	cols, old := "vals", fieldValues(names, "")
+	if update {
+		cols, old = "vals, old", old+", "+fieldValues(names, "OLD")
 	}
-	return "INSERT INTO " + valuesTable + " (kind, codes, vals, old) VALUES (" + quoteText(string(t.Kind)) + ", " +
-		quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ", " + fieldValues(t, "OLD") + ");"
+	return "INSERT INTO " + valuesTable + " (kind, names, codes, " + cols + ") SELECT " + quoteText(string(t.Kind)) + ", " +
+		quoteText(jsonNames(names)) + ", " + quoteText(typeCodes(t, names)) + ", " + old +
+		" FROM " + quoteIdent(t.Table) + " WHERE id = NEW.id;"
 }
 
 // clearValues is the last statement of a trigger that began with checkValues (of the
@@ -319,56 +329,75 @@ func clearValues(t store.OutsideTable, update bool) string {
 	return "DELETE FROM " + valuesTable + " WHERE old IS NULL;\n"
 }
 
-// typeCodes is a JSON object of the type code of each field of t that has one, which
-// valuesCheck reads: s text, i a whole number, m money (cents, not negative), r a ref
-// (a whole number or NULL), t a time or NULL, a set (a JSON array of strings).
-func typeCodes(t store.OutsideTable) string {
-	var b strings.Builder
-	b.WriteString("{")
-	for _, f := range t.Fields {
-		var code string
-		switch f.Type {
-		case store.TypeString, store.TypeText, store.TypeEnum:
-			code = "s"
-		case store.TypeInt:
-			code = "i"
-		case store.TypeMoney:
-			code = "m"
-		case store.TypeRef:
-			code = "r"
-		case store.TypeTime:
-			code = "t"
-		case store.TypeSet:
-			code = "a"
-		default:
-			continue
-		}
-		if b.Len() > 1 {
-			b.WriteString(",")
-		}
-		b.WriteString(strconv.Quote(f.Name) + ":" + strconv.Quote(code))
+// jsonNames is the JSON array of names.
+func jsonNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
 	}
-	b.WriteString("}")
-	return b.String()
+	return "[" + strings.Join(q, ",") + "]"
 }
 
-// fieldValues is a JSON object of the fields of t's row row (NEW or OLD) as they are, in
-// name order: json_object of at most 50 fields, which takes only so many arguments, and
-// of more the object put together from such pieces (not json_patch, which drops a NULL).
-func fieldValues(t store.OutsideTable, row string) string {
-	names := t.FieldNames()
-	var objs []string
-	for i := 0; i < len(names); i += 50 {
-		var args []string
-		for _, n := range names[i:min(i+50, len(names))] {
-			args = append(args, quoteText(n), row+"."+quoteIdent(n))
+// typeCodes is the type code of each of names, fields of t, one character each, which
+// valuesCheck reads: s text, i a whole number, m money (cents, not negative), r a ref
+// (a whole number or NULL), t a time or NULL, a a set (a JSON array of strings), and - for
+// a field of another type, which is not checked.
+func typeCodes(t store.OutsideTable, names []string) string {
+	types := make(map[string]store.Type, len(t.Fields))
+	for _, f := range t.Fields {
+		types[f.Name] = f.Type
+	}
+	b := make([]byte, len(names))
+	for i, n := range names {
+		switch types[n] {
+		case store.TypeString, store.TypeText, store.TypeEnum:
+			b[i] = 's'
+		case store.TypeInt:
+			b[i] = 'i'
+		case store.TypeMoney:
+			b[i] = 'm'
+		case store.TypeRef:
+			b[i] = 'r'
+		case store.TypeTime:
+			b[i] = 't'
+		case store.TypeSet:
+			b[i] = 'a'
+		default:
+			b[i] = '-'
 		}
-		objs = append(objs, "json_object("+strings.Join(args, ", ")+")")
 	}
-	if len(objs) == 1 {
-		return objs[0]
+	return string(b)
+}
+
+// fieldValues is a JSON array of the fields names of a row, in checkValues's statement,
+// which reads the kind's table at the row: with row "" the row's columns as they are (an
+// AFTER trigger's NEW), with row OLD the old ones. json_array takes only so many
+// arguments: the array of more fields is put together from pieces, which name the columns
+// of NEW and OLD (a bare name there could be a column of json_each).
+func fieldValues(names []string, row string) string {
+	if len(names) <= maxArrayArgs {
+		args := make([]string, len(names))
+		for i, n := range names {
+			args[i] = quoteIdent(n)
+			if row != "" {
+				args[i] = row + "." + args[i]
+			}
+		}
+		return "json_array(" + strings.Join(args, ", ") + ")"
 	}
-	return "(SELECT json_group_object(j.key, j.value) FROM json_each(json_array(" + strings.Join(objs, ", ") + ")) p, json_each(p.value) j)"
+	if row == "" {
+		row = "NEW"
+	}
+	var pieces []string
+	for i := 0; i < len(names); i += maxArrayArgs {
+		var args []string
+		for _, n := range names[i:min(i+maxArrayArgs, len(names))] {
+			args = append(args, row+"."+quoteIdent(n))
+		}
+		pieces = append(pieces, "json_array("+strings.Join(args, ", ")+")")
+	}
+	return "(SELECT json_group_array(v) FROM (SELECT j.value AS v FROM json_each(json_array(" + strings.Join(pieces, ", ") +
+		")) p, json_each(p.value) j ORDER BY p.key, j.key))"
 }
 
 // quickTime is an SQL condition that is true of every time tandem writes (formatTime's
