@@ -28,14 +28,16 @@ import (
 //
 // The same triggers refuse (RAISE) what PostgreSQL's column types and foreign keys refuse
 // another program there, which SQLite's columns and the sqlite3 shell (foreign keys off)
-// let through: a value of the wrong type (checkValues) and a ref to nothing or a delete of
+// let through: a value of the wrong type (handValues) and a ref to nothing or a delete of
 // a record others refer to (refChecks, refUpdateTriggers).
 //
 // Every trigger of a table is parsed by every connection that opens the file, tandem's and
 // other programs' alike, so a table has as few as can do the work, and what every kind's
-// do alike is written once (outside_values, migration 0018): a schema of 50 kinds of 40
-// fields had 2,000 triggers of one field each, and opening it took 0.35 s; then three
-// triggers a kind with a statement per field, 1.4 MB of SQL; now half of that.
+// do alike is written once (outside_values, migrations 0018 and 0020): a schema of 50 kinds
+// of 40 fields had 2,000 triggers of one field each, and opening it took 0.35 s; then three
+// triggers a kind with a statement per field, 1.4 MB of SQL; then half of that, and SQLite
+// held 6.5 MB of parsed schema; now the checks, the history, the change and the snapshot
+// are the shared triggers' (4.8 MB).
 
 // writerMark is the name of the database tandem's write connection attaches.
 const writerMark = store.SQLiteWriterMark
@@ -47,76 +49,48 @@ const notTandem = "NOT EXISTS (SELECT 1 FROM pragma_database_list WHERE name = '
 const outsideNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 // OutsideTriggers returns the statements that make writes to t's table by other programs
-// seen (store/outside.go): a view of each row's snapshot and three triggers in plain SQL,
-// whose names start with the table's name and "_outside_". installOutside runs them; a new
-// kind's table gets its own by the same call.
+// seen (store/outside.go): three triggers in plain SQL, whose names start with the table's
+// name and "_outside_". installOutside runs them; a new kind's table gets its own by the
+// same call.
+//
+// A kind's trigger says only what it alone can: its refusals (refs, versions, times), its
+// fields' values, and its own table's updates. It hands the row to valuesTable, whose
+// shared triggers (migration 0020_outside_values_positional) check the values, write the
+// history version (with the row's snapshot, made from the values), its change, and the
+// record's place in outside_refold: what every kind's triggers did alike is parsed once.
 //
 // An update is seen by one AFTER UPDATE trigger, whose condition is cheap and false for
 // every save of tandem's (the version rises, the time is formatTime's and new), so that a
 // save runs one trigger program that ends at once; an update that keeps the version or the
 // time (an outside one that raises the version itself too) reads the mark. The fields an
-// outside update wrote are those whose
-// value it changed (OLD against NEW, as on PostgreSQL: outside_values_written); the
-// trigger names every field's old value, which SQLite loads for every update of the table, tandem's too, next to the new
-// row it loads anyway. The snapshot of a row, the longest text, is written once, in the
-// view, which the triggers read.
+// outside update wrote are those whose value it changed (OLD against NEW, as on
+// PostgreSQL: outside_values_written); the trigger names every field's old value, which
+// SQLite loads for every update of the table, tandem's too, next to the new row it loads
+// anyway.
 func OutsideTriggers(t store.OutsideTable) []string {
-	tbl, kind := quoteIdent(t.Table), quoteText(string(t.Kind))
+	tbl := quoteIdent(t.Table)
 	name := func(suffix string) string { return quoteIdent(t.Table + "_outside_" + suffix) }
-	view := name("row")
-	all := "'[]'"
-	if len(t.Fields) > 0 {
-		all = "(SELECT fields FROM " + valuesWritten + " WHERE created)"
-	}
-	actor := quoteText(store.OutsideActor)
-	role := quoteText(string(store.RoleOutside))
-	// The change of a history version just written, at version v of the record.
-	change := func(event, v string) string {
-		return `INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		SELECT '` + event + `', kind, record_id, version, actor, ` + role + `, fields, '{}', 1, at
-		FROM history WHERE kind = ` + kind + ` AND record_id = NEW.id AND version = ` + v + `;`
-	}
-	out := []string{`CREATE VIEW ` + view + ` AS SELECT id, version, ` + snapshotExpr(t, "t") + ` AS snapshot FROM ` + tbl + ` t`}
-
-	queue := ""
-	if len(t.Refold) > 0 {
-		queue = "INSERT OR IGNORE INTO outside_refold (kind, record_id) VALUES (" + kind + ", NEW.id);\n"
-	}
 	refIns, refID, refDel := refChecks(t)
-	out = append(out, `CREATE TRIGGER `+name("insert")+` AFTER INSERT ON `+tbl+` WHEN `+notTandem+` BEGIN
-	`+checkValues(t, false)+`
-	`+refuse(refIns)+`
-	UPDATE `+tbl+` SET updated_at = `+outsideNow+` WHERE id = NEW.id AND NOT `+tandemTime("NEW.updated_at")+`;
-	UPDATE `+tbl+` SET version = (SELECT max(version) + 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id)
-		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = `+kind+` AND record_id = NEW.id AND version >= NEW.version);
-	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT `+kind+`, id, version, `+actor+`, `+outsideNow+`, `+all+`, snapshot, '' FROM `+view+` WHERE id = NEW.id;
-	`+change("created", "(SELECT version FROM "+tbl+" WHERE id = NEW.id)")+`
-	`+queue+clearValues(t, false)+`END`)
+	// The insert. The time is made tandem's and the version put past any the history of
+	// the id has (a record deleted before), and then the row is logged at that version.
+	out := []string{`CREATE TRIGGER ` + name("insert") + ` AFTER INSERT ON ` + tbl + ` WHEN ` + notTandem + ` BEGIN
+	UPDATE ` + tbl + ` SET updated_at = ` + outsideNow + ` WHERE id = NEW.id AND NOT ` + tandemTime("NEW.updated_at") + `;
+	UPDATE ` + tbl + ` SET version = (SELECT max(version) + 1 FROM history WHERE kind = ` + quoteText(string(t.Kind)) + ` AND record_id = NEW.id)
+		WHERE id = NEW.id AND EXISTS (SELECT 1 FROM history WHERE kind = ` + quoteText(string(t.Kind)) + ` AND record_id = NEW.id AND version >= NEW.version);
+	` + handValues(t, store.EventCreated, "NEW.id") + `
+	` + refuse(refIns) + `
+	` + clearValues(store.EventCreated) + `END`}
 
 	// The update. A version only rises: an outside update that sets it lower (or to NULL)
 	// would let a save that read the record before it, and expects that older version, pass
 	// and overwrite what was written since without a conflict. A time tandem cannot read
 	// (datetime('now') has a space for the T) would make every listing of the kind fail. Both
 	// are refused; tandem never writes either, so the mark is read only for such an update.
-	// The written fields are listed in name order. The history version is written first,
-	// when a field changed; what follows reads it rather than test every field again.
-	written := "'[]'"
-	if len(t.Fields) > 0 {
-		written = "(SELECT fields FROM " + valuesWritten + " WHERE NOT created)"
-	}
+	// The history version is written first, when a field changed; the version rises after
+	// it, when it was written.
 	next := "OLD.version + 1"
-	logged := "EXISTS (SELECT 1 FROM history WHERE kind = " + kind + " AND record_id = NEW.id AND version = " + next + ")"
-	refold := ""
-	if len(t.Refold) > 0 {
-		q := make([]string, len(t.Refold))
-		for i, f := range t.Refold {
-			q[i] = quoteText(f)
-		}
-		refold = "INSERT OR IGNORE INTO outside_refold (kind, record_id) SELECT " + kind + ", NEW.id FROM history h, json_each(h.fields) f\n\t\t" +
-			"WHERE h.kind = " + kind + " AND h.record_id = NEW.id AND h.version = " + next +
-			" AND f.value IN (" + strings.Join(q, ", ") + ");\n\t"
-	}
+	logged := "EXISTS (SELECT 1 FROM history WHERE kind = " + quoteText(string(t.Kind)) + " AND record_id = NEW.id AND version = " + next + ")"
+	actor := quoteText(store.OutsideActor)
 	out = append(out, `CREATE TRIGGER `+name("update")+` AFTER UPDATE ON `+tbl+`
 	WHEN (NEW.version IS OLD.version OR NEW.version IS NULL OR NEW.version < OLD.version OR NEW.updated_at IS OLD.updated_at
 		OR NOT (`+quickTime("NEW.updated_at")+`)) AND `+notTandem+` BEGIN
@@ -124,26 +98,18 @@ func OutsideTriggers(t store.OutsideTable) []string {
 		{"NEW.version IS NULL OR NEW.version < OLD.version", "tandem: a record's version only rises; set it higher or leave it to tandem"},
 		{"NEW.updated_at IS NOT OLD.updated_at AND NOT " + tandemTime("NEW.updated_at"), "tandem: updated_at must be a time like 2006-01-02T15:04:05Z; leave it to tandem"},
 	}, refID...))+`
-	`+checkValues(t, true)+`
-	INSERT OR IGNORE INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT `+kind+`, NEW.id, `+next+`, `+actor+`, `+outsideNow+`, f, (SELECT snapshot FROM `+view+` WHERE id = NEW.id), ''
-		FROM (SELECT `+written+` AS f) WHERE f <> '[]';
-	`+change("saved", next)+`
-	`+refold+`UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
+	`+handValues(t, store.EventSaved, "NEW.id")+`
+	UPDATE `+tbl+` SET version = `+next+`, updated_at = `+outsideNow+`,
 		updated_by = CASE WHEN NEW.updated_by IS OLD.updated_by THEN `+actor+` ELSE NEW.updated_by END
 		WHERE id = NEW.id AND `+logged+`;
-	`+clearValues(t, true)+`END`)
+	`+clearValues(store.EventSaved)+`END`)
 
 	// A tombstone as tandem's own delete leaves (store.Registry.Tombstone): the next version,
 	// no fields, every value as the delete found it.
 	out = append(out, `CREATE TRIGGER `+name("delete")+` BEFORE DELETE ON `+tbl+` WHEN `+notTandem+` BEGIN
 	`+refuse(refDel)+`
-	INSERT INTO history (kind, record_id, version, actor, at, fields, snapshot, event)
-		SELECT `+kind+`, id, version + 1, `+actor+`, `+outsideNow+`, '[]', snapshot, 'deleted' FROM `+view+` WHERE id = OLD.id;
-	INSERT INTO changes (event, kind, record_id, version, actor, role, fields, deltas, history, at)
-		VALUES ('deleted', `+kind+`, OLD.id, OLD.version + 1, `+actor+`, `+role+`, '[]', '{}', 1, `+outsideNow+`);
-	DELETE FROM outside_refold WHERE kind = `+kind+` AND record_id = OLD.id;
-END`)
+	`+handValues(t, store.EventDeleted, "OLD.id")+`
+	`+clearValues(store.EventDeleted)+`END`)
 	return append(append(out, refUpdateTriggers(t)...), cycleTriggers(t)...)
 }
 
@@ -272,103 +238,137 @@ END`)
 }
 
 // The values another program writes are checked, and an update's written fields found, by
-// SQL that every kind shares (migration 0018_outside_values): a kind's trigger puts the
-// row's fields, as JSON, in valuesTable, whose trigger valuesCheck refuses the first value
-// that the field's column cannot hold as tandem reads it, and whose view valuesWritten
-// lists the fields an update changed. The column types PostgreSQL enforces (text, a whole
-// number, a time, a list of strings) are checked, which SQLite's columns do not; a value
-// of the right type that the schema refuses (an enum value not in the list, a text over
-// its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a save that
-// writes the field must bring it within the schema. NOT NULL columns refuse a NULL. An
-// update is held to this for the fields it changed.
+// SQL that every kind shares (migrations 0018_outside_values, 0020_outside_values_positional):
+// a kind's trigger puts the row's fields, as a JSON array in the order of their names, in
+// valuesTable, with the names and each one's type code, whose trigger outside_values_check
+// refuses the first value that the field's column cannot hold as tandem reads it, whose
+// view outside_values_written lists the fields an update changed (and makes the snapshot), and
+// whose trigger outside_values_log writes the history version, the change and the refold
+// queue. The column types PostgreSQL enforces
+// (text, a whole number, a time, a list of strings) are checked, which SQLite's columns do
+// not; a value of the right type that the schema refuses (an enum value not in the list, a
+// text over its limit) is let through, as on PostgreSQL: tandem reads and shows it, and a
+// save that writes the field must bring it within the schema. NOT NULL columns refuse a
+// NULL. An update is held to this for the fields it changed.
 //
 // Every connection parses every trigger: the checks of two statements per field of every
 // kind in the kinds' own triggers were most of a wide schema's text (issue 24: a schema of
-// 50 kinds of 40 fields opens in under 100 ms), and what is shared is parsed once.
-const (
-	valuesTable   = "outside_values"
-	valuesWritten = "outside_values_written"
-)
+// 50 kinds of 40 fields opens in under 100 ms), and what is shared is parsed once. What
+// is left in a kind's trigger is what only it can say, each field as few times as it can:
+// the values are read from the row (an AFTER trigger's row is NEW, a BEFORE DELETE
+// trigger's OLD), a bare column each rather than NEW."f" (three expressions to parse and
+// keep), with no name beside it: the names are one text.
+const valuesTable = "outside_values"
 
-// checkValues is the statement of t's insert trigger (or update trigger, when update) that
-// puts the row's fields (and the old ones) in valuesTable, which checks them; the trigger
-// empties it again once it has read valuesWritten (clearValues).
-func checkValues(t store.OutsideTable, update bool) string {
-	if len(t.Fields) == 0 {
-		return ""
-	}
-	if !update {
-		return "INSERT INTO " + valuesTable + " (kind, codes, vals) VALUES (" + quoteText(string(t.Kind)) + ", " +
-			quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ");"
-	}
-	return "INSERT INTO " + valuesTable + " (kind, codes, vals, old) VALUES (" + quoteText(string(t.Kind)) + ", " +
-		quoteText(typeCodes(t)) + ", " + fieldValues(t, "NEW") + ", " + fieldValues(t, "OLD") + ");"
-}
+// maxArrayArgs is how many values one json_array of fieldValues takes; SQLite's functions
+// take at most 127 arguments unless it was built for more.
+const maxArrayArgs = 100
 
-// clearValues is the last statement of a trigger that began with checkValues (of the
-// update trigger when update): the row lives only while the trigger runs. The insert
-// trigger's own update of the row may fire the update trigger in the middle of it, so each
-// deletes its own row alone.
-func clearValues(t store.OutsideTable, update bool) string {
-	if len(t.Fields) == 0 {
-		return ""
-	}
-	if update {
-		return "DELETE FROM " + valuesTable + " WHERE old IS NOT NULL;\n"
-	}
-	return "DELETE FROM " + valuesTable + " WHERE old IS NULL;\n"
-}
-
-// typeCodes is a JSON object of the type code of each field of t that has one, which
-// valuesCheck reads: s text, i a whole number, m money (cents, not negative), r a ref
-// (a whole number or NULL), t a time or NULL, a set (a JSON array of strings).
-func typeCodes(t store.OutsideTable) string {
-	var b strings.Builder
-	b.WriteString("{")
-	for _, f := range t.Fields {
-		var code string
-		switch f.Type {
-		case store.TypeString, store.TypeText, store.TypeEnum:
-			code = "s"
-		case store.TypeInt:
-			code = "i"
-		case store.TypeMoney:
-			code = "m"
-		case store.TypeRef:
-			code = "r"
-		case store.TypeTime:
-			code = "t"
-		case store.TypeSet:
-			code = "a"
-		default:
-			continue
-		}
-		if b.Len() > 1 {
-			b.WriteString(",")
-		}
-		b.WriteString(strconv.Quote(f.Name) + ":" + strconv.Quote(code))
-	}
-	b.WriteString("}")
-	return b.String()
-}
-
-// fieldValues is a JSON object of the fields of t's row row (NEW or OLD) as they are, in
-// name order: json_object of at most 50 fields, which takes only so many arguments, and
-// of more the object put together from such pieces (not json_patch, which drops a NULL).
-func fieldValues(t store.OutsideTable, row string) string {
+// handValues is the statement of t's trigger for event (store.EventCreated, EventSaved or
+// EventDeleted) that puts the row id (as it is in the table: NEW's of an AFTER trigger,
+// OLD's of the BEFORE DELETE one) in valuesTable, whose triggers check its values and log
+// it: at its version when created, at the next when saved (with the old values, which tell
+// the fields written) or deleted.
+func handValues(t store.OutsideTable, event store.Event, id string) string {
 	names := t.FieldNames()
-	var objs []string
-	for i := 0; i < len(names); i += 50 {
-		var args []string
-		for _, n := range names[i:min(i+50, len(names))] {
-			args = append(args, quoteText(n), row+"."+quoteIdent(n))
+	self := "NEW"
+	if event == store.EventDeleted {
+		self = "OLD"
+	}
+	version, cols, vals := "version", "", fieldValues(names, "", self)
+	switch event {
+	case store.EventSaved:
+		version, cols, vals = "OLD.version + 1", ", old", vals+", "+fieldValues(names, "OLD", "OLD")
+	case store.EventDeleted:
+		version = "version + 1"
+	}
+	refold := "NULL"
+	if len(t.Refold) > 0 {
+		refold = quoteText(jsonNames(t.Refold))
+	}
+	return "INSERT INTO " + valuesTable + " (kind, record_id, version, event, refold, names, codes, vals" + cols + ") SELECT " +
+		quoteText(string(t.Kind)) + ", id, " + version + ", " + quoteText(string(event)) + ", " + refold + ", " +
+		quoteText(jsonNames(names)) + ", " + quoteText(typeCodes(t, names)) + ", " + vals +
+		" FROM " + quoteIdent(t.Table) + " WHERE id = " + id + ";"
+}
+
+// clearValues is the last statement of a trigger that began with handValues for event: the
+// row lives only while the trigger runs. The insert trigger's own updates of the row fire
+// the update trigger in the middle of it, so each deletes its own row alone.
+func clearValues(event store.Event) string {
+	return "DELETE FROM " + valuesTable + " WHERE event = " + quoteText(string(event)) + ";\n"
+}
+
+// jsonNames is the JSON array of names.
+func jsonNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
+
+// typeCodes is the type code of each of names, fields of t, one character each, which
+// valuesCheck reads: s text, i a whole number, m money (cents, not negative), r a ref
+// (a whole number or NULL), t a time or NULL, a a set (a JSON array of strings), and - for
+// a field of another type, which is not checked.
+func typeCodes(t store.OutsideTable, names []string) string {
+	types := make(map[string]store.Type, len(t.Fields))
+	for _, f := range t.Fields {
+		types[f.Name] = f.Type
+	}
+	b := make([]byte, len(names))
+	for i, n := range names {
+		switch types[n] {
+		case store.TypeString, store.TypeText, store.TypeEnum:
+			b[i] = 's'
+		case store.TypeInt:
+			b[i] = 'i'
+		case store.TypeMoney:
+			b[i] = 'm'
+		case store.TypeRef:
+			b[i] = 'r'
+		case store.TypeTime:
+			b[i] = 't'
+		case store.TypeSet:
+			b[i] = 'a'
+		default:
+			b[i] = '-'
 		}
-		objs = append(objs, "json_object("+strings.Join(args, ", ")+")")
 	}
-	if len(objs) == 1 {
-		return objs[0]
+	return string(b)
+}
+
+// fieldValues is a JSON array of the fields names of a row, in handValues's statement,
+// which reads the kind's table at the row: with row "" the row's columns as they are (an
+// AFTER trigger's NEW, the BEFORE DELETE trigger's OLD), with row OLD an update's old ones.
+// json_array takes only so many arguments: the array of more fields is put together from
+// pieces, which name the columns of self, the trigger's row (NEW or OLD), since a bare name
+// there could be a column of json_each.
+func fieldValues(names []string, row, self string) string {
+	if len(names) <= maxArrayArgs {
+		args := make([]string, len(names))
+		for i, n := range names {
+			args[i] = quoteIdent(n)
+			if row != "" {
+				args[i] = row + "." + args[i]
+			}
+		}
+		return "json_array(" + strings.Join(args, ", ") + ")"
 	}
-	return "(SELECT json_group_object(j.key, j.value) FROM json_each(json_array(" + strings.Join(objs, ", ") + ")) p, json_each(p.value) j)"
+	if row == "" {
+		row = self
+	}
+	var pieces []string
+	for i := 0; i < len(names); i += maxArrayArgs {
+		var args []string
+		for _, n := range names[i:min(i+maxArrayArgs, len(names))] {
+			args = append(args, row+"."+quoteIdent(n))
+		}
+		pieces = append(pieces, "json_array("+strings.Join(args, ", ")+")")
+	}
+	return "(SELECT json_group_array(v) FROM (SELECT j.value AS v FROM json_each(json_array(" + strings.Join(pieces, ", ") +
+		")) p, json_each(p.value) j ORDER BY p.key, j.key))"
 }
 
 // quickTime is an SQL condition that is true of every time tandem writes (formatTime's
@@ -385,40 +385,6 @@ func tandemTime(v string) string {
 	return "coalesce(" + v + " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'" +
 		" AND (" + v + " GLOB '*Z' OR " + v + " GLOB '*[+-][0-9][0-9]:[0-9][0-9]')" +
 		" AND julianday(" + v + ") IS NOT NULL, 0)"
-}
-
-// snapshotExpr is the JSON snapshot (store.Registry.EncodeSnapshot's form, money as cents,
-// which DecodeSnapshot reads too) of the row row (a table's alias, NEW or OLD). json()
-// refuses a set column that holds no JSON, and with it the outside write.
-func snapshotExpr(t store.OutsideTable, row string) string {
-	var args []string
-	for _, f := range t.Fields {
-		v := row + "." + quoteIdent(f.Name)
-		if f.Type == store.TypeSet {
-			v = "json(coalesce(" + v + ", '[]'))"
-		}
-		args = append(args, quoteText(f.Name), v)
-	}
-	return sqlJSONObject(args)
-}
-
-// sqlJSONObject is the SQL of a JSON object of the key and value pairs in args. json_object
-// takes a bounded number of arguments, so a wide kind's object is patched together from
-// pieces.
-func sqlJSONObject(args []string) string {
-	const perPiece = 100 // arguments, 50 pairs
-	var pieces []string
-	for i := 0; i < len(args); i += perPiece {
-		pieces = append(pieces, "json_object("+strings.Join(args[i:min(i+perPiece, len(args))], ", ")+")")
-	}
-	if len(pieces) == 0 {
-		return "'{}'"
-	}
-	out := pieces[0]
-	for _, p := range pieces[1:] {
-		out = "json_patch(" + out + ", " + p + ")"
-	}
-	return out
 }
 
 func quoteText(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
