@@ -9,12 +9,12 @@ import (
 	"github.com/tandem-editor/tandem/store/postgres/pgtest"
 )
 
-// TestLoader_SearchAndLogs: records a Loader creates, and records a bulk create in a batch
+// TestBulkLoad_SearchAndLogs: records a Loader creates, and records a bulk create in a batch
 // creates, are found by a search of each folded field (the load writes the search rows its
 // COPY's triggers left), each has one history version and one change (the outside-write
 // triggers wrote none), and a save later in the same batch as a bulk create is indexed by
 // the trigger again (the load's setting is off after its COPY).
-func TestLoader_SearchAndLogs(t *testing.T) {
+func TestBulkLoad_SearchAndLogs(t *testing.T) {
 	db := mustOpen(t, pgtest.DSN(t))
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
 	doc := func(i int) store.NewRecord {
