@@ -245,6 +245,39 @@ const (
 	notLoading  = "current_setting('" + loadSetting + "', true) IS DISTINCT FROM 'on'"
 )
 
+// searchLoadable reports whether every search table trigger of kind's folded fields skips
+// rows while loadSetting is on (notLoading): a store whose search tables were made before
+// the condition has triggers that index every row, and loadSearch would write each row
+// again. Read once per table and fields.
+func (db *DB) searchLoadable(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind) (bool, error) {
+	folded := reg.FoldedFields(kind)
+	if len(folded) == 0 {
+		return false, nil
+	}
+	t, err := reg.Table(kind)
+	if err != nil {
+		return false, err
+	}
+	names := make([]string, len(folded))
+	for i, f := range folded {
+		names[i] = objName(searchTableName(t, f), "sync")
+	}
+	key := t + "\x00" + strings.Join(folded, "\x00")
+	if ok, seen := db.searchLoads.Load(key); seen {
+		return ok.(bool), nil
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+		JOIN pg_namespace s ON s.oid = c.relnamespace
+		WHERE s.nspname = $1 AND c.relname = $2 AND g.tgname = ANY($3)
+		AND position($4 IN pg_get_triggerdef(g.oid)) > 0`, db.schema, t, names, "'"+loadSetting+"'").Scan(&n); err != nil {
+		return false, fmt.Errorf("read the search triggers of %s: %w", t, err)
+	}
+	ok := n == len(names)
+	db.searchLoads.Store(key, ok)
+	return ok, nil
+}
+
 // loadSearch writes the search rows of the records of kind with ids (just copied in, with
 // loadSetting on), as the search tables' triggers would, one statement per folded field.
 func loadSearch(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind, ids []int64) error {
