@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/tandem-editor/tandem/store"
@@ -58,4 +59,70 @@ func TestBulkLoad_SearchAndLogs(t *testing.T) {
 			t.Errorf("%s %d: %d history versions and %d changes of its create, want 1 and 1", r.Kind, r.ID, hist, changes)
 		}
 	}
+}
+
+// TestBulkLoad_RacesCreatesOfTheSameSKUs: while a Loader creates products, CreateRecord
+// creates some of the same SKUs (in another case: the same unique key) on other
+// connections at the same time. No load fails: one a create beats between its check and its
+// COPY is rolled back whole and creates none (the caller's batches then refuse those rows
+// one by one); each SKU is created once, by the load or by the create.
+func TestBulkLoad_RacesCreatesOfTheSameSKUs(t *testing.T) {
+	db := mustOpen(t, pgtest.DSN(t))
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	l, err := db.OpenLoader(ctx)
+	if err != nil || l == nil {
+		t.Fatalf("open a load: %v, %v", l, err)
+	}
+	defer l.Close()
+	const rounds, n = 20, 300
+	beaten := 0
+	for r := range rounds {
+		recs := make([]store.NewRecord, n)
+		for i := range recs {
+			recs[i] = store.NewRecord{Kind: store.KindProduct, Values: store.Values{"sku": fmt.Sprintf("R%d-%d", r, i), "name": "loaded"}}
+		}
+		start := make(chan struct{})
+		bySKU := make(chan string, n)
+		var wg sync.WaitGroup
+		for g := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for i := n - 1 - g; i >= 0; i -= 7 {
+					sku := fmt.Sprintf("r%d-%d", r, i)
+					if _, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": sku, "name": "raced"}); err == nil {
+						bySKU <- store.SKUKey(sku)
+					}
+				}
+			}()
+		}
+		close(start)
+		loaded, err := l.CreateRecords(ctx, recs)
+		wg.Wait()
+		close(bySKU)
+		if err != nil {
+			t.Fatalf("round %d: the load failed: %v", r, err)
+		}
+		if len(loaded) < n {
+			beaten++
+		}
+		raced := map[string]bool{}
+		for k := range bySKU {
+			raced[k] = true
+		}
+		for _, rec := range loaded {
+			if k := store.SKUKey(rec.Fields["sku"].(string)); raced[k] {
+				t.Errorf("round %d: %s created by the load and by a create", r, k)
+			}
+		}
+		var count int
+		if err := db.pool.QueryRow(t.Context(), "SELECT count(*) FROM products WHERE sku_key LIKE $1", store.SKUKey(fmt.Sprintf("r%d-", r))+"%").Scan(&count); err != nil {
+			t.Fatal(err)
+		}
+		if count != len(loaded)+len(raced) {
+			t.Errorf("round %d: %d products, want %d loaded and %d raced", r, count, len(loaded), len(raced))
+		}
+	}
+	t.Logf("%d of %d loads took fewer than all their records", beaten, rounds)
 }
