@@ -211,10 +211,10 @@ func trgmSchema(ctx context.Context, tx pgx.Tx) (string, error) {
 // of field, in schema, with pg_trgm in the schema ext: the table (id, fold) with a pg_trgm
 // GIN index, filled from the rows there are, and a trigger that keeps it current on every
 // insert and every write of the column (a delete cascades) but a bulk create's COPY, which
-// writes the search rows of its records itself, set-wise (loadSearch). The text is indexed in a table of
-// its own so that a write of other columns (a title, the stock) does not re-index a long
-// body: a GIN index on the record table would get the whole body's trigrams again for every
-// new row version. Names are schema-qualified: the trigger runs on the writer's search_path.
+// writes the search rows of its records itself, set-wise (loadSearch). The text is indexed
+// in a table of its own so that a write of other columns (a title, the stock) does not
+// re-index a long body: a GIN index on the record table would get the whole body's
+// trigrams again for every new row version. Names are schema-qualified: the trigger runs on the writer's search_path.
 func searchTableDDL(schema, ext, table, field string) []string {
 	st := searchTableName(table, field)
 	qt := ident(schema) + "." + ident(table)
@@ -239,7 +239,8 @@ func searchTableDDL(schema, ext, table, field string) []string {
 // the triggers' row-by-row inserts (each a plpgsql call, a foreign key check and a GIN
 // insert of its own) cost a load more than the records themselves; loadSearch writes the
 // same rows after the COPY, one statement per folded field. A search table whose trigger
-// predates the condition (a store made before it) gets its rows from both: the same rows.
+// predates the condition (a store made before it) keeps getting them from its trigger
+// (searchLoadable).
 const (
 	loadSetting = "tandem.load"
 	notLoading  = "current_setting('" + loadSetting + "', true) IS DISTINCT FROM 'on'"
