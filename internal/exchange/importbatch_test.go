@@ -427,7 +427,7 @@ func mixedFile(n int) string {
 // batch and to none, a tree child under a node of the same batch), imported in batches of
 // the default size and of 50, leaves the same report, records, history, feed and keys (the
 // import again changes nothing) as one row at a time; and most of its records were
-// created in bulk.
+// created in bulk, by the store's Loader when the import may load.
 func TestImport_BulkCreatesSameAsRowByRow(t *testing.T) {
 	file := []byte(mixedFile(400))
 	for _, engine := range engines() {
@@ -439,7 +439,10 @@ func TestImport_BulkCreatesSameAsRowByRow(t *testing.T) {
 				o := ImportOptions{KeyPrefix: "eq", BatchRows: batch}
 				res, _ := mustImport(t, as(t, alice), spy, file, JSONL, o)
 				again, _ := mustImport(t, as(t, alice), spy, file, JSONL, o)
-				if _, ok := spy.Store.(store.BulkLoader); ok && load && spy.loaded == 0 {
+				if _, ok := spy.Store.(store.BulkLoader); !ok {
+					t.Fatalf("the %s store has no Loader (store.BulkLoader)", engine)
+				}
+				if load && spy.loaded == 0 {
 					t.Errorf("batches of %d: the store's Loader created no record", batch)
 				}
 				return reportOf(res) + reportOf(again), storeState(t, spy), spy.bulk

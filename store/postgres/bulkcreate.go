@@ -153,8 +153,28 @@ func (db *DB) bulkInsert(ctx context.Context, tx pgx.Tx, st *schemaState, plans 
 	}
 	now := db.txNow()
 	cols, rows := recordRows(st.reg, kind, ids, plans, now)
+	// The search tables' triggers are off for the COPY alone (loadSetting), when they
+	// know the setting (searchLoadable): the writes after it in the transaction (a
+	// batch's next rows) are the triggers' again.
+	folded, err := db.searchLoadable(ctx, tx, st.reg, kind)
+	if err != nil {
+		return nil, err
+	}
+	if folded {
+		if _, err := tx.Exec(ctx, "SELECT set_config($1, 'on', true)", loadSetting); err != nil {
+			return nil, fmt.Errorf("load %ss: %w", kind, err)
+		}
+	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{name}, cols, pgx.CopyFromRows(rows)); err != nil {
 		return nil, fmt.Errorf("load %ss: %w", kind, err)
+	}
+	if folded {
+		if _, err := tx.Exec(ctx, "SELECT set_config($1, 'off', true)", loadSetting); err != nil {
+			return nil, fmt.Errorf("load %ss: %w", kind, err)
+		}
+		if err := loadSearch(ctx, tx, st.reg, kind, ids); err != nil {
+			return nil, err
+		}
 	}
 	recs, err := db.readBack(ctx, tx, st, kind, ids)
 	if err != nil {

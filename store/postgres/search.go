@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -209,10 +210,11 @@ func trgmSchema(ctx context.Context, tx pgx.Tx) (string, error) {
 // searchTableDDL returns the statements that make the search table of table's folded column
 // of field, in schema, with pg_trgm in the schema ext: the table (id, fold) with a pg_trgm
 // GIN index, filled from the rows there are, and a trigger that keeps it current on every
-// insert and every write of the column (a delete cascades). The text is indexed in a table of
-// its own so that a write of other columns (a title, the stock) does not re-index a long
-// body: a GIN index on the record table would get the whole body's trigrams again for every
-// new row version. Names are schema-qualified: the trigger runs on the writer's search_path.
+// insert and every write of the column (a delete cascades) but a bulk create's COPY, which
+// writes the search rows of its records itself, set-wise (loadSearch). The text is indexed
+// in a table of its own so that a write of other columns (a title, the stock) does not
+// re-index a long body: a GIN index on the record table would get the whole body's
+// trigrams again for every new row version. Names are schema-qualified: the trigger runs on the writer's search_path.
 func searchTableDDL(schema, ext, table, field string) []string {
 	st := searchTableName(table, field)
 	qt := ident(schema) + "." + ident(table)
@@ -228,8 +230,74 @@ func searchTableDDL(schema, ext, table, field string) []string {
 			"INSERT INTO " + qst + " (id, fold) VALUES (NEW.id, NEW." + col + ") " +
 			"ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold; RETURN NULL; END $f$",
 		"CREATE TRIGGER " + ident(objName(st, "sync")) + " AFTER INSERT OR UPDATE OF " + col + " ON " + qt +
-			" FOR EACH ROW EXECUTE FUNCTION " + fn + "()",
+			" FOR EACH ROW WHEN (" + notLoading + ") EXECUTE FUNCTION " + fn + "()",
 	}
+}
+
+// loadSetting is the setting a bulk create turns on (for its transaction) while it copies
+// records in, and notLoading the condition of the search tables' triggers that it is off:
+// the triggers' row-by-row inserts (each a plpgsql call, a foreign key check and a GIN
+// insert of its own) cost a load more than the records themselves; loadSearch writes the
+// same rows after the COPY, one statement per folded field. A search table whose trigger
+// predates the condition (a store made before it) keeps getting them from its trigger
+// (searchLoadable).
+const (
+	loadSetting = "tandem.load"
+	notLoading  = "current_setting('" + loadSetting + "', true) IS DISTINCT FROM 'on'"
+)
+
+// searchLoadable reports whether every search table trigger of kind's folded fields skips
+// rows while loadSetting is on (notLoading): a store whose search tables were made before
+// the condition has triggers that index every row, and loadSearch would write each row
+// again. Read once per table and fields.
+func (db *DB) searchLoadable(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind) (bool, error) {
+	folded := reg.FoldedFields(kind)
+	if len(folded) == 0 {
+		return false, nil
+	}
+	t, err := reg.Table(kind)
+	if err != nil {
+		return false, err
+	}
+	names := make([]string, len(folded))
+	for i, f := range folded {
+		names[i] = objName(searchTableName(t, f), "sync")
+	}
+	key := t + "\x00" + strings.Join(folded, "\x00")
+	if ok, seen := db.searchLoads.Load(key); seen {
+		return ok.(bool), nil
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+		JOIN pg_namespace s ON s.oid = c.relnamespace
+		WHERE s.nspname = $1 AND c.relname = $2 AND g.tgname = ANY($3)
+		AND position($4 IN pg_get_triggerdef(g.oid)) > 0`, db.schema, t, names, "'"+loadSetting+"'").Scan(&n); err != nil {
+		return false, fmt.Errorf("read the search triggers of %s: %w", t, err)
+	}
+	ok := n == len(names)
+	db.searchLoads.Store(key, ok)
+	return ok, nil
+}
+
+// loadSearch writes the search rows of the records of kind with ids (just copied in, with
+// loadSetting on), as the search tables' triggers would, one statement per folded field.
+func loadSearch(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind, ids []int64) error {
+	folded := reg.FoldedFields(kind)
+	if len(folded) == 0 {
+		return nil
+	}
+	t, err := reg.Table(kind)
+	if err != nil {
+		return err
+	}
+	for _, name := range folded {
+		q := "INSERT INTO " + searchTable(t, name) + " (id, fold) SELECT id, " + ident(store.FoldColumn(name)) + " FROM " + ident(t) +
+			" WHERE id = ANY($1) ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold"
+		if _, err := tx.Exec(ctx, q, ids); err != nil {
+			return fmt.Errorf("write the search text of %d %ss (%s): %w", len(ids), kind, name, err)
+		}
+	}
+	return nil
 }
 
 // fillFolds gives every record the folded columns that the migration named migration adds
