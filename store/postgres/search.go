@@ -238,9 +238,9 @@ func searchTableDDL(schema, ext, table, field string) []string {
 // records in, and notLoading the condition of the search tables' triggers that it is off:
 // the triggers' row-by-row inserts (each a plpgsql call, a foreign key check and a GIN
 // insert of its own) cost a load more than the records themselves; loadSearch writes the
-// same rows after the COPY, one statement per folded field. A search table whose trigger
-// predates the condition (a store made before it) keeps getting them from its trigger
-// (searchLoadable).
+// same rows after the COPY, one statement per folded field. Migration 0014 gives the
+// triggers of stores made before the condition the condition; a trigger still without it
+// (made by an older tandem after that) keeps writing the rows itself (searchLoadable).
 const (
 	loadSetting = "tandem.load"
 	notLoading  = "current_setting('" + loadSetting + "', true) IS DISTINCT FROM 'on'"
