@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // TestDB_SubscribersShareReader has subscribers of one store share its feed reader while
@@ -116,4 +117,48 @@ func collect(ch <-chan store.Change, n int) []int64 {
 		}
 	}
 	return ids
+}
+
+// BenchmarkFeed50 is the change feed of a team server: 50 subscribers (its sessions) of one
+// store, and a save (b.N of them) that all of them hear. Per op: one save and its 50
+// deliveries.
+func BenchmarkFeed50(b *testing.B) {
+	const subscribers = 50
+	db, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "t.db"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := store.WithActor(b.Context(), store.Actor{Name: "bench", Role: store.RoleEditor})
+	p, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "P-1", "name": "Hammer", "price": int64(1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	from, err := db.LastChangeID(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	heard := make(chan int64, subscribers)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range subscribers {
+		ch, err := db.Subscribe(sctx, from)
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			for c := range ch {
+				heard <- c.ID
+			}
+		}()
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := db.UpdateRecord(ctx, store.KindProduct, p.ID, store.Update{Add: map[string]int64{"stock": 1}}); err != nil {
+			b.Fatal(err)
+		}
+		for range subscribers {
+			<-heard
+		}
+	}
 }
