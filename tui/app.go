@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,11 @@ type Options struct {
 	// (a team server sets it: every save reaches every session, and a session that draws
 	// ten saves at once draws once). Zero draws the changes that came as soon as they come.
 	FeedLinger time.Duration
+	// FeedSpread adds up to this much to FeedLinger, at random for each wait: the sessions
+	// of a team server all hear a save at the same moment, and spread they draw it one
+	// after another instead of all at once, so a key pressed meanwhile waits behind few of
+	// them.
+	FeedSpread time.Duration
 	// Started, when set, is given the program before it runs (a served session sends it
 	// its window changes).
 	Started func(p *tea.Program)
@@ -408,6 +414,15 @@ func (a *App) subscribe() tea.Cmd {
 	}
 }
 
+// feedLinger is how long the next wait for changes lingers: FeedLinger and up to FeedSpread.
+func (a *App) feedLinger() time.Duration {
+	d := a.c.opts.FeedLinger
+	if s := a.c.opts.FeedSpread; s > 0 {
+		d += rand.N(s)
+	}
+	return d
+}
+
 // waitChange waits for the next change on the feed, and takes with it those already waiting
 // behind it and those that come within linger of it (up to maxChangeBatch): they come as
 // one changesMsg, handled in one Update and drawn once. The app re-arms it after each
@@ -575,7 +590,7 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		a.feedCh = msg.ch
 		a.cursor = max(a.cursor, msg.after)
-		return waitChange(msg.ch, a.c.opts.FeedLinger), true
+		return waitChange(msg.ch, a.feedLinger()), true
 	case resubscribeMsg:
 		if a.c.ctx.Err() != nil {
 			return nil, true
@@ -593,7 +608,7 @@ func (a *App) onFeed(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		cmds := []tea.Cmd{a.broadcast(msg), a.onSchemaChange(msg.c)}
 		if a.feedCh != nil {
-			cmds = append(cmds, waitChange(a.feedCh, a.c.opts.FeedLinger))
+			cmds = append(cmds, waitChange(a.feedCh, a.feedLinger()))
 		}
 		return tea.Batch(cmds...), true
 	case changesMsg:
@@ -630,7 +645,7 @@ func (a *App) onChanges(cs []store.Change) tea.Cmd {
 		cmds = append(cmds, a.onSchemaChange(c))
 	}
 	if a.feedCh != nil {
-		cmds = append(cmds, waitChange(a.feedCh, a.c.opts.FeedLinger))
+		cmds = append(cmds, waitChange(a.feedCh, a.feedLinger()))
 	}
 	return tea.Batch(cmds...)
 }

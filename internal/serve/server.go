@@ -341,6 +341,12 @@ func Actor(u *User) store.Actor {
 // save; with saves coming faster than this, a session draws several at once.
 const feedLinger = 100 * time.Millisecond
 
+// feedSpread is how much longer, at random, a session's feed may wait: the sessions hear a
+// save at once and would all draw it at once, where a key pressed in one of them would wait
+// for every other's frame; spread, they draw one after another. A save still shows in every
+// session within the promised second.
+const feedSpread = 150 * time.Millisecond
+
 // runTUI runs the TUI on st in a session with a terminal, its size following the client's
 // window; end ends the session early (idle, oversized input).
 func (s *Server) runTUI(ctx context.Context, end context.CancelCauseFunc, st store.Store, sess ssh.Session, u *User) int {
@@ -356,6 +362,7 @@ func (s *Server) runTUI(ctx context.Context, end context.CancelCauseFunc, st sto
 	opts.Perms = u.Permissions()
 	opts.NoEditor = "no external editor over SSH: it would run on the server; edit the text here"
 	opts.FeedLinger = feedLinger
+	opts.FeedSpread = feedSpread
 	input := newInputGuard(sess, s.cfg.Limits.Input, end)
 	go input.endWhenIdle(ctx, s.cfg.Limits.Idle)
 	opts.ProgramOptions = append(bubbletea.MakeOptions(sess), tea.WithInput(input))

@@ -30,13 +30,13 @@ import (
 var _ store.Store = (*DB)(nil)
 
 // DB is a tandem store on one SQLite file. It holds two connection pools: a write pool whose
-// transactions all begin IMMEDIATE, and a read pool for plain reads; change-feed subscribers
-// each hold one more connection of their own.
+// transactions all begin IMMEDIATE, and a read pool for plain reads; the change feed's shared
+// reader holds one more connection of its own (feed.go).
 type DB struct {
 	path     string
 	write    *sql.DB                        // every transaction is BEGIN IMMEDIATE (_txlock=immediate)
 	read     *sql.DB                        // plain reads
-	feed     *sql.DB                        // one dedicated connection per subscriber (PRAGMA data_version)
+	feed     *sql.DB                        // the shared change-feed reader's connection (PRAGMA data_version)
 	reg      atomic.Pointer[store.Registry] // the schema the store runs (loadSchema; ApplySchema swaps it)
 	stored   store.SchemaCache              // the newer schema a write found the store keeps (stale.go)
 	asked    *store.Registry                // the registry it was opened with (store.Options.Registry), nil for none
@@ -51,7 +51,8 @@ type DB struct {
 	schemaMade bool
 	owner      string // distinguishes this process's idempotency claims from another's
 
-	commits wake.Signal // wakes this process's subscribers after each commit (committed)
+	commits wake.Signal // wakes this process's feed reader after each commit (committed)
+	hub     feedHub     // the change feed's shared reader (feed.go)
 	dirty   atomic.Bool // a commit since the last background checkpoint (checkpoint.go)
 	writer  *fileWriter // this process's queue of write transactions on the file (commit.go)
 	wdsn    string      // how the file's write connection is opened (writeConn)
