@@ -293,6 +293,9 @@ func (db *DB) runJobs(ctx context.Context, wc *writeConn, sqlTx *sql.Tx, group [
 			continue
 		}
 		t := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: j.db.now().UTC()}
+		if len(group) == 1 && j.isBackground() {
+			t.waiting = db.writer
+		}
 		if !savepoints {
 			if answer[i] = j.fn(t); answer[i] != nil {
 				return true, nil

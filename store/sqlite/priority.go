@@ -18,6 +18,14 @@ import (
 // background transaction already running, and its caller keeps those short (sync.Options).
 // Order between writes that wait at the same time was never promised (they are concurrent
 // calls), so none is broken; each write still runs whole, alone or in its group.
+//
+// A background write that found the queue empty runs; a save queued a moment later would
+// wait for all of it, and the writer's goroutine, which competes for the CPU with the
+// source's pushes and the person's saves, may be off the CPU for milliseconds in the
+// middle of it. So a background write made of independent steps (the acknowledgements of
+// several pushed changes) asks between two steps whether another write waits (givesWay),
+// and if so commits the steps it did and queues the rest as a new write: a save then waits
+// for one step, not for the whole batch.
 
 // backgroundPatience is how long a background write lets later writes go first; after it,
 // it runs at its turn in the queue.
@@ -37,6 +45,27 @@ func (db *DB) InBackground(ctx context.Context) context.Context {
 func (j *writeJob) isBackground() bool {
 	b, _ := j.ctx.Value(backgroundKey{}).(bool)
 	return b
+}
+
+// othersWaiting reports whether a write that is not a background write is queued (and not
+// abandoned) on w.
+func (w *fileWriter) othersWaiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, j := range w.queue {
+		if j.state.Load() == jobQueued && !j.isBackground() {
+			return true
+		}
+	}
+	return false
+}
+
+// givesWay reports whether t, the transaction of a background write running alone, should
+// end at this point between two of its steps, because another write of the process waits
+// for the lock (see above). A caller that ends there commits the steps it did and queues
+// the rest as a new write. Outside a background write (and inside a batch) it is false.
+func (t *tx) givesWay() bool {
+	return t.waiting != nil && t.waiting.othersWaiting()
 }
 
 // nextGroup takes the next group off queue (in queue order, at least one job, when queue
