@@ -1238,6 +1238,7 @@ func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase
 func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
 	for len(acks) > 0 {
 		done := 0
+		rest := ctx
 		err := db.inTx(ctx, "acknowledge outbox entries", func(t *tx) error {
 			done = 0 // fn may run more than once
 			tx, err := db.newWCTx(ctx, t)
@@ -1246,6 +1247,7 @@ func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
 			}
 			for _, a := range acks {
 				if done > 0 && t.givesWay() {
+					rest = t.restOf(ctx)
 					return nil
 				}
 				if err := db.ackEntry(ctx, tx, a.Seq, a.Record, a.Rebase); err != nil {
@@ -1258,7 +1260,7 @@ func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
 		if err != nil {
 			return mapErr("acknowledge outbox entries", err)
 		}
-		acks = acks[done:]
+		acks, ctx = acks[done:], rest
 	}
 	return nil
 }
