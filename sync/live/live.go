@@ -220,7 +220,9 @@ func (s *Syncer) Run(ctx context.Context) {
 	}()
 	failures := 0
 	for ctx.Err() == nil {
-		ok := s.round(ctx)
+		began := time.Now()
+		ok, moved := s.round(ctx)
+		took := time.Since(began)
 		if ok {
 			failures = 0
 			if remote == nil {
@@ -254,8 +256,60 @@ func (s *Syncer) Run(ctx context.Context) {
 		}
 		ended := time.Now()
 		due, saved := s.wait(ctx, local, &remote, retry)
-		if !due || saved && !sleep(ctx, s.opts.Gap-time.Since(ended)) {
+		switch {
+		case !due:
 			return
+		case moved >= busyMoved:
+			if !s.rest(ctx, local, ended.Add(min(took*restFactor, maxRest))) {
+				return
+			}
+		case saved && !sleep(ctx, s.opts.Gap-time.Since(ended)):
+			return
+		}
+	}
+}
+
+// A round that moved busyMoved changes or more (a burst of saves, a script, or the source's
+// echo of them) is followed by a rest of restFactor times its own length, up to maxRest,
+// while the person keeps saving: the next round starts when the copy has had no save for
+// Gap, or when the rest is over. A round works on both sides of the copy at once: the
+// source takes each push (on the same machine, its CPU is the person's too), and the copy
+// writes its acknowledgements and the source's records while the person saves there. With
+// no round between them, saves in a stream share the CPU and the copy's write lock with
+// one for at most a quarter of the time, not all of it (at 0 ms to the source, rounds
+// follow one another without a pause: each push's echo on the source's feed asks for the
+// next one). A person's occasional saves move a change or two and are pushed at once.
+const (
+	busyMoved  = 8
+	restFactor = 3
+	maxRest    = time.Second
+)
+
+// rest waits until the copy has had no local save for Gap or until is reached, whichever
+// comes first; false when ctx ended first.
+func (s *Syncer) rest(ctx context.Context, local <-chan store.Change, until time.Time) bool {
+	end := time.NewTimer(time.Until(until))
+	defer end.Stop()
+	quiet := time.NewTimer(s.opts.Gap)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-end.C:
+			return true
+		case <-quiet.C:
+			return true
+		case <-s.kick:
+			quiet.Reset(s.opts.Gap)
+		case c, ok := <-local:
+			if !ok {
+				local = nil
+				continue
+			}
+			if c.Event != store.EventPulled {
+				quiet.Reset(s.opts.Gap)
+			}
 		}
 	}
 }
@@ -329,8 +383,13 @@ const (
 	applyBatch = 8
 )
 
-// round runs one sync; it reports whether the source was reached.
-func (s *Syncer) round(ctx context.Context) bool {
+// pushLimit bounds the outbox entries one round pushes (sync.Options.PushLimit): under a
+// stream of saves each round stays short, and rests after it (busyMoved).
+const pushLimit = 64
+
+// round runs one sync; it reports whether the source was reached, and how many changes
+// it moved (pushed, pulled or removed).
+func (s *Syncer) round(ctx context.Context) (bool, int) {
 	if s.opts.Lock != nil {
 		unlock, ok, err := s.opts.Lock()
 		if err != nil || !ok {
@@ -339,7 +398,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 			s.lockedOut = true
 			s.othersPushed(ctx)
 			s.setLocal(ctx)
-			return true
+			return true, 0
 		}
 		defer unlock()
 	}
@@ -352,7 +411,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 		cancel()
 		if err != nil {
 			s.offline(ctx, err)
-			return false
+			return false, 0
 		}
 		s.mu.Lock()
 		s.src = src
@@ -375,25 +434,25 @@ func (s *Syncer) round(ctx context.Context) bool {
 		// The round's writes to the copy give way to the person's saves there.
 		rctx = b.InBackground(rctx)
 	}
-	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken, AckBatch: ackBatch, ApplyBatch: applyBatch})
+	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken, AckBatch: ackBatch, ApplyBatch: applyBatch, Passes: 1, PushLimit: pushLimit})
 	cancel()
 	slow.Stop()
 	slowMu.Lock()
 	ended = true
 	slowMu.Unlock()
 	if ctx.Err() != nil {
-		return false
+		return false, 0
 	}
 	if err != nil {
 		if tsync.Refused(err) {
 			// Another store, or a source put back from a backup: nothing moves until a
 			// person acts (tandem sync says how); keep saying so.
 			s.offline(ctx, fmt.Errorf("sync refused: %w", err))
-			return false
+			return false, 0
 		}
 		s.closeSource()
 		s.offline(ctx, err)
-		return false
+		return false, 0
 	}
 	pushed := s.pushedSince(ctx, before)
 	s.mu.Lock()
@@ -407,7 +466,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 	}
 	s.mu.Unlock()
 	s.notify()
-	return true
+	return true, rep.Pushed + rep.Pulled + rep.Removed
 }
 
 // othersPushed tells (PushSeq, LastPushed) the saves that another sync of the copy put on
