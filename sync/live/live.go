@@ -247,6 +247,10 @@ func (s *Syncer) Run(ctx context.Context) {
 		var retry <-chan time.Time
 		if !ok {
 			retry = time.After(s.backoff(failures))
+		} else if moved >= busyMoved && s.Status().Pending > 0 {
+			// The round stopped at its push limit: the next one is due now (after its
+			// rest), whether or not a save or the source's feed asks for it.
+			retry = time.After(0)
 		} else if s.lockedOut && s.Status().Pending > 0 {
 			// Another sync holds the copy: its pushes of the pending saves are told soon.
 			retry = time.After(lockedOutPoll)
@@ -272,13 +276,13 @@ func (s *Syncer) Run(ctx context.Context) {
 // A round that moved busyMoved changes or more (a burst of saves, a script, or the source's
 // echo of them) is followed by a rest of restFactor times its own length, up to maxRest,
 // while the person keeps saving: the next round starts when the copy has had no save for
-// Gap, or when the rest is over. A round works on both sides of the copy at once: the
-// source takes each push (on the same machine, its CPU is the person's too), and the copy
-// writes its acknowledgements and the source's records while the person saves there. With
-// no round between them, saves in a stream share the CPU and the copy's write lock with
-// one for at most a quarter of the time, not all of it (at 0 ms to the source, rounds
-// follow one another without a pause: each push's echo on the source's feed asks for the
-// next one). A person's occasional saves move a change or two and are pushed at once.
+// Gap, or when the rest is over. A round costs CPU on both sides (the source's commit of
+// each push, on a laptop that runs both; the copy's acknowledgements and pulled records)
+// and the copy's write lock; without a rest, at 0 ms to the source, rounds followed one
+// another for as long as the saves went on (each push's echo on the source's feed asked
+// for the next round at once), and every save of the stream shared two cores with one.
+// With it, a stream of saves meets a round a quarter of the time at most. A person's
+// occasional saves move a change or two and are pushed at once, as before.
 const (
 	busyMoved  = 8
 	restFactor = 3
