@@ -182,7 +182,9 @@ type WorkingCopy interface {
 	// For a delete (CopyDelete) rec is nil: the record is gone on both sides, and the copy
 	// forgets its base, its stale mark and any conflict an earlier entry met.
 	AckEntry(ctx context.Context, seq int64, rec *Record, rebase bool) error
-	// AckEntries is AckEntry for several entries, in their order, in one transaction.
+	// AckEntries is AckEntry for several entries, in their order, in one transaction, or
+	// in several when a store lets a write that waits go first between two of them (each
+	// whole; after a failure the ones before it stay acknowledged).
 	AckEntries(ctx context.Context, acks []Ack) error
 	// QueueConflict replaces entry seq by conflict c. A record has at most one open
 	// conflict: a second one joins it (its fields are added, the first base of each field

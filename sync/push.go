@@ -93,6 +93,9 @@ func (s *syncer) push(ctx context.Context) (moved int, err error) {
 			continue
 		}
 		if run == nil || i >= run.end {
+			if s.opts.PushLimit > 0 && moved >= s.opts.PushLimit {
+				break
+			}
 			if run != nil {
 				run.stop()
 			}

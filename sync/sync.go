@@ -172,6 +172,17 @@ type Options struct {
 	// background sync); larger ones take fewer commits. A pull's position moves with the
 	// last write of each page, so a pull stopped between two writes reads the page again.
 	AckBatch, ApplyBatch int
+	// Passes bounds the pull-then-push passes of the sync (0: until nothing moves, at most
+	// 5). A sync that runs again when the source's feed tells of its own pushes (the
+	// background sync) needs one: the next pass would only pull their echo, and under a
+	// stream of saves it would push the saves made meanwhile, and the next pass again, so
+	// that the sync never pauses.
+	Passes int
+	// PushLimit, when set, ends a push once that many outbox entries are settled, at the
+	// end of a run of saves sent together: the rest wait for the next sync, as after a
+	// sync stopped there. A sync that runs often (the background sync) keeps each of its
+	// rounds short with it while saves pile up.
+	PushLimit int
 }
 
 // SyncWith is Sync with options.
@@ -196,7 +207,11 @@ func SyncWith(ctx context.Context, src store.Store, wc store.WorkingCopy, o Opti
 		}
 	}
 	s := &syncer{src: src, wc: wc, reg: wc.Registry(), rep: &Report{Schema: taken}, opts: o}
-	for round := 0; round < maxRounds; round++ {
+	passes := maxRounds
+	if o.Passes > 0 {
+		passes = min(o.Passes, maxRounds)
+	}
+	for round := 0; round < passes; round++ {
 		start := time.Now()
 		pulled, err := s.pull(ctx, st)
 		s.rep.PullTime += time.Since(start)

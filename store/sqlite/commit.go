@@ -100,7 +100,7 @@ func (db *DB) tryWrite(ctx context.Context, fn func(*tx) error) error {
 // tryWriteJob queues j and waits for its answer (tryWrite).
 func (db *DB) tryWriteJob(ctx context.Context, j *writeJob) error {
 	w := db.writer
-	j.queued = time.Now()
+	j.queued = firstQueued(ctx)
 	w.mu.Lock()
 	w.queue = append(w.queue, j)
 	if !w.leading {
@@ -293,6 +293,9 @@ func (db *DB) runJobs(ctx context.Context, wc *writeConn, sqlTx *sql.Tx, group [
 			continue
 		}
 		t := &tx{Tx: sqlTx, wc: wc, txCtx: ctx, now: j.db.now().UTC()}
+		if len(group) == 1 && j.isBackground() {
+			t.waiting, t.queued = db.writer, j.queued
+		}
 		if !savepoints {
 			if answer[i] = j.fn(t); answer[i] != nil {
 				return true, nil

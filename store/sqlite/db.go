@@ -517,6 +517,11 @@ type tx struct {
 	// batch is the write batch the transaction is a write of (batch.go), nil outside one:
 	// a create in a batch leaves its search folds to the batch, which writes them in bulk.
 	batch *batch
+	// waiting, set on the transaction of a background write running alone, is the queue
+	// of writes it gives way to, and queued when that write was first queued (givesWay,
+	// priority.go).
+	waiting *fileWriter
+	queued  time.Time
 }
 
 // inTx runs fn in a BEGIN IMMEDIATE transaction and commits. It retries the whole

@@ -18,6 +18,16 @@ import (
 // background transaction already running, and its caller keeps those short (sync.Options).
 // Order between writes that wait at the same time was never promised (they are concurrent
 // calls), so none is broken; each write still runs whole, alone or in its group.
+//
+// A background write that found the queue empty runs; a save queued a moment later would
+// wait for all of it, and the writer's goroutine, which competes for the CPU with the
+// source's pushes and the person's saves, may be off the CPU for milliseconds in the
+// middle of it. So a background write made of independent steps (the acknowledgements of
+// several pushed changes) asks between two steps whether another write waits (givesWay),
+// and if so commits the steps it did and queues the rest as a new write: a save then waits
+// for one step, not for the whole batch. The rest keeps the time the write was first
+// queued, and a write that has waited backgroundPatience gives way no more: under a stream
+// of saves the sync still moves, a batch per backgroundPatience at least.
 
 // backgroundPatience is how long a background write lets later writes go first; after it,
 // it runs at its turn in the queue.
@@ -25,6 +35,14 @@ const backgroundPatience = 100 * time.Millisecond
 
 // backgroundKey marks a context whose writes are background writes.
 type backgroundKey struct{}
+
+// queuedKey carries the time the background write whose rest a context's write is was first
+// queued (givesWay).
+type queuedKey struct{}
+
+// givingWay is how long after it was first queued a background write still gives way
+// between its steps (a variable for the tests).
+var givingWay = backgroundPatience
 
 // InBackground returns ctx marked so that the store's writes under it give way to its other
 // writers in this process: they run alone, after the writes queued with them (see above).
@@ -37,6 +55,43 @@ func (db *DB) InBackground(ctx context.Context) context.Context {
 func (j *writeJob) isBackground() bool {
 	b, _ := j.ctx.Value(backgroundKey{}).(bool)
 	return b
+}
+
+// othersWaiting reports whether a write that is not a background write is queued (and not
+// abandoned) on w.
+func (w *fileWriter) othersWaiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, j := range w.queue {
+		if j.state.Load() == jobQueued && !j.isBackground() {
+			return true
+		}
+	}
+	return false
+}
+
+// givesWay reports whether t, the transaction of a background write running alone, should
+// end at this point between two of its steps, because another write of the process waits
+// for the lock (see above). A caller that ends there commits the steps it did and queues
+// the rest as a new write under restOf's context. Outside a background write (and inside a
+// batch) it is false.
+func (t *tx) givesWay() bool {
+	return t.waiting != nil && time.Since(t.queued) < givingWay && t.waiting.othersWaiting()
+}
+
+// restOf returns ctx for the rest of the background write that t gave way in: it keeps
+// the time that write was first queued.
+func (t *tx) restOf(ctx context.Context) context.Context {
+	return context.WithValue(ctx, queuedKey{}, t.queued)
+}
+
+// firstQueued is the time the write queued under ctx counts as queued since: now, or the
+// time of the write whose rest it is (restOf).
+func firstQueued(ctx context.Context) time.Time {
+	if q, ok := ctx.Value(queuedKey{}).(time.Time); ok {
+		return q
+	}
+	return time.Now()
 }
 
 // nextGroup takes the next group off queue (in queue order, at least one job, when queue

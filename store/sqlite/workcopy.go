@@ -1231,22 +1231,38 @@ func (db *DB) AckEntry(ctx context.Context, seq int64, rec *store.Record, rebase
 	return db.AckEntries(ctx, []store.Ack{{Seq: seq, Record: rec, Rebase: rebase}})
 }
 
-// AckEntries is AckEntry for several entries, in order, in one transaction
-// (store.WorkingCopy).
+// AckEntries is AckEntry for several entries, in order (store.WorkingCopy): in one
+// transaction, unless it is a background write (InBackground) that another write comes to
+// wait for; then the entries acknowledged so far are committed, and the rest follow in
+// another transaction (givesWay).
 func (db *DB) AckEntries(ctx context.Context, acks []store.Ack) error {
-	err := db.inTx(ctx, "acknowledge outbox entries", func(t *tx) error {
-		tx, err := db.newWCTx(ctx, t)
-		if err != nil {
-			return err
-		}
-		for _, a := range acks {
-			if err := db.ackEntry(ctx, tx, a.Seq, a.Record, a.Rebase); err != nil {
+	for len(acks) > 0 {
+		done := 0
+		rest := ctx
+		err := db.inTx(ctx, "acknowledge outbox entries", func(t *tx) error {
+			done = 0 // fn may run more than once
+			tx, err := db.newWCTx(ctx, t)
+			if err != nil {
 				return err
 			}
+			for _, a := range acks {
+				if done > 0 && t.givesWay() {
+					rest = t.restOf(ctx)
+					return nil
+				}
+				if err := db.ackEntry(ctx, tx, a.Seq, a.Record, a.Rebase); err != nil {
+					return err
+				}
+				done++
+			}
+			return nil
+		})
+		if err != nil {
+			return mapErr("acknowledge outbox entries", err)
 		}
-		return nil
-	})
-	return mapErr("acknowledge outbox entries", err)
+		acks, ctx = acks[done:], rest
+	}
+	return nil
 }
 
 // ackEntry acknowledges one entry inside tx.

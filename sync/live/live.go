@@ -220,7 +220,9 @@ func (s *Syncer) Run(ctx context.Context) {
 	}()
 	failures := 0
 	for ctx.Err() == nil {
-		ok := s.round(ctx)
+		began := time.Now()
+		ok, moved := s.round(ctx)
+		took := time.Since(began)
 		if ok {
 			failures = 0
 			if remote == nil {
@@ -245,6 +247,10 @@ func (s *Syncer) Run(ctx context.Context) {
 		var retry <-chan time.Time
 		if !ok {
 			retry = time.After(s.backoff(failures))
+		} else if moved >= busyMoved && s.Status().Pending > 0 {
+			// The round stopped at its push limit: the next one is due now (after its
+			// rest), whether or not a save or the source's feed asks for it.
+			retry = time.After(0)
 		} else if s.lockedOut && s.Status().Pending > 0 {
 			// Another sync holds the copy: its pushes of the pending saves are told soon.
 			retry = time.After(lockedOutPoll)
@@ -254,8 +260,60 @@ func (s *Syncer) Run(ctx context.Context) {
 		}
 		ended := time.Now()
 		due, saved := s.wait(ctx, local, &remote, retry)
-		if !due || saved && !sleep(ctx, s.opts.Gap-time.Since(ended)) {
+		switch {
+		case !due:
 			return
+		case moved >= busyMoved:
+			if !s.rest(ctx, local, ended.Add(min(took*restFactor, maxRest))) {
+				return
+			}
+		case saved && !sleep(ctx, s.opts.Gap-time.Since(ended)):
+			return
+		}
+	}
+}
+
+// A round that moved busyMoved changes or more (a burst of saves, a script, or the source's
+// echo of them) is followed by a rest of restFactor times its own length, up to maxRest,
+// while the person keeps saving: the next round starts when the copy has had no save for
+// Gap, or when the rest is over. A round costs CPU on both sides (the source's commit of
+// each push, on a laptop that runs both; the copy's acknowledgements and pulled records)
+// and the copy's write lock; without a rest, at 0 ms to the source, rounds followed one
+// another for as long as the saves went on (each push's echo on the source's feed asked
+// for the next round at once), and every save of the stream shared two cores with one.
+// With it, a stream of saves meets a round a quarter of the time at most. A person's
+// occasional saves move a change or two and are pushed at once, as before.
+const (
+	busyMoved  = 8
+	restFactor = 3
+	maxRest    = time.Second
+)
+
+// rest waits until the copy has had no local save for Gap or until is reached, whichever
+// comes first; false when ctx ended first.
+func (s *Syncer) rest(ctx context.Context, local <-chan store.Change, until time.Time) bool {
+	end := time.NewTimer(time.Until(until))
+	defer end.Stop()
+	quiet := time.NewTimer(s.opts.Gap)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-end.C:
+			return true
+		case <-quiet.C:
+			return true
+		case <-s.kick:
+			quiet.Reset(s.opts.Gap)
+		case c, ok := <-local:
+			if !ok {
+				local = nil
+				continue
+			}
+			if c.Event != store.EventPulled {
+				quiet.Reset(s.opts.Gap)
+			}
 		}
 	}
 }
@@ -329,8 +387,13 @@ const (
 	applyBatch = 8
 )
 
-// round runs one sync; it reports whether the source was reached.
-func (s *Syncer) round(ctx context.Context) bool {
+// pushLimit bounds the outbox entries one round pushes (sync.Options.PushLimit): under a
+// stream of saves each round stays short, and rests after it (busyMoved).
+const pushLimit = 64
+
+// round runs one sync; it reports whether the source was reached, and how many changes
+// it moved (pushed, pulled or removed).
+func (s *Syncer) round(ctx context.Context) (bool, int) {
 	if s.opts.Lock != nil {
 		unlock, ok, err := s.opts.Lock()
 		if err != nil || !ok {
@@ -339,7 +402,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 			s.lockedOut = true
 			s.othersPushed(ctx)
 			s.setLocal(ctx)
-			return true
+			return true, 0
 		}
 		defer unlock()
 	}
@@ -352,7 +415,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 		cancel()
 		if err != nil {
 			s.offline(ctx, err)
-			return false
+			return false, 0
 		}
 		s.mu.Lock()
 		s.src = src
@@ -375,25 +438,25 @@ func (s *Syncer) round(ctx context.Context) bool {
 		// The round's writes to the copy give way to the person's saves there.
 		rctx = b.InBackground(rctx)
 	}
-	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken, AckBatch: ackBatch, ApplyBatch: applyBatch})
+	rep, err := tsync.SyncWith(rctx, src, s.wc, tsync.Options{LeaseToken: s.leaseToken, AckBatch: ackBatch, ApplyBatch: applyBatch, Passes: 1, PushLimit: pushLimit})
 	cancel()
 	slow.Stop()
 	slowMu.Lock()
 	ended = true
 	slowMu.Unlock()
 	if ctx.Err() != nil {
-		return false
+		return false, 0
 	}
 	if err != nil {
 		if tsync.Refused(err) {
 			// Another store, or a source put back from a backup: nothing moves until a
 			// person acts (tandem sync says how); keep saying so.
 			s.offline(ctx, fmt.Errorf("sync refused: %w", err))
-			return false
+			return false, 0
 		}
 		s.closeSource()
 		s.offline(ctx, err)
-		return false
+		return false, 0
 	}
 	pushed := s.pushedSince(ctx, before)
 	s.mu.Lock()
@@ -407,7 +470,7 @@ func (s *Syncer) round(ctx context.Context) bool {
 	}
 	s.mu.Unlock()
 	s.notify()
-	return true
+	return true, rep.Pushed + rep.Pulled + rep.Removed
 }
 
 // othersPushed tells (PushSeq, LastPushed) the saves that another sync of the copy put on
