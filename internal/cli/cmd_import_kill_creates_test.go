@@ -88,6 +88,7 @@ func TestCLI_ImportKilledCreates(t *testing.T) {
 	file := writeFile(t, "new.csv", importNew(n))
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
+			besideOthers(t) // each backend a store of its own, a process at a time
 			rng := testRand(t)
 			sampled := []int{1, 2, 50, 1000, n - 1, n}
 			for range 20 {
