@@ -36,7 +36,8 @@ func importChanges(n int) string {
 }
 
 // productState is every product by sku: its version and values, without ids (PostgreSQL's
-// sequence may skip ids a killed transaction took) and without times.
+// sequence may skip ids a killed transaction took) and without times. Two products with one
+// sku fail the test: every sku in these tests is one row's, applied once.
 func productState(t *testing.T, dsn string) map[string]string {
 	t.Helper()
 	var recs []record
@@ -46,7 +47,11 @@ func productState(t *testing.T, dsn string) map[string]string {
 	out := map[string]string{}
 	for _, r := range recs {
 		b, _ := json.Marshal(r.Fields)
-		out[fmt.Sprint(r.Fields["sku"])] = fmt.Sprintf("v%d %s", r.Version, b)
+		sku := fmt.Sprint(r.Fields["sku"])
+		if _, twice := out[sku]; twice {
+			t.Fatalf("two products have sku %s: a row was applied twice", sku)
+		}
+		out[sku] = fmt.Sprintf("v%d %s", r.Version, b)
 	}
 	return out
 }

@@ -120,6 +120,7 @@ func TestLease_SIGKILL(t *testing.T) {
 // TestLease_BindsCLIWriters shows that set and adjust on a record whose editor group
 // someone else leases exit 4 naming the holder, and go through with the lease's token.
 func TestLease_BindsCLIWriters(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -237,6 +238,7 @@ func TestLease_CheckedLikeTheStore(t *testing.T) {
 // through: move, set and create under a leased document need it. Releasing a lease that was
 // taken over says so; a forged token's message names no empty group.
 func TestCLI_LeaseBindsEveryWriter(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

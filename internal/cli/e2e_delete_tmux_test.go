@@ -12,6 +12,7 @@ import (
 // the other terminal's list live (no key pressed there), restores it with the CLI, and sees
 // it come back in both lists, on SQLite and PostgreSQL. The times it took are logged.
 func TestE2E_DeleteRestore(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			e2eDeleteRestore(t, b.seeded(t))

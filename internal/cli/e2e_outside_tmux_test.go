@@ -19,6 +19,7 @@ import (
 // shows deleted in the open editor; a delete of a record that others refer to is refused;
 // values outside the schema and control characters are shown marked and escaped.
 func TestE2E_OutsideWrites(t *testing.T) {
+	waitsBeside(t)
 	parts, err := filepath.Abs("../../store/testdata/parts.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ func (s *tmuxServer) waitScreen(name, what string, ok func(string) bool) string 
 // with unsaved edits, and his TUI shows them without a restart.
 // It runs on SQLite, and on PostgreSQL when TANDEM_TEST_POSTGRES names a server.
 func TestE2E_OwnRecords(t *testing.T) {
+	waitsBeside(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dir := t.TempDir()

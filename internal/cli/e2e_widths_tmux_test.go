@@ -17,6 +17,7 @@ import (
 // it. On a store of 100,000 products under TANDEM_LONG_TESTS=1 (seeding it takes minutes);
 // the seeded 60 by default.
 func TestE2E_ListWidths(t *testing.T) {
+	waitsBeside(t)
 	tm := newTmuxServer(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "wide.db")

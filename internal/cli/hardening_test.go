@@ -75,6 +75,7 @@ func tandemLimited(t *testing.T, dsn string, stdin io.Reader, args ...string) re
 // under a memory limit: each stops at its limit and exits with the message naming it. A
 // seed count far over the maximum is refused before a store is even created.
 func TestHardening_BoundedReads(t *testing.T) {
+	besideOthers(t)
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "tandem.db")
 	madeStoreAt(t, dsn, "seed", "--products", "1", "--documents", "1")
@@ -171,6 +172,7 @@ func TestHardening_BoundedReads(t *testing.T) {
 // negative number, as adjust's DELTA is), before, between and after the positional
 // arguments: the value must reach the store as typed, and a negative DELTA must still work.
 func TestHardening_FlagValuesStartingWithDash(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -173,14 +173,14 @@ func longTests() bool {
 }
 
 // waitsBeside lets a test that spends most of its time waiting (a lease or presence
-// lifetime running out, a TUI polling) run in parallel with the other such tests, after the
-// rest, in a plain go test: their waits overlap instead of adding up, on a second core the
-// process tests leave mostly idle by then. Under TANDEM_LONG_TESTS (CI) they stay in
-// sequence.
+// lifetime running out, a TUI polling) run in parallel with the other such tests and the
+// process tests, after the sequential ones: their waits overlap instead of adding up, on a
+// core the process tests leave idle. In CI too: at most -test.parallel tests run at once
+// (two on the reference machine), and the deadlines these tests wait for (15 s for a
+// screen, a lifetime plus seconds) are bounds for a slow machine, not latencies; run in
+// sequence under TANDEM_LONG_TESTS they were a third of CI's critical path.
 func waitsBeside(t *testing.T) {
-	if !longTests() {
-		t.Parallel()
-	}
+	t.Parallel()
 }
 
 // besideOthers lets a test whose time goes to tandem processes, on stores of its own (files

@@ -28,11 +28,14 @@ const historyRSSBound = 100 << 20
 // backend. history, history --json, history --all and history --all --json (every field of
 // every version, streamed) run as processes whose peak resident memory stays under
 // historyRSSBound; the text pages line up for five-digit versions and say how to see the
-// older ones.
+// older ones. A minute or more of CPU under TANDEM_LONG_TESTS, one process at a time, with
+// no deadline: it runs beside the other process tests (besideOthers), each backend too.
 func TestHistory_BoundedMemory(t *testing.T) {
+	besideOthers(t)
 	const versions = 10001
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
+			besideOthers(t) // one process at a time, on a store of its own
 			dsn := b.dsn(t)
 			id := mustLongHistory(t, dsn, versions)
 			ref := []string{"history", "document", fmt.Sprint(id)}

@@ -51,6 +51,7 @@ func TestCLI_OutsideWrite(t *testing.T) {
 // the local values), and pulls the row the program inserted. (Working copies hold the
 // sample schema only, so this runs on products.)
 func TestCLI_OutsideWriteSync(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.seeded(t)

@@ -24,6 +24,7 @@ import (
 // three characters or more that the same step without the password does not show too. The
 // copy keeps its source without the password, and sync takes it from PGPASSWORD.
 func TestPassword_NeverShownNorKept(t *testing.T) {
+	besideOthers(t)
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		t.Skip("sqlite3 is not installed: the working copy's file cannot be read outside tandem")
 	}

@@ -288,6 +288,7 @@ func mustApply(t *testing.T, dsn string, v int64, args ...string) string {
 // every acknowledged create there. A writer sees at most the reload message; the new
 // schema is usable at once; history keeps the counter's versions under its new name.
 func TestCLI_SchemaApplyWhileWriting(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) { testSchemaApplyWhileWriting(t, b) })
 	}
@@ -444,6 +445,7 @@ func readLost(t *testing.T, path string) map[string]any {
 // file's. Of two applies of the same file, one applies and the other finds nothing to do or
 // is refused (exit 3).
 func TestCLI_SchemaApplyTwoAtOnce(t *testing.T) {
+	besideOthers(t)
 	rounds := 2
 	if longTests() {
 		rounds = 8
@@ -593,6 +595,7 @@ func pausedTandem(t *testing.T, dsn string, args func(fifo string) []string) (re
 // a narrowed limit, a removed enum value and a dropped field: what the new schema refuses is
 // refused the same way, what it allows is saved.
 func TestCLI_SchemaApplyOldClient(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := partsStore(t, b)

@@ -30,6 +30,7 @@ func TestCLI_RegistryCannotFreeParentID(t *testing.T) {
 // TestCLI_NoEmptyVersions: a move to where a document is, an adjust by 0 and a set of the
 // values a record has write nothing and say "no change".
 func TestCLI_NoEmptyVersions(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)

@@ -263,6 +263,7 @@ func crashRun(t *testing.T, cs crashSource) (copyPath string) {
 }
 
 func TestSync_Crash(t *testing.T) {
+	besideOthers(t)
 	// The run: at least 20 syncs killed in the middle of a push (TANDEM_LONG_TESTS=1,
 	// as CI does); a sample of 3 otherwise, to keep go test ./... quick.
 	kills := 3

@@ -158,6 +158,7 @@ func copyState(t *testing.T, path string) (map[string]string, store.CopyState) {
 // on, exits 2 and changes nothing in the copy. Both ways then work: a fresh clone, and
 // sync --repush, whose conflicts a person answers before the copy and the source agree.
 func TestSync_SourceWentBack(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.seeded(t)
@@ -288,6 +289,7 @@ func syncConflicts(t *testing.T, out string) []jsonConflict {
 // 2, the ways on), and --repush takes the copy on from there, where before every sync
 // stopped on the record for good and --repush was a plain sync.
 func TestSync_SourceWentBackUnmarkedCopy(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			src := b.seeded(t)

@@ -22,6 +22,7 @@ import (
 // change that drops a field the copy edited keeps that edit pending and says what to do,
 // in text and --json, until --drop-unfit.
 func TestCLI_CopySchemaAndOutsideWrites(t *testing.T) {
+	besideOthers(t)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) { testCopySchemaOutside(t, b) })
 	}
