@@ -71,6 +71,11 @@ func TestRemapLocal_DeferPragmaPreparedBefore(t *testing.T) {
 			if wc == nil || wc.conn == nil {
 				t.Fatal("no write connection after the writes")
 			}
+			// Back to the pool as a connection the writer has not set up yet: whichever of
+			// the pool's connections is kept below, the writer attaches its mark anew.
+			if _, err := wc.conn.ExecContext(ctx, "DETACH DATABASE "+writerMark); err != nil {
+				t.Fatal(err)
+			}
 			if err := wc.conn.Close(); err != nil {
 				t.Fatal(err)
 			}
