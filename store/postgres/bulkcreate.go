@@ -153,13 +153,9 @@ func (db *DB) bulkInsert(ctx context.Context, tx pgx.Tx, st *schemaState, plans 
 	}
 	now := db.txNow()
 	cols, rows := recordRows(st.reg, kind, ids, plans, now)
-	// The search tables' triggers are off for the COPY alone (loadSetting), when they
-	// know the setting (searchLoadable): the writes after it in the transaction (a
-	// batch's next rows) are the triggers' again.
-	folded, err := db.searchLoadable(ctx, tx, st.reg, kind)
-	if err != nil {
-		return nil, err
-	}
+	// The search tables' triggers are off for the COPY alone (loadSetting): the writes
+	// after it in the transaction (a batch's next rows) are the triggers' again.
+	folded := len(st.reg.FoldedFields(kind)) > 0
 	if folded {
 		if _, err := tx.Exec(ctx, "SELECT set_config($1, 'on', true)", loadSetting); err != nil {
 			return nil, fmt.Errorf("load %ss: %w", kind, err)

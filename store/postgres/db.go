@@ -98,10 +98,6 @@ type DB struct {
 
 	oneStatementSaves atomic.Int64 // saves relativeSave committed itself, for tests
 
-	// searchLoads is, by table and folded fields, whether every search table's trigger
-	// skips a bulk create's COPY (searchLoadable).
-	searchLoads sync.Map
-
 	ctx       context.Context // cancelled by Close: ends subscriptions
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup // subscription goroutines and the waker

@@ -238,46 +238,13 @@ func searchTableDDL(schema, ext, table, field string) []string {
 // records in, and notLoading the condition of the search tables' triggers that it is off:
 // the triggers' row-by-row inserts (each a plpgsql call, a foreign key check and a GIN
 // insert of its own) cost a load more than the records themselves; loadSearch writes the
-// same rows after the COPY, one statement per folded field. Migration 0014 gives the
-// triggers of stores made before the condition the condition; a trigger still without it
-// (made by an older tandem after that) keeps writing the rows itself (searchLoadable).
+// same rows after the COPY, one statement per folded field. searchTableDDL makes every search
+// trigger with the condition, and migration 0014 gave it to those of stores made before it;
+// a tandem that predates the migration refuses the store, so no trigger without it remains.
 const (
 	loadSetting = "tandem.load"
 	notLoading  = "current_setting('" + loadSetting + "', true) IS DISTINCT FROM 'on'"
 )
-
-// searchLoadable reports whether every search table trigger of kind's folded fields skips
-// rows while loadSetting is on (notLoading): a store whose search tables were made before
-// the condition has triggers that index every row, and loadSearch would write each row
-// again. Read once per table and fields.
-func (db *DB) searchLoadable(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind) (bool, error) {
-	folded := reg.FoldedFields(kind)
-	if len(folded) == 0 {
-		return false, nil
-	}
-	t, err := reg.Table(kind)
-	if err != nil {
-		return false, err
-	}
-	names := make([]string, len(folded))
-	for i, f := range folded {
-		names[i] = objName(searchTableName(t, f), "sync")
-	}
-	key := t + "\x00" + strings.Join(folded, "\x00")
-	if ok, seen := db.searchLoads.Load(key); seen {
-		return ok.(bool), nil
-	}
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
-		JOIN pg_namespace s ON s.oid = c.relnamespace
-		WHERE s.nspname = $1 AND c.relname = $2 AND g.tgname = ANY($3)
-		AND position($4 IN pg_get_triggerdef(g.oid)) > 0`, db.schema, t, names, "'"+loadSetting+"'").Scan(&n); err != nil {
-		return false, fmt.Errorf("read the search triggers of %s: %w", t, err)
-	}
-	ok := n == len(names)
-	db.searchLoads.Store(key, ok)
-	return ok, nil
-}
 
 // loadSearch writes the search rows of the records of kind with ids (just copied in, with
 // loadSetting on), as the search tables' triggers would, one statement per folded field.
