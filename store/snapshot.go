@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/tandem-editor/tandem/internal/jsonenc"
 )
 
 // The JSON form of stored history: snapshots and the values of deltas use tandem's export form
@@ -19,7 +21,9 @@ func (r *Registry) EncodeSnapshot(kind Kind, vals Values) ([]byte, error) {
 	for _, f := range r.Fields(kind) {
 		out[f.Name] = f.Export(vals[f.Name])
 	}
-	b, err := json.Marshal(out)
+	// json.Marshal's bytes (jsonenc), without its reflection: a load writes a snapshot
+	// per record.
+	b, err := jsonenc.AppendMap(make([]byte, 0, 256), out)
 	if err != nil {
 		return nil, fmt.Errorf("encode snapshot: %w", err)
 	}
