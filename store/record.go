@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
+
+	"github.com/tandem-editor/tandem/internal/jsonenc"
 )
 
 // Record is one product or document: its identity, the metadata only the store writes, and
@@ -77,16 +80,45 @@ func (u Update) FieldNames() []string {
 // RequestHash is a stable digest of what an update asks for, stored with its idempotency key
 // so that reusing a key for a different request is detected.
 func RequestHash(kind Kind, id int64, u Update) string {
-	// encoding/json sorts map keys, so equal requests hash equally.
-	b, _ := json.Marshal(struct {
+	b, err := appendRequestJSON(make([]byte, 0, 256), kind, id, u)
+	if err != nil {
+		// What json.Marshal of the request hashed when a value could not be encoded.
+		b = nil
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// requestJSON is the form RequestHash hashes, as encoding/json writes it: keys hold
+// hashes of these bytes, so a request made again must hash to the very same. Map keys
+// are sorted, so equal requests hash equally.
+func requestJSON(kind Kind, id int64, u Update) ([]byte, error) {
+	return json.Marshal(struct {
 		Kind Kind             `json:"k"`
 		ID   int64            `json:"i"`
 		Base int64            `json:"b"`
 		Set  Values           `json:"s"`
 		Add  map[string]int64 `json:"a"`
 	}{kind, id, u.BaseVersion, u.Set, u.Add})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+}
+
+// appendRequestJSON appends requestJSON's bytes to dst without reflection (jsonenc): an
+// import hashes a request per row.
+func appendRequestJSON(dst []byte, kind Kind, id int64, u Update) ([]byte, error) {
+	dst = append(dst, `{"k":`...)
+	dst = jsonenc.AppendString(dst, string(kind))
+	dst = append(dst, `,"i":`...)
+	dst = strconv.AppendInt(dst, id, 10)
+	dst = append(dst, `,"b":`...)
+	dst = strconv.AppendInt(dst, u.BaseVersion, 10)
+	dst = append(dst, `,"s":`...)
+	dst, err := jsonenc.AppendMap(dst, u.Set)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"a":`...)
+	dst = jsonenc.AppendInts(dst, u.Add)
+	return append(dst, '}'), nil
 }
 
 // UpdateResult is what a save (or a move) returns.

@@ -69,7 +69,16 @@ const TrigramSize = 3
 
 // FoldColumn returns the name of the folded value of field (SearchFold of its value): the
 // column that holds it on PostgreSQL, the key of Folds and SavePlan.Folds.
-func FoldColumn(field string) string { return field + "_fold" }
+func FoldColumn(field string) string { return field + foldSuffix }
+
+// foldSuffix ends the name of a folded column (FoldColumn).
+const foldSuffix = "_fold"
+
+// IsFoldColumn reports whether col is FoldColumn(field), without building that name: a
+// load asks it for every column of every record.
+func IsFoldColumn(col, field string) bool {
+	return len(col) == len(field)+len(foldSuffix) && col[:len(field)] == field && col[len(field):] == foldSuffix
+}
 
 // FoldedFields returns the fields of kind that have a folded column, in a fixed order: for
 // the sample kinds, those the migrations gave one (whatever a schema says of their search

@@ -141,3 +141,15 @@ func TestFoldedFieldsAddedBy(t *testing.T) {
 		t.Error("IndexedQuery counts characters, from TrigramSize")
 	}
 }
+
+// TestIsFoldColumn checks IsFoldColumn against the name FoldColumn builds.
+func TestIsFoldColumn(t *testing.T) {
+	names := []string{"", "name", "name_fold", "sku", "n", "_fold", "description"}
+	for _, col := range append(names, "name_fold_fold", "sku_fold", "_fold_fold", "name_folx", "nam_fold") {
+		for _, field := range names {
+			if got, want := IsFoldColumn(col, field), col == FoldColumn(field); got != want {
+				t.Errorf("IsFoldColumn(%q, %q) = %v, want %v", col, field, got, want)
+			}
+		}
+	}
+}

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/tandem-editor/tandem/internal/jsonenc"
 )
 
 // The JSON form of stored history: snapshots and the values of deltas use tandem's export form
@@ -15,15 +19,25 @@ import (
 
 // EncodeSnapshot returns every field of kind in vals as a JSON object.
 func (r *Registry) EncodeSnapshot(kind Kind, vals Values) ([]byte, error) {
-	out := make(map[string]any, len(vals))
-	for _, f := range r.Fields(kind) {
-		out[f.Name] = f.Export(vals[f.Name])
+	// The bytes json.Marshal writes for a map of the exported values (members in name
+	// order), as snapshots were written, without its reflection: a load writes a snapshot
+	// per record.
+	var buf [32]*Field
+	fields := append(buf[:0], r.Fields(kind)...)
+	slices.SortFunc(fields, func(a, b *Field) int { return strings.Compare(a.Name, b.Name) })
+	b := append(make([]byte, 0, 256), '{')
+	var err error
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, f.Name)
+		b = append(b, ':')
+		if b, err = jsonenc.AppendValue(b, f.Export(vals[f.Name])); err != nil {
+			return nil, fmt.Errorf("encode snapshot: %w", err)
+		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("encode snapshot: %w", err)
-	}
-	return b, nil
+	return append(b, '}'), nil
 }
 
 // DecodeSnapshot reads a snapshot back into Go values, every field of kind present (a field

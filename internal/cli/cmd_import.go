@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -149,6 +150,7 @@ A file refused as a whole exits 2.`,
 			if rawCells {
 				src.ReadRawCells()
 			}
+			defer collectLess()()
 			n, err := src.Scan()
 			if err != nil && path == "-" && guessed && errors.Is(err, exchange.ErrLooksJSON) {
 				return usagef("import -: stdin is read as CSV unless --format says otherwise, and it starts like JSON: pass --format jsonl (or --format json); nothing was imported")
@@ -189,6 +191,31 @@ A file refused as a whole exits 2.`,
 	fl.BoolVar(&all, "all", false, "list every row in the report, not only those that need attention")
 	fl.BoolVar(&rawCells, "raw-cells", false, "read CSV text cells as they are, without taking off the quote export puts before =, +, -, @ cells")
 	return cmd
+}
+
+// importGCPercent and importMemoryLimit are the collector's settings while an import runs
+// (collectLess). An import's live heap is a few batches of rows, a few MB, and it allocates
+// a little for every cell of every row, so at Go's default (GOGC=100) the collector ran
+// every few MB: a load of 100,000 new rows took a third more processor time than at 400.
+// The soft limit makes it run sooner if the heap ever grows past it, so that resident
+// memory stays bounded whatever the rows (under 100 MB at a million rows).
+const (
+	importGCPercent   = 400
+	importMemoryLimit = 96 << 20
+)
+
+// collectLess sets the collector for an import (importGCPercent, importMemoryLimit) unless
+// GOGC or GOMEMLIMIT set it already, and returns what restores it.
+func collectLess() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc := debug.SetGCPercent(importGCPercent)
+	limit := debug.SetMemoryLimit(importMemoryLimit)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // jsonImport is the JSON form of an import's report.

@@ -967,6 +967,7 @@ func (s *Source) Scan() (int, error) {
 		s.err = err
 		return 0, err
 	}
+	x.scan = true // the rows are counted here and parsed by the pass that applies them
 	for {
 		_, err := x.Next()
 		if err == io.EOF {

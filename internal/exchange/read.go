@@ -3,9 +3,7 @@ package exchange
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/csv"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,6 +77,11 @@ type Reader struct {
 
 	looksJSON bool // a CSV file's first character that is not a space is { or [
 	rawCells  bool // CSV text cells are read as they are, not undefused (cells.go)
+	// scan: rows are read to be counted and the file checked (Source.Scan), so their
+	// values are not parsed nor their digests made; no Row.Err of a value is set.
+	scan bool
+
+	cols []csvColumn // the CSV header's columns, once the first row decided the kind
 }
 
 // ReadRawCells makes x read CSV text cells as they are. By default a cell that export
@@ -303,63 +306,75 @@ func (x *Reader) checkHeader(h []string) error {
 	return nil
 }
 
+// csvColumn is a column of a CSV file's header, as its rows' cells are parsed.
+type csvColumn struct {
+	name   string       // the field's name (without base.)
+	isBase bool         // a base.<field> column
+	f      *store.Field // nil for kind, id, version, updated_by, updated_at
+}
+
+// cell returns the cell of rec in the header's column named c, or "" when there is none.
+func (x *Reader) cell(rec []string, c string) string {
+	if i := slices.Index(x.header, c); i >= 0 {
+		return rec[i]
+	}
+	return ""
+}
+
 // parseCSV fills row from the cells of one CSV record. The first row with a valid kind
 // decides the file's kind; a column that is not one of its fields is an error of the file.
+// On a scan (Reader.scan) only that is checked: the cells are not parsed.
 func (x *Reader) parseCSV(row *Row, rec []string) error {
-	var errs []string
-	bad := func(err error) { errs = append(errs, err.Error()) }
-	cells := map[string]string{}
-	for i, c := range x.header {
-		cells[c] = rec[i]
-	}
-	kind, err := x.reg.ParseKind(cells[colKind])
+	kind, err := x.reg.ParseKind(x.cell(rec, colKind))
 	if err != nil {
-		row.Err = rowErrorf("kind: %q is not %s", cells[colKind], kindChoice(x.reg))
+		row.Err = rowErrorf("kind: %q is not %s", x.cell(rec, colKind), kindChoice(x.reg))
 		return nil
 	}
 	if x.kind == "" {
-		for _, c := range x.header {
-			name := strings.TrimPrefix(c, basePrefix)
+		cols := make([]csvColumn, len(x.header))
+		for i, c := range x.header {
 			switch c {
 			case colKind, colID, colVersion, colUpdatedBy, colUpdatedAt:
 				continue
 			}
-			if _, err := x.reg.Field(kind, name); err != nil {
+			name, isBase := strings.CutPrefix(c, basePrefix)
+			f, err := x.reg.Field(kind, name)
+			if err != nil {
 				return fileErrorf(1, "column %q is not a field of %s (the kind of the first row, line %d); nothing was imported", c, kind, row.Line)
 			}
+			cols[i] = csvColumn{name: name, isBase: isBase, f: f}
 		}
-		x.kind = kind
+		x.kind, x.cols = kind, cols
 	}
 	if kind != x.kind {
 		row.Err = rowErrorf("a %s in a file of %s (a CSV file holds one kind)", kind, x.reg.Def(x.kind).Table)
 		return nil
 	}
 	row.Kind = kind
-	row.ID, err = parseNumber(colID, cells[colID])
+	if x.scan {
+		return nil
+	}
+	var errs []string
+	bad := func(err error) { errs = append(errs, err.Error()) }
+	row.ID, err = parseNumber(colID, x.cell(rec, colID))
 	if err != nil {
 		bad(err)
 	}
-	row.Version, err = parseNumber(colVersion, cells[colVersion])
+	row.Version, err = parseNumber(colVersion, x.cell(rec, colVersion))
 	if err != nil {
 		bad(err)
 	}
-	row.Set = store.Values{}
-	for _, c := range x.header {
-		switch c {
-		case colKind, colID, colVersion, colUpdatedBy, colUpdatedAt:
+	row.Set = make(store.Values, len(x.cols))
+	for i, col := range x.cols {
+		f := col.f
+		if f == nil {
 			continue
 		}
-		name, isBase := strings.CutPrefix(c, basePrefix)
-		f, err := x.reg.Field(kind, name)
-		if err != nil {
-			bad(err)
+		if !col.isBase && strings.TrimSpace(rec[i]) == "" && noEmptyValue(f) {
+			row.Empty = append(row.Empty, col.name)
 			continue
 		}
-		if !isBase && strings.TrimSpace(cells[c]) == "" && noEmptyValue(f) {
-			row.Empty = append(row.Empty, name)
-			continue
-		}
-		text := cells[c]
+		text := rec[i]
 		if !x.rawCells && defusable(f) {
 			text = undefuse(text)
 		}
@@ -368,13 +383,13 @@ func (x *Reader) parseCSV(row *Row, rec []string) error {
 			bad(err)
 			continue
 		}
-		if isBase {
+		if col.isBase {
 			if row.Base == nil {
 				row.Base = store.Values{}
 			}
-			row.Base[name] = v
+			row.Base[col.name] = v
 		} else {
-			row.Set[name] = v
+			row.Set[col.name] = v
 		}
 	}
 	slices.Sort(row.Empty)
@@ -564,20 +579,12 @@ func (x *Reader) finish(row *Row, errs []string) {
 		row.Err = rowErrorf("%s", strings.Join(errs, "; "))
 		return
 	}
-	b, err := json.Marshal(struct {
-		Kind    store.Kind   `json:"k"`
-		ID      int64        `json:"i"`
-		Version int64        `json:"v"`
-		Set     store.Values `json:"s"`
-		Base    store.Values `json:"b"`
-		Empty   []string     `json:"e,omitempty"`
-	}{row.Kind, row.ID, row.Version, row.Set, row.Base, row.Empty})
+	d, err := rowDigest(row)
 	if err != nil {
 		row.Err = rowErrorf("%v", err)
 		return
 	}
-	sum := sha256.Sum256(b)
-	row.Digest = hex.EncodeToString(sum[:12])
+	row.Digest = d
 }
 
 // jsonRow is a row of a JSON import. encoding/json matches its members in any case
@@ -643,7 +650,9 @@ func (x *Reader) nextJSONL() (*Row, error) {
 			return nil, fileErrorf(x.line, "the file ends in the middle of a row: its last line has no line end and is not a whole JSON object (was the file cut short?); nothing was imported")
 		}
 		row := &Row{Line: x.line}
-		x.parseJSON(row, line)
+		if !x.scan {
+			x.parseJSON(row, line)
+		}
 		return row, nil
 	}
 }
@@ -677,7 +686,9 @@ func (x *Reader) nextJSON() (*Row, error) {
 	line := x.lim.lines.lineAt(x.dec.InputOffset() - int64(len(raw)))
 	x.lim.reset()
 	row := &Row{Line: line}
-	x.parseJSON(row, raw)
+	if !x.scan {
+		x.parseJSON(row, raw)
+	}
 	return row, nil
 }
 

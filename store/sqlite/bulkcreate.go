@@ -327,17 +327,25 @@ func (db *DB) insertRecords(ctx context.Context, t *tx, reg *store.Registry, fir
 // plans describe with ids first, first+1…, written at now.
 func (db *DB) recordsInsert(reg *store.Registry, first int64, plans []*store.CreatePlan, now time.Time) (q string, args []any, err error) {
 	at := formatTime(now)
+	var cols int
 	for i, p := range plans {
-		stmt, a, _, err := db.insertStatement(reg, p.Kind, first+int64(i), p.Values, p.Extra)
-		if err != nil {
-			return "", nil, err
-		}
+		var a []any
 		if i == 0 {
-			cols := len(a) + 3
+			stmt, a0, _, err := db.insertStatement(reg, p.Kind, first+int64(i), p.Values, p.Extra)
+			if err != nil {
+				return "", nil, err
+			}
+			a, cols = a0, len(a0)+3
 			head, _, _ := strings.Cut(stmt, " VALUES ")
 			_, ret, _ := strings.Cut(stmt, " RETURNING ")
 			q = head + " VALUES " + rowsOf(len(plans), cols) + " RETURNING " + ret
 			args = make([]any, 0, cols*len(plans))
+		} else if a, _, err = insertValues(reg, p.Kind, first+int64(i), p.Values, p.Extra); err != nil {
+			return "", nil, err
+		}
+		if len(a)+3 != cols {
+			// The statement is the first record's: every record must have its columns.
+			return "", nil, fmt.Errorf("create %s %d: %d columns where the first of its bulk insert has %d", p.Kind, first+int64(i), len(a)+3, cols)
 		}
 		args = append(args, a...)
 		args = append(args, int64(1), at, p.Actor.Name)

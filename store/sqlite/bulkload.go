@@ -366,8 +366,14 @@ func (l *loader) writeFolds(reg *store.Registry, kind store.Kind, recs []*store.
 		}
 		var args []any
 		for i, r := range recs {
-			_, folds := splitFolds(reg, kind, plans[i].Extra)
-			if v, ok := folds[col]; ok {
+			// The value splitFolds would give col: the last column of that name.
+			v, ok := "", false
+			for _, c := range plans[i].Extra {
+				if c.Name == col {
+					v, ok = c.Value, true
+				}
+			}
+			if ok {
 				args = append(args, searchKey(r.ID, slot), v)
 			}
 		}

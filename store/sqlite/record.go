@@ -293,27 +293,49 @@ func (db *DB) insertStatement(reg *store.Registry, kind store.Kind, id int64, va
 	if err != nil {
 		return "", nil, nil, err
 	}
-	extra, folds := splitFolds(reg, kind, extra)
+	args, folds, err := insertValues(reg, kind, id, vals, extra)
+	if err != nil {
+		return "", nil, nil, err
+	}
 	fields := reg.Fields(kind)
-	cols := make([]string, 0, len(fields)+len(extra)+4)
-	args := make([]any, 0, cap(cols))
+	cols := make([]string, 0, len(args)+3)
 	if id != 0 {
-		cols, args = append(cols, "id"), append(args, id)
+		cols = append(cols, "id")
 	}
 	for _, f := range fields {
-		v, err := encodeColumn(f, vals[f.Name])
-		if err != nil {
-			return "", nil, nil, err
-		}
-		cols, args = append(cols, quoteIdent(f.Name)), append(args, v)
+		cols = append(cols, quoteIdent(f.Name))
 	}
 	for _, c := range extra {
-		cols, args = append(cols, quoteIdent(c.Name)), append(args, c.Value)
+		if !isFoldColumn(reg, kind, c.Name) {
+			cols = append(cols, quoteIdent(c.Name))
+		}
 	}
 	cols = append(cols, "version", "updated_at", "updated_by")
 	q := "INSERT INTO " + t + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.Repeat("?, ", len(cols)-1) + "?) RETURNING " + db.selectList(reg, kind)
 	return q, args, folds, nil
+}
+
+// insertValues returns the arguments of insertStatement's INSERT and the folds, without
+// the statement: a bulk create makes the statement once and the arguments per record.
+func insertValues(reg *store.Registry, kind store.Kind, id int64, vals store.Values, extra []store.Column) ([]any, map[string]string, error) {
+	extra, folds := splitFolds(reg, kind, extra)
+	fields := reg.Fields(kind)
+	args := make([]any, 0, len(fields)+len(extra)+4)
+	if id != 0 {
+		args = append(args, id)
+	}
+	for _, f := range fields {
+		v, err := encodeColumn(f, vals[f.Name])
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, v)
+	}
+	for _, c := range extra {
+		args = append(args, c.Value)
+	}
+	return args, folds, nil
 }
 
 // checkUnique refuses a value of kind's unique field whose key (store.SKUKey) another record

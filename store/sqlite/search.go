@@ -306,7 +306,7 @@ func splitFolds(reg *store.Registry, kind store.Kind, extra []store.Column) (row
 // folded fields in reg.
 func isFoldColumn(reg *store.Registry, kind store.Kind, col string) bool {
 	for _, name := range reg.FoldedFields(kind) {
-		if store.FoldColumn(name) == col {
+		if store.IsFoldColumn(col, name) {
 			return true
 		}
 	}
