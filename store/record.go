@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -77,16 +78,74 @@ func (u Update) FieldNames() []string {
 // RequestHash is a stable digest of what an update asks for, stored with its idempotency key
 // so that reusing a key for a different request is detected.
 func RequestHash(kind Kind, id int64, u Update) string {
-	// encoding/json sorts map keys, so equal requests hash equally.
-	b, _ := json.Marshal(struct {
-		Kind Kind             `json:"k"`
-		ID   int64            `json:"i"`
-		Base int64            `json:"b"`
-		Set  Values           `json:"s"`
-		Add  map[string]int64 `json:"a"`
-	}{kind, id, u.BaseVersion, u.Set, u.Add})
+	b, ok := relativeRequestJSON(kind, id, u)
+	if !ok {
+		// encoding/json sorts map keys, so equal requests hash equally.
+		b, _ = json.Marshal(struct {
+			Kind Kind             `json:"k"`
+			ID   int64            `json:"i"`
+			Base int64            `json:"b"`
+			Set  Values           `json:"s"`
+			Add  map[string]int64 `json:"a"`
+		}{kind, id, u.BaseVersion, u.Set, u.Add})
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// relativeRequestJSON returns what RequestHash hashes for an update that sets no field (the
+// keyed relative save, the commonest keyed write), byte for byte what encoding/json writes,
+// without reflection; ok is false for any other update, or when a name needs escaping.
+func relativeRequestJSON(kind Kind, id int64, u Update) (b []byte, ok bool) {
+	if len(u.Set) > 0 || !plainJSON(string(kind)) {
+		return nil, false
+	}
+	var arr [8]string
+	keys := arr[:0]
+	for k := range u.Add {
+		if !plainJSON(k) {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = make([]byte, 0, 64+len(kind)+24*len(keys))
+	b = append(b, `{"k":"`...)
+	b = append(b, kind...)
+	b = append(b, `","i":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"b":`...)
+	b = strconv.AppendInt(b, u.BaseVersion, 10)
+	if u.Set == nil {
+		b = append(b, `,"s":null`...)
+	} else {
+		b = append(b, `,"s":{}`...)
+	}
+	if u.Add == nil {
+		return append(b, `,"a":null}`...), true
+	}
+	b = append(b, `,"a":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, u.Add[k], 10)
+	}
+	return append(b, '}', '}'), true
+}
+
+// plainJSON reports whether s is printable ASCII without a character that encoding/json
+// escapes, so that it is its own JSON string between quotes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // UpdateResult is what a save (or a move) returns.
