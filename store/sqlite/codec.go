@@ -128,8 +128,8 @@ func decodeColumn(f *store.Field, v any) (any, error) {
 		if !ok {
 			return nil, bad()
 		}
-		var items []string
-		if err := json.Unmarshal([]byte(s), &items); err != nil {
+		items, err := unmarshalSet(s)
+		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		return store.NormalizeSet(items), nil
@@ -143,11 +143,15 @@ func decodeColumn(f *store.Field, v any) (any, error) {
 	return nil, bad()
 }
 
-// jsonText returns v, a list of names or a map of deltas, as the JSON encoding/json writes.
-// The change log's row of every save has both, so the common case (names that need no
-// escaping) is written here without reflection, byte for byte the same.
+// jsonText returns v, a name, a list of names or a map of deltas, as the JSON encoding/json
+// writes. The change log's row of every save has a list and a map, so the common case (names
+// that need no escaping) is written here without reflection, byte for byte the same.
 func jsonText(v any) string {
 	switch v := v.(type) {
+	case string:
+		if plainJSON(v) {
+			return `"` + v + `"`
+		}
 	case []string:
 		if v != nil && plainJSON(v...) {
 			s, _ := marshalSet(v)
@@ -205,6 +209,56 @@ func marshalDeltas(m map[string]int64) (s string, ok bool) {
 		b = strconv.AppendInt(b, m[k], 10)
 	}
 	return string(append(b, '}')), true
+}
+
+// unmarshalSet reads a set's column, a JSON array of strings, as encoding/json does. What
+// marshalSet writes without escaping (every record read decodes its sets) is split here
+// without reflection; anything else (spaces, escapes, bytes beyond printable ASCII, not an
+// array of strings) goes to encoding/json.
+func unmarshalSet(s string) ([]string, error) {
+	if items, ok := splitPlainSet(s); ok {
+		return items, nil
+	}
+	var items []string
+	err := json.Unmarshal([]byte(s), &items)
+	return items, err
+}
+
+// splitPlainSet returns the items of s when s is an array of strings in marshalSet's plain
+// form: no space, no escape, printable ASCII; ok is false otherwise.
+func splitPlainSet(s string) (items []string, ok bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	if body == "" {
+		return []string{}, true
+	}
+	items = make([]string, 0, strings.Count(body, ",")+1)
+	for {
+		if len(body) < 2 || body[0] != '"' {
+			return nil, false
+		}
+		end := 1
+		for end < len(body) && body[end] != '"' {
+			if c := body[end]; c < 0x20 || c > 0x7e || c == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		if end == len(body) {
+			return nil, false
+		}
+		items = append(items, body[1:end])
+		body = body[end+1:]
+		if body == "" {
+			return items, true
+		}
+		if body[0] != ',' {
+			return nil, false
+		}
+		body = body[1:]
+	}
 }
 
 // marshalSet returns a set's items as the JSON array its column holds: what json.Marshal
