@@ -295,12 +295,13 @@ func BenchmarkHotRow_KeyedOutside(b *testing.B) {
 }
 
 // BenchmarkOutsideUpdate is what the outside-write update trigger (outside.go) costs one
-// UPDATE of tandem's write connection (the writer mark attached), run as the relative
-// save's is, 50 to a transaction as a group of bench contention's commits them: without the
+// UPDATE on a connection that carries the writer mark but not the gate (bench contention's
+// raw baseline; tandem's write connection has both, and its triggers end at the gate), 50
+// UPDATEs to a transaction as a group of bench contention's commits them: without the
 // trigger ("none"), with it and a new time at each UPDATE ("new": its cheap tests end it),
 // and with it and the time kept ("same": as for saves of one record within one
-// millisecond, most of bench contention's, where it reads the writer mark, a pragma that
-// SQLite prepares at each read). Run: go test -run '^$' -bench OutsideUpdate ./store/sqlite/
+// millisecond, where it reads the writer mark, a pragma that SQLite prepares at each read).
+// Run: go test -run '^$' -bench OutsideUpdate ./store/sqlite/
 func BenchmarkOutsideUpdate(b *testing.B) {
 	const perTx = 50
 	for _, variant := range []string{"none", "new", "same"} {
