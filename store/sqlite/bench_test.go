@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tandem-editor/tandem/store"
 	"github.com/tandem-editor/tandem/store/sqlite"
@@ -288,6 +289,73 @@ func BenchmarkHotRow_KeyedOutside(b *testing.B) {
 				if _, err := db.UpdateRecord(ctx, store.KindProduct, id, u); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkOutsideUpdate is what the outside-write update trigger (outside.go) costs one
+// UPDATE on a connection that carries the writer mark but not the gate (bench contention's
+// raw baseline; tandem's write connection has both, and its triggers end at the gate), 50
+// UPDATEs to a transaction as a group of bench contention's commits them: without the
+// trigger ("none"), with it and a new time at each UPDATE ("new": its cheap tests end it),
+// and with it and the time kept ("same": as for saves of one record within one
+// millisecond, where it reads the writer mark, a pragma that SQLite prepares at each read).
+// Run: go test -run '^$' -bench OutsideUpdate ./store/sqlite/
+func BenchmarkOutsideUpdate(b *testing.B) {
+	const perTx = 50
+	for _, variant := range []string{"none", "new", "same"} {
+		b.Run(variant, func(b *testing.B) {
+			_, path, id := benchStore(b)
+			raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer raw.Close()
+			ctx := b.Context()
+			c, err := raw.Conn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			if variant == "none" {
+				if _, err := c.ExecContext(ctx, "DROP TRIGGER products_outside_update"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := c.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+store.SQLiteWriterMark); err != nil {
+				b.Fatal(err)
+			}
+			st, err := c.PrepareContext(ctx, `UPDATE products SET stock = stock + 1, version = version + 1,
+				updated_at = ?, updated_by = 'bench' WHERE id = ? RETURNING version`)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			n := 0
+			for b.Loop() {
+				if n%perTx == 0 {
+					if n > 0 {
+						if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n++
+				if variant != "same" {
+					at = at.Add(time.Millisecond)
+				}
+				var v int64
+				if err := st.QueryRowContext(ctx, at.Format("2006-01-02T15:04:05.000Z"), id).Scan(&v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+				b.Fatal(err)
 			}
 		})
 	}

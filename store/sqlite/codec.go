@@ -3,6 +3,8 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,8 +128,8 @@ func decodeColumn(f *store.Field, v any) (any, error) {
 		if !ok {
 			return nil, bad()
 		}
-		var items []string
-		if err := json.Unmarshal([]byte(s), &items); err != nil {
+		items, err := unmarshalSet(s)
+		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
 		return store.NormalizeSet(items), nil
@@ -141,7 +143,25 @@ func decodeColumn(f *store.Field, v any) (any, error) {
 	return nil, bad()
 }
 
+// jsonText returns v, a name, a list of names or a map of deltas, as the JSON encoding/json
+// writes. The change log's row of every save has a list and a map, so the common case (names
+// that need no escaping) is written here without reflection, byte for byte the same.
 func jsonText(v any) string {
+	switch v := v.(type) {
+	case string:
+		if plainJSON(v) {
+			return `"` + v + `"`
+		}
+	case []string:
+		if v != nil && plainJSON(v...) {
+			s, _ := marshalSet(v)
+			return s
+		}
+	case map[string]int64:
+		if s, ok := marshalDeltas(v); ok {
+			return s
+		}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // only string slices and int maps come here
@@ -149,21 +169,111 @@ func jsonText(v any) string {
 	return string(b)
 }
 
+// plainJSON reports whether every one of ss is printable ASCII without a character that
+// encoding/json escapes, so that it is its own JSON string between quotes.
+func plainJSON(ss ...string) bool {
+	for _, s := range ss {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// marshalDeltas returns m as the JSON object encoding/json writes (keys sorted), when m is
+// not nil and no key needs escaping; ok is false otherwise.
+func marshalDeltas(m map[string]int64) (s string, ok bool) {
+	if m == nil {
+		return "", false
+	}
+	var arr [8]string
+	keys := arr[:0]
+	for k := range m {
+		if !plainJSON(k) {
+			return "", false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 2+len(keys)*24)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, m[k], 10)
+	}
+	return string(append(b, '}')), true
+}
+
+// unmarshalSet reads a set's column, a JSON array of strings, as encoding/json does. What
+// marshalSet writes without escaping (every record read decodes its sets) is split here
+// without reflection; anything else (spaces, escapes, bytes beyond printable ASCII, not an
+// array of strings) goes to encoding/json.
+func unmarshalSet(s string) ([]string, error) {
+	if items, ok := splitPlainSet(s); ok {
+		return items, nil
+	}
+	var items []string
+	err := json.Unmarshal([]byte(s), &items)
+	return items, err
+}
+
+// splitPlainSet returns the items of s when s is an array of strings in marshalSet's plain
+// form: no space, no escape, printable ASCII; ok is false otherwise.
+func splitPlainSet(s string) (items []string, ok bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	if body == "" {
+		return []string{}, true
+	}
+	items = make([]string, 0, strings.Count(body, ",")+1)
+	for {
+		if len(body) < 2 || body[0] != '"' {
+			return nil, false
+		}
+		end := 1
+		for end < len(body) && body[end] != '"' {
+			if c := body[end]; c < 0x20 || c > 0x7e || c == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		if end == len(body) {
+			return nil, false
+		}
+		items = append(items, body[1:end])
+		body = body[end+1:]
+		if body == "" {
+			return items, true
+		}
+		if body[0] != ',' {
+			return nil, false
+		}
+		body = body[1:]
+	}
+}
+
 // marshalSet returns a set's items as the JSON array its column holds: what json.Marshal
 // writes (an empty array for none), written here when no item needs escaping (printable
 // ASCII without the characters json.Marshal escapes), as nearly every set is.
 func marshalSet(items []string) (string, error) {
+	if !plainJSON(items...) {
+		if items == nil {
+			items = []string{}
+		}
+		b, err := json.Marshal(items)
+		return string(b), err
+	}
 	n := 2
 	for _, it := range items {
-		for i := 0; i < len(it); i++ {
-			if c := it[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				if items == nil {
-					items = []string{}
-				}
-				b, err := json.Marshal(items)
-				return string(b), err
-			}
-		}
 		n += len(it) + 3
 	}
 	b := make([]byte, 0, n)

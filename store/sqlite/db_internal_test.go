@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -84,6 +85,21 @@ func TestMarshalSet_AsJSON(t *testing.T) {
 		got, err := marshalSet(set)
 		if err != nil || got != string(want) {
 			t.Fatalf("marshalSet(%q) = %q (%v), want %q", set, got, err, want)
+		}
+	}
+}
+
+// TestPendingMigrations: a database gets the migrations numbered above its version, whatever
+// numbers were left out before them.
+func TestPendingMigrations(t *testing.T) {
+	ms := []migration{{version: 1}, {version: 2}, {version: 18}, {version: 20}, {version: 21}, {version: 22}}
+	for cur, want := range map[int][]int{0: {1, 2, 18, 20, 21, 22}, 2: {18, 20, 21, 22}, 18: {20, 21, 22}, 19: {20, 21, 22}, 20: {21, 22}, 22: nil} {
+		var got []int
+		for _, m := range pending(ms, cur) {
+			got = append(got, m.version)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("pending at version %d: %v, want %v", cur, got, want)
 		}
 	}
 }

@@ -60,6 +60,18 @@ func LatestSchemaVersion() int {
 	return ms[len(ms)-1].version
 }
 
+// pending returns the migrations of ms (in order) that a database at version cur has not
+// had: those numbered above cur. The numbers have gaps (a number given out and not used),
+// so a migration's place in ms is not its number.
+func pending(ms []migration, cur int) []migration {
+	for i, m := range ms {
+		if m.version > cur {
+			return ms[i:]
+		}
+	}
+	return nil
+}
+
 // migrate brings the database to the latest schema and reads the store id. An up-to-date
 // database is only read: opening it never waits for a writer and never writes. A migration
 // takes the write lock (one IMMEDIATE transaction, so two processes opening an old file at
@@ -110,7 +122,7 @@ func (db *DB) migrate(ctx context.Context, allowInit bool) error {
 			if err := dropOutside(ctx, t.Tx, tables); err != nil {
 				return err
 			}
-			for _, m := range ms[cur:] {
+			for _, m := range pending(ms, cur) {
 				if _, err := t.Tx.ExecContext(ctx, m.sql); err != nil {
 					return fmt.Errorf("migration %s: %w", m.name, err)
 				}

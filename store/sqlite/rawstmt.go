@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	modernc "modernc.org/sqlite"
 )
 
 // The write connection, and statements below database/sql for the save that runs most
@@ -91,10 +93,22 @@ func (w *fileWriter) writeConn(ctx context.Context, db *DB) (*writeConn, error) 
 		if err != nil {
 			return nil, err
 		}
-		// The mark that tells tandem's writes from other programs' (outside.go).
+		// The mark that tells tandem's writes from other programs' (outside.go), and the
+		// gate that spares this connection's writes the reading of it. The authorizer goes
+		// in before any statement is prepared: installing one expires those prepared.
 		if _, err := c.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+writerMark); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("attach the writer mark: %w", err)
+		}
+		if err := c.Raw(func(dc any) error {
+			a, ok := dc.(modernc.AuthorizerRegisterer)
+			if !ok {
+				return fmt.Errorf("driver connection %T takes no authorizer", dc)
+			}
+			return a.RegisterAuthorizer(writerGate)
+		}); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("gate the outside-write triggers: %w", err)
 		}
 		w.wc.conn = c
 	}
