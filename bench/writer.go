@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	_ "modernc.org/sqlite" // the raw baseline talks to SQLite without tandem in between
 
 	"github.com/tandem-editor/tandem/store"
+	"github.com/tandem-editor/tandem/store/sqlite"
 )
 
 // errGaveUp marks an operation abandoned after the retry limit.
@@ -141,8 +141,10 @@ func backoff(attempt int) {
 
 // rawWriter is the baseline: one plain UPDATE per increment, no tandem code.
 type rawWriter struct {
-	sqlite *sql.DB
-	pg     *pgx.Conn
+	db   *sql.DB
+	conn *sql.Conn // db's one connection, marked as tandem's
+	inc  *sql.Stmt // the UPDATE, prepared once on conn as tandem's saves are
+	pg   *pgx.Conn
 }
 
 func isPostgres(dsn string) bool {
@@ -174,21 +176,30 @@ func newRawWriter(ctx context.Context, dsn string) (*rawWriter, error) {
 	if err != nil {
 		return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
 	}
-	db.SetMaxOpenConns(1) // one connection, kept: the mark is the connection's
-	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+store.SQLiteWriterMark); err != nil {
-		db.Close()
+	w := &rawWriter{db: db}
+	w.conn, err = db.Conn(ctx) // one connection, kept: the mark is the connection's
+	if err == nil {
+		err = sqlite.MarkAsTandem(ctx, w.conn)
+	}
+	if err == nil {
+		w.inc, err = w.conn.PrepareContext(ctx, rawIncrement+`?`)
+	}
+	if err != nil {
+		w.Close()
 		return nil, store.Errorf(store.EUNAVAILABLE, "raw connection: %v", err)
 	}
-	return &rawWriter{sqlite: db}, nil
+	return w, nil
 }
 
+// rawIncrement is the baseline's write, less its parameter's placeholder.
+const rawIncrement = `UPDATE products SET stock = stock + 1 WHERE id = `
+
 func (w *rawWriter) Increment(ctx context.Context, id int64, maxRetries int) (int, int, error) {
-	const q = `UPDATE products SET stock = stock + 1 WHERE id = `
 	var err error
 	if w.pg != nil {
-		_, err = w.pg.Exec(ctx, q+`$1`, id)
+		_, err = w.pg.Exec(ctx, rawIncrement+`$1`, id)
 	} else {
-		_, err = w.sqlite.ExecContext(ctx, q+`?`, id)
+		_, err = w.inc.ExecContext(ctx, id)
 	}
 	return 0, 0, err
 }
@@ -197,5 +208,11 @@ func (w *rawWriter) Close() error {
 	if w.pg != nil {
 		return w.pg.Close(context.Background())
 	}
-	return w.sqlite.Close()
+	if w.inc != nil {
+		w.inc.Close()
+	}
+	if w.conn != nil {
+		w.conn.Close()
+	}
+	return w.db.Close()
 }

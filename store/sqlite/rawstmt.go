@@ -93,26 +93,34 @@ func (w *fileWriter) writeConn(ctx context.Context, db *DB) (*writeConn, error) 
 		if err != nil {
 			return nil, err
 		}
-		// The mark that tells tandem's writes from other programs' (outside.go), and the
-		// gate that spares this connection's writes the reading of it. The authorizer goes
-		// in before any statement is prepared: installing one expires those prepared.
-		if _, err := c.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+writerMark); err != nil {
+		if err := MarkAsTandem(ctx, c); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("attach the writer mark: %w", err)
-		}
-		if err := c.Raw(func(dc any) error {
-			a, ok := dc.(modernc.AuthorizerRegisterer)
-			if !ok {
-				return fmt.Errorf("driver connection %T takes no authorizer", dc)
-			}
-			return a.RegisterAuthorizer(writerGate)
-		}); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("gate the outside-write triggers: %w", err)
+			return nil, err
 		}
 		w.wc.conn = c
 	}
 	return w.wc, nil
+}
+
+// MarkAsTandem makes c's writes tandem's own in the eyes of the outside-write triggers
+// (outside.go): it attaches the mark the triggers test and gives c the authorizer that
+// ends them at their gate, before c prepares anything (installing an authorizer expires
+// the statements prepared). It is tandem's write connection's setting, and bench
+// contention's baseline's. It returns the driver's error when either fails.
+func MarkAsTandem(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(ctx, "ATTACH DATABASE ':memory:' AS "+writerMark); err != nil {
+		return fmt.Errorf("attach the writer mark: %w", err)
+	}
+	if err := c.Raw(func(dc any) error {
+		a, ok := dc.(modernc.AuthorizerRegisterer)
+		if !ok {
+			return fmt.Errorf("driver connection %T takes no authorizer", dc)
+		}
+		return a.RegisterAuthorizer(writerGate)
+	}); err != nil {
+		return fmt.Errorf("gate the outside-write triggers: %w", err)
+	}
+	return nil
 }
 
 // dropConn lets the write connection go after it failed in a way that may have ended it
