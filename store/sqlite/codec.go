@@ -3,11 +3,10 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tandem-editor/tandem/internal/jsonenc"
 	"github.com/tandem-editor/tandem/store"
 )
 
@@ -144,71 +143,25 @@ func decodeColumn(f *store.Field, v any) (any, error) {
 }
 
 // jsonText returns v, a name, a list of names or a map of deltas, as the JSON encoding/json
-// writes. The change log's row of every save has a list and a map, so the common case (names
-// that need no escaping) is written here without reflection, byte for byte the same.
+// writes, without reflection (jsonenc): the change log's row of every save has a list and
+// a map.
 func jsonText(v any) string {
 	switch v := v.(type) {
 	case string:
-		if plainJSON(v) {
-			return `"` + v + `"`
-		}
+		return string(jsonenc.AppendString(nil, v))
 	case []string:
-		if v != nil && plainJSON(v...) {
-			s, _ := marshalSet(v)
-			return s
+		if v == nil {
+			return "null"
 		}
+		return string(jsonenc.AppendStrings(nil, v))
 	case map[string]int64:
-		if s, ok := marshalDeltas(v); ok {
-			return s
-		}
+		return string(jsonenc.AppendInts(nil, v))
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // only string slices and int maps come here
 	}
 	return string(b)
-}
-
-// plainJSON reports whether every one of ss is printable ASCII without a character that
-// encoding/json escapes, so that it is its own JSON string between quotes.
-func plainJSON(ss ...string) bool {
-	for _, s := range ss {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// marshalDeltas returns m as the JSON object encoding/json writes (keys sorted), when m is
-// not nil and no key needs escaping; ok is false otherwise.
-func marshalDeltas(m map[string]int64) (s string, ok bool) {
-	if m == nil {
-		return "", false
-	}
-	var arr [8]string
-	keys := arr[:0]
-	for k := range m {
-		if !plainJSON(k) {
-			return "", false
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b := make([]byte, 0, 2+len(keys)*24)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-		b = strconv.AppendInt(b, m[k], 10)
-	}
-	return string(append(b, '}')), true
 }
 
 // unmarshalSet reads a set's column, a JSON array of strings, as encoding/json does. What
@@ -262,30 +215,7 @@ func splitPlainSet(s string) (items []string, ok bool) {
 }
 
 // marshalSet returns a set's items as the JSON array its column holds: what json.Marshal
-// writes (an empty array for none), written here when no item needs escaping (printable
-// ASCII without the characters json.Marshal escapes), as nearly every set is.
+// writes (an empty array for none), without reflection (jsonenc).
 func marshalSet(items []string) (string, error) {
-	if !plainJSON(items...) {
-		if items == nil {
-			items = []string{}
-		}
-		b, err := json.Marshal(items)
-		return string(b), err
-	}
-	n := 2
-	for _, it := range items {
-		n += len(it) + 3
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, it...)
-		b = append(b, '"')
-	}
-	b = append(b, ']')
-	return string(b), nil
+	return string(jsonenc.AppendStrings(nil, items)), nil
 }

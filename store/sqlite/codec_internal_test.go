@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestJSONTextWithoutReflection checks that the names and deltas jsonText writes by hand
-// are encoding/json's byte for byte, and that what needs escaping goes to encoding/json.
+// TestJSONTextWithoutReflection checks that the names and deltas jsonText writes without
+// reflection are encoding/json's byte for byte, escapes included.
 func TestJSONTextWithoutReflection(t *testing.T) {
 	for _, v := range []any{
 		"product",
