@@ -168,7 +168,7 @@ func (db *DB) bulkInsert(ctx context.Context, tx pgx.Tx, st *schemaState, plans 
 		if _, err := tx.Exec(ctx, "SELECT set_config($1, 'off', true)", loadSetting); err != nil {
 			return nil, fmt.Errorf("load %ss: %w", kind, err)
 		}
-		if err := loadSearch(ctx, tx, st.reg, kind, ids); err != nil {
+		if err := copySearch(ctx, tx, st.reg, kind, ids, plans); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,13 @@
+-- tandem schema version 15 (PostgreSQL): a search table's rows go with their records by
+-- trigger, not by foreign key.
+--
+-- The foreign key of each search table (id REFERENCES the record table ON DELETE CASCADE)
+-- checked, for every search row written, that its record exists, with a lookup and a lock of
+-- the record's row: half the writing of the rows in a bulk create. Right after this
+-- script, in the same transaction (searchGone in search.go), every search table of the
+-- schema, whatever kind it serves, loses its foreign key and gets two statement triggers on
+-- its record table instead (searchGoneDDL): one that deletes the search rows of the records
+-- a DELETE removed (a transition table of the deleted rows), by tandem or any other program,
+-- and one that empties it when the record table is truncated. Nothing writes a search row
+-- but for a record that exists in the same transaction.
+SELECT 1;
