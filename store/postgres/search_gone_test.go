@@ -165,6 +165,9 @@ func TestOpen_SearchGoneOnUpgrade(t *testing.T) {
 				}
 			}
 		}
+		if _, err := db.pool.Exec(ctx, "DROP FUNCTION next_change_ids(integer)"); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.pool.Exec(ctx, "DELETE FROM schema_migrations WHERE version >= 15"); err != nil {
 			t.Fatal(err)
 		}
@@ -196,4 +199,57 @@ func TestOpen_SearchGoneOnUpgrade(t *testing.T) {
 		t.Errorf("%d description search rows after deleting 2 of 3 products, want 1", n)
 	}
 	mustFind(t, db, "strasse", 1)
+}
+
+// TestBulkLoad_ChangeIDsInOrder: a load's change rows take their ids n at a time
+// (next_change_ids) in the order of its records, after the ids of the writes before it and
+// before those after it, each with its transaction's xid, as ids taken one by one.
+func TestBulkLoad_ChangeIDsInOrder(t *testing.T) {
+	db := mustOpen(t, pgtest.DSN(t))
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	before, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "IDS-0", "name": "Before"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := db.OpenLoader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	recs := make([]store.NewRecord, 5)
+	for i := range recs {
+		recs[i] = store.NewRecord{Kind: store.KindProduct, Values: store.Values{"sku": fmt.Sprintf("IDS-%d", i+1), "name": "Loaded"}}
+	}
+	loaded, err := l.CreateRecords(ctx, recs)
+	if err != nil || len(loaded) != len(recs) {
+		t.Fatalf("load: %d records, %v", len(loaded), err)
+	}
+	after, err := db.CreateRecord(ctx, store.KindProduct, store.Values{"sku": "IDS-9", "name": "After"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.pool.Query(t.Context(), `SELECT record_id, xid IS NOT NULL FROM changes
+		WHERE kind = 'product' AND record_id = ANY($1) ORDER BY id`, []int64{before.ID, loaded[0].ID, loaded[1].ID, loaded[2].ID, loaded[3].ID, loaded[4].ID, after.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for rows.Next() {
+		var id int64
+		var xid bool
+		if err := rows.Scan(&id, &xid); err != nil {
+			t.Fatal(err)
+		}
+		if !xid {
+			t.Errorf("the change of product %d has no xid", id)
+		}
+		got = append(got, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{before.ID, loaded[0].ID, loaded[1].ID, loaded[2].ID, loaded[3].ID, loaded[4].ID, after.ID}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes in id order are of products %v, want %v", got, want)
+	}
 }
