@@ -128,9 +128,9 @@ func TestSearch_RowsGoWithTheirRecords(t *testing.T) {
 	}
 }
 
-// TestOpen_SearchGoneOnUpgrade opens a store whose search tables have their version-14
-// foreign keys (as tandem before migration 0015 made them): the migration drops the keys
-// and gives the tables their delete and truncate triggers, and search and deletes work as
+// TestOpen_SearchGoneOnUpgrade opens a store as tandem before migration 0015 left it
+// (search tables with foreign keys, no next_change_ids): the migration drops the keys and
+// gives the tables their delete and truncate triggers, and search and deletes work as
 // before.
 func TestOpen_SearchGoneOnUpgrade(t *testing.T) {
 	dsn := pgtest.DSN(t)

@@ -15,7 +15,7 @@
 -- A bulk create takes its changes' ids in one call, not one next_change_id() call (a
 -- SECURITY DEFINER plpgsql call with its own search_path) per change row: the same writer
 -- lock first, then the sequence's next n values, in order (see feed.go).
-CREATE FUNCTION next_change_ids(n integer) RETURNS SETOF bigint LANGUAGE plpgsql VOLATILE
+CREATE OR REPLACE FUNCTION next_change_ids(n integer) RETURNS SETOF bigint LANGUAGE plpgsql VOLATILE
     SECURITY DEFINER SET search_path FROM CURRENT
     AS $$
 BEGIN
