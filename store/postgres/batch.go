@@ -81,17 +81,14 @@ func (b *batch) savepoint(ctx context.Context, fn func(pgx.Tx) error) error {
 
 var _ store.KeyLister = (*DB)(nil)
 
-// keysQuery reads which of the keys $2 (in scope $1) the store holds.
-const keysQuery = "SELECT key FROM idempotency WHERE scope = $1 AND key = ANY($2)"
-
-// keysExecMode has keysQuery planned with its values every time, as searchExecMode has a
-// search: an import runs it once a batch while it fills the table, and the generic plan
-// that a connection keeps after five runs on a nearly empty table reads every key of the
-// scope and tests it against each key asked for in turn, 300 ms a batch at 20,000 keys; a
-// plan for the values tests against a hashed array, or looks the keys up, about 1 ms.
-func keysExecMode(scope string, keys []string) []any {
-	return []any{pgx.QueryExecModeExec, scope, keys}
-}
+// keysQuery reads which of the keys $2 (in scope $1) the store holds: a probe of the
+// primary key for each (the LIMIT keeps the lookup a subquery run per key). The plain
+// "scope = $1 AND key = ANY($2)" let the planner, on a table its statistics still thought
+// small as an import filled it, read every key of the scope and test it against the keys
+// asked for: 20 ms a batch at 100,000 keys (300 ms in a generic plan, without the hashed
+// array), 6 s of a 100,000-row load, against 1 to 2 ms for the probes.
+const keysQuery = `SELECT i.key FROM unnest($2::text[]) AS k(key),
+	LATERAL (SELECT key FROM idempotency WHERE scope = $1 AND key = k.key LIMIT 1) i`
 
 // ListKeys returns which of keys (in scope) the store holds, of any status
 // (store.KeyLister), in one query.
@@ -99,7 +96,7 @@ func (db *DB) ListKeys(ctx context.Context, scope string, keys []string) (map[st
 	found := map[string]bool{}
 	err := db.read(ctx, "list idempotency keys", func(q querier) error {
 		clear(found)
-		rows, err := q.Query(ctx, keysQuery, keysExecMode(scope, keys)...)
+		rows, err := q.Query(ctx, keysQuery, scope, keys)
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func (db *DB) bulkChecked(ctx context.Context, tx pgx.Tx, reg *store.Registry, p
 			keys = append(keys, p.Key)
 		}
 	}
-	held, err := presentAmong[string](ctx, tx, keysQuery, keysExecMode(store.ScopeAPI, keys)...)
+	held, err := presentAmong[string](ctx, tx, keysQuery, store.ScopeAPI, keys)
 	if err != nil {
 		return 0, fmt.Errorf("read idempotency keys: %w", err)
 	}
