@@ -330,16 +330,20 @@ func (a *applier) reconcile(k store.Kind) error {
 	return nil
 }
 
-// dropFold drops the folded column of kind's field name, its search table, trigger and
-// function.
+// dropFold drops the folded column of kind's field name, its search table, triggers and
+// functions.
 func (a *applier) dropFold(k store.Kind, name string) error {
 	t := a.table(k)
 	st := searchTableName(t, name)
 	fn := ident(a.schema) + "." + ident(objName(st, "sync"))
+	gone := ident(a.schema) + "." + ident(objName(st, "gone"))
 	for _, q := range []string{
 		"DROP TRIGGER IF EXISTS " + ident(objName(st, "sync")) + " ON " + ident(t),
+		"DROP TRIGGER IF EXISTS " + ident(objName(st, "gone")) + " ON " + ident(t),
+		"DROP TRIGGER IF EXISTS " + ident(objName(st, "truncate")) + " ON " + ident(t),
 		"DROP TABLE IF EXISTS " + ident(a.schema) + "." + ident(st),
 		"DROP FUNCTION IF EXISTS " + fn + "()",
+		"DROP FUNCTION IF EXISTS " + gone + "()",
 		"ALTER TABLE " + ident(t) + " DROP COLUMN IF EXISTS " + ident(store.FoldColumn(name)),
 	} {
 		if err := a.exec(q); err != nil {

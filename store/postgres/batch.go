@@ -81,13 +81,22 @@ func (b *batch) savepoint(ctx context.Context, fn func(pgx.Tx) error) error {
 
 var _ store.KeyLister = (*DB)(nil)
 
+// keysQuery reads which of the keys $2 (in scope $1) the store holds: a probe of the
+// primary key for each (the LIMIT keeps the lookup a subquery run per key). The plain
+// "scope = $1 AND key = ANY($2)" let the planner, on a table its statistics still thought
+// small as an import filled it, read every key of the scope and test it against the keys
+// asked for: 20 ms a batch at 100,000 keys (300 ms in a generic plan, without the hashed
+// array), 6 s of a 100,000-row load, against 1 to 2 ms for the probes.
+const keysQuery = `SELECT i.key FROM unnest($2::text[]) AS k(key),
+	LATERAL (SELECT key FROM idempotency WHERE scope = $1 AND key = k.key LIMIT 1) i`
+
 // ListKeys returns which of keys (in scope) the store holds, of any status
 // (store.KeyLister), in one query.
 func (db *DB) ListKeys(ctx context.Context, scope string, keys []string) (map[string]bool, error) {
 	found := map[string]bool{}
 	err := db.read(ctx, "list idempotency keys", func(q querier) error {
 		clear(found)
-		rows, err := q.Query(ctx, "SELECT key FROM idempotency WHERE scope = $1 AND key = ANY($2)", scope, keys)
+		rows, err := q.Query(ctx, keysQuery, scope, keys)
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func (db *DB) bulkChecked(ctx context.Context, tx pgx.Tx, reg *store.Registry, p
 			keys = append(keys, p.Key)
 		}
 	}
-	held, err := presentAmong[string](ctx, tx, "SELECT key FROM idempotency WHERE scope = $1 AND key = ANY($2)", store.ScopeAPI, keys)
+	held, err := presentAmong[string](ctx, tx, keysQuery, store.ScopeAPI, keys)
 	if err != nil {
 		return 0, fmt.Errorf("read idempotency keys: %w", err)
 	}
@@ -168,7 +168,7 @@ func (db *DB) bulkInsert(ctx context.Context, tx pgx.Tx, st *schemaState, plans 
 		if _, err := tx.Exec(ctx, "SELECT set_config($1, 'off', true)", loadSetting); err != nil {
 			return nil, fmt.Errorf("load %ss: %w", kind, err)
 		}
-		if err := loadSearch(ctx, tx, st.reg, kind, ids); err != nil {
+		if err := copySearch(ctx, tx, st.reg, kind, ids, plans); err != nil {
 			return nil, err
 		}
 	}
@@ -188,7 +188,9 @@ func (db *DB) bulkInsert(ctx context.Context, tx pgx.Tx, st *schemaState, plans 
 // nextIDs takes n ids from the sequence of table t, in the order creates one after the
 // other would, and reads the database clock (a key's times are the database's).
 func nextIDs(ctx context.Context, tx pgx.Tx, t string, n int) ([]int64, time.Time, error) {
-	rows, err := tx.Query(ctx, "SELECT nextval(pg_get_serial_sequence($1, 'id')), clock_timestamp() FROM generate_series(1, $2)", t, n)
+	// The sequence is looked up once, not per row: pg_get_serial_sequence reads the catalog
+	// on every call, which took twice as long as the nextval calls themselves.
+	rows, err := tx.Query(ctx, "SELECT nextval(s.seq), clock_timestamp() FROM (SELECT pg_get_serial_sequence($1, 'id')::regclass AS seq) s, generate_series(1, $2)", t, n)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("take ids: %w", err)
 	}
@@ -268,19 +270,24 @@ func (db *DB) readBack(ctx context.Context, tx pgx.Tx, st *schemaState, kind sto
 }
 
 // copyLogs loads the history versions (creates that keep history) and the EventCreated
-// changes of recs, in order, as Insert writes a create's.
+// changes of recs, in order, as Insert writes a create's. The rows are made as each COPY
+// sends them (lazyRows).
 func (db *DB) copyLogs(ctx context.Context, tx pgx.Tx, recs []*store.Record, plans []*store.CreatePlan, now time.Time) error {
-	var hist, changes [][]any
-	for i, r := range recs {
-		p := plans[i]
-		fields := p.Written
-		if fields == nil {
-			fields = []string{}
+	written := func(p *store.CreatePlan) []string {
+		if p.Written == nil {
+			return []string{}
 		}
-		if p.Keep {
-			h, err := db.Registry().NewHistoryRow(r, p.Actor.HistoryName(), now, fields, store.HistoryTail{}, nil)
+		return p.Written
+	}
+	if slices.ContainsFunc(plans, func(p *store.CreatePlan) bool { return p.Keep }) {
+		hist := lazyRows(len(recs), func(i int) ([]any, error) {
+			r, p := recs[i], plans[i]
+			if !p.Keep {
+				return nil, nil
+			}
+			h, err := db.Registry().NewHistoryRow(r, p.Actor.HistoryName(), now, written(p), store.HistoryTail{}, nil)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			var base *int64
 			var snap, delta []byte
@@ -289,42 +296,84 @@ func (db *DB) copyLogs(ctx context.Context, tx pgx.Tx, recs []*store.Record, pla
 			} else {
 				base, delta = &h.Base, h.Delta
 			}
-			hist = append(hist, []any{string(r.Kind), r.ID, h.Version, h.Actor, h.At, h.Fields, base, jsonArg(snap), jsonArg(delta)})
-		}
-		c := changeArgs(store.Change{Event: store.EventCreated, Kind: r.Kind, RecordID: r.ID, Version: r.Version,
-			Actor: p.Actor.Name, Role: p.Actor.Role, Fields: p.Written, History: p.Keep, At: now})
-		changes = append(changes, c)
-	}
-	if len(hist) > 0 {
+			return []any{string(r.Kind), r.ID, h.Version, h.Actor, h.At, h.Fields, base, jsonArg(snap), jsonArg(delta)}, nil
+		})
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"history"}, []string{"kind", "record_id", "version", "actor", "at", "fields", "base", "snapshot", "delta"},
-			pgx.CopyFromRows(hist)); err != nil {
+			hist); err != nil {
 			return fmt.Errorf("write history: %w", err)
 		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"changes"}, []string{"event", "kind", "record_id", "version", "actor", "role", "fields", "deltas", "history", "grp", "fence", "at"},
-		pgx.CopyFromRows(changes)); err != nil {
+	ids, err := changeIDs(ctx, tx, len(recs))
+	if err != nil {
+		return err
+	}
+	changes := lazyRows(len(recs), func(i int) ([]any, error) {
+		r, p := recs[i], plans[i]
+		return append([]any{ids[i]}, changeArgs(store.Change{Event: store.EventCreated, Kind: r.Kind, RecordID: r.ID, Version: r.Version,
+			Actor: p.Actor.Name, Role: p.Actor.Role, Fields: p.Written, History: p.Keep, At: now})...), nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"changes"}, []string{"id", "event", "kind", "record_id", "version", "actor", "role", "fields", "deltas", "history", "grp", "fence", "at"},
+		changes); err != nil {
 		return fmt.Errorf("write change log: %w", err)
 	}
 	return nil
 }
 
+// changeIDs takes n change ids in order, as n change rows taking theirs from the column's
+// default one after the other would (next_change_ids, migration 0015: the change log's
+// writer lock first, see feed.go), in one call instead of a function call per row.
+func changeIDs(ctx context.Context, tx pgx.Tx, n int) ([]int64, error) {
+	rows, err := tx.Query(ctx, "SELECT id FROM next_change_ids($1) AS id", n)
+	if err != nil {
+		return nil, fmt.Errorf("take change ids: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("take change ids: %w", err)
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("take change ids: %d ids for %d changes", len(ids), n)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
 // copyKeys loads the keys of plans as COMPLETED with the records created, at clock (the
 // database's), as a create's claim and result write one.
 func copyKeys(ctx context.Context, tx pgx.Tx, recs []*store.Record, plans []*store.CreatePlan, clock time.Time) error {
-	var rows [][]any
-	for i, p := range plans {
-		if p.Key != "" {
-			rows = append(rows, []any{store.ScopeAPI, p.Key, "COMPLETED", p.Hash, store.CreatedResult(recs[i]).Encode(),
-				p.Actor.Name, clock, clock.Add(store.DefaultCompletedTTL)})
-		}
-	}
-	if len(rows) == 0 {
+	if !slices.ContainsFunc(plans, func(p *store.CreatePlan) bool { return p.Key != "" }) {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"idempotency"}, []string{"scope", "key", "status", "request_hash", "result", "owner", "created_at", "expires_at"},
-		pgx.CopyFromRows(rows))
-	if err != nil {
+	rows := lazyRows(len(plans), func(i int) ([]any, error) {
+		p := plans[i]
+		if p.Key == "" {
+			return nil, nil
+		}
+		return []any{store.ScopeAPI, p.Key, "COMPLETED", p.Hash, store.CreatedResult(recs[i]).Encode(),
+			p.Actor.Name, clock, clock.Add(store.DefaultCompletedTTL)}, nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"idempotency"}, []string{"scope", "key", "status", "request_hash", "result", "owner", "created_at", "expires_at"},
+		rows); err != nil {
 		return fmt.Errorf("record idempotency keys: %w", err)
 	}
 	return nil
+}
+
+// lazyRows returns the COPY source of the rows row makes of 0 … n-1, in order, each made
+// as the COPY sends it (row returns nil for an index without a row): pgx encodes a COPY's
+// rows on a goroutine of its own while the server inserts those sent before, so making
+// them there (a history version's JSON snapshot, a key's encoded result) overlaps the
+// server's work instead of coming before it. An error of row ends the COPY with it.
+func lazyRows(n int, row func(i int) ([]any, error)) pgx.CopyFromSource {
+	i := 0
+	return pgx.CopyFromFunc(func() ([]any, error) {
+		for ; i < n; i++ {
+			r, err := row(i)
+			if err != nil || r != nil {
+				i++
+				return r, err
+			}
+		}
+		return nil, nil
+	})
 }

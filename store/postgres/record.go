@@ -1049,6 +1049,8 @@ func afterMigration(ctx context.Context, tx pgx.Tx, name string) error {
 	switch {
 	case strings.HasSuffix(name, "_sku_key.sql"):
 		return fillSKUKeys(ctx, tx)
+	case strings.HasSuffix(name, searchGoneMigration):
+		return searchGone(ctx, tx)
 	case store.AddsFoldedColumns(name):
 		return afterSearchMigration(ctx, tx, name)
 	}

@@ -209,20 +209,21 @@ func trgmSchema(ctx context.Context, tx pgx.Tx) (string, error) {
 
 // searchTableDDL returns the statements that make the search table of table's folded column
 // of field, in schema, with pg_trgm in the schema ext: the table (id, fold) with a pg_trgm
-// GIN index, filled from the rows there are, and a trigger that keeps it current on every
-// insert and every write of the column (a delete cascades) but a bulk create's COPY, which
-// writes the search rows of its records itself, set-wise (loadSearch). The text is indexed
-// in a table of its own so that a write of other columns (a title, the stock) does not
-// re-index a long body: a GIN index on the record table would get the whole body's
-// trigrams again for every new row version. Names are schema-qualified: the trigger runs on the writer's search_path.
+// GIN index, filled from the rows there are, a trigger that keeps it current on every
+// insert and every write of the column but a bulk create's COPY, which writes the search
+// rows of its records itself, set-wise (copySearch), and the triggers that remove the rows
+// of deleted records (searchGoneDDL). The text is indexed in a table of its own so that a
+// write of other columns (a title, the stock) does not re-index a long body: a GIN index on
+// the record table would get the whole body's trigrams again for every new row version.
+// Names are schema-qualified: the trigger runs on the writer's search_path.
 func searchTableDDL(schema, ext, table, field string) []string {
 	st := searchTableName(table, field)
 	qt := ident(schema) + "." + ident(table)
 	qst := ident(schema) + "." + ident(st)
 	col := ident(store.FoldColumn(field))
 	fn := ident(schema) + "." + ident(objName(st, "sync"))
-	return []string{
-		"CREATE TABLE " + qst + " (id bigint PRIMARY KEY REFERENCES " + qt + " (id) ON DELETE CASCADE, fold text)",
+	return append([]string{
+		"CREATE TABLE " + qst + " (id bigint PRIMARY KEY, fold text)",
 		"INSERT INTO " + qst + " (id, fold) SELECT id, " + col + " FROM " + qt,
 		"CREATE INDEX " + ident(objName(st, "trgm")) + " ON " + qst + " USING gin (fold " + ident(ext) + ".gin_trgm_ops)",
 		"ALTER TABLE " + qst + " ALTER COLUMN fold SET STATISTICS 400",
@@ -231,24 +232,107 @@ func searchTableDDL(schema, ext, table, field string) []string {
 			"ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold; RETURN NULL; END $f$",
 		"CREATE TRIGGER " + ident(objName(st, "sync")) + " AFTER INSERT OR UPDATE OF " + col + " ON " + qt +
 			" FOR EACH ROW WHEN (" + notLoading + ") EXECUTE FUNCTION " + fn + "()",
+	}, searchGoneDDL(schema, table, st)...)
+}
+
+// searchGoneDDL returns the statements that make the triggers removing the rows of the
+// search table st (in schema) whose records of table are deleted or truncated, by tandem or
+// by any other program, at the end of the statement that deletes them, as a cascading
+// foreign key would. Not a foreign key: its check, a lookup and a lock of the record's row
+// for every search row written, was half the writing of the rows in a bulk create, and a
+// delete costs one statement per search table either way. Nothing else writes a
+// search row but for a record that exists in the same transaction (its trigger, a create's
+// copySearch, the migrations' fill).
+func searchGoneDDL(schema, table, st string) []string {
+	qt := ident(schema) + "." + ident(table)
+	qst := ident(schema) + "." + ident(st)
+	fn := ident(schema) + "." + ident(objName(st, "gone"))
+	return []string{
+		"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN " +
+			"IF TG_OP = 'TRUNCATE' THEN TRUNCATE " + qst + "; " +
+			"ELSE DELETE FROM " + qst + " WHERE id IN (SELECT id FROM gone); END IF; RETURN NULL; END $f$",
+		"CREATE TRIGGER " + ident(objName(st, "gone")) + " AFTER DELETE ON " + qt +
+			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION " + fn + "()",
+		"CREATE TRIGGER " + ident(objName(st, "truncate")) + " AFTER TRUNCATE ON " + qt +
+			" FOR EACH STATEMENT EXECUTE FUNCTION " + fn + "()",
 	}
+}
+
+// searchGoneMigration is the end of the name of the migration that gives the search tables
+// searchGoneDDL's triggers in place of their foreign keys.
+const searchGoneMigration = "_search_gone.sql"
+
+// searchGone replaces the foreign key of every search table of the store's schema (made
+// before migration search_gone) by searchGoneDDL's triggers, in the migration's
+// transaction. A search table is known by its shape (id, fold, its id referencing a
+// record table's with ON DELETE CASCADE) and its sync function, whatever kind it serves.
+func searchGone(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT current_schema()::text, c.conname::text, r.relname::text, f.relname::text
+		FROM pg_constraint c
+		JOIN pg_class r ON r.oid = c.conrelid
+		JOIN pg_class f ON f.oid = c.confrelid
+		WHERE r.relnamespace = current_schema()::regnamespace AND c.contype = 'f' AND c.confdeltype = 'c'
+		  AND c.conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = r.oid AND attname = 'id')]
+		  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = r.oid AND attname = 'fold' AND NOT attisdropped)
+		ORDER BY r.relname`)
+	if err != nil {
+		return fmt.Errorf("find the search tables: %w", err)
+	}
+	type fk struct{ schema, name, st, table string }
+	var fks []fk
+	for rows.Next() {
+		var k fk
+		if err := rows.Scan(&k.schema, &k.name, &k.st, &k.table); err != nil {
+			rows.Close()
+			return err
+		}
+		fks = append(fks, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("find the search tables: %w", err)
+	}
+	for _, k := range fks {
+		var sync bool
+		if err := tx.QueryRow(ctx, "SELECT to_regproc($1) IS NOT NULL", ident(k.schema)+"."+ident(objName(k.st, "sync"))).Scan(&sync); err != nil {
+			return err
+		}
+		if !sync {
+			continue
+		}
+		stmts := append([]string{"ALTER TABLE " + ident(k.schema) + "." + ident(k.st) + " DROP CONSTRAINT " + ident(k.name)},
+			searchGoneDDL(k.schema, k.table, k.st)...)
+		for _, q := range stmts {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("search table %s: %w", k.st, err)
+			}
+		}
+	}
+	return nil
 }
 
 // loadSetting is the setting a bulk create turns on (for its transaction) while it copies
 // records in, and notLoading the condition of the search tables' triggers that it is off:
-// the triggers' row-by-row inserts (each a plpgsql call, a foreign key check and a GIN
-// insert of its own) cost a load more than the records themselves; loadSearch writes the
-// same rows after the COPY, one statement per folded field. searchTableDDL makes every search
-// trigger with the condition, and migration 0014 gave it to those of stores made before it;
-// a tandem that predates the migration refuses the store, so no trigger without it remains.
+// the triggers' row-by-row inserts (each a plpgsql call and a GIN insert of its own) cost
+// a load more than the records themselves; copySearch writes the same rows after the COPY,
+// with a COPY of its own per folded field. searchTableDDL makes every search trigger with
+// the condition, and migration 0014 gave it to those of stores made before it; a tandem
+// that predates the migration refuses the store, so no trigger without it remains.
 const (
 	loadSetting = "tandem.load"
 	notLoading  = "current_setting('" + loadSetting + "', true) IS DISTINCT FROM 'on'"
 )
 
-// loadSearch writes the search rows of the records of kind with ids (just copied in, with
-// loadSetting on), as the search tables' triggers would, one statement per folded field.
-func loadSearch(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind, ids []int64) error {
+// copySearch writes the search rows of the records of kind with ids that plans describe
+// (just copied in, with loadSetting on), a COPY per folded field of the folded values the
+// records were written with (plans' Extra columns). A record whose folded value is empty
+// or NULL gets no row in that field's table: a search is a LIKE of a trigram or more, which
+// neither matches, so the record is found (or not) as with the row, and a later write of
+// the field gets its row from the trigger's upsert. The ids are new (the kind's sequence),
+// so no row of theirs is there already (searchGoneDDL removes a deleted record's); were
+// one there, the COPY's unique violation rolls the load back and the records are created
+// one by one.
+func copySearch(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.Kind, ids []int64, plans []*store.CreatePlan) error {
 	folded := reg.FoldedFields(kind)
 	if len(folded) == 0 {
 		return nil
@@ -258,10 +342,24 @@ func loadSearch(ctx context.Context, tx pgx.Tx, reg *store.Registry, kind store.
 		return err
 	}
 	for _, name := range folded {
-		q := "INSERT INTO " + searchTable(t, name) + " (id, fold) SELECT id, " + ident(store.FoldColumn(name)) + " FROM " + ident(t) +
-			" WHERE id = ANY($1) ON CONFLICT (id) DO UPDATE SET fold = EXCLUDED.fold"
-		if _, err := tx.Exec(ctx, q, ids); err != nil {
-			return fmt.Errorf("write the search text of %d %ss (%s): %w", len(ids), kind, name, err)
+		col := store.FoldColumn(name)
+		var rows [][]any
+		for i, p := range plans {
+			for _, c := range p.Extra {
+				if c.Name != col {
+					continue
+				}
+				if c.Value != "" {
+					rows = append(rows, []any{ids[i], c.Value})
+				}
+				break
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{searchTableName(t, name)}, []string{"id", "fold"}, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("write the search text of %d %ss (%s): %w", len(rows), kind, name, err)
 		}
 	}
 	return nil
