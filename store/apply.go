@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -32,6 +33,10 @@ type ApplySteps interface {
 	// Unapplied returns the destructive changes of d the store cannot make yet, allowed or
 	// not (none: it makes them all).
 	Unapplied(d *SchemaDiff) []SchemaChange
+	// DeletedRecords returns the records of kind (whose table is table) that are deleted
+	// now (no row, and the newest history version a tombstone: a snapshot of event
+	// EventDeleted), in id order, each with its tombstone's snapshot.
+	DeletedRecords(kind Kind, table string) ([]DeletedRecord, error)
 	// LockTables takes, before anything is exported, the locks the change of d's tables
 	// needs, so that a lock wait that ends the attempt ends it where trying again is harmless.
 	LockTables(d *SchemaDiff) error
@@ -45,6 +50,13 @@ type ApplySteps interface {
 	HistoryRenamer
 	// Record records next as the store's schema version v and writes the change ch.
 	Record(next *Registry, v int64, ch Change) error
+}
+
+// DeletedRecord is a deleted record's id and its tombstone's snapshot (EncodeSnapshot's
+// form), as ApplySteps.DeletedRecords reads them.
+type DeletedRecord struct {
+	ID       int64
+	Snapshot []byte
 }
 
 // CheckApply validates a schema change to next before a store starts it, and returns the
@@ -93,6 +105,10 @@ func RunApply(next *Registry, o ApplyOptions, actor Actor, at time.Time, s Apply
 	if err := s.CountAffected(d); err != nil {
 		return res, fmt.Errorf("count the values a change affects: %w", err)
 	}
+	deleted, err := lostDeleted(d, s)
+	if err != nil {
+		return res, fmt.Errorf("count the values a change takes from deleted records: %w", err)
+	}
 	if o.DryRun {
 		return res, nil
 	}
@@ -123,6 +139,13 @@ func RunApply(next *Registry, o ApplyOptions, actor Actor, at time.Time, s Apply
 		*exported = true
 		if res.Exported, err = s.ExportLost(d, o.ExportTo); err != nil {
 			return res, fmt.Errorf("export the values to be dropped: %w", err)
+		}
+		enc := json.NewEncoder(o.ExportTo)
+		for _, l := range deleted {
+			if err := enc.Encode(l); err != nil {
+				return res, fmt.Errorf("export the values to be dropped: %w", err)
+			}
+			res.Exported++
 		}
 	}
 	v := cur.Version() + 1
@@ -204,4 +227,89 @@ func OldFieldName(d *SchemaDiff, kind Kind, name string) string {
 		}
 	}
 	return name
+}
+
+// lostDeleted finds the values that d's destructive changes of a field (dropped, retyped, an
+// enum value removed) take from deleted records: their tombstones keep them, and a restore
+// after the change would bring the record back without them. It adds their count to each
+// change (AffectedDeleted, and DeletedText to AffectedDesc) and returns them as lines of
+// the export, marked Deleted. A value the old field cannot read is counted and exported as
+// the tombstone holds it.
+func lostDeleted(d *SchemaDiff, s ApplySteps) ([]LostValue, error) {
+	var lost []LostValue
+	read := map[Kind][]DeletedRecord{}
+	for i, c := range d.Changes {
+		switch {
+		case c.Class != ChangeDestructive:
+			continue
+		case c.Op != OpDropField && c.Op != OpRetypeField && c.Op != OpRemoveValues:
+			continue
+		}
+		name := c.Field
+		if c.Op != OpDropField {
+			name = OldFieldName(d, c.Kind, c.Field)
+		}
+		f, err := d.From.Field(c.Kind, name)
+		if err != nil {
+			return nil, err
+		}
+		recs, ok := read[c.Kind]
+		if !ok {
+			table, err := d.From.Table(c.Kind)
+			if err != nil {
+				return nil, err
+			}
+			if recs, err = s.DeletedRecords(c.Kind, table); err != nil {
+				return nil, err
+			}
+			read[c.Kind] = recs
+		}
+		var n int64
+		for _, r := range recs {
+			var snap map[string]any
+			if err := unmarshalNumbers(r.Snapshot, &snap); err != nil {
+				return nil, fmt.Errorf("%s %d: read its tombstone: %w", c.Kind, r.ID, err)
+			}
+			x, ok := snap[name]
+			if !ok {
+				continue
+			}
+			out := x
+			if v, err := f.decodeStored(x); err == nil {
+				if !takes(c, v) {
+					continue
+				}
+				out = f.Export(v)
+			}
+			n++
+			lost = append(lost, LostValue{Kind: c.Kind, ID: r.ID, Field: name, Value: out, Deleted: true})
+		}
+		if n > 0 {
+			c.AffectedDeleted = n
+			c.AffectedDesc += ", " + DeletedText(n, c.Affected)
+			d.Changes[i] = c
+		}
+	}
+	return lost, nil
+}
+
+// takes reports whether the destructive change c takes v, a value of its field: a value
+// other than its type's empty one, for a dropped or retyped field (as the stores count the
+// records' values), one of the values an enum loses.
+func takes(c SchemaChange, v any) bool {
+	if c.Op == OpRemoveValues {
+		s, _ := v.(string)
+		return slices.Contains(c.Values, s)
+	}
+	switch v := v.(type) {
+	case nil:
+		return false
+	case string:
+		return v != ""
+	case int64:
+		return v != 0
+	case []string:
+		return len(v) > 0
+	}
+	return true
 }

@@ -16,6 +16,7 @@ type recordSteps struct {
 	calls     []string
 	unapplied bool   // refuse every destructive change
 	failAt    string // the call that fails
+	deleted   map[Kind][]DeletedRecord
 }
 
 func (s *recordSteps) step(c string) error {
@@ -40,6 +41,9 @@ func (s *recordSteps) Unapplied(d *SchemaDiff) []SchemaChange {
 		return d.Of(ChangeDestructive)
 	}
 	return nil
+}
+func (s *recordSteps) DeletedRecords(k Kind, _ string) ([]DeletedRecord, error) {
+	return s.deleted[k], nil
 }
 func (s *recordSteps) LockTables(*SchemaDiff) error { return s.step("lock") }
 func (s *recordSteps) ExportLost(_ *SchemaDiff, w io.Writer) (int64, error) {
@@ -123,6 +127,32 @@ func TestRunApply(t *testing.T) {
 			"record v4 schema_changed area,bin,supplier"}
 		if !slices.Equal(s.calls, want) {
 			t.Errorf("calls\n%q\nwant\n%q", s.calls, want)
+		}
+	})
+	t.Run("DeletedRecords", func(t *testing.T) {
+		// A deleted supplier's tombstone holds notes, the field the change drops: counted,
+		// said, and exported after the records' values, marked deleted. One with empty
+		// notes and one of a kind the change leaves alone are not.
+		s := recordSteps{deleted: map[Kind][]DeletedRecord{
+			"supplier": {{ID: 7, Snapshot: []byte(`{"code":"A","notes":"kept in history"}`)}, {ID: 8, Snapshot: []byte(`{"code":"B","notes":""}`)}},
+			"part":     {{ID: 9, Snapshot: []byte(`{"label":"x"}`)}},
+		}}
+		_, err := run(ApplyOptions{}, &s, nil)
+		const said = "drop field supplier.notes: destructive: 2 records hold a value, and so does 1 deleted record (restored, it comes back without it)"
+		if ErrorCode(err) != EINVALID || !strings.Contains(err.Error(), said) {
+			t.Fatalf("refused apply = %v; want it to say %q", err, said)
+		}
+		var out bytes.Buffer
+		s.calls = nil
+		res, err := run(ApplyOptions{AllowDestructive: true, ExportTo: &out}, &s, nil)
+		want := "lost\n" + `{"kind":"supplier","id":7,"field":"notes","value":"kept in history","deleted":true}` + "\n"
+		if err != nil || res.Exported != 2 || out.String() != want {
+			t.Fatalf("apply = %+v, %v, export %q; want 2 exported: %q", res, err, out.String(), want)
+		}
+		for _, c := range res.Diff.Changes {
+			if c.Field == "notes" && c.AffectedDeleted != 1 {
+				t.Errorf("notes: AffectedDeleted %d, want 1", c.AffectedDeleted)
+			}
 		}
 	})
 	t.Run("RetryAfterExport", func(t *testing.T) {

@@ -68,8 +68,13 @@ type SchemaChange struct {
 	// Affected is how many stored values a destructive change loses or invalidates, as a
 	// store counted them (ApplySchema fills it; -1 when not counted).
 	Affected int64
-	// AffectedDesc says what Affected counts: "12 records hold a value".
+	// AffectedDesc says what Affected counts: "12 records hold a value", and what
+	// AffectedDeleted does.
 	AffectedDesc string
+	// AffectedDeleted is how many deleted records' tombstones hold a value the change takes
+	// (a dropped or retyped field's, a removed enum value): restored after it, they would
+	// come back without it (RunApply fills it).
+	AffectedDeleted int64
 }
 
 // String returns the change in one line, with what it affects when a store counted it.
@@ -443,6 +448,23 @@ type LostValue struct {
 	ID    int64  `json:"id"`
 	Field string `json:"field"`
 	Value any    `json:"value"`
+	// Deleted marks the value of a deleted record, read from its tombstone.
+	Deleted bool `json:"deleted,omitempty"`
+}
+
+// DeletedText says what AffectedDeleted (n) counts, to follow AffectedText of live (the
+// records' count): "and so do 2 deleted records (restored, they come back without it)", or
+// with no live record "but 2 deleted records do (…)".
+func DeletedText(n, live int64) string {
+	who, verb, pron := strconv.FormatInt(n, 10)+" deleted records", "do", "they come"
+	if n == 1 {
+		who, verb, pron = "1 deleted record", "does", "it comes"
+	}
+	why := " (restored, " + pron + " back without it)"
+	if live == 0 {
+		return "but " + who + " " + verb + why
+	}
+	return "and so " + verb + " " + who + why
 }
 
 // RetiredName is the name history keeps a field (or kind) under once a schema change from

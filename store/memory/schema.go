@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,6 +54,24 @@ func (s *applySteps) CountAffected(d *store.SchemaDiff) error {
 }
 
 func (s *applySteps) Unapplied(*store.SchemaDiff) []store.SchemaChange { return nil }
+
+// DeletedRecords returns the tombstones of kind's deleted records (store.ApplySteps).
+func (s *applySteps) DeletedRecords(kind store.Kind, _ string) ([]store.DeletedRecord, error) {
+	newest := map[int64]store.HistoryRow{}
+	for _, h := range s.db.history {
+		if h.kind == kind && h.row.Version > newest[h.id].Version {
+			newest[h.id] = h.row
+		}
+	}
+	var out []store.DeletedRecord
+	for id, h := range newest {
+		if _, live := s.db.records[kind][id]; !live && h.Event == store.EventDeleted && h.IsSnapshot() {
+			out = append(out, store.DeletedRecord{ID: id, Snapshot: h.Snapshot})
+		}
+	}
+	slices.SortFunc(out, func(a, b store.DeletedRecord) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
 
 func (s *applySteps) LockTables(*store.SchemaDiff) error { return nil }
 

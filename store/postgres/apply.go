@@ -100,6 +100,29 @@ func (s *applySteps) Current() (*store.Registry, error) {
 
 func (s *applySteps) CountAffected(d *store.SchemaDiff) error { return countAffected(s.ctx, s.tx, d) }
 
+// DeletedRecords reads the tombstones of kind's deleted records (store.ApplySteps).
+func (s *applySteps) DeletedRecords(kind store.Kind, table string) ([]store.DeletedRecord, error) {
+	rows, err := s.tx.Query(s.ctx, `SELECT h.record_id, h.snapshot::text FROM history h
+		WHERE h.kind = $1 AND h.event = $2 AND h.snapshot IS NOT NULL
+		AND h.version = (SELECT max(version) FROM history WHERE kind = h.kind AND record_id = h.record_id)
+		AND NOT EXISTS (SELECT 1 FROM `+ident(table)+` r WHERE r.id = h.record_id)
+		ORDER BY h.record_id`, string(kind), string(store.EventDeleted))
+	if err != nil {
+		return nil, fmt.Errorf("read the deleted %ss: %w", kind, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.DeletedRecord, error) {
+		var d store.DeletedRecord
+		var snap string
+		err := r.Scan(&d.ID, &snap)
+		d.Snapshot = []byte(snap)
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the deleted %ss: %w", kind, err)
+	}
+	return out, nil
+}
+
 // Unapplied: the PostgreSQL store makes every destructive change.
 func (s *applySteps) Unapplied(*store.SchemaDiff) []store.SchemaChange { return nil }
 

@@ -90,6 +90,30 @@ func (s *applySteps) CountAffected(d *store.SchemaDiff) error { return countAffe
 
 func (s *applySteps) Unapplied(d *store.SchemaDiff) []store.SchemaChange { return unapplied(d) }
 
+// DeletedRecords reads the tombstones of kind's deleted records (store.ApplySteps).
+func (s *applySteps) DeletedRecords(kind store.Kind, table string) ([]store.DeletedRecord, error) {
+	rows, err := s.t.QueryContext(s.ctx, `SELECT h.record_id, h.snapshot FROM history h
+		WHERE h.kind = ? AND h.event = ? AND h.snapshot IS NOT NULL
+		AND h.version = (SELECT max(version) FROM history WHERE kind = h.kind AND record_id = h.record_id)
+		AND NOT EXISTS (SELECT 1 FROM `+quoteIdent(table)+` r WHERE r.id = h.record_id)
+		ORDER BY h.record_id`, string(kind), string(store.EventDeleted))
+	if err != nil {
+		return nil, fmt.Errorf("read the deleted %ss: %w", kind, err)
+	}
+	defer rows.Close()
+	var out []store.DeletedRecord
+	for rows.Next() {
+		var r store.DeletedRecord
+		var snap string
+		if err := rows.Scan(&r.ID, &snap); err != nil {
+			return nil, fmt.Errorf("read the deleted %ss: %w", kind, err)
+		}
+		r.Snapshot = []byte(snap)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // LockTables: the write transaction (BEGIN IMMEDIATE) holds the whole file already.
 func (s *applySteps) LockTables(*store.SchemaDiff) error { return nil }
 

@@ -38,6 +38,7 @@ func schemaContract() []suiteTest {
 		{"LeaseGroups", testSchemaLeaseGroups},
 		{"HistoryAndFeed", testSchemaHistoryAndFeed},
 		{"DeleteRestore", testSchemaDeleteRestore},
+		{"DeletedValues", testSchemaDeletedValues},
 		{"Search", testSchemaSearch},
 		{"Sort", testSchemaSort},
 	}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -365,5 +366,42 @@ func testSchemaDeleteRestore(t *testing.T, open Opener) {
 	var ce *store.ConflictError
 	if _, err := s.DeleteRecord(ctx, kindSupplier, acme.ID, store.Delete{ExpectVersion: 3}); !errors.As(err, &ce) || ce.Current.Version != 4 {
 		t.Errorf("delete at the tombstone's version = %v, want a conflict with v4", err)
+	}
+}
+
+// testSchemaDeletedValues: a schema change that drops a field is refused saying how many
+// deleted records' tombstones hold a value of it, and allowed, it exports those values
+// after the records' own, marked deleted; a record restored after it comes back without
+// the field.
+func testSchemaDeletedValues(t *testing.T, open Opener) {
+	s := freshParts(t, open)
+	ap, ok := s.(store.SchemaApplier)
+	if !ok {
+		t.Skip("the store applies no schema")
+	}
+	ctx := actx(t, actAlice)
+	gone := mustSupplier(t, s, "GONE", "Gone")
+	mustSave(t, s, ctx, kindSupplier, gone.ID, store.Update{BaseVersion: 1, Set: store.Values{"notes": "only in history\n"}})
+	mustDelete(t, s, actAlice, kindSupplier, gone.ID, store.Delete{ExpectVersion: 2})
+	empty := mustSupplier(t, s, "EMPTY", "Empty") // deleted with no notes: nothing to lose
+	mustDelete(t, s, actAlice, kindSupplier, empty.ID, store.Delete{ExpectVersion: 1})
+	next := partsWith(t, "      - {name: notes,  type: text,   owner: editor, rule: text, search: true}\n", "")
+
+	_, err := ap.ApplySchema(ctx, next, store.ApplyOptions{})
+	requireCode(t, err, store.EINVALID)
+	requireMessage(t, err, "drop field supplier.notes", "but 1 deleted record does (restored, it comes back without it)")
+
+	var out bytes.Buffer
+	res, err := ap.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true, ExportTo: &out})
+	if err != nil || !res.Applied || res.Exported != 1 {
+		t.Fatalf("allowed apply = %+v, %v; want 1 value exported", res, err)
+	}
+	want := fmt.Sprintf(`{"kind":"supplier","id":%d,"field":"notes","value":"only in history\n","deleted":true}`+"\n", gone.ID)
+	if out.String() != want {
+		t.Errorf("export = %q, want %q", out.String(), want)
+	}
+	back := mustRestore(t, s, actAlice, kindSupplier, gone.ID).Record
+	if _, has := back.Fields["notes"]; has || back.Fields["name"] != "Gone" {
+		t.Errorf("restored after the drop = %v, want it without notes", back.Fields)
 	}
 }
