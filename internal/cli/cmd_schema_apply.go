@@ -60,6 +60,8 @@ type jsonSchemaChange struct {
 	Field    string `json:"field,omitempty"`
 	Text     string `json:"text"`
 	Affected int64  `json:"affected,omitempty"`
+	// AffectedDeleted counts the deleted records whose tombstones hold a value it takes.
+	AffectedDeleted int64 `json:"affected_deleted,omitempty"`
 }
 
 // applyJSON returns res as --json prints it.
@@ -72,7 +74,7 @@ func applyJSON(res *store.ApplyResult, exportFile string) jsonApply {
 	if res.Diff != nil {
 		for _, c := range res.Diff.Changes {
 			out.Changes = append(out.Changes, jsonSchemaChange{Class: string(c.Class), Op: string(c.Op), Kind: string(c.Kind),
-				Field: c.Field, Text: c.String(), Affected: max(c.Affected, 0)})
+				Field: c.Field, Text: c.String(), Affected: max(c.Affected, 0), AffectedDeleted: c.AffectedDeleted})
 		}
 	}
 	return out
