@@ -53,3 +53,26 @@ type NewRecord struct {
 type BulkCreator interface {
 	CreateRecords(ctx context.Context, recs []NewRecord) ([]*Record, error)
 }
+
+// RecordUpdate is one save of a bulk update (BulkUpdater): what UpdateRecord takes.
+type RecordUpdate struct {
+	Kind   Kind
+	ID     int64
+	Update Update
+}
+
+// BulkUpdater is a store that saves many records at once in a batch (Batcher): the plain
+// saves (absolute changes from the current version, no lease token, no unique field or
+// ref written, no lease row on the record, a key the store does not hold) read, written
+// and logged many to a statement, with the result UpdateRecord would give each, one after
+// the other: the same record, version, history version, change (in order) and key.
+//
+// UpdateRecords saves the leading updates of ups, in order, as far as they are plain, and
+// returns their results (n = len(saved)). ups[n], when n < len(ups), is one it did not
+// save: the caller saves it with UpdateRecord, which gives its result or its refusal
+// (conflict, lease, unique value…) in the usual words, and then asks for the rest. A
+// problem the store did not foresee leaves nothing of the call and saves none. EINVALID
+// when ctx carries no batch of the store; other errors are the store's write errors.
+type BulkUpdater interface {
+	UpdateRecords(ctx context.Context, ups []RecordUpdate) ([]*UpdateResult, error)
+}

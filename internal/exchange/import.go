@@ -97,6 +97,9 @@ type Importer struct {
 	// their chunk began (readRecords); a row's first read takes its record from here (and
 	// leaves it, so that a later read is the store's).
 	read map[recordOf]*store.Record
+	// pending, while a run of updates is planned for the store's bulk save (updateAll),
+	// takes the saves that would go to UpdateRecord, in order, in place of writing them.
+	pending *[]store.RecordUpdate
 }
 
 // NewImporter returns an Importer writing to st.
@@ -438,6 +441,10 @@ func (im *Importer) write(ctx context.Context, res Result, pos int, row *Row, ba
 	}
 	if move != nil {
 		return im.updateAndMove(ctx, res, row, u, *move, key)
+	}
+	if im.pending != nil {
+		*im.pending = append(*im.pending, store.RecordUpdate{Kind: row.Kind, ID: row.ID, Update: u})
+		return res, false, nil
 	}
 	ur, err := im.st.UpdateRecord(ctx, row.Kind, row.ID, u)
 	if store.ErrorCode(err) == store.ECONFLICT && (row.Version == 0 || im.opt.Merge) {

@@ -29,6 +29,12 @@ import (
 // refused it, or it needs reads of its own: a parent) created or refused by CreateRecord in
 // its place among them, so the records, their ids, history versions and changes come in
 // the file's order, as row by row.
+//
+// Rows that update records the chunk read go, on a store that can (store.BulkUpdater), a
+// run at a time through updateAll: each row decided by Apply as it always is, the saves it
+// would hand UpdateRecord taken aside and made by the store many at once, and a save the
+// store leaves (not plain: a unique field, a ref, a lease row…) made by Apply again, in
+// its place among them.
 
 // DefaultBatchRows is how many rows at most one transaction of an import holds: enough that
 // a commit's cost is shared by many rows, few enough that other writers wait well under a
@@ -184,6 +190,18 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 				}
 				if run := im.newRecords(bctx, rows[end:]); len(run) > 0 {
 					rs, err := im.createAll(bctx, run, im.st.(store.BulkCreator), false)
+					if err != nil {
+						return err
+					}
+					results = append(results, rs...)
+					for _, r := range rs {
+						written[recordOf{r.Kind, r.ID}] = true
+					}
+					end += len(run) - 1
+					continue
+				}
+				if run := im.plainUpdates(rows[end:], written); len(run) > 0 {
+					rs, err := im.updateAll(bctx, run)
 					if err != nil {
 						return err
 					}
@@ -356,6 +374,75 @@ func (im *Importer) createAll(ctx context.Context, rows []posRow, bc store.BulkC
 			return nil, fmt.Errorf("line %d: %w", rows[of[n]].row.Line, err)
 		}
 		recs, of = recs[n+1:], of[n+1:]
+	}
+	return results, nil
+}
+
+// plainUpdates returns the leading rows that update a record the chunk read
+// (readRecords), each once and none the batch wrote, for a store that saves in bulk
+// (store.BulkUpdater), outside a dry run and --merge: rows whose save (if they make one) the
+// store may take with others (updateAll). None when the store cannot.
+func (im *Importer) plainUpdates(rows []posRow, written map[recordOf]bool) []posRow {
+	if _, ok := im.st.(store.BulkUpdater); !ok || im.opt.DryRun || im.opt.Merge {
+		return nil
+	}
+	seen := map[recordOf]bool{}
+	n := 0
+	for ; n < len(rows); n++ {
+		row := rows[n].row
+		rec := recordOf{row.Kind, row.ID}
+		if row.Err != nil || row.ID == 0 || im.alone(row) || im.read[rec] == nil || written[rec] || seen[rec] {
+			break
+		}
+		seen[rec] = true
+	}
+	return rows[:n]
+}
+
+// updateAll applies rows that update records (plainUpdates) as Apply would one by one, in
+// order: each row decided by Apply, the saves it would make taken aside (im.pending) and
+// made by the store in bulk (store.BulkUpdater), and each the store leaves (one that is
+// not plain: a unique field, a lease row, a record changed since the read) applied again
+// by Apply, which saves it with UpdateRecord, in its place among them. A row that saves
+// nothing (unchanged, a conflict, invalid) writes nothing either way, so the changes come
+// in the file's order, as row by row.
+func (im *Importer) updateAll(ctx context.Context, rows []posRow) ([]Result, error) {
+	bu := im.st.(store.BulkUpdater)
+	results := make([]Result, len(rows))
+	var (
+		ups []store.RecordUpdate
+		of  []int // of[k] is the row of ups[k]
+	)
+	for i, pr := range rows {
+		n := len(ups)
+		im.pending = &ups
+		r, err := im.Apply(ctx, pr.pos, pr.row)
+		im.pending = nil
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", pr.row.Line, err)
+		}
+		results[i] = r
+		if len(ups) > n {
+			of = append(of, i)
+		}
+	}
+	for len(ups) > 0 {
+		saved, err := bu.UpdateRecords(ctx, ups)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", rows[of[0]].row.Line, err)
+		}
+		for k, ur := range saved {
+			results[of[k]].Version = ur.Version
+		}
+		n := len(saved)
+		if n == len(ups) {
+			break
+		}
+		pr := rows[of[n]]
+		if results[of[n]], err = im.Apply(ctx, pr.pos, pr.row); err != nil {
+			return nil, fmt.Errorf("line %d: %w", pr.row.Line, err)
+		}
+		ups, of = ups[n+1:], of[n+1:]
 	}
 	return results, nil
 }

@@ -342,6 +342,8 @@ type bulkSpy struct {
 	bulk int
 	// loaded counts those of bulk a Loader created.
 	loaded int
+	// saved counts the records bulk saves (store.BulkUpdater) saved.
+	saved int
 	// load lets the store's Loader (store.BulkLoader) create records outside batches.
 	load bool
 }
@@ -379,6 +381,18 @@ func (s *bulkSpy) WriteBatch(ctx context.Context, fn func(context.Context) error
 
 func (s *bulkSpy) ListKeys(ctx context.Context, scope string, keys []string) (map[string]bool, error) {
 	return s.Store.(store.KeyLister).ListKeys(ctx, scope, keys)
+}
+
+// UpdateRecords saves in bulk, counted, when the store can; else it saves none, and each
+// save goes UpdateRecord's way.
+func (s *bulkSpy) UpdateRecords(ctx context.Context, ups []store.RecordUpdate) ([]*store.UpdateResult, error) {
+	bu, ok := s.Store.(store.BulkUpdater)
+	if !ok {
+		return nil, nil
+	}
+	out, err := bu.UpdateRecords(ctx, ups)
+	s.saved += len(out)
+	return out, err
 }
 
 func (s *bulkSpy) CreateRecords(ctx context.Context, recs []store.NewRecord) ([]*store.Record, error) {
@@ -459,6 +473,103 @@ func TestImport_BulkCreatesSameAsRowByRow(t *testing.T) {
 					}
 					if created := strings.Count(wantReport, "Outcome:created "); bulk < created*3/4 {
 						t.Errorf("batches of %d, load %v: %d of %d records created in bulk, want most", batch, load, bulk, created)
+					}
+				}
+			}
+		})
+	}
+}
+
+// updateFile is an update of the n suppliers (ids 3 …) updateBase made, and of parts 1
+// and 2: most rows change a name, a note (long enough to be stored as a patch) or a
+// rating, or change nothing; among them a row from a stale version, a row of a leased
+// record, a required field left empty, a code too long, a changed unique code (free, and
+// one the store holds), a ref changed, a row without a version, the same record twice.
+func updateFile(n int) string {
+	var b strings.Builder
+	long := strings.Repeat("a long note that a history version stores as a patch; ", 4)
+	for i := range n {
+		id := 3 + i
+		switch {
+		case i%13 == 5:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":1,"fields":{"name":"Stale %d"}}`+"\n", id, i)
+		case i%13 == 6:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"name":"Leased %d"}}`+"\n", id, i)
+		case i%17 == 7:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"name":""}}`+"\n", id)
+		case i%19 == 8:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"code":"%s"}}`+"\n", id, strings.Repeat("X", 40))
+		case i%23 == 9:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"code":"NEWCODE-%d"}}`+"\n", id, i)
+		case i%29 == 10:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"code":"acme"}}`+"\n", id)
+		case i%31 == 11:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"fields":{"name":"No version %d"}}`+"\n", id, i)
+		case i%37 == 12:
+			fmt.Fprintf(&b, `{"kind":"part","id":2,"version":1,"fields":{"supplier":%d}}`+"\n", id)
+		case i%41 == 13:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"name":"Twice %d"}}`+"\n", id-1, i)
+		case i%3 == 0:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"name":"Renamed %d","rating":%d}}`+"\n", id, i, i)
+		case i%3 == 1:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"notes":"%s %d"}}`+"\n", id, long, i)
+		default:
+			fmt.Fprintf(&b, `{"kind":"supplier","id":%d,"version":2,"fields":{"code":"C-%d","name":"Base %d"}}`+"\n", id, i, i)
+		}
+	}
+	return b.String()
+}
+
+// updateBase makes the records updateFile updates: n suppliers at version 2 (with a
+// history version each), the leased ones leased by bob.
+func updateBase(t testing.TB, st store.Store, n int) {
+	t.Helper()
+	for i := range n {
+		id := mustCreate(t, st, "supplier", store.Values{"code": fmt.Sprintf("C-%d", i), "name": fmt.Sprintf("Supplier %d", i)})
+		mustSave(t, st, "supplier", id, 1, store.Values{"name": fmt.Sprintf("Base %d", i)})
+		if i%13 == 6 {
+			mustLease(t, st, "supplier", id)
+		}
+	}
+}
+
+// TestImport_BulkUpdatesSameAsRowByRow: a file of updates (changed, unchanged, stale,
+// leased, invalid, a unique code changed, a ref changed, the same record twice), imported
+// in batches, where most saves are the store's bulk saves, and then again (every row
+// imported before), leaves the same report, records, history, feed and keys as one row at
+// a time.
+func TestImport_BulkUpdatesSameAsRowByRow(t *testing.T) {
+	const n = 300
+	file := []byte(updateFile(n))
+	for _, engine := range engines() {
+		t.Run(engine, func(t *testing.T) {
+			run := func(batch int) (report, state string, saved int) {
+				t.Helper()
+				spy := &bulkSpy{Store: partsStore(t, engine)}
+				setUpParts(t, spy)
+				updateBase(t, spy, n)
+				o := ImportOptions{KeyPrefix: "eq", BatchRows: batch}
+				res, _ := mustImport(t, as(t, alice), spy, file, JSONL, o)
+				again, _ := mustImport(t, as(t, alice), spy, file, JSONL, o)
+				return reportOf(res) + reportOf(again), storeState(t, spy), spy.saved
+			}
+			wantReport, wantState, _ := run(1)
+			for _, o := range []Outcome{Updated, Unchanged, Conflict, Leased, Invalid} {
+				if !strings.Contains(wantReport, "Outcome:"+string(o)+" ") {
+					t.Errorf("no row %s:\n%s", o, wantReport)
+				}
+			}
+			for _, batch := range []int{0, 7} {
+				report, state, saved := run(batch)
+				if report != wantReport {
+					t.Errorf("batches of %d: report\n%s\nwant (one row at a time)\n%s", batch, report, wantReport)
+				}
+				if state != wantState {
+					t.Errorf("batches of %d: store\n%s\nwant\n%s", batch, state, wantState)
+				}
+				if engine == "postgres" { // SQLite saves one at a time
+					if updated := strings.Count(wantReport, "Outcome:updated "); saved < updated*2/3 {
+						t.Errorf("batches of %d: %d of %d records saved in bulk, want most", batch, saved, updated)
 					}
 				}
 			}

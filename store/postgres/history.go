@@ -60,16 +60,24 @@ func jsonArg(b []byte) any {
 // and the fields written since by writes without history (before version, the write being
 // logged).
 func (db *DB) historyTail(ctx context.Context, q querier, kind store.Kind, id, version int64) (store.HistoryTail, error) {
-	var t store.HistoryTail
-	err := q.QueryRow(ctx, `SELECT h.version, coalesce(h.base, h.version),
+	return scanHistoryTail(q.QueryRow(ctx, historyTailSQL, string(kind), id, version, recordEvents))
+}
+
+// historyTailSQL reads a record's history tail (historyTail): kind, id, the version being
+// written, recordEvents.
+const historyTailSQL = `SELECT h.version, coalesce(h.base, h.version),
 			(SELECT count(*) FROM history c WHERE c.kind = h.kind AND c.record_id = h.record_id
 				AND c.version >= coalesce(h.base, h.version)),
 			(SELECT coalesce(sum(pg_column_size(c.delta)), 0) FROM history c WHERE c.kind = h.kind
 				AND c.record_id = h.record_id AND c.version > coalesce(h.base, h.version)),
 			array(SELECT DISTINCT unnest(o.fields) FROM changes o WHERE o.kind = h.kind AND o.record_id = h.record_id
 				AND o.version > h.version AND o.version < $3 AND NOT o.history AND o.event = ANY($4))
-		FROM history h WHERE h.kind = $1 AND h.record_id = $2 ORDER BY h.version DESC LIMIT 1`,
-		string(kind), id, version, recordEvents).Scan(&t.Version, &t.Base, &t.Chain, &t.ChainBytes, &t.Written)
+		FROM history h WHERE h.kind = $1 AND h.record_id = $2 ORDER BY h.version DESC LIMIT 1`
+
+// scanHistoryTail scans row of historyTailSQL; a record without history has an empty tail.
+func scanHistoryTail(row pgx.Row) (store.HistoryTail, error) {
+	var t store.HistoryTail
+	err := row.Scan(&t.Version, &t.Base, &t.Chain, &t.ChainBytes, &t.Written)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.HistoryTail{}, nil
 	}
