@@ -203,3 +203,14 @@ func dumpRows(t *testing.T, path string) string {
 	}
 	return b.String()
 }
+
+// TestUpdateRecords_OutsideBatch: a bulk save needs a batch of the store.
+func TestUpdateRecords_OutsideBatch(t *testing.T) {
+	db := openTemp(t, store.Options{}).(*sqlite.DB)
+	t.Cleanup(func() { _ = db.Close() })
+	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
+	_, err := db.UpdateRecords(ctx, []store.RecordUpdate{{Kind: store.KindDocument, ID: 1, Update: store.Update{BaseVersion: 1, Set: store.Values{"title": "x"}}}})
+	if store.ErrorCode(err) != store.EINVALID {
+		t.Errorf("UpdateRecords outside a batch: %v, want %s", err, store.EINVALID)
+	}
+}
