@@ -567,10 +567,8 @@ func TestImport_BulkUpdatesSameAsRowByRow(t *testing.T) {
 				if state != wantState {
 					t.Errorf("batches of %d: store\n%s\nwant\n%s", batch, state, wantState)
 				}
-				if engine == "postgres" { // SQLite saves one at a time
-					if updated := strings.Count(wantReport, "Outcome:updated "); saved < updated*2/3 {
-						t.Errorf("batches of %d: %d of %d records saved in bulk, want most", batch, saved, updated)
-					}
+				if updated := strings.Count(wantReport, "Outcome:updated "); saved < updated*2/3 {
+					t.Errorf("batches of %d: %d of %d records saved in bulk, want most", batch, saved, updated)
 				}
 			}
 		})
