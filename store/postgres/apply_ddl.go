@@ -341,6 +341,7 @@ func (a *applier) dropFold(k store.Kind, name string) error {
 		"DROP TRIGGER IF EXISTS " + ident(objName(st, "sync")) + " ON " + ident(t),
 		"DROP TRIGGER IF EXISTS " + ident(objName(st, "gone")) + " ON " + ident(t),
 		"DROP TRIGGER IF EXISTS " + ident(objName(st, "truncate")) + " ON " + ident(t),
+		"DROP TRIGGER IF EXISTS " + ident(objName(st, "moved")) + " ON " + ident(t),
 		"DROP TABLE IF EXISTS " + ident(a.schema) + "." + ident(st),
 		"DROP FUNCTION IF EXISTS " + fn + "()",
 		"DROP FUNCTION IF EXISTS " + gone + "()",

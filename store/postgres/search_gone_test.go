@@ -91,8 +91,9 @@ func TestBulkLoad_EmptyFoldsGetNoSearchRow(t *testing.T) {
 }
 
 // TestSearch_RowsGoWithTheirRecords: the search rows of records deleted by another program,
-// several in one statement, go with them, as those of a record tandem deletes, and a
-// TRUNCATE of the record table empties its search tables.
+// several in one statement, go with them, as those of a record tandem deletes, they follow a
+// record whose id another program changes, and a TRUNCATE of the record table empties its
+// search tables.
 func TestSearch_RowsGoWithTheirRecords(t *testing.T) {
 	db := mustOpen(t, pgtest.DSN(t))
 	ctx := store.WithActor(t.Context(), store.Actor{Name: "alice", Role: store.RoleEditor})
@@ -120,6 +121,18 @@ func TestSearch_RowsGoWithTheirRecords(t *testing.T) {
 		}
 	}
 	mustFind(t, db, "beschreibung", 1)
+	// Another program changes the record's id: its search rows follow it.
+	moved := ids[3] + 1000
+	if _, err := other.Exec(t.Context(), "UPDATE products SET id = $2 WHERE id = $1", ids[3], moved); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"sku", "name", "description", "categories"} {
+		if n, m := searchRows(t, db, f, ids[3]), searchRows(t, db, f, moved); n != 0 || m != 1 {
+			t.Errorf("%s search rows after the id changed: %d under the old id, %d under the new, want 0 and 1", f, n, m)
+		}
+	}
+	mustFind(t, db, "beschreibung", 1)
+	ids[3] = moved
 	if _, err := other.Exec(t.Context(), "TRUNCATE products"); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +170,7 @@ func TestOpen_SearchGoneOnUpgrade(t *testing.T) {
 			for _, q := range []string{
 				"DROP TRIGGER " + ident(objName(st, "gone")) + " ON " + ident(tbl),
 				"DROP TRIGGER " + ident(objName(st, "truncate")) + " ON " + ident(tbl),
+				"DROP TRIGGER " + ident(objName(st, "moved")) + " ON " + ident(tbl),
 				"DROP FUNCTION " + ident(objName(st, "gone")) + "()",
 				"ALTER TABLE " + ident(st) + " ADD FOREIGN KEY (id) REFERENCES " + ident(tbl) + " (id) ON DELETE CASCADE",
 			} {
@@ -199,6 +213,12 @@ func TestOpen_SearchGoneOnUpgrade(t *testing.T) {
 		t.Errorf("%d description search rows after deleting 2 of 3 products, want 1", n)
 	}
 	mustFind(t, db, "strasse", 1)
+	if _, err := outsider(t, db).Exec(t.Context(), "UPDATE products SET id = $2 WHERE id = $1", ids[2], ids[2]+1000); err != nil {
+		t.Fatal(err)
+	}
+	if n := searchRows(t, db, "description", ids[2]+1000); n != 1 {
+		t.Errorf("%d description search rows under a product's new id, want 1", n)
+	}
 }
 
 // TestBulkLoad_ChangeIDsInOrder: a load's change rows take their ids n at a time

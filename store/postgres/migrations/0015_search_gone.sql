@@ -9,7 +9,8 @@
 -- schema, whatever kind it serves, loses its foreign key and gets two statement triggers on
 -- its record table instead (searchGoneDDL): one that deletes the search rows of the records
 -- a DELETE removed (a transition table of the deleted rows), by tandem or any other program,
--- and one that empties it when the record table is truncated. Nothing writes a search row
+-- one that empties it when the record table is truncated, and one that moves a record's rows
+-- when another program changes its id (which the foreign key refused). Nothing writes a search row
 -- but for a record that exists in the same transaction.
 
 -- A bulk create takes its changes' ids in one call, not one next_change_id() call (a
