@@ -236,10 +236,11 @@ func searchTableDDL(schema, ext, table, field string) []string {
 }
 
 // searchGoneDDL returns the statements that make the triggers removing the rows of the
-// search table st (in schema) whose records of table are deleted or truncated, by tandem or
-// by any other program, at the end of the statement that deletes them, as a cascading
-// foreign key would, and moving them with a record whose id another program changes (as
-// SQLite's search table follows its records). Not a foreign key: its check, a lookup and a lock of the record's row
+// search table st (in schema) whose records of table are deleted, by tandem or by any other
+// program, at the end of the statement that deletes them, as a cascading foreign key would,
+// moving them with a record whose id another program changes (as SQLite's search table
+// follows its records), and refusing a TRUNCATE of table, which would drop records without
+// the tombstones and changes an outside DELETE leaves (the foreign key refused it too). Not a foreign key: its check, a lookup and a lock of the record's row
 // for every search row written, was half the writing of the rows in a bulk create, and a
 // delete costs one statement per search table either way. Nothing else writes a
 // search row but for a record that exists in the same transaction (its trigger, a create's
@@ -250,12 +251,14 @@ func searchGoneDDL(schema, table, st string) []string {
 	fn := ident(schema) + "." + ident(objName(st, "gone"))
 	return []string{
 		"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN " +
-			"IF TG_OP = 'TRUNCATE' THEN TRUNCATE " + qst + "; " +
+			"IF TG_OP = 'TRUNCATE' THEN RAISE EXCEPTION USING ERRCODE = 'restrict_violation', MESSAGE = " +
+			quoteText("tandem: TRUNCATE "+table+" would drop its records without a trace in history or the change feed; "+
+				"DELETE them instead (each delete is kept, and can be restored)") + "; " +
 			"ELSIF TG_OP = 'UPDATE' THEN UPDATE " + qst + " SET id = NEW.id WHERE id = OLD.id; " +
 			"ELSE DELETE FROM " + qst + " WHERE id IN (SELECT id FROM gone); END IF; RETURN NULL; END $f$",
 		"CREATE TRIGGER " + ident(objName(st, "gone")) + " AFTER DELETE ON " + qt +
 			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION " + fn + "()",
-		"CREATE TRIGGER " + ident(objName(st, "truncate")) + " AFTER TRUNCATE ON " + qt +
+		"CREATE TRIGGER " + ident(objName(st, "truncate")) + " BEFORE TRUNCATE ON " + qt +
 			" FOR EACH STATEMENT EXECUTE FUNCTION " + fn + "()",
 		"CREATE TRIGGER " + ident(objName(st, "moved")) + " AFTER UPDATE OF id ON " + qt +
 			" FOR EACH ROW WHEN (OLD.id IS DISTINCT FROM NEW.id) EXECUTE FUNCTION " + fn + "()",

@@ -6,11 +6,12 @@
 -- checked, for every search row written, that its record exists, with a lookup and a lock of
 -- the record's row: half the writing of the rows in a bulk create. Right after this
 -- script, in the same transaction (searchGone in search.go), every search table of the
--- schema, whatever kind it serves, loses its foreign key and gets two statement triggers on
--- its record table instead (searchGoneDDL): one that deletes the search rows of the records
--- a DELETE removed (a transition table of the deleted rows), by tandem or any other program,
--- one that empties it when the record table is truncated, and one that moves a record's rows
--- when another program changes its id (which the foreign key refused). Nothing writes a search row
+-- schema, whatever kind it serves, loses its foreign key and gets three triggers on its
+-- record table instead (searchGoneDDL): one that deletes the search rows of the records a
+-- DELETE removed (a transition table of the deleted rows), by tandem or any other program,
+-- one that moves a record's rows when another program changes its id, and one that refuses
+-- a TRUNCATE of the record table, as the foreign key did (it would drop records without
+-- tombstones). Nothing writes a search row
 -- but for a record that exists in the same transaction.
 
 -- A bulk create takes its changes' ids in one call, not one next_change_id() call (a
