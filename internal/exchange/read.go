@@ -683,6 +683,12 @@ func (x *Reader) nextJSON() (*Row, error) {
 	if err != nil {
 		return nil, jsonFileError(err)
 	}
+	if int64(len(raw)) > x.lim.max {
+		// The decoder reads ahead as much as it likes, so rowLimit, which keeps a huge row
+		// from being read whole, stops it only near its limit: the row's own length
+		// decides, the same in every pass.
+		return nil, errRowTooLong
+	}
 	line := x.lim.lines.lineAt(x.dec.InputOffset() - int64(len(raw)))
 	x.lim.reset()
 	row := &Row{Line: line}
