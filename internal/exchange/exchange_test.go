@@ -419,6 +419,7 @@ func TestReader_BadFiles(t *testing.T) {
 		{"ColumnOfOtherKind", "kind,id,title\nproduct,1,x\n", CSV, `"title" is not a field of product`},
 		{"BadQuote", "kind,name\nproduct,a\"b\"\n", CSV, "not valid CSV"},
 		{"NotAnArray", `{"kind":"product"}`, JSON, "array"},
+		{"MoreAfterTheArray", `[{"kind":"product","fields":{"name":"x"}}] junk`, JSON, "more follows the array of records"},
 	}
 	for _, tc := range fileErrs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -456,6 +457,8 @@ func TestReader_BadFiles(t *testing.T) {
 		want       string
 	}{
 		{"WrongType", "kind,id,price\nproduct,1,1.00\nproduct,2,cheap\n", CSV, 3, `"cheap" is not an amount`},
+		{"TwoObjectsOnALine", `{"kind":"product","id":1,"fields":{"stock":1}} {"x":1}` + "\n", JSONL, 1, "more follows the record object on its line"},
+		{"CommentAfterTheObject", `{"kind":"product","id":1,"fields":{"stock":1}} // c` + "\n", JSONL, 1, "more follows the record object on its line"},
 		{"WrongTypeJSON", `{"kind":"product","id":1,"fields":{"stock":"many"}}`, JSONL, 1, `stock: "many" is a JSON string`},
 		{"MoneyAsNumberJSON", `{"kind":"product","id":1,"fields":{"price":1.5}}`, JSONL, 1, `price: 1.5 is a JSON number; write money as a decimal string like "1.50"`},
 		{"MoneyAsIntegerJSON", `{"kind":"product","id":1,"fields":{"price":2999}}`, JSONL, 1, `price: 2999 is a JSON number; write money as a decimal string`},

@@ -676,6 +676,9 @@ func (x *Reader) nextJSON() (*Row, error) {
 		if _, err := x.dec.Token(); err != nil {
 			return nil, jsonFileError(err)
 		}
+		if _, err := x.dec.Token(); err != io.EOF {
+			return nil, fileErrorf(0, "more follows the array of records; a JSON import is one array; nothing was imported")
+		}
 		return nil, io.EOF
 	}
 	var raw json.RawMessage
@@ -760,6 +763,10 @@ func (x *Reader) parseJSON(row *Row, b []byte) {
 	dec.UseNumber()
 	if err := dec.Decode(&jr); err != nil {
 		row.Err = rowErrorf("not a record object: %v", err)
+		return
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		row.Err = rowErrorf("more follows the record object on its line; a line holds one object")
 		return
 	}
 	name, path, members := duplicateKey(b)
