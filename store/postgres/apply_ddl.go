@@ -185,7 +185,17 @@ func (a *applier) dropKind(c store.SchemaChange) error {
 			return err
 		}
 	}
-	return a.exec("DROP TABLE " + ident(a.table(c.Kind)) + " CASCADE")
+	t := a.table(c.Kind)
+	if err := a.exec("DROP TABLE " + ident(t) + " CASCADE"); err != nil {
+		return err
+	}
+	// The table's triggers went with it; their functions (OutsideTriggers) stay unless dropped.
+	for _, fn := range []string{objName(t, "outside", "before"), objName(t, "outside", "after")} {
+		if err := a.exec("DROP FUNCTION IF EXISTS " + ident(a.schema) + "." + ident(fn) + "()"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addField adds the column of a new (or retyped) field with its default, its key column and

@@ -532,3 +532,34 @@ func TestReloadSchema(t *testing.T) {
 		t.Errorf("part = %v, %v; want weight 7", got, err)
 	}
 }
+
+// TestApplySchema_DropKindLeavesNothing: a dropped kind takes its table, search tables and
+// the functions of its triggers (outside-write and search) with it.
+func TestApplySchema_DropKindLeavesNothing(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	db := mustOpenWith(t, dsn, mustParts(t))
+	ctx := store.WithActor(t.Context(), editor(t))
+	if _, err := db.CreateRecord(ctx, "area", store.Values{"name": "Hall"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../testdata/parts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	next, err := store.ParseRegistry("parts without areas", []byte(text[:strings.Index(text, "  area:")]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.ApplySchema(ctx, next, store.ApplyOptions{AllowDestructive: true, ExportTo: &bytes.Buffer{}}); err != nil || !res.Applied {
+		t.Fatalf("drop of area = %+v, %v", res, err)
+	}
+	var n int
+	if err := db.pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM pg_proc WHERE pronamespace = current_schema()::regnamespace AND proname LIKE 'areas\_%')
+		+ (SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'areas%')`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d functions or tables of the dropped kind are left", n)
+	}
+}
