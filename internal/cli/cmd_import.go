@@ -287,7 +287,14 @@ func printImport(w io.Writer, rep *exchange.Report, p importPrint) error {
 	if p.took < time.Second {
 		took = p.took.Round(time.Microsecond * 100)
 	}
-	if _, err := fmt.Fprintf(w, "%s in %s (%.0f rows/s): %s\n", what, took, float64(rep.Len())/max(p.took.Seconds(), 1e-6),
+	// Whole rows a second, but with a decimal under ten: a few rows held up by a lock
+	// would read "0 rows/s".
+	rate := float64(rep.Len()) / max(p.took.Seconds(), 1e-6)
+	prec := 0
+	if rate < 10 {
+		prec = 1
+	}
+	if _, err := fmt.Fprintf(w, "%s in %s (%.*f rows/s): %s\n", what, took, prec, rate,
 		strings.Join(parts, ", ")); err != nil {
 		return err
 	}
