@@ -291,7 +291,7 @@ func printImport(w io.Writer, rep *exchange.Report, p importPrint) error {
 	// would read "0 rows/s".
 	rate := float64(rep.Len()) / max(p.took.Seconds(), 1e-6)
 	prec := 0
-	if rate < 10 {
+	if rate > 0 && rate < 10 {
 		prec = 1
 	}
 	if _, err := fmt.Fprintf(w, "%s in %s (%.*f rows/s): %s\n", what, took, prec, rate,

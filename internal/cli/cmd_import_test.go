@@ -316,7 +316,12 @@ func TestPrintImport_AsWholeReport(t *testing.T) {
 		if len(parts) == 0 {
 			parts = []string{"nothing to import"}
 		}
-		fmt.Fprintf(&b, "%s in 1.5s (%.0f rows/s): %s\n", what, float64(len(res))/1.5, strings.Join(parts, ", "))
+		// Under ten rows a second the rate keeps a decimal (0.7 rows/s, not 1).
+		rate := fmt.Sprintf("%.0f", float64(len(res))/1.5)
+		if n := len(res); n > 0 && n < 15 {
+			rate = fmt.Sprintf("%.1f", float64(n)/1.5)
+		}
+		fmt.Fprintf(&b, "%s in 1.5s (%s rows/s): %s\n", what, rate, strings.Join(parts, ", "))
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		listed := 0
 		for _, r := range res {
