@@ -76,3 +76,56 @@ type RecordUpdate struct {
 type BulkUpdater interface {
 	UpdateRecords(ctx context.Context, ups []RecordUpdate) ([]*UpdateResult, error)
 }
+
+// PlainUpdates returns the requests of the leading updates of ups that a BulkUpdater may
+// take: all of the first's kind, each record once, absolute changes from a base version,
+// no lease token, an actor whose rights do not depend on the record's place, and a request
+// NewUpdateRequest accepts. The first that is not ends them.
+func (r *Registry) PlainUpdates(ctx context.Context, ups []RecordUpdate) []*UpdateRequest {
+	var reqs []*UpdateRequest
+	seen := map[int64]bool{}
+	for _, up := range ups {
+		u := up.Update
+		if up.Kind != ups[0].Kind || seen[up.ID] || len(u.Add) > 0 || len(u.Set) == 0 || u.BaseVersion == 0 || u.LeaseToken != "" {
+			break
+		}
+		p, err := r.NewUpdateRequest(ctx, up.Kind, up.ID, u)
+		if err != nil || p.Actor.LimitsPlace(up.Kind) {
+			break
+		}
+		seen[up.ID] = true
+		reqs = append(reqs, p)
+	}
+	return reqs
+}
+
+// PlanPlainSaves decides the leading saves of reqs (PlainUpdates) as RunUpdate decides
+// each (PlanUpdate), from what a BulkUpdater read: the records (cur, by id), the ids with a
+// lease row and the keys the store holds. The first that is not a plain write (a record
+// missing, a lease row, a key held, a stale base, nothing to change, a unique field or a ref
+// written, a refusal) ends them: UpdateRecord is the caller's for that one.
+func (r *Registry) PlanPlainSaves(reqs []*UpdateRequest, cur map[int64]*Record, leased map[int64]bool, held map[string]bool) []*SavePlan {
+	plans := make([]*SavePlan, 0, len(reqs))
+	for _, p := range reqs {
+		c := cur[p.ID]
+		if c == nil || leased[p.ID] || held[p.Update.IdempotencyKey] {
+			break
+		}
+		plan, err := r.PlanUpdate(c, p.Update)
+		if err != nil || plan.Stale || plan.Unchanged || plan.Keys != nil || r.writesRef(p.Kind, plan.Set) {
+			break
+		}
+		plans = append(plans, plan)
+	}
+	return plans
+}
+
+// writesRef reports whether set writes a ref field of kind (a value CheckRefs would look up).
+func (r *Registry) writesRef(kind Kind, set Values) bool {
+	found := false
+	_ = r.CheckRefs(kind, set, func(Kind, int64) (bool, error) {
+		found = true
+		return true, nil
+	})
+	return found
+}

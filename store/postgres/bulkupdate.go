@@ -42,7 +42,7 @@ func (db *DB) UpdateRecords(ctx context.Context, ups []store.RecordUpdate) ([]*s
 		return nil, store.Errorf(store.EINVALID, "update records: not in a write batch")
 	}
 	st := db.state()
-	reqs := plainRequests(ctx, st.reg, ups)
+	reqs := st.reg.PlainUpdates(ctx, ups)
 	if len(reqs) == 0 {
 		return nil, nil
 	}
@@ -63,28 +63,6 @@ func (db *DB) UpdateRecords(ctx context.Context, ups []store.RecordUpdate) ([]*s
 		return nil, nil
 	}
 	return saved, nil
-}
-
-// plainRequests returns the requests (NewUpdateRequest) of the leading updates of ups that
-// a bulk save may take without a read: of the first's kind, absolute, made from a version,
-// without a lease token, each record once, by an actor whose permissions do not limit the
-// kind to subtrees.
-func plainRequests(ctx context.Context, reg *store.Registry, ups []store.RecordUpdate) []*store.UpdateRequest {
-	var reqs []*store.UpdateRequest
-	seen := map[int64]bool{}
-	for _, up := range ups {
-		u := up.Update
-		if up.Kind != ups[0].Kind || seen[up.ID] || len(u.Add) > 0 || len(u.Set) == 0 || u.BaseVersion == 0 || u.LeaseToken != "" {
-			break
-		}
-		p, err := reg.NewUpdateRequest(ctx, up.Kind, up.ID, u)
-		if err != nil || p.Actor.LimitsPlace(up.Kind) {
-			break
-		}
-		seen[up.ID] = true
-		reqs = append(reqs, p)
-	}
-	return reqs
 }
 
 // bulkSave reads, decides and writes the leading plain saves of reqs (all of one kind), and
@@ -136,18 +114,7 @@ func (db *DB) bulkSave(ctx context.Context, tx pgx.Tx, st *schemaState, reqs []*
 	}
 
 	// 2. Each save decided as RunUpdate decides it, up to the first that is not plain.
-	plans := make([]*store.SavePlan, 0, len(reqs))
-	for _, p := range reqs {
-		c := cur[p.ID]
-		if c == nil || leased[p.ID] || heldKeys[p.Update.IdempotencyKey] {
-			break
-		}
-		plan, err := st.reg.PlanUpdate(c, p.Update)
-		if err != nil || plan.Stale || plan.Unchanged || plan.Keys != nil || writesRef(st.reg, kind, plan.Set) {
-			break
-		}
-		plans = append(plans, plan)
-	}
+	plans := st.reg.PlanPlainSaves(reqs, cur, leased, heldKeys)
 	n := len(plans)
 	if n == 0 {
 		return nil, nil
@@ -220,17 +187,6 @@ func scanSet[T comparable](br pgx.BatchResults) (map[T]bool, error) {
 		set[v] = true
 	}
 	return set, nil
-}
-
-// writesRef reports whether set writes a ref field of kind (whose check reads another
-// record: UpdateRecord's).
-func writesRef(reg *store.Registry, kind store.Kind, set store.Values) bool {
-	found := false
-	_ = reg.CheckRefs(kind, set, func(store.Kind, int64) (bool, error) {
-		found = true
-		return true, nil
-	})
-	return found
 }
 
 // updateStatement returns the UPDATE of plan on cur and its arguments, as updateSteps.Write

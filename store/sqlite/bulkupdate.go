@@ -45,7 +45,7 @@ func (db *DB) UpdateRecords(ctx context.Context, ups []store.RecordUpdate) ([]*s
 		return nil, store.Errorf(store.EINVALID, "update records: not in a write batch")
 	}
 	reg := db.Registry()
-	reqs := plainRequests(ctx, reg, ups)
+	reqs := reg.PlainUpdates(ctx, ups)
 	if len(reqs) == 0 {
 		return nil, nil
 	}
@@ -68,27 +68,6 @@ func (db *DB) UpdateRecords(ctx context.Context, ups []store.RecordUpdate) ([]*s
 		return nil, nil
 	}
 	return saved, nil
-}
-
-// plainRequests returns the requests (NewUpdateRequest) of the leading updates of ups that
-// a bulk save may take: of the first's kind, absolute, made from a version, without a lease
-// token, each record once, by an actor whose permissions do not limit the kind to subtrees.
-func plainRequests(ctx context.Context, reg *store.Registry, ups []store.RecordUpdate) []*store.UpdateRequest {
-	var reqs []*store.UpdateRequest
-	seen := map[int64]bool{}
-	for _, up := range ups {
-		u := up.Update
-		if up.Kind != ups[0].Kind || seen[up.ID] || len(u.Add) > 0 || len(u.Set) == 0 || u.BaseVersion == 0 || u.LeaseToken != "" {
-			break
-		}
-		p, err := reg.NewUpdateRequest(ctx, up.Kind, up.ID, u)
-		if err != nil || p.Actor.LimitsPlace(up.Kind) {
-			break
-		}
-		seen[up.ID] = true
-		reqs = append(reqs, p)
-	}
-	return reqs
 }
 
 // bulkSave reads, decides and writes in t the leading plain saves of reqs (all of one
@@ -118,18 +97,7 @@ func (db *DB) bulkSave(ctx context.Context, t *tx, reg *store.Registry, reqs []*
 	}
 
 	// 2. Each save decided as RunUpdate decides it, up to the first that is not plain.
-	plans := make([]*store.SavePlan, 0, len(reqs))
-	for _, p := range reqs {
-		c := cur[p.ID]
-		if c == nil || leased[p.ID] || held[p.Update.IdempotencyKey] {
-			break
-		}
-		plan, err := reg.PlanUpdate(c, p.Update)
-		if err != nil || plan.Stale || plan.Unchanged || plan.Keys != nil || writesRef(reg, kind, plan.Set) {
-			break
-		}
-		plans = append(plans, plan)
-	}
+	plans := reg.PlanPlainSaves(reqs, cur, leased, held)
 	n := len(plans)
 	if n == 0 {
 		return nil, nil
@@ -232,17 +200,6 @@ func (db *DB) readSaved(ctx context.Context, t *tx, reg *store.Registry, reqs []
 		left = left[k:]
 	}
 	return cur, nil
-}
-
-// writesRef reports whether set writes a ref field of kind (whose check reads another
-// record: UpdateRecord's).
-func writesRef(reg *store.Registry, kind store.Kind, set store.Values) bool {
-	found := false
-	_ = reg.CheckRefs(kind, set, func(store.Kind, int64) (bool, error) {
-		found = true
-		return true, nil
-	})
-	return found
 }
 
 // keepsVersion reports whether the save p writes a history version, as logWrite decides.
