@@ -189,8 +189,10 @@ func scanSet[T comparable](br pgx.BatchResults) (map[T]bool, error) {
 	return set, nil
 }
 
-// updateStatement returns the UPDATE of plan on cur and its arguments, as updateSteps.Write
-// makes it.
+// updateStatement returns the UPDATE of plan on cur (in table t) and its arguments: the
+// fields set, unique keys, folds and relative changes, the next version, the time and the
+// writer, on the condition that the record is still at cur's version; it returns the record.
+// A save (updateSteps.Write) and a bulk update both send it.
 func updateStatement(st *schemaState, t string, kind store.Kind, cur *store.Record, plan *store.SavePlan, now time.Time, actor string) (string, []any) {
 	var sets []string
 	args := []any{cur.ID, cur.Version}
@@ -202,8 +204,14 @@ func updateStatement(st *schemaState, t string, kind store.Kind, cur *store.Reco
 		f, _ := st.reg.Field(kind, n)
 		sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
 	}
+	for _, field := range sortedNames(plan.Keys) {
+		sets = append(sets, ident(store.UniqueKeyColumn(field))+" = "+next(plan.Keys[field]))
+	}
 	for _, col := range sortedNames(plan.Folds) {
 		sets = append(sets, ident(col)+" = "+next(plan.Folds[col]))
+	}
+	for _, n := range sortedNames(plan.Add) {
+		sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
 	}
 	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor))
 	return "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + st.selectList(kind), args

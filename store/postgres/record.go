@@ -619,29 +619,9 @@ func (s updateSteps) Write(p *store.UpdateRequest, cur *store.Record, plan *stor
 	}
 	now := db.txNow()
 	b := &pgx.Batch{}
-	var sets []string
-	args := []any{id, cur.Version}
-	next := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	for _, n := range sortedNames(plan.Set) {
-		f, _ := st.reg.Field(kind, n)
-		sets = append(sets, ident(n)+" = "+next(arg(f, plan.Set[n])))
-	}
-	for _, field := range sortedNames(plan.Keys) {
-		sets = append(sets, ident(store.UniqueKeyColumn(field))+" = "+next(plan.Keys[field]))
-	}
-	for _, col := range sortedNames(plan.Folds) {
-		sets = append(sets, ident(col)+" = "+next(plan.Folds[col]))
-	}
-	for _, n := range sortedNames(plan.Add) {
-		sets = append(sets, ident(n)+" = "+ident(n)+" + "+next(plan.Add[n]))
-	}
-	sets = append(sets, "version = version + 1", "updated_at = "+next(now), "updated_by = "+next(actor.Name))
 	// The row is locked since the read, so the version condition cannot fail; it stays
 	// as the guard that nothing changed between the read and this write.
-	sql := "UPDATE " + t + " SET " + strings.Join(sets, ", ") + " WHERE id = $1 AND version = $2 RETURNING " + st.selectList(kind)
+	sql, args := updateStatement(st, t, kind, cur, plan, now, actor.Name)
 	fields := plan.FieldNames()
 	res := &store.UpdateResult{Version: cur.Version + 1}
 	if p.Keep {
