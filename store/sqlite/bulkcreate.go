@@ -392,13 +392,7 @@ func logArgs(reg *store.Registry, recs []*store.Record, plans []*store.CreatePla
 			if err != nil {
 				return nil, nil, err
 			}
-			var base, snap, delta any
-			if h.IsSnapshot() {
-				snap = string(h.Snapshot)
-			} else {
-				base, delta = h.Base, string(h.Delta)
-			}
-			hist = append(hist, string(r.Kind), r.ID, h.Version, h.Actor, formatTime(h.At), jsonText(h.Fields), base, snap, delta)
+			hist = append(hist, historyArgs(r.Kind, r.ID, h)...)
 		}
 		changes = append(changes, string(store.EventCreated), string(r.Kind), r.ID, r.Version, p.Actor.Name,
 			string(p.Actor.Role), jsonText(fields), jsonText(map[string]int64{}), history, at)

@@ -329,13 +329,7 @@ func (db *DB) saveLogs(ctx context.Context, t *tx, reg *store.Registry, reqs []*
 			if err != nil {
 				return err
 			}
-			var base, snap, delta any // NULL unless set
-			if h.IsSnapshot() {
-				snap = string(h.Snapshot)
-			} else {
-				base, delta = h.Base, string(h.Delta)
-			}
-			hist = append(hist, string(r.Kind), r.ID, h.Version, h.Actor, formatTime(h.At), jsonText(h.Fields), base, snap, delta)
+			hist = append(hist, historyArgs(r.Kind, r.ID, h)...)
 		}
 		changes = append(changes, string(store.EventSaved), string(r.Kind), r.ID, r.Version, p.Actor.Name,
 			string(p.Actor.Role), jsonText(fields), noDeltas, history, at)

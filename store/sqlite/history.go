@@ -47,6 +47,19 @@ func (db *DB) logWrite(ctx context.Context, tx *tx, rec *store.Record, ev store.
 	return nil
 }
 
+// historyArgs returns the values of history's columns (kind, record_id, version, actor, at,
+// fields, base, snapshot, delta) for h, the version of record id of kind: base and delta
+// NULL for a snapshot, snapshot NULL for a delta.
+func historyArgs(kind store.Kind, id int64, h store.HistoryRow) []any {
+	var base, snap, delta any
+	if h.IsSnapshot() {
+		snap = string(h.Snapshot)
+	} else {
+		base, delta = h.Base, string(h.Delta)
+	}
+	return []any{string(kind), id, h.Version, h.Actor, formatTime(h.At), jsonText(h.Fields), base, snap, delta}
+}
+
 // insertVersion adds the history version of rec, stored as store.Registry.NewHistoryRow
 // decides: a snapshot or a delta on top of the record's previous history version.
 func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, actor store.Actor, fields []string, pre store.Values) error {
@@ -58,15 +71,9 @@ func (db *DB) insertVersion(ctx context.Context, tx *tx, rec *store.Record, acto
 	if err != nil {
 		return err
 	}
-	var base, snap, delta any // NULL unless set
-	if h.IsSnapshot() {
-		snap = string(h.Snapshot)
-	} else {
-		base, delta = h.Base, string(h.Delta)
-	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO history (kind, record_id, version, actor, at, fields, base, snapshot, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		string(rec.Kind), rec.ID, h.Version, h.Actor, formatTime(h.At), jsonText(h.Fields), base, snap, delta); err != nil {
+		historyArgs(rec.Kind, rec.ID, h)...); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
 	return nil
