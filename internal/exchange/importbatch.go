@@ -188,23 +188,21 @@ func (im *Importer) applyChunk(ctx context.Context, b store.Batcher, rows []posR
 				if end > start && time.Since(began) > maxBatchTime {
 					return nil // others have waited long enough: the rest in the next batch
 				}
-				if run := im.newRecords(bctx, rows[end:]); len(run) > 0 {
-					rs, err := im.createAll(bctx, run, im.st.(store.BulkCreator), false)
-					if err != nil {
-						return err
-					}
-					results = append(results, rs...)
-					for _, r := range rs {
-						written[recordOf{r.Kind, r.ID}] = true
-					}
-					end += len(run) - 1
-					continue
+				// A run of rows the store takes many at once: new records, or plain updates.
+				var (
+					rs  []Result
+					err error
+				)
+				run := im.newRecords(bctx, rows[end:])
+				if len(run) > 0 {
+					rs, err = im.createAll(bctx, run, im.st.(store.BulkCreator), false)
+				} else if run = im.plainUpdates(rows[end:], written); len(run) > 0 {
+					rs, err = im.updateAll(bctx, run)
 				}
-				if run := im.plainUpdates(rows[end:], written); len(run) > 0 {
-					rs, err := im.updateAll(bctx, run)
-					if err != nil {
-						return err
-					}
+				if err != nil {
+					return err
+				}
+				if len(run) > 0 {
 					results = append(results, rs...)
 					for _, r := range rs {
 						written[recordOf{r.Kind, r.ID}] = true
